@@ -1,0 +1,37 @@
+"""Benchmarks run by ``truthguard bench NAME``.
+
+Each benchmark is a module here exposing:
+
+* ``HELP``: one line for ``truthguard bench --help``;
+* ``add_arguments(parser)``: its flags (``--json`` and ``--data`` are added for it);
+* ``run(args) -> dict``: the measurement, as one JSON-serialisable object;
+* ``format_table(result) -> str``: the human-readable table.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from types import ModuleType
+
+__all__ = ["BENCHMARKS", "load_benchmark"]
+
+BENCHMARKS: dict[str, str] = {
+    "fewl": "truthguard.bench.fewl",
+    "rv": "truthguard.bench.rv",
+    "refchecker": "truthguard.bench.refchecker",
+    "guard": "truthguard.bench.guard",
+}
+
+
+def available() -> dict[str, ModuleType]:
+    """The benchmark modules that exist in this installation."""
+    out = {}
+    for name, module in BENCHMARKS.items():
+        if importlib.util.find_spec(module) is not None:
+            out[name] = importlib.import_module(module)
+    return out
+
+
+def load_benchmark(name: str) -> ModuleType:
+    return importlib.import_module(BENCHMARKS[name])

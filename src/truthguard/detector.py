@@ -1,0 +1,259 @@
+"""The detector base class: a langchain-core ``Runnable`` from an input dict to a result."""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
+from langchain_core.runnables import RunnableConfig, RunnableSerializable
+from langchain_core.runnables.config import ensure_config, patch_config
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from truthguard._sync import run_sync
+from truthguard.errors import InvalidInputError, InvalidLLMOutput, LLMCallError
+from truthguard.llm import LLMSession, LLMSettings
+from truthguard.result import DetectionResult, Label
+
+__all__ = ["BaseDetector", "DetectorInput", "context_text"]
+
+
+def context_text(item: Any, *, field: str = "contexts") -> str:
+    """Text of one context: a string, a LangChain ``Document`` or a LlamaIndex node."""
+    if isinstance(item, str):
+        return item
+    for attr in ("page_content", "text"):
+        value = getattr(item, attr, None)
+        if isinstance(value, str):
+            return value
+    get_content = getattr(item, "get_content", None)  # LlamaIndex NodeWithScore
+    if callable(get_content):
+        return str(get_content())
+    raise InvalidInputError(field, f"expected str or Document, got {type(item).__name__}")
+
+
+class DetectorInput(BaseModel):
+    """What every detector accepts: a question, an answer and optional contexts."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+    question: str = Field(min_length=1)
+    """The question the answer responds to."""
+    answer: str
+    """The answer to check."""
+    contexts: list[str] = Field(default_factory=list)
+    """Retrieved passages (strings or Documents); some detectors check against them."""
+
+    @field_validator("question")
+    @classmethod
+    def _question_not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be blank")
+        return v
+
+    @field_validator("contexts", mode="before")
+    @classmethod
+    def _coerce_contexts(cls, v: Any) -> Any:
+        if v is None:
+            return []
+        if isinstance(v, str | bytes) or not hasattr(v, "__iter__"):
+            raise ValueError("must be a list of strings or Documents")
+        return [context_text(item, field=f"contexts[{i}]") for i, item in enumerate(v)]
+
+
+def _validation_to_input_error(e: ValidationError) -> InvalidInputError:
+    err = e.errors()[0]
+    inner = (err.get("ctx") or {}).get("error")
+    if isinstance(inner, InvalidInputError):  # raised by a validator: it already names the field
+        return inner
+    field = ".".join(str(p) for p in err.get("loc", ())) or "input"
+    msg = err.get("msg", "invalid value")
+    if err.get("type") == "missing":
+        msg = "is required"
+    elif err.get("type") == "extra_forbidden":
+        msg = "is not an accepted field"
+    return InvalidInputError(field, msg)
+
+
+class BaseDetector(RunnableSerializable[dict[str, Any], DetectionResult], ABC):
+    """Base class of every detector.
+
+    Subclasses implement :meth:`_acheck`, an async function of the validated input and an
+    :class:`~truthguard.llm.LLMSession`. The base class validates input, runs the check, turns
+    model failures into ``invalid`` results, fills in usage and the threshold verdict, and gives
+    ``invoke`` / ``ainvoke`` / ``batch`` / ``abatch`` with LangChain callbacks and tracing.
+
+    Example:
+        >>> from truthguard.testing import FakeDetector
+        >>> FakeDetector(score=0.8, threshold=0.5).invoke(
+        ...     {"question": "Who wrote Hamlet?", "answer": "Shakespeare"}
+        ... ).passing
+        True
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    detector_name: ClassVar[str] = "detector"
+    input_model: ClassVar[type[DetectorInput]] = DetectorInput
+
+    threshold: float | None = None
+    """Scores at or above this pass; None leaves ``passing`` unset."""
+    llm_settings: LLMSettings = Field(default_factory=LLMSettings)
+    """Concurrency bound, retries, time-out and error policy for model calls."""
+    batch_concurrency: int = Field(default=4, ge=1)
+    """Default bound for ``batch`` / ``abatch`` when the config sets no ``max_concurrency``."""
+
+    # -- public API ---------------------------------------------------------------------------
+
+    def validate_input(self, input: Any) -> DetectorInput:
+        """Validate a raw input dict; raises :class:`InvalidInputError` naming the field."""
+        if isinstance(input, self.input_model):
+            return input
+        if isinstance(input, BaseModel):
+            input = input.model_dump()
+        if not isinstance(input, Mapping):
+            raise InvalidInputError(
+                "input", f"expected a dict with 'question' and 'answer', got {type(input).__name__}"
+            )
+        try:
+            return self.input_model.model_validate(dict(input))
+        except ValidationError as e:
+            raise _validation_to_input_error(e) from e
+
+    def invoke(
+        self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
+    ) -> DetectionResult:
+        inp = self.validate_input(input)
+        return self._call_with_config(self._invoke_sync, inp, config, run_type="chain", **kwargs)
+
+    async def ainvoke(
+        self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
+    ) -> DetectionResult:
+        inp = self.validate_input(input)
+        return await self._acall_with_config(
+            self._invoke_async, inp, config, run_type="chain", **kwargs
+        )
+
+    def batch(
+        self,
+        inputs: list[dict[str, Any]],
+        config: RunnableConfig | list[RunnableConfig] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[DetectionResult]:
+        return super().batch(
+            inputs, self._bounded(config), return_exceptions=return_exceptions, **kwargs
+        )
+
+    async def abatch(
+        self,
+        inputs: list[dict[str, Any]],
+        config: RunnableConfig | list[RunnableConfig] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[DetectionResult]:
+        return await super().abatch(
+            inputs, self._bounded(config), return_exceptions=return_exceptions, **kwargs
+        )
+
+    def check(self, question: str, answer: str, **fields: Any) -> DetectionResult:
+        """Shorthand for ``invoke({"question": ..., "answer": ..., **fields})``."""
+        return self.invoke({"question": question, "answer": answer, **fields})
+
+    async def acheck(self, question: str, answer: str, **fields: Any) -> DetectionResult:
+        """Shorthand for ``ainvoke({"question": ..., "answer": ..., **fields})``."""
+        return await self.ainvoke({"question": question, "answer": answer, **fields})
+
+    # -- subclass hook ------------------------------------------------------------------------
+
+    @abstractmethod
+    async def _acheck(self, inp: DetectorInput, session: LLMSession) -> DetectionResult:
+        """Run the check. Raise ``InvalidLLMOutput`` / ``LLMCallError`` on model trouble."""
+
+    # -- machinery ----------------------------------------------------------------------------
+
+    def _bounded(
+        self, config: RunnableConfig | list[RunnableConfig] | None
+    ) -> RunnableConfig | list[RunnableConfig]:
+        if isinstance(config, list):
+            return [
+                c if c.get("max_concurrency") else {**c, "max_concurrency": self.batch_concurrency}
+                for c in config
+            ]
+        config = ensure_config(config)
+        if config.get("max_concurrency") is None:
+            config = {**config, "max_concurrency": self.batch_concurrency}
+        return config
+
+    def _invoke_sync(
+        self,
+        inp: DetectorInput,
+        run_manager: CallbackManagerForChainRun,
+        config: RunnableConfig,
+    ) -> DetectionResult:
+        child = patch_config(config, callbacks=run_manager.get_child())
+        return run_sync(self._run(inp, child))
+
+    async def _invoke_async(
+        self,
+        inp: DetectorInput,
+        run_manager: AsyncCallbackManagerForChainRun,
+        config: RunnableConfig,
+    ) -> DetectionResult:
+        child = patch_config(config, callbacks=run_manager.get_child())
+        return await self._run(inp, child)
+
+    async def _run(self, inp: DetectorInput, config: RunnableConfig) -> DetectionResult:
+        child_config: RunnableConfig = {
+            k: v for k, v in config.items() if k in ("callbacks", "tags", "metadata")
+        }  # type: ignore[assignment]
+        session = LLMSession(self.llm_settings, config=child_config)
+        started = time.perf_counter()
+        try:
+            result = await self._acheck(inp, session)
+        except InvalidLLMOutput as e:
+            result = DetectionResult.invalid(
+                self.detector_name, str(e), raw_output=e.raw, details={"stage": e.stage}
+            )
+        except LLMCallError as e:
+            if self.llm_settings.raise_on_error:
+                raise
+            result = DetectionResult.invalid(
+                self.detector_name, str(e), details={"stage": e.stage, "error": str(e.__cause__)}
+            )
+        return self._finalize(result, inp, session, started)
+
+    def _finalize(
+        self,
+        result: DetectionResult,
+        inp: DetectorInput,
+        session: LLMSession,
+        started: float,
+    ) -> DetectionResult:
+        usage = session.usage()
+        usage.wall_seconds = time.perf_counter() - started
+        passing = result.passing
+        if (
+            self.threshold is not None
+            and result.score is not None
+            and result.label
+            not in (
+                Label.INVALID,
+                Label.UNVERIFIABLE,
+            )
+        ):
+            passing = result.score >= self.threshold
+        return result.model_copy(
+            update={
+                "usage": usage,
+                "threshold": self.threshold,
+                "passing": passing,
+                "question": getattr(inp, "question", None) or result.question,
+                "answer": getattr(inp, "answer", None),
+                "contexts": list(getattr(inp, "contexts", []) or []) or None,
+            }
+        )

@@ -1,0 +1,286 @@
+"""Test doubles shipped with the package: scripted and replay chat models, a fake detector.
+
+They behave like the real thing (async, streaming, callbacks, token usage, failures on demand), so
+tests and offline demos exercise the same code paths as live runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForLLMRun,
+    CallbackManagerForLLMRun,
+)
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from truthguard.detector import BaseDetector, DetectorInput
+from truthguard.errors import MissingRecordingError
+from truthguard.llm import LLMSession, message_text
+from truthguard.result import DetectionResult, Label
+
+__all__ = ["FakeDetector", "ReplayChatModel", "ScriptedChatModel", "prompt_of"]
+
+Responder = Callable[[str], str]
+
+
+def prompt_of(messages: Sequence[BaseMessage]) -> str:
+    """The text a scripted model reacts to: all message contents joined by newlines."""
+    return "\n".join(message_text(m) for m in messages)
+
+
+def _usage(prompt: str, text: str) -> dict[str, int]:
+    i, o = len(prompt.split()), len(text.split())
+    return {"input_tokens": i, "output_tokens": o, "total_tokens": i + o}
+
+
+class _RecordingChatModel(BaseChatModel):
+    """Shared bits: latency, failures on demand, a thread-safe call log, usage metadata."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model_name: str = "scripted"
+    """Name used in cache keys; give each fake reference model its own."""
+    latency: float = 0.0
+    """Seconds each call takes (``asyncio.sleep`` on the async path)."""
+    fail_first: int = 0
+    """The first N calls raise ``error``."""
+    fail_when: Callable[[str], bool] | None = None
+    """Calls whose prompt satisfies this predicate raise ``error``."""
+    error: type[Exception] = RuntimeError
+    """Exception type raised for injected failures."""
+    report_usage: bool = True
+    """Attach ``usage_metadata`` (word counts) to answers; False exercises the tiktoken path."""
+
+    _calls: list[str] = PrivateAttr(default_factory=list)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def calls(self) -> list[str]:
+        """Prompts received so far, in arrival order."""
+        with self._lock:
+            return list(self._calls)
+
+    @property
+    def call_count(self) -> int:
+        with self._lock:
+            return len(self._calls)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._calls.clear()
+
+    def _produce(self, prompt: str, metadata: Mapping[str, Any]) -> str:
+        raise NotImplementedError
+
+    def _answer(self, messages: list[BaseMessage], metadata: Mapping[str, Any]) -> AIMessage:
+        prompt = prompt_of(messages)
+        with self._lock:
+            n = len(self._calls)
+            self._calls.append(prompt)
+        if n < self.fail_first or (self.fail_when is not None and self.fail_when(prompt)):
+            raise self.error(f"injected failure on call {n + 1}")
+        text = self._produce(prompt, metadata)
+        msg = AIMessage(content=text)
+        if self.report_usage:
+            msg.usage_metadata = _usage(prompt, text)  # type: ignore[assignment]
+        return msg
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.latency:
+            time.sleep(self.latency)
+        msg = self._answer(messages, getattr(run_manager, "metadata", None) or {})
+        return ChatResult(generations=[ChatGeneration(message=msg)])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        msg = self._answer(messages, getattr(run_manager, "metadata", None) or {})
+        return ChatResult(generations=[ChatGeneration(message=msg)])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        result = self._generate(messages, stop, run_manager, **kwargs)
+        text = message_text(result.generations[0].message)
+        for i, word in enumerate(text.split(" ")):
+            chunk = ChatGenerationChunk(
+                message=AIMessageChunk(content=word if i == 0 else " " + word)
+            )
+            if run_manager:
+                run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+            yield chunk
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        result = await self._agenerate(messages, stop, run_manager, **kwargs)
+        text = message_text(result.generations[0].message)
+        for i, word in enumerate(text.split(" ")):
+            chunk = ChatGenerationChunk(
+                message=AIMessageChunk(content=word if i == 0 else " " + word)
+            )
+            if run_manager:
+                await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+            yield chunk
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_name": self.model_name}
+
+
+class ScriptedChatModel(_RecordingChatModel):
+    """A chat model whose answer is a function of the prompt.
+
+    ``script`` is either a callable ``prompt -> answer``, a mapping from a substring of the prompt
+    to an answer (first match in insertion order wins), or a list of answers served in turn.
+
+    Example:
+        >>> model = ScriptedChatModel(script={"capital of France": "Paris"}, default="I don't know")
+        >>> model.invoke("What is the capital of France?").content
+        'Paris'
+    """
+
+    script: Responder | Mapping[str, str] | list[str] = Field(default_factory=list)
+    """How to answer (callable, substring mapping or list served in turn)."""
+    default: str | None = None
+    """Answer when the mapping has no match or the list is exhausted; None raises instead."""
+
+    _turn: int = PrivateAttr(default=0)
+
+    @property
+    def _llm_type(self) -> str:
+        return "truthguard-scripted"
+
+    def _produce(self, prompt: str, metadata: Mapping[str, Any]) -> str:
+        script = self.script
+        if callable(script):
+            return script(prompt)
+        if isinstance(script, Mapping):
+            for needle, answer in script.items():
+                if needle in prompt:
+                    return answer
+        else:
+            with self._lock:
+                turn, self._turn = self._turn, self._turn + 1
+            if turn < len(script):
+                return script[turn]
+        if self.default is None:
+            raise ValueError(f"ScriptedChatModel has no answer for prompt: {prompt[:200]!r}")
+        return self.default
+
+
+class ReplayChatModel(_RecordingChatModel):
+    """A chat model that serves recorded outputs from a table.
+
+    The key of a call is ``key_fn(prompt, metadata)``; by default the ``replay_key`` entry of the
+    run metadata that a detector passes with each call, or else the prompt text itself. Missing
+    keys raise :class:`~truthguard.errors.MissingRecordingError` (never a made-up answer).
+
+    Example:
+        >>> model = ReplayChatModel(recordings={"hello": "world"})
+        >>> model.invoke("hello").content
+        'world'
+    """
+
+    recordings: Mapping[Any, str]
+    """Recorded outputs by key."""
+    key_fn: Callable[[str, Mapping[str, Any]], Any] | None = None
+    """Computes the key of a call from its prompt and run metadata."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "truthguard-replay"
+
+    def key_for(self, prompt: str, metadata: Mapping[str, Any]) -> Any:
+        if self.key_fn is not None:
+            return self.key_fn(prompt, metadata)
+        return metadata.get("replay_key", prompt)
+
+    def _produce(self, prompt: str, metadata: Mapping[str, Any]) -> str:
+        key = self.key_for(prompt, metadata)
+        try:
+            return self.recordings[key]
+        except (KeyError, TypeError):
+            raise MissingRecordingError(
+                key, f"{self.model_name}: no recorded output for key {key!r}"
+            ) from None
+
+
+class FakeDetector(BaseDetector):
+    """A detector with scripted scores, for testing guards, handlers and selectors.
+
+    ``score`` is a number or a function of the validated input. With a threshold the label follows
+    it; without one, scores >= 0.5 are ``factual``.
+
+    Example:
+        >>> FakeDetector(score=lambda inp: 0.0 if "moon" in inp.answer else 1.0).check(
+        ...     "Q?", "made of cheese on the moon").label.value
+        'hallucinated'
+    """
+
+    detector_name = "fake"
+
+    score: float | Callable[[DetectorInput], float | None] = 1.0
+    """Fixed score or a function of the input (None gives ``unverifiable``)."""
+    latency: float = 0.0
+    """Seconds each check takes."""
+    error: Exception | None = None
+    """Raise this from every check (to test fail-open / fail-closed)."""
+    model: Any = None
+    """Optional model to call once per check with the answer (to test usage accounting)."""
+
+    _checks: int = PrivateAttr(default=0)
+
+    @property
+    def check_count(self) -> int:
+        return self._checks
+
+    async def _acheck(self, inp: DetectorInput, session: LLMSession) -> DetectionResult:
+        self._checks += 1
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        if self.error is not None:
+            raise self.error
+        if self.model is not None:
+            await session.acall(self.model, inp.answer, stage="fake.call")
+        score = self.score(inp) if callable(self.score) else self.score
+        if score is None:
+            return DetectionResult(
+                detector=self.detector_name, label=Label.UNVERIFIABLE, explanation="no score"
+            )
+        cut = 0.5 if self.threshold is None else self.threshold
+        label = Label.FACTUAL if score >= cut else Label.HALLUCINATED
+        return DetectionResult(
+            detector=self.detector_name,
+            score=float(score),
+            label=label,
+            explanation=f"fake score {score:.3f} against {cut:.3f}",
+        )

@@ -1,0 +1,47 @@
+"""Shared fixtures. Everything here is offline and deterministic."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The recorded benchmark data (skips the test when it is not beside the repo)."""
+    env = os.environ.get("TRUTHGUARD_DATA_DIR")
+    path = Path(env) if env else SHARED_DATA
+    if not (path / "phd").is_dir():
+        pytest.skip(f"benchmark data not found at {path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The packaged MiniLM, loaded once for the whole session."""
+    from truthguard.similarity import get_default_similarity
+
+    return get_default_similarity()
+
+
+@pytest.fixture()
+def store(embedder, tmp_path):
+    """A fresh persistent store in a temporary directory."""
+    from truthguard.store import ArtifactStore
+
+    return ArtifactStore(tmp_path / "chroma", embedder=embedder)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory, monkeypatch):
+    # Never touch ~/.cache from tests.
+    monkeypatch.setenv("TRUTHGUARD_HOME", str(tmp_path_factory.getbasetemp() / "home"))

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from truthguard import DetectionResult, Label, Usage
+
+
+def test_usage_adds_up():
+    a = Usage(llm_calls=2, prompt_tokens=10, completion_tokens=5, llm_seconds=1.0)
+    b = Usage(llm_calls=1, cached_calls=3, prompt_tokens=1, estimated_tokens=True)
+    total = a + b
+    assert (total.llm_calls, total.cached_calls, total.prompt_tokens) == (3, 3, 11)
+    assert total.total_tokens == 16
+    assert total.estimated_tokens
+    assert Usage.total([a, b, a]).llm_calls == 5
+
+
+def test_to_langchain_dict():
+    r = DetectionResult(detector="x", score=0.25, label=Label.HALLUCINATED, explanation="why")
+    assert r.to_langchain() == {"score": 0.25, "value": "hallucinated", "reasoning": "why"}
+
+
+def test_to_llama_index_maps_every_field():
+    r = DetectionResult(
+        detector="x",
+        score=0.9,
+        passing=True,
+        label=Label.FACTUAL,
+        explanation="fine",
+        question="q",
+        answer="a",
+        contexts=["c"],
+    )
+    ev = r.to_llama_index()
+    assert (ev.query, ev.response, ev.contexts) == ("q", "a", ["c"])
+    assert (ev.passing, ev.score, ev.feedback) == (True, 0.9, "fine")
+    assert ev.invalid_result is False
+
+
+def test_invalid_result_keeps_raw_text():
+    r = DetectionResult.invalid("x", "could not parse", raw_output="garbage!")
+    assert r.label == Label.INVALID and r.is_invalid
+    assert r.raw_output == "garbage!"
+    assert r.score is None
+    ev = r.to_llama_index()
+    assert ev.invalid_result and ev.invalid_reason == "could not parse"
+
+
+def test_unknown_field_rejected():
+    with pytest.raises(ValidationError):
+        DetectionResult(detector="x", label="factual", scor=1.0)
+    with pytest.raises(ValidationError):
+        DetectionResult(detector="x", label="maybe")
