@@ -175,6 +175,13 @@ class PHDPassage(_Record):
         return self.label == "non-factual"
 
 
+def _text_or_none(value: Any) -> str | None:
+    # Upstream stores a few ``wrong_part`` values as bare numbers (e.g. 13).
+    if value is None or value == "":
+        return None
+    return str(value)
+
+
 def load_phd(data_dir: str | Path | None = None) -> list[PHDPassage]:
     """The PHD passages, in upstream order within each domain."""
     raw = _read_json(dataset_dir("phd", data_dir) / "PHD_benchmark.json")
@@ -188,7 +195,7 @@ def load_phd(data_dir: str | Path | None = None) -> list[PHDPassage]:
                     label=item["label"],
                     domain=PHD_DOMAINS.get(key, key),
                     url=item.get("url"),
-                    wrong_part=item.get("wrong_part") or None,
+                    wrong_part=_text_or_none(item.get("wrong_part")),
                 )
             )
     return out
