@@ -26,7 +26,8 @@ from tenacity import (
     AsyncRetrying,
     retry_if_exception,
     stop_after_attempt,
-    wait_exponential_jitter,
+    wait_exponential,
+    wait_random,
 )
 
 from truthguard.errors import InvalidInputError, LLMCallError, MissingRecordingError
@@ -235,9 +236,10 @@ class LLMSession:
             try:
                 async for attempt in AsyncRetrying(
                     stop=stop_after_attempt(settings.max_retries + 1),
-                    wait=wait_exponential_jitter(
-                        initial=settings.backoff_initial, max=settings.backoff_max
-                    ),
+                    wait=wait_exponential(
+                        multiplier=settings.backoff_initial, max=settings.backoff_max
+                    )
+                    + wait_random(0, settings.backoff_initial),
                     retry=retry_if_exception(_retryable),
                     reraise=True,
                 ):

@@ -1,0 +1,109 @@
+"""Dataset loaders: local folders, $TRUTHGUARD_DATA_DIR, download into the cache."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from truthguard.datasets import (
+    REFCHECKER_MODELS,
+    dataset_dir,
+    load_chale,
+    load_phd,
+    load_refchecker,
+    load_rv_records,
+    load_wikibio_records,
+    strip_html,
+)
+from truthguard.errors import DatasetNotFoundError, InvalidInputError
+
+
+def test_phd_passages_and_domains(data_dir):
+    phd = load_phd(data_dir)
+    assert len(phd) == 146
+    assert {p.domain for p in phd} == {"PHD-Low", "PHD-Medium", "PHD-High"}
+    assert sum(p.is_hallucinated for p in phd) == 36
+    assert all(p.passage and p.entity for p in phd)
+
+
+def test_rv_records_align_with_passages(data_dir):
+    for variant in ("em", "qg"):
+        recs = load_rv_records(variant, data_dir)
+        assert len(recs) == 146
+        assert all(r.stage1 and r.domain for r in recs)
+    assert load_wikibio_records("em", data_dir) is None
+
+
+def test_chale_items(data_dir):
+    items = load_chale(data_dir)
+    assert len(items) == 1134
+    first = items[0]
+    assert "<P>" in first.long_answer_html and "<" not in first.long_answer
+    assert first.non_halu.startswith(first.short_answer)
+
+
+def test_refchecker_responses(data_dir):
+    zero = load_refchecker("zero_context", data_dir)
+    assert len(zero) == 51 * len(REFCHECKER_MODELS)
+    assert {r.model for r in zero} == set(REFCHECKER_MODELS)
+    labelled = [r for r in zero if r.claims]
+    assert labelled and all(0 <= r.rate("Entailment") <= 1 for r in labelled)
+    assert len(load_refchecker("noisy_context", data_dir)) == 43 * len(REFCHECKER_MODELS)
+    with pytest.raises(InvalidInputError, match="setting"):
+        load_refchecker("no_context", data_dir)
+
+
+def test_root_or_dataset_folder_both_work(data_dir):
+    assert dataset_dir("phd", data_dir) == dataset_dir("phd", data_dir / "phd")
+
+
+def test_env_var_is_used(data_dir, monkeypatch):
+    monkeypatch.setenv("TRUTHGUARD_DATA_DIR", str(data_dir))
+    assert dataset_dir("chale") == data_dir / "chale"
+
+
+def test_missing_directory_is_a_clear_error(tmp_path):
+    with pytest.raises(DatasetNotFoundError, match="data_dir"):
+        load_phd(tmp_path / "nope")
+    with pytest.raises(DatasetNotFoundError, match="no phd data"):
+        load_phd(tmp_path)
+    with pytest.raises(InvalidInputError, match="name"):
+        dataset_dir("squad")
+
+
+def test_download_into_cache(tmp_path, monkeypatch):
+    # A fake upstream laid out like the public repository, served over file://.
+    upstream = tmp_path / "upstream" / "weijiaheng" / "CHALE" / "main"
+    upstream.mkdir(parents=True)
+    cols = {
+        "Question": ["q"],
+        "Short_ans": ["s"],
+        "Long_ans": ["<P>long &amp; answer</P>"],
+        "halu": ["h"],
+        "mid-halu": ["m"],
+        "non-halu": ["s. more"],
+    }
+    (upstream / "hallucinated_ans_final_filtered.json").write_text(json.dumps(cols))
+    monkeypatch.delenv("TRUTHGUARD_DATA_DIR", raising=False)
+    monkeypatch.setenv("TRUTHGUARD_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TRUTHGUARD_DATA_URL", (tmp_path / "upstream").as_uri())
+    items = load_chale()
+    assert items[0].long_answer == "long & answer"
+    assert (tmp_path / "home" / "data" / "chale").is_dir()
+    shutil.rmtree(tmp_path / "upstream")  # second load reads the cache
+    assert load_chale()[0].question == "q"
+
+
+def test_failed_download_names_the_way_out(tmp_path, monkeypatch):
+    monkeypatch.delenv("TRUTHGUARD_DATA_DIR", raising=False)
+    monkeypatch.setenv("TRUTHGUARD_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TRUTHGUARD_DATA_URL", (tmp_path / "nowhere").as_uri())
+    with pytest.raises(DatasetNotFoundError, match="TRUTHGUARD_DATA_DIR"):
+        load_phd()
+    assert not (tmp_path / "home" / "data" / "phd").exists()  # nothing half-written
+
+
+def test_strip_html():
+    assert strip_html("<P> a <b>bold</b>  &lt;tag&gt; </P>") == "a bold <tag>"

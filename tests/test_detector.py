@@ -1,0 +1,170 @@
+"""The detector base class: validation, invoke/batch (sync and async), error policy."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.documents import Document
+
+from truthguard import DetectionResult, InvalidInputError, Label, LLMCallError, LLMSettings
+from truthguard.detector import BaseDetector, DetectorInput
+from truthguard.errors import InvalidLLMOutput
+from truthguard.testing import FakeDetector, ScriptedChatModel
+
+QA = {"question": "Who wrote Hamlet?", "answer": "Shakespeare"}
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"answer": "x"}, "question"),
+        ({"question": "   ", "answer": "x"}, "question"),
+        ({"question": "q"}, "answer"),
+        ({"question": "q", "answer": 3}, "answer"),
+        ({"question": "q", "answer": "a", "contexts": "one string"}, "contexts"),
+        ({"question": "q", "answer": "a", "contexts": ["ok", 7]}, "contexts[1]"),
+        ({"question": "q", "answer": "a", "colour": "red"}, "colour"),
+        ("just a string", "input"),
+    ],
+)
+def test_bad_input_names_the_field(payload, field):
+    with pytest.raises(InvalidInputError) as info:
+        FakeDetector().invoke(payload)
+    assert info.value.field == field
+    assert str(info.value).startswith(field)
+
+
+def test_documents_become_context_strings():
+    r = FakeDetector().invoke({**QA, "contexts": [Document(page_content="doc text"), "plain"]})
+    assert r.contexts == ["doc text", "plain"]
+
+
+def test_threshold_sets_passing_and_result_echoes_input():
+    r = FakeDetector(score=0.4, threshold=0.5).invoke(QA)
+    assert r.passing is False and r.label == Label.HALLUCINATED and r.threshold == 0.5
+    assert (r.question, r.answer) == (QA["question"], QA["answer"])
+    assert FakeDetector(score=0.4).invoke(QA).passing is None
+
+
+async def test_ainvoke_abatch_and_batch_agree():
+    det = FakeDetector(score=lambda inp: len(inp.answer) / 10)
+    inputs = [{"question": "q", "answer": "x" * n} for n in range(1, 6)]
+    sync = [r.score for r in det.batch(inputs)]
+    asy = [r.score for r in await det.abatch(inputs)]
+    one = (await det.ainvoke(inputs[2])).score
+    assert sync == asy == [0.1, 0.2, 0.3, 0.4, 0.5]
+    assert one == 0.3
+
+
+async def test_abatch_is_bounded_by_batch_concurrency():
+    det = FakeDetector(latency=0.2, batch_concurrency=2)
+    started = time.perf_counter()
+    await det.abatch([QA] * 4)
+    assert time.perf_counter() - started >= 0.4  # two waves of two
+    started = time.perf_counter()
+    await det.abatch([QA] * 4, config={"max_concurrency": 4})
+    assert time.perf_counter() - started < 0.4
+
+
+def test_sync_batch_runs_concurrently():
+    det = FakeDetector(latency=0.3, batch_concurrency=4)
+    started = time.perf_counter()
+    det.batch([QA] * 4)
+    assert time.perf_counter() - started < 1.0
+
+
+async def test_sync_invoke_works_inside_a_running_loop():
+    # As in a notebook: a loop is running in this thread and the user calls invoke().
+    assert FakeDetector(score=0.9).invoke(QA).score == 0.9
+
+
+def test_failing_model_gives_invalid_result_not_an_exception():
+    model = ScriptedChatModel(script=lambda p: "x", fail_first=99)
+    det = FakeDetector(model=model, llm_settings=LLMSettings(max_retries=0))
+    r = det.invoke(QA)
+    assert r.label == Label.INVALID
+    assert "injected failure" in r.invalid_reason
+    assert r.answer == QA["answer"]  # the user's answer is kept
+    assert r.usage.failed_calls == 1
+
+
+def test_raise_on_error_reraises():
+    model = ScriptedChatModel(script=lambda p: "x", fail_first=99)
+    det = FakeDetector(model=model, llm_settings=LLMSettings(max_retries=0, raise_on_error=True))
+    with pytest.raises(LLMCallError):
+        det.invoke(QA)
+
+
+class _Parsing(BaseDetector):
+    detector_name = "parsing"
+    model: ScriptedChatModel
+
+    async def _acheck(self, inp: DetectorInput, session) -> DetectionResult:
+        text = await session.acall(self.model, inp.answer, stage="parsing.verdict")
+        if text not in ("yes", "no"):
+            raise InvalidLLMOutput("expected yes or no", raw=text, stage="parsing.verdict")
+        return DetectionResult(
+            detector=self.detector_name,
+            score=1.0 if text == "yes" else 0.0,
+            label=Label.FACTUAL if text == "yes" else Label.HALLUCINATED,
+        )
+
+
+def test_garbage_output_is_invalid_with_raw_text_kept():
+    r = _Parsing(model=ScriptedChatModel(script=lambda p: "¯\\_(ツ)_/¯")).invoke(QA)
+    assert r.label == Label.INVALID
+    assert r.raw_output == "¯\\_(ツ)_/¯"
+    assert r.details["stage"] == "parsing.verdict"
+    assert r.usage.llm_calls == 1
+
+
+def test_usage_recorded_on_every_result():
+    model = ScriptedChatModel(script=lambda p: "yes", latency=0.01)
+    r = _Parsing(model=model).invoke(QA)
+    assert r.usage.llm_calls == 1
+    assert r.usage.prompt_tokens == 1 and r.usage.completion_tokens == 1
+    assert r.usage.wall_seconds >= 0.01
+
+
+class _Recorder(BaseCallbackHandler):
+    def __init__(self):
+        self.chains: list[str] = []
+        self.llm_tags: list[list[str]] = []
+
+    def on_chain_start(self, serialized, inputs, **kwargs):
+        self.chains.append(kwargs.get("name") or "")
+
+    def on_chat_model_start(self, serialized, messages, **kwargs):
+        self.llm_tags.append(kwargs.get("tags") or [])
+
+
+def test_model_calls_are_child_runs_of_the_detector_run():
+    handler = _Recorder()
+    _Parsing(model=ScriptedChatModel(script=lambda p: "yes")).invoke(
+        QA, config={"callbacks": [handler]}
+    )
+    assert handler.chains and handler.chains[0] == "_Parsing"
+    assert any("truthguard:parsing.verdict" in tags for tags in handler.llm_tags)
+
+
+async def test_detector_is_a_runnable_in_a_chain():
+    from langchain_core.runnables import RunnableLambda
+
+    chain = RunnableLambda(lambda q: {"question": q, "answer": "42"}) | FakeDetector(score=0.7)
+    assert (await chain.ainvoke("What is six times seven?")).score == 0.7
+
+
+def test_construction_rejects_unknown_option():
+    with pytest.raises(ValueError, match="threshhold"):
+        FakeDetector(threshhold=0.5)
+
+
+async def test_many_concurrent_checks_share_nothing():
+    det = FakeDetector(score=lambda inp: float(inp.answer), latency=0.01)
+    results = await asyncio.gather(
+        *(det.ainvoke({"question": "q", "answer": str(i / 100)}) for i in range(50))
+    )
+    assert [r.score for r in results] == [i / 100 for i in range(50)]

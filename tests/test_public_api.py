@@ -1,0 +1,48 @@
+"""Lock the public exports: a change here is a change of the public API."""
+
+from __future__ import annotations
+
+import truthguard
+import truthguard.datasets
+import truthguard.testing
+
+
+def test_top_level_exports():
+    assert sorted(truthguard.__all__) == sorted(
+        [
+            "BaseDetector",
+            "ConfigurationError",
+            "DatasetNotFoundError",
+            "DetectionResult",
+            "DetectorInput",
+            "GuardRejected",
+            "InvalidInputError",
+            "InvalidLLMOutput",
+            "LLMCallError",
+            "LLMSession",
+            "LLMSettings",
+            "Label",
+            "MissingRecordingError",
+            "TruthGuardError",
+            "Usage",
+            "__version__",
+        ]
+    )
+    for name in truthguard.__all__:
+        assert hasattr(truthguard, name), name
+
+
+def test_testing_exports():
+    assert sorted(truthguard.testing.__all__) == [
+        "FakeDetector",
+        "ReplayChatModel",
+        "ScriptedChatModel",
+        "prompt_of",
+    ]
+
+
+def test_every_error_derives_from_the_root():
+    for name in truthguard.__all__:
+        obj = getattr(truthguard, name)
+        if isinstance(obj, type) and issubclass(obj, Exception):
+            assert issubclass(obj, truthguard.TruthGuardError), name
