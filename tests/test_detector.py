@@ -168,3 +168,30 @@ async def test_many_concurrent_checks_share_nothing():
         *(det.ainvoke({"question": "q", "answer": str(i / 100)}) for i in range(50))
     )
     assert [r.score for r in results] == [i / 100 for i in range(50)]
+
+
+class _FanOut(BaseDetector):
+    """Eight independent model calls in one check."""
+
+    detector_name = "fan_out"
+    model: ScriptedChatModel
+
+    async def _acheck(self, inp: DetectorInput, session) -> DetectionResult:
+        outs = await session.gather(
+            session.acall(self.model, f"{inp.question} #{i}", stage="fan_out.call")
+            for i in range(8)
+        )
+        score = sum(o == "yes" for o in outs) / len(outs)
+        return DetectionResult(detector=self.detector_name, score=score, label=Label.FACTUAL)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_one_check_with_eight_slow_calls_finishes_under_1_5_s(mode):
+    det = _FanOut(model=ScriptedChatModel(script=lambda p: "yes", latency=0.5))
+    started = time.perf_counter()
+    r = det.invoke(QA) if mode == "sync" else await det.ainvoke(QA)
+    elapsed = time.perf_counter() - started
+    assert elapsed < 1.5, elapsed  # eight sequential calls would take 4 s
+    assert r.score == 1.0
+    assert r.usage.llm_calls == 8
+    assert r.usage.llm_seconds >= 8 * 0.5 > r.usage.wall_seconds
