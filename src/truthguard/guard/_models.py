@@ -1,0 +1,99 @@
+"""What a guard returns: the verdict of one check, each attempt, and the final result."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from truthguard.result import DetectionResult, Usage
+
+__all__ = ["Attempt", "GuardResult", "GuardVerdict"]
+
+
+class GuardVerdict(BaseModel):
+    """The combined decision of the guard's detectors on one answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    passed: bool
+    """Whether the answer may be released."""
+    combine: Literal["all", "any", "mean"]
+    """The combination rule that decided ``passed``."""
+    score: float | None = None
+    """Mean of the normalised scores in [0, 1] (None when no detector gave a score)."""
+    scores: dict[str, float | None] = Field(default_factory=dict)
+    """Normalised score per detector key (None for errors, time-outs, unverifiable)."""
+    passes: dict[str, bool | None] = Field(default_factory=dict)
+    """Per-detector pass / fail against its threshold (None when it gave no verdict)."""
+    errors: dict[str, str] = Field(default_factory=dict)
+    """Detectors that errored, timed out or gave no verdict, with the reason."""
+    failed_open: bool = False
+    """True when a detector error was counted as a pass (``on_error="open"``)."""
+    reason: str = ""
+    """One readable sentence explaining the decision."""
+
+
+class Attempt(BaseModel):
+    """One answer the guard saw, and what it made of it."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    number: int
+    """1 for the chain's own answer, then 2, 3, ..."""
+    policy: str | None = None
+    """Name of the policy that produced this attempt (None for the first)."""
+    answer: str | None = None
+    """The answer text (None when the chain raised)."""
+    output: Any = None
+    """The chain's raw output for this attempt."""
+    contexts: list[str] = Field(default_factory=list)
+    """Context passages the answer came with."""
+    results: list[DetectionResult] = Field(default_factory=list)
+    """Every detector's result on this answer (empty when not checked)."""
+    verdict: GuardVerdict | None = None
+    """The combined verdict (None when the answer was released unchecked)."""
+    chain_usage: Usage = Field(default_factory=Usage)
+    """LLM usage of the chain (or fallback runnable) in this attempt."""
+    check_usage: Usage = Field(default_factory=Usage)
+    """LLM usage of the detectors' own calls in this attempt."""
+    error: str | None = None
+    """The chain's exception, when it raised on a retry."""
+    seconds: float = 0.0
+    """Wall time of the attempt (chain plus check)."""
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict is not None and self.verdict.passed
+
+
+class GuardResult(BaseModel):
+    """The guard's output: the released answer plus everything that led to it.
+
+    ``status`` is ``"passed"`` when a checked answer passed, ``"fallback"`` when a fallback answer
+    was released unchecked, and ``"rejected"`` when attempts ran out (``answer`` then holds the
+    last answer the chain produced, so it is never lost).
+    """
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    question: str
+    """The question the chain was asked."""
+    answer: str | None
+    """The released answer text."""
+    output: Any = None
+    """The chain output the answer came from (a string, message or dict)."""
+    status: Literal["passed", "fallback", "rejected"]
+    """How the guard ended (see the class docstring)."""
+    passed: bool
+    """True only when the released answer passed a check."""
+    verdict: GuardVerdict | None = None
+    """Verdict on the released answer (None for an unchecked fallback)."""
+    attempts: list[Attempt]
+    """Every attempt, in order."""
+    usage: Usage
+    """Total LLM usage over all attempts: the chain's calls and the detectors' calls."""
+
+    @property
+    def n_attempts(self) -> int:
+        return len(self.attempts)

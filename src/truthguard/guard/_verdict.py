@@ -1,0 +1,106 @@
+"""Combine detector results into one verdict (pure functions, no I/O)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+from truthguard.guard._models import GuardVerdict
+from truthguard.result import DetectionResult, Label
+
+__all__ = ["decide", "normalise"]
+
+Combine = Literal["all", "any", "mean"]
+OnError = Literal["open", "closed"]
+
+
+def normalise(score: float, lo: float, hi: float) -> float:
+    """Map a native score onto [0, 1] with the range ``(lo, hi)``, clipped."""
+    if hi <= lo:
+        raise ValueError(f"score range must have hi > lo, got ({lo}, {hi})")
+    return min(1.0, max(0.0, (score - lo) / (hi - lo)))
+
+
+def _passes(result: DetectionResult, threshold: float | None) -> bool | None:
+    if result.label in (Label.INVALID, Label.UNVERIFIABLE) or result.score is None:
+        return None
+    if threshold is not None:
+        return result.score >= threshold
+    if result.passing is not None:
+        return result.passing
+    return result.label == Label.FACTUAL
+
+
+def decide(
+    keys: Sequence[str],
+    results: Sequence[DetectionResult],
+    *,
+    combine: Combine,
+    thresholds: Mapping[str, float],
+    ranges: Mapping[str, tuple[float, float]],
+    mean_threshold: float,
+    on_error: OnError,
+) -> GuardVerdict:
+    """Decide whether an answer passes, given one result per detector key.
+
+    A detector "gives no verdict" when its result is invalid (error, time-out, unparseable model
+    output) or unverifiable. ``on_error="open"`` counts such a detector as passing (and, for
+    ``mean``, leaves it out); ``"closed"`` counts it as failing (score 0 for ``mean``).
+    """
+    scores: dict[str, float | None] = {}
+    passes: dict[str, bool | None] = {}
+    errors: dict[str, str] = {}
+    for key, r in zip(keys, results, strict=True):
+        ok = _passes(r, thresholds.get(key))
+        passes[key] = ok
+        if ok is None:
+            scores[key] = None
+            errors[key] = r.invalid_reason or r.explanation or r.label.value
+        else:
+            lo, hi = ranges.get(key, (0.0, 1.0))
+            scores[key] = normalise(float(r.score), lo, hi)  # type: ignore[arg-type]
+    open_ = on_error == "open"
+    effective = [open_ if p is None else p for p in passes.values()]
+    given = [s for s in scores.values() if s is not None]
+    mean = sum(given) / len(given) if given else None
+    if combine == "all":
+        passed = all(effective)
+    elif combine == "any":
+        passed = any(effective)
+    else:
+        pool = given if open_ else [0.0 if s is None else s for s in scores.values()]
+        passed = (sum(pool) / len(pool) >= mean_threshold) if pool else open_
+    failed_open = bool(errors) and open_ and passed
+    return GuardVerdict(
+        passed=passed,
+        combine=combine,
+        score=mean,
+        scores=scores,
+        passes=passes,
+        errors=errors,
+        failed_open=failed_open,
+        reason=_reason(passed, combine, passes, errors, mean, mean_threshold, on_error),
+    )
+
+
+def _reason(
+    passed: bool,
+    combine: Combine,
+    passes: Mapping[str, bool | None],
+    errors: Mapping[str, str],
+    mean: float | None,
+    mean_threshold: float,
+    on_error: OnError,
+) -> str:
+    failing = [k for k, p in passes.items() if p is False]
+    parts = []
+    if combine == "mean":
+        shown = "n/a" if mean is None else f"{mean:.3f}"
+        parts.append(f"mean normalised score {shown} against {mean_threshold:.3f}")
+    elif failing:
+        parts.append(f"failed: {', '.join(failing)}")
+    else:
+        parts.append("no detector failed" if combine == "all" else "a detector passed")
+    if errors:
+        parts.append(f"no verdict from {', '.join(errors)} (fail-{on_error})")
+    return ("passed: " if passed else "rejected: ") + "; ".join(parts)

@@ -1,0 +1,264 @@
+"""What a guard does when an answer fails: small policy objects, applied in order.
+
+A policy receives a :class:`PolicyContext` (the question, the original input, every attempt so
+far) and returns a step:
+
+* :class:`Rerun`: invoke the chain (or another runnable) again with a new input and/or
+  ``configurable`` values; the new answer is checked unless ``check=False``.
+* :class:`Release`: hand out a fixed answer, unchecked, and stop.
+
+or raises :class:`~truthguard.errors.GuardRejected`. Write your own by subclassing
+:class:`GuardPolicy` and implementing ``astep``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from truthguard.errors import GuardRejected, InvalidInputError
+from truthguard.guard._models import Attempt
+from truthguard.llm import message_text
+
+__all__ = [
+    "FEEDBACK_TEMPLATE",
+    "RETRIEVAL_QUERY_KEY",
+    "RETRIEVER_FIELD",
+    "SEARCH_KWARGS_FIELD",
+    "TEMPERATURE_FIELD",
+    "Fallback",
+    "GuardPolicy",
+    "PolicyContext",
+    "Raise",
+    "ReRetrieve",
+    "Regenerate",
+    "Release",
+    "Rerun",
+]
+
+SEARCH_KWARGS_FIELD = "search_kwargs"
+"""``configurable`` id of the retriever's search kwargs (set by the RAG helper)."""
+RETRIEVER_FIELD = "retriever"
+"""``configurable`` id that switches between retriever alternatives (set by the RAG helper)."""
+TEMPERATURE_FIELD = "temperature"
+"""``configurable`` id of the model temperature (set by the RAG helper when the model has one)."""
+RETRIEVAL_QUERY_KEY = "retrieval_query"
+"""Input key the RAG helper retrieves with instead of the question, when present."""
+
+# Regeneration feedback (our wording). It carries the detector's explanation back to the model,
+# as in the validate / re-ask loop of self-correcting pipelines.
+FEEDBACK_TEMPLATE = (
+    "A fact-checker doubted your previous answer.\n"
+    "Previous answer: {answer}\n"
+    "Checker's notes: {explanation}\n"
+    "Answer again. Keep only statements you can support from the context or well-established "
+    "knowledge, and say plainly when you are not sure."
+)
+
+
+@dataclass
+class PolicyContext:
+    """What a policy sees when it is asked for the next step."""
+
+    question: str
+    """The question being answered."""
+    input: Any
+    """The chain input of the first attempt, unchanged."""
+    attempts: list[Attempt]
+    """Every attempt so far (the last one failed)."""
+    uses: int
+    """How many times this policy has been applied, counting this call (1, 2, ...)."""
+
+    @property
+    def last(self) -> Attempt:
+        return self.attempts[-1]
+
+    def feedback(self) -> str:
+        """The failed answer and the detectors' explanations, for a re-ask prompt."""
+        last = self.last
+        notes = "; ".join(
+            f"{r.detector}: {r.explanation}" for r in last.results if r.explanation
+        ) or (last.verdict.reason if last.verdict else "no explanation")
+        return FEEDBACK_TEMPLATE.format(answer=last.answer or "", explanation=notes)
+
+
+@dataclass
+class Rerun:
+    """Invoke the chain (or ``runnable``) again."""
+
+    input: Any
+    """The input of the new attempt."""
+    configurable: dict[str, Any] = field(default_factory=dict)
+    """Values merged into ``config["configurable"]`` for this attempt."""
+    runnable: Runnable[Any, Any] | None = None
+    """Run this instead of the guarded chain (a fallback chain)."""
+    check: bool = True
+    """Check the new answer with the detectors."""
+
+
+@dataclass
+class Release:
+    """Release this answer unchecked and stop."""
+
+    answer: str
+    """The answer to release."""
+
+
+Step = Rerun | Release
+
+
+class GuardPolicy(BaseModel, ABC):
+    """Base class of guard policies.
+
+    Example:
+        >>> class AskToCite(GuardPolicy):
+        ...     name: ClassVar[str] = "ask_to_cite"
+        ...     async def astep(self, ctx):
+        ...         return Rerun(input={**ctx.input, "feedback": "Cite your sources."})
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    name: ClassVar[str] = "policy"
+    terminal: ClassVar[bool] = False
+    """Terminal policies end the loop (fallback, raise) and still apply once attempts run out."""
+
+    max_uses: int = Field(default=1, ge=1)
+    """How many times the guard may apply this policy to one request."""
+
+    @abstractmethod
+    async def astep(self, ctx: PolicyContext) -> Step:
+        """Return the next step, or raise :class:`GuardRejected`."""
+
+
+def _as_dict_input(ctx: PolicyContext, field_name: str) -> dict[str, Any]:
+    if isinstance(ctx.input, Mapping):
+        return dict(ctx.input)
+    if isinstance(ctx.input, str):
+        return {"question": ctx.input}
+    raise InvalidInputError(field_name, "needs a dict (or string) chain input to add keys to")
+
+
+class ReRetrieve(GuardPolicy):
+    """Fetch more or different context and answer again.
+
+    Works on chains built with :func:`truthguard.rag.build_rag_chain`, or any chain whose
+    retriever exposes the ``configurable`` ids ``search_kwargs`` / ``retriever``.
+
+    Example:
+        >>> ReRetrieve(k=[8, 16], max_uses=2)
+        ReRetrieve(max_uses=2, k=[8, 16], rewrite=None, alternative=None)
+    """
+
+    name: ClassVar[str] = "re_retrieve"
+
+    k: list[int] = Field(default_factory=lambda: [8])
+    """Number of documents to fetch on the 1st, 2nd, ... use (the last value repeats)."""
+    rewrite: Runnable[Any, Any] | Callable[[str], Any] | None = None
+    """Rewrites the question into a retrieval query (a Runnable or a function, sync or async)."""
+    alternative: str | None = None
+    """Switch the retriever to this configurable alternative (a fallback retriever)."""
+
+    @model_validator(mode="after")
+    def _check_k(self) -> ReRetrieve:
+        if not self.k or any(v < 1 for v in self.k):
+            raise InvalidInputError("k", "must be a non-empty list of positive integers")
+        return self
+
+    async def astep(self, ctx: PolicyContext) -> Step:
+        new_input = _as_dict_input(ctx, "ReRetrieve")
+        k = self.k[min(ctx.uses, len(self.k)) - 1]
+        configurable: dict[str, Any] = {SEARCH_KWARGS_FIELD: {"k": k}}
+        if self.alternative is not None:
+            configurable[RETRIEVER_FIELD] = self.alternative
+        if self.rewrite is not None:
+            if isinstance(self.rewrite, Runnable):
+                query = await self.rewrite.ainvoke(ctx.question)
+            else:
+                query = self.rewrite(ctx.question)
+                if inspect.isawaitable(query):
+                    query = await query
+            new_input[RETRIEVAL_QUERY_KEY] = message_text(query)
+        return Rerun(input=new_input, configurable=configurable)
+
+
+class Regenerate(GuardPolicy):
+    """Ask the chain again, with the detectors' explanation as feedback.
+
+    The feedback goes into the input under ``feedback_key`` (the RAG helper's prompt has a slot
+    for it); ``temperature`` is passed as the ``configurable`` value ``temperature``.
+
+    Example:
+        >>> Regenerate(temperature=0.7, max_uses=2).max_uses
+        2
+    """
+
+    name: ClassVar[str] = "regenerate"
+
+    feedback_key: str | None = "feedback"
+    """Input key for the feedback text; None re-asks with the original input."""
+    temperature: float | None = Field(default=None, ge=0)
+    """Temperature for the new attempt (None leaves the model's own)."""
+
+    async def astep(self, ctx: PolicyContext) -> Step:
+        configurable = {} if self.temperature is None else {TEMPERATURE_FIELD: self.temperature}
+        if self.feedback_key is None:
+            return Rerun(input=ctx.input, configurable=configurable)
+        new_input = _as_dict_input(ctx, "Regenerate")
+        new_input[self.feedback_key] = ctx.feedback()
+        return Rerun(input=new_input, configurable=configurable)
+
+
+class Fallback(GuardPolicy):
+    """Give a fixed answer, or the answer of another runnable (terminal).
+
+    A fixed ``answer`` is released unchecked. A ``runnable`` is invoked with the original input;
+    its answer is checked when ``check`` is true.
+
+    Example:
+        >>> Fallback(answer="I don't know.").answer
+        "I don't know."
+    """
+
+    name: ClassVar[str] = "fallback"
+    terminal: ClassVar[bool] = True
+
+    answer: str | None = None
+    """A fixed answer to release."""
+    runnable: Runnable[Any, Any] | None = None
+    """Another chain to answer instead (same input as the guarded chain)."""
+    check: bool = False
+    """Check the fallback runnable's answer too (a fixed answer is never checked)."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Fallback:
+        if (self.answer is None) == (self.runnable is None):
+            raise InvalidInputError("answer", "give exactly one of answer= or runnable=")
+        return self
+
+    async def astep(self, ctx: PolicyContext) -> Step:
+        if self.answer is not None:
+            return Release(answer=self.answer)
+        return Rerun(input=ctx.input, runnable=self.runnable, check=self.check)
+
+
+class Raise(GuardPolicy):
+    """Raise :class:`~truthguard.errors.GuardRejected` carrying every attempt (terminal)."""
+
+    name: ClassVar[str] = "raise"
+    terminal: ClassVar[bool] = True
+
+    async def astep(self, ctx: PolicyContext) -> Step:
+        last = ctx.last
+        reason = last.verdict.reason if last.verdict else (last.error or "no passing answer")
+        raise GuardRejected(
+            f"no passing answer after {len(ctx.attempts)} attempt(s): {reason}",
+            attempts=list(ctx.attempts),
+            result=last.verdict,
+        )
