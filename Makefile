@@ -16,12 +16,13 @@ export ANONYMIZED_TELEMETRY := False
 
 .PHONY: install demo test lint bench clean
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt integrations/llama-index-truthguard/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# CPU torch first, pinned, so nothing later pulls a CUDA build.
 	$(BIN)/python -m pip install --quiet -c constraints.txt torch==2.13.0
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e integrations/llama-index-truthguard
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -30,12 +31,12 @@ demo: $(STAMP)
 	$(BIN)/truthguard demo
 
 test: $(STAMP)
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff check src tests integrations
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests integrations
+	$(BIN)/ruff format --check src tests integrations
 
 clean:
 	rm -rf $(VENV) .pytest_cache build src/*.egg-info

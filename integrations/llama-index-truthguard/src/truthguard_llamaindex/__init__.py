@@ -1,0 +1,5 @@
+"""truthguard detectors as LlamaIndex evaluators."""
+
+from truthguard_llamaindex.evaluator import TruthGuardEvaluator
+
+__all__ = ["TruthGuardEvaluator"]
