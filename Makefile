@@ -14,7 +14,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint clean
 
 $(STAMP): pyproject.toml constraints.txt integrations/llama-index-truthguard/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
