@@ -23,6 +23,7 @@ from truthguard.errors import InvalidInputError
 from truthguard.guard._extract import answer_of, contexts_of, question_of
 from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
 from truthguard.guard._usage import UsageCollector
+from truthguard.guard._validation import input_errors
 from truthguard.guard._verdict import decide
 from truthguard.guard.policies import GuardPolicy, PolicyContext, Release
 from truthguard.result import DetectionResult, Usage
@@ -92,6 +93,10 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     batch_concurrency: int = Field(default=4, ge=1)
     """Default bound for ``batch`` / ``abatch`` when the config sets no ``max_concurrency``."""
 
+    def __init__(self, **kwargs: Any) -> None:
+        with input_errors():
+            super().__init__(**kwargs)
+
     @field_validator("detectors", mode="before")
     @classmethod
     def _one_or_many(cls, v: Any) -> Any:
@@ -127,13 +132,13 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     def invoke(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> GuardResult:
-        question_of(input, self.question_key)  # fail fast, naming the field
+        self._validate(input)
         return self._call_with_config(self._invoke_sync, input, config, run_type="chain", **kwargs)
 
     async def ainvoke(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> GuardResult:
-        question_of(input, self.question_key)
+        self._validate(input)
         return await self._acall_with_config(
             self._invoke_async, input, config, run_type="chain", **kwargs
         )
@@ -163,6 +168,16 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         )
 
     # -- machinery ------------------------------------------------------------------------------
+
+    def _validate(self, input: Any) -> None:
+        """Fail fast, before any model call, naming the offending field."""
+        question_of(input, self.question_key)
+        if self.detector_fields:
+            if not isinstance(input, Mapping):
+                raise InvalidInputError("detector_fields", "needs a dict chain input")
+            for key in self.detector_fields:
+                if key not in input:
+                    raise InvalidInputError(key, "listed in detector_fields but not in the input")
 
     def _bounded(
         self, config: RunnableConfig | list[RunnableConfig] | None
@@ -345,13 +360,8 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         config: RunnableConfig,
     ) -> list[DetectionResult]:
         payload: dict[str, Any] = {"question": question, "answer": answer, "contexts": contexts}
-        if self.detector_fields:
-            if not isinstance(original_input, Mapping):
-                raise InvalidInputError("detector_fields", "needs a dict chain input")
-            for key in self.detector_fields:
-                if key not in original_input:
-                    raise InvalidInputError(key, "listed in detector_fields but not in the input")
-                payload[key] = original_input[key]
+        for key in self.detector_fields:  # presence checked in _validate
+            payload[key] = original_input[key]
 
         async def one(detector: BaseDetector) -> DetectionResult:
             try:

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from truthguard.errors import GuardRejected, InvalidInputError
 from truthguard.guard._models import Attempt
+from truthguard.guard._validation import input_errors
 from truthguard.llm import message_text
 
 __all__ = [
@@ -131,6 +132,10 @@ class GuardPolicy(BaseModel, ABC):
 
     max_uses: int = Field(default=1, ge=1)
     """How many times the guard may apply this policy to one request."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        with input_errors():
+            super().__init__(**kwargs)
 
     @abstractmethod
     async def astep(self, ctx: PolicyContext) -> Step:
