@@ -40,6 +40,12 @@ def _js_f(u: np.ndarray) -> np.ndarray:
     return -np.log(2.0 - np.exp(u))
 
 
+def _js_fg(v: np.ndarray) -> np.ndarray:
+    # f*(g*(v)) simplifies to v + log(1 + e^-v) - log 2: finite where the literal form rounds
+    # 2 - e^u to zero.
+    return v + np.logaddexp(0.0, -v) - np.log(2.0)
+
+
 def _kl_g(v: np.ndarray) -> np.ndarray:
     return v
 
@@ -54,6 +60,8 @@ DIVERGENCES: dict[str, tuple[Conjugate, Conjugate]] = {
     "js": (_js_g, _js_f),
     "kl": (_kl_g, _kl_f),
 }
+# f*(g*(v)) in closed form where composing the two numerically loses precision.
+_COMPOSED: dict[str, Conjugate] = {"js": _js_fg}
 #: How the expertise weights lambda are obtained.
 EXPERTISE_MODES = ("estimated", "uniform", "given")
 
@@ -229,7 +237,8 @@ def fewl_formula(
         if nb.shape[1] < 1:
             raise InvalidInputError("neighbor_sim", "needs at least one neighbour (K >= 1)")
         neighbor_mean = nb.mean(axis=1)
-        laziness = f(g(neighbor_mean))
+        composed = _COMPOSED.get(divergence)
+        laziness = composed(neighbor_mean) if composed else f(g(neighbor_mean))
     per_ref = truthfulness - laziness if laziness is not None else truthfulness
     return FEWLBreakdown(
         score=float(per_ref.mean()),

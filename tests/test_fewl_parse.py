@@ -1,0 +1,104 @@
+"""The IW/CO pair parser: layouts, drift, missing halves, chatter, failure."""
+
+from __future__ import annotations
+
+import pytest
+
+from truthguard.errors import InvalidLLMOutput
+from truthguard.fewl import parse_iwco_pairs
+
+
+def test_the_requested_layout():
+    text = "\n".join(f"{i}. Wrong: wrong {i}\n{i}. Corrected: right {i}" for i in range(1, 26))
+    parsed = parse_iwco_pairs(text, limit=25, min_pairs=25)
+    assert len(parsed.pairs) == 25
+    assert parsed.pairs[0] == ("wrong 1", "right 1")
+    assert parsed.pairs[-1] == ("wrong 25", "right 25")
+    assert parsed.dropped == 0
+    assert parsed.wrong[3] == "wrong 4" and parsed.corrected[3] == "right 4"
+
+
+def test_numbering_drift_and_label_variants():
+    text = """Sure! Here are the pairs you asked for:
+
+1. Wrong Answer: Birds are mammals.
+1. Non-Wrong Answer: Birds belong to a class of their own.
+3) **Incorrect:** The sun orbits the earth.
+2) **Correct:** The earth goes around the sun.
+- Wrong answer #7 - Water boils at 50 C at sea level.
+- Corrected answer #9 – At sea level water boils at 100 C.
+"""
+    parsed = parse_iwco_pairs(text)
+    assert parsed.pairs == [
+        ("Birds are mammals.", "Birds belong to a class of their own."),
+        ("The sun orbits the earth.", "The earth goes around the sun."),
+        ("Water boils at 50 C at sea level.", "At sea level water boils at 100 C."),
+    ]
+
+
+def test_non_wrong_is_not_read_as_wrong():
+    parsed = parse_iwco_pairs("Wrong: a\nNon-wrong: b\nWrong: c\nNot wrong: d")
+    assert parsed.pairs == [("a", "b"), ("c", "d")]
+
+
+def test_missing_halves_are_skipped_and_counted():
+    text = """1. Wrong: lonely wrong answer
+2. Wrong: paired wrong
+2. Corrected: paired right
+3. Corrected: orphan correction
+4. Wrong:
+4. Corrected: correction of an empty wrong answer
+5. Wrong: last one without correction"""
+    parsed = parse_iwco_pairs(text)
+    assert parsed.pairs == [("paired wrong", "paired right")]
+    assert parsed.dropped == 5
+
+
+def test_multi_line_halves_and_trailing_chatter():
+    text = """1. Wrong: Hamlet was written
+by Charles Dickens.
+1. Corrected: Dickens did not write Hamlet;
+Shakespeare did.
+
+I hope these examples are useful! Let me know if you need more."""
+    parsed = parse_iwco_pairs(text)
+    assert parsed.pairs == [
+        ("Hamlet was written by Charles Dickens.", "Dickens did not write Hamlet; Shakespeare did.")
+    ]
+
+
+def test_one_line_pairs():
+    text = "1. Wrong: a | Corrected: b\n2. IW: c | CO: d"
+    assert parse_iwco_pairs(text).pairs == [("a", "b"), ("c", "d")]
+
+
+def test_limit_keeps_the_first_pairs():
+    text = "\n".join(f"Wrong: w{i}\nCorrected: c{i}" for i in range(10))
+    assert parse_iwco_pairs(text, limit=3).wrong == ["w0", "w1", "w2"]
+
+
+def test_labels_inside_content_do_not_split_it():
+    parsed = parse_iwco_pairs("Wrong: Paris is wrong: it is Lyon.\nCorrected: Paris is right.")
+    assert parsed.pairs == [("Paris is wrong: it is Lyon.", "Paris is right.")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "I'm sorry, I can't produce false statements.",
+        "1. Wrong: only wrong answers\n2. Wrong: and more of them",
+    ],
+)
+def test_too_few_pairs_raise_with_the_raw_text(text):
+    with pytest.raises(InvalidLLMOutput) as e:
+        parse_iwco_pairs(text, min_pairs=1, stage="fewl.iwco")
+    assert e.value.raw == text
+    assert e.value.stage == "fewl.iwco"
+
+
+def test_min_pairs_is_enforced():
+    text = "Wrong: a\nCorrected: b\nWrong: c\nCorrected: d"
+    assert len(parse_iwco_pairs(text, min_pairs=2).pairs) == 2
+    with pytest.raises(InvalidLLMOutput, match="found 2 complete"):
+        parse_iwco_pairs(text, min_pairs=3)
