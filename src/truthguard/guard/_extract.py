@@ -70,6 +70,9 @@ def answer_of(output: Any, key: str | None = None) -> str:
         return message_text(output[found])
     if isinstance(output, str) or hasattr(output, "content"):
         return message_text(output)
+    answer = getattr(output, "answer", None)  # a GuardResult, or any result object
+    if isinstance(answer, str):
+        return answer
     raise InvalidInputError(
         "output", f"expected a string, a message or a dict, got {type(output).__name__}"
     )

@@ -1,0 +1,165 @@
+"""Follow runs from callback events and assemble (question, answer, contexts) captures.
+
+A *capture root* is the top-most run this handler sees: a run with no parent, or whose parent
+the handler never saw (it was attached below the top). Retriever results anywhere under a root
+become its contexts; when the root ends, its input and output give the question and answer.
+Pure bookkeeping, no I/O; callers hold no lock (this class has its own).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+from truthguard.callbacks.records import json_safe
+from truthguard.detector import context_text
+from truthguard.errors import InvalidInputError
+from truthguard.guard._extract import answer_of, contexts_of, question_of
+from truthguard.llm import message_text
+
+__all__ = ["Capture", "RunTracker"]
+
+
+@dataclass
+class Capture:
+    """One answer ready to be scored."""
+
+    run_id: UUID
+    parent_run_id: UUID | None
+    question: str
+    answer: str
+    contexts: list[str]
+    tags: list[str]
+    metadata: dict[str, Any]
+    captured_at: float = field(default_factory=time.time)
+
+
+@dataclass
+class _Root:
+    parent_run_id: UUID | None
+    inputs: Any
+    tags: list[str]
+    metadata: dict[str, Any]
+    contexts: list[str] = field(default_factory=list)
+    question: str | None = None  # set for model roots (last human message)
+
+
+def _last_human(messages: Any) -> str | None:
+    flat = [m for batch in messages for m in batch] if messages else []
+    humans = [m for m in flat if getattr(m, "type", None) == "human"]
+    if humans:
+        return message_text(humans[-1])
+    return message_text(flat[-1]) if flat else None
+
+
+def _generation_text(response: Any) -> str | None:
+    gens = getattr(response, "generations", None) or []
+    if not gens or not gens[0]:
+        return None
+    g = gens[0][0]
+    msg = getattr(g, "message", None)
+    return message_text(msg) if msg is not None else getattr(g, "text", None)
+
+
+class RunTracker:
+    """Maps every run to its capture root and builds a :class:`Capture` when a root ends."""
+
+    def __init__(self, question_key: str | None = None, answer_key: str | None = None) -> None:
+        self.question_key = question_key
+        self.answer_key = answer_key
+        self._lock = threading.Lock()
+        self._root_of: dict[UUID, UUID] = {}
+        self._roots: dict[UUID, _Root] = {}
+        self.skipped = 0
+        """Root runs that ended without a recognisable question or answer."""
+
+    def _register(
+        self,
+        run_id: UUID,
+        parent_run_id: UUID | None,
+        inputs: Any,
+        tags: list[str] | None,
+        metadata: dict[str, Any] | None,
+    ) -> _Root | None:
+        with self._lock:
+            if parent_run_id is not None and parent_run_id in self._root_of:
+                self._root_of[run_id] = self._root_of[parent_run_id]
+                return None
+            self._root_of[run_id] = run_id
+            root = _Root(parent_run_id, inputs, list(tags or []), json_safe(metadata))
+            self._roots[run_id] = root
+            return root
+
+    def start_chain(self, run_id: UUID, parent_run_id: UUID | None, inputs: Any, **kw: Any) -> None:
+        self._register(run_id, parent_run_id, inputs, kw.get("tags"), kw.get("metadata"))
+
+    def start_model(
+        self, run_id: UUID, parent_run_id: UUID | None, messages: Any, **kw: Any
+    ) -> None:
+        root = self._register(run_id, parent_run_id, None, kw.get("tags"), kw.get("metadata"))
+        if root is not None:
+            root.question = _last_human(messages)
+
+    def start_llm(self, run_id: UUID, parent_run_id: UUID | None, prompts: Any, **kw: Any) -> None:
+        root = self._register(run_id, parent_run_id, None, kw.get("tags"), kw.get("metadata"))
+        if root is not None and prompts:
+            root.question = str(prompts[-1])
+
+    def start_other(self, run_id: UUID, parent_run_id: UUID | None, **kw: Any) -> None:
+        self._register(run_id, parent_run_id, None, kw.get("tags"), kw.get("metadata"))
+
+    def retrieved(self, run_id: UUID, documents: Any) -> None:
+        with self._lock:
+            root_id = self._root_of.pop(run_id, None)
+            root = self._roots.get(root_id) if root_id is not None else None
+            if root is None:
+                return
+            for d in documents or []:
+                try:
+                    root.contexts.append(context_text(d))
+                except InvalidInputError:
+                    continue  # an unknown document type carries no text we can use
+
+    def end(self, run_id: UUID, output: Any) -> Capture | None:
+        """A run ended; returns a capture when it was a root with a question and an answer."""
+        with self._lock:
+            root_id = self._root_of.pop(run_id, None)
+            if root_id != run_id:
+                return None
+            root = self._roots.pop(run_id)
+        try:
+            if root.question is not None:  # a model run: output is an LLMResult
+                question, answer = root.question, _generation_text(output)
+                if answer is None:
+                    raise InvalidInputError("output", "no generation")
+            else:
+                question = question_of(root.inputs, self.question_key)
+                answer = answer_of(output, self.answer_key)
+            contexts = root.contexts or contexts_of(output)
+        except InvalidInputError:
+            with self._lock:
+                self.skipped += 1
+            return None
+        return Capture(
+            run_id=run_id,
+            parent_run_id=root.parent_run_id,
+            question=question,
+            answer=answer,
+            contexts=contexts,
+            tags=root.tags,
+            metadata=root.metadata,
+        )
+
+    def error(self, run_id: UUID) -> None:
+        """A run failed: nothing to score; forget it."""
+        with self._lock:
+            if self._root_of.pop(run_id, None) == run_id:
+                self._roots.pop(run_id, None)
+
+    @property
+    def open_runs(self) -> int:
+        with self._lock:
+            return len(self._roots)

@@ -1,0 +1,374 @@
+"""Callback handlers that score every answer of a chain or model in the background."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
+
+from truthguard.callbacks._tracker import RunTracker
+from truthguard.callbacks._worker import Scorer, WhenFull
+from truthguard.callbacks.records import RecordSink, as_sink
+from truthguard.detector import BaseDetector
+from truthguard.errors import InvalidInputError
+
+__all__ = ["AsyncTruthGuardCallbackHandler", "TruthGuardCallbackHandler"]
+
+
+class _Core:
+    """Shared by the sync and async handlers: tracking runs and the background scorer."""
+
+    def __init__(
+        self,
+        detector: BaseDetector,
+        sinks: Sequence[Any] | Any,
+        *,
+        max_queue: int,
+        concurrency: int,
+        when_full: WhenFull,
+        timeout: float | None,
+        question_key: str | None,
+        answer_key: str | None,
+    ) -> None:
+        if not isinstance(detector, BaseDetector):
+            raise InvalidInputError(
+                "detector", f"expected a detector, got {type(detector).__name__}"
+            )
+        if max_queue < 1:
+            raise InvalidInputError("max_queue", "must be at least 1")
+        if concurrency < 1:
+            raise InvalidInputError("concurrency", "must be at least 1")
+        if when_full not in ("record", "block"):
+            raise InvalidInputError("when_full", "expected 'record' or 'block'")
+        if sinks is None:
+            sinks = []
+        elif not isinstance(sinks, list | tuple):
+            sinks = [sinks]
+        self.tracker = RunTracker(question_key, answer_key)
+        self.scorer = Scorer(
+            detector,
+            [as_sink(s) for s in sinks],
+            max_pending=max_queue,
+            concurrency=concurrency,
+            when_full=when_full,
+            timeout=timeout,
+        )
+
+    def end(self, run_id: UUID, output: Any) -> None:
+        capture = self.tracker.end(run_id, output)
+        if capture is not None:
+            self.scorer.submit(capture)
+
+    def summary(self) -> dict[str, Any]:
+        out = self.scorer.summary()
+        out["skipped"] = self.tracker.skipped
+        return out
+
+
+_DOC = """
+
+    Attach it to any chain or model (``config={"callbacks": [handler]}``). For the top-most run it
+    sees, it takes the question from the input (``question_key``, else question / input / query,
+    or the last human message of a chat model), the answer from the output, and the documents of
+    every retriever run inside as contexts. When that run ends the capture is queued and scored
+    by ``detector`` on a background event loop, so the chain does not wait for the detector.
+
+    Args:
+        detector: Scores each captured answer.
+        sinks: Where records go: sink objects, callables, or paths (``.jsonl``, ``.db``).
+        max_queue: Most captures waiting or being scored at once.
+        concurrency: Most detector checks running at once.
+        when_full: ``"record"`` (default) writes a capture that finds the queue full as a
+            ``failed`` record with error ``"queue full"`` at once, so the chain is never slowed
+            and nothing is lost silently; ``"block"`` makes the chain wait for room.
+        timeout: Seconds one check may take before it is recorded as failed; None for no limit.
+        question_key: Input key of the question.
+        answer_key: Output key of the answer.
+
+    ``flush()`` waits until every capture has a record; ``close()`` flushes, records whatever is
+    still pending after its time-out as failed, and closes the sinks. Records carry the run id.
+"""
+
+
+class TruthGuardCallbackHandler(BaseCallbackHandler):
+    __doc__ = (
+        "Score the answers of the runs it observes in the background; write one record each."
+        + _DOC
+        + """
+    Example:
+        >>> from truthguard.testing import FakeDetector
+        >>> records = []
+        >>> handler = TruthGuardCallbackHandler(FakeDetector(score=0.9), sinks=records.append)
+        >>> handler.close()
+        True
+    """
+    )
+
+    run_inline = True  # hooks only do bookkeeping: no executor hop in async chains
+
+    def __init__(
+        self,
+        detector: BaseDetector,
+        sinks: Sequence[Any] | Any = None,
+        *,
+        max_queue: int = 1000,
+        concurrency: int = 4,
+        when_full: WhenFull = "record",
+        timeout: float | None = 120.0,
+        question_key: str | None = None,
+        answer_key: str | None = None,
+    ) -> None:
+        self._core = _Core(
+            detector,
+            sinks,
+            max_queue=max_queue,
+            concurrency=concurrency,
+            when_full=when_full,
+            timeout=timeout,
+            question_key=question_key,
+            answer_key=answer_key,
+        )
+
+    # -- hooks ------------------------------------------------------------------------------------
+
+    def on_chain_start(
+        self,
+        serialized: Any,
+        inputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kw: Any,
+    ) -> None:
+        self._core.tracker.start_chain(run_id, parent_run_id, inputs, **kw)
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kw: Any) -> None:
+        self._core.end(run_id, outputs)
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
+        self._core.tracker.error(run_id)
+
+    def on_chat_model_start(
+        self,
+        serialized: Any,
+        messages: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kw: Any,
+    ) -> None:
+        self._core.tracker.start_model(run_id, parent_run_id, messages, **kw)
+
+    def on_llm_start(
+        self,
+        serialized: Any,
+        prompts: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kw: Any,
+    ) -> None:
+        self._core.tracker.start_llm(run_id, parent_run_id, prompts, **kw)
+
+    def on_llm_end(self, response: Any, *, run_id: UUID, **kw: Any) -> None:
+        self._core.end(run_id, response)
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
+        self._core.tracker.error(run_id)
+
+    def on_retriever_start(
+        self,
+        serialized: Any,
+        query: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kw: Any,
+    ) -> None:
+        self._core.tracker.start_other(run_id, parent_run_id, **kw)
+
+    def on_retriever_end(self, documents: Any, *, run_id: UUID, **kw: Any) -> None:
+        self._core.tracker.retrieved(run_id, documents)
+
+    def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
+        self._core.tracker.error(run_id)
+
+    def on_tool_start(
+        self,
+        serialized: Any,
+        input_str: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kw: Any,
+    ) -> None:
+        self._core.tracker.start_other(run_id, parent_run_id, **kw)
+
+    def on_tool_end(self, output: Any, *, run_id: UUID, **kw: Any) -> None:
+        self._core.tracker.error(run_id)  # tools are followed only to find their root
+
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
+        self._core.tracker.error(run_id)
+
+    # -- control ----------------------------------------------------------------------------------
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Block until every captured answer has a record; False if ``timeout`` passed first."""
+        return self._core.scorer.flush(timeout)
+
+    def close(self, timeout: float | None = None) -> bool:
+        """Flush (up to ``timeout``), record anything left as failed, close the sinks."""
+        return self._core.scorer.close(timeout)
+
+    def summary(self) -> dict[str, Any]:
+        """Counts, pass rate, label counts and score distribution of the records so far."""
+        return self._core.summary()
+
+    @property
+    def sinks(self) -> list[RecordSink]:
+        return self._core.scorer.sinks
+
+
+class AsyncTruthGuardCallbackHandler(AsyncCallbackHandler):
+    __doc__ = (
+        "The async twin of :class:`TruthGuardCallbackHandler` (same arguments and records)."
+        + _DOC
+        + """
+    Use ``await handler.aflush()`` / ``await handler.aclose()`` from async code.
+    """
+    )
+
+    def __init__(
+        self,
+        detector: BaseDetector,
+        sinks: Sequence[Any] | Any = None,
+        *,
+        max_queue: int = 1000,
+        concurrency: int = 4,
+        when_full: WhenFull = "record",
+        timeout: float | None = 120.0,
+        question_key: str | None = None,
+        answer_key: str | None = None,
+    ) -> None:
+        self._core = _Core(
+            detector,
+            sinks,
+            max_queue=max_queue,
+            concurrency=concurrency,
+            when_full=when_full,
+            timeout=timeout,
+            question_key=question_key,
+            answer_key=answer_key,
+        )
+
+    async def _end(self, run_id: UUID, output: Any) -> None:
+        if self._core.scorer.when_full == "block":
+            await asyncio.to_thread(self._core.end, run_id, output)  # may wait for room
+        else:
+            self._core.end(run_id, output)
+
+    async def on_chain_start(
+        self,
+        serialized: Any,
+        inputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kw: Any,
+    ) -> None:
+        self._core.tracker.start_chain(run_id, parent_run_id, inputs, **kw)
+
+    async def on_chain_end(self, outputs: Any, *, run_id: UUID, **kw: Any) -> None:
+        await self._end(run_id, outputs)
+
+    async def on_chain_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
+        self._core.tracker.error(run_id)
+
+    async def on_chat_model_start(
+        self,
+        serialized: Any,
+        messages: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kw: Any,
+    ) -> None:
+        self._core.tracker.start_model(run_id, parent_run_id, messages, **kw)
+
+    async def on_llm_start(
+        self,
+        serialized: Any,
+        prompts: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kw: Any,
+    ) -> None:
+        self._core.tracker.start_llm(run_id, parent_run_id, prompts, **kw)
+
+    async def on_llm_end(self, response: Any, *, run_id: UUID, **kw: Any) -> None:
+        await self._end(run_id, response)
+
+    async def on_llm_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
+        self._core.tracker.error(run_id)
+
+    async def on_retriever_start(
+        self,
+        serialized: Any,
+        query: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kw: Any,
+    ) -> None:
+        self._core.tracker.start_other(run_id, parent_run_id, **kw)
+
+    async def on_retriever_end(self, documents: Any, *, run_id: UUID, **kw: Any) -> None:
+        self._core.tracker.retrieved(run_id, documents)
+
+    async def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
+        self._core.tracker.error(run_id)
+
+    async def on_tool_start(
+        self,
+        serialized: Any,
+        input_str: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kw: Any,
+    ) -> None:
+        self._core.tracker.start_other(run_id, parent_run_id, **kw)
+
+    async def on_tool_end(self, output: Any, *, run_id: UUID, **kw: Any) -> None:
+        self._core.tracker.error(run_id)
+
+    async def on_tool_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
+        self._core.tracker.error(run_id)
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Block until every captured answer has a record; False if ``timeout`` passed first."""
+        return self._core.scorer.flush(timeout)
+
+    async def aflush(self, timeout: float | None = None) -> bool:
+        """``flush`` without blocking the event loop."""
+        return await asyncio.to_thread(self._core.scorer.flush, timeout)
+
+    def close(self, timeout: float | None = None) -> bool:
+        """Flush (up to ``timeout``), record anything left as failed, close the sinks."""
+        return self._core.scorer.close(timeout)
+
+    async def aclose(self, timeout: float | None = None) -> bool:
+        """``close`` without blocking the event loop."""
+        return await asyncio.to_thread(self._core.scorer.close, timeout)
+
+    def summary(self) -> dict[str, Any]:
+        """Counts, pass rate, label counts and score distribution of the records so far."""
+        return self._core.summary()
+
+    @property
+    def sinks(self) -> list[RecordSink]:
+        return self._core.scorer.sinks
