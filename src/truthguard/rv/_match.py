@@ -12,7 +12,6 @@ Two matchers share one interface (:class:`EntityMatcher`):
 from __future__ import annotations
 
 import re
-import unicodedata
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Literal
 
@@ -21,13 +20,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from truthguard.llm import LLMSession
 from truthguard.rv._parse import (
     Percentage,
+    Token,
     acronym,
+    find_name,
     find_percentages,
     first_percentage,
     is_abstention,
-    normalize,
+    name_words,
     parse_judge,
+    same_word,
     strip_parenthetical,
+    tokenize,
 )
 from truthguard.rv._prompts import JUDGE
 from truthguard.similarity import SimilarityBackend
@@ -160,7 +163,49 @@ class PaperMatcher(EntityMatcher):
 
 # -- robust matching ------------------------------------------------------------------------------
 
-_STOPWORDS = {"of", "the", "a", "an", "and", "in", "on", "for", "to", "de", "la", "le", "von"}
+# Words that never distinguish one name from another.
+_STOPWORDS = {"of", "the", "a", "an", "and", "in", "on", "for", "to", "de", "del", "la", "le"}
+# Words that end a name phrase when walking left from its last word.
+_BREAKS = {
+    "the",
+    "a",
+    "an",
+    "is",
+    "was",
+    "are",
+    "were",
+    "be",
+    "been",
+    "called",
+    "named",
+    "known",
+    "as",
+    "and",
+    "or",
+    "which",
+    "that",
+    "who",
+    "it",
+    "its",
+    "this",
+    "by",
+    "with",
+    "such",
+    "like",
+    "include",
+    "includes",
+    "including",
+    "than",
+    "from",
+    "at",
+    "to",
+    "for",
+}
+# Connectors that continue a name to the right ("Valley of the Kings").
+_CONNECTORS = {"of", "de", "del", "la", "le", "von", "van", "da", "di"}
+_ROMAN = re.compile(r"^[IVXLC]{1,5}$")
+# An acronym given as the entity's disambiguation: "European Strategic Programme ... (ESPRIT)".
+_TRAILING_ALIAS = re.compile(r"\(([A-Z][A-Z0-9&]{1,9})\)\s*$")
 _FULL_CLAIM = re.compile(
     r"\b(?:perfect(?:ly)?\s+match|meets\s+all|matches\s+all|satisf(?:ies|y)\s+all|fulfils?\s+all"
     r"|fulfills\s+all|all\s+(?:of\s+)?the\s+(?:requirements|criteria))\b",
@@ -169,27 +214,73 @@ _FULL_CLAIM = re.compile(
 _NEGATED_CLAIM = re.compile(r"\b(?:not|n't|no|except|fail(?:s|ed)?)\b", re.I)
 
 
-def _fold(text: str) -> str:
-    """Lower-case and strip accents without changing the string's length (offsets stay valid)."""
-    out = []
-    for c in text:
-        base = unicodedata.normalize("NFKD", c)[:1] or c
-        out.append(base.lower() if len(base.lower()) == 1 else c)
-    return "".join(out)
+def _name_phrase(tokens: list[Token], i: int) -> list[Token]:
+    """The name phrase around the word at ``tokens[i]`` (at most 4 words left, 3 right)."""
+    left: list[Token] = []
+    j = i - 1
+    while j >= 0 and len(left) < 4:
+        tok = tokens[j]
+        if not tok.is_word:
+            # "Chipley, Florida", "Geoffrey V, Count of Anjou": a comma between capitalised words
+            if tok.text == "," and j > 0 and tokens[j - 1].is_word and tokens[j - 1].capitalized:
+                j -= 1
+                continue
+            break
+        if tok.word in _BREAKS:
+            break
+        left.insert(0, tok)
+        j -= 1
+    right: list[Token] = []
+    k = i + 1
+    if k < len(tokens) and tokens[k].word in _CONNECTORS:
+        k += 1
+        while k < len(tokens) and tokens[k].word == "the":
+            k += 1
+        while k < len(tokens) and tokens[k].is_word and tokens[k].capitalized and len(right) < 3:
+            right.append(tokens[k])
+            k += 1
+    return [*left, tokens[i], *right]
 
 
-def _mention_offset(entity_norm: str, answer: str) -> int | None:
-    """Character offset of the (normalised) entity in the original answer, if found."""
-    words = entity_norm.split()
-    if not words:
+def _compatible(answer_word: Token, entity_words: list[str]) -> bool:
+    """An answer name word agrees with the entity: same word, a short form, or an initial."""
+    a = answer_word.word
+    if len(a) == 1 or _ROMAN.match(answer_word.text):
+        return True  # initials ("D.") and regnal numbers ("V") do not contradict a name
+    return any(
+        same_word(a, e) or (min(len(a), len(e)) >= 3 and (a.startswith(e) or e.startswith(a)))
+        for e in entity_words
+    )
+
+
+def _partial_name(entity_words: list[str], tokens: list[Token]) -> int | None:
+    """Offset of a shorter or longer form of a multi-word name, or None.
+
+    The anchor is the name's last word. The name phrase around it in the answer may drop some of
+    the entity's words or shorten them (``"Max Emanuel"`` for ``"Maximilian II Emanuel"``), or
+    add words while keeping all of them (``"Racing Club de Ferrol"``); a phrase with other
+    words names something else (``"Atlantic Coast Conference"`` is not ``"Big South
+    Conference"``). The last word alone counts only when capitalised in the answer (a proper
+    noun, ``"Lysenko."``), never as a bare common noun.
+    """
+    content = [w for w in entity_words if w not in _STOPWORDS]
+    if len(content) < 2 or len(content[-1]) < 3:
         return None
-    pattern = r"(?<!\w)" + r"\W+".join(re.escape(w) for w in words) + r"(?!\w)"
-    m = re.search(pattern, _fold(answer))
-    return m.start() if m else None
-
-
-def _content_words(text_norm: str) -> list[str]:
-    return [w for w in text_norm.split() if w not in _STOPWORDS]
+    anchor, others = content[-1], content[:-1]
+    for i, tok in enumerate(tokens):
+        if not tok.is_word or not same_word(tok.word, anchor):
+            continue
+        phrase = _name_phrase(tokens, i)
+        extra = [t for t in phrase if t is not tok and t.word not in _STOPWORDS]
+        if not extra:
+            if tok.capitalized:
+                return phrase[0].start
+            continue
+        shorter = all(_compatible(t, others) for t in extra)
+        longer = all(any(same_word(t.word, e) for t in extra) for e in others)
+        if shorter or longer:
+            return phrase[0].start
+    return None
 
 
 def _candidates(answer: str) -> list[str]:
@@ -209,13 +300,14 @@ def _candidates(answer: str) -> list[str]:
 class RobustMatcher(BaseModel, EntityMatcher):
     """Entity matching that forgives surface differences.
 
-    The answer names the entity when, after normalisation (case, accents, punctuation,
-    parentheticals, leading articles), it contains the entity's words in order, its acronym
-    (``NHL``), all of its content words, or, for multi-word names, the final name word (a surname,
-    ``"Emanuel"`` for ``"Maximilian II Emanuel"``). Failing that, an optional embedding similarity
-    and an optional LLM judge are asked. For EM, the percentage nearest the mention counts, in
-    any form (``85%``, ``85 percent``, ``9 out of 10 requirements``); a stated full match counts as
-    100; no percentage at all keeps the entity's verdict.
+    The answer names the entity when, with case, accents, hyphens, punctuation, possessives,
+    plurals, the entity's disambiguating parenthetical and leading article ignored, it contains
+    the entity's words in order; or its acronym (``NHL``); or a shorter or longer form of a
+    multi-word name that agrees with it (``"Max Emanuel"`` for ``"Maximilian II Emanuel"``,
+    ``"Lysenko"`` for ``"Trofim Lysenko"``; see :func:`_partial_name`). Failing that, an optional
+    embedding similarity and an optional LLM judge are asked. For EM, the percentage nearest the
+    mention counts, in any form (``85%``, ``85 percent``, ``9 out of 10 requirements``); a stated
+    full match counts as 100; no percentage at all keeps the entity's verdict.
 
     Example:
         >>> RobustMatcher().match_text("Rhea (bird)", "The rhea.", variant="qg").matched
@@ -228,7 +320,7 @@ class RobustMatcher(BaseModel, EntityMatcher):
     threshold: float = Field(default=80.0, ge=0, le=100)
     """EM: smallest percentage of requirements that counts as a match."""
     partial_names: bool = True
-    """Accept the final word of a multi-word name (surnames) and the acronym."""
+    """Accept acronyms and shorter / longer forms of multi-word names."""
     similarity: SimilarityBackend | None = None
     """Optional embedding backend consulted when no lexical rule fires."""
     similarity_threshold: float = Field(default=0.8, ge=-1, le=1)
@@ -238,25 +330,25 @@ class RobustMatcher(BaseModel, EntityMatcher):
 
     def _lexical(self, entity: str, answer: str) -> tuple[str, int | None] | None:
         """``(method, offset)`` of a lexical mention, or None."""
-        core = strip_parenthetical(entity)
-        ent, ans = normalize(core), normalize(answer)
-        if not ent:
-            return None
-        if re.search(rf"(?<!\w){re.escape(ent)}(?!\w)", ans):
-            return "normalized", _mention_offset(ent, answer)
+        words = name_words(entity)
+        tokens = tokenize(answer)
+        offset = find_name(words, tokens)
+        if offset is not None:
+            return "normalized", offset
         if not self.partial_names:
             return None
-        acr = acronym(core)
-        if acr and len(acr) >= 2:
-            m = re.search(rf"(?<!\w){re.escape(acr)}(?!\w)", answer)
-            if m:
-                return "acronym", m.start()
-        words = _content_words(ent)
-        answer_words = set(ans.split())
-        if len(words) >= 2 and all(w in answer_words for w in words):
-            return "all name words", _mention_offset(words[0], answer)
-        if len(words) >= 2 and len(words[-1]) >= 4 and words[-1] in answer_words:
-            return "final name word", _mention_offset(words[-1], answer)
+        aliases = [acronym(entity)]
+        alias = _TRAILING_ALIAS.search(entity)
+        if alias:
+            aliases.append(alias.group(1))
+        for acr in aliases:
+            if acr and len(acr) >= 2:
+                hit = next((t for t in tokens if t.text == acr), None)
+                if hit is not None:
+                    return "acronym", hit.start
+        offset = _partial_name(words, tokens)
+        if offset is not None:
+            return "partial name", offset
         return None
 
     def _percentage(

@@ -10,18 +10,24 @@ from truthguard.errors import InvalidLLMOutput
 
 __all__ = [
     "Percentage",
+    "Token",
     "acronym",
+    "find_name",
     "find_percentages",
     "first_percentage",
+    "fold_word",
     "heuristic_entity",
     "is_abstention",
     "leaks_entity",
+    "name_words",
     "normalize",
     "parse_entity",
     "parse_judge",
     "parse_query",
     "parse_requirements",
+    "same_word",
     "strip_parenthetical",
+    "tokenize",
     "unmet_requirements",
 ]
 
@@ -58,16 +64,78 @@ def acronym(entity: str) -> str | None:
     return "".join(w[0] for w in caps)
 
 
-def _contains_phrase(haystack: str, needle: str) -> bool:
-    """Whole-word containment of already-normalised strings."""
-    if not needle:
-        return False
-    return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", haystack) is not None
+@dataclass(frozen=True)
+class Token:
+    """A word or punctuation mark of a text, with its folded form and offset."""
+
+    word: str
+    """Case-folded, accent-free form without hyphens or possessive ``'s``; "" for punctuation."""
+    text: str
+    """The token as written."""
+    start: int
+    """Character offset in the text."""
+
+    @property
+    def is_word(self) -> bool:
+        return bool(self.word)
+
+    @property
+    def capitalized(self) -> bool:
+        return self.text[:1].isupper()
+
+
+_TOKEN = re.compile(r"[^\W_]+(?:[-\u2010\u2011'\u2019][^\W_]+)*|[^\w\s]")
+
+
+def fold_word(word: str) -> str:
+    """Fold one word: accents, case, hyphens, apostrophes and a possessive ``'s``."""
+    word = unicodedata.normalize("NFKD", word)
+    word = "".join(c for c in word if not unicodedata.combining(c)).casefold()
+    word = re.sub(r"['\u2019]s$", "", word)
+    return re.sub(r"[-\u2010\u2011'\u2019]", "", word)
+
+
+def tokenize(text: str) -> list[Token]:
+    """Words and punctuation of ``text`` (words joined by hyphens stay one token)."""
+    out = []
+    for m in _TOKEN.finditer(text):
+        tok = m.group(0)
+        word = fold_word(tok) if tok[0].isalnum() else ""
+        out.append(Token(word, tok, m.start()))
+    return out
+
+
+def same_word(a: str, b: str) -> bool:
+    """Equal folded words, allowing a plural ``-s`` / ``-es`` on either side."""
+    if a == b:
+        return True
+    short, long_ = sorted((a, b), key=len)
+    return len(short) >= 3 and long_ in (short + "s", short + "es")
+
+
+def name_words(entity: str) -> list[str]:
+    """Folded words of an entity name (trailing parenthetical and leading article dropped)."""
+    words = [t.word for t in tokenize(strip_parenthetical(entity)) if t.is_word]
+    while len(words) > 1 and words[0] in _ARTICLES:
+        words = words[1:]
+    return words
+
+
+def find_name(words: list[str], tokens: list[Token]) -> int | None:
+    """Offset of the first place ``tokens`` spell ``words`` in order (punctuation skipped)."""
+    seq = [t for t in tokens if t.is_word]
+    n = len(words)
+    if not n:
+        return None
+    for i in range(len(seq) - n + 1):
+        if all(same_word(seq[i + k].word, words[k]) for k in range(n)):
+            return seq[i].start
+    return None
 
 
 def leaks_entity(query: str, entity: str) -> bool:
     """True when a stage-1 query names the entity (whole words, case and accents ignored)."""
-    return _contains_phrase(normalize(query), normalize(strip_parenthetical(entity)))
+    return find_name(name_words(entity), tokenize(query)) is not None
 
 
 # -- entity extraction ----------------------------------------------------------------------------
