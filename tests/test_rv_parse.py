@@ -1,0 +1,181 @@
+"""Parsing of Reverse Validation stage outputs: pure functions, messy inputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from truthguard.errors import InvalidLLMOutput
+from truthguard.rv._parse import (
+    acronym,
+    find_percentages,
+    first_percentage,
+    heuristic_entity,
+    is_abstention,
+    leaks_entity,
+    name_words,
+    normalize,
+    parse_entity,
+    parse_judge,
+    parse_query,
+    parse_requirements,
+    strip_parenthetical,
+    tokenize,
+    unmet_requirements,
+)
+
+
+def test_strip_parenthetical_only_drops_the_trailing_disambiguation():
+    assert strip_parenthetical("Carme (moon)") == "Carme"
+    assert strip_parenthetical("Rhea (bird) ") == "Rhea"
+    assert strip_parenthetical("ESPRIT (programme) of the EU") == "ESPRIT (programme) of the EU"
+
+
+def test_normalize_folds_case_accents_punctuation_and_articles():
+    assert normalize("The Émperor Ōjin's (legend)!") == "emperor ojin"
+
+
+def test_tokenize_keeps_hyphenated_words_and_offsets():
+    toks = tokenize('Is "inter-character interval" right?')
+    words = [t.word for t in toks if t.is_word]
+    assert words == ["is", "intercharacter", "interval", "right"]
+    assert toks[2].text == "inter-character" and toks[2].start == 4
+
+
+def test_name_words_drop_parenthetical_and_leading_article():
+    assert name_words("The Beatles (band)") == ["beatles"]
+    assert name_words("Dekker's algorithm") == ["dekker", "algorithm"]
+
+
+def test_acronym_of_multiword_names_only():
+    assert acronym("National Hockey League") == "NHL"
+    assert acronym("Ailanthus") is None
+
+
+@pytest.mark.parametrize(
+    ("query", "entity", "leaks"),
+    [
+        ("What moon of Jupiter is named after Carme's myth?", "Carme (moon)", True),
+        ("Which GENUS is called the tree of heaven? Ailanthus?", "Ailanthus", True),
+        ("What organisms use cnidocytes to sting?", "Cnidocyte", True),
+        ("Which island lies in Orkney near Hoyland?", "Hoy", False),
+        ("What is the largest island of Orkney?", "Hoy", False),
+    ],
+)
+def test_leak_check_matches_whole_words(query, entity, leaks):
+    assert leaks_entity(query, entity) is leaks
+
+
+# -- entity extraction -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "Ailanthus",
+        '"Ailanthus".',
+        "Entity: Ailanthus",
+        "  **Ailanthus**\n",
+        "The entity is 'Ailanthus'",
+    ],
+)
+def test_parse_entity_cleans_labels_quotes_and_periods(raw):
+    assert parse_entity(raw) == "Ailanthus"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["", "   \n", "The passage is about trees.\nIt describes a genus.\nIt grows fast.", "x " * 20],
+)
+def test_parse_entity_rejects_prose_and_empty_replies(raw):
+    with pytest.raises(InvalidLLMOutput) as e:
+        parse_entity(raw)
+    assert e.value.raw == raw and e.value.stage == "rv.entity"
+
+
+def test_heuristic_entity_takes_the_first_sentence_subject():
+    assert heuristic_entity("Ailanthus is a genus of trees. It grows.") == "Ailanthus"
+    assert heuristic_entity("The Warsaw Ghetto was the largest ghetto.") == "Warsaw Ghetto"
+    assert heuristic_entity("Jean-Michel Basquiat (1960-1988) was an artist.") == (
+        "Jean-Michel Basquiat"
+    )
+    assert heuristic_entity("Trees grow everywhere in many countries and climates.") is None
+
+
+# -- stage 1 -------------------------------------------------------------------------------------
+
+
+def test_parse_query_drops_label_and_quotes():
+    assert parse_query('Question: "What tree is called the tree of heaven?"') == (
+        "What tree is called the tree of heaven?"
+    )
+    with pytest.raises(InvalidLLMOutput):
+        parse_query("  ")
+
+
+def test_parse_requirements_reads_numbered_and_bulleted_lists():
+    raw = "Features:\n1. Genus of trees\n2) Native to Asia\n- Fast growing\n\nThat's all."
+    assert parse_requirements(raw) == ["Genus of trees", "Native to Asia", "Fast growing"]
+
+
+def test_parse_requirements_rejects_text_without_a_list():
+    with pytest.raises(InvalidLLMOutput) as e:
+        parse_requirements("I cannot list features of this entity.")
+    assert e.value.stage == "rv.query"
+
+
+# -- stage 2 -------------------------------------------------------------------------------------
+
+
+def test_no_percentage():
+    assert first_percentage("The entity is Ailanthus.") is None
+    assert find_percentages("The entity is Ailanthus.") == []
+
+
+def test_several_percentages_in_every_form():
+    text = "Ailanthus meets 100% of them; Toona meets 60 percent, Melia 7 out of 10 requirements."
+    assert first_percentage(text) == 100.0
+    assert [p.value for p in find_percentages(text)] == [100.0, 60.0, 70.0]
+
+
+def test_percentages_above_100_are_not_shares():
+    assert find_percentages("It grew 300% in 2010 and meets 85 % of the criteria.")[0].value == 85.0
+
+
+@pytest.mark.parametrize(
+    ("text", "hedged"),
+    [
+        ("I'm not sure, but it might be Ailanthus.", True),
+        ("I\u2019m not certain.", True),
+        ("I cannot identify any such entity.", True),
+        ("There is no known entity matching all of these.", True),
+        ("Ailanthus.", False),
+        ("Sure: Ailanthus, 100%.", False),
+    ],
+)
+def test_abstention(text, hedged):
+    assert is_abstention(text) is hedged
+
+
+def test_unmet_requirements_are_the_sentences_that_say_so():
+    text = (
+        "The entity is Toona, meeting 80% of the requirements. It does not grow in North "
+        "America. Requirement 7 is not met. It is a tree."
+    )
+    assert unmet_requirements(text) == [
+        "It does not grow in North America.",
+        "Requirement 7 is not met.",
+    ]
+    assert unmet_requirements("Ailanthus meets 100% of the requirements.") == []
+
+
+@pytest.mark.parametrize(
+    ("raw", "verdict"), [("Yes.", True), ("no", False), ("YES, it does", True)]
+)
+def test_parse_judge(raw, verdict):
+    assert parse_judge(raw) is verdict
+
+
+def test_parse_judge_rejects_anything_else():
+    with pytest.raises(InvalidLLMOutput) as e:
+        parse_judge("Probably.")
+    assert e.value.raw == "Probably."
