@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from truthguard.errors import InvalidInputError
 from truthguard.fewl import FEWL, fewl_formula
+from truthguard.llm import LLMSettings
 from truthguard.result import Label
 from truthguard.similarity import LexicalSimilarity
 from truthguard.testing import ScriptedChatModel
@@ -122,11 +123,12 @@ def test_second_answer_costs_no_llm_call(seeded):
 
 
 def test_calls_of_one_check_run_concurrently(seeded):
-    models = [_model(f"m{i}", GOOD, latency=0.2) for i in range(3)]
-    result = _detector(models, seeded).check(QUESTION, "Shakespeare wrote Hamlet.")
+    models = [_model(f"m{i}", GOOD, latency=0.3) for i in range(3)]
+    detector = _detector(models, seeded, llm_settings=LLMSettings(max_concurrency=16))
+    result = detector.check(QUESTION, "Shakespeare wrote Hamlet.")
     assert result.usage.llm_calls == 3 * 4 + 1
-    # 13 calls of 0.2 s each: sequential would take >= 2.6 s of wall time
-    assert result.usage.llm_seconds > 2.5 * result.usage.wall_seconds
+    # 13 calls of 0.3 s: one after the other, the wall time would exceed the summed latencies
+    assert result.usage.llm_seconds > 2 * result.usage.wall_seconds
 
 
 def test_rank_orders_candidates_and_shares_artifacts(seeded):
