@@ -1,0 +1,47 @@
+"""RefChecker: claim-level hallucination checking against reference passages.
+
+Public names: the detector :class:`RefChecker`, its extractors (:class:`LLMExtractor`,
+:class:`LocalExtractor`), checkers (:class:`LLMChecker`, :class:`LocalChecker`) and the
+aggregators (:func:`strict_agg`, :func:`soft_agg`, :func:`major_agg`).
+"""
+
+from truthguard.refchecker.aggregate import (
+    ABSTAIN,
+    aggregate,
+    major_agg,
+    response_score,
+    soft_agg,
+    strict_agg,
+)
+from truthguard.refchecker.checkers import ClaimChecker, ClaimVerdict, LLMChecker, LocalChecker
+from truthguard.refchecker.detector import RefChecker, RefCheckerInput
+from truthguard.refchecker.extractors import (
+    Claim,
+    ClaimExtractor,
+    Extraction,
+    LLMExtractor,
+    LocalExtractor,
+)
+from truthguard.refchecker.segment import Segment, segment_references
+
+__all__ = [
+    "ABSTAIN",
+    "Claim",
+    "ClaimChecker",
+    "ClaimExtractor",
+    "ClaimVerdict",
+    "Extraction",
+    "LLMChecker",
+    "LLMExtractor",
+    "LocalChecker",
+    "LocalExtractor",
+    "RefChecker",
+    "RefCheckerInput",
+    "Segment",
+    "aggregate",
+    "major_agg",
+    "response_score",
+    "segment_references",
+    "soft_agg",
+    "strict_agg",
+]

@@ -1,0 +1,171 @@
+"""The RefChecker detector: extract claims, check each against the references, aggregate."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from truthguard.detector import BaseDetector, DetectorInput, context_text
+from truthguard.llm import LLMSession
+from truthguard.refchecker.aggregate import ABSTAIN, ScoreMode, aggregate, response_score
+from truthguard.refchecker.checkers import ClaimChecker, LocalChecker
+from truthguard.refchecker.extractors import ClaimExtractor, LocalExtractor
+from truthguard.refchecker.retrieval import aretrieve
+from truthguard.refchecker.segment import segment_references
+from truthguard.result import DetectionResult, Label
+from truthguard.similarity import EmbeddingSimilarity, get_default_similarity
+from truthguard.store import ArtifactStore
+
+__all__ = ["RefChecker", "RefCheckerInput"]
+
+
+class RefCheckerInput(DetectorInput):
+    """RefChecker's input: the usual fields plus explicit reference texts."""
+
+    references: list[str] = Field(default_factory=list)
+    """Reference passages (strings or Documents), checked together with ``contexts``."""
+
+    @field_validator("references", mode="before")
+    @classmethod
+    def _coerce_references(cls, v: Any) -> Any:
+        if v is None:
+            return []
+        if isinstance(v, str | bytes) or not hasattr(v, "__iter__"):
+            raise ValueError("must be a list of strings or Documents")
+        return [context_text(item, field=f"references[{i}]") for i, item in enumerate(v)]
+
+
+class RefChecker(BaseDetector):
+    """Reference-based fine-grained hallucination checking (Hu et al., 2024).
+
+    The answer is split into claims, each claim is checked against its top-k most similar
+    segments of the references (``references`` and ``contexts`` of the input) and labelled
+    Entailment / Neutral / Contradiction; the labels are aggregated (``strict``, ``soft``,
+    ``major``) and scored. With no claim the response ``Abstain``s (``unverifiable``); with no
+    reference the result is ``unverifiable`` and no model is called.
+
+    The default pipeline is fully local (sentence/clause claims, embedding checker). Pass
+    ``extractor=LLMExtractor(model=llm)`` and ``checker=LLMChecker(model=llm)`` for the LLM
+    pipeline of the paper.
+
+    Example:
+        >>> rc = RefChecker(score="min_support")
+        >>> r = rc.invoke({"question": "Where is Dubai?", "answer": "Dubai is in the UAE.",
+        ...                "references": ["Dubai is a city in the United Arab Emirates (UAE)."]})
+        >>> r.details["aggregate"]["strict"]
+        'Entailment'
+    """
+
+    detector_name = "refchecker"
+    input_model = RefCheckerInput
+
+    extractor: ClaimExtractor = Field(default_factory=LocalExtractor)
+    """Turns the answer into claims (``LocalExtractor`` or ``LLMExtractor``)."""
+    checker: ClaimChecker = Field(default_factory=LocalChecker)
+    """Labels each claim (``LocalChecker`` or ``LLMChecker``)."""
+    score: ScoreMode = "entailment_ratio"
+    """Numeric score: ``entailment_ratio``, ``mean_support`` or ``min_support`` (see
+    :func:`~truthguard.refchecker.aggregate.response_score`)."""
+    verdict: Literal["strict", "major"] = "strict"
+    """Aggregate that sets the label when no ``threshold`` is given: Entailment is factual."""
+    segment_size: int = Field(default=80, ge=1)
+    """Most words per reference segment."""
+    top_k: int = Field(default=3, ge=1)
+    """Segments each claim is checked against (the most similar ones)."""
+    similarity: EmbeddingSimilarity | None = None
+    """Embedding model for retrieval and localisation (default: the packaged MiniLM)."""
+    store: ArtifactStore | None = None
+    """Optional artifact store: extracted claims and LLM labels are cached there."""
+
+    async def _acheck(self, inp: DetectorInput, session: LLMSession) -> DetectionResult:
+        assert isinstance(inp, RefCheckerInput)
+        references = [*inp.references, *inp.contexts]
+        segments = segment_references(references, size=self.segment_size)
+        if not segments:
+            return DetectionResult(
+                detector=self.detector_name,
+                label=Label.UNVERIFIABLE,
+                explanation="No reference to check against: pass `references` or `contexts`.",
+                details={"reason": "no_references"},
+            )
+        extraction = await self.extractor.aextract(
+            inp.question, inp.answer, session, store=self.store
+        )
+        claims = extraction.claims
+        base_details: dict[str, Any] = {
+            "extractor_output": extraction.raw,
+            "unparsed": extraction.unparsed,
+            "n_segments": len(segments),
+        }
+        if not claims:
+            return DetectionResult(
+                detector=self.detector_name,
+                label=Label.UNVERIFIABLE,
+                explanation="Abstain: no claim could be extracted from the answer.",
+                details={
+                    **base_details,
+                    "reason": "abstain",
+                    "aggregate": aggregate([]),
+                    "claims": [],
+                },
+            )
+        embedder = self.similarity or get_default_similarity()
+        retrieval = await aretrieve(claims, segments, embedder, top_k=self.top_k)
+        verdicts = await self.checker.acheck(
+            inp.question, claims, retrieval, session, store=self.store
+        )
+        labels = [v.label for v in verdicts]
+        agg = aggregate(labels)
+        score = response_score(labels, [v.support for v in verdicts], self.score)
+        details = {
+            **base_details,
+            "aggregate": agg,
+            "claims": [
+                {
+                    "claim": c.text,
+                    "triplet": list(c.triplet) if c.triplet else None,
+                    "label": v.label,
+                    "support": round(v.support, 4),
+                    "mode": v.mode,
+                    "checker_output": v.raw,
+                    "segments": retrieval.top_k[i],
+                    "evidence": _evidence(retrieval, i),
+                }
+                for i, (c, v) in enumerate(zip(claims, verdicts, strict=True))
+            ],
+        }
+        decided = agg[self.verdict]
+        if self.threshold is not None and score is not None:
+            label = Label.FACTUAL if score >= self.threshold else Label.HALLUCINATED
+        else:
+            label = Label.FACTUAL if decided == "Entailment" else Label.HALLUCINATED
+        soft = agg["soft"]
+        assert isinstance(soft, dict) and decided != ABSTAIN
+        explanation = (
+            f"{len(claims)} claim(s): {soft['Entailment']:.0%} entailed, "
+            f"{soft['Neutral']:.0%} neutral, {soft['Contradiction']:.0%} contradicted "
+            f"({self.verdict}: {decided})."
+        )
+        bad = [d["claim"] for d in details["claims"] if d["label"] != "Entailment"]
+        if bad:
+            explanation += " Not supported: " + "; ".join(repr(b) for b in bad[:3])
+            explanation += " ..." if len(bad) > 3 else ""
+        return DetectionResult(
+            detector=self.detector_name,
+            score=score,
+            label=label,
+            explanation=explanation,
+            details=details,
+        )
+
+
+def _evidence(retrieval: Any, i: int) -> dict[str, Any]:
+    j, span, sim = retrieval.evidence[i]
+    return {
+        "reference": retrieval.segments[j].reference,
+        "start": span.start,
+        "end": span.end,
+        "text": span.text,
+        "similarity": round(sim, 4),
+    }

@@ -1,0 +1,156 @@
+"""Claim extractors: turn an answer into the claims a checker labels.
+
+* :class:`LLMExtractor`: an LLM writes claim triplets or sub-sentence claims (paper section 3.1).
+* :class:`LocalExtractor`: sentence and clause splitting, no model (a zero-cost mode).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from truthguard.llm import LLMSession
+from truthguard.refchecker._parse import parse_subsentence_claims, parse_triplets
+from truthguard.refchecker._prompts import (
+    PROMPT_VERSION,
+    SUBSENTENCE_EXTRACTION_PROMPT,
+    TRIPLET_EXTRACTION_PROMPT,
+)
+from truthguard.refchecker.segment import split_clauses, split_sentences
+from truthguard.store import ArtifactStore, cached_call
+
+__all__ = ["Claim", "ClaimExtractor", "Extraction", "LLMExtractor", "LocalExtractor"]
+
+
+class Claim(BaseModel):
+    """One checkable claim of an answer."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str
+    """The claim as a sentence (a triplet is written as "subject predicate object")."""
+    triplet: tuple[str, str, str] | None = None
+    """The (subject, predicate, object) triplet, when the extractor wrote one."""
+
+    def prompt_text(self) -> str:
+        """How the claim is shown to a checker LLM."""
+        if self.triplet is not None:
+            return "(" + ", ".join(f'"{p}"' for p in self.triplet) + ")"
+        return self.text
+
+
+class Extraction(BaseModel):
+    """The claims of one answer, and what the extractor said to produce them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    claims: list[Claim]
+    """Deduplicated claims, in answer order; empty means the response abstains."""
+    raw: str | None = None
+    """The extractor LLM's text (None for the local extractor)."""
+    unparsed: list[str] = Field(default_factory=list)
+    """Lines of the LLM output the parser could not use."""
+
+
+class ClaimExtractor(BaseModel, ABC):
+    """Base class of extractors."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    @abstractmethod
+    async def aextract(
+        self, question: str, answer: str, session: LLMSession, *, store: ArtifactStore | None
+    ) -> Extraction:
+        """Extract the claims of ``answer`` (to ``question``)."""
+
+
+class LLMExtractor(ClaimExtractor):
+    """Claims written by an LLM, as triplets or as short stand-alone sentences.
+
+    Example:
+        >>> from truthguard.testing import ScriptedChatModel
+        >>> ex = LLMExtractor(model=ScriptedChatModel(default='("Paris", "is capital of", "France")'))
+    """
+
+    model: Any
+    """A LangChain chat model (or any Runnable / callable str -> str)."""
+    mode: Literal["triplet", "subsentence"] = "triplet"
+    """``triplet`` for ("subject", "predicate", "object") claims, ``subsentence`` for sentences."""
+
+    async def aextract(
+        self, question: str, answer: str, session: LLMSession, *, store: ArtifactStore | None
+    ) -> Extraction:
+        template = (
+            TRIPLET_EXTRACTION_PROMPT if self.mode == "triplet" else SUBSENTENCE_EXTRACTION_PROMPT
+        )
+        stage = "refchecker.extract"
+        text = await cached_call(
+            session,
+            self.model,
+            template.format(question=question, answer=answer),
+            store=store,
+            question=question,
+            kind=f"refchecker.claims.{self.mode}",
+            prompt_version=PROMPT_VERSION,
+            stage=stage,
+            extra=hashlib.sha1(answer.encode("utf-8")).hexdigest(),
+            metadata={"replay_key": f"extract:{self.mode}:{question}\x1f{answer}"},
+        )
+        if self.mode == "triplet":
+            parsed = parse_triplets(text, stage=stage)
+            claims = [Claim(text=" ".join(t), triplet=t) for t in parsed.claims]
+        else:
+            parsed = parse_subsentence_claims(text, stage=stage)
+            claims = [Claim(text=c) for c in parsed.claims]
+        return Extraction(claims=claims, raw=text, unparsed=parsed.unparsed)
+
+
+class LocalExtractor(ClaimExtractor):
+    """Claims by sentence and clause splitting; no model, no cost.
+
+    A very short sentence (a bare answer such as "Persian Gulf") says little on its own, so it is
+    joined to the question ("<question>: Persian Gulf"), the way RefChecker's extractor completes
+    a short answer from the question.
+
+    Example:
+        >>> [c.text for c in LocalExtractor().extract("Q?", "It rains. Cats sleep.")]
+        ['It rains.', 'Cats sleep.']
+    """
+
+    split_clauses: bool = True
+    """Also split sentences at clause boundaries (semicolons, ", and", ", which", ...)."""
+    min_clause_words: int = Field(default=4, ge=1)
+    """Clauses shorter than this are glued back to a neighbour."""
+    question_context_words: int = Field(default=0, ge=0)
+    """Sentences with fewer words than this are prefixed with the question (0 disables)."""
+
+    async def aextract(
+        self, question: str, answer: str, session: LLMSession, *, store: ArtifactStore | None
+    ) -> Extraction:
+        return Extraction(claims=self.extract(question, answer))
+
+    def extract(self, question: str, answer: str) -> list[Claim]:
+        """The synchronous core (pure function of the texts)."""
+        texts: list[str] = []
+        for sentence in split_sentences(answer):
+            if not any(ch.isalnum() for ch in sentence.text):
+                continue
+            pieces = (
+                split_clauses(sentence.text, min_words=self.min_clause_words)
+                if self.split_clauses
+                else [sentence.text]
+            )
+            for piece in pieces:
+                if len(piece.split()) < self.question_context_words:
+                    piece = f"{question.strip().rstrip('?').strip()}: {piece}"
+                texts.append(piece)
+        seen: set[str] = set()
+        claims = []
+        for t in texts:
+            if t.casefold() not in seen:
+                seen.add(t.casefold())
+                claims.append(Claim(text=t))
+        return claims

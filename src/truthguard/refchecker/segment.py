@@ -1,0 +1,132 @@
+"""Sentence, clause and segment splitting, with character offsets (no model needed).
+
+References are cut into *segments* of at most ``size`` words made of whole sentences (a sentence
+longer than ``size`` is cut into word windows). Segments are what a checker reads for one claim;
+the sentences inside them are the *spans* evidence is localised to.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Segment", "Span", "segment_references", "split_clauses", "split_sentences"]
+
+# A sentence ends at . ! ? (optionally followed by a closing quote/bracket) and white space, or
+# at a line break. Tokenised corpora write "word ." with a space, which this accepts too.
+_SENT_END = re.compile(r"""(?<=[.!?])["')\]]*\s+(?=\S)|\s*\n+\s*""")
+# Common abbreviations that end with a period but do not end a sentence.
+_ABBREV = re.compile(
+    r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|vs|etc|e\.g|i\.e|No|Inc|Ltd|Co)|\b[A-Z])\.$"
+)
+# Clause boundaries: semicolons, and a comma before a coordinating or relative connective.
+_CLAUSE = re.compile(r";\s+|,\s+(?=(?:and|but|while|whereas|although|which|who)\s)", re.IGNORECASE)
+_WORD = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class Span:
+    """A piece of a text, with its character offsets in that text."""
+
+    text: str
+    start: int
+    end: int
+
+
+def split_sentences(text: str) -> list[Span]:
+    """Split ``text`` into sentences; offsets index into ``text``."""
+    spans: list[Span] = []
+    start = 0
+    for m in _SENT_END.finditer(text):
+        piece = text[start : m.start()]
+        if piece.strip() and _ABBREV.search(piece.rstrip()):
+            continue  # "Dr. Smith": not a boundary
+        _append(spans, text, start, m.start())
+        start = m.end()
+    _append(spans, text, start, len(text))
+    return spans
+
+
+def _append(spans: list[Span], text: str, start: int, end: int) -> None:
+    piece = text[start:end]
+    stripped = piece.strip()
+    if not stripped:
+        return
+    lead = len(piece) - len(piece.lstrip())
+    spans.append(Span(stripped, start + lead, start + lead + len(stripped)))
+
+
+def split_clauses(sentence: str, *, min_words: int = 4) -> list[str]:
+    """Split one sentence at clause boundaries, keeping every piece at least ``min_words`` long.
+
+    A piece shorter than ``min_words`` is glued back to its neighbour, so a list such as
+    "red, green and blue" stays one claim.
+    """
+    pieces = [p.strip() for p in _CLAUSE.split(sentence) if p and p.strip()]
+    merged: list[str] = []
+    for piece in pieces:
+        if merged and (len(piece.split()) < min_words or len(merged[-1].split()) < min_words):
+            merged[-1] = f"{merged[-1]}, {piece}"
+        else:
+            merged.append(piece)
+    return merged or ([sentence.strip()] if sentence.strip() else [])
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A passage of one reference, made of whole sentences where possible."""
+
+    reference: int
+    """Index of the reference the segment comes from."""
+    start: int
+    """Character offset of the segment in its reference."""
+    end: int
+    """End offset (exclusive)."""
+    text: str
+    """The segment's text."""
+    spans: tuple[Span, ...]
+    """Its sentences, with offsets in the reference (for evidence localisation)."""
+
+
+def _windows(sentence: Span, size: int) -> list[Span]:
+    words = list(_WORD.finditer(sentence.text))
+    out = []
+    for i in range(0, len(words), size):
+        chunk = words[i : i + size]
+        s, e = chunk[0].start(), chunk[-1].end()
+        out.append(Span(sentence.text[s:e], sentence.start + s, sentence.start + e))
+    return out
+
+
+def segment_references(references: list[str], *, size: int = 80) -> list[Segment]:
+    """Cut each reference into segments of at most ``size`` words of whole sentences.
+
+    Args:
+        references: The reference texts.
+        size: Most words per segment; a longer sentence is cut into ``size``-word windows.
+
+    Returns:
+        The segments of every reference, in order.
+    """
+    if size < 1:
+        raise ValueError("size must be at least 1")
+    segments: list[Segment] = []
+    for r, ref in enumerate(references):
+        units: list[Span] = []
+        for sentence in split_sentences(ref):
+            if len(sentence.text.split()) > size:
+                units.extend(_windows(sentence, size))
+            else:
+                units.append(sentence)
+        group: list[Span] = []
+        words = 0
+        for unit in [*units, None]:
+            n = len(unit.text.split()) if unit is not None else 0
+            if group and (unit is None or words + n > size):
+                s, e = group[0].start, group[-1].end
+                segments.append(Segment(r, s, e, ref[s:e], tuple(group)))
+                group, words = [], 0
+            if unit is not None:
+                group.append(unit)
+                words += n
+    return segments
