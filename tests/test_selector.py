@@ -1,0 +1,153 @@
+"""FEWLExampleSelector: picks the best-scored candidate, works in few-shot prompt templates."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from langchain_core.prompts import FewShotPromptTemplate, PromptTemplate
+from langchain_core.vectorstores import InMemoryVectorStore
+
+from truthguard.embeddings import SimilarityEmbeddings
+from truthguard.errors import InvalidInputError
+from truthguard.selectors import FEWLExampleSelector, icl_prompt
+from truthguard.testing import FakeDetector, ScriptedChatModel
+from truthguard.vectorstore import ChromaVectorStore
+
+POOL = [
+    {
+        "question": "What is the capital of France?",
+        "answers": ["Lyon is the capital.", "Paris is the capital of France."],
+    },
+    {
+        "question": "Who wrote the play Hamlet?",
+        "answers": ["Christopher Marlowe.", "William Shakespeare wrote Hamlet."],
+    },
+    {
+        "question": "What is the boiling point of water at sea level?",
+        "answers": ["50 degrees Celsius.", "100 degrees Celsius at sea level."],
+    },
+]
+TRUE = {"Paris is the capital of France.", "William Shakespeare wrote Hamlet.",
+        "100 degrees Celsius at sea level."}  # fmt: skip
+
+
+def truth_scorer() -> FakeDetector:
+    return FakeDetector(score=lambda inp: 1.0 if inp.answer in TRUE else 0.1)
+
+
+@pytest.fixture()
+def embeddings(embedder):
+    return SimilarityEmbeddings(embedder)
+
+
+def test_selects_nearest_question_with_best_answer(embeddings):
+    selector = FEWLExampleSelector.from_examples(
+        POOL, embeddings, scorer=truth_scorer(), vectorstore_cls=InMemoryVectorStore, k=1
+    )
+    picked = selector.select_examples({"question": "Which city is France's capital?"})
+    assert picked == [
+        {"question": "What is the capital of France?", "answer": "Paris is the capital of France."}
+    ]
+    baseline = selector.model_copy(update={"mode": "baseline"})
+    assert baseline.select_examples({"question": "Which city is France's capital?"})[0][
+        "answer"
+    ] == "Lyon is the capital."
+
+
+def test_scores_are_cached_at_add_time(embeddings):
+    scorer = truth_scorer()
+    selector = FEWLExampleSelector.from_examples(
+        POOL, embeddings, scorer=scorer, vectorstore_cls=InMemoryVectorStore, k=2
+    )
+    assert scorer.check_count == 6
+    for _ in range(3):
+        selector.select_examples({"question": "Who is the author of Hamlet?"})
+    assert scorer.check_count == 6  # selection costs no check
+    doc = selector.vectorstore.similarity_search("Hamlet", k=1)[0]
+    assert json.loads(doc.metadata["scores"]) == [0.1, 1.0]
+
+
+def test_works_inside_few_shot_prompt_template(embeddings):
+    selector = FEWLExampleSelector.from_examples(
+        POOL, embeddings, scorer=truth_scorer(), vectorstore_cls=InMemoryVectorStore, k=2
+    )
+    prompt = FewShotPromptTemplate(
+        example_selector=selector,
+        example_prompt=PromptTemplate.from_template("Q: {question}\nA: {answer}"),
+        suffix="Q: {question}\nA:",
+        input_variables=["question"],
+    )
+    text = prompt.format(question="Who authored Hamlet?")
+    assert "William Shakespeare wrote Hamlet." in text and "Marlowe" not in text
+    assert text.endswith("Q: Who authored Hamlet?\nA:")
+
+
+async def test_icl_chat_prompt_with_a_model(embeddings):
+    selector = await FEWLExampleSelector.afrom_examples(
+        POOL, embeddings, scorer=truth_scorer(), vectorstore_cls=InMemoryVectorStore, k=1
+    )
+    model = ScriptedChatModel(script=lambda p: "ok")
+    await (icl_prompt(selector) | model).ainvoke({"question": "Capital city of France?"})
+    sent = model.calls[0]
+    assert "Paris is the capital of France." in sent and "Lyon" not in sent
+    assert sent.rstrip().endswith("Capital city of France?")
+
+
+def test_default_store_is_chroma_and_mmr_diversifies(embeddings):
+    pool = [
+        *POOL,
+        {"question": "What is the capital city of France?", "answers": ["Paris."]},
+    ]
+    selector = FEWLExampleSelector.from_examples(
+        pool, embeddings, scorer=truth_scorer(), k=2, use_mmr=True, lambda_mult=0.1
+    )
+    assert isinstance(selector.vectorstore, ChromaVectorStore)
+    questions = [e["question"] for e in selector.select_examples({"question": "France capital?"})]
+    assert len(questions) == 2
+    assert not {"What is the capital of France?", "What is the capital city of France?"} <= set(
+        questions
+    )  # the near-duplicate is not picked twice
+
+
+def test_score_function_and_invalid_scores(embeddings):
+    def scorer(question, answers):
+        return [None for _ in answers] if "Hamlet" in question else [len(a) for a in answers]
+
+    selector = FEWLExampleSelector.from_examples(
+        POOL, embeddings, scorer=scorer, vectorstore_cls=InMemoryVectorStore, k=3
+    )
+    picked = selector.select_examples({"question": "Who wrote Hamlet?"})
+    assert "Who wrote the play Hamlet?" not in [p["question"] for p in picked]  # no valid score
+    assert len(picked) == 2
+
+
+def test_fewl_rank_is_used_when_available(embeddings, embedder):
+    from truthguard.fewl import FEWL
+
+    ref = ScriptedChatModel(model_name="ref", default="Paris is the capital of France.")
+    fewl = FEWL(
+        reference_models=[ref],
+        mode="single",
+        expertise="uniform",
+        penalty=False,
+        threshold=0.0,
+        similarity=embedder,
+    )
+    selector = FEWLExampleSelector.from_examples(
+        POOL[:1], embeddings, scorer=fewl, vectorstore_cls=InMemoryVectorStore, k=1
+    )
+    assert selector.select_examples({"question": "France's capital?"})[0]["answer"] == (
+        "Paris is the capital of France."
+    )
+    assert ref.call_count == 1  # both candidates ranked on one set of reference answers
+
+
+def test_bad_examples_name_the_field(embeddings):
+    selector = FEWLExampleSelector(
+        vectorstore=InMemoryVectorStore(embedding=embeddings), scorer=truth_scorer()
+    )
+    with pytest.raises(InvalidInputError, match="answers"):
+        selector.add_example({"question": "Q?", "answers": "just one string"})
+    with pytest.raises(InvalidInputError, match="question"):
+        selector.select_examples({"query": "Q?"})
