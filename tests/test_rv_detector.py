@@ -271,6 +271,7 @@ def test_custom_matcher_object():
     assert r.label is Label.HALLUCINATED and r.details["match"]["matcher"] == "never"
 
 
+@pytest.mark.model
 def test_stage_outputs_are_cached_in_the_store(store):
     model = em_model("Ailanthus, 100%.")
     rv = ReverseValidation(model=model, store=store)
@@ -279,3 +280,24 @@ def test_stage_outputs_are_cached_in_the_store(store):
     assert first.usage.llm_calls == 2 and second.usage.llm_calls == 0
     assert second.usage.cached_calls == 2 and model.call_count == 2
     assert second.details == first.details
+
+
+def test_public_exports_are_locked():
+    import truthguard.rv as rv
+
+    assert sorted(rv.__all__) == sorted(
+        [
+            "PROMPT_VERSION",
+            "EntityMatcher",
+            "MatchOutcome",
+            "PaperMatcher",
+            "RVReplayChatModel",
+            "ReverseValidation",
+            "ReverseValidationInput",
+            "RobustMatcher",
+            "replay_key",
+            "replay_model",
+        ]
+    )
+    assert all(hasattr(rv, name) for name in rv.__all__)
+    assert ReverseValidation.detector_name == "reverse_validation"
