@@ -460,7 +460,11 @@ class RobustMatcher(BaseModel, EntityMatcher):
                 self.judge,
                 prompt,
                 stage="rv.judge",
-                metadata={"entity": entity, "rv_variant": variant, "replay_key": "judge"},
+                metadata={
+                    "entity": entity,
+                    "rv_variant": variant,
+                    "replay_key": f"{variant}:judge",
+                },
             )
             judge = (parse_judge(raw), raw)
         return self._decide(entity, answer, variant, lexical, similarity, judge)

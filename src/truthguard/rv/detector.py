@@ -92,7 +92,8 @@ class ReverseValidation(BaseDetector):
     """Chat model the ``robust`` matcher asks as a last resort (yes / no)."""
     entity_extraction: Literal["llm", "heuristic"] = "llm"
     """How to find the entity when the input has none: ask the model, or take the first
-    sentence's subject. The LLM path falls back to the heuristic on an unusable reply."""
+    sentence's subject. The LLM path falls back to the heuristic on an unusable reply; the
+    heuristic alone raises :class:`InvalidInputError` (field ``entity``) when it finds none."""
     rebuild_leaks: bool = True
     """Rebuild a stage-1 query that names the entity, once. Replays of recordings that hold no
     rebuilt query should turn this off (the leak is still detected and reported)."""
@@ -236,7 +237,8 @@ class ReverseValidation(BaseDetector):
         return raw.strip(), items
 
     async def _acheck(self, inp: DetectorInput, session: LLMSession) -> DetectionResult:
-        assert isinstance(inp, ReverseValidationInput)
+        if not isinstance(inp, ReverseValidationInput):  # validate_input always gives one
+            raise InvalidInputError("input", f"expected ReverseValidationInput, got {inp!r}")
         passage = inp.answer.strip()
         entity, source, extraction_raw = await self._entity(inp, session)
         query, requirements, leak = await self._query(passage, entity, session)
