@@ -208,3 +208,21 @@ def test_bad_options_name_the_field():
         TruthGuardCallbackHandler(FakeDetector(), max_queue=0)
     with pytest.raises(InvalidInputError, match="when_full"):
         TruthGuardCallbackHandler(FakeDetector(), when_full="drop")  # type: ignore[arg-type]
+
+
+def test_detector_fields_are_passed_to_the_detector():
+    from truthguard.detector import DetectorInput
+
+    class EntityInput(DetectorInput):
+        entity: str
+
+    class EntityDetector(FakeDetector):
+        input_model = EntityInput
+
+    records: list[ScoreRecord] = []
+    detector = EntityDetector(score=lambda inp: float(inp.entity in inp.answer), threshold=0.5)
+    handler = TruthGuardCallbackHandler(detector, sinks=records.append, detector_fields=["entity"])
+    chain = RunnableLambda(lambda inp: f"{inp['entity']} was a painter.")
+    chain.invoke({"question": "Who was Hals?", "entity": "Frans Hals"}, {"callbacks": [handler]})
+    handler.close(timeout=10)
+    assert records[0].status == "scored" and records[0].passing is True

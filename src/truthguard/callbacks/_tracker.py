@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -34,6 +35,8 @@ class Capture:
     contexts: list[str]
     tags: list[str]
     metadata: dict[str, Any]
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Input fields forwarded to the detector (``detector_fields``)."""
     captured_at: float = field(default_factory=time.time)
 
 
@@ -67,9 +70,15 @@ def _generation_text(response: Any) -> str | None:
 class RunTracker:
     """Maps every run to its capture root and builds a :class:`Capture` when a root ends."""
 
-    def __init__(self, question_key: str | None = None, answer_key: str | None = None) -> None:
+    def __init__(
+        self,
+        question_key: str | None = None,
+        answer_key: str | None = None,
+        detector_fields: tuple[str, ...] = (),
+    ) -> None:
         self.question_key = question_key
         self.answer_key = answer_key
+        self.detector_fields = detector_fields
         self._lock = threading.Lock()
         self._root_of: dict[UUID, UUID] = {}
         self._roots: dict[UUID, _Root] = {}
@@ -139,6 +148,9 @@ class RunTracker:
                 question = question_of(root.inputs, self.question_key)
                 answer = answer_of(output, self.answer_key)
             contexts = root.contexts or contexts_of(output)
+            extra = {}
+            if self.detector_fields and isinstance(root.inputs, Mapping):
+                extra = {k: root.inputs[k] for k in self.detector_fields if k in root.inputs}
         except InvalidInputError:
             with self._lock:
                 self.skipped += 1
@@ -151,6 +163,7 @@ class RunTracker:
             contexts=contexts,
             tags=root.tags,
             metadata=root.metadata,
+            extra=extra,
         )
 
     def error(self, run_id: UUID) -> None:

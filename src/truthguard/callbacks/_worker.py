@@ -116,6 +116,7 @@ class Scorer:
                 "question": capture.question,
                 "answer": capture.answer,
                 "contexts": capture.contexts,
+                **capture.extra,
             }
             try:
                 result = await asyncio.wait_for(self.detector.ainvoke(payload), self.timeout)

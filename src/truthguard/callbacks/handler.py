@@ -32,6 +32,7 @@ class _Core:
         timeout: float | None,
         question_key: str | None,
         answer_key: str | None,
+        detector_fields: Sequence[str],
     ) -> None:
         if not isinstance(detector, BaseDetector):
             raise InvalidInputError(
@@ -47,7 +48,7 @@ class _Core:
             sinks = []
         elif not isinstance(sinks, list | tuple):
             sinks = [sinks]
-        self.tracker = RunTracker(question_key, answer_key)
+        self.tracker = RunTracker(question_key, answer_key, tuple(detector_fields))
         self.scorer = Scorer(
             detector,
             [as_sink(s) for s in sinks],
@@ -87,6 +88,8 @@ _DOC = """
         timeout: Seconds one check may take before it is recorded as failed; None for no limit.
         question_key: Input key of the question.
         answer_key: Output key of the answer.
+        detector_fields: Input keys of the captured run passed on to the detector (for
+            example ``entity`` for Reverse Validation).
 
     ``flush()`` waits until every capture has a record; ``close()`` flushes, records whatever is
     still pending after its time-out as failed, and closes the sinks. Records carry the run id.
@@ -120,6 +123,7 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
         timeout: float | None = 120.0,
         question_key: str | None = None,
         answer_key: str | None = None,
+        detector_fields: Sequence[str] = (),
     ) -> None:
         self._core = _Core(
             detector,
@@ -130,6 +134,7 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
             timeout=timeout,
             question_key=question_key,
             answer_key=answer_key,
+            detector_fields=detector_fields,
         )
 
     # -- hooks ------------------------------------------------------------------------------------
@@ -252,6 +257,7 @@ class AsyncTruthGuardCallbackHandler(AsyncCallbackHandler):
         timeout: float | None = 120.0,
         question_key: str | None = None,
         answer_key: str | None = None,
+        detector_fields: Sequence[str] = (),
     ) -> None:
         self._core = _Core(
             detector,
@@ -262,6 +268,7 @@ class AsyncTruthGuardCallbackHandler(AsyncCallbackHandler):
             timeout=timeout,
             question_key=question_key,
             answer_key=answer_key,
+            detector_fields=detector_fields,
         )
 
     async def _end(self, run_id: UUID, output: Any) -> None:
