@@ -107,3 +107,11 @@ def test_failed_download_names_the_way_out(tmp_path, monkeypatch):
 
 def test_strip_html():
     assert strip_html("<P> a <b>bold</b>  &lt;tag&gt; </P>") == "a bold <tag>"
+
+
+def test_rv_record_label_is_not_taken_for_the_human_label(data_dir):
+    human = {p.entity: p.label for p in load_phd(data_dir)}
+    recs = load_rv_records("em", data_dir)
+    assert not hasattr(recs[0], "label")
+    assert sum(r.recorded_label != human[r.entity] for r in recs) > 0
+    assert {r.is_same for r in recs} == {None, "Yes.", "No."}

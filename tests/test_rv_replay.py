@@ -22,7 +22,7 @@ def record(variant: str, entity: str, stage1: str, stage2: str) -> RVRecord:
         passage=PASSAGE,
         stage1=stage1,
         stage2=stage2,
-        label="factual",
+        recorded_label="factual",
     )
 
 

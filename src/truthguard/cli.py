@@ -35,6 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="run a benchmark and print a table (or --json)")
     bench_sub = bench.add_subparsers(dest="benchmark", required=True)
     for name, module in available().items():
+        if isinstance(module, Exception):
+            p = bench_sub.add_parser(name, help=f"(unavailable: {module})")
+            p.set_defaults(_module=None, _error=module)
+            continue
         p = bench_sub.add_parser(name, help=getattr(module, "HELP", name))
         p.add_argument("--json", action="store_true", help="print one JSON object instead")
         p.add_argument(
@@ -56,6 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return demo.run(args)
     module = args._module
+    if module is None:
+        print(f"truthguard bench {args.benchmark}: cannot load: {args._error!r}", file=sys.stderr)
+        return 1
     result = module.run(args)
     if args.json:
         print(json.dumps(result, indent=None, default=float))

@@ -24,12 +24,16 @@ BENCHMARKS: dict[str, str] = {
 }
 
 
-def available() -> dict[str, ModuleType]:
-    """The benchmark modules that exist in this installation."""
-    out = {}
+def available() -> dict[str, ModuleType | Exception]:
+    """The benchmark modules of this installation (or the error that stopped one importing)."""
+    out: dict[str, ModuleType | Exception] = {}
     for name, module in BENCHMARKS.items():
-        if importlib.util.find_spec(module) is not None:
+        if importlib.util.find_spec(module) is None:
+            continue
+        try:
             out[name] = importlib.import_module(module)
+        except Exception as e:  # one broken benchmark must not take the others down
+            out[name] = e
     return out
 
 

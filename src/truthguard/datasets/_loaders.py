@@ -211,7 +211,11 @@ class RVRecord(_Record):
     """Generated question (QG) or numbered feature list (EM)."""
     stage2: str
     """The model's answer to the stage-1 query."""
-    label: Literal["factual", "non-factual"]
+    recorded_label: Literal["factual", "non-factual"]
+    """The ``label`` field of the record file. NOT the human label: it disagrees with
+    ``PHD_benchmark.json`` on dozens of passages. Score against :func:`load_phd` instead."""
+    is_same: str | None = None
+    """Upstream's recorded "same entity?" verdict ("Yes." / "No."), None where absent."""
     domain: str | None = None
 
 
@@ -226,7 +230,8 @@ def _rv_from_raw(
             passage=r["claim"],
             stage1=r[field],
             stage2=r["answer"],
-            label=r["label"],
+            recorded_label=r["label"],
+            is_same=None if r.get("Is_same") in (None, "None") else str(r["Is_same"]),
             domain=domains.get(r["entity"]),
         )
         for r in raw
