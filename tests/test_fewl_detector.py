@@ -271,3 +271,14 @@ def test_rank_checks_its_arguments(store):
         detector.rank(QUESTION, "one answer")
     with pytest.raises(InvalidInputError, match="question"):
         detector.rank("  ", ["x"])
+
+
+def test_default_similarity_is_the_packaged_embedder(seeded, embedder):
+    models = [_model("a", GOOD), _model("b", GOOD)]
+    detector = FEWL(reference_models=models, store=seeded, min_pairs=3)
+    assert detector.similarity is embedder
+    assert detector.n_references == 2 and detector.effective_mode == "panel"
+    right = detector.check(QUESTION, "Shakespeare wrote Hamlet.")
+    wrong = detector.check(QUESTION, "Leonardo da Vinci painted the Mona Lisa.")
+    assert right.score > wrong.score  # the lazy, off-question answer is penalised
+    assert right.details["penalty_applied"] is True
