@@ -226,3 +226,20 @@ def test_detector_fields_are_passed_to_the_detector():
     chain.invoke({"question": "Who was Hals?", "entity": "Frans Hals"}, {"callbacks": [handler]})
     handler.close(timeout=10)
     assert records[0].status == "scored" and records[0].passing is True
+
+
+def test_sync_handler_under_100_threaded_batch_runs(tmp_path):
+    path = tmp_path / "scores.db"
+    handler = TruthGuardCallbackHandler(FakeDetector(score=0.2, threshold=0.5), sinks=[path])
+    chain = echo_chain()
+    questions = [{"question": f"q{i}?"} for i in range(100)]
+    chain.batch(questions, {"callbacks": [handler], "max_concurrency": 16})
+    assert handler.close(timeout=30)
+    import sqlite3 as sql
+
+    with sql.connect(path) as conn:
+        n, distinct, passed = conn.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT question), SUM(passing) FROM truthguard_scores"
+        ).fetchone()
+    assert (n, distinct, passed) == (100, 100, 0)
+    assert handler.summary()["pass_rate"] == 0.0

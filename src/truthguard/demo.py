@@ -1,15 +1,47 @@
-"""``truthguard demo``: the machinery on the recorded benchmark data (offline).
+"""``truthguard demo``: a guarded chain, a scoring callback handler and the FEWL example selector.
 
-The full guarded-chain demo arrives with the middleware; until then this shows the pieces that
-exist, on real recorded data, and prints nothing it did not compute.
+Offline (the default) everything runs on recorded outputs of real models, so no model is called:
+
+1. a chain "write a passage about <entity>" whose model replays ChatGPT's recorded PHD passages,
+   wrapped in a :class:`~truthguard.guard.HallucinationGuard` running Reverse Validation (EM)
+   on ChatGPT's recorded Reverse Validation outputs; per passage the verdict and what the guard
+   did, then the guard's F1 against the human labels;
+2. a :class:`~truthguard.callbacks.TruthGuardCallbackHandler` on the same chain, scoring every
+   raw passage in the background with the other Reverse Validation variant (QG) into a JSONL log;
+3. the :class:`~truthguard.selectors.FEWLExampleSelector` over the RefChecker benchmark: for each
+   question, six LLMs' recorded answers are the candidates, each scored by FEWL against the
+   other six models' recorded answers (the reference panel), and checked against the human
+   claim labels.
+
+``--live`` runs a RAG chain over the small corpus shipped with truthguard on a real model
+(``langchain-openai``): set ``OPENAI_API_KEY``, or ``OPENAI_BASE_URL`` for any OpenAI-compatible
+server (``TRUTHGUARD_LIVE_MODEL`` picks the model, default ``gpt-4o-mini``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import statistics
+import tempfile
+import textwrap
 import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["add_arguments", "live_model_from_env", "run", "run_live", "run_offline"]
+
+PASSAGE_PROMPT = "Write a short encyclopedia passage about {entity}."
+FALLBACK_ANSWER = "I could not verify a passage about this entity, so I am not showing one."
+LIVE_QUESTIONS = (
+    "Which planet has the moons Phobos and Deimos?",
+    "What did Bi Sheng make movable type from?",
+    "How does Reverse Validation decide that a passage is hallucinated?",
+    "When was Pluto reclassified as a dwarf planet, and by whom?",
+)
+WIDTH = 96
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,38 +49,451 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--data", default=None, help="data directory (default: $TRUTHGUARD_DATA_DIR)"
     )
     parser.add_argument(
-        "--live", action="store_true", help="use a real model (needs OPENAI_API_KEY)"
+        "--live",
+        action="store_true",
+        help="use a real model over the shipped corpus (needs OPENAI_API_KEY or OPENAI_BASE_URL)",
+    )
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="use only this many PHD passages and RefChecker questions (quick run)",
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="directory for the callback handler's JSONL log (default: a temporary directory)",
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    from truthguard.datasets import load_chale, load_phd, load_refchecker
+def _rule(title: str) -> None:
+    print()
+    print(f"== {title} ".ljust(WIDTH, "="))
+
+
+def _say(text: str) -> None:
+    print(textwrap.fill(" ".join(text.split()), WIDTH))
+
+
+def _short(text: str | None, n: int) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= n else flat[: n - 3] + "..."
+
+
+def _prf(pred: list[bool], gold: list[bool]) -> tuple[float, float, float]:
+    tp = sum(p and g for p, g in zip(pred, gold, strict=True))
+    fp = sum(p and not g for p, g in zip(pred, gold, strict=True))
+    fn = sum(g and not p for p, g in zip(pred, gold, strict=True))
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+def _spread(items: list[Any], limit: int | None) -> list[Any]:
+    """``limit`` items spread evenly over the list (all of them when ``limit`` is None)."""
+    if limit is None or limit >= len(items):
+        return items
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]
+
+
+# -- offline: guarded chain over PHD ---------------------------------------------------------------
+
+
+def _phd_section(args: argparse.Namespace, out_dir: Path) -> None:
+    from langchain_core.prompts import ChatPromptTemplate
+
+    from truthguard.callbacks import JSONLSink, TruthGuardCallbackHandler
+    from truthguard.datasets import load_phd
+    from truthguard.guard import Fallback, HallucinationGuard
+    from truthguard.rv import ReverseValidation, replay_model
+    from truthguard.testing import ReplayChatModel
+
+    passages = _spread(load_phd(args.data), args.limit)
+    prompt = ChatPromptTemplate.from_template(PASSAGE_PROMPT)
+    # The "LLM" of the chain: ChatGPT's recorded passage for each entity (keyed by prompt text).
+    writer = ReplayChatModel(
+        model_name="chatgpt-phd-replay",
+        recordings={PASSAGE_PROMPT.format(entity=p.entity): p.passage for p in passages},
+        report_usage=False,
+    )
+    log_path = out_dir / "truthguard_scores.jsonl"
+    log_path.unlink(missing_ok=True)
+    monitor = TruthGuardCallbackHandler(
+        ReverseValidation(model=replay_model("qg", args.data), variant="qg", rebuild_leaks=False),
+        sinks=[JSONLSink(log_path)],
+        detector_fields=["entity"],
+    )
+    chain = (prompt | writer).with_config(callbacks=[monitor], run_name="passage_writer")
+    guard = HallucinationGuard(
+        chain=chain,
+        detectors=[
+            ReverseValidation(
+                model=replay_model("em", args.data), variant="em", rebuild_leaks=False
+            )
+        ],
+        detector_fields=["entity"],
+        policies=[Fallback(answer=FALLBACK_ANSWER)],
+        batch_concurrency=8,
+    )
+
+    _rule("1. A guarded chain over the PHD passages")
+    _say(
+        f"The chain asks for a passage about an entity; its model replays the passage ChatGPT "
+        f"wrote for PHD ({len(passages)} passages). HallucinationGuard checks each passage with "
+        "Reverse Validation (entity-matching variant, ChatGPT's recorded outputs): the features "
+        "the passage lists are turned into a query, and if the model cannot name the entity back, "
+        "the passage is rejected and the guard's Fallback policy releases a safe reply instead. "
+        "The rejected passage is kept in the result's attempts."
+    )
+    started = time.perf_counter()
+    inputs = [{"question": f"Tell me about {p.entity}.", "entity": p.entity} for p in passages]
+    results = guard.batch(inputs)
+    seconds = time.perf_counter() - started
+    print()
+    print(f"{'#':>3}  {'entity':<28}{'domain':<11}{'human label':<13}{'guard':<10}what happened")
+    for i, (p, r) in enumerate(zip(passages, results, strict=True), 1):
+        first = r.attempts[0]
+        rv = first.results[0]
+        if r.status == "passed":
+            action = "passage released"
+        else:
+            why = (rv.details.get("match") or {}).get("reason") or rv.invalid_reason
+            action = f"fallback released; {_short(why, 60)}"
+        verdict = "pass" if first.passed else "reject"
+        print(f"{i:>3}  {_short(p.entity, 27):<28}{p.domain:<11}{p.label:<13}{verdict:<10}{action}")
+    usage = sum((r.usage.total_tokens for r in results), 0)
+    print()
+    print(
+        f"{len(results)} passages in {seconds:.1f}s; {sum(r.passed for r in results)} released, "
+        f"{sum(r.status == 'fallback' for r in results)} replaced by the fallback; "
+        f"{usage / len(results):.0f} tokens per passage (chain + detector, tiktoken counts)"
+    )
+
+    _rule("2. The guard against the human labels (non-factual = positive class)")
+    gold = [p.is_hallucinated for p in passages]
+    pred = [not r.attempts[0].passed for r in results]
+    precision, recall, f1 = _prf(pred, gold)
+    tp = sum(a and b for a, b in zip(pred, gold, strict=True))
+    print(
+        f"guard rejects {sum(pred)} of {len(pred)} passages; {sum(gold)} are non-factual "
+        f"according to the annotators; {tp} rejections are right."
+    )
+    print(f"F1 {100 * f1:.1f}   precision {100 * precision:.1f}   recall {100 * recall:.1f}")
+    if len(passages) == 146:
+        print("(published rules on this 146-passage split: F1 60.0, P 50.0, R 75.0)")
+    by_domain: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+    for p, g, q in zip(passages, gold, pred, strict=True):
+        by_domain[p.domain].append((q, g))
+    for domain in sorted(by_domain):
+        pairs = by_domain[domain]
+        _, _, f = _prf([q for q, _ in pairs], [g for _, g in pairs])
+        print(f"  {domain:<11} F1 {100 * f:5.1f}  ({len(pairs)} passages)")
+
+    _rule("3. The callback handler's log (background scoring, Reverse Validation QG)")
+    assert monitor.close(timeout=120)
+    summary = monitor.summary()
+    _say(
+        "The same chain carries a TruthGuardCallbackHandler. It captured every passage the "
+        "chain produced, scored it off the request path with the question-generation variant "
+        f"of Reverse Validation, and wrote one JSON line per passage to {log_path}."
+    )
+    lines = log_path.read_text(encoding="utf-8").splitlines()
+    print()
+    for line in lines[:2]:
+        rec = json.loads(line)
+        shown = {
+            k: rec[k] for k in ("run_id", "parent_run_id", "status", "label", "score", "passing")
+        }
+        shown["question"] = rec["question"]
+        shown["answer"] = _short(rec["answer"], 60)
+        print("  " + json.dumps(shown))
+    print(f"  ... {len(lines)} lines in total")
+    print()
+    rate = summary["pass_rate"]
+    shown_rate = "n/a" if rate is None else f"{100 * rate:.1f}%"
+    print(
+        f"summary: {summary['count']} records, {summary['scored']} scored, "
+        f"{summary['failed']} failed, pass rate {shown_rate}, labels {summary['labels']}"
+    )
+    records = {json.loads(line)["question"]: json.loads(line) for line in lines}
+    qg_pred = [records[i["question"]]["passing"] is False for i in inputs]
+    _, _, qg_f1 = _prf(qg_pred, gold)
+    print(f"the monitor's own F1 against the human labels: {100 * qg_f1:.1f}")
+
+
+# -- offline: FEWL example selector over RefChecker --------------------------------------------
+
+
+def _refchecker_panel(args: argparse.Namespace) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    from truthguard.datasets import REFCHECKER_MODELS, load_refchecker
+
+    by_id: dict[str, dict[str, Any]] = defaultdict(dict)
+    for r in load_refchecker("zero_context", args.data):
+        by_id[r.id][r.model] = r
+    complete = [
+        qid
+        for qid, answers in by_id.items()
+        if set(answers) == set(REFCHECKER_MODELS)
+        and all(a.response.strip() and a.claims for a in answers.values())
+    ]
+    return complete, by_id
+
+
+def _selector_section(args: argparse.Namespace) -> None:
+    from langchain_core.prompts import FewShotPromptTemplate, PromptTemplate
+
+    from truthguard._sync import run_sync
+    from truthguard.datasets import REFCHECKER_MODELS
+    from truthguard.embeddings import SimilarityEmbeddings
+    from truthguard.fewl import FEWL
+    from truthguard.selectors import FEWLExampleSelector
     from truthguard.similarity import get_default_similarity
     from truthguard.store import ArtifactStore
+    from truthguard.testing import ReplayChatModel
 
-    if args.live:
-        print("Live mode is not available yet in this version; running the offline demo.")
-    print("Mode: offline (recorded data, no LLM calls)\n")
-    phd = load_phd(args.data)
-    chale = load_chale(args.data)
-    rc = load_refchecker("zero_context", args.data)
-    print(f"PHD passages: {len(phd)} ({sum(p.is_hallucinated for p in phd)} non-factual)")
-    print(f"CHALE questions: {len(chale)}")
-    print(f"RefChecker zero-context responses: {len(rc)}\n")
+    ids, by_id = _refchecker_panel(args)
+    ids = _spread(ids, None if args.limit is None else max(args.limit, 4))
+    proxy_model = "chatgpt"  # its answers restate the question most often
+    candidates = [m for m in REFCHECKER_MODELS if m != proxy_model]
 
-    sim = get_default_similarity()
-    items = chale[:5]
-    t = time.perf_counter()
-    refs = [i.long_answer for i in items]
-    for name in ("non_halu", "mid_halu", "halu"):
-        scores = sim.pairwise([getattr(i, name) for i in items], refs)
-        print(f"cosine(answer, reference) for {name:9s}: " + " ".join(f"{s:.2f}" for s in scores))
-    print(f"(5 CHALE questions, {time.perf_counter() - t:.2f}s including model load)\n")
+    def norm(text: str) -> str:
+        return " ".join(text.split())
 
-    store = ArtifactStore.in_memory()
-    store.add_questions([i.question for i in chale[:200]])
-    q = chale[0].question
-    print(f"Nearest stored questions to: {q!r}")
-    for n in store.nearest(q, k=3):
-        print(f"  {n.similarity:.2f}  {n.question}")
+    proxy = {qid: norm(by_id[qid][proxy_model].response) for qid in ids}
+    qid_of = {text: qid for qid, text in proxy.items()}
+
+    _rule("4. FEWL example selector on the RefChecker multi-LLM answers")
+    _say(
+        f"RefChecker recorded {len(REFCHECKER_MODELS)} LLMs answering the same Natural "
+        f"Questions, with human labels on every claim. For {len(ids)} questions, the candidate "
+        f"answers are those of {', '.join(candidates)}. Each candidate is scored by FEWL "
+        "against the other six models' recorded answers to the same question (the reference "
+        "panel: uniform weights, laziness penalty over 5 neighbour questions), so no model is "
+        "called. RefChecker ships no question texts, so ChatGPT's answer (which usually restates "
+        "the question) stands in for each question, both for FEWL and for the selector's "
+        f"similarity search. The baseline takes the first candidate ({candidates[0]})."
+    )
+
+    def key_fn(prompt: str, metadata: Any) -> Any:
+        return qid_of.get(norm(str(metadata.get("fewl_question", ""))))
+
+    replays = {
+        m: ReplayChatModel(
+            model_name=m,
+            recordings={qid: by_id[qid][m].response for qid in ids},
+            key_fn=key_fn,
+            report_usage=False,
+        )
+        for m in REFCHECKER_MODELS
+    }
+    similarity = get_default_similarity()
+    store = ArtifactStore.in_memory(embedder=similarity)
+    store.add_questions(list(proxy.values()))
+    scorers = {
+        m: FEWL(
+            reference_models=[replays[o] for o in REFCHECKER_MODELS if o != m],
+            mode="panel",
+            expertise="uniform",
+            penalty=True,
+            k_neighbors=5,
+            threshold=0.0,  # scores are only compared; a threshold spares the IW/CO generation
+            similarity=similarity,
+            store=store,
+        )
+        for m in candidates
+    }
+
+    scored: dict[str, list[float | None]] = {}
+
+    async def panel_scores(question: str, answers: list[str]) -> list[float | None]:
+        # candidate i was written by candidates[i]; its panel leaves that model out
+        out = []
+        for model, answer in zip(candidates, answers, strict=True):
+            result = await scorers[model].ainvoke({"question": question, "answer": answer})
+            out.append(result.score)
+        scored[qid_of[norm(question)]] = out
+        return out
+
+    held_out = ids[-1]
+    pool_ids = ids[:-1]
+    examples = [
+        {"question": proxy[q], "answers": [by_id[q][m].response for m in candidates], "id": q}
+        for q in pool_ids
+    ]
+    started = time.perf_counter()
+    selector = run_sync(
+        FEWLExampleSelector.afrom_examples(
+            examples, SimilarityEmbeddings(similarity), scorer=panel_scores, k=2
+        )
+    )
+    seconds = time.perf_counter() - started
+
+    # How good are the chosen answers by the human claim labels?
+    chosen = defaultdict(list)
+    wins = ties = 0
+    for qid, scores in scored.items():
+        valid = [(s, -i) for i, s in enumerate(scores) if s is not None]
+        if not valid:
+            continue
+        best = -max(valid)[1]  # the selector's rule: highest score, first on ties
+        rates = [by_id[qid][m].rate("Contradiction") for m in candidates]
+        chosen["fewl"].append(rates[best])
+        chosen["first"].append(rates[0])
+        chosen["mean"].append(statistics.mean(r for r in rates if r is not None))
+        wins += rates[best] < rates[0]
+        ties += rates[best] == rates[0]
+    n = len(chosen["fewl"])
+    fewl, first, mean = (statistics.mean(chosen[k]) for k in ("fewl", "first", "mean"))
+    baseline = f"baseline ({candidates[0]})"
+    print()
+    print(f"{len(examples)} pool questions scored in {seconds:.1f}s; human contradiction rate:")
+    print(f"  {'FEWL-best answer':<28}{100 * fewl:5.1f}%")
+    print(f"  {baseline:<28}{100 * first:5.1f}%")
+    print(f"  {'average candidate':<28}{100 * mean:5.1f}%")
+    print(f"  FEWL-best better than the baseline on {wins} of {n} questions, equal on {ties}")
+    _say(
+        f"On these {n} questions the FEWL pick is {'less' if fewl < mean else 'not less'} "
+        f"contradicted than an average candidate, and {'less' if fewl < first else 'not less'} "
+        f"than always taking {candidates[0]}'s answer."
+    )
+
+    query = {"question": proxy[held_out]}
+    print()
+    print(
+        f"Selecting 2 exemplars for a held-out question (stand-in): {_short(query['question'], 70)}"
+    )
+    prompt = FewShotPromptTemplate(
+        example_selector=selector,
+        example_prompt=PromptTemplate.from_template("Q: {question}\nA: {answer}"),
+        suffix="Q: {question}\nA:",
+        input_variables=["question"],
+    )
+    for mode in ("fewl", "baseline"):
+        selector.mode = mode
+        picked = selector.select_examples(query)
+        print(f"  {mode}:")
+        for ex in picked:
+            qid = qid_of[ex["question"]]
+            model = next(m for m in candidates if by_id[qid][m].response == ex["answer"])
+            rate = by_id[qid][model].rate("Contradiction")
+            print(
+                f"    [{model}, {100 * (rate or 0):.0f}% contradicted] {_short(ex['answer'], 70)}"
+            )
+    selector.mode = "fewl"
+    text = prompt.format(**query)
+    print()
+    print("The few-shot prompt the FEWL selector builds (inside a FewShotPromptTemplate):")
+    print(
+        textwrap.indent(_short(text, 600).replace(" Q: ", "\nQ: ").replace(" A: ", "\nA: "), "  ")
+    )
+
+
+def run_offline(args: argparse.Namespace) -> int:
+    """The offline demo (recorded data, no model calls)."""
+    out_dir = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="truthguard-demo-"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    print("Mode: OFFLINE. Every model output is a recording of a real LLM; no model is called.")
+    started = time.perf_counter()
+    _phd_section(args, out_dir)
+    _selector_section(args)
+    print()
+    print(f"Demo finished in {time.perf_counter() - started:.0f}s (mode: offline).")
     return 0
+
+
+# -- live ------------------------------------------------------------------------------------------
+
+
+def live_model_from_env() -> Any | None:
+    """A ``ChatOpenAI`` from ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``; None when both are unset."""
+    key, base = os.environ.get("OPENAI_API_KEY"), os.environ.get("OPENAI_BASE_URL")
+    if not key and not base:
+        return None
+    try:
+        from langchain_openai import ChatOpenAI
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        from truthguard.errors import ConfigurationError
+
+        raise ConfigurationError(
+            "the live demo needs langchain-openai: pip install 'truthguard[openai]'"
+        ) from e
+    return ChatOpenAI(
+        model=os.environ.get("TRUTHGUARD_LIVE_MODEL", "gpt-4o-mini"),
+        api_key=key or "not-needed",  # local OpenAI-compatible servers often ignore the key
+        base_url=base or None,
+        temperature=0.0,
+        timeout=60,
+    )
+
+
+def run_live(args: argparse.Namespace, model: Any) -> int:
+    """The live demo: a guarded RAG chain over the shipped corpus, on ``model``."""
+    from truthguard.callbacks import JSONLSink, TruthGuardCallbackHandler
+    from truthguard.embeddings import SimilarityEmbeddings
+    from truthguard.guard import Fallback, HallucinationGuard, Regenerate, ReRetrieve
+    from truthguard.rag import build_rag_chain, corpus_documents
+    from truthguard.refchecker import RefChecker
+    from truthguard.vectorstore import ChromaVectorStore
+
+    out_dir = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="truthguard-demo-"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    name = getattr(model, "model_name", None) or type(model).__name__
+    print(f"Mode: LIVE. Model {name}; corpus shipped with truthguard.")
+    docs = corpus_documents()
+    store = ChromaVectorStore.from_texts(
+        [d.page_content for d in docs], SimilarityEmbeddings(), metadatas=[d.metadata for d in docs]
+    )
+    log_path = out_dir / "truthguard_live_scores.jsonl"
+    handler = TruthGuardCallbackHandler(RefChecker(threshold=0.5), sinks=[JSONLSink(log_path)])
+    chain = build_rag_chain(store.as_retriever(search_kwargs={"k": 2}), model)
+    guard = HallucinationGuard(
+        chain=chain,
+        detectors=[RefChecker(threshold=0.5)],
+        policies=[
+            ReRetrieve(k=[5]),
+            Regenerate(),
+            Fallback(answer="I cannot answer that reliably from the documents I have."),
+        ],
+    )
+    questions = LIVE_QUESTIONS[: args.limit] if args.limit else LIVE_QUESTIONS
+    _rule(f"A guarded RAG chain over the corpus ({len(docs)} passages)")
+    _say(
+        "Each answer is checked claim by claim against the retrieved passages (RefChecker, "
+        "local checker). A failing answer is retried with more passages, then regenerated with "
+        "the checker's notes, then replaced by a fixed reply."
+    )
+    for q in questions:
+        r = guard.invoke({"question": q}, {"callbacks": [handler]})
+        steps = " -> ".join(
+            f"{a.policy or 'first'}:{'pass' if a.passed else 'fail' if a.verdict else 'unchecked'}"
+            for a in r.attempts
+        )
+        print()
+        print(f"Q: {q}")
+        print(f"A: {_short(r.answer, 300)}")
+        print(f"   guard: {r.status}; attempts {steps}; {r.usage.total_tokens} tokens")
+    handler.close(timeout=120)
+    s = handler.summary()
+    print()
+    print(f"Callback log: {log_path} ({s['count']} records, pass rate {s['pass_rate']})")
+    print("Demo finished (mode: live).")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    if getattr(args, "limit", None) is not None and args.limit < 1:
+        print("--limit must be at least 1")
+        return 2
+    if args.live:
+        model = live_model_from_env()
+        if model is None:
+            print(
+                "Mode: LIVE requested, but neither OPENAI_API_KEY nor OPENAI_BASE_URL is set. "
+                "Set one (OPENAI_BASE_URL for any OpenAI-compatible server), or run "
+                "`truthguard demo` without --live for the offline demo."
+            )
+            return 2
+        return run_live(args, model)
+    return run_offline(args)

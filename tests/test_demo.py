@@ -1,0 +1,52 @@
+"""``truthguard demo``: the offline demo on a small slice, and the live path on a scripted model."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from truthguard import demo
+from truthguard.cli import main
+from truthguard.testing import ScriptedChatModel
+
+
+def test_offline_demo_on_a_slice(data_dir, embedder, tmp_path, capsys):
+    assert main(["demo", "--data", str(data_dir), "--limit", "6", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Mode: OFFLINE")
+    assert "(mode: offline)" in out
+    assert "F1 " in out and "precision" in out
+    lines = (tmp_path / "truthguard_scores.jsonl").read_text().splitlines()
+    assert len(lines) == 6  # the handler logged every passage the chain produced
+    assert all(json.loads(line)["status"] == "scored" for line in lines)
+    assert "summary: 6 records" in out
+    assert "FEWL-best answer" in out and "FewShotPromptTemplate" in out
+
+
+def test_live_without_credentials_says_so(monkeypatch, capsys):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert main(["demo", "--live"]) == 2
+    assert "Mode: LIVE requested" in capsys.readouterr().out
+
+
+def test_live_model_from_env_uses_base_url(monkeypatch):
+    pytest.importorskip("langchain_openai")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:9/v1")
+    monkeypatch.setenv("TRUTHGUARD_LIVE_MODEL", "local-model")
+    model = demo.live_model_from_env()
+    assert model is not None and model.model_name == "local-model"
+
+
+def test_live_path_runs_on_any_chat_model(embedder, tmp_path, capsys):
+    # The corpus says Mars has Phobos and Deimos; an answer copied from it passes.
+    model = ScriptedChatModel(script=lambda p: "Mars has two small moons, Phobos and Deimos.")
+    args = argparse.Namespace(limit=1, out=str(tmp_path), live=True, data=None)
+    assert demo.run_live(args, model) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Mode: LIVE") and "(mode: live)" in out
+    assert "Phobos" in out
+    assert len((tmp_path / "truthguard_live_scores.jsonl").read_text().splitlines()) == 1

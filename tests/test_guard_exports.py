@@ -1,0 +1,53 @@
+"""Lock the public names of the middleware modules."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+EXPORTS = {
+    "truthguard.guard": {
+        "VERDICT_EVENT",
+        "Attempt",
+        "Fallback",
+        "GuardPolicy",
+        "GuardResult",
+        "GuardVerdict",
+        "HallucinationGuard",
+        "PolicyContext",
+        "Raise",
+        "ReRetrieve",
+        "Regenerate",
+        "Release",
+        "Rerun",
+    },
+    "truthguard.callbacks": {
+        "AsyncTruthGuardCallbackHandler",
+        "CallableSink",
+        "JSONLSink",
+        "LoggingSink",
+        "RecordSink",
+        "SQLiteSink",
+        "ScoreRecord",
+        "TruthGuardCallbackHandler",
+    },
+    "truthguard.selectors": {"ICL_SYSTEM_PROMPT", "FEWLExampleSelector", "ScoreFn", "icl_prompt"},
+    "truthguard.rag": {
+        "RAG_PROMPT",
+        "build_rag_chain",
+        "corpus_documents",
+        "format_documents",
+        "split_markdown",
+    },
+    "truthguard.embeddings": {"SimilarityEmbeddings"},
+    "truthguard.vectorstore": {"ChromaVectorStore"},
+}
+
+
+@pytest.mark.parametrize("module", sorted(EXPORTS))
+def test_public_names_are_locked(module):
+    mod = importlib.import_module(module)
+    assert set(mod.__all__) == EXPORTS[module]
+    for name in mod.__all__:
+        assert hasattr(mod, name), name
