@@ -363,3 +363,30 @@ def test_fallback_needs_exactly_one_source():
         Fallback()
     with pytest.raises(InvalidInputError):
         Fallback(answer="x", runnable=RunnableLambda(lambda x: x))
+
+
+def test_regenerate_on_a_string_input_appends_the_feedback():
+    model = ScriptedChatModel(script=lambda p: "the sun" if "fact-checker" in p else "the moon")
+    guard = HallucinationGuard(chain=model, detectors=moon_detector(), policies=[Regenerate()])
+    out = guard.invoke("What shines by day?")
+    assert out.passed and out.answer == "the sun"
+    assert model.calls[1].startswith("What shines by day?\n\nA fact-checker")
+
+
+def test_chain_tokens_are_estimated_when_the_model_reports_none():
+    model = ScriptedChatModel(script=["one two three"], report_usage=False)
+    out = HallucinationGuard(chain=model, detectors=moon_detector()).invoke("a b c d?")
+    usage = out.attempts[0].chain_usage
+    assert usage.llm_calls == 1 and usage.estimated_tokens
+    assert usage.prompt_tokens > 0 and usage.completion_tokens == 3
+
+
+def test_a_failing_policy_is_recorded_and_the_answer_kept():
+    guard = HallucinationGuard(
+        chain=RunnableLambda(lambda q: "the moon"),
+        detectors=moon_detector(),
+        policies=[ReRetrieve(rewrite=str.upper), Fallback(answer="unsure")],
+    )
+    out = guard.invoke("Q?")  # rewrite needs a dict input to carry the rewritten query
+    assert out.status == "fallback" and out.attempts[0].answer == "the moon"
+    assert "rewrite" in out.attempts[1].error and out.attempts[1].policy == "re_retrieve"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -19,7 +20,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from truthguard._sync import run_sync
 from truthguard.detector import BaseDetector
-from truthguard.errors import InvalidInputError
+from truthguard.errors import GuardRejected, InvalidInputError
 from truthguard.guard._extract import answer_of, contexts_of, question_of
 from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
 from truthguard.guard._usage import UsageCollector
@@ -29,6 +30,8 @@ from truthguard.guard.policies import GuardPolicy, PolicyContext, Release
 from truthguard.result import DetectionResult, Usage
 
 __all__ = ["VERDICT_EVENT", "HallucinationGuard"]
+
+logger = logging.getLogger("truthguard.guard")
 
 VERDICT_EVENT = "truthguard_verdict"
 """Name of the custom callback event the guard dispatches after every check."""
@@ -230,8 +233,21 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
             policy = self.policies[i]
             uses[i] += 1
             ctx = PolicyContext(question=question, input=input, attempts=attempts, uses=uses[i])
-            step = await policy.astep(ctx)  # Raise raises GuardRejected here
             n = len(attempts) + 1
+            try:
+                step = await policy.astep(ctx)
+            except GuardRejected:
+                raise  # the Raise policy: carries every attempt
+            except Exception as e:  # a broken policy must not lose the answers so far
+                logger.warning("truthguard: policy %s failed: %s", policy.name, e)
+                attempts.append(
+                    Attempt(
+                        number=n,
+                        policy=policy.name,
+                        error=f"policy failed: {type(e).__name__}: {e}",
+                    )
+                )
+                continue
             if isinstance(step, Release):
                 attempts.append(
                     Attempt(number=n, policy=policy.name, answer=step.answer, output=step.answer)

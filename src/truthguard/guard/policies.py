@@ -142,12 +142,10 @@ class GuardPolicy(BaseModel, ABC):
         """Return the next step, or raise :class:`GuardRejected`."""
 
 
-def _as_dict_input(ctx: PolicyContext, field_name: str) -> dict[str, Any]:
+def _dict_input(ctx: PolicyContext, field_name: str) -> dict[str, Any]:
     if isinstance(ctx.input, Mapping):
         return dict(ctx.input)
-    if isinstance(ctx.input, str):
-        return {"question": ctx.input}
-    raise InvalidInputError(field_name, "needs a dict (or string) chain input to add keys to")
+    raise InvalidInputError(field_name, "needs a dict chain input to add keys to")
 
 
 class ReRetrieve(GuardPolicy):
@@ -177,19 +175,20 @@ class ReRetrieve(GuardPolicy):
         return self
 
     async def astep(self, ctx: PolicyContext) -> Step:
-        new_input = _as_dict_input(ctx, "ReRetrieve")
         k = self.k[min(ctx.uses, len(self.k)) - 1]
         configurable: dict[str, Any] = {SEARCH_KWARGS_FIELD: {"k": k}}
         if self.alternative is not None:
             configurable[RETRIEVER_FIELD] = self.alternative
-        if self.rewrite is not None:
-            if isinstance(self.rewrite, Runnable):
-                query = await self.rewrite.ainvoke(ctx.question)
-            else:
-                query = self.rewrite(ctx.question)
-                if inspect.isawaitable(query):
-                    query = await query
-            new_input[RETRIEVAL_QUERY_KEY] = message_text(query)
+        if self.rewrite is None:
+            return Rerun(input=ctx.input, configurable=configurable)
+        new_input = _dict_input(ctx, "rewrite")
+        if isinstance(self.rewrite, Runnable):
+            query = await self.rewrite.ainvoke(ctx.question)
+        else:
+            query = self.rewrite(ctx.question)
+            if inspect.isawaitable(query):
+                query = await query
+        new_input[RETRIEVAL_QUERY_KEY] = message_text(query)
         return Rerun(input=new_input, configurable=configurable)
 
 
@@ -197,7 +196,8 @@ class Regenerate(GuardPolicy):
     """Ask the chain again, with the detectors' explanation as feedback.
 
     The feedback goes into the input under ``feedback_key`` (the RAG helper's prompt has a slot
-    for it); ``temperature`` is passed as the ``configurable`` value ``temperature``.
+    for it); a string input gets the feedback appended instead. ``temperature`` is passed as the
+    ``configurable`` value ``temperature``.
 
     Example:
         >>> Regenerate(temperature=0.7, max_uses=2).max_uses
@@ -215,7 +215,9 @@ class Regenerate(GuardPolicy):
         configurable = {} if self.temperature is None else {TEMPERATURE_FIELD: self.temperature}
         if self.feedback_key is None:
             return Rerun(input=ctx.input, configurable=configurable)
-        new_input = _as_dict_input(ctx, "Regenerate")
+        if isinstance(ctx.input, str):
+            return Rerun(input=f"{ctx.input}\n\n{ctx.feedback()}", configurable=configurable)
+        new_input = _dict_input(ctx, "feedback_key")
         new_input[self.feedback_key] = ctx.feedback()
         return Rerun(input=new_input, configurable=configurable)
 
