@@ -129,3 +129,19 @@ def test_invalid_inputs_name_the_field(args, kwargs, field):
     with pytest.raises(InvalidInputError) as e:
         fewl_formula(*args, **kwargs)
     assert e.value.field == field
+
+
+def test_public_exports_are_locked():
+    import truthguard.fewl as fewl
+
+    assert sorted(fewl.__all__) == [
+        "DIVERGENCES",
+        "EXPERTISE_MODES",
+        "FEWL",
+        "FEWLBreakdown",
+        "IWCOPairs",
+        "PROMPT_VERSION",
+        "fewl_formula",
+        "parse_iwco_pairs",
+    ]
+    assert all(hasattr(fewl, name) for name in fewl.__all__)
