@@ -45,7 +45,7 @@ class ClaimVerdict(BaseModel):
     raw: str
     """The checker's raw output for this claim (LLM text, or the local checker's numbers)."""
     mode: str
-    """How the verdict was reached: ``single``, ``joint``, ``joint-fallback``, ``embedding``, ``nli``."""
+    """How it was reached: single, joint, joint-fallback, embedding or nli."""
 
 
 class ClaimChecker(BaseModel, ABC):

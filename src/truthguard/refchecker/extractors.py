@@ -72,7 +72,8 @@ class LLMExtractor(ClaimExtractor):
 
     Example:
         >>> from truthguard.testing import ScriptedChatModel
-        >>> ex = LLMExtractor(model=ScriptedChatModel(default='("Paris", "is capital of", "France")'))
+        >>> llm = ScriptedChatModel(default='("Paris", "is capital of", "France")')
+        >>> ex = LLMExtractor(model=llm, mode="triplet")
     """
 
     model: Any

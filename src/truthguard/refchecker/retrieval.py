@@ -1,7 +1,9 @@
 """Claim-to-reference matching with embeddings: top-k segments and the evidence span of a claim.
 
-Every claim, segment and sentence span of one check is embedded in a single call (the embedder
-memoises texts, so a reference shared by several answers is encoded once).
+The claims and the sentence spans of every segment are embedded in one call (the embedder
+memoises texts, so a reference shared by several answers is encoded once). A segment's similarity
+to a claim is that of its best-matching sentence: a segment is relevant when any of its sentences
+is, and each reference sentence is encoded once instead of once alone and once in its segment.
 """
 
 from __future__ import annotations
@@ -26,37 +28,40 @@ class Retrieval:
     top_k: list[list[int]]
     """Per claim, indices of its most similar segments, best first."""
     segment_sims: np.ndarray
-    """Cosine of every claim with every segment, shape (claims, segments)."""
+    """Similarity of every claim to every segment (its best sentence), shape (claims, segments)."""
     evidence: list[tuple[int, Span, float]]
     """Per claim, (segment index, best sentence span in the reference, its cosine)."""
 
     def support(self, i: int) -> float:
-        """Embedding support of claim ``i``: best cosine over its top-k segments and their spans."""
-        best_seg = max(float(self.segment_sims[i, j]) for j in self.top_k[i])
-        return max(best_seg, self.evidence[i][2])
+        """Embedding support of claim ``i``: the cosine of its evidence span."""
+        return self.evidence[i][2]
 
 
 async def aretrieve(
     claims: list[Claim], segments: list[Segment], embedder: EmbeddingSimilarity, *, top_k: int
 ) -> Retrieval:
-    """Embed claims, segments and spans in one call and match them."""
+    """Embed claims and reference sentences in one call, then rank segments for each claim."""
     spans = [(j, span) for j, seg in enumerate(segments) for span in seg.spans]
-    texts = [c.text for c in claims] + [s.text for s in segments] + [sp.text for _, sp in spans]
-    vecs = await embedder.aembed(texts)
-    n, m = len(claims), len(segments)
-    c_vecs, s_vecs, p_vecs = vecs[:n], vecs[n : n + m], vecs[n + m :]
-    seg_sims = c_vecs @ s_vecs.T
-    span_sims = c_vecs @ p_vecs.T
+    vecs = await embedder.aembed([c.text for c in claims] + [sp.text for _, sp in spans])
+    n = len(claims)
+    span_sims = vecs[:n] @ vecs[n:].T
     span_seg = np.array([j for j, _ in spans])
+    # Best sentence per segment: spans are stored segment by segment, in order.
+    starts = np.r_[0, np.flatnonzero(np.diff(span_seg)) + 1]
+    seg_sims = np.maximum.reduceat(span_sims, starts, axis=1)
+    best_span = [
+        [
+            s + int(np.argmax(span_sims[i, s : s + len(segments[j].spans)]))
+            for j, s in enumerate(starts)
+        ]
+        for i in range(n)
+    ]
+    k = min(top_k, len(segments))
     top: list[list[int]] = []
     evidence: list[tuple[int, Span, float]] = []
-    k = min(top_k, m)
     for i in range(n):
-        order = np.argsort(-seg_sims[i], kind="stable")[:k]
-        chosen = [int(j) for j in order]
+        chosen = [int(j) for j in np.argsort(-seg_sims[i], kind="stable")[:k]]
         top.append(chosen)
-        mask = np.isin(span_seg, chosen)
-        cand = np.where(mask)[0]
-        best = int(cand[np.argmax(span_sims[i, cand])])
-        evidence.append((int(span_seg[best]), spans[best][1], float(span_sims[i, best])))
+        b = best_span[i][chosen[0]]
+        evidence.append((chosen[0], spans[b][1], float(span_sims[i, b])))
     return Retrieval(segments, top, seg_sims, evidence)

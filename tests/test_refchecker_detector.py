@@ -1,0 +1,280 @@
+"""The RefChecker detector: LLM and local pipelines, joint checking, abstain, unverifiable."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+from langchain_core.documents import Document
+
+from truthguard.errors import InvalidInputError
+from truthguard.refchecker import (
+    LLMChecker,
+    LLMExtractor,
+    LocalChecker,
+    LocalExtractor,
+    RefChecker,
+)
+from truthguard.result import Label
+from truthguard.testing import ScriptedChatModel
+
+REFS = [
+    "The Eiffel Tower is in Paris. It was completed in 1889 for the World's Fair.",
+    "Gustave Eiffel's company designed and built the tower.",
+]
+TRIPLETS = (
+    '("Eiffel Tower", "located in", "Paris")\n("Eiffel Tower", "completed in", "1925")\n'
+    '("Eiffel Tower", "painted", "blue")'
+)
+Q = "Tell me about the Eiffel Tower."
+A = "The Eiffel Tower is in Paris. It was finished in 1925 and is painted blue."
+
+
+def _label_for(prompt: str) -> str:
+    if '"Paris"' in prompt:
+        return "Entailment"
+    if '"1925"' in prompt:
+        return "Contradiction"
+    return "Neutral"
+
+
+@pytest.fixture()
+def extractor_llm():
+    return ScriptedChatModel(model_name="extractor", default=TRIPLETS)
+
+
+def test_no_reference_is_unverifiable_without_any_call(extractor_llm):
+    checker_llm = ScriptedChatModel(model_name="checker", default="Entailment")
+    rc = RefChecker(
+        extractor=LLMExtractor(model=extractor_llm), checker=LLMChecker(model=checker_llm)
+    )
+    r = rc.invoke({"question": Q, "answer": A})
+    assert r.label == Label.UNVERIFIABLE and r.score is None
+    assert "references" in r.explanation and r.details["reason"] == "no_references"
+    assert extractor_llm.call_count == 0 and checker_llm.call_count == 0
+    assert rc.invoke({"question": Q, "answer": A, "references": ["  "]}).label == "unverifiable"
+
+
+def test_no_claim_abstains(embedder):
+    checker_llm = ScriptedChatModel(default="Entailment")
+    rc = RefChecker(
+        extractor=LLMExtractor(model=ScriptedChatModel(default="NONE")),
+        checker=LLMChecker(model=checker_llm),
+    )
+    r = rc.invoke({"question": Q, "answer": "Hmm.", "references": REFS})
+    assert r.label == Label.UNVERIFIABLE and r.score is None
+    assert r.details["reason"] == "abstain"
+    assert r.details["aggregate"]["strict"] == "Abstain"
+    assert r.details["aggregate"]["soft"]["Abstain"] == 1.0
+    assert checker_llm.call_count == 0
+    # the local extractor abstains on an answer with no words
+    local = RefChecker().invoke({"question": Q, "answer": " ... ", "references": REFS})
+    assert local.details["reason"] == "abstain"
+
+
+def test_llm_pipeline_per_claim(embedder, extractor_llm):
+    checker_llm = ScriptedChatModel(model_name="checker", script=_label_for)
+    rc = RefChecker(
+        extractor=LLMExtractor(model=extractor_llm), checker=LLMChecker(model=checker_llm)
+    )
+    r = rc.invoke(
+        {
+            "question": Q,
+            "answer": A,
+            "contexts": [Document(page_content=REFS[0])],
+            "references": [REFS[1]],
+        }
+    )
+    labels = [c["label"] for c in r.details["claims"]]
+    assert labels == ["Entailment", "Contradiction", "Neutral"]
+    assert r.score == pytest.approx(1 / 3)
+    assert r.label == Label.HALLUCINATED
+    assert r.details["aggregate"]["strict"] == "Contradiction"
+    assert r.details["aggregate"]["major"] == "Entailment"  # three-way tie: first seen
+    assert checker_llm.call_count == 3 and r.usage.llm_calls == 4
+    assert r.usage.prompt_tokens > 0
+    first = r.details["claims"][0]
+    assert first["triplet"] == ["Eiffel Tower", "located in", "Paris"]
+    assert first["checker_output"] == "Entailment" and first["mode"] == "single"
+    ev = first["evidence"]  # explicit references come first, then contexts
+    assert ev["reference"] == 1 and ev["text"] == "The Eiffel Tower is in Paris."
+    assert REFS[0][ev["start"] : ev["end"]] == ev["text"]
+    assert "1925" in r.explanation
+
+
+def test_joint_mode_one_call_when_aligned(embedder, extractor_llm):
+    checker_llm = ScriptedChatModel(default="1. Entailment\n2. Contradiction\n3. Neutral")
+    rc = RefChecker(
+        extractor=LLMExtractor(model=extractor_llm),
+        checker=LLMChecker(model=checker_llm, joint=True),
+    )
+    r = rc.invoke({"question": Q, "answer": A, "references": REFS})
+    assert checker_llm.call_count == 1
+    assert [c["label"] for c in r.details["claims"]] == ["Entailment", "Contradiction", "Neutral"]
+    assert {c["mode"] for c in r.details["claims"]} == {"joint"}
+    assert "There are 3 claims" in checker_llm.calls[0]
+
+
+def test_joint_misalignment_re_asks_claim_by_claim(embedder, extractor_llm):
+    def script(prompt: str) -> str:
+        if "numbered claims" in prompt:
+            return "1. Entailment\n2. Neutral"  # claim 3 missing: misaligned
+        return _label_for(prompt)
+
+    checker_llm = ScriptedChatModel(script=script)
+    rc = RefChecker(
+        extractor=LLMExtractor(model=extractor_llm),
+        checker=LLMChecker(model=checker_llm, joint=True, joint_size=3),
+    )
+    r = rc.invoke({"question": Q, "answer": A, "references": REFS})
+    assert checker_llm.call_count == 1 + 3
+    claims = r.details["claims"]
+    assert [c["label"] for c in claims] == ["Entailment", "Contradiction", "Neutral"]
+    assert {c["mode"] for c in claims} == {"joint-fallback"}
+    assert r.usage.llm_calls == 1 + 1 + 3
+
+
+def test_garbage_outputs_give_invalid_results_keeping_raw(embedder, extractor_llm):
+    bad_extractor = RefChecker(
+        extractor=LLMExtractor(model=ScriptedChatModel(default="Sorry, I can't.")),
+        checker=LLMChecker(model=ScriptedChatModel(default="Entailment")),
+    )
+    r = bad_extractor.invoke({"question": Q, "answer": A, "references": REFS})
+    assert r.label == Label.INVALID and r.raw_output == "Sorry, I can't."
+    assert r.details["stage"] == "refchecker.extract"
+
+    bad_checker = RefChecker(
+        extractor=LLMExtractor(model=extractor_llm),
+        checker=LLMChecker(model=ScriptedChatModel(default="I think so")),
+    )
+    r = bad_checker.invoke({"question": Q, "answer": A, "references": REFS})
+    assert r.label == Label.INVALID and r.raw_output == "I think so"
+    assert r.score is None
+
+
+def test_checker_calls_run_concurrently(embedder, extractor_llm):
+    state = {"now": 0, "max": 0}
+
+    async def slow_checker(prompt) -> str:
+        state["now"] += 1
+        state["max"] = max(state["max"], state["now"])
+        await asyncio.sleep(0.05)
+        state["now"] -= 1
+        return "Entailment"
+
+    rc = RefChecker(
+        extractor=LLMExtractor(model=extractor_llm), checker=LLMChecker(model=slow_checker)
+    )
+    r = asyncio.run(rc.ainvoke({"question": Q, "answer": A, "references": REFS}))
+    assert r.score == 1.0 and r.label == Label.FACTUAL
+    assert state["max"] == 3
+
+
+def test_long_reference_checks_only_top_k_segments(embedder):
+    filler = [
+        f"Item {i} of the list concerns river number {i} in a far away land." for i in range(40)
+    ]
+    ref = " ".join(filler[:20] + ["The Eiffel Tower was completed in 1889."] + filler[20:])
+    checker_llm = ScriptedChatModel(default="Entailment")
+    rc = RefChecker(
+        extractor=LLMExtractor(
+            model=ScriptedChatModel(default='("Eiffel Tower", "completed in", "1889")')
+        ),
+        checker=LLMChecker(model=checker_llm),
+        segment_size=30,
+        top_k=2,
+    )
+    r = rc.invoke({"question": Q, "answer": "It was completed in 1889.", "references": [ref]})
+    assert r.details["n_segments"] > 10
+    prompt = checker_llm.calls[0]
+    assert "completed in 1889." in prompt
+    assert "[2]" in prompt and "[3]" not in prompt
+    assert r.details["claims"][0]["evidence"]["text"] == "The Eiffel Tower was completed in 1889."
+
+
+def test_local_pipeline_flags_the_unsupported_sentence(embedder):
+    rc = RefChecker(score="min_support")
+    answer = "The Eiffel Tower is in Paris. Bananas are an excellent source of potassium."
+    r = rc.invoke({"question": Q, "answer": answer, "references": REFS})
+    claims = r.details["claims"]
+    assert [c["label"] for c in claims] == ["Entailment", "Neutral"]
+    assert r.score == pytest.approx(claims[1]["support"]) and r.score < 0.3
+    assert r.label == Label.HALLUCINATED
+    assert claims[0]["evidence"]["text"] == "The Eiffel Tower is in Paris."
+    assert r.usage.llm_calls == 0
+    good = rc.invoke({"question": Q, "answer": "The Eiffel Tower is in Paris.", "references": REFS})
+    assert good.label == Label.FACTUAL and good.score > r.score
+
+
+def test_local_extractor_question_context():
+    ex = LocalExtractor(question_context_words=3)
+    claims = ex.extract("Where is Dubai?", "Persian Gulf. It is a large city in the UAE.")
+    assert [c.text for c in claims] == [
+        "Where is Dubai: Persian Gulf.",
+        "It is a large city in the UAE.",
+    ]
+    assert [c.text for c in LocalExtractor().extract("Q?", "Persian Gulf.")] == ["Persian Gulf."]
+
+
+class _FakeNLI:
+    """Scores (premise, hypothesis) pairs: entails when the hypothesis' year is in the premise."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def label_index(self, name: str) -> int:
+        return {"contradiction": 0, "entailment": 1, "neutral": 2}[name]
+
+    def probabilities(self, pairs):
+        self.calls += 1
+        rows = []
+        for premise, hypothesis in pairs:
+            if "1889" in hypothesis and "1889" in premise:
+                rows.append([0.05, 0.9, 0.05])
+            elif "1925" in hypothesis and "1889" in premise:
+                rows.append([0.8, 0.1, 0.1])
+            else:
+                rows.append([0.1, 0.1, 0.8])
+        return np.array(rows)
+
+
+def test_local_nli_checker_uses_upstream_label_rule(embedder):
+    nli = _FakeNLI()
+    rc = RefChecker(checker=LocalChecker(nli=nli))
+    answer = "It was completed in 1889. It was finished in 1925. Gustave liked cheese a lot."
+    r = rc.invoke({"question": Q, "answer": answer, "references": REFS})
+    assert [c["label"] for c in r.details["claims"]] == ["Entailment", "Contradiction", "Neutral"]
+    assert nli.calls == 1  # one predict call for the whole check
+    assert r.details["claims"][0]["support"] == pytest.approx(0.9)
+    assert r.details["aggregate"]["strict"] == "Contradiction"
+    with pytest.raises(ValueError):
+        LocalChecker(nli=42)
+
+
+def test_threshold_decides_the_label_and_bad_references_name_the_field(embedder):
+    rc = RefChecker(threshold=0.4)
+    r = rc.invoke(
+        {"question": Q, "answer": "The Eiffel Tower is in Paris. Moon.", "references": REFS}
+    )
+    assert r.score == 0.5 and r.passing is True and r.label == Label.FACTUAL
+    with pytest.raises(InvalidInputError) as e:
+        rc.invoke({"question": Q, "answer": A, "references": ["ok", 3]})
+    assert e.value.field == "references[1]"
+    with pytest.raises(InvalidInputError) as e:
+        rc.invoke({"question": Q, "answer": A, "references": "not a list"})
+    assert e.value.field == "references"
+
+
+def test_store_caches_llm_artifacts(store, extractor_llm):
+    checker_llm = ScriptedChatModel(script=_label_for)
+    rc = RefChecker(
+        extractor=LLMExtractor(model=extractor_llm),
+        checker=LLMChecker(model=checker_llm),
+        store=store,
+    )
+    first = rc.invoke({"question": Q, "answer": A, "references": REFS})
+    second = rc.invoke({"question": Q, "answer": A, "references": REFS})
+    assert first.usage.llm_calls == 4 and second.usage.llm_calls == 0
+    assert second.usage.cached_calls == 4
+    assert second.details["claims"] == first.details["claims"]

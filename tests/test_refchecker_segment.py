@@ -1,0 +1,55 @@
+"""Sentence / clause splitting and long-reference segmentation."""
+
+from __future__ import annotations
+
+import pytest
+
+from truthguard.refchecker import segment_references
+from truthguard.refchecker.segment import split_clauses, split_sentences
+
+
+def test_sentences_keep_offsets_and_skip_abbreviations():
+    text = "Dr. Smith lives in Ulm . He was born in 1900! Did he? Yes\nNew line here."
+    spans = split_sentences(text)
+    assert [s.text for s in spans] == [
+        "Dr. Smith lives in Ulm .",
+        "He was born in 1900!",
+        "Did he?",
+        "Yes",
+        "New line here.",
+    ]
+    assert all(text[s.start : s.end] == s.text for s in spans)
+
+
+def test_clauses_split_at_connectives_and_glue_short_pieces():
+    text = "The city was founded in 1833; it grew into a port, which made it the largest one"
+    assert split_clauses(text) == [
+        "The city was founded in 1833",
+        "it grew into a port",
+        "which made it the largest one",
+    ]
+    assert split_clauses("He sings; she plays the violin") == ["He sings, she plays the violin"]
+    assert split_clauses("red, green and blue") == ["red, green and blue"]
+
+
+def test_long_reference_is_cut_into_bounded_segments_with_offsets():
+    sentences = [f"Sentence number {i} talks about topic {i} in some detail." for i in range(50)]
+    long_sentence = " ".join(f"w{i}" for i in range(250)) + "."
+    ref = " ".join(sentences[:25]) + " " + long_sentence + " " + " ".join(sentences[25:])
+    segments = segment_references(["Short one.", ref], size=40)
+    assert segments[0].reference == 0 and segments[0].text == "Short one."
+    rest = [s for s in segments if s.reference == 1]
+    assert len(rest) > 10
+    for seg in rest:
+        assert len(seg.text.split()) <= 40
+        assert ref[seg.start : seg.end] == seg.text
+        for span in seg.spans:
+            assert ref[span.start : span.end] == span.text
+    # every word of the reference lands in exactly one segment, in order
+    assert " ".join(s.text for s in rest).split() == ref.split()
+
+
+def test_segment_size_validated():
+    with pytest.raises(ValueError):
+        segment_references(["x"], size=0)
+    assert segment_references(["   ", ""], size=10) == []
