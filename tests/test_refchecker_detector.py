@@ -175,7 +175,7 @@ def test_long_reference_checks_only_top_k_segments(embedder):
     filler = [
         f"Item {i} of the list concerns river number {i} in a far away land." for i in range(40)
     ]
-    ref = " ".join(filler[:20] + ["The Eiffel Tower was completed in 1889."] + filler[20:])
+    ref = " ".join([*filler[:20], "The Eiffel Tower was completed in 1889.", *filler[20:]])
     checker_llm = ScriptedChatModel(default="Entailment")
     rc = RefChecker(
         extractor=LLMExtractor(
