@@ -50,9 +50,10 @@ def test_selects_nearest_question_with_best_answer(embeddings):
         {"question": "What is the capital of France?", "answer": "Paris is the capital of France."}
     ]
     baseline = selector.model_copy(update={"mode": "baseline"})
-    assert baseline.select_examples({"question": "Which city is France's capital?"})[0][
-        "answer"
-    ] == "Lyon is the capital."
+    assert (
+        baseline.select_examples({"question": "Which city is France's capital?"})[0]["answer"]
+        == "Lyon is the capital."
+    )
 
 
 def test_scores_are_cached_at_add_time(embeddings):
@@ -151,3 +152,12 @@ def test_bad_examples_name_the_field(embeddings):
         selector.add_example({"question": "Q?", "answers": "just one string"})
     with pytest.raises(InvalidInputError, match="question"):
         selector.select_examples({"query": "Q?"})
+
+
+def test_bad_options_fail_before_any_scoring(embeddings):
+    scorer = truth_scorer()
+    with pytest.raises(InvalidInputError, match="k"):
+        FEWLExampleSelector.from_examples(POOL, embeddings, scorer=scorer, k=0)
+    assert scorer.check_count == 0
+    with pytest.raises(InvalidInputError, match="examples"):
+        FEWLExampleSelector.from_examples([], embeddings, scorer=scorer)

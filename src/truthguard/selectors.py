@@ -15,12 +15,13 @@ from typing import Any, Literal
 from langchain_core.embeddings import Embeddings
 from langchain_core.example_selectors import BaseExampleSelector
 from langchain_core.prompts import ChatPromptTemplate, FewShotChatMessagePromptTemplate
-from langchain_core.vectorstores import VectorStore
+from langchain_core.vectorstores import InMemoryVectorStore, VectorStore
 from pydantic import BaseModel, ConfigDict, Field
 
 from truthguard._sync import run_sync
 from truthguard.detector import BaseDetector
 from truthguard.errors import InvalidInputError
+from truthguard.guard._validation import input_errors
 
 __all__ = ["ICL_SYSTEM_PROMPT", "FEWLExampleSelector", "ScoreFn", "icl_prompt"]
 
@@ -111,6 +112,10 @@ class FEWLExampleSelector(BaseExampleSelector, BaseModel):
     """Key of the chosen answer in selected examples."""
     include_score: bool = False
     """Add ``fewl_score`` to each selected example."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        with input_errors():
+            super().__init__(**kwargs)
 
     # -- adding -----------------------------------------------------------------------------------
 
@@ -212,15 +217,29 @@ class FEWLExampleSelector(BaseExampleSelector, BaseModel):
         vectorstore_kwargs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> FEWLExampleSelector:
-        """Build a selector over a new vector store (Chroma by default) holding ``examples``."""
+        """Build a selector over a new vector store (Chroma by default) holding ``examples``.
+
+        Every candidate is scored first; the store is then built with the standard
+        ``vectorstore_cls.afrom_texts(questions, embeddings, metadatas=..., **vectorstore_kwargs)``,
+        so any LangChain vector store works (``InMemoryVectorStore``, ``langchain_chroma.Chroma``,
+        FAISS, ...). The default is :class:`~truthguard.vectorstore.ChromaVectorStore`.
+        """
+        if not examples:
+            raise InvalidInputError("examples", "needs at least one example")
         if vectorstore_cls is None:
             from truthguard.vectorstore import ChromaVectorStore
 
             vectorstore_cls = ChromaVectorStore
-        store = vectorstore_cls(embedding=embeddings, **(vectorstore_kwargs or {}))
-        selector = cls(vectorstore=store, scorer=scorer, **kwargs)
-        await selector.aadd_examples(examples)
-        return selector
+        # Validate the options before any scoring, with a throw-away store.
+        probe = cls(vectorstore=InMemoryVectorStore(embedding=embeddings), scorer=scorer, **kwargs)
+        pairs = [await probe._metadata(e) for e in examples]
+        store = await vectorstore_cls.afrom_texts(
+            [q for q, _ in pairs],
+            embeddings,
+            metadatas=[m for _, m in pairs],
+            **(vectorstore_kwargs or {}),
+        )
+        return cls(vectorstore=store, scorer=scorer, **kwargs)
 
     @classmethod
     def from_examples(
