@@ -49,4 +49,5 @@ def test_live_path_runs_on_any_chat_model(embedder, tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith("Mode: LIVE") and "(mode: live)" in out
     assert "Phobos" in out
+    assert "FEWL example selector" in out and "Q: Which planet is red, and why?" in out
     assert len((tmp_path / "truthguard_live_scores.jsonl").read_text().splitlines()) == 1

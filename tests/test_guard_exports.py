@@ -36,6 +36,7 @@ EXPORTS = {
     "truthguard.rag": {
         "RAG_PROMPT",
         "build_rag_chain",
+        "chroma_retriever",
         "corpus_documents",
         "format_documents",
         "split_markdown",

@@ -100,3 +100,16 @@ def test_split_markdown_and_shipped_corpus():
     assert [d.page_content for d in docs] == ["Title - A: one two", "Title - B: three"]
     shipped = corpus_documents()
     assert len(shipped) >= 10 and {d.metadata["source"] for d in shipped} >= {"solar-system.md"}
+
+
+def test_chroma_retriever_default(embedder):
+    from truthguard.rag import chroma_retriever
+
+    retriever = chroma_retriever(
+        ["Phobos orbits Mars.", "Gutenberg printed in Mainz."],
+        k=1,
+        embeddings=SimilarityEmbeddings(embedder),
+    )
+    assert retriever.invoke("moons of Mars")[0].page_content == "Phobos orbits Mars."
+    with pytest.raises(InvalidInputError, match="documents"):
+        chroma_retriever([], embeddings=SimilarityEmbeddings(embedder))

@@ -35,6 +35,25 @@ __all__ = ["add_arguments", "live_model_from_env", "run", "run_live", "run_offli
 
 PASSAGE_PROMPT = "Write a short encyclopedia passage about {entity}."
 FALLBACK_ANSWER = "I could not verify a passage about this entity, so I am not showing one."
+# A small pool for the live selector: each question has a right and a wrong candidate answer,
+# written from the shipped corpus; FEWL, with the live model as reference, must tell them apart.
+LIVE_POOL = (
+    {
+        "question": "How many planets orbit the Sun?",
+        "answers": ["Nine planets orbit the Sun, Pluto included.", "Eight planets orbit the Sun."],
+    },
+    {
+        "question": "Who printed the Gutenberg Bible, and where?",
+        "answers": [
+            "Johannes Gutenberg's workshop in Mainz printed it in the 1450s.",
+            "Aldus Manutius printed it in Venice around 1500.",
+        ],
+    },
+    {
+        "question": "What gives Mars its red colour?",
+        "answers": ["Its red colour comes from copper in its rocks.", "Iron oxide in its dust."],
+    },
+)
 LIVE_QUESTIONS = (
     "Which planet has the moons Phobos and Deimos?",
     "What did Bi Sheng make movable type from?",
@@ -431,23 +450,18 @@ def live_model_from_env() -> Any | None:
 def run_live(args: argparse.Namespace, model: Any) -> int:
     """The live demo: a guarded RAG chain over the shipped corpus, on ``model``."""
     from truthguard.callbacks import JSONLSink, TruthGuardCallbackHandler
-    from truthguard.embeddings import SimilarityEmbeddings
     from truthguard.guard import Fallback, HallucinationGuard, Regenerate, ReRetrieve
-    from truthguard.rag import build_rag_chain, corpus_documents
+    from truthguard.rag import build_rag_chain, chroma_retriever, corpus_documents
     from truthguard.refchecker import RefChecker
-    from truthguard.vectorstore import ChromaVectorStore
 
     out_dir = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="truthguard-demo-"))
     out_dir.mkdir(parents=True, exist_ok=True)
     name = getattr(model, "model_name", None) or type(model).__name__
     print(f"Mode: LIVE. Model {name}; corpus shipped with truthguard.")
     docs = corpus_documents()
-    store = ChromaVectorStore.from_texts(
-        [d.page_content for d in docs], SimilarityEmbeddings(), metadatas=[d.metadata for d in docs]
-    )
     log_path = out_dir / "truthguard_live_scores.jsonl"
     handler = TruthGuardCallbackHandler(RefChecker(threshold=0.5), sinks=[JSONLSink(log_path)])
-    chain = build_rag_chain(store.as_retriever(search_kwargs={"k": 2}), model)
+    chain = build_rag_chain(chroma_retriever(docs, k=2), model)
     guard = HallucinationGuard(
         chain=chain,
         detectors=[RefChecker(threshold=0.5)],
@@ -478,8 +492,39 @@ def run_live(args: argparse.Namespace, model: Any) -> int:
     s = handler.summary()
     print()
     print(f"Callback log: {log_path} ({s['count']} records, pass rate {s['pass_rate']})")
+    _live_selector(model)
+    print()
     print("Demo finished (mode: live).")
     return 0
+
+
+def _live_selector(model: Any) -> None:
+    from truthguard._sync import run_sync
+    from truthguard.embeddings import SimilarityEmbeddings
+    from truthguard.fewl import FEWL
+    from truthguard.selectors import FEWLExampleSelector, icl_prompt
+
+    _rule("The FEWL example selector, with the live model as reference")
+    _say(
+        f"{len(LIVE_POOL)} pool questions each have a right and a wrong candidate answer. FEWL "
+        "scores both against the model's own answer (one reference call per question, no "
+        "penalty), and the selector keeps the better one as the few-shot answer."
+    )
+    fewl = FEWL(
+        reference_models=[model], mode="single", expertise="uniform", penalty=False, threshold=0.0
+    )
+    selector = run_sync(
+        FEWLExampleSelector.afrom_examples(
+            list(LIVE_POOL), SimilarityEmbeddings(), scorer=fewl, k=2, include_score=True
+        )
+    )
+    query = {"question": "Which planet is red, and why?"}
+    print()
+    for ex in selector.select_examples(query):
+        print(f"  [{ex['fewl_score']:+.3f}] {ex['question']} -> {ex['answer']}")
+    answer = (icl_prompt(selector) | model).invoke(query)
+    print(f"Q: {query['question']}")
+    print(f"A: {_short(getattr(answer, 'content', str(answer)), 300)}")
 
 
 def run(args: argparse.Namespace) -> int:

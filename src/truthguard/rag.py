@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
@@ -38,6 +39,7 @@ from truthguard.guard.policies import (
 __all__ = [
     "RAG_PROMPT",
     "build_rag_chain",
+    "chroma_retriever",
     "corpus_documents",
     "format_documents",
     "split_markdown",
@@ -128,6 +130,38 @@ def build_rag_chain(
         name="rag_output",
     )
     return (chain | pick).with_config(run_name="truthguard_rag")
+
+
+def chroma_retriever(
+    documents: Sequence[Document | str],
+    *,
+    k: int = 4,
+    embeddings: Embeddings | None = None,
+    persist_directory: str | Path | None = None,
+) -> BaseRetriever:
+    """The default retriever: ``documents`` in a :class:`~truthguard.vectorstore.ChromaVectorStore`.
+
+    Args:
+        documents: Documents or plain strings.
+        k: Documents fetched per query (``ReRetrieve`` can raise it per attempt).
+        embeddings: Defaults to :class:`~truthguard.embeddings.SimilarityEmbeddings` (MiniLM).
+        persist_directory: Keep the collection on disk instead of in memory.
+    """
+    from truthguard.embeddings import SimilarityEmbeddings
+    from truthguard.vectorstore import ChromaVectorStore
+
+    if k < 1:
+        raise InvalidInputError("k", "must be at least 1")
+    docs = [d if isinstance(d, Document) else Document(page_content=str(d)) for d in documents]
+    if not docs:
+        raise InvalidInputError("documents", "needs at least one document")
+    store = ChromaVectorStore.from_texts(
+        [d.page_content for d in docs],
+        embeddings or SimilarityEmbeddings(),
+        metadatas=[d.metadata for d in docs],
+        persist_directory=persist_directory,
+    )
+    return store.as_retriever(search_kwargs={"k": k})
 
 
 def corpus_documents(path: str | Path | None = None) -> list[Document]:
