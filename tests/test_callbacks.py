@@ -243,3 +243,18 @@ def test_sync_handler_under_100_threaded_batch_runs(tmp_path):
         ).fetchone()
     assert (n, distinct, passed) == (100, 100, 0)
     assert handler.summary()["pass_rate"] == 0.0
+
+
+async def test_block_policy_waits_for_room_instead_of_dropping():
+    records: list[ScoreRecord] = []
+    handler = AsyncTruthGuardCallbackHandler(
+        FakeDetector(score=1.0, latency=0.02),
+        sinks=records.append,
+        max_queue=1,
+        concurrency=1,
+        when_full="block",
+    )
+    chain = RunnableLambda(lambda q: "x")
+    await asyncio.gather(*(chain.ainvoke(f"Q{i}?", {"callbacks": [handler]}) for i in range(5)))
+    assert await handler.aclose(timeout=10)
+    assert len(records) == 5 and all(r.status == "scored" for r in records)
