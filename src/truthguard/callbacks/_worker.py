@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import logging
 import threading
 import time
+import weakref
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -23,6 +25,12 @@ __all__ = ["Scorer"]
 logger = logging.getLogger("truthguard.callbacks")
 
 WhenFull = Literal["record", "block"]
+
+
+def _close_at_exit(ref: weakref.ref[Scorer]) -> None:
+    scorer = ref()
+    if scorer is not None:
+        scorer.close(timeout=10.0)
 
 
 async def _cancel_all() -> None:
@@ -74,6 +82,9 @@ class Scorer:
         self._failed: Counter[str] = Counter()
         self._written = 0
         self.sink_errors = 0
+        # A handler that is never closed still gets its pending captures recorded at exit.
+        ref = weakref.ref(self)
+        atexit.register(_close_at_exit, ref)
 
     # -- submission -----------------------------------------------------------------------------
 

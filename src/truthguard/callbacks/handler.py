@@ -93,6 +93,7 @@ _DOC = """
 
     ``flush()`` waits until every capture has a record; ``close()`` flushes, records whatever is
     still pending after its time-out as failed, and closes the sinks. Records carry the run id.
+    A handler still open at interpreter exit is closed then (10 s time-out).
 """
 
 
