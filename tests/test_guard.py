@@ -390,3 +390,14 @@ def test_a_failing_policy_is_recorded_and_the_answer_kept():
     out = guard.invoke("Q?")  # rewrite needs a dict input to carry the rewritten query
     assert out.status == "fallback" and out.attempts[0].answer == "the moon"
     assert "rewrite" in out.attempts[1].error and out.attempts[1].policy == "re_retrieve"
+
+
+async def test_verdicts_appear_in_astream_events():
+    chain, _ = scripted_chain(["moon", "sun"])
+    guard = HallucinationGuard(chain=chain, detectors=moon_detector(), policies=[Regenerate()])
+    events = [
+        e
+        async for e in guard.astream_events({"question": "Q?"}, version="v2")
+        if e["event"] == "on_custom_event" and e["name"] == VERDICT_EVENT
+    ]
+    assert [e["data"]["verdict"]["passed"] for e in events] == [False, True]
