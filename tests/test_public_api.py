@@ -10,6 +10,14 @@ import truthguard.testing
 def test_top_level_exports():
     assert sorted(truthguard.__all__) == sorted(
         [
+            "FEWL",
+            "ArtifactStore",
+            "AsyncTruthGuardCallbackHandler",
+            "FEWLExampleSelector",
+            "HallucinationGuard",
+            "RefChecker",
+            "ReverseValidation",
+            "TruthGuardCallbackHandler",
             "BaseDetector",
             "ConfigurationError",
             "DatasetNotFoundError",
@@ -46,3 +54,17 @@ def test_every_error_derives_from_the_root():
         obj = getattr(truthguard, name)
         if isinstance(obj, type) and issubclass(obj, Exception):
             assert issubclass(obj, truthguard.TruthGuardError), name
+
+
+def test_lazy_exports_are_the_real_classes():
+    from truthguard.fewl import FEWL
+    from truthguard.guard import HallucinationGuard
+    from truthguard.refchecker import RefChecker
+    from truthguard.rv import ReverseValidation
+
+    assert truthguard.FEWL is FEWL
+    assert truthguard.ReverseValidation is ReverseValidation
+    assert truthguard.RefChecker is RefChecker
+    assert truthguard.HallucinationGuard is HallucinationGuard
+    for name in ("FEWL", "ReverseValidation", "RefChecker"):
+        assert issubclass(getattr(truthguard, name), truthguard.BaseDetector)
