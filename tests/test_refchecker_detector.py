@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import numpy as np
 import pytest
@@ -278,3 +279,27 @@ def test_store_caches_llm_artifacts(store, extractor_llm):
     assert first.usage.llm_calls == 4 and second.usage.llm_calls == 0
     assert second.usage.cached_calls == 4
     assert second.details["claims"] == first.details["claims"]
+
+
+def test_content_recall_and_lexical_weight(embedder):
+    from truthguard.refchecker.lexical import content_recall
+
+    assert content_recall("The Persian Gulf.", "on the coast of the Persian Gulf") == 1.0
+    assert content_recall("Gulf of Mexico", "on the coast of the Persian Gulf") == 0.5
+    assert content_recall("It is.", "anything") == 1.0  # no content word: nothing to miss
+    ref = ["Dubai is located on the southeast coast of the Persian Gulf."]
+    plain, lexical = (
+        RefChecker(score="mean_support"),
+        RefChecker(score="mean_support", checker=LocalChecker(lexical_weight=0.5)),
+    )
+    wrong = {"question": "Which sea is Dubai on?", "answer": "Dubai lies on the Gulf of Mexico."}
+    right = {**wrong, "answer": "Dubai lies on the Persian Gulf."}
+    for rc in (plain, lexical):
+        assert (
+            rc.invoke({**right, "references": ref}).score
+            > rc.invoke({**wrong, "references": ref}).score
+        )
+    raw = json.loads(
+        lexical.invoke({**wrong, "references": ref}).details["claims"][0]["checker_output"]
+    )
+    assert set(raw) == {"cosine", "recall"} and raw["recall"] < 1.0

@@ -53,6 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--entailment-threshold", type=float, default=0.6, help="cosine for Entailment"
     )
+    parser.add_argument(
+        "--lexical-weight", type=float, default=0.0, help="weight of content-word recall in support"
+    )
     parser.add_argument("--batch", type=int, default=64, help="answers per abatch call")
     parser.add_argument("--concurrency", type=int, default=2, help="checks run at once")
 
@@ -121,9 +124,7 @@ async def _local(
 ) -> dict[str, list[Any]]:
     # Kind-major order: the answers of one question never run at the same time, so its reference
     # is embedded once (with the first answer) and served from the embedder's memo afterwards.
-    jobs = [
-        (kind, i) for kind in KINDS for i in range(len(items)) if answers[kind][i] is not None
-    ]
+    jobs = [(kind, i) for kind in KINDS for i in range(len(items)) if answers[kind][i] is not None]
     results: dict[tuple[str, int], Any] = {}
     chunks = [jobs[s : s + batch] for s in range(0, len(jobs), batch)]
     for chunk in progress(chunks, desc="refchecker", enabled=show):
@@ -172,7 +173,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     detector = RefChecker(
         extractor=LocalExtractor(question_context_words=args.question_context_words),
-        checker=LocalChecker(entailment_threshold=args.entailment_threshold),
+        checker=LocalChecker(
+            entailment_threshold=args.entailment_threshold, lexical_weight=args.lexical_weight
+        ),
         score=args.score,
         segment_size=args.segment_size,
         top_k=args.top_k,
@@ -203,6 +206,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "top_k": args.top_k,
             "question_context_words": args.question_context_words,
             "entailment_threshold": args.entailment_threshold,
+            "lexical_weight": args.lexical_weight,
         },
         "methods": methods,
     }

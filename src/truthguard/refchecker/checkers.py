@@ -26,6 +26,7 @@ from truthguard.llm import LLMSession
 from truthguard.refchecker._parse import parse_joint_labels, parse_label
 from truthguard.refchecker._prompts import CHECK_PROMPT, JOINT_CHECK_PROMPT, PROMPT_VERSION
 from truthguard.refchecker.extractors import Claim
+from truthguard.refchecker.lexical import content_recall
 from truthguard.refchecker.retrieval import Retrieval
 from truthguard.similarity import CrossEncoderSimilarity
 from truthguard.store import ArtifactStore, cached_call
@@ -218,6 +219,11 @@ class LocalChecker(ClaimChecker):
     a local ``CrossEncoder`` NLI model directory; None for the embedding mode."""
     nli_threshold: float = Field(default=0.5, gt=0.0, le=1.0)
     """Probability at or above which an NLI entailment / contradiction counts."""
+    lexical_weight: float = Field(default=0.0, ge=0.0, le=1.0)
+    """Embedding mode: weight of lexical grounding in the support, ``(1 - w) * cosine + w *
+    recall``, where recall is the share of the claim's content words found in its top-k
+    segments. Names and numbers absent from the references then lower the support even when
+    the claim reads like the reference. 0 disables it."""
 
     @field_validator("nli", mode="before")
     @classmethod
@@ -239,15 +245,20 @@ class LocalChecker(ClaimChecker):
     ) -> list[ClaimVerdict]:
         if self.nli is None:
             out = []
-            for i in range(len(claims)):
-                support = retrieval.support(i)
+            for i, claim in enumerate(claims):
+                cosine = retrieval.support(i)
+                numbers = {"cosine": round(cosine, 4)}
+                support = cosine
+                if self.lexical_weight:
+                    segments = [retrieval.segments[j].text for j in retrieval.top_k[i]]
+                    recall = content_recall(claim.text, " ".join(segments))
+                    numbers["recall"] = round(recall, 4)
+                    support = (1 - self.lexical_weight) * cosine + self.lexical_weight * recall
+                support = min(max(support, 0.0), 1.0)
                 label = "Entailment" if support >= self.entailment_threshold else "Neutral"
                 out.append(
                     ClaimVerdict(
-                        label=label,
-                        support=min(max(support, 0.0), 1.0),
-                        raw=json.dumps({"cosine": round(support, 4)}),
-                        mode="embedding",
+                        label=label, support=support, raw=json.dumps(numbers), mode="embedding"
                     )
                 )
             return out
