@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--score",
         choices=get_args(ScoreMode),
-        default="min_support",
+        default="mean_support",
         help="score the detector returns (the other modes are reported too)",
     )
     parser.add_argument("--segment-size", type=int, default=80, help="words per segment")

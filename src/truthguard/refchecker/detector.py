@@ -11,7 +11,7 @@ from truthguard.llm import LLMSession
 from truthguard.refchecker.aggregate import ABSTAIN, ScoreMode, aggregate, response_score
 from truthguard.refchecker.checkers import ClaimChecker, LocalChecker
 from truthguard.refchecker.extractors import ClaimExtractor, LocalExtractor
-from truthguard.refchecker.retrieval import aretrieve
+from truthguard.refchecker.retrieval import Retrieval, aretrieve
 from truthguard.refchecker.segment import segment_references
 from truthguard.result import DetectionResult, Label
 from truthguard.similarity import EmbeddingSimilarity, get_default_similarity
@@ -160,7 +160,7 @@ class RefChecker(BaseDetector):
         )
 
 
-def _evidence(retrieval: Any, i: int) -> dict[str, Any]:
+def _evidence(retrieval: Retrieval, i: int) -> dict[str, Any]:
     j, span, sim = retrieval.evidence[i]
     return {
         "reference": retrieval.segments[j].reference,
