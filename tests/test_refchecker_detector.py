@@ -288,10 +288,8 @@ def test_content_recall_and_lexical_weight(embedder):
     assert content_recall("Gulf of Mexico", "on the coast of the Persian Gulf") == 0.5
     assert content_recall("It is.", "anything") == 1.0  # no content word: nothing to miss
     ref = ["Dubai is located on the southeast coast of the Persian Gulf."]
-    plain, lexical = (
-        RefChecker(score="mean_support"),
-        RefChecker(score="mean_support", checker=LocalChecker(lexical_weight=0.5)),
-    )
+    plain = RefChecker(score="mean_support", checker=LocalChecker(lexical_weight=0.0))
+    lexical = RefChecker(score="mean_support")  # lexical_weight=0.5 by default
     wrong = {"question": "Which sea is Dubai on?", "answer": "Dubai lies on the Gulf of Mexico."}
     right = {**wrong, "answer": "Dubai lies on the Persian Gulf."}
     for rc in (plain, lexical):
@@ -299,6 +297,8 @@ def test_content_recall_and_lexical_weight(embedder):
             rc.invoke({**right, "references": ref}).score
             > rc.invoke({**wrong, "references": ref}).score
         )
+    plain_raw = plain.invoke({**wrong, "references": ref}).details["claims"][0]["checker_output"]
+    assert set(json.loads(plain_raw)) == {"cosine"}
     raw = json.loads(
         lexical.invoke({**wrong, "references": ref}).details["claims"][0]["checker_output"]
     )

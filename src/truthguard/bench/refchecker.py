@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--entailment-threshold", type=float, default=0.6, help="cosine for Entailment"
     )
     parser.add_argument(
-        "--lexical-weight", type=float, default=0.0, help="weight of content-word recall in support"
+        "--lexical-weight", type=float, default=0.5, help="weight of content-word recall in support"
     )
     parser.add_argument("--batch", type=int, default=64, help="answers per abatch call")
     parser.add_argument("--concurrency", type=int, default=2, help="checks run at once")
