@@ -9,9 +9,10 @@ from typing import Any, ClassVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from langchain_core.runnables.config import ensure_config, patch_config
+from langchain_core.runnables.config import patch_config
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from truthguard._config import with_default_concurrency
 from truthguard._sync import run_sync
 from truthguard.errors import InvalidInputError, InvalidLLMOutput, LLMCallError
 from truthguard.llm import LLMSession, LLMSettings
@@ -179,15 +180,7 @@ class BaseDetector(RunnableSerializable[dict[str, Any], DetectionResult], ABC):
     def _bounded(
         self, config: RunnableConfig | list[RunnableConfig] | None
     ) -> RunnableConfig | list[RunnableConfig]:
-        if isinstance(config, list):
-            return [
-                c if c.get("max_concurrency") else {**c, "max_concurrency": self.batch_concurrency}
-                for c in config
-            ]
-        config = ensure_config(config)
-        if config.get("max_concurrency") is None:
-            config = {**config, "max_concurrency": self.batch_concurrency}
-        return config
+        return with_default_concurrency(config, self.batch_concurrency)
 
     def _invoke_sync(
         self,

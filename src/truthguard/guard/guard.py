@@ -15,9 +15,10 @@ from langchain_core.callbacks import (
     adispatch_custom_event,
 )
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableSerializable
-from langchain_core.runnables.config import ensure_config, patch_config
+from langchain_core.runnables.config import patch_config
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from truthguard._config import with_default_concurrency
 from truthguard._sync import run_sync
 from truthguard.detector import BaseDetector
 from truthguard.errors import GuardRejected, InvalidInputError
@@ -185,15 +186,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     def _bounded(
         self, config: RunnableConfig | list[RunnableConfig] | None
     ) -> RunnableConfig | list[RunnableConfig]:
-        if isinstance(config, list):
-            return [
-                c if c.get("max_concurrency") else {**c, "max_concurrency": self.batch_concurrency}
-                for c in config
-            ]
-        config = ensure_config(config)
-        if config.get("max_concurrency") is None:
-            config = {**config, "max_concurrency": self.batch_concurrency}
-        return config
+        return with_default_concurrency(config, self.batch_concurrency)
 
     def _invoke_sync(
         self, input: Any, run_manager: CallbackManagerForChainRun, config: RunnableConfig
