@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="prefix claims shorter than this many words with the question (0: off)",
     )
     parser.add_argument(
-        "--entailment-threshold", type=float, default=0.6, help="cosine for Entailment"
+        "--entailment-threshold", type=float, default=0.6, help="support for Entailment"
     )
     parser.add_argument(
         "--lexical-weight", type=float, default=0.5, help="weight of content-word recall in support"
