@@ -133,3 +133,25 @@ def test_in_memory_stores_are_isolated(embedder):
 def test_bad_url_names_the_field(embedder):
     with pytest.raises(InvalidInputError, match="url"):
         ArtifactStore(url="not a url", embedder=embedder)
+
+
+async def test_cached_call_stores_only_validated_outputs(store):
+    from truthguard.errors import InvalidLLMOutput
+    from truthguard.llm import LLMSession
+
+    replies = iter(["garbage", "42"])
+    model = ScriptedChatModel(script=lambda p: next(replies))
+
+    def must_be_number(text: str) -> int:
+        if not text.isdigit():
+            raise InvalidLLMOutput("not a number", raw=text, stage="t")
+        return int(text)
+
+    kwargs = dict(store=store, question="Q?", kind="n", prompt_version="v", stage="t")
+    session = LLMSession()
+    with pytest.raises(InvalidLLMOutput):
+        await cached_call(session, model, "x", validate=must_be_number, **kwargs)
+    assert store.get_artifact("Q?", "n", "ScriptedChatModel:scripted", "v") is None
+    assert await cached_call(session, model, "x", validate=must_be_number, **kwargs) == "42"
+    assert await cached_call(session, model, "x", validate=must_be_number, **kwargs) == "42"
+    assert model.call_count == 2 and session.usage().cached_calls == 1

@@ -24,7 +24,7 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -330,11 +330,14 @@ async def cached_call(
     stage: str,
     extra: str = "",
     metadata: dict[str, Any] | None = None,
+    validate: Callable[[str], Any] | None = None,
 ) -> str:
     """Call ``model`` through ``session`` unless the store already holds this artifact.
 
     The artifact key is (question, kind, model id, prompt version, extra); a hit is counted on the
-    session as a cached call and costs no model call. Only successful outputs are stored.
+    session as a cached call and costs no model call. Only successful outputs are stored, and
+    when ``validate`` is given (a parser that raises on garbage, e.g. ``InvalidLLMOutput``) only
+    outputs it accepts: an unusable answer is asked again next time, never served from the store.
     """
     from truthguard.llm import model_id
 
@@ -345,6 +348,8 @@ async def cached_call(
             session.record_cache_hit()
             return str(hit)
     text = await session.acall(model, prompt, stage=stage, metadata=metadata)
+    if validate is not None:
+        validate(text)
     if store is not None:
         await store.aput_artifact(question, kind, name, prompt_version, text, extra)
     return text

@@ -21,7 +21,7 @@ from truthguard.fewl._prompts import PROMPT_VERSION, iwco_prompt, reference_prom
 from truthguard.llm import LLMSession, model_id
 from truthguard.result import DetectionResult, Label
 from truthguard.similarity import EmbeddingSimilarity, SimilarityBackend, get_default_similarity
-from truthguard.store import ArtifactStore
+from truthguard.store import ArtifactStore, cached_call
 
 __all__ = ["FEWL", "IWCO_KIND", "REFERENCE_KIND"]
 
@@ -290,22 +290,22 @@ class FEWL(BaseDetector):
         stage: str,
         check: Any,
     ) -> Any:
-        # cached_call's lookup and accounting, but an output is stored only once ``check``
-        # accepted it, so a garbled answer is re-asked next time instead of served forever.
-        name = model_id(model)
-        hit = await store.aget_artifact(question, kind, name, PROMPT_VERSION, extra)
-        if hit is not None:
-            session.record_cache_hit()
-            return check(str(hit))
-        text = await session.acall(
+        # ``check`` validates before anything is stored, so a garbled answer is asked again next
+        # time instead of being served from the store forever.
+        text = await cached_call(
+            session,
             model,
             prompt,
+            store=store,
+            question=question,
+            kind=kind,
+            prompt_version=PROMPT_VERSION,
             stage=stage,
+            extra=extra,
             metadata={"fewl_question": question, "fewl_kind": kind, "fewl_extra": extra},
+            validate=check,
         )
-        value = check(text)
-        await store.aput_artifact(question, kind, name, PROMPT_VERSION, text, extra)
-        return value
+        return check(text)
 
     async def _reference(
         self, session: LLMSession, store: ArtifactStore, slot: _Slot, question: str, stage: str

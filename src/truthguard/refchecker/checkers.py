@@ -118,6 +118,7 @@ class LLMChecker(ClaimChecker):
             stage="refchecker.check",
             extra=_digest(claim.prompt_text(), reference),
             metadata={"replay_key": f"check:{question}\x1f{claim.prompt_text()}"},
+            validate=lambda t: parse_label(t, stage="refchecker.check"),
         )
         label = parse_label(text, stage="refchecker.check")
         return ClaimVerdict(label=label, support=float(label == "Entailment"), raw=text, mode=mode)

@@ -99,14 +99,17 @@ class LLMExtractor(ClaimExtractor):
             stage=stage,
             extra=hashlib.sha1(answer.encode("utf-8")).hexdigest(),
             metadata={"replay_key": f"extract:{self.mode}:{question}\x1f{answer}"},
+            validate=lambda t: self._parse(t, stage),
         )
+        claims, unparsed = self._parse(text, stage)
+        return Extraction(claims=claims, raw=text, unparsed=unparsed)
+
+    def _parse(self, text: str, stage: str) -> tuple[list[Claim], Any]:
         if self.mode == "triplet":
             parsed = parse_triplets(text, stage=stage)
-            claims = [Claim(text=" ".join(t), triplet=t) for t in parsed.claims]
-        else:
-            parsed = parse_subsentence_claims(text, stage=stage)
-            claims = [Claim(text=c) for c in parsed.claims]
-        return Extraction(claims=claims, raw=text, unparsed=parsed.unparsed)
+            return [Claim(text=" ".join(t), triplet=t) for t in parsed.claims], parsed.unparsed
+        parsed_claims = parse_subsentence_claims(text, stage=stage)
+        return [Claim(text=c) for c in parsed_claims.claims], parsed_claims.unparsed
 
 
 class LocalExtractor(ClaimExtractor):

@@ -147,6 +147,7 @@ class ReverseValidation(BaseDetector):
         stage: str,
         key_text: str,
         entity: str | None,
+        validate: Any = None,
     ) -> str:
         """One model call through the store, with the metadata a replay model keys on."""
         meta = {
@@ -165,6 +166,7 @@ class ReverseValidation(BaseDetector):
             stage=stage,
             extra=entity or "",
             metadata=meta,
+            validate=validate,
         )
 
     async def _entity(
@@ -212,6 +214,7 @@ class ReverseValidation(BaseDetector):
             stage="rv.query",
             key_text=passage,
             entity=entity,
+            validate=lambda text: self._parse_query(text, "rv.query"),
         )
         query, items = self._parse_query(raw, "rv.query")
         leak: dict[str, Any] = {"detected": leaks_entity(query, entity), "rebuilt": False}
@@ -224,6 +227,7 @@ class ReverseValidation(BaseDetector):
                 stage="rv.query_rebuild",
                 key_text=passage,
                 entity=entity,
+                validate=lambda text: self._parse_query(text, "rv.query_rebuild"),
             )
             query, items = self._parse_query(raw, "rv.query_rebuild")
             leak["rebuilt"] = True
@@ -250,6 +254,7 @@ class ReverseValidation(BaseDetector):
             stage="rv.answer",
             key_text=query,
             entity=entity,
+            validate=_require_text,
         )
         if not answer.strip():
             raise InvalidLLMOutput(
@@ -313,3 +318,8 @@ def _explain(
             + ", so a match is weak evidence."
         )
     return " ".join(parts)
+
+
+def _require_text(text: str) -> None:
+    if not text.strip():
+        raise InvalidLLMOutput("stage 2 returned an empty answer", raw=text, stage="rv.answer")
