@@ -42,6 +42,8 @@ def question_of(input: Any, key: str | None = None) -> str:
                 key or "question", f"the chain input has none of the keys {list(keys)}"
             )
         text = input[found]
+        if text is None:  # str(None) would be checked as the question "None"
+            raise InvalidInputError(found, "must not be None")
         if not isinstance(text, str):
             text = message_text(text)
     else:
@@ -67,6 +69,8 @@ def answer_of(output: Any, key: str | None = None) -> str:
             raise InvalidInputError(
                 key or "answer", f"the chain output has none of the keys {list(keys)}"
             )
+        if output[found] is None:  # str(None) would be checked as the answer "None"
+            raise InvalidInputError(found, "the chain output's answer is None")
         return message_text(output[found])
     if isinstance(output, str) or hasattr(output, "content"):
         return message_text(output)

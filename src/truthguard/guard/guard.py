@@ -309,21 +309,24 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         child = patch_config(config, callbacks=callbacks)
         if configurable:
             child["configurable"] = {**child.get("configurable", {}), **configurable}
+        output: Any = None
         try:
             output = await runnable.ainvoke(chain_input, child)
+            # An output without a usable answer is a failed attempt too: earlier answers stay.
+            answer = answer_of(output, self.answer_key)
+            contexts = contexts_of(output, self.context_key)
         except Exception as e:
             if number == 1:
                 raise  # nothing to keep yet: the caller sees the chain's own error
             return Attempt(
                 number=number,
                 policy=policy,
+                output=output,
                 error=f"{type(e).__name__}: {e}",
                 chain_usage=collector.usage(time.perf_counter() - started),
                 seconds=time.perf_counter() - started,
             )
         chain_seconds = time.perf_counter() - started
-        answer = answer_of(output, self.answer_key)
-        contexts = contexts_of(output, self.context_key)
         attempt = Attempt(
             number=number,
             policy=policy,
