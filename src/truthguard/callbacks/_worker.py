@@ -96,16 +96,25 @@ class Scorer:
         if not self._slots.acquire(blocking=self.when_full == "block"):
             self._write(self._failed_record(capture, "queue full"))
             return
-        with self._cond:
-            fut = asyncio.run_coroutine_threadsafe(self._score(capture), self._loop)
-            self._pending[fut] = capture
+        with self._cond:  # close() sets _closed under this lock: no task after its flush
+            closed = self._closed
+            if not closed:
+                fut = asyncio.run_coroutine_threadsafe(self._score(capture), self._loop)
+                self._pending[fut] = capture
+        if closed:
+            self._slots.release()
+            self._write(self._failed_record(capture, "handler closed"))
+            return
         fut.add_done_callback(self._done)
 
     def _done(self, fut: concurrent.futures.Future[Any]) -> None:
         with self._cond:
             capture = self._pending.get(fut)
-        if fut.cancelled() and capture is not None:  # written before flush() can return
-            self._write(self._failed_record(capture, "not scored before close"))
+        if capture is not None:  # written before flush() can return
+            if fut.cancelled():
+                self._write(self._failed_record(capture, "not scored before close"))
+            elif (e := fut.exception()) is not None:
+                self._write(self._failed_record(capture, f"{type(e).__name__}: {e}"))
         with self._cond:
             self._pending.pop(fut, None)
             self._cond.notify_all()
@@ -206,10 +215,13 @@ class Scorer:
 
     def close(self, timeout: float | None = None) -> bool:
         """Flush, cancel what is still pending after ``timeout`` (recorded failed), close sinks."""
-        if self._closed:
-            return True
+        with self._cond:
+            if self._closed:
+                return True
+            # Closed before flushing: a capture arriving from now on is recorded as failed
+            # instead of being queued on a loop that is about to stop.
+            self._closed = True
         drained = self.flush(timeout)
-        self._closed = True
         if not drained:  # cancel inside the loop so every task unwinds before it stops
             asyncio.run_coroutine_threadsafe(_cancel_all(), self._loop).result(timeout=10.0)
             self.flush(5.0)

@@ -1,0 +1,45 @@
+"""Review fixes: close() never strands a capture that arrives while it runs."""
+
+from __future__ import annotations
+
+from langchain_core.runnables import RunnableLambda
+
+from truthguard.callbacks import ScoreRecord, TruthGuardCallbackHandler
+from truthguard.testing import FakeDetector
+
+
+def test_capture_arriving_as_close_flushes_still_gets_a_record():
+    records: list[ScoreRecord] = []
+    handler = TruthGuardCallbackHandler(FakeDetector(score=1.0, latency=0.2), sinks=records.append)
+    scorer = handler._core.scorer
+    original_flush = scorer.flush
+    chain = RunnableLambda(lambda q: "an answer")
+
+    def flush_then_a_chain_ends(timeout=None):
+        drained = original_flush(timeout)
+        # Another thread's chain ends right after close() drained the queue.
+        chain.invoke("late question?", {"callbacks": [handler]})
+        return drained
+
+    scorer.flush = flush_then_a_chain_ends
+    chain.invoke("first question?", {"callbacks": [handler]})
+    handler.close(timeout=10)
+    assert [r.question for r in records] == ["first question?", "late question?"]
+    assert records[0].status == "scored"
+    assert records[1].status == "failed" and records[1].error == "handler closed"
+    assert scorer.pending == 0
+
+
+def test_an_unexpected_error_while_scoring_is_recorded_as_failed():
+    records: list[ScoreRecord] = []
+    handler = TruthGuardCallbackHandler(FakeDetector(score=1.0), sinks=records.append)
+    scorer = handler._core.scorer
+
+    def broken(*args, **kwargs):
+        raise ValueError("cannot build the record")
+
+    scorer._scored_record = broken
+    RunnableLambda(lambda q: "an answer").invoke("Q?", {"callbacks": [handler]})
+    assert handler.close(timeout=10)
+    assert len(records) == 1 and records[0].status == "failed"
+    assert "cannot build the record" in records[0].error
