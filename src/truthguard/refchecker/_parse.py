@@ -96,17 +96,28 @@ def _triplet_from_json(item: Any) -> Triplet | None:
     return parts if all(parts) else None  # type: ignore[return-value]
 
 
+def _says_nothing(text: str) -> bool:
+    """Empty, or only ``NONE`` once headers ("Triplets:") and code fences are set aside."""
+    lines = [
+        stripped
+        for line in text.splitlines()
+        if (stripped := line.strip()) and not _HEADER.match(stripped) and not _FENCE.match(stripped)
+    ]
+    return all(_NONE.match(line) for line in lines)
+
+
 def parse_triplets(text: str, *, stage: str = "refchecker.extract") -> ParsedClaims:
     """Parse claim triplets from an extractor output.
 
     Accepts ``("s", "p", "o")`` tuples (single or double quotes, several per line), a JSON list of
     3-lists or of ``{"subject", "predicate", "object"}`` objects, and bullet lines holding an
-    unquoted ``(s, p, o)`` or ``s | p | o``. An explicit ``NONE`` (or empty output) means no claims.
+    unquoted ``(s, p, o)`` or ``s | p | o``. An explicit ``NONE`` (or empty output) means no claims,
+    also under an echoed header (``"Triplets:\\nNONE"``) or in a code fence.
 
     Raises:
         InvalidLLMOutput: The output is not empty, not ``NONE``, and holds no triplet.
     """
-    if not text.strip() or _NONE.match(text.strip()):
+    if _says_nothing(text):
         return ParsedClaims()
     payload = _json_payload(text)
     if isinstance(payload, dict):
@@ -149,7 +160,7 @@ def parse_subsentence_claims(text: str, *, stage: str = "refchecker.extract") ->
     Raises:
         InvalidLLMOutput: The output is a JSON value that is not a list of strings.
     """
-    if not text.strip() or _NONE.match(text.strip()):
+    if _says_nothing(text):
         return ParsedClaims()
     payload = _json_payload(text)
     if payload is not None:
@@ -184,14 +195,34 @@ def _canonical(word: str) -> str:
     return "Neutral"
 
 
+# A negation up to two words before a label word ("does not entail", "no contradiction"): the
+# reply denies that label instead of giving it.
+_NEGATION = re.compile(
+    r"(?:\b(?:not|no|never|neither|nor|cannot)|n't)(?:\s+\w+){0,2}\s+[*_\"'(\[]*$", re.I
+)
+
+
+def _asserted_labels(text: str) -> tuple[set[str], bool]:
+    """Labels the text gives (negated mentions left out), and whether any mention was negated."""
+    labels: set[str] = set()
+    negated = False
+    for m in _LABEL_WORD.finditer(text):
+        if _NEGATION.search(text[: m.start()].replace("\u2019", "'")):
+            negated = True
+        else:
+            labels.add(_canonical(m.group(1)))
+    return labels, negated
+
+
 def parse_label(text: str, *, stage: str = "refchecker.check") -> str:
     """Read one checker label from ``text``.
 
     The answer's first word decides when it is a label; otherwise the text must name exactly
-    one label (a reply mentioning two different labels is ambiguous).
+    one label (a reply mentioning two different labels is ambiguous). A negated mention ("the
+    passages do not entail it", "no contradiction") does not count as giving that label.
 
     Raises:
-        InvalidLLMOutput: No label, or an ambiguous one.
+        InvalidLLMOutput: No label, only negated ones, or an ambiguous one.
     """
     words = _LABEL_WORD.findall(text)
     if not words:
@@ -201,7 +232,11 @@ def parse_label(text: str, *, stage: str = "refchecker.check") -> str:
     first = re.match(r"\W*(\w+)", text)
     if first and _LABEL_WORD.fullmatch(first.group(1)):
         return _canonical(first.group(1))
-    labels = {_canonical(w) for w in words}
+    labels, _ = _asserted_labels(text)
+    if not labels:
+        raise InvalidLLMOutput(
+            "the reply only negates labels and gives none", raw=text, stage=stage
+        )
     if len(labels) > 1:
         raise InvalidLLMOutput(f"ambiguous label: {sorted(labels)}", raw=text, stage=stage)
     return labels.pop()
@@ -215,7 +250,8 @@ def parse_joint_labels(text: str, n: int) -> list[str] | None:
 
     Accepts ``"<i>. <label>"`` lines or a JSON list of ``n`` labels. Returns None when the reply
     does not align with the claims (a number missing, repeated or out of range, a line without a
-    label, or a list of the wrong length); the caller then re-asks claim by claim.
+    label or with only a negated one, or a list of the wrong length); the caller then re-asks
+    claim by claim.
     """
     payload = _json_payload(text)
     if isinstance(payload, list):
@@ -223,10 +259,10 @@ def parse_joint_labels(text: str, n: int) -> list[str] | None:
             return None
         out = []
         for x in payload:
-            m = _LABEL_WORD.search(x)
-            if m is None:
+            labels, _ = _asserted_labels(x)
+            if len(labels) != 1:
                 return None
-            out.append(_canonical(m.group(1)))
+            out.append(labels.pop())
         return out
     found: dict[int, str] = {}
     for line in text.splitlines():
@@ -236,7 +272,7 @@ def parse_joint_labels(text: str, n: int) -> list[str] | None:
         if m is None:
             continue
         i = int(m.group(1))
-        labels = {_canonical(w) for w in _LABEL_WORD.findall(m.group(2))}
+        labels, _ = _asserted_labels(m.group(2))
         if i in found or not 1 <= i <= n or len(labels) != 1:
             return None
         found[i] = labels.pop()
