@@ -24,6 +24,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import (
     ConfigurableField,
     Runnable,
+    RunnableConfig,
     RunnableLambda,
     RunnablePassthrough,
 )
@@ -74,6 +75,31 @@ def _configurable_retriever(retriever: BaseRetriever) -> Runnable[Any, Any]:
     return retriever
 
 
+def _merging_search_kwargs(
+    chosen: Runnable[Any, Any], own: dict[str, dict[str, Any]]
+) -> Runnable[Any, Any]:
+    """Merge a configured ``search_kwargs`` over the chosen retriever's own (keyed by alternative).
+
+    ``ReRetrieve`` sends ``{"k": 8}``; the retriever's filter, score threshold... must survive.
+    """
+
+    def merged(config: RunnableConfig) -> RunnableConfig:
+        conf = config.get("configurable") or {}
+        extra = conf.get(SEARCH_KWARGS_FIELD)
+        if not isinstance(extra, dict):
+            return config
+        base = own.get(conf.get(RETRIEVER_FIELD) or "primary", {})
+        return {**config, "configurable": {**conf, SEARCH_KWARGS_FIELD: {**base, **extra}}}
+
+    def retrieve(query: str, config: RunnableConfig) -> Any:
+        return chosen.invoke(query, merged(config))
+
+    async def aretrieve(query: str, config: RunnableConfig) -> Any:
+        return await chosen.ainvoke(query, merged(config))
+
+    return RunnableLambda(retrieve, afunc=aretrieve, name="retrieve")
+
+
 def build_rag_chain(
     retriever: BaseRetriever,
     model: BaseChatModel | Runnable[Any, Any],
@@ -111,6 +137,12 @@ def build_rag_chain(
             default_key="primary",
             fallback=_configurable_retriever(fallback_retriever),
         )
+    own = {
+        key: dict(getattr(r, "search_kwargs", None) or {})
+        for key, r in (("primary", retriever), ("fallback", fallback_retriever))
+        if r is not None
+    }
+    chosen = _merging_search_kwargs(chosen, own)
     if "temperature" in getattr(type(model), "model_fields", {}):
         model = model.configurable_fields(  # type: ignore[union-attr]
             temperature=ConfigurableField(id=TEMPERATURE_FIELD, name="Temperature")
