@@ -18,7 +18,7 @@ from truthguard.errors import InvalidInputError, InvalidLLMOutput, LLMCallError
 from truthguard.fewl._formula import FEWLBreakdown, fewl_formula
 from truthguard.fewl._parse import IWCOPairs, parse_iwco_pairs
 from truthguard.fewl._prompts import PROMPT_VERSION, iwco_prompt, reference_prompt
-from truthguard.llm import LLMSession, model_id
+from truthguard.llm import LLMSession, as_runnable, model_id
 from truthguard.result import DetectionResult, Label
 from truthguard.similarity import EmbeddingSimilarity, SimilarityBackend, get_default_similarity
 from truthguard.store import ArtifactStore, cached_call
@@ -35,14 +35,19 @@ class _Slot:
 
     model: Any
     sample: int
+    position: int | None = None
+    """Panel position, set only when another panel model has the same :func:`model_id`: the
+    cache key must then tell them apart, or both would be served one stored answer."""
 
     @property
     def name(self) -> str:
-        return f"{model_id(self.model)}#{self.sample}"
+        base = f"{model_id(self.model)}#{self.sample}"
+        return base if self.position is None else f"{base}@{self.position}"
 
     @property
     def extra(self) -> str:
-        return f"sample={self.sample}"
+        base = f"sample={self.sample}"
+        return base if self.position is None else f"{base};panel={self.position}"
 
 
 @dataclass
@@ -143,6 +148,11 @@ class FEWL(BaseDetector):
                     f"weights: expected {self.n_references} (one per reference answer), "
                     f"got {len(self.weights)}"
                 )
+        # Last, so the option checks above keep their own messages.
+        for i, model in enumerate(self.reference_models):
+            as_runnable(model, field=f"reference_models[{i}]")
+        if self.generator is not None:
+            as_runnable(self.generator, field="generator")
         return self
 
     # -- configuration helpers ----------------------------------------------------------------
@@ -162,7 +172,11 @@ class FEWL(BaseDetector):
     def _slots(self) -> list[_Slot]:
         mode = self.effective_mode
         if mode == "panel":
-            return [_Slot(m, 0) for m in self.reference_models]
+            ids = [model_id(m) for m in self.reference_models]
+            return [
+                _Slot(m, 0, i if ids.count(ids[i]) > 1 else None)
+                for i, m in enumerate(self.reference_models)
+            ]
         if mode == "multi":
             return [_Slot(self.reference_models[0], s) for s in range(self.n_samples)]
         return [_Slot(self.reference_models[0], 0)]

@@ -1,0 +1,61 @@
+"""Review fixes: FEWL cache keys of look-alike panel models, and models checked at construction."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from truthguard.fewl import FEWL
+from truthguard.similarity import LexicalSimilarity
+from truthguard.testing import ScriptedChatModel
+
+Q = "What is the capital of France?"
+
+
+def _uniform(models, store):
+    return FEWL(
+        reference_models=models,
+        expertise="uniform",
+        penalty=False,
+        threshold=0.0,
+        similarity=LexicalSimilarity(),
+        store=store,
+    )
+
+
+def test_panel_models_with_one_name_never_share_a_stored_answer(store):
+    # Two distinct models whose model_id is the same (same class, same model name: for example
+    # one model name served at two temperatures or by two endpoints).
+    a = ScriptedChatModel(model_name="m", default="Paris is the capital of France.")
+    b = ScriptedChatModel(model_name="m", default="Lyon is the capital of France.")
+    detector = _uniform([a, b], store)
+    first = detector.check(Q, "Paris.")
+    second = detector.check(Q, "Lyon.")  # served from the store
+    answers = [r["answer"] for r in second.details["references"]]
+    assert answers == ["Paris is the capital of France.", "Lyon is the capital of France."]
+    assert second.details["references"] == first.details["references"]
+    assert second.usage.llm_calls == 0 and second.usage.cached_calls == 2
+    assert len({r["model"] for r in second.details["references"]}) == 2
+
+
+def test_distinct_model_names_keep_their_cache_keys(store):
+    a = ScriptedChatModel(model_name="a", default="Paris.")
+    b = ScriptedChatModel(model_name="b", default="Lyon.")
+    result = _uniform([a, b], store).check(Q, "Paris.")
+    assert [r["model"] for r in result.details["references"]] == [
+        "ScriptedChatModel:a#0",
+        "ScriptedChatModel:b#0",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"reference_models": ["gpt-4o"]}, r"reference_models\[0\]"),
+        ({"reference_models": [ScriptedChatModel(), None]}, r"reference_models\[1\]"),
+        ({"reference_models": [ScriptedChatModel()], "generator": "gpt-4o"}, "generator"),
+    ],
+)
+def test_models_that_cannot_be_called_fail_at_construction(kwargs, field):
+    with pytest.raises(ValidationError, match=field):
+        FEWL(similarity=LexicalSimilarity(), **kwargs)
