@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from truthguard.errors import ConfigurationError
-from truthguard.llm import LLMSession
+from truthguard.llm import LLMSession, as_runnable
 from truthguard.refchecker._parse import parse_joint_labels, parse_label
 from truthguard.refchecker._prompts import CHECK_PROMPT, JOINT_CHECK_PROMPT, PROMPT_VERSION
 from truthguard.refchecker.extractors import Claim
@@ -92,6 +92,12 @@ class LLMChecker(ClaimChecker):
     """Check several claims per call (fewer calls, longer prompts)."""
     joint_size: int = Field(default=8, ge=1)
     """Most claims per joint call."""
+
+    @field_validator("model")
+    @classmethod
+    def _model_like(cls, v: Any) -> Any:
+        as_runnable(v, field="model")  # a wrong model fails here, not at the first check
+        return v
 
     async def _ask(
         self,

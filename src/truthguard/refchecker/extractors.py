@@ -10,9 +10,9 @@ import hashlib
 from abc import ABC, abstractmethod
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from truthguard.llm import LLMSession
+from truthguard.llm import LLMSession, as_runnable
 from truthguard.refchecker._parse import parse_subsentence_claims, parse_triplets
 from truthguard.refchecker._prompts import (
     PROMPT_VERSION,
@@ -80,6 +80,12 @@ class LLMExtractor(ClaimExtractor):
     """A LangChain chat model (or any Runnable / callable str -> str)."""
     mode: Literal["triplet", "subsentence"] = "triplet"
     """``triplet`` for ("subject", "predicate", "object") claims, ``subsentence`` for sentences."""
+
+    @field_validator("model")
+    @classmethod
+    def _model_like(cls, v: Any) -> Any:
+        as_runnable(v, field="model")  # a wrong model fails here, not at the first check
+        return v
 
     async def aextract(
         self, question: str, answer: str, session: LLMSession, *, store: ArtifactStore | None
