@@ -182,21 +182,23 @@ class ReverseValidation(BaseDetector):
                     "entity", "no entity given and none found in the passage's first sentence"
                 )
             return found, "heuristic", None
-        raw = await self._call(
-            session,
-            P.ENTITY_EXTRACTION.format(passage=inp.answer.strip()),
-            step="entity",
-            stage="rv.entity",
-            key_text=inp.answer,
-            entity=None,
-        )
         try:
+            # Validated before caching: an unusable reply is asked again next time.
+            raw = await self._call(
+                session,
+                P.ENTITY_EXTRACTION.format(passage=inp.answer.strip()),
+                step="entity",
+                stage="rv.entity",
+                key_text=inp.answer,
+                entity=None,
+                validate=parse_entity,
+            )
             return parse_entity(raw), "llm", raw
-        except InvalidLLMOutput:
+        except InvalidLLMOutput as e:
             found = heuristic_entity(inp.answer)
             if found is None:
                 raise
-            return found, "heuristic fallback", raw
+            return found, "heuristic fallback", e.raw
 
     async def _query(
         self, passage: str, entity: str, session: LLMSession
