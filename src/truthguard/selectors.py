@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
+import numbers
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
@@ -45,16 +47,26 @@ async def _scores(scorer: Any, question: str, answers: list[str]) -> list[float 
             by_text: dict[str, float | None] = {}
             for text, result in ranked:
                 by_text.setdefault(text, result.score)
-            return [by_text[a] for a in answers]
+            return [_score_value(by_text[a]) for a in answers]
         results = await scorer.abatch([{"question": question, "answer": a} for a in answers])
-        return [r.score for r in results]
+        return [_score_value(r.score) for r in results]
     out = scorer(question, answers)
     if inspect.isawaitable(out):
         out = await out
     out = list(out)
     if len(out) != len(answers):
         raise InvalidInputError("scorer", f"returned {len(out)} scores for {len(answers)} answers")
-    return out
+    return [_score_value(s) for s in out]
+
+
+def _score_value(score: Any) -> float | None:
+    """A plain float (JSON-storable, comparable); NaN / inf count as no valid score."""
+    if score is None:
+        return None
+    if isinstance(score, bool) or not isinstance(score, numbers.Real):
+        raise InvalidInputError("scorer", f"returned a non-numeric score {score!r}")
+    value = float(score)
+    return value if math.isfinite(value) else None
 
 
 def _best(scores: list[float | None]) -> int | None:
