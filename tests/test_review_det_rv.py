@@ -1,9 +1,12 @@
-"""Review fixes: Reverse Validation never stores an unusable entity extraction."""
+"""Review fixes: Reverse Validation entity extraction (caching, chatty replies)."""
 
 from __future__ import annotations
 
+import pytest
+
 from truthguard.result import Label
 from truthguard.rv import ReverseValidation
+from truthguard.rv._parse import parse_entity
 from truthguard.testing import ScriptedChatModel
 
 PASSAGE = (
@@ -33,3 +36,35 @@ def test_unusable_entity_extraction_is_not_served_from_the_store(store):
     third = rv.invoke({"answer": PASSAGE})  # the usable reply is stored and served
     assert third.details["entity_source"] == "llm" and third.usage.llm_calls == 0
     assert third.label is Label.FACTUAL
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "The passage is mainly about Ailanthus.",
+        "The passage is about **Ailanthus**.",
+        "Sure! The entity is Ailanthus.",
+        "Main entity: Ailanthus",
+        "Name: Ailanthus",
+    ],
+)
+def test_parse_entity_drops_common_lead_ins(raw):
+    assert parse_entity(raw) == "Ailanthus"
+
+
+def test_parse_entity_keeps_names_that_start_with_a_label_word():
+    assert parse_entity("Entity Framework") == "Entity Framework"
+    assert parse_entity("Topic modeling") == "Topic modeling"
+
+
+def test_chatty_extraction_still_finds_the_entity_end_to_end():
+    model = ScriptedChatModel(
+        script={
+            EXTRACT: "The passage is mainly about Ailanthus.",
+            EM_QUERY: FEATURES,
+            EM_ANSWER: "Ailanthus, 100%.",
+        }
+    )
+    r = ReverseValidation(model=model).invoke({"answer": PASSAGE})
+    assert r.details["entity"] == "Ailanthus" and r.details["entity_source"] == "llm"
+    assert r.label is Label.FACTUAL

@@ -140,7 +140,16 @@ def leaks_entity(query: str, entity: str) -> bool:
 
 # -- entity extraction ----------------------------------------------------------------------------
 
-_ENTITY_PREFIX = re.compile(r"^\s*(?:the\s+)?(?:main\s+)?entity(?:\s+is)?\s*[:\-]?\s*", re.I)
+# Lead-ins models put before the name: "Sure!", "Entity:", "The main entity is", "The passage is
+# mainly about". A label word needs "is" or a colon after it, so "Entity Framework" stays whole.
+_ENTITY_PREFIX = re.compile(
+    r"^\s*(?:(?:sure|okay|ok|certainly|of\s+course)\s*[!,.:]\s*)?"
+    r"(?:(?:the\s+)?(?:(?:main|primary|central)\s+)?(?:entity|subject|topic|name)"
+    r"(?:\s+(?:is|would\s+be)\s*[:\-]?|\s*[:\-])\s*"
+    r"|(?:the\s+)?(?:passage|text)\s+is\s+(?:(?:mainly|mostly|primarily|chiefly)\s+)?about\s+"
+    r"|it\s+is\s+(?:(?:mainly|mostly|primarily|chiefly)\s+)?about\s+)?",
+    re.I,
+)
 _SUBJECT = re.compile(
     r"^(?P<subject>.+?)(?:\s*\([^)]*\))?,?\s+(?:is|was|are|were|refers to|has been|became)\s",
 )
