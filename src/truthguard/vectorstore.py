@@ -124,8 +124,17 @@ class ChromaVectorStore(VectorStore):
         ]
 
     def _query(
-        self, vector: list[float], k: int, include_embeddings: bool = False
+        self,
+        vector: list[float],
+        k: int,
+        include_embeddings: bool = False,
+        filter: dict[str, Any] | None = None,
+        where_document: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
+        if filter is not None and not isinstance(filter, dict):
+            raise InvalidInputError(
+                "filter", f"expected a Chroma where-dict, got {type(filter).__name__}"
+            )
         n = min(k, self.collection.count())
         if n == 0:
             return {
@@ -138,13 +147,28 @@ class ChromaVectorStore(VectorStore):
         include = ["documents", "metadatas", "distances"]
         if include_embeddings:
             include.append("embeddings")
-        return self.collection.query(query_embeddings=[vector], n_results=n, include=include)
+        # Chroma returns fewer than n_results when the filters match fewer documents.
+        return self.collection.query(
+            query_embeddings=[vector],
+            n_results=n,
+            include=include,
+            where=filter or None,
+            where_document=where_document or None,
+        )
 
     def similarity_search_by_vector_with_score(
-        self, embedding: list[float], k: int = 4
+        self,
+        embedding: list[float],
+        k: int = 4,
+        filter: dict[str, Any] | None = None,
+        where_document: dict[str, Any] | None = None,
+        **kwargs: Any,
     ) -> list[tuple[Document, float]]:
-        """Documents with their cosine *distance* (0 = identical), nearest first."""
-        res = self._query(embedding, k)
+        """Documents with their cosine *distance* (0 = identical), nearest first.
+
+        ``filter`` (metadata) and ``where_document`` are Chroma ``where`` clauses.
+        """
+        res = self._query(embedding, k, filter=filter, where_document=where_document)
         return [
             (Document(id=i, page_content=d, metadata=m or {}), float(dist))
             for i, d, m, dist in zip(
@@ -159,15 +183,17 @@ class ChromaVectorStore(VectorStore):
     def similarity_search_with_score(
         self, query: str, k: int = 4, **kwargs: Any
     ) -> list[tuple[Document, float]]:
-        return self.similarity_search_by_vector_with_score(self._embedding.embed_query(query), k)
+        return self.similarity_search_by_vector_with_score(
+            self._embedding.embed_query(query), k, **kwargs
+        )
 
     def similarity_search(self, query: str, k: int = 4, **kwargs: Any) -> list[Document]:
-        return [d for d, _ in self.similarity_search_with_score(query, k)]
+        return [d for d, _ in self.similarity_search_with_score(query, k, **kwargs)]
 
     def similarity_search_by_vector(
         self, embedding: list[float], k: int = 4, **kwargs: Any
     ) -> list[Document]:
-        return [d for d, _ in self.similarity_search_by_vector_with_score(embedding, k)]
+        return [d for d, _ in self.similarity_search_by_vector_with_score(embedding, k, **kwargs)]
 
     def _select_relevance_score_fn(self) -> Any:
         return self._cosine_relevance_score_fn
@@ -181,7 +207,7 @@ class ChromaVectorStore(VectorStore):
         **kwargs: Any,
     ) -> list[Document]:
         return self.max_marginal_relevance_search_by_vector(
-            self._embedding.embed_query(query), k, fetch_k, lambda_mult
+            self._embedding.embed_query(query), k, fetch_k, lambda_mult, **kwargs
         )
 
     def max_marginal_relevance_search_by_vector(
@@ -192,7 +218,13 @@ class ChromaVectorStore(VectorStore):
         lambda_mult: float = 0.5,
         **kwargs: Any,
     ) -> list[Document]:
-        res = self._query(embedding, max(k, fetch_k), include_embeddings=True)
+        res = self._query(
+            embedding,
+            max(k, fetch_k),
+            include_embeddings=True,
+            filter=kwargs.get("filter"),
+            where_document=kwargs.get("where_document"),
+        )
         if not res["ids"][0]:
             return []
         picked = maximal_marginal_relevance(
