@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from truthguard.errors import InvalidInputError
 from truthguard.fewl import FEWL
 from truthguard.similarity import LexicalSimilarity
 from truthguard.testing import ScriptedChatModel
@@ -59,3 +60,24 @@ def test_distinct_model_names_keep_their_cache_keys(store):
 def test_models_that_cannot_be_called_fail_at_construction(kwargs, field):
     with pytest.raises(ValidationError, match=field):
         FEWL(similarity=LexicalSimilarity(), **kwargs)
+
+
+@pytest.mark.parametrize("weights", [[-1.0, 2.0], [0.0, 0.0], [float("nan"), 1.0]])
+def test_unusable_given_weights_fail_at_construction_before_any_call(weights):
+    models = [ScriptedChatModel(model_name="a"), ScriptedChatModel(model_name="b")]
+    with pytest.raises(ValidationError, match="weights"):
+        FEWL(
+            reference_models=models,
+            expertise="given",
+            weights=weights,
+            similarity=LexicalSimilarity(),
+        )
+    assert all(m.call_count == 0 for m in models)
+
+
+def test_rank_names_the_bad_candidate(store):
+    model = ScriptedChatModel(model_name="a", default="Paris.")
+    with pytest.raises(InvalidInputError) as e:
+        _uniform([model], store).rank(Q, ["Paris.", None])
+    assert e.value.field == "answers[1]"
+    assert model.call_count == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import time
 from collections.abc import Sequence
@@ -148,6 +149,9 @@ class FEWL(BaseDetector):
                     f"weights: expected {self.n_references} (one per reference answer), "
                     f"got {len(self.weights)}"
                 )
+            # Checked here, not after the reference models have been paid for.
+            if not all(math.isfinite(w) and w >= 0 for w in self.weights) or not sum(self.weights):
+                raise ValueError("weights: must be finite, non-negative, with a positive sum")
         # Last, so the option checks above keep their own messages.
         for i, model in enumerate(self.reference_models):
             as_runnable(model, field=f"reference_models[{i}]")
@@ -213,7 +217,14 @@ class FEWL(BaseDetector):
             raise InvalidInputError("answers", "expected a list of answer strings")
         if not answers:
             raise InvalidInputError("answers", "needs at least one answer")
-        inputs = [self.validate_input({"question": question, "answer": a}) for a in answers]
+        inputs = []
+        for i, a in enumerate(answers):
+            try:
+                inputs.append(self.validate_input({"question": question, "answer": a}))
+            except InvalidInputError as e:
+                if e.field != "answer":
+                    raise
+                raise InvalidInputError(f"answers[{i}]", str(e).split(": ", 1)[-1]) from e
         session = LLMSession(self.llm_settings)
         started = time.perf_counter()
         try:
