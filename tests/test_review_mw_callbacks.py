@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import gc
+import threading
+import time
+
 from langchain_core.runnables import RunnableLambda
 
 from truthguard.callbacks import ScoreRecord, TruthGuardCallbackHandler
@@ -43,3 +47,23 @@ def test_an_unexpected_error_while_scoring_is_recorded_as_failed():
     assert handler.close(timeout=10)
     assert len(records) == 1 and records[0].status == "failed"
     assert "cannot build the record" in records[0].error
+
+
+def _scorer_threads() -> int:
+    return sum(t.name == "truthguard-scorer" and t.is_alive() for t in threading.enumerate())
+
+
+def test_a_dropped_handler_does_not_leak_its_thread():
+    before = _scorer_threads()
+    records: list[ScoreRecord] = []
+    for i in range(5):  # one handler per request, never closed
+        handler = TruthGuardCallbackHandler(FakeDetector(score=1.0), sinks=records.append)
+        RunnableLambda(lambda q: "an answer").invoke(f"Q{i}?", {"callbacks": [handler]})
+        assert handler.flush(timeout=10)
+        del handler
+    gc.collect()
+    deadline = time.monotonic() + 5
+    while _scorer_threads() > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _scorer_threads() <= before
+    assert len(records) == 5

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import contextlib
 import logging
 import threading
 import time
@@ -31,6 +32,11 @@ def _close_at_exit(ref: weakref.ref[Scorer]) -> None:
     scorer = ref()
     if scorer is not None:
         scorer.close(timeout=10.0)
+
+
+def _stop_loop(loop: asyncio.AbstractEventLoop) -> None:
+    with contextlib.suppress(RuntimeError):  # already closed by close()
+        loop.call_soon_threadsafe(loop.stop)
 
 
 async def _cancel_all() -> None:
@@ -85,6 +91,9 @@ class Scorer:
         # A handler that is never closed still gets its pending captures recorded at exit.
         ref = weakref.ref(self)
         atexit.register(_close_at_exit, ref)
+        # A handler dropped without close() has nothing pending (pending work holds a reference
+        # to it): stop its loop so its thread does not outlive it.
+        weakref.finalize(self, _stop_loop, self._loop)
 
     # -- submission -----------------------------------------------------------------------------
 
