@@ -81,3 +81,37 @@ def test_rank_names_the_bad_candidate(store):
         _uniform([model], store).rank(Q, ["Paris.", None])
     assert e.value.field == "answers[1]"
     assert model.call_count == 0
+
+
+def _pairs(n: int) -> str:
+    return "\n".join(
+        f"{i}. Wrong: Lyon is the capital, says source {i}.\n"
+        f"{i}. Corrected: Paris, not Lyon, is the capital (source {i})."
+        for i in range(1, n + 1)
+    )
+
+
+def test_stored_pairs_too_few_for_a_stricter_detector_are_asked_again(store):
+    replies = iter([_pairs(3), _pairs(6)])
+
+    def script(prompt: str) -> str:
+        return next(replies) if "deliberately false" in prompt else "Paris is the capital."
+
+    model = ScriptedChatModel(model_name="gen", script=script)
+
+    def detector(min_pairs: int) -> FEWL:
+        return FEWL(
+            reference_models=[model],
+            mode="single",
+            min_pairs=min_pairs,
+            penalty=False,
+            similarity=LexicalSimilarity(),
+            store=store,
+        )
+
+    lax = detector(2).check(Q, "Paris.")
+    assert len(lax.details["iwco_pairs"]) == 3
+    strict = detector(5).check(Q, "Paris.")  # the stored 3 pairs are not enough for it
+    assert not strict.is_invalid and len(strict.details["iwco_pairs"]) == 6
+    again = detector(5).check(Q, "Paris.")  # the 6 pairs replaced the stored reply
+    assert again.usage.llm_calls == 0 and len(again.details["iwco_pairs"]) == 6

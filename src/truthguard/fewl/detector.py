@@ -317,6 +317,7 @@ class FEWL(BaseDetector):
     ) -> Any:
         # ``check`` validates before anything is stored, so a garbled answer is asked again next
         # time instead of being served from the store forever.
+        meta = {"fewl_question": question, "fewl_kind": kind, "fewl_extra": extra}
         text = await cached_call(
             session,
             model,
@@ -327,10 +328,29 @@ class FEWL(BaseDetector):
             prompt_version=PROMPT_VERSION,
             stage=stage,
             extra=extra,
-            metadata={"fewl_question": question, "fewl_kind": kind, "fewl_extra": extra},
+            metadata=meta,
             validate=check,
         )
-        return check(text)
+        try:
+            return check(text)
+        except InvalidLLMOutput:
+            # A stored artifact this configuration cannot use (pairs stored under a smaller
+            # ``min_pairs``): ask again and replace it, rather than fail on every check.
+            text = await cached_call(
+                session,
+                model,
+                prompt,
+                store=None,
+                question=question,
+                kind=kind,
+                prompt_version=PROMPT_VERSION,
+                stage=stage,
+                extra=extra,
+                metadata=meta,
+                validate=check,
+            )
+            await store.aput_artifact(question, kind, model_id(model), PROMPT_VERSION, text, extra)
+            return check(text)
 
     async def _reference(
         self, session: LLMSession, store: ArtifactStore, slot: _Slot, question: str, stage: str
