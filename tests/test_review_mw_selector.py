@@ -53,3 +53,40 @@ async def test_async_add_checks_the_scores_too(embedder):
     await selector.aadd_example({"question": "Who wrote Hamlet?", "answers": ["Shakespeare."]})
     [example] = await selector.aselect_examples({"question": "Hamlet's author?"})
     assert example["answer"] == "Shakespeare."
+
+
+BAD_LAST = [
+    {"question": "Capital of France?", "answers": ["Paris."]},
+    {"question": "Who wrote Hamlet?", "answers": "Shakespeare."},  # not a list
+]
+
+
+def counting_scorer(calls: list[str]):
+    def score(question: str, answers: list[str]) -> list[float]:
+        calls.append(question)
+        return [1.0] * len(answers)
+
+    return score
+
+
+def test_from_examples_validates_every_example_before_scoring(embedder):
+    calls: list[str] = []
+    with pytest.raises(InvalidInputError) as info:
+        FEWLExampleSelector.from_examples(
+            BAD_LAST,
+            SimilarityEmbeddings(embedder),
+            scorer=counting_scorer(calls),
+            vectorstore_cls=InMemoryVectorStore,
+        )
+    assert info.value.field == "answers" and calls == []
+
+
+async def test_aadd_examples_validates_every_example_before_scoring(embedder):
+    calls: list[str] = []
+    selector = FEWLExampleSelector(
+        vectorstore=InMemoryVectorStore(embedding=SimilarityEmbeddings(embedder)),
+        scorer=counting_scorer(calls),
+    )
+    with pytest.raises(InvalidInputError):
+        await selector.aadd_examples(BAD_LAST)
+    assert calls == []

@@ -166,6 +166,8 @@ class FEWLExampleSelector(BaseExampleSelector, BaseModel):
 
     async def aadd_examples(self, examples: Sequence[dict[str, Any]]) -> list[str]:
         """Add several examples (scored one after the other; one vector-store write)."""
+        for e in examples:  # a malformed example fails before any (paid) scoring call
+            self._parse(e)
         pairs = [await self._metadata(e) for e in examples]
         if not pairs:
             return []
@@ -244,6 +246,8 @@ class FEWLExampleSelector(BaseExampleSelector, BaseModel):
             vectorstore_cls = ChromaVectorStore
         # Validate the options before any scoring, with a throw-away store.
         probe = cls(vectorstore=InMemoryVectorStore(embedding=embeddings), scorer=scorer, **kwargs)
+        for e in examples:  # and every example, so a bad one wastes no scoring call
+            probe._parse(e)
         pairs = [await probe._metadata(e) for e in examples]
         store = await vectorstore_cls.afrom_texts(
             [q for q, _ in pairs],
