@@ -115,3 +115,27 @@ def test_stored_pairs_too_few_for_a_stricter_detector_are_asked_again(store):
     assert not strict.is_invalid and len(strict.details["iwco_pairs"]) == 6
     again = detector(5).check(Q, "Paris.")  # the 6 pairs replaced the stored reply
     assert again.usage.llm_calls == 0 and len(again.details["iwco_pairs"]) == 6
+
+
+def _collection_names(client) -> set[str]:
+    return {getattr(c, "name", c) for c in client.list_collections()}
+
+
+def test_private_store_is_dropped_with_the_detector():
+    import gc
+
+    detector = FEWL(
+        reference_models=[ScriptedChatModel(model_name="a", default="Paris.")],
+        mode="single",
+        expertise="uniform",
+        penalty=False,
+        threshold=0.0,
+        similarity=LexicalSimilarity(),
+    )
+    detector.check(Q, "Paris.")
+    namespace = detector.get_store().namespace
+    client = detector.get_store().client
+    assert {f"{namespace}_questions", f"{namespace}_artifacts"} <= _collection_names(client)
+    del detector
+    gc.collect()
+    assert not {n for n in _collection_names(client) if n.startswith(namespace)}

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import random
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -28,6 +30,12 @@ __all__ = ["FEWL", "IWCO_KIND", "REFERENCE_KIND"]
 
 REFERENCE_KIND = "fewl.reference"
 IWCO_KIND = "fewl.iwco"
+
+
+def _drop_collections(client: Any, names: list[str]) -> None:
+    for name in names:
+        with contextlib.suppress(Exception):  # already gone, or Chroma torn down at exit
+            client.delete_collection(name)
 
 
 @dataclass(frozen=True)
@@ -195,7 +203,12 @@ class FEWL(BaseDetector):
             return self.store
         if self._own_store is None:
             embedder = self.similarity if isinstance(self.similarity, EmbeddingSimilarity) else None
-            self._own_store = ArtifactStore.in_memory(embedder=embedder)
+            store = ArtifactStore.in_memory(embedder=embedder)
+            # Its collections live in the process-wide ephemeral Chroma: drop them with the store,
+            # or every detector made without a store (one per request, say) leaks its artifacts.
+            names = [f"{store.namespace}_questions", f"{store.namespace}_artifacts"]
+            weakref.finalize(store, _drop_collections, store.client, names)
+            self._own_store = store
         return self._own_store
 
     # -- public ranking API -------------------------------------------------------------------
