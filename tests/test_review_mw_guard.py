@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableLambda
 
 from truthguard.errors import InvalidInputError
-from truthguard.guard import Fallback, HallucinationGuard, Regenerate
-from truthguard.testing import FakeDetector
+from truthguard.guard import Fallback, HallucinationGuard, Regenerate, ReRetrieve
+from truthguard.testing import FakeDetector, ScriptedChatModel
 
 
 def moon_detector() -> FakeDetector:
@@ -82,3 +83,32 @@ def test_none_answer_is_not_checked_as_the_text_none():
         HallucinationGuard(
             chain=RunnableLambda(lambda q: {"answer": None}), detectors=moon_detector()
         ).invoke("Q?")
+
+
+class TagRecorder(BaseCallbackHandler):
+    def __init__(self) -> None:
+        self.model_tags: list[list[str]] = []
+
+    def on_chat_model_start(self, serialized, messages, *, run_id, tags=None, **kw):
+        self.model_tags.append(list(tags or []))
+
+
+async def test_reretrieve_rewriter_calls_are_traced_and_counted():
+    rewriter = ScriptedChatModel(script=lambda p: "WHAT SHINES?")
+    calls = {"n": 0}
+
+    def chain(inp: dict[str, Any]) -> str:
+        calls["n"] += 1
+        return "the moon" if calls["n"] == 1 else "the sun"
+
+    guard = HallucinationGuard(
+        chain=RunnableLambda(chain),
+        detectors=moon_detector(),
+        policies=[ReRetrieve(rewrite=rewriter)],
+    )
+    rec = TagRecorder()
+    out = await guard.ainvoke({"question": "what shines?"}, {"callbacks": [rec]})
+    assert out.status == "passed" and rewriter.call_count == 1
+    assert out.attempts[1].chain_usage.llm_calls == 1
+    assert out.usage.llm_calls == 1  # the chain itself calls no model
+    assert any("guard:attempt:2" in tags for tags in rec.model_tags)

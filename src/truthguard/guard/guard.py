@@ -225,8 +225,18 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
                 break
             policy = self.policies[i]
             uses[i] += 1
-            ctx = PolicyContext(question=question, input=input, attempts=attempts, uses=uses[i])
             n = len(attempts) + 1
+            # The policy's own model calls (a query rewriter) belong to attempt n.
+            policy_usage = UsageCollector()
+            policy_callbacks: BaseCallbackManager = run_manager.get_child(f"guard:attempt:{n}")
+            policy_callbacks.add_handler(policy_usage, inherit=True)
+            ctx = PolicyContext(
+                question=question,
+                input=input,
+                attempts=attempts,
+                uses=uses[i],
+                config=patch_config(config, callbacks=policy_callbacks),
+            )
             try:
                 step = await policy.astep(ctx)
             except GuardRejected:
@@ -238,12 +248,19 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
                         number=n,
                         policy=policy.name,
                         error=f"policy failed: {type(e).__name__}: {e}",
+                        chain_usage=policy_usage.usage(),
                     )
                 )
                 continue
             if isinstance(step, Release):
                 attempts.append(
-                    Attempt(number=n, policy=policy.name, answer=step.answer, output=step.answer)
+                    Attempt(
+                        number=n,
+                        policy=policy.name,
+                        answer=step.answer,
+                        output=step.answer,
+                        chain_usage=policy_usage.usage(),
+                    )
                 )
                 status = "fallback"
                 break
@@ -261,6 +278,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
                     config,
                 )
             )
+            attempts[-1].chain_usage = policy_usage.usage() + attempts[-1].chain_usage
             if not step.check and attempts[-1].answer is not None:
                 status = "fallback"
                 break

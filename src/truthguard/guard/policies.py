@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from truthguard.errors import GuardRejected, InvalidInputError
@@ -75,6 +75,8 @@ class PolicyContext:
     """Every attempt so far (the last one failed)."""
     uses: int
     """How many times this policy has been applied, counting this call (1, 2, ...)."""
+    config: RunnableConfig | None = None
+    """Config for the policy's own model calls: traced under the attempt, usage counted."""
 
     @property
     def last(self) -> Attempt:
@@ -183,7 +185,7 @@ class ReRetrieve(GuardPolicy):
             return Rerun(input=ctx.input, configurable=configurable)
         new_input = _dict_input(ctx, "rewrite")
         if isinstance(self.rewrite, Runnable):
-            query = await self.rewrite.ainvoke(ctx.question)
+            query = await self.rewrite.ainvoke(ctx.question, ctx.config)
         else:
             query = self.rewrite(ctx.question)
             if inspect.isawaitable(query):
