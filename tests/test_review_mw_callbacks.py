@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import threading
 import time
 
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda
 
 from truthguard.callbacks import ScoreRecord, TruthGuardCallbackHandler
-from truthguard.testing import FakeDetector
+from truthguard.testing import FakeDetector, ScriptedChatModel
 
 
 def test_capture_arriving_as_close_flushes_still_gets_a_record():
@@ -67,3 +70,24 @@ def test_a_dropped_handler_does_not_leak_its_thread():
         time.sleep(0.01)
     assert _scorer_threads() <= before
     assert len(records) == 5
+
+
+class ChainStarts(BaseCallbackHandler):
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, **kw):
+        self.names.append(kw.get("name") or "")
+
+
+async def test_background_checks_stay_out_of_the_observed_chain_trace():
+    records: list[ScoreRecord] = []
+    handler = TruthGuardCallbackHandler(FakeDetector(score=0.9), sinks=records.append)
+    model = ScriptedChatModel(script=lambda p: "an answer").with_config(callbacks=[handler])
+    chain = ChatPromptTemplate.from_template("q: {question}") | model
+    tracer = ChainStarts()
+    chain.invoke({"question": "sync?"}, {"callbacks": [tracer]})
+    await chain.ainvoke({"question": "async?"}, {"callbacks": [tracer]})
+    assert await asyncio.to_thread(handler.close, 10)
+    assert len(records) == 2 and all(r.status == "scored" for r in records)
+    assert "FakeDetector" not in tracer.names

@@ -6,6 +6,7 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
+import contextvars
 import logging
 import threading
 import time
@@ -108,7 +109,11 @@ class Scorer:
         with self._cond:  # close() sets _closed under this lock: no task after its flush
             closed = self._closed
             if not closed:
-                fut = asyncio.run_coroutine_threadsafe(self._score(capture), self._loop)
+                # A fresh context: the check must not inherit the observed chain's run config
+                # (its callbacks and tracers), or it would show up as a child of that chain.
+                fut = contextvars.Context().run(
+                    asyncio.run_coroutine_threadsafe, self._score(capture), self._loop
+                )
                 self._pending[fut] = capture
         if closed:
             self._slots.release()
