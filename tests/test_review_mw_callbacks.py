@@ -7,8 +7,10 @@ import gc
 import threading
 import time
 
-from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.callbacks import BaseCallbackHandler, CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
 from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableLambda
 
 from truthguard.callbacks import ScoreRecord, TruthGuardCallbackHandler
@@ -91,3 +93,20 @@ async def test_background_checks_stay_out_of_the_observed_chain_trace():
     assert await asyncio.to_thread(handler.close, 10)
     assert len(records) == 2 and all(r.status == "scored" for r in records)
     assert "FakeDetector" not in tracer.names
+
+
+class TwoDocs(BaseRetriever):
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        return [Document(page_content="a"), Document(page_content="b")]
+
+
+async def test_retriever_run_on_its_own_is_not_kept_open():
+    handler = TruthGuardCallbackHandler(FakeDetector(score=1.0), sinks=[])
+    retriever = TwoDocs()
+    for i in range(3):
+        retriever.invoke(f"q{i}", {"callbacks": [handler]})
+        await retriever.ainvoke(f"q{i}", {"callbacks": [handler]})
+    assert handler._core.tracker.open_runs == 0
+    assert handler.close(timeout=10)

@@ -123,6 +123,9 @@ class RunTracker:
     def retrieved(self, run_id: UUID, documents: Any) -> None:
         with self._lock:
             root_id = self._root_of.pop(run_id, None)
+            if root_id == run_id:  # a retriever run on its own: no answer to score, forget it
+                self._roots.pop(run_id, None)
+                return
             root = self._roots.get(root_id) if root_id is not None else None
             if root is None:
                 return
