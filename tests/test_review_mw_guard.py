@@ -112,3 +112,22 @@ async def test_reretrieve_rewriter_calls_are_traced_and_counted():
     assert out.attempts[1].chain_usage.llm_calls == 1
     assert out.usage.llm_calls == 1  # the chain itself calls no model
     assert any("guard:attempt:2" in tags for tags in rec.model_tags)
+
+
+@pytest.mark.parametrize("rewritten", [None, "   "])
+def test_rewriter_without_a_query_is_a_visible_policy_failure(rewritten):
+    seen: list[Any] = []
+
+    def chain(inp: dict[str, Any]) -> str:
+        seen.append(inp.get("retrieval_query"))
+        return "the moon"
+
+    guard = HallucinationGuard(
+        chain=RunnableLambda(chain),
+        detectors=moon_detector(),
+        policies=[ReRetrieve(rewrite=lambda q: rewritten)],
+    )
+    out = guard.invoke({"question": "what shines?"})
+    assert seen == [None]  # no retrieval on the text "None" or on a blank query
+    assert out.status == "rejected" and out.answer == "the moon"
+    assert "returned no retrieval query" in out.attempts[1].error

@@ -190,7 +190,10 @@ class ReRetrieve(GuardPolicy):
             query = self.rewrite(ctx.question)
             if inspect.isawaitable(query):
                 query = await query
-        new_input[RETRIEVAL_QUERY_KEY] = message_text(query)
+        text = None if query is None else message_text(query)
+        if not text or not text.strip():  # never retrieve on "None" or on nothing
+            raise InvalidInputError("rewrite", f"returned no retrieval query: {query!r}")
+        new_input[RETRIEVAL_QUERY_KEY] = text
         return Rerun(input=new_input, configurable=configurable)
 
 
