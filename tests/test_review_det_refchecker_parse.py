@@ -85,3 +85,30 @@ def test_negated_reply_gives_invalid_not_entailment_end_to_end(embedder):
     r = rc.invoke({"question": Q, "answer": A, "references": REFS})
     assert r.label == Label.INVALID and r.score is None
     assert r.raw_output == "The passages do not entail the claim."
+
+
+def test_stored_reply_the_parser_refuses_is_asked_again(store):
+    import json
+
+    extractor = ScriptedChatModel(
+        model_name="ex", default='("Eiffel Tower", "finished in", "1925")'
+    )
+    checker = ScriptedChatModel(model_name="ck", default="Contradiction")
+    rc = RefChecker(
+        extractor=LLMExtractor(model=extractor),
+        checker=LLMChecker(model=checker),
+        store=store,
+    )
+    rc.invoke({"question": Q, "answer": A, "references": REFS})
+    # A reply stored before negated labels were refused (then read as Entailment).
+    stored = store._artifacts.get(where={"kind": "refchecker.check"}, include=["embeddings"])
+    store._artifacts.upsert(
+        ids=stored["ids"],
+        documents=[json.dumps({"value": "Not entailed."})] * len(stored["ids"]),
+        embeddings=stored["embeddings"],
+    )
+    r = rc.invoke({"question": Q, "answer": A, "references": REFS})
+    assert not r.is_invalid and r.details["claims"][0]["label"] == "Contradiction"
+    assert checker.call_count == 2
+    again = rc.invoke({"question": Q, "answer": A, "references": REFS})
+    assert again.usage.llm_calls == 0 and checker.call_count == 2
