@@ -6,6 +6,7 @@ import asyncio
 import gc
 import threading
 import time
+from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
@@ -110,3 +111,30 @@ async def test_retriever_run_on_its_own_is_not_kept_open():
         await retriever.ainvoke(f"q{i}", {"callbacks": [handler]})
     assert handler._core.tracker.open_runs == 0
     assert handler.close(timeout=10)
+
+
+async def test_sync_handler_in_block_mode_does_not_block_the_event_loop():
+    gate = threading.Event()
+    opened: list[bool] = []
+
+    def score(inp: Any) -> float:
+        opened.append(gate.wait(timeout=3))  # only the caller's event loop opens the gate
+        return 1.0
+
+    records: list[ScoreRecord] = []
+    handler = TruthGuardCallbackHandler(
+        FakeDetector(score=score), sinks=records.append, when_full="block", max_queue=1
+    )
+    chain = RunnableLambda(lambda q: "an answer")
+
+    async def open_gate() -> None:
+        await asyncio.sleep(0.05)
+        gate.set()
+
+    await asyncio.gather(
+        chain.ainvoke("Q1?", {"callbacks": [handler]}),
+        chain.ainvoke("Q2?", {"callbacks": [handler]}),  # waits for room while Q1 is scored
+        open_gate(),
+    )
+    assert await asyncio.to_thread(handler.close, 10)
+    assert len(records) == 2 and opened[0] is True

@@ -137,6 +137,8 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
             answer_key=answer_key,
             detector_fields=detector_fields,
         )
+        # "block" may wait for room: in async chains run the hooks in an executor, not on the loop.
+        self.run_inline = when_full != "block"
 
     # -- hooks ------------------------------------------------------------------------------------
 
