@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from langchain_core.documents import Document
 from langchain_core.vectorstores import InMemoryVectorStore
 
 from truthguard.embeddings import SimilarityEmbeddings
+from truthguard.errors import InvalidInputError
 from truthguard.guard import HallucinationGuard, ReRetrieve
 from truthguard.rag import build_rag_chain
 from truthguard.testing import FakeDetector, ScriptedChatModel
@@ -59,3 +61,14 @@ def test_search_kwargs_stays_a_configurable_field(embedder):
     retriever = tenant_store(embedder).as_retriever(search_kwargs={"k": 1})
     chain = build_rag_chain(retriever, ScriptedChatModel(script=lambda p: "an answer"))
     assert "search_kwargs" in {s.id for s in chain.config_specs}
+
+
+@pytest.mark.parametrize("bad", [{"query": "planet fact?"}, {"question": "  "}, {"question": None}])
+async def test_input_without_a_question_names_the_field(embedder, bad):
+    retriever = tenant_store(embedder).as_retriever(search_kwargs={"k": 1})
+    chain = build_rag_chain(retriever, ScriptedChatModel(script=lambda p: "an answer"))
+    with pytest.raises(InvalidInputError) as info:
+        chain.invoke(bad)
+    assert info.value.field == "question"
+    with pytest.raises(InvalidInputError):
+        await chain.ainvoke(bad)

@@ -10,7 +10,7 @@ key (a rewritten query), a ``feedback`` slot in the prompt (``Regenerate``) and 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -100,6 +100,15 @@ def _merging_search_kwargs(
     return RunnableLambda(retrieve, afunc=aretrieve, name="retrieve")
 
 
+def _retrieval_query(x: Any) -> str:
+    question = x.get("question") if isinstance(x, Mapping) else None
+    if not isinstance(question, str) or not question.strip():
+        raise InvalidInputError(
+            "question", "the RAG chain takes a dict with a non-blank string 'question'"
+        )
+    return x.get(RETRIEVAL_QUERY_KEY) or question
+
+
 def build_rag_chain(
     retriever: BaseRetriever,
     model: BaseChatModel | Runnable[Any, Any],
@@ -147,7 +156,7 @@ def build_rag_chain(
         model = model.configurable_fields(  # type: ignore[union-attr]
             temperature=ConfigurableField(id=TEMPERATURE_FIELD, name="Temperature")
         )
-    query = RunnableLambda(lambda x: x.get(RETRIEVAL_QUERY_KEY) or x["question"], name="query")
+    query = RunnableLambda(_retrieval_query, name="query")
     answer = (
         RunnablePassthrough.assign(context=lambda x: format_documents(x["context"]))
         | prompt
