@@ -136,3 +136,49 @@ def test_settings_reject_bad_values_naming_the_field():
         LLMSettings(max_concurrency=0)
     with pytest.raises(ValueError, match="retries"):
         LLMSettings(retries=3)
+
+
+async def test_gather_cancels_the_other_calls_when_one_fails():
+    finished = []
+
+    async def slow(prompt: str) -> str:
+        await asyncio.sleep(1.0)
+        finished.append(prompt)
+        return prompt
+
+    failing = ScriptedChatModel(script=lambda p: "x", fail_first=99)
+    session = LLMSession(FAST.model_copy(update={"max_retries": 0}))
+    started = time.perf_counter()
+    with pytest.raises(LLMCallError):
+        await session.gather(
+            [
+                session.acall(RunnableLambda(slow), "slow", stage="t"),
+                session.acall(failing, "f", stage="t"),
+            ]
+        )
+    assert time.perf_counter() - started < 0.9
+    await asyncio.sleep(1.1)
+    assert finished == []  # the slow call was cancelled, not left running
+
+
+async def test_gather_keeps_input_order():
+    async def echo(prompt: str) -> str:
+        await asyncio.sleep(0.01 * (5 - int(prompt)))
+        return prompt
+
+    session = LLMSession()
+    assert await session.gather(
+        session.acall(RunnableLambda(echo), str(i), stage="t") for i in range(5)
+    ) == ["0", "1", "2", "3", "4"]
+    assert await session.gather([]) == []
+
+
+def test_plain_callables_get_distinct_model_ids():
+    def first(p):
+        return p
+
+    def second(p):
+        return p
+
+    assert model_id(first) != model_id(second)
+    assert model_id(first).startswith("callable:")

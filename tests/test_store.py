@@ -155,3 +155,22 @@ async def test_cached_call_stores_only_validated_outputs(store):
     assert await cached_call(session, model, "x", validate=must_be_number, **kwargs) == "42"
     assert await cached_call(session, model, "x", validate=must_be_number, **kwargs) == "42"
     assert model.call_count == 2 and session.usage().cached_calls == 1
+
+
+async def test_cached_call_replaces_a_stored_output_the_parser_now_rejects(store):
+    from truthguard.errors import InvalidLLMOutput
+    from truthguard.llm import LLMSession, model_id
+
+    model = ScriptedChatModel(script=lambda p: "42")
+    store.put_artifact("Q?", "n", model_id(model), "v", "old garbage")
+
+    def must_be_number(text: str) -> int:
+        if not text.isdigit():
+            raise InvalidLLMOutput("not a number", raw=text, stage="t")
+        return int(text)
+
+    session = LLMSession()
+    kwargs = dict(store=store, question="Q?", kind="n", prompt_version="v", stage="t")
+    assert await cached_call(session, model, "x", validate=must_be_number, **kwargs) == "42"
+    assert model.call_count == 1
+    assert store.get_artifact("Q?", "n", model_id(model), "v") == "42"

@@ -80,6 +80,11 @@ def as_runnable(model: Any, *, field: str = "model") -> Runnable[Any, Any]:
 
 def model_id(model: Any) -> str:
     """A stable name for a model, used in cache keys (class name plus model name)."""
+    if not isinstance(model, Runnable) and callable(model):
+        # Plain callables: their qualified name, so two different functions never share keys.
+        module = getattr(model, "__module__", None) or ""
+        qualname = getattr(model, "__qualname__", None) or type(model).__qualname__
+        return f"callable:{module}.{qualname}"
     for attr in ("model_name", "model", "model_id", "deployment_name"):
         value = getattr(model, attr, None)
         if isinstance(value, str) and value:
@@ -293,8 +298,29 @@ class LLMSession:
         )
 
     async def gather(self, aws: Iterable[Awaitable[T]]) -> list[T]:
-        """Await several calls concurrently (the session's semaphore bounds them)."""
-        return list(await asyncio.gather(*aws))
+        """Await several calls concurrently (the session's semaphore bounds them).
+
+        Results come back in input order. When one fails, the others are cancelled (a check
+        that is already invalid should not keep spending tokens) and the first error is raised.
+        """
+        tasks = [asyncio.ensure_future(aw) for aw in aws]
+        if not tasks:
+            return []
+        try:
+            _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        except BaseException:  # we were cancelled ourselves: take the calls down with us
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        if pending:
+            for t in pending:
+                t.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        for t in tasks:  # the first failure in input order, so errors are deterministic
+            if t.done() and not t.cancelled() and t.exception() is not None:
+                raise t.exception()  # type: ignore[misc]
+        return [t.result() for t in tasks]
 
     def usage(self) -> Usage:
         """Usage of everything this session did so far."""

@@ -32,7 +32,7 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from truthguard.errors import ConfigurationError, InvalidInputError
+from truthguard.errors import ConfigurationError, InvalidInputError, InvalidLLMOutput
 from truthguard.similarity import EmbeddingSimilarity, get_default_similarity
 
 __all__ = ["ArtifactStore", "Neighbor", "cached_call", "default_store_path", "question_id"]
@@ -338,6 +338,7 @@ async def cached_call(
     session as a cached call and costs no model call. Only successful outputs are stored, and
     when ``validate`` is given (a parser that raises on garbage, e.g. ``InvalidLLMOutput``) only
     outputs it accepts: an unusable answer is asked again next time, never served from the store.
+    A stored output that ``validate`` rejects (written before a stricter parser) is replaced.
     """
     from truthguard.llm import model_id
 
@@ -345,8 +346,14 @@ async def cached_call(
     if store is not None:
         hit = await store.aget_artifact(question, kind, name, prompt_version, extra)
         if hit is not None:
-            session.record_cache_hit()
-            return str(hit)
+            try:
+                if validate is not None:
+                    validate(str(hit))
+            except InvalidLLMOutput:
+                pass  # stored before a stricter parser: ask again and replace it
+            else:
+                session.record_cache_hit()
+                return str(hit)
     text = await session.acall(model, prompt, stage=stage, metadata=metadata)
     if validate is not None:
         validate(text)
