@@ -101,9 +101,17 @@ class GuardRejected(TruthGuardError):
     Attributes:
         attempts: Every attempt made, in order (answer, results, policy applied).
         result: The verdict of the last attempt.
+        usage: Total usage of every attempt (chain and detectors), when known.
     """
 
-    def __init__(self, message: str, *, attempts: list[Any], result: Any = None) -> None:
+    def __init__(
+        self, message: str, *, attempts: list[Any], result: Any = None, usage: Any = None
+    ) -> None:
         self.attempts = attempts
         self.result = result
+        self.usage = usage
         super().__init__(message)
+
+    @property
+    def n_attempts(self) -> int:
+        return len(self.attempts)

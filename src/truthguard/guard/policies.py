@@ -26,6 +26,7 @@ from truthguard.errors import GuardRejected, InvalidInputError
 from truthguard.guard._models import Attempt
 from truthguard.guard._validation import input_errors
 from truthguard.llm import message_text
+from truthguard.result import Usage
 
 __all__ = [
     "FEEDBACK_TEMPLATE",
@@ -273,4 +274,5 @@ class Raise(GuardPolicy):
             f"no passing answer after {len(ctx.attempts)} attempt(s): {reason}",
             attempts=list(ctx.attempts),
             result=last.verdict,
+            usage=Usage.total([a.chain_usage + a.check_usage for a in ctx.attempts]),
         )
