@@ -328,9 +328,8 @@ class FEWL(BaseDetector):
         stage: str,
         check: Any,
     ) -> Any:
-        # ``check`` validates before anything is stored, so a garbled answer is asked again next
-        # time instead of being served from the store forever.
-        meta = {"fewl_question": question, "fewl_kind": kind, "fewl_extra": extra}
+        # cached_call validates with ``check`` before storing, and re-asks a stored artifact
+        # ``check`` refuses (e.g. pairs stored under a smaller ``min_pairs``).
         text = await cached_call(
             session,
             model,
@@ -341,29 +340,10 @@ class FEWL(BaseDetector):
             prompt_version=PROMPT_VERSION,
             stage=stage,
             extra=extra,
-            metadata=meta,
+            metadata={"fewl_question": question, "fewl_kind": kind, "fewl_extra": extra},
             validate=check,
         )
-        try:
-            return check(text)
-        except InvalidLLMOutput:
-            # A stored artifact this configuration cannot use (pairs stored under a smaller
-            # ``min_pairs``): ask again and replace it, rather than fail on every check.
-            text = await cached_call(
-                session,
-                model,
-                prompt,
-                store=None,
-                question=question,
-                kind=kind,
-                prompt_version=PROMPT_VERSION,
-                stage=stage,
-                extra=extra,
-                metadata=meta,
-                validate=check,
-            )
-            await store.aput_artifact(question, kind, model_id(model), PROMPT_VERSION, text, extra)
-            return check(text)
+        return check(text)
 
     async def _reference(
         self, session: LLMSession, store: ArtifactStore, slot: _Slot, question: str, stage: str

@@ -21,8 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from truthguard.errors import ConfigurationError, InvalidLLMOutput
-from truthguard.llm import LLMSession, as_runnable, model_id
+from truthguard.errors import ConfigurationError
+from truthguard.llm import LLMSession, as_runnable
 from truthguard.refchecker._parse import parse_joint_labels, parse_label
 from truthguard.refchecker._prompts import CHECK_PROMPT, JOINT_CHECK_PROMPT, PROMPT_VERSION
 from truthguard.refchecker.extractors import Claim
@@ -113,35 +113,21 @@ class LLMChecker(ClaimChecker):
         prompt = CHECK_PROMPT.format(
             question=question, reference=reference, claim=claim.prompt_text()
         )
-        extra = _digest(claim.prompt_text(), reference)
-
-        async def ask(cache: ArtifactStore | None) -> str:
-            return await cached_call(
-                session,
-                self.model,
-                prompt,
-                store=cache,
-                question=question,
-                kind="refchecker.check",
-                prompt_version=PROMPT_VERSION,
-                stage="refchecker.check",
-                extra=extra,
-                metadata={"replay_key": f"check:{question}\x1f{claim.prompt_text()}"},
-                validate=lambda t: parse_label(t, stage="refchecker.check"),
-            )
-
-        text = await ask(store)
-        try:
-            label = parse_label(text, stage="refchecker.check")
-        except InvalidLLMOutput:
-            # A stored reply the parser no longer reads (stored before negated labels were
-            # refused): ask again and replace it, rather than fail on every check.
-            text = await ask(None)
-            label = parse_label(text, stage="refchecker.check")
-            if store is not None:
-                await store.aput_artifact(
-                    question, "refchecker.check", model_id(self.model), PROMPT_VERSION, text, extra
-                )
+        # cached_call validates before storing and re-asks a stored reply the parser refuses.
+        text = await cached_call(
+            session,
+            self.model,
+            prompt,
+            store=store,
+            question=question,
+            kind="refchecker.check",
+            prompt_version=PROMPT_VERSION,
+            stage="refchecker.check",
+            extra=_digest(claim.prompt_text(), reference),
+            metadata={"replay_key": f"check:{question}\x1f{claim.prompt_text()}"},
+            validate=lambda t: parse_label(t, stage="refchecker.check"),
+        )
+        label = parse_label(text, stage="refchecker.check")
         return ClaimVerdict(label=label, support=float(label == "Entailment"), raw=text, mode=mode)
 
     async def _ask_joint(
