@@ -25,11 +25,13 @@ EXPORTS = {
     "truthguard.callbacks": {
         "AsyncTruthGuardCallbackHandler",
         "CallableSink",
+        "Capture",
         "JSONLSink",
         "LoggingSink",
         "RecordSink",
         "SQLiteSink",
         "ScoreRecord",
+        "Scorer",
         "TruthGuardCallbackHandler",
     },
     "truthguard.selectors": {"ICL_SYSTEM_PROMPT", "FEWLExampleSelector", "ScoreFn", "icl_prompt"},
