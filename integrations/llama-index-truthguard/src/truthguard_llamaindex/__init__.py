@@ -1,5 +1,26 @@
-"""truthguard detectors as LlamaIndex evaluators."""
+"""truthguard for LlamaIndex: a guarded query engine, a background scorer, evaluators, few-shot."""
 
-from truthguard_llamaindex.evaluator import TruthGuardEvaluator
+from truthguard_llamaindex.evaluator import (
+    FEWLEvaluator,
+    RefCheckerEvaluator,
+    ReverseValidationEvaluator,
+    TruthGuardEvaluationResult,
+    TruthGuardEvaluator,
+)
+from truthguard_llamaindex.instrumentation import TruthGuardEventHandler
+from truthguard_llamaindex.prompts import DEFAULT_EXAMPLE_TEMPLATE, FEWLFewShot
+from truthguard_llamaindex.query_engine import METADATA_KEY, FallbackEngine, GuardedQueryEngine
 
-__all__ = ["TruthGuardEvaluator"]
+__all__ = [
+    "DEFAULT_EXAMPLE_TEMPLATE",
+    "METADATA_KEY",
+    "FEWLEvaluator",
+    "FEWLFewShot",
+    "FallbackEngine",
+    "GuardedQueryEngine",
+    "RefCheckerEvaluator",
+    "ReverseValidationEvaluator",
+    "TruthGuardEvaluationResult",
+    "TruthGuardEvaluator",
+    "TruthGuardEventHandler",
+]

@@ -1,0 +1,172 @@
+"""What the guarded engine's attempt loop asks its driver to do: each operation runs sync or async.
+
+The loop (a generator) yields an operation and receives its result; ``GuardedQueryEngine.query``
+calls ``op.run()``, ``aquery`` awaits ``op.arun()``. Engine calls count their LLM usage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.runnables import Runnable, RunnableConfig
+from llama_index.core.base.base_query_engine import BaseQueryEngine
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.base.response.schema import (
+    AsyncStreamingResponse,
+    PydanticResponse,
+    Response,
+    StreamingResponse,
+)
+from llama_index.core.query_engine import RetrieverQueryEngine
+from llama_index.core.schema import QueryBundle
+
+from truthguard._sync import run_sync
+from truthguard.guard._usage import UsageCollector
+from truthguard.result import Usage
+from truthguard_llamaindex._usage import collect_usage
+
+__all__ = [
+    "Answer",
+    "Await",
+    "EngineRunnable",
+    "Invoke",
+    "Loop",
+    "Op",
+    "Query",
+    "RetrieveThenSynthesize",
+]
+
+
+class EngineRunnable(Runnable[Any, Any]):
+    """A query engine seen as a Runnable (input: a question string or ``{"question": ...}``)."""
+
+    def __init__(self, engine: BaseQueryEngine) -> None:
+        self.engine = engine
+
+    @staticmethod
+    def _question(input: Any) -> str:
+        return input["question"] if isinstance(input, Mapping) else str(input)
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kw: Any) -> Any:
+        return self.engine.query(self._question(input))
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kw: Any) -> Any:
+        return await self.engine.aquery(self._question(input))
+
+
+@dataclass
+class Answer:
+    response: Response
+    usage: Usage
+
+
+def _to_response(output: Any) -> Response:
+    """A plain ``Response`` from whatever an engine or fallback runnable returned."""
+    if isinstance(output, Response):
+        return output
+    if isinstance(output, PydanticResponse | StreamingResponse):
+        return output.get_response()
+    if isinstance(output, str):
+        return Response(response=output)
+    from truthguard.guard._extract import answer_of
+
+    return Response(response=answer_of(output))
+
+
+class Op:
+    def run(self) -> Any:
+        raise NotImplementedError
+
+    async def arun(self) -> Any:
+        raise NotImplementedError
+
+
+@dataclass
+class Query(Op):
+    """Run a query engine on a bundle, counting the LLM usage of the call."""
+
+    engine: BaseQueryEngine
+    bundle: QueryBundle
+
+    def run(self) -> Answer:
+        with collect_usage() as usage:
+            response = _to_response(self.engine.query(self.bundle))
+        return Answer(response, usage.usage())
+
+    async def arun(self) -> Answer:
+        with collect_usage() as usage:
+            out = await self.engine.aquery(self.bundle)
+            if isinstance(out, AsyncStreamingResponse):
+                out = await out.get_response()
+            response = _to_response(out)
+        return Answer(response, usage.usage())
+
+
+@dataclass
+class RetrieveThenSynthesize(Op):
+    """Retrieve with ``retriever`` on one query, synthesise on another (the engine's own steps)."""
+
+    engine: RetrieverQueryEngine
+    retriever: BaseRetriever
+    retrieval: QueryBundle
+    synthesis: QueryBundle
+
+    def run(self) -> Answer:
+        engine = self.engine.with_retriever(self.retriever)
+        with collect_usage() as usage:
+            nodes = engine.retrieve(self.retrieval)
+            response = _to_response(engine.synthesize(self.synthesis, nodes))
+        return Answer(response, usage.usage())
+
+    async def arun(self) -> Answer:
+        engine = self.engine.with_retriever(self.retriever)
+        with collect_usage() as usage:
+            nodes = await engine.aretrieve(self.retrieval)
+            out = await engine.asynthesize(self.synthesis, nodes)
+            if isinstance(out, AsyncStreamingResponse):
+                out = await out.get_response()
+            response = _to_response(out)
+        return Answer(response, usage.usage())
+
+
+@dataclass
+class Invoke(Op):
+    """Invoke a LangChain runnable (a fallback chain) with the policy's input."""
+
+    runnable: Runnable[Any, Any]
+    input: Any
+    config: RunnableConfig
+
+    def run(self) -> Answer:
+        usage = UsageCollector()
+        with collect_usage() as li_usage:
+            out = self.runnable.invoke(self.input, {**self.config, "callbacks": [usage]})
+            response = _to_response(out)
+        return Answer(response, usage.usage() + li_usage.usage())
+
+    async def arun(self) -> Answer:
+        usage = UsageCollector()
+        with collect_usage() as li_usage:
+            out = await self.runnable.ainvoke(self.input, {**self.config, "callbacks": [usage]})
+            if isinstance(out, AsyncStreamingResponse):
+                out = await out.get_response()
+            response = _to_response(out)
+        return Answer(response, usage.usage() + li_usage.usage())
+
+
+@dataclass
+class Await(Op):
+    """An async step of the core (a policy, the detectors): run on the sync portal or awaited."""
+
+    make: Callable[[], Any]
+
+    def run(self) -> Any:
+        return run_sync(self.make())
+
+    async def arun(self) -> Any:
+        return await self.make()
+
+
+Loop = Generator[Op, Any, Any]

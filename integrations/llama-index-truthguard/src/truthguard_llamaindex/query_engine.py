@@ -1,0 +1,521 @@
+"""``GuardedQueryEngine``: check every answer of a LlamaIndex query engine, act when it fails.
+
+The attempt loop is the core guard's (:mod:`truthguard.guard`): the same verdict rule
+(``decide``), the same policy objects (``ReRetrieve``, ``Regenerate``, ``Fallback``, ``Raise`` or
+your own ``GuardPolicy``), the same ``Attempt`` / ``GuardResult`` records. What differs is how a
+policy's step is carried out on a LlamaIndex engine:
+
+* ``ReRetrieve(k=[...])`` retrieves again with a copy of the engine's ``VectorIndexRetriever``
+  whose ``similarity_top_k`` is raised; ``ReRetrieve(alternative="name")`` uses the retriever of
+  that name in ``retrievers`` (a fallback retriever); ``rewrite`` changes the retrieval query.
+* ``Regenerate`` answers again with the failing detectors' explanations appended to the query the
+  synthesiser sees, while retrieval keeps using the original question.
+* ``Fallback(answer=...)`` / ``Fallback(runnable=...)`` / :class:`FallbackEngine` end the loop.
+
+The loop is written once as a generator of operations; ``query`` runs them synchronously (the
+wrapped engine's own sync path) and ``aquery`` awaits them (its async path), so there is no
+recursion and no event loop started inside a running one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import time
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from llama_index.core.base.base_query_engine import BaseQueryEngine
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.base.response.schema import (
+    RESPONSE_TYPE,
+    Response,
+)
+from llama_index.core.callbacks.base import CallbackManager
+from llama_index.core.prompts.mixin import PromptMixinType
+from llama_index.core.query_engine import RetrieverQueryEngine
+from llama_index.core.schema import QueryBundle
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from truthguard.detector import BaseDetector, context_text
+from truthguard.errors import GuardRejected, InvalidInputError
+from truthguard.guard import (
+    Attempt,
+    GuardPolicy,
+    GuardResult,
+    GuardVerdict,
+    PolicyContext,
+    Regenerate,
+    Release,
+    ReRetrieve,
+    Rerun,
+)
+from truthguard.guard._usage import UsageCollector
+from truthguard.guard._verdict import decide
+from truthguard.guard.policies import (
+    FEEDBACK_TEMPLATE,
+    RETRIEVAL_QUERY_KEY,
+    RETRIEVER_FIELD,
+    SEARCH_KWARGS_FIELD,
+)
+from truthguard.result import DetectionResult, Label, Usage
+from truthguard_llamaindex._errors import input_errors
+from truthguard_llamaindex._ops import (
+    Answer,
+    Await,
+    EngineRunnable,
+    Invoke,
+    Loop,
+    Op,
+    Query,
+    RetrieveThenSynthesize,
+)
+from truthguard_llamaindex._usage import install
+
+__all__ = ["METADATA_KEY", "FallbackEngine", "GuardedQueryEngine"]
+
+logger = logging.getLogger("truthguard.llamaindex")
+
+METADATA_KEY = "truthguard"
+"""Key of the :class:`~truthguard.guard.GuardResult` in the returned ``Response.metadata``."""
+
+Status = Literal["passed", "fallback", "rejected"]
+
+
+# -- policies and their context -----------------------------------------------------------------
+
+
+class FallbackEngine(GuardPolicy):
+    """Answer with another query engine instead (terminal), e.g. a wider or a curated index.
+
+    Example:
+        >>> # policies=[Regenerate(), FallbackEngine(engine=wide_index.as_query_engine())]
+    """
+
+    name: ClassVar[str] = "fallback_engine"
+    terminal: ClassVar[bool] = True
+
+    engine: BaseQueryEngine
+    """The query engine that answers instead."""
+    check: bool = False
+    """Check its answer too (unchecked answers are released with status ``fallback``)."""
+
+    async def astep(self, ctx: PolicyContext) -> Rerun:
+        return Rerun(input=ctx.input, runnable=EngineRunnable(self.engine), check=self.check)
+
+
+@dataclass
+class _Context(PolicyContext):
+    """The core policy context; feedback comes only from detectors that gave a failing verdict."""
+
+    keys: list[str] = field(default_factory=list)
+
+    def feedback(self) -> str:
+        last = self.last
+        verdict = last.verdict
+        notes = [
+            f"{r.detector}: {r.explanation}"
+            for key, r in zip(self.keys, last.results, strict=False)
+            # An error or time-out says nothing about the answer: it is never fed back.
+            if verdict is not None
+            and verdict.passes.get(key) is False
+            and r.label not in (Label.INVALID, Label.UNVERIFIABLE)
+            and r.explanation
+        ]
+        if not notes:
+            return ""
+        return FEEDBACK_TEMPLATE.format(answer=last.answer or "", explanation="; ".join(notes))
+
+
+# -- the engine ---------------------------------------------------------------------------------
+
+
+class GuardedQueryEngine(BaseModel, BaseQueryEngine):
+    """A query engine that checks each answer of ``query_engine``; re-tries, falls back or raises.
+
+    Each answer is checked by every detector concurrently against the response's source nodes;
+    the results are combined as in :class:`~truthguard.guard.HallucinationGuard` (``combine``,
+    ``thresholds``, ``on_error``). A failing answer goes through ``policies`` in order until one
+    passes or ``max_attempts`` is reached. The returned ``Response`` is the released answer; its
+    ``metadata["truthguard"]`` is a :class:`~truthguard.guard.GuardResult` with the verdict, every
+    attempt (each with its own response, contexts, detector results and usage) and the total
+    usage (the wrapped engine's LLM calls plus the detectors' calls).
+
+    When attempts run out without a ``Raise`` policy, the last answer is returned with status
+    ``rejected``: it is never lost. ``Raise()`` raises :class:`~truthguard.errors.GuardRejected`
+    carrying every attempt instead.
+
+    Example:
+        >>> from llama_index.core import VectorStoreIndex
+        >>> from truthguard.guard import ReRetrieve, Regenerate, Fallback
+        >>> # guarded = GuardedQueryEngine(
+        >>> #     query_engine=index.as_query_engine(similarity_top_k=2),
+        >>> #     detectors=[RefChecker(threshold=0.5)],
+        >>> #     policies=[ReRetrieve(k=[6]), Regenerate(), Fallback(answer="I don't know.")])
+        >>> # guarded.query("Which planet has Phobos?").metadata["truthguard"].status
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    query_engine: BaseQueryEngine
+    """The query engine to guard."""
+    detectors: list[BaseDetector] = Field(min_length=1)
+    """Detectors run on every answer (a single detector is accepted too)."""
+    policies: list[GuardPolicy] = Field(default_factory=list)
+    """What to do with a failing answer, in order (each used up to its ``max_uses``)."""
+    combine: Literal["all", "any", "mean"] = "all"
+    """``all``: every detector passes; ``any``: one does; ``mean``: mean normalised score."""
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    """Native-scale threshold per detector key, overriding the detector's own ``threshold``."""
+    score_ranges: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    """Native ``(low, high)`` score range per detector key for normalising (default (0, 1))."""
+    mean_threshold: float = Field(default=0.5, ge=0, le=1)
+    """Pass mark of the mean normalised score when ``combine="mean"``."""
+    max_attempts: int = Field(default=3, ge=1)
+    """Most answers per query, the first included (terminal policies still apply)."""
+    check_timeout: float | None = Field(default=60.0, gt=0)
+    """Seconds one detector may spend on one answer; None for no limit."""
+    on_error: Literal["open", "closed"] = "closed"
+    """A detector error / time-out / non-verdict counts as a pass (open) or a failure (closed)."""
+    retrievers: dict[str, BaseRetriever] = Field(default_factory=dict)
+    """Fallback retrievers by name, for ``ReRetrieve(alternative=name)``."""
+    detector_fields: dict[str, Any] = Field(default_factory=dict)
+    """Extra detector input fields for every query (e.g. ``references``), given to the detectors
+    that accept them."""
+    callback_manager: CallbackManager | None = Field(default=None, exclude=True)
+    """Legacy LlamaIndex callbacks (default: the wrapped engine's)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        with input_errors():
+            super().__init__(**kwargs)
+        if self.callback_manager is None:
+            self.callback_manager = getattr(
+                self.query_engine, "callback_manager", None
+            ) or CallbackManager([])
+        install()  # LLM usage of each attempt is read from instrumentation events
+
+    @field_validator("detectors", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: Any) -> Any:
+        return [v] if isinstance(v, BaseDetector) else v
+
+    @model_validator(mode="after")
+    def _check_config(self) -> GuardedQueryEngine:
+        keys = set(self.detector_keys)
+        for name, mapping in (("thresholds", self.thresholds), ("score_ranges", self.score_ranges)):
+            unknown = sorted(set(mapping) - keys)
+            if unknown:
+                raise InvalidInputError(
+                    name, f"unknown detector keys {unknown}; known: {sorted(keys)}"
+                )
+        for key, (lo, hi) in self.score_ranges.items():
+            if hi <= lo:
+                raise InvalidInputError(f"score_ranges.{key}", "needs high > low")
+        self._check_fields()
+        for i, policy in enumerate(self.policies):
+            self._check_policy(f"policies[{i}]", policy)
+        return self
+
+    def _check_fields(self) -> None:
+        """Every extra field goes to at least one detector, with a value it accepts."""
+        for name, value in self.detector_fields.items():
+            takers = [d for d in self.detectors if name in d.input_model.model_fields]
+            if not takers:
+                raise InvalidInputError(
+                    f"detector_fields.{name}", "no detector of this engine accepts this field"
+                )
+            for d in takers:
+                d.validate_input({"question": "q", "answer": "a", name: value})
+
+    def _check_policy(self, where: str, policy: GuardPolicy) -> None:
+        if isinstance(policy, Regenerate) and policy.temperature is not None:
+            raise InvalidInputError(
+                f"{where}.temperature",
+                "a LlamaIndex engine has no per-call temperature; set it on the LLM instead",
+            )
+        if not isinstance(policy, ReRetrieve):
+            return
+        engine = self.query_engine
+        if not isinstance(engine, RetrieverQueryEngine):
+            raise InvalidInputError(
+                where,
+                f"ReRetrieve needs a RetrieverQueryEngine (index.as_query_engine()) to retrieve "
+                f"again; {type(engine).__name__} has no retriever to change",
+            )
+        if policy.alternative is not None:
+            if policy.alternative not in self.retrievers:
+                raise InvalidInputError(
+                    f"{where}.alternative",
+                    f"no retriever named {policy.alternative!r} in retrievers= "
+                    f"(known: {sorted(self.retrievers)})",
+                )
+        elif not _has_top_k(engine.retriever):
+            raise InvalidInputError(
+                where,
+                f"ReRetrieve(k=...) raises similarity_top_k, which "
+                f"{type(engine.retriever).__name__} does not have; give a fallback retriever "
+                f"with retrievers={{'name': ...}} and ReRetrieve(alternative='name')",
+            )
+
+    @property
+    def detector_keys(self) -> list[str]:
+        """One key per detector: its ``detector_name``, suffixed ``#2``... when repeated."""
+        seen: dict[str, int] = {}
+        keys = []
+        for d in self.detectors:
+            n = seen.get(d.detector_name, 0) + 1
+            seen[d.detector_name] = n
+            keys.append(d.detector_name if n == 1 else f"{d.detector_name}#{n}")
+        return keys
+
+    def _get_prompt_modules(self) -> PromptMixinType:
+        return {"query_engine": self.query_engine}
+
+    # -- the two drivers ---------------------------------------------------------------------------
+
+    def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
+        loop = self._loop(query_bundle)
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                op = loop.throw(error) if error is not None else loop.send(value)
+            except StopIteration as stop:
+                return stop.value
+            try:
+                value, error = op.run(), None
+            except Exception as e:
+                value, error = None, e
+
+    async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
+        loop = self._loop(query_bundle)
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                op = loop.throw(error) if error is not None else loop.send(value)
+            except StopIteration as stop:
+                return stop.value
+            try:
+                value, error = await op.arun(), None
+            except Exception as e:
+                value, error = None, e
+
+    # -- the loop (no I/O of its own) --------------------------------------------------------------
+
+    def _loop(self, bundle: QueryBundle) -> Loop:
+        question = bundle.query_str
+        if not question or not question.strip():
+            raise InvalidInputError("query_str", "must not be blank")
+        first = Query(self.query_engine, bundle)
+        attempts = [(yield from self._attempt(question, 1, None, first, True))]
+        uses = [0] * len(self.policies)
+        status: Status = "rejected"
+        while True:
+            if attempts[-1].passed:
+                status = "passed"
+                break
+            i = self._next_policy(uses, len(attempts))
+            if i is None:
+                break
+            policy = self.policies[i]
+            uses[i] += 1
+            n = len(attempts) + 1
+            policy_usage = UsageCollector()  # the policy's own model calls (a query rewriter)
+            ctx = _Context(
+                question=question,
+                input={"question": question},
+                attempts=attempts,
+                uses=uses[i],
+                config={"callbacks": [policy_usage], "tags": [f"guard:attempt:{n}"]},
+                keys=self.detector_keys,
+            )
+            try:
+                step = yield Await(lambda p=policy, c=ctx: p.astep(c))
+                op = None if isinstance(step, Release) else self._plan(step, bundle, ctx)
+            except GuardRejected:
+                raise  # the Raise policy: carries every attempt
+            except Exception as e:  # a broken policy must not lose the answers so far
+                logger.warning("truthguard: policy %s failed: %s", policy.name, e)
+                attempts.append(
+                    Attempt(
+                        number=n,
+                        policy=policy.name,
+                        error=f"policy failed: {type(e).__name__}: {e}",
+                        chain_usage=policy_usage.usage(),
+                    )
+                )
+                continue
+            if op is None:
+                attempts.append(
+                    Attempt(
+                        number=n,
+                        policy=policy.name,
+                        answer=step.answer,
+                        output=Response(response=step.answer),
+                        chain_usage=policy_usage.usage(),
+                    )
+                )
+                status = "fallback"
+                break
+            attempt = yield from self._attempt(question, n, policy.name, op, step.check)
+            attempt.chain_usage = policy_usage.usage() + attempt.chain_usage
+            attempts.append(attempt)
+            if not step.check and attempt.answer is not None:
+                status = "fallback"
+                break
+        return self._finish(question, attempts, status)
+
+    def _next_policy(self, uses: list[int], n_attempts: int) -> int | None:
+        exhausted = n_attempts >= self.max_attempts
+        for i, p in enumerate(self.policies):
+            if uses[i] >= p.max_uses or (exhausted and not p.terminal):
+                continue
+            return i
+        return None
+
+    def _plan(self, step: Rerun, bundle: QueryBundle, ctx: PolicyContext) -> Op:
+        """Turn a core policy step into an operation on the LlamaIndex engine."""
+        if step.runnable is not None:
+            if isinstance(step.runnable, EngineRunnable):
+                return Query(step.runnable.engine, QueryBundle(ctx.question))
+            return Invoke(step.runnable, step.input, ctx.config or {})
+        new = dict(step.input) if isinstance(step.input, Mapping) else {"question": step.input}
+        question = str(new.pop("question", ctx.question))
+        retrieval_query = new.pop(RETRIEVAL_QUERY_KEY, None) or ctx.question
+        # Anything else a policy added (Regenerate's feedback, a custom instruction) goes to
+        # the synthesiser after the question; retrieval keeps the question itself.
+        notes = [str(v) for v in new.values() if isinstance(v, str) and v.strip()]
+        synthesis = "\n\n".join([question, *notes])
+        configurable = dict(step.configurable)
+        search = configurable.pop(SEARCH_KWARGS_FIELD, None) or {}
+        alternative = configurable.pop(RETRIEVER_FIELD, None)
+        if configurable:
+            raise InvalidInputError(
+                "configurable", f"not supported by GuardedQueryEngine: {sorted(configurable)}"
+            )
+        engine = self.query_engine
+        if not isinstance(engine, RetrieverQueryEngine):
+            if search or alternative:  # refused at construction for the built-in ReRetrieve
+                raise InvalidInputError("policies", "re-retrieval needs a RetrieverQueryEngine")
+            return Query(
+                engine, QueryBundle(query_str=synthesis, custom_embedding_strs=[retrieval_query])
+            )
+        retriever = self.retrievers[alternative] if alternative else engine.retriever
+        k = search.get("k")
+        if k is not None and _has_top_k(retriever):
+            retriever = copy.copy(retriever)  # per attempt: concurrent queries keep their own k
+            retriever.similarity_top_k = int(k)  # type: ignore[attr-defined]
+        return RetrieveThenSynthesize(
+            engine, retriever, QueryBundle(retrieval_query), QueryBundle(synthesis)
+        )
+
+    def _attempt(
+        self, question: str, number: int, policy: str | None, op: Op, check: bool
+    ) -> Generator[Op, Any, Attempt]:
+        started = time.perf_counter()
+        try:
+            answer_: Answer = yield op
+            response = answer_.response
+            if response.response is None:
+                raise InvalidInputError("response", "the engine returned an empty response")
+            answer = str(response.response)
+            contexts = [context_text(n) for n in response.source_nodes]
+        except Exception as e:
+            if number == 1:
+                raise  # nothing to keep yet: the caller sees the engine's own error
+            return Attempt(
+                number=number,
+                policy=policy,
+                error=f"{type(e).__name__}: {e}",
+                seconds=time.perf_counter() - started,
+            )
+        attempt = Attempt(
+            number=number,
+            policy=policy,
+            answer=answer,
+            output=response,
+            contexts=contexts,
+            chain_usage=answer_.usage,
+        )
+        if check:
+            results = yield Await(lambda: self._acheck(question, answer, contexts))
+            attempt.results = results
+            attempt.verdict = self._decide(results)
+            attempt.check_usage = Usage.total([r.usage for r in results])
+        attempt.seconds = time.perf_counter() - started
+        attempt.chain_usage.wall_seconds = attempt.chain_usage.wall_seconds or attempt.seconds
+        return attempt
+
+    async def _acheck(
+        self, question: str, answer: str, contexts: list[str]
+    ) -> list[DetectionResult]:
+        base: dict[str, Any] = {"question": question, "answer": answer, "contexts": contexts}
+
+        async def one(detector: BaseDetector) -> DetectionResult:
+            fields = detector.input_model.model_fields
+            payload = {**base, **{k: v for k, v in self.detector_fields.items() if k in fields}}
+            try:
+                return await asyncio.wait_for(detector.ainvoke(payload), self.check_timeout)
+            except TimeoutError:
+                return DetectionResult.invalid(
+                    detector.detector_name,
+                    f"check timed out after {self.check_timeout}s",
+                    details={"error": "timeout"},
+                )
+            except Exception as e:  # the answer must survive any detector failure
+                return DetectionResult.invalid(
+                    detector.detector_name,
+                    f"detector raised {type(e).__name__}: {e}",
+                    details={"error": type(e).__name__},
+                )
+
+        return list(await asyncio.gather(*(one(d) for d in self.detectors)))
+
+    def _decide(self, results: list[DetectionResult]) -> GuardVerdict:
+        keys = self.detector_keys
+        thresholds = {
+            k: t
+            for k, d in zip(keys, self.detectors, strict=True)
+            if (t := self.thresholds.get(k, d.threshold)) is not None
+        }
+        return decide(
+            keys,
+            results,
+            combine=self.combine,
+            thresholds=thresholds,
+            ranges=self.score_ranges,
+            mean_threshold=self.mean_threshold,
+            on_error=self.on_error,
+        )
+
+    def _finish(self, question: str, attempts: list[Attempt], status: Status) -> Response:
+        final = attempts[-1]
+        if status == "rejected" and final.answer is None:
+            final = next(a for a in reversed(attempts) if a.answer is not None)
+        usage = Usage.total([a.chain_usage + a.check_usage for a in attempts])
+        usage.wall_seconds = sum(a.seconds for a in attempts)
+        result = GuardResult(
+            question=question,
+            answer=final.answer,
+            output=final.output,
+            status=status,
+            passed=status == "passed",
+            verdict=final.verdict,
+            attempts=attempts,
+            usage=usage,
+        )
+        source = final.output if isinstance(final.output, Response) else Response(response=None)
+        # A new Response: the attempt keeps its own, so the result holds no cycle back to itself.
+        return Response(
+            response=final.answer,
+            source_nodes=list(source.source_nodes),
+            metadata={**(source.metadata or {}), METADATA_KEY: result},
+        )
+
+
+def _has_top_k(retriever: BaseRetriever) -> bool:
+    prop = getattr(type(retriever), "similarity_top_k", None)
+    return isinstance(prop, property) and prop.fset is not None
