@@ -1,0 +1,196 @@
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import threading
+
+import pytest
+from llama_index.core import VectorStoreIndex, get_response_synthesizer
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.query_engine import CustomQueryEngine
+from llama_index.core.retrievers import BaseRetriever
+from llama_index.core.schema import NodeWithScore, TextNode
+
+from truthguard.callbacks import JSONLSink, SQLiteSink
+from truthguard.errors import InvalidInputError
+from truthguard.guard import Regenerate
+from truthguard.testing import FakeDetector, ScriptedChatModel
+from truthguard_llamaindex import GuardedQueryEngine, TruthGuardEventHandler
+from truthguard_llamaindex.testing import ChatModelLLM, KeywordEmbedding, corpus_nodes
+
+
+def _echo(prompt: str) -> str:
+    """Answers with the question it was asked, so each record can be matched to its query."""
+    return "answer to " + prompt.split("Query: ")[-1].split("\n")[0].strip()
+
+
+@pytest.fixture(scope="module")
+def index():
+    return VectorStoreIndex(corpus_nodes(), embed_model=KeywordEmbedding())
+
+
+@pytest.fixture()
+def engine(index):
+    model = ScriptedChatModel(script=_echo, latency=0.005)
+    return index.as_query_engine(llm=ChatModelLLM(model=model), similarity_top_k=2)
+
+
+@pytest.fixture()
+def make_handler():
+    made = []
+
+    def make(*args, **kwargs):
+        handler = TruthGuardEventHandler(*args, **kwargs).register()
+        made.append(handler)
+        return handler
+
+    yield make
+    for h in made:  # the root dispatcher is process-wide: leave it as found
+        h.unregister()
+        h.close(timeout=10)
+
+
+async def test_100_concurrent_queries_lose_no_record(engine, make_handler, tmp_path):
+    records = []
+    lock = threading.Lock()
+
+    def collect(record):
+        with lock:
+            records.append(record)
+
+    handler = make_handler(
+        FakeDetector(score=0.8, threshold=0.5, latency=0.002),
+        sinks=[collect, JSONLSink(tmp_path / "s.jsonl")],
+        concurrency=8,
+    )
+    questions = [f"What do we know about Mars, item {i}?" for i in range(100)]
+    await asyncio.gather(*(engine.aquery(q) for q in questions))
+    assert await handler.aflush(timeout=60)
+    summary = handler.summary()
+    assert (summary["count"], summary["scored"], summary["failed"]) == (100, 100, 0)
+    assert summary["open_queries"] == 0
+    assert sorted(r.question for r in records) == sorted(questions)
+    assert all(r.answer == f"answer to {r.question}" for r in records)  # correlated per query
+    assert all(len(r.contexts) == 2 and "Mars" in " ".join(r.contexts) for r in records)
+    assert len({r.run_id for r in records}) == 100
+    assert all(r.metadata["span_id"].endswith(r.run_id) for r in records)
+    handler.close()
+    lines = (tmp_path / "s.jsonl").read_text().splitlines()
+    assert len(lines) == 100 and json.loads(lines[0])["status"] == "scored"
+
+
+def test_a_guarded_engine_is_one_capture_with_the_released_answer(engine, make_handler, tmp_path):
+    records = []
+    db = tmp_path / "scores.db"
+    handler = make_handler(FakeDetector(score=1.0), sinks=[records.append, SQLiteSink(db)])
+    guarded = GuardedQueryEngine(
+        query_engine=engine,
+        detectors=FakeDetector(score=lambda i: 1.0 if "fact-checker" in i.answer else 0.0),
+        policies=[Regenerate()],
+    )
+    response = guarded.query("Where is Olympus Mons?")
+    handler.flush(timeout=30)
+    assert len(records) == 1  # the inner engine's two queries are not scored separately
+    assert records[0].answer == response.response
+    assert records[0].metadata["span_id"].startswith("GuardedQueryEngine.query")
+    handler.close()
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT answer FROM truthguard_scores").fetchall()
+    assert rows == [(response.response,)]
+
+
+class _RetrieveAndJoin(CustomQueryEngine):
+    """A hand-written engine returning a plain string: its contexts come from the retrieval."""
+
+    retriever: BaseRetriever
+
+    def custom_query(self, query_str: str) -> str:
+        nodes = self.retriever.retrieve(query_str)
+        return "joined: " + " | ".join(n.node.get_content()[:10] for n in nodes)
+
+
+def test_contexts_come_from_retrieval_events_when_the_response_has_none(index, make_handler):
+    records = []
+    handler = make_handler(FakeDetector(score=1.0), sinks=records.append)
+    retriever = index.as_retriever(similarity_top_k=3)
+    expected = [n.node.get_content() for n in retriever.retrieve("Bi Sheng movable type")]
+    # CustomQueryEngine emits no QueryStartEvent: wrap it so the query is seen, as users do.
+    guarded = GuardedQueryEngine(
+        query_engine=_RetrieveAndJoin(retriever=retriever), detectors=FakeDetector()
+    )
+    guarded.query("Bi Sheng movable type")
+    handler.flush(timeout=30)
+    assert len(records) == 1 and records[0].answer.startswith("joined: ")
+    assert records[0].contexts == expected
+
+
+def test_a_synthesis_outside_any_query_is_captured(make_handler):
+    records = []
+    handler = make_handler(FakeDetector(score=1.0), sinks=records.append)
+    llm = ChatModelLLM(model=ScriptedChatModel(script=["Gutenberg."]))
+    synth = get_response_synthesizer(llm=llm)
+    node = NodeWithScore(node=TextNode(text="Gutenberg built a press around 1450."), score=1.0)
+    synth.synthesize("Who built the press?", nodes=[node])
+    handler.flush(timeout=30)
+    assert [(r.question, r.answer) for r in records] == [("Who built the press?", "Gutenberg.")]
+    assert records[0].metadata["kind"] == "synthesize"
+    assert records[0].contexts == ["Gutenberg built a press around 1450."]
+
+
+def test_a_failing_query_leaves_nothing_open(index, make_handler):
+    records = []
+    handler = make_handler(FakeDetector(), sinks=records.append)
+    model = ScriptedChatModel(script=["x"], fail_first=1)
+    engine = index.as_query_engine(llm=ChatModelLLM(model=model))
+    with pytest.raises(RuntimeError):
+        engine.query("Where is Mars?")
+    handler.flush(timeout=30)
+    assert records == [] and handler.summary()["open_queries"] == 0
+
+
+def test_full_queue_and_closed_handler_still_write_a_record(engine, make_handler):
+    records = []
+    handler = make_handler(FakeDetector(latency=0.3), sinks=records.append, max_queue=1)
+    for i in range(3):
+        engine.query(f"Question {i} about the Sun?")
+    handler.close(timeout=30)
+    engine.query("After close, about the Moon?")
+    assert len(records) == 4
+    assert sorted(r.error or "scored" for r in records) == [
+        "handler closed",
+        "queue full",
+        "queue full",
+        "scored",
+    ]
+
+
+def test_an_unconsumed_stream_is_skipped_not_invented(index, make_handler):
+    records = []
+    handler = make_handler(FakeDetector(), sinks=records.append)
+    llm = ChatModelLLM(model=ScriptedChatModel(script=["streamed answer"]))
+    engine = index.as_query_engine(llm=llm, streaming=True)
+    response = engine.query("Where is Mars?")
+    handler.flush(timeout=30)
+    assert records == [] and handler.summary()["skipped"] == 1
+    assert str(response.get_response()) == "streamed answer"
+
+
+def test_register_is_idempotent_and_unregister_removes_it(make_handler):
+    handler = make_handler(FakeDetector())
+    handler.register()
+    root = get_dispatcher()
+    assert sum(h is handler for h in root.event_handlers) == 1
+    handler.unregister()
+    assert not any(h is handler for h in root.event_handlers)
+
+
+def test_bad_arguments_name_the_field():
+    with pytest.raises(InvalidInputError, match="detector"):
+        TruthGuardEventHandler("not a detector")
+    with pytest.raises(InvalidInputError, match="max_queue"):
+        TruthGuardEventHandler(FakeDetector(), max_queue=0)
+    with pytest.raises(InvalidInputError, match="when_full"):
+        TruthGuardEventHandler(FakeDetector(), when_full="drop")
+    with pytest.raises(InvalidInputError, match="entity"):
+        TruthGuardEventHandler(FakeDetector(), detector_fields={"entity": "Mars"})

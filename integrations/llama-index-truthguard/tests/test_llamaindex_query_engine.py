@@ -1,0 +1,282 @@
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from llama_index.core import VectorStoreIndex
+from llama_index.core.base.response.schema import Response
+from llama_index.core.query_engine import CustomQueryEngine
+from llama_index.core.retrievers import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+
+from truthguard.errors import GuardRejected, InvalidInputError
+from truthguard.guard import Fallback, GuardResult, Raise, Regenerate, ReRetrieve
+from truthguard.testing import FakeDetector, ScriptedChatModel
+from truthguard_llamaindex import METADATA_KEY, FallbackEngine, GuardedQueryEngine
+from truthguard_llamaindex.testing import ChatModelLLM, KeywordEmbedding, corpus_nodes
+
+QUESTION = "Which planet has the moons Phobos and Deimos?"
+
+
+@pytest.fixture(scope="module")
+def index():
+    return VectorStoreIndex(corpus_nodes(), embed_model=KeywordEmbedding())
+
+
+def _engine(index, script, k=2, **kw):
+    model = ScriptedChatModel(script=script)
+    return index.as_query_engine(llm=ChatModelLLM(model=model), similarity_top_k=k, **kw), model
+
+
+def _result(response) -> GuardResult:
+    return response.metadata[METADATA_KEY]
+
+
+def _rejects_saturn(inp):
+    return 0.0 if "Saturn" in inp.answer else 1.0
+
+
+def _corrects_on_feedback(prompt: str) -> str:
+    if "fact-checker" in prompt:
+        return "Mars has two moons, Phobos and Deimos."
+    return "Phobos and Deimos orbit Saturn."
+
+
+class _FixedRetriever(BaseRetriever):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return [NodeWithScore(node=TextNode(text=self.text), score=1.0)]
+
+
+class _EchoEngine(CustomQueryEngine):
+    """A query engine without a retriever (answers with the query it saw)."""
+
+    def custom_query(self, query_str: str) -> Response:
+        return Response(response=f"echo: {query_str}")
+
+
+def test_passing_answer_carries_verdict_attempts_and_usage(index):
+    qe, model = _engine(index, lambda p: "Mars has two moons.")
+    checker_model = ScriptedChatModel(script=lambda p: "ok")
+    det = FakeDetector(score=0.9, threshold=0.5, model=checker_model)
+    response = GuardedQueryEngine(query_engine=qe, detectors=det).query(QUESTION)
+    result = _result(response)
+    assert response.response == "Mars has two moons." and result.status == "passed"
+    assert result.verdict.passed and result.n_attempts == 1
+    assert [n.node.get_content() for n in response.source_nodes] == result.attempts[0].contexts
+    assert len(result.attempts[0].contexts) == 2
+    # Usage: the engine's one LLM call (reported tokens) plus the detector's one call.
+    assert result.attempts[0].chain_usage.llm_calls == 1
+    assert result.attempts[0].chain_usage.prompt_tokens > 0
+    assert result.usage.llm_calls == 2 == model.call_count + checker_model.call_count
+
+
+def test_re_retrieve_raises_top_k_for_that_attempt_only(index):
+    qe, _ = _engine(index, lambda p: "Phobos orbits Mars.")
+    det = FakeDetector(score=lambda inp: 1.0 if len(inp.contexts) >= 5 else 0.0, threshold=0.5)
+    guarded = GuardedQueryEngine(query_engine=qe, detectors=det, policies=[ReRetrieve(k=[5])])
+    result = _result(guarded.query(QUESTION))
+    assert result.status == "passed"
+    assert [len(a.contexts) for a in result.attempts] == [2, 5]
+    assert [a.policy for a in result.attempts] == [None, "re_retrieve"]
+    assert qe.retriever.similarity_top_k == 2  # the engine's own retriever is untouched
+
+
+def test_re_retrieve_with_a_fallback_retriever(index):
+    qe, _ = _engine(index, lambda p: "Mars." if "curated" in p else "Saturn.")
+    guarded = GuardedQueryEngine(
+        query_engine=qe,
+        detectors=FakeDetector(score=_rejects_saturn, threshold=0.5),
+        policies=[ReRetrieve(alternative="curated")],
+        retrievers={"curated": _FixedRetriever("A curated note: Phobos orbits Mars.")},
+    )
+    response = guarded.query(QUESTION)
+    assert response.response == "Mars."
+    assert _result(response).attempts[1].contexts == ["A curated note: Phobos orbits Mars."]
+
+
+def test_re_retrieve_that_cannot_act_fails_at_construction(index):
+    det = FakeDetector()
+    with pytest.raises(InvalidInputError, match="RetrieverQueryEngine") as e:
+        GuardedQueryEngine(query_engine=_EchoEngine(), detectors=det, policies=[ReRetrieve()])
+    assert e.value.field == "policies[0]"
+    fixed = index.as_query_engine(llm=ChatModelLLM(model=ScriptedChatModel(script=["x"])))
+    fixed = fixed.with_retriever(_FixedRetriever("x"))
+    with pytest.raises(InvalidInputError, match="similarity_top_k"):
+        GuardedQueryEngine(query_engine=fixed, detectors=det, policies=[ReRetrieve(k=[8])])
+    qe, _ = _engine(index, ["x"])
+    with pytest.raises(InvalidInputError, match="no retriever named 'wide'"):
+        GuardedQueryEngine(
+            query_engine=qe, detectors=det, policies=[ReRetrieve(alternative="wide")]
+        )
+
+
+def test_regenerate_feeds_back_the_explanation_and_keeps_retrieval(index):
+    qe, model = _engine(index, _corrects_on_feedback)
+    guarded = GuardedQueryEngine(
+        query_engine=qe,
+        detectors=FakeDetector(score=_rejects_saturn, threshold=0.5),
+        policies=[Regenerate()],
+    )
+    response = guarded.query(QUESTION)
+    result = _result(response)
+    assert response.response == "Mars has two moons, Phobos and Deimos."
+    assert [a.passed for a in result.attempts] == [False, True]
+    second_prompt = model.calls[1]
+    assert "Phobos and Deimos orbit Saturn." in second_prompt  # the failed answer
+    assert "fake score 0.000 against 0.500" in second_prompt  # the detector's explanation
+    assert result.attempts[1].contexts == result.attempts[0].contexts  # retrieved on the question
+
+
+def test_regenerate_never_feeds_back_a_detector_outage(index):
+    qe, model = _engine(index, _corrects_on_feedback)
+    seen = []
+
+    def flaky(inp):
+        seen.append(inp.answer)
+        if len(seen) == 1:
+            raise ConnectionError("checker service unavailable")
+        return 1.0
+
+    guarded = GuardedQueryEngine(
+        query_engine=qe, detectors=FakeDetector(score=flaky, threshold=0.5), policies=[Regenerate()]
+    )
+    result = _result(guarded.query(QUESTION))
+    assert result.attempts[0].verdict.errors  # fail-closed on the outage
+    assert result.status == "passed"
+    assert "unavailable" not in model.calls[1] and "fact-checker" not in model.calls[1]
+
+
+def test_fallback_answer_after_regeneration_fails(index):
+    qe, _ = _engine(index, lambda p: "Saturn.")
+    guarded = GuardedQueryEngine(
+        query_engine=qe,
+        detectors=FakeDetector(score=0.0, threshold=0.5),
+        policies=[Regenerate(), Fallback(answer="I cannot answer that reliably.")],
+    )
+    response = guarded.query(QUESTION)
+    result = _result(response)
+    assert response.response == "I cannot answer that reliably."
+    assert result.status == "fallback" and not result.passed
+    assert [a.policy for a in result.attempts] == [None, "regenerate", "fallback"]
+    assert response.source_nodes == []
+
+
+def test_fallback_engine_answers_instead(index):
+    qe, _ = _engine(index, lambda p: "Saturn.")
+    wide, _ = _engine(index, lambda p: "Mars, per the wide index.", k=4)
+    guarded = GuardedQueryEngine(
+        query_engine=qe,
+        detectors=FakeDetector(score=_rejects_saturn, threshold=0.5),
+        policies=[FallbackEngine(engine=wide)],
+    )
+    response = guarded.query(QUESTION)
+    assert response.response == "Mars, per the wide index."
+    assert _result(response).status == "fallback" and len(response.source_nodes) == 4
+
+
+def test_raise_carries_every_attempt_and_the_usage(index):
+    qe, _ = _engine(index, lambda p: "Saturn.")
+    guarded = GuardedQueryEngine(
+        query_engine=qe,
+        detectors=FakeDetector(score=0.0, threshold=0.5),
+        policies=[ReRetrieve(k=[4]), Raise()],
+    )
+    with pytest.raises(GuardRejected) as e:
+        guarded.query(QUESTION)
+    assert e.value.n_attempts == 2 and e.value.usage.llm_calls == 2
+    assert all(a.answer == "Saturn." for a in e.value.attempts)
+
+
+def test_attempts_running_out_keep_the_last_answer(index):
+    qe, _ = _engine(index, lambda p: "Saturn.")
+    guarded = GuardedQueryEngine(
+        query_engine=qe, detectors=FakeDetector(score=0.0, threshold=0.5), policies=[Regenerate()]
+    )
+    response = guarded.query(QUESTION)
+    assert response.response == "Saturn." and _result(response).status == "rejected"
+
+
+def test_a_failing_retry_keeps_the_earlier_answer(index):
+    model = ScriptedChatModel(script=lambda p: "Saturn.", fail_when=lambda p: "fact-checker" in p)
+    qe = index.as_query_engine(llm=ChatModelLLM(model=model), similarity_top_k=2)
+    guarded = GuardedQueryEngine(
+        query_engine=qe, detectors=FakeDetector(score=0.0, threshold=0.5), policies=[Regenerate()]
+    )
+    result = _result(guarded.query(QUESTION))
+    assert result.status == "rejected" and result.answer == "Saturn."
+    assert "injected failure" in result.attempts[1].error
+
+
+class _AsyncOnlyLLM(ChatModelLLM):
+    def complete(self, prompt, formatted=False, **kwargs):
+        raise AssertionError("the sync path was used")
+
+
+async def test_aquery_is_natively_async_and_concurrent(index):
+    model = ScriptedChatModel(script=_corrects_on_feedback, latency=0.01)
+    qe = index.as_query_engine(llm=_AsyncOnlyLLM(model=model), similarity_top_k=2)
+    guarded = GuardedQueryEngine(
+        query_engine=qe,
+        detectors=FakeDetector(score=_rejects_saturn, threshold=0.5),
+        policies=[ReRetrieve(k=[4]), Regenerate()],
+    )
+    questions = [f"{QUESTION} (variant {i})" for i in range(6)]
+    responses = await asyncio.gather(*(guarded.aquery(q) for q in questions))
+    for q, r in zip(questions, responses, strict=True):
+        result = _result(r)
+        assert result.question == q and result.status == "passed"
+        assert [len(a.contexts) for a in result.attempts] == [2, 4, 2]
+    assert model.call_count == 18
+
+
+def test_streaming_engine_answer_is_checked_whole(index):
+    qe, _ = _engine(index, lambda p: "Mars has two moons.", streaming=True)
+    det = FakeDetector(score=lambda inp: 1.0 if inp.answer == "Mars has two moons." else 0.0)
+    response = GuardedQueryEngine(query_engine=qe, detectors=det).query(QUESTION)
+    assert response.response == "Mars has two moons." and _result(response).passed
+
+
+def test_engine_without_retriever_gets_the_feedback_in_its_query(index):
+    guarded = GuardedQueryEngine(
+        query_engine=_EchoEngine(),
+        detectors=FakeDetector(score=lambda inp: 1.0 if "fact-checker" in inp.answer else 0.0),
+        policies=[Regenerate()],
+    )
+    response = guarded.query(QUESTION)
+    assert response.response.startswith(f"echo: {QUESTION}\n\nA fact-checker")
+
+
+def test_configuration_errors_name_the_field(index):
+    qe, _ = _engine(index, ["x"])
+    with pytest.raises(InvalidInputError, match="temperature"):
+        GuardedQueryEngine(
+            query_engine=qe, detectors=FakeDetector(), policies=[Regenerate(temperature=0.9)]
+        )
+    with pytest.raises(InvalidInputError, match=r"detector_fields\.entity"):
+        GuardedQueryEngine(
+            query_engine=qe, detectors=FakeDetector(), detector_fields={"entity": "x"}
+        )
+    with pytest.raises(InvalidInputError, match="thresholds"):
+        GuardedQueryEngine(query_engine=qe, detectors=FakeDetector(), thresholds={"fewl": 0.2})
+    with pytest.raises(InvalidInputError, match="detectors"):
+        GuardedQueryEngine(query_engine=qe, detectors=[])
+    guarded = GuardedQueryEngine(query_engine=qe, detectors=FakeDetector())
+    with pytest.raises(InvalidInputError, match="query_str"):
+        guarded.query("   ")
+
+
+def test_the_engines_own_error_surfaces_on_the_first_attempt(index):
+    model = ScriptedChatModel(script=["x"], fail_first=1)
+    qe = index.as_query_engine(llm=ChatModelLLM(model=model))
+    with pytest.raises(RuntimeError, match="injected failure"):
+        GuardedQueryEngine(query_engine=qe, detectors=FakeDetector()).query(QUESTION)
+
+
+def test_prompts_of_the_wrapped_engine_are_reachable(index):
+    qe, _ = _engine(index, ["x"])
+    prompts = GuardedQueryEngine(query_engine=qe, detectors=FakeDetector()).get_prompts()
+    assert "query_engine:response_synthesizer:text_qa_template" in prompts
