@@ -2,8 +2,9 @@
 
 LlamaIndex computes a template's function mappings on every ``format`` call, and a query
 formats its prompt several times: once with an empty ``query_str`` to measure the empty
-prompt, then for real. :class:`FEWLFewShot` returns nothing for a blank query, and remembers its
-last selections so the nearest-question search runs once per question.
+prompt, then for real, on deep copies of the template. :class:`FEWLFewShot` returns nothing
+for a blank query, survives the copies, and remembers its last selections so the
+nearest-question search runs once per question.
 """
 
 from __future__ import annotations
@@ -77,6 +78,14 @@ class FEWLFewShot:
         self._lock = threading.Lock()
         self.selections = 0
         """How many times the selector was actually asked (cache misses)."""
+
+    # LlamaIndex deep-copies a template on every partial_format: copies share this mapping (and
+    # its cache), as they would share a plain function.
+    def __copy__(self) -> FEWLFewShot:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FEWLFewShot:
+        return self
 
     def __call__(self, **kwargs: Any) -> str:
         query = kwargs.get(self.query_var)
