@@ -2,16 +2,53 @@ from __future__ import annotations
 
 import pytest
 from llama_index.core.base.response.schema import Response
+from llama_index.core.evaluation import EvaluationResult
 from llama_index.core.schema import NodeWithScore, TextNode
+from pydantic import Field
 
 import truthguard_llamaindex
+import truthguard_llamaindex.testing
+from truthguard.detector import BaseDetector, DetectorInput
 from truthguard.errors import InvalidInputError
+from truthguard.result import DetectionResult, Label
 from truthguard.testing import FakeDetector, ScriptedChatModel
-from truthguard_llamaindex import TruthGuardEvaluator
+from truthguard_llamaindex import (
+    FEWLEvaluator,
+    RefCheckerEvaluator,
+    ReverseValidationEvaluator,
+    TruthGuardEvaluationResult,
+    TruthGuardEvaluator,
+)
+
+
+class _RefsInput(DetectorInput):
+    references: list[str] = Field(default_factory=list)
+    """Reference passages."""
 
 
 def test_exports_are_locked():
-    assert truthguard_llamaindex.__all__ == ["TruthGuardEvaluator"]
+    assert sorted(truthguard_llamaindex.__all__) == sorted(
+        [
+            "DEFAULT_EXAMPLE_TEMPLATE",
+            "METADATA_KEY",
+            "FEWLEvaluator",
+            "FEWLFewShot",
+            "FallbackEngine",
+            "GuardedQueryEngine",
+            "RefCheckerEvaluator",
+            "ReverseValidationEvaluator",
+            "TruthGuardEvaluationResult",
+            "TruthGuardEvaluator",
+            "TruthGuardEventHandler",
+        ]
+    )
+    for name in truthguard_llamaindex.__all__:
+        assert hasattr(truthguard_llamaindex, name), name
+    assert sorted(truthguard_llamaindex.testing.__all__) == [
+        "ChatModelLLM",
+        "KeywordEmbedding",
+        "corpus_nodes",
+    ]
 
 
 def test_sync_evaluate_maps_the_result():
@@ -51,3 +88,95 @@ def test_bad_arguments_name_the_field():
         TruthGuardEvaluator(detector="not a detector")
     with pytest.raises(InvalidInputError, match="response"):
         TruthGuardEvaluator(detector=FakeDetector()).evaluate(query="q")
+
+
+class _ClaimDetector(BaseDetector):
+    """Returns a per-claim breakdown, as RefChecker does."""
+
+    detector_name = "claims"
+
+    async def _acheck(self, inp, session):
+        claims = [
+            {"claim": s.strip(), "label": "Contradiction" if "moon" in s else "Entailment"}
+            for s in inp.answer.split(".")
+            if s.strip()
+        ]
+        ok = sum(c["label"] == "Entailment" for c in claims)
+        return DetectionResult(
+            detector=self.detector_name,
+            score=ok / len(claims),
+            label=Label.FACTUAL if ok == len(claims) else Label.HALLUCINATED,
+            explanation=f"{ok}/{len(claims)} claims supported",
+            details={"claims": claims},
+        )
+
+
+def test_per_claim_detail_is_in_the_evaluation_result():
+    r = TruthGuardEvaluator(_ClaimDetector()).evaluate(
+        query="Tell me about Mars.", response="Mars is red. Mars has one moon."
+    )
+    assert isinstance(r, EvaluationResult) and isinstance(r, TruthGuardEvaluationResult)
+    assert r.label == "hallucinated" and r.detector == "claims" and r.score == 0.5
+    assert [c["label"] for c in r.claims] == ["Entailment", "Contradiction"]
+    assert r.usage["llm_calls"] == 0
+
+
+def _refchecker(model):
+    from truthguard.refchecker import LLMChecker, LLMExtractor, RefChecker
+
+    return RefChecker(extractor=LLMExtractor(model=model), checker=LLMChecker(model=model))
+
+
+def test_fields_given_to_the_constructor_are_validated_at_once():
+    model = ScriptedChatModel(script=lambda p: "x")
+    with pytest.raises(InvalidInputError, match="references"):
+        RefCheckerEvaluator(_refchecker(model), references="one flat string")
+    with pytest.raises(InvalidInputError, match="references"):
+        TruthGuardEvaluator(_refchecker(model), references=[1, 2])
+    with pytest.raises(InvalidInputError, match="entity"):
+        TruthGuardEvaluator(FakeDetector(), entity="Mars")
+    assert model.call_count == 0
+
+
+def test_a_per_row_field_of_the_wrong_shape_fails_before_any_model_call():
+    model = ScriptedChatModel(script=lambda p: "x")
+    ev = RefCheckerEvaluator(_refchecker(model))
+    # What BatchEvalRunner hands one row when given a flat list instead of one list per row.
+    with pytest.raises(InvalidInputError, match="one value per query") as e:
+        ev.evaluate(query="q", response="a", references="Mars has two moons.")
+    assert e.value.field == "references" and model.call_count == 0
+    with pytest.raises(InvalidInputError, match="referencs"):
+        ev.evaluate(query="q", response="a", referencs=["typo"])
+
+
+def test_per_detector_evaluators_check_the_detector_type():
+    with pytest.raises(InvalidInputError, match="expected a FEWL"):
+        FEWLEvaluator(FakeDetector())
+    with pytest.raises(InvalidInputError, match="expected a ReverseValidation"):
+        ReverseValidationEvaluator(FakeDetector(), entity="Mars")
+    with pytest.raises(InvalidInputError, match="expected a RefChecker"):
+        RefCheckerEvaluator(FakeDetector())
+
+
+async def test_batch_eval_runner_with_fields_set_once():
+    from llama_index.core.evaluation import BatchEvalRunner
+
+    seen = []
+
+    class _Refs(_ClaimDetector):
+        input_model = _RefsInput
+
+        async def _acheck(self, inp, session):
+            seen.append(inp.references)
+            return await super()._acheck(inp, session)
+
+    ev = TruthGuardEvaluator(_Refs(), references=["Mars has two moons."])
+    runner = BatchEvalRunner({"claims": ev}, workers=4)
+    results = await runner.aevaluate_response_strs(
+        queries=["Mars?", "Moon?"],
+        response_strs=["Mars is red.", "Mars has one moon."],
+        contexts_list=[["c1"], ["c2"]],
+    )
+    assert [r.passing for r in results["claims"]] == [None, None]
+    assert [r.score for r in results["claims"]] == [1.0, 0.0]
+    assert seen == [["Mars has two moons."]] * 2
