@@ -1,0 +1,144 @@
+"""``truthguard bench llamaindex``: what GuardedQueryEngine and the event handler add per query.
+
+A LlamaIndex ``VectorStoreIndex`` over the shipped corpus (keyword embedding) answers through a
+scripted LLM with a fixed latency, so the numbers isolate what truthguard adds. Each variant is
+timed against the same query engine, unguarded and unobserved, in the same run (variants
+interleaved, median over repeats). Needs the ``llama-index-truthguard`` integration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["HELP", "add_arguments", "format_table", "run"]
+
+HELP = "added latency per query of GuardedQueryEngine and TruthGuardEventHandler (LlamaIndex)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--latency", type=float, default=0.05, help="seconds per LLM call (default 0.05)"
+    )
+    parser.add_argument("--n", type=int, default=20, help="queries per variant and repeat")
+    parser.add_argument("--repeats", type=int, default=5, help="repeats (median is reported)")
+    parser.add_argument(
+        "--detector-latency",
+        type=float,
+        default=0.0,
+        help="seconds each guard check takes (default 0: measure truthguard's own overhead)",
+    )
+
+
+def _timed(fn: Callable[[int], Any], n: int) -> float:
+    started = time.perf_counter()
+    for i in range(n):
+        fn(i)
+    return time.perf_counter() - started
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    try:
+        from truthguard_llamaindex import GuardedQueryEngine, TruthGuardEventHandler
+        from truthguard_llamaindex.testing import ChatModelLLM, KeywordEmbedding, corpus_nodes
+    except ImportError as e:
+        from truthguard.errors import ConfigurationError
+
+        hint = "pip install -e integrations/llama-index-truthguard"
+        raise ConfigurationError(f"bench llamaindex needs the integration: {hint}") from e
+    from llama_index.core import VectorStoreIndex
+
+    from truthguard._progress import progress
+    from truthguard.guard import Regenerate
+    from truthguard.testing import FakeDetector, ScriptedChatModel
+
+    index = VectorStoreIndex(corpus_nodes(), embed_model=KeywordEmbedding())
+
+    def engine(script: Callable[[str], str]) -> Any:
+        llm = ChatModelLLM(model=ScriptedChatModel(script=script, latency=args.latency))
+        return index.as_query_engine(llm=llm, similarity_top_k=2)
+
+    plain = engine(lambda p: "a fixed answer")
+    passing = FakeDetector(score=1.0, threshold=0.5, latency=args.detector_latency)
+    guard_pass = GuardedQueryEngine(query_engine=plain, detectors=passing)
+    # Fails every first answer, passes the regenerated one.
+    first_fails = FakeDetector(
+        score=lambda inp: 0.0 if inp.answer == "first answer" else 1.0,
+        threshold=0.5,
+        latency=args.detector_latency,
+    )
+    guard_regen = GuardedQueryEngine(
+        query_engine=engine(lambda p: "revised answer" if "fact-checker" in p else "first answer"),
+        detectors=first_fails,
+        policies=[Regenerate()],
+    )
+    handler = TruthGuardEventHandler(FakeDetector(score=1.0, threshold=0.5), sinks=[])
+
+    def q(i: int) -> str:
+        return f"What is benchmark question {i} about Mars?"
+
+    def observed(i: int) -> Any:
+        handler.register()  # only while this variant runs: the root dispatcher is global
+        try:
+            return plain.query(q(i))
+        finally:
+            handler.unregister()
+
+    variants: dict[str, Callable[[int], Any]] = {
+        "plain": lambda i: plain.query(q(i)),
+        "guard_pass": lambda i: guard_pass.query(q(i)),
+        "guard_regenerate": lambda i: guard_regen.query(q(i)),
+        "instrumented": observed,
+    }
+    for fn in variants.values():  # warm-up: imports, the sync portal loop, tokenizers
+        fn(0)
+    times: dict[str, list[float]] = {k: [] for k in variants}
+    for _ in progress(range(args.repeats), desc="bench llamaindex", enabled=not args.no_progress):
+        for name, fn in variants.items():
+            times[name].append(_timed(fn, args.n))
+    handler.close(timeout=60)
+    summary = handler.summary()
+    per = {k: statistics.median(v) / args.n for k, v in times.items()}
+    base = per["plain"]
+    return {
+        "guard_pass_ratio": per["guard_pass"] / base,
+        "guard_regenerate_ratio": per["guard_regenerate"] / base,
+        "instrumented_ratio": per["instrumented"] / base,
+        "guard_overhead_ms": 1000.0 * (per["guard_pass"] - base),
+        "instrumented_overhead_ms": 1000.0 * (per["instrumented"] - base),
+        "model_latency": args.latency,
+        "detector_latency": args.detector_latency,
+        "n": args.n,
+        "repeats": args.repeats,
+        "seconds_per_query": per,
+        "handler_records": summary["count"],
+        "handler_failed": summary["failed"],
+    }
+
+
+def format_table(result: dict[str, Any]) -> str:
+    per = result["seconds_per_query"]
+    rows = [
+        ("query engine", per["plain"], 1.0),
+        ("guarded, answer passes", per["guard_pass"], result["guard_pass_ratio"]),
+        ("guarded, one regeneration", per["guard_regenerate"], result["guard_regenerate_ratio"]),
+        ("engine + event handler", per["instrumented"], result["instrumented_ratio"]),
+    ]
+    lines = [
+        f"Scripted LLM latency {result['model_latency'] * 1000:.0f} ms, detector latency "
+        f"{result['detector_latency'] * 1000:.0f} ms; {result['n']} queries x "
+        f"{result['repeats']} repeats (median)",
+        "",
+        f"{'variant':<28}{'ms / query':>12}{'ratio':>10}",
+    ]
+    lines += [f"{name:<28}{s * 1000:>12.1f}{r:>10.3f}" for name, s, r in rows]
+    lines += [
+        "",
+        f"guarded engine overhead (answer passes): {result['guard_overhead_ms']:+.2f} ms / query",
+        f"event handler overhead: {result['instrumented_overhead_ms']:+.2f} ms / query; "
+        f"{result['handler_records']} records written, {result['handler_failed']} failed",
+    ]
+    return "\n".join(lines)
