@@ -94,6 +94,7 @@ def test_a_guarded_engine_is_one_capture_with_the_released_answer(engine, make_h
     assert len(records) == 1  # the inner engine's two queries are not scored separately
     assert records[0].answer == response.response
     assert records[0].metadata["span_id"].startswith("GuardedQueryEngine.query")
+    assert records[0].metadata["guard_status"] == response.metadata["truthguard"].status
     handler.close()
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT answer FROM truthguard_scores").fetchall()

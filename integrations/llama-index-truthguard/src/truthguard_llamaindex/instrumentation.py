@@ -40,6 +40,7 @@ from truthguard.callbacks.records import RecordSink, as_sink, json_safe
 from truthguard.detector import BaseDetector, context_text
 from truthguard.errors import InvalidInputError
 from truthguard_llamaindex._spans import SpanTree, span_tree
+from truthguard_llamaindex.query_engine import METADATA_KEY
 
 __all__ = ["TruthGuardEventHandler"]
 
@@ -106,8 +107,9 @@ class TruthGuardEventHandler(BaseEventHandler):
 
     ``flush()`` waits until every capture has a record; ``close()`` flushes, records whatever is
     still pending after its time-out as failed, and closes the sinks. A record's ``run_id`` is
-    the uuid of the query span; ``metadata["span_id"]`` is the span id itself. Streaming
-    responses not consumed when the query ends carry no answer yet and are counted in
+    the uuid of the query span; ``metadata["span_id"]`` is the span id itself, and
+    ``metadata["guard_status"]`` how a guarded engine ended (passed / fallback / rejected).
+    Streaming responses not consumed when the query ends carry no answer yet and are counted in
     ``summary()["skipped"]``.
 
     Example:
@@ -238,6 +240,10 @@ class TruthGuardEventHandler(BaseEventHandler):
             return
         sources = getattr(event.response, "source_nodes", None) or []
         contexts = [context_text(n) for n in sources] or list(dict.fromkeys(root.contexts))
+        meta: dict[str, Any] = {"span_id": event.span_id, "kind": root.kind, **root.tags}
+        guard = (getattr(event.response, "metadata", None) or {}).get(METADATA_KEY)
+        if guard is not None:  # answered by a GuardedQueryEngine: keep how the guard ended
+            meta["guard_status"] = guard.status
         self._scorer.submit(
             Capture(
                 run_id=_run_id(event.span_id),  # type: ignore[arg-type]
@@ -246,7 +252,7 @@ class TruthGuardEventHandler(BaseEventHandler):
                 answer=answer,
                 contexts=contexts,
                 tags=[],
-                metadata=json_safe({"span_id": event.span_id, "kind": root.kind, **root.tags}),
+                metadata=json_safe(meta),
                 extra=dict(self._fields),
                 captured_at=time.time(),
             )
