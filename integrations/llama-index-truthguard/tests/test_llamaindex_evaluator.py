@@ -16,6 +16,7 @@ from truthguard_llamaindex import (
     FEWLEvaluator,
     RefCheckerEvaluator,
     ReverseValidationEvaluator,
+    TruthGuardBatchEvalRunner,
     TruthGuardEvaluationResult,
     TruthGuardEvaluator,
 )
@@ -37,6 +38,7 @@ def test_exports_are_locked():
             "GuardedQueryEngine",
             "RefCheckerEvaluator",
             "ReverseValidationEvaluator",
+            "TruthGuardBatchEvalRunner",
             "TruthGuardEvaluationResult",
             "TruthGuardEvaluator",
             "TruthGuardEventHandler",
@@ -180,3 +182,38 @@ async def test_batch_eval_runner_with_fields_set_once():
     assert [r.passing for r in results["claims"]] == [None, None]
     assert [r.score for r in results["claims"]] == [1.0, 0.0]
     assert seen == [["Mars has two moons."]] * 2
+
+
+def test_runner_rejects_a_flat_list_before_any_job():
+    model = ScriptedChatModel(script=lambda p: "x")
+    runner = TruthGuardBatchEvalRunner({"rc": RefCheckerEvaluator(_refchecker(model))})
+    with pytest.raises(InvalidInputError, match="row 0 for evaluator 'rc'") as e:
+        runner.evaluate_response_strs(
+            queries=["q1", "q2"], response_strs=["a1", "a2"], references=["ref 1", "ref 2"]
+        )
+    # Raised by the pre-check (it names the row), not by a job the base runner retried.
+    assert e.value.field == "references" and model.call_count == 0
+
+
+async def test_runner_with_per_row_fields_and_responses():
+    seen = []
+
+    class _Refs(_ClaimDetector):
+        input_model = _RefsInput
+
+        async def _acheck(self, inp, session):
+            seen.append((inp.question, inp.references, inp.contexts))
+            return await super()._acheck(inp, session)
+
+    runner = TruthGuardBatchEvalRunner({"claims": TruthGuardEvaluator(_Refs())}, workers=2)
+    node = NodeWithScore(node=TextNode(text="Mars has two moons."), score=1.0)
+    results = await runner.aevaluate_responses(
+        queries=["Mars?", "Moon?"],
+        responses=[Response("Mars is red.", source_nodes=[node]), Response("One moon.")],
+        references=[["r1"], ["r2", "r3"]],
+    )
+    assert [r.score for r in results["claims"]] == [1.0, 0.0]
+    assert sorted(seen) == [
+        ("Mars?", ["r1"], ["Mars has two moons."]),
+        ("Moon?", ["r2", "r3"], []),
+    ]

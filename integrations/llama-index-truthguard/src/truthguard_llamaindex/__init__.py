@@ -4,6 +4,7 @@ from truthguard_llamaindex.evaluator import (
     FEWLEvaluator,
     RefCheckerEvaluator,
     ReverseValidationEvaluator,
+    TruthGuardBatchEvalRunner,
     TruthGuardEvaluationResult,
     TruthGuardEvaluator,
 )
@@ -20,6 +21,7 @@ __all__ = [
     "GuardedQueryEngine",
     "RefCheckerEvaluator",
     "ReverseValidationEvaluator",
+    "TruthGuardBatchEvalRunner",
     "TruthGuardEvaluationResult",
     "TruthGuardEvaluator",
     "TruthGuardEventHandler",

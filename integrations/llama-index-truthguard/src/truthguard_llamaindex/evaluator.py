@@ -5,7 +5,9 @@
 input fields (``entity``, ``references``) as arguments. Extra fields given to the constructor
 are validated there; fields given per call (``BatchEvalRunner``'s per-row keyword lists) are
 validated before any model call, so a wrong shape fails at once with the field's name.
-Results are :class:`TruthGuardEvaluationResult`: a LlamaIndex ``EvaluationResult`` that also
+:class:`TruthGuardBatchEvalRunner` checks every row that way before the first job starts (the
+plain ``BatchEvalRunner`` retries a failing job with back-off first). Results are
+:class:`TruthGuardEvaluationResult`: a LlamaIndex ``EvaluationResult`` that also
 carries the detector's label and breakdown (RefChecker's per-claim labels, FEWL's weights).
 """
 
@@ -15,7 +17,8 @@ import importlib
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from llama_index.core.evaluation import BaseEvaluator, EvaluationResult
+from llama_index.core.base.response.schema import Response
+from llama_index.core.evaluation import BaseEvaluator, BatchEvalRunner, EvaluationResult
 from llama_index.core.prompts.mixin import PromptDictType
 from pydantic import Field
 
@@ -27,6 +30,7 @@ __all__ = [
     "FEWLEvaluator",
     "RefCheckerEvaluator",
     "ReverseValidationEvaluator",
+    "TruthGuardBatchEvalRunner",
     "TruthGuardEvaluationResult",
     "TruthGuardEvaluator",
 ]
@@ -197,3 +201,62 @@ class RefCheckerEvaluator(TruthGuardEvaluator):
         if isinstance(references, str):
             raise InvalidInputError("references", "expected a list of passages, got one string")
         super().__init__(detector, references=None if references is None else list(references))
+
+
+class TruthGuardBatchEvalRunner(BatchEvalRunner):
+    """A ``BatchEvalRunner`` that checks every row for its truthguard evaluators before any job.
+
+    ``BatchEvalRunner`` retries a failing job three times with back-off, so a row whose extra
+    field has the wrong shape (a flat list where one value per query was expected) surfaces only
+    after several seconds. This runner validates each row of each truthguard evaluator first and
+    raises :class:`~truthguard.errors.InvalidInputError` naming the field, the row and the
+    evaluator, before any model call. Other evaluators and everything else run unchanged.
+
+    Example:
+        >>> from truthguard.testing import FakeDetector
+        >>> runner = TruthGuardBatchEvalRunner({"fake": TruthGuardEvaluator(FakeDetector())})
+        >>> runner.evaluate_response_strs(queries=["q"], response_strs=["a"])["fake"][0].score
+        1.0
+    """
+
+    def _precheck(
+        self, queries: list[str] | None, answers: list[str], eval_kwargs_lists: dict[str, Any]
+    ) -> None:
+        multi = bool(eval_kwargs_lists) and isinstance(next(iter(eval_kwargs_lists.values())), dict)
+        for name, evaluator in self.evaluators.items():
+            if not isinstance(evaluator, TruthGuardEvaluator):
+                continue
+            lists = (eval_kwargs_lists.get(name) or {}) if multi else eval_kwargs_lists
+            for idx, query in enumerate(queries or []):
+                # Shapes the base runner itself rejects (not a list, wrong length) are left to it.
+                row = {k: v[idx] for k, v in lists.items() if isinstance(v, list) and idx < len(v)}
+                answer = answers[idx] if idx < len(answers) else ""
+                try:
+                    evaluator._input(query, answer, None, row)
+                except InvalidInputError as e:
+                    detail = str(e).split(": ", 1)[-1]
+                    raise InvalidInputError(
+                        e.field, f"row {idx} for evaluator {name!r}: {detail}"
+                    ) from e
+
+    async def aevaluate_response_strs(
+        self,
+        queries: list[str] | None = None,
+        response_strs: list[str] | None = None,
+        contexts_list: list[list[str]] | None = None,
+        **eval_kwargs_lists: Any,
+    ) -> dict[str, list[EvaluationResult]]:
+        self._precheck(queries, list(response_strs or []), eval_kwargs_lists)
+        return await super().aevaluate_response_strs(
+            queries, response_strs, contexts_list, **eval_kwargs_lists
+        )
+
+    async def aevaluate_responses(
+        self,
+        queries: list[str] | None = None,
+        responses: list[Response] | None = None,
+        **eval_kwargs_lists: Any,
+    ) -> dict[str, list[EvaluationResult]]:
+        answers = [str(getattr(r, "response", "") or "") for r in responses or []]
+        self._precheck(queries, answers, eval_kwargs_lists)
+        return await super().aevaluate_responses(queries, responses, **eval_kwargs_lists)
