@@ -280,3 +280,32 @@ def test_prompts_of_the_wrapped_engine_are_reachable(index):
     qe, _ = _engine(index, ["x"])
     prompts = GuardedQueryEngine(query_engine=qe, detectors=FakeDetector()).get_prompts()
     assert "query_engine:response_synthesizer:text_qa_template" in prompts
+
+
+def test_re_retrieve_with_a_rewritten_query(index):
+    qe, model = _engine(index, lambda p: "Saturn." if "Phobos" not in p else "Mars.")
+    guarded = GuardedQueryEngine(
+        query_engine=qe,
+        detectors=FakeDetector(score=_rejects_saturn, threshold=0.5),
+        policies=[ReRetrieve(k=[2], rewrite=lambda q: "Mars fourth planet moons Phobos")],
+    )
+    result = _result(guarded.query("Where do the small moons of the red planet orbit?"))
+    assert result.status == "passed"
+    assert any("Phobos" in c for c in result.attempts[1].contexts)
+    assert "Where do the small moons" in model.calls[1]  # the synthesiser still sees the question
+
+
+def test_fallback_runnable_from_the_core_policies(index):
+    from langchain_core.runnables import RunnableLambda
+
+    qe, _ = _engine(index, lambda p: "Saturn.")
+    backup = RunnableLambda(lambda inp: f"Backup answer to: {inp['question']}")
+    guarded = GuardedQueryEngine(
+        query_engine=qe,
+        detectors=FakeDetector(score=_rejects_saturn, threshold=0.5),
+        policies=[Fallback(runnable=backup, check=True)],
+    )
+    response = guarded.query(QUESTION)
+    result = _result(response)
+    assert response.response == f"Backup answer to: {QUESTION}"
+    assert result.status == "passed" and result.attempts[1].policy == "fallback"

@@ -384,7 +384,9 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
             return Invoke(step.runnable, step.input, ctx.config or {})
         new = dict(step.input) if isinstance(step.input, Mapping) else {"question": step.input}
         question = str(new.pop("question", ctx.question))
-        retrieval_query = new.pop(RETRIEVAL_QUERY_KEY, None) or ctx.question
+        rewritten = new.pop(RETRIEVAL_QUERY_KEY, None)
+        # Without a rewrite, retrieve with the caller's own bundle (its embedding, if any).
+        retrieval = QueryBundle(rewritten) if rewritten else bundle
         # Anything else a policy added (Regenerate's feedback, a custom instruction) goes to
         # the synthesiser after the question; retrieval keeps the question itself.
         notes = [str(v) for v in new.values() if isinstance(v, str) and v.strip()]
@@ -401,16 +403,19 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
             if search or alternative:  # refused at construction for the built-in ReRetrieve
                 raise InvalidInputError("policies", "re-retrieval needs a RetrieverQueryEngine")
             return Query(
-                engine, QueryBundle(query_str=synthesis, custom_embedding_strs=[retrieval_query])
+                engine,
+                QueryBundle(
+                    query_str=synthesis,
+                    custom_embedding_strs=retrieval.embedding_strs,
+                    embedding=retrieval.embedding,
+                ),
             )
         retriever = self.retrievers[alternative] if alternative else engine.retriever
         k = search.get("k")
         if k is not None and _has_top_k(retriever):
             retriever = copy.copy(retriever)  # per attempt: concurrent queries keep their own k
             retriever.similarity_top_k = int(k)  # type: ignore[attr-defined]
-        return RetrieveThenSynthesize(
-            engine, retriever, QueryBundle(retrieval_query), QueryBundle(synthesis)
-        )
+        return RetrieveThenSynthesize(engine, retriever, retrieval, QueryBundle(synthesis))
 
     def _attempt(
         self, question: str, number: int, policy: str | None, op: Op, check: bool
