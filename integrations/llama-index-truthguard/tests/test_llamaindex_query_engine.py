@@ -209,6 +209,8 @@ def test_a_failing_retry_keeps_the_earlier_answer(index):
     result = _result(guarded.query(QUESTION))
     assert result.status == "rejected" and result.answer == "Saturn."
     assert "injected failure" in result.attempts[1].error
+    assert result.attempts[1].chain_usage.failed_calls == 1  # the failed call is still counted
+    assert result.usage.llm_calls == 2
 
 
 class _AsyncOnlyLLM(ChatModelLLM):

@@ -6,7 +6,8 @@ calls ``op.run()``, ``aquery`` awaits ``op.arun()``. Engine calls count their LL
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,11 +77,30 @@ def _to_response(output: Any) -> Response:
 
 
 class Op:
+    spent: Usage | None = None
+    """LLM usage of the last run, kept also when the run raised (answering operations)."""
+
     def run(self) -> Any:
         raise NotImplementedError
 
     async def arun(self) -> Any:
         raise NotImplementedError
+
+
+@contextmanager
+def _counting(op: Op, langchain: UsageCollector | None = None) -> Iterator[None]:
+    """Count the LLM calls of the block into ``op.spent``, whether it returns or raises."""
+    with collect_usage() as usage:
+        try:
+            yield
+        finally:
+            op.spent = usage.usage() + (langchain.usage() if langchain else Usage())
+
+
+async def _whole(out: Any) -> Response:
+    if isinstance(out, AsyncStreamingResponse):
+        out = await out.get_response()
+    return _to_response(out)
 
 
 @dataclass
@@ -91,17 +111,14 @@ class Query(Op):
     bundle: QueryBundle
 
     def run(self) -> Answer:
-        with collect_usage() as usage:
+        with _counting(self):
             response = _to_response(self.engine.query(self.bundle))
-        return Answer(response, usage.usage())
+        return Answer(response, self.spent or Usage())
 
     async def arun(self) -> Answer:
-        with collect_usage() as usage:
-            out = await self.engine.aquery(self.bundle)
-            if isinstance(out, AsyncStreamingResponse):
-                out = await out.get_response()
-            response = _to_response(out)
-        return Answer(response, usage.usage())
+        with _counting(self):
+            response = await _whole(await self.engine.aquery(self.bundle))
+        return Answer(response, self.spent or Usage())
 
 
 @dataclass
@@ -115,20 +132,17 @@ class RetrieveThenSynthesize(Op):
 
     def run(self) -> Answer:
         engine = self.engine.with_retriever(self.retriever)
-        with collect_usage() as usage:
+        with _counting(self):
             nodes = engine.retrieve(self.retrieval)
             response = _to_response(engine.synthesize(self.synthesis, nodes))
-        return Answer(response, usage.usage())
+        return Answer(response, self.spent or Usage())
 
     async def arun(self) -> Answer:
         engine = self.engine.with_retriever(self.retriever)
-        with collect_usage() as usage:
+        with _counting(self):
             nodes = await engine.aretrieve(self.retrieval)
-            out = await engine.asynthesize(self.synthesis, nodes)
-            if isinstance(out, AsyncStreamingResponse):
-                out = await out.get_response()
-            response = _to_response(out)
-        return Answer(response, usage.usage())
+            response = await _whole(await engine.asynthesize(self.synthesis, nodes))
+        return Answer(response, self.spent or Usage())
 
 
 @dataclass
@@ -141,19 +155,17 @@ class Invoke(Op):
 
     def run(self) -> Answer:
         usage = UsageCollector()
-        with collect_usage() as li_usage:
+        with _counting(self, usage):
             out = self.runnable.invoke(self.input, {**self.config, "callbacks": [usage]})
             response = _to_response(out)
-        return Answer(response, usage.usage() + li_usage.usage())
+        return Answer(response, self.spent or Usage())
 
     async def arun(self) -> Answer:
         usage = UsageCollector()
-        with collect_usage() as li_usage:
+        with _counting(self, usage):
             out = await self.runnable.ainvoke(self.input, {**self.config, "callbacks": [usage]})
-            if isinstance(out, AsyncStreamingResponse):
-                out = await out.get_response()
-            response = _to_response(out)
-        return Answer(response, usage.usage() + li_usage.usage())
+            response = await _whole(out)
+        return Answer(response, self.spent or Usage())
 
 
 @dataclass

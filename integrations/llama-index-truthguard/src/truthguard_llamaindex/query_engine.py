@@ -435,6 +435,7 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
                 number=number,
                 policy=policy,
                 error=f"{type(e).__name__}: {e}",
+                chain_usage=op.spent or Usage(),  # the calls made before it failed still count
                 seconds=time.perf_counter() - started,
             )
         attempt = Attempt(
