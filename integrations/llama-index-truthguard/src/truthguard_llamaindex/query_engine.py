@@ -40,7 +40,7 @@ from llama_index.core.schema import QueryBundle
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from truthguard.detector import BaseDetector, context_text
-from truthguard.errors import GuardRejected, InvalidInputError
+from truthguard.errors import GuardRejected, InvalidInputError, LLMCallError
 from truthguard.guard import (
     Attempt,
     GuardPolicy,
@@ -82,6 +82,11 @@ METADATA_KEY = "truthguard"
 """Key of the :class:`~truthguard.guard.GuardResult` in the returned ``Response.metadata``."""
 
 Status = Literal["passed", "fallback", "rejected"]
+
+# As in the core guard: these errors mean the checker is unavailable (fail-open may pass the
+# answer); any other error is flagged with the core verdict's ``never_open`` details key.
+_OUTAGES: tuple[type[BaseException], ...] = (LLMCallError, TimeoutError, ConnectionError)
+_NEVER_OPEN = "never_open"
 
 
 # -- policies and their context -----------------------------------------------------------------
@@ -472,10 +477,13 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
                     details={"error": "timeout"},
                 )
             except Exception as e:  # the answer must survive any detector failure
+                details: dict[str, Any] = {"error": type(e).__name__}
+                if not isinstance(e, _OUTAGES):  # a bug or a hostile input: never a fail-open pass
+                    details[_NEVER_OPEN] = True
                 return DetectionResult.invalid(
                     detector.detector_name,
                     f"detector raised {type(e).__name__}: {e}",
-                    details={"error": type(e).__name__},
+                    details=details,
                 )
 
         return list(await asyncio.gather(*(one(d) for d in self.detectors)))
