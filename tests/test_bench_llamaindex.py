@@ -16,7 +16,8 @@ def test_bench_llamaindex_json(capsys):
     argv = ["bench", "llamaindex", "--json", "--no-progress", "--latency", "0.02"]
     assert main([*argv, "--n", "3", "--repeats", "1"]) == 0
     out = json.loads(capsys.readouterr().out)
-    for key in ("guard_pass_ratio", "guard_regenerate_ratio", "instrumented_ratio"):
+    ratios = ("guard_pass_ratio", "guard_regenerate_ratio", "instrumented_ratio")
+    for key in (*ratios, "guard_pass_async_ratio"):
         assert out[key] > 0
     # one regeneration means two LLM calls of 20 ms instead of one
     assert out["guard_regenerate_ratio"] > 1.5
@@ -30,4 +31,4 @@ def test_bench_llamaindex_table():
         Namespace(latency=0.01, n=2, repeats=1, detector_latency=0.0, no_progress=True)
     )
     table = llamaindex.format_table(result)
-    assert "guarded, one regeneration" in table and "ms / query" in table
+    assert "guarded, one regeneration" in table and "guarded, aquery, passes" in table

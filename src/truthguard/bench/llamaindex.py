@@ -3,12 +3,14 @@
 A LlamaIndex ``VectorStoreIndex`` over the shipped corpus (keyword embedding) answers through a
 scripted LLM with a fixed latency, so the numbers isolate what truthguard adds. Each variant is
 timed against the same query engine, unguarded and unobserved, in the same run (variants
-interleaved, median over repeats). Needs the ``llama-index-truthguard`` integration.
+interleaved, median over repeats); the ``aquery`` variants against the engine's own ``aquery``.
+Needs the ``llama-index-truthguard`` integration.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import statistics
 import time
 from collections.abc import Callable
@@ -38,6 +40,16 @@ def _timed(fn: Callable[[int], Any], n: int) -> float:
     for i in range(n):
         fn(i)
     return time.perf_counter() - started
+
+
+def _timed_async(fn: Callable[[int], Any], n: int) -> float:
+    async def sequential() -> float:
+        started = time.perf_counter()
+        for i in range(n):
+            await fn(i)
+        return time.perf_counter() - started
+
+    return asyncio.run(sequential())  # one loop per batch: its set-up is not in the figure
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -87,18 +99,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             handler.unregister()
 
-    variants: dict[str, Callable[[int], Any]] = {
-        "plain": lambda i: plain.query(q(i)),
-        "guard_pass": lambda i: guard_pass.query(q(i)),
-        "guard_regenerate": lambda i: guard_regen.query(q(i)),
-        "instrumented": observed,
+    variants: dict[str, Callable[[int], float]] = {
+        "plain": lambda n: _timed(lambda i: plain.query(q(i)), n),
+        "guard_pass": lambda n: _timed(lambda i: guard_pass.query(q(i)), n),
+        "guard_regenerate": lambda n: _timed(lambda i: guard_regen.query(q(i)), n),
+        "instrumented": lambda n: _timed(observed, n),
+        "plain_async": lambda n: _timed_async(lambda i: plain.aquery(q(i)), n),
+        "guard_pass_async": lambda n: _timed_async(lambda i: guard_pass.aquery(q(i)), n),
     }
-    for fn in variants.values():  # warm-up: imports, the sync portal loop, tokenizers
-        fn(0)
+    for run_n in variants.values():  # warm-up: imports, the sync portal loop, tokenizers
+        run_n(1)
     times: dict[str, list[float]] = {k: [] for k in variants}
     for _ in progress(range(args.repeats), desc="bench llamaindex", enabled=not args.no_progress):
-        for name, fn in variants.items():
-            times[name].append(_timed(fn, args.n))
+        for name, run_n in variants.items():
+            times[name].append(run_n(args.n))
     handler.close(timeout=60)
     summary = handler.summary()
     per = {k: statistics.median(v) / args.n for k, v in times.items()}
@@ -107,7 +121,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "guard_pass_ratio": per["guard_pass"] / base,
         "guard_regenerate_ratio": per["guard_regenerate"] / base,
         "instrumented_ratio": per["instrumented"] / base,
+        "guard_pass_async_ratio": per["guard_pass_async"] / per["plain_async"],
         "guard_overhead_ms": 1000.0 * (per["guard_pass"] - base),
+        "guard_async_overhead_ms": 1000.0 * (per["guard_pass_async"] - per["plain_async"]),
         "instrumented_overhead_ms": 1000.0 * (per["instrumented"] - base),
         "model_latency": args.latency,
         "detector_latency": args.detector_latency,
@@ -126,6 +142,8 @@ def format_table(result: dict[str, Any]) -> str:
         ("guarded, answer passes", per["guard_pass"], result["guard_pass_ratio"]),
         ("guarded, one regeneration", per["guard_regenerate"], result["guard_regenerate_ratio"]),
         ("engine + event handler", per["instrumented"], result["instrumented_ratio"]),
+        ("query engine, aquery", per["plain_async"], 1.0),
+        ("guarded, aquery, passes", per["guard_pass_async"], result["guard_pass_async_ratio"]),
     ]
     lines = [
         f"Scripted LLM latency {result['model_latency'] * 1000:.0f} ms, detector latency "
@@ -137,7 +155,8 @@ def format_table(result: dict[str, Any]) -> str:
     lines += [f"{name:<28}{s * 1000:>12.1f}{r:>10.3f}" for name, s, r in rows]
     lines += [
         "",
-        f"guarded engine overhead (answer passes): {result['guard_overhead_ms']:+.2f} ms / query",
+        f"guarded engine overhead (answer passes): {result['guard_overhead_ms']:+.2f} ms / query "
+        f"(query), {result['guard_async_overhead_ms']:+.2f} ms / query (aquery)",
         f"event handler overhead: {result['instrumented_overhead_ms']:+.2f} ms / query; "
         f"{result['handler_records']} records written, {result['handler_failed']} failed",
     ]
