@@ -92,7 +92,9 @@ class TruthGuardEventHandler(BaseEventHandler):
     the question from ``QueryStartEvent``, the answer from ``QueryEndEvent``, and the contexts
     from the response's source nodes, or else from every ``RetrievalEndEvent`` below it. A
     ``synthesize`` call outside any query is captured the same way. Scoring runs on the core
-    :class:`~truthguard.callbacks.Scorer`: the query never waits for the detector.
+    :class:`~truthguard.callbacks.Scorer`: the query never waits for the detector. Retrievals
+    are matched to their query through the span tree, tracked by a span handler the first
+    handler installs on the root dispatcher (once per process).
 
     Args:
         detector: Scores each captured answer.

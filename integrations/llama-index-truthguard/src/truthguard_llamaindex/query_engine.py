@@ -148,6 +148,10 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
     attempt (each with its own response, contexts, detector results and usage) and the total
     usage (the wrapped engine's LLM calls plus the detectors' calls).
 
+    The engine's LLM usage is read from LlamaIndex's instrumentation events: the first engine
+    built registers a span tracker and a usage listener on the root dispatcher (once per
+    process; both only do bookkeeping).
+
     When attempts run out without a ``Raise`` policy, the last answer is returned with status
     ``rejected``: it is never lost. ``Raise()`` raises :class:`~truthguard.errors.GuardRejected`
     carrying every attempt instead.
