@@ -540,8 +540,10 @@ def test_acknowledged_records_survive_sigkill(tmp_path):
     assert set(acked) <= in_db
 
 
+# Lone surrogates and control characters on purpose, mixed with any other character
+# (st.characters() alone never yields a surrogate).
 _ANY_CHAR = st.one_of(
-    st.characters(categories=["Cs", "Cc"]), st.characters(codec=None, exclude_categories=())
+    st.integers(0xD800, 0xDFFF).map(chr), st.characters(categories=["Cc"]), st.characters()
 )
 _TEXT = st.one_of(
     st.text(_ANY_CHAR, max_size=40),
@@ -549,7 +551,7 @@ _TEXT = st.one_of(
 )
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(question=_TEXT, answer=_TEXT)
 def test_any_text_gets_exactly_one_record_in_every_sink(tmp_path_factory, question, answer):
     folder = tmp_path_factory.mktemp("sinks")

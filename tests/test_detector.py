@@ -6,7 +6,7 @@ import asyncio
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
@@ -263,19 +263,6 @@ def test_text_blank_after_cleaning_is_an_input_error():
     assert info.value.field == "question"
 
 
-def test_refchecker_with_a_lone_surrogate_scores_instead_of_crashing(embedder):
-    from truthguard.refchecker import RefChecker
-
-    r = RefChecker(similarity=embedder).invoke(
-        {
-            "question": "Q?",
-            "answer": "Dubai \ud800 is in the UAE.",
-            "references": ["Dubai is in the UAE."],
-        }
-    )
-    assert r.label in (Label.FACTUAL, Label.HALLUCINATED)
-
-
 # -- CancelledError from a model ----------------------------------------------------------------
 
 
@@ -327,7 +314,11 @@ def test_model_call_failure_is_marked_as_an_outage():
 
 # -- property: arbitrary Unicode never escapes as an exception, never passes by error -----------
 
-_ANY_CHAR = st.characters(codec=None, exclude_categories=())  # surrogates and controls included
+# Lone surrogates and control characters on purpose, mixed with any other character
+# (st.characters() alone never yields a surrogate).
+_ANY_CHAR = st.one_of(
+    st.integers(0xD800, 0xDFFF).map(chr), st.characters(categories=["Cc"]), st.characters()
+)
 _TEXT = st.one_of(
     st.text(_ANY_CHAR, max_size=40),
     st.builds(
@@ -342,7 +333,7 @@ def _fields_ok(question: str) -> bool:
     return bool(clean_text(question).strip())
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(question=_TEXT, answer=_TEXT, contexts=st.lists(_TEXT, max_size=3))
 def test_any_text_gives_a_result_or_an_input_error(question, answer, contexts):
     det = FakeDetector(score=lambda inp: 0.0 if "\ufffd" in inp.answer else 1.0, threshold=0.5)
@@ -409,6 +400,7 @@ def _real_detectors(embedder, tmp_path_factory) -> dict[str, BaseDetector]:
     answer=st.text(_ANY_CHAR, max_size=60),
     ref=st.text(_ANY_CHAR, max_size=60),
 )
+@example(question="Q\ud800?", answer="Dubai \ud800 is in the UAE.", ref="Dubai is in the UAE.")
 def test_any_text_through_every_detector(embedder, tmp_path_factory, question, answer, ref):
     for name, det in _real_detectors(embedder, tmp_path_factory).items():
         payload = {"question": question, "answer": answer, "contexts": [ref]}

@@ -245,7 +245,7 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
         return self._core.scorer.close(timeout)
 
     def summary(self) -> dict[str, Any]:
-        """Counts, pass rate, label counts and score distribution of the records so far."""
+        """Counts, pass rate, labels, failures by kind and score distribution so far."""
         return self._core.summary()
 
     @property
@@ -389,7 +389,7 @@ class AsyncTruthGuardCallbackHandler(AsyncCallbackHandler):
         return await asyncio.to_thread(self._core.scorer.close, timeout)
 
     def summary(self) -> dict[str, Any]:
-        """Counts, pass rate, label counts and score distribution of the records so far."""
+        """Counts, pass rate, labels, failures by kind and score distribution so far."""
         return self._core.summary()
 
     @property
