@@ -571,3 +571,33 @@ def test_any_text_gets_exactly_one_record_in_every_sink(tmp_path_factory, questi
     assert len(lines) == rows == len(memory)
     for r in memory:  # an error never counts as a pass
         assert r.status == "scored" or r.passing is None
+
+
+def test_block_mode_never_waits_on_the_scoring_loop_itself():
+    from uuid import uuid4
+
+    from truthguard._sync import run_sync
+    from truthguard.callbacks._tracker import Capture
+
+    records: list[ScoreRecord] = []
+    handler = TruthGuardCallbackHandler(
+        FakeDetector(latency=0.5), sinks=records.append, max_queue=1, when_full="block"
+    )
+    scorer = handler._core.scorer
+
+    def capture(q: str) -> Capture:
+        return Capture(uuid4(), None, q, "a", [], [], {})
+
+    async def submit_on_the_loop() -> None:  # a hook called by code running on that loop
+        scorer.submit(capture("on the loop?"))
+
+    scorer.submit(capture("first?"))  # fills the queue for 0.5 s
+    worker = threading.Thread(target=run_sync, args=(submit_on_the_loop(),))
+    worker.start()
+    worker.join(timeout=20)
+    assert not worker.is_alive()  # waiting for room there would wait for the loop itself
+    assert handler.close(timeout=10)
+    assert sorted((r.question, r.failure) for r in records) == [
+        ("first?", None),
+        ("on the loop?", "queue_full"),
+    ]
