@@ -148,7 +148,8 @@ class FEWLExampleSelector(BaseExampleSelector, BaseModel):
     def _parse(self, example: Any) -> tuple[str, list[str]]:
         if not isinstance(example, Mapping):
             raise InvalidInputError(
-                "example", f"expected a dict with {self.question_key!r} and {self.answers_key!r}, "
+                "example",
+                f"expected a dict with {self.question_key!r} and {self.answers_key!r}, "
                 f"got {type(example).__name__}",
             )
         question = example.get(self.question_key)
