@@ -216,6 +216,9 @@ def test_bad_options_name_the_field():
         TruthGuardCallbackHandler(FakeDetector(), max_queue=0)
     with pytest.raises(InvalidInputError, match="when_full"):
         TruthGuardCallbackHandler(FakeDetector(), when_full="drop")  # type: ignore[arg-type]
+    for bad in (0, -1.0, float("nan"), "2", True):
+        with pytest.raises(InvalidInputError, match="timeout"):
+            TruthGuardCallbackHandler(FakeDetector(), timeout=bad)  # type: ignore[arg-type]
 
 
 def test_detector_fields_are_passed_to_the_detector():

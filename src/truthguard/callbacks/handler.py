@@ -44,6 +44,12 @@ class _Core:
             raise InvalidInputError("concurrency", "must be at least 1")
         if when_full not in ("record", "block"):
             raise InvalidInputError("when_full", "expected 'record' or 'block'")
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
+        ):
+            raise InvalidInputError(
+                "timeout", f"expected a positive number of seconds or None, got {timeout!r}"
+            )
         if sinks is None:
             sinks = []
         elif not isinstance(sinks, list | tuple):
