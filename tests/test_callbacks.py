@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
 import logging
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
 import threading
+import time
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.prompts import ChatPromptTemplate
@@ -208,6 +216,9 @@ def test_bad_options_name_the_field():
         TruthGuardCallbackHandler(FakeDetector(), max_queue=0)
     with pytest.raises(InvalidInputError, match="when_full"):
         TruthGuardCallbackHandler(FakeDetector(), when_full="drop")  # type: ignore[arg-type]
+    for bad in (0, -1.0, float("nan"), "2", True):
+        with pytest.raises(InvalidInputError, match="timeout"):
+            TruthGuardCallbackHandler(FakeDetector(), timeout=bad)  # type: ignore[arg-type]
 
 
 def test_detector_fields_are_passed_to_the_detector():
@@ -258,3 +269,338 @@ async def test_block_policy_waits_for_room_instead_of_dropping():
     await asyncio.gather(*(chain.ainvoke(f"Q{i}?", {"callbacks": [handler]}) for i in range(5)))
     assert await handler.aclose(timeout=10)
     assert len(records) == 5 and all(r.status == "scored" for r in records)
+
+
+# -- deadlines, close(), interpreter exit -------------------------------------------------------
+
+
+class _Stubborn(FakeDetector):
+    """Swallows its own cancellation and runs on, like a retry loop that retries on cancel."""
+
+    seconds: float = 3.0
+
+    async def _acheck(self, inp, session):
+        loop = asyncio.get_running_loop()
+        end = loop.time() + self.seconds
+        while loop.time() < end:
+            try:
+                await asyncio.sleep(end - loop.time())
+            except asyncio.CancelledError:
+                continue
+        return await super()._acheck(inp, session)
+
+
+def test_handler_timeout_holds_even_if_the_check_ignores_cancellation():
+    records: list[ScoreRecord] = []
+    handler = TruthGuardCallbackHandler(_Stubborn(seconds=3.0), sinks=records.append, timeout=0.2)
+    RunnableLambda(lambda q: "x").invoke("Q?", {"callbacks": [handler]})
+    assert handler.flush(timeout=2.0)  # recorded at the deadline, not when the check gives up
+    assert records[0].status == "failed" and records[0].failure == "timeout"
+    assert "0.2" in records[0].error
+    assert handler.summary()["failures"] == {"timeout": 1}
+    handler.close(timeout=5)
+
+
+class _LoopBlocker(FakeDetector):
+    """Blocks the scoring loop itself (a synchronous call inside an async check)."""
+
+    async def _acheck(self, inp, session):
+        time.sleep(1.5)
+        return await super()._acheck(inp, session)
+
+
+def test_close_returns_within_its_timeout_and_records_every_pending_capture():
+    records: list[ScoreRecord] = []
+    handler = TruthGuardCallbackHandler(_LoopBlocker(), sinks=records.append, concurrency=1)
+    for i in range(3):
+        RunnableLambda(lambda q: "x").invoke(f"Q{i}?", {"callbacks": [handler]})
+    started = time.monotonic()
+    assert handler.close(timeout=0.2) is False
+    assert time.monotonic() - started < 1.4  # the loop stays blocked for 1.5 s
+    assert sorted(r.question for r in records) == ["Q0?", "Q1?", "Q2?"]
+    assert {(r.status, r.failure) for r in records} == {("failed", "closed")}
+    time.sleep(1.5)  # the blocked check ends and is dropped: still one record per capture
+    assert len(records) == 3
+
+
+_EXIT_SCRIPT = """
+import asyncio, sys, weakref
+from langchain_core.runnables import RunnableLambda
+from truthguard.callbacks import TruthGuardCallbackHandler
+from truthguard.testing import FakeDetector
+
+class Threaded(FakeDetector):
+    async def _acheck(self, inp, session):  # work in a thread, as the MiniLM checks do
+        await asyncio.to_thread(lambda: None)
+        return await super()._acheck(inp, session)
+
+first = not weakref.finalize._registered_with_atexit
+handler = TruthGuardCallbackHandler(Threaded(latency=0.05), sinks=[sys.argv[1]], concurrency=2)
+for i in range(40):
+    RunnableLambda(lambda q: "x").invoke(f"Q{i}?", {"callbacks": [handler]})
+class Anything:
+    pass
+
+keep = Anything()
+weakref.finalize(keep, print)  # finalize's exit hook now runs before any hook registered earlier
+print("first finalize user:", first, "pending:", handler._core.scorer.pending, flush=True)
+"""
+
+
+def test_captures_pending_at_interpreter_exit_are_scored(tmp_path):
+    path = tmp_path / "exit.jsonl"
+    proc = subprocess.run(
+        [sys.executable, "-c", _EXIT_SCRIPT, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "pending: 0" not in proc.stdout  # the captures really were pending at exit
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(rows) == 40
+    assert all(r["status"] == "scored" for r in rows), {r["error"] for r in rows}
+
+
+# -- what gets captured and how it is recorded --------------------------------------------------
+
+
+async def test_streamed_chains_are_recorded_like_invoked_ones():
+    records: list[ScoreRecord] = []
+    handler = AsyncTruthGuardCallbackHandler(FakeDetector(), sinks=records.append)
+    chain = echo_chain()
+    async for _ in chain.astream({"question": "astreamed?"}, {"callbacks": [handler]}):
+        pass
+    sync_handler = TruthGuardCallbackHandler(FakeDetector(), sinks=records.append)
+    for _ in chain.stream({"question": "streamed?"}, {"callbacks": [sync_handler]}):
+        pass
+    assert await handler.aclose(timeout=10) and sync_handler.close(timeout=10)
+    assert sorted((r.question, r.answer) for r in records) == [
+        ("astreamed?", "answer: astreamed?"),
+        ("streamed?", "answer: streamed?"),
+    ]
+    assert handler.summary()["skipped"] == sync_handler.summary()["skipped"] == 0
+
+
+def test_detector_outage_is_failed_not_a_scored_invalid():
+    from truthguard.llm import LLMSettings
+
+    records: list[ScoreRecord] = []
+    down = ScriptedChatModel(script=lambda p: "x", fail_first=99)
+    detector = FakeDetector(model=down, threshold=0.5, llm_settings=LLMSettings(max_retries=0))
+    handler = TruthGuardCallbackHandler(detector, sinks=records.append)
+    RunnableLambda(lambda q: "x").invoke("Q?", {"callbacks": [handler]})
+    handler.close(timeout=10)
+    r = records[0]
+    assert (r.status, r.failure, r.label, r.passing) == ("failed", "outage", "invalid", None)
+    assert "injected failure" in r.error and r.usage["failed_calls"] == 1
+    s = handler.summary()
+    assert (s["failed"], s["scored"], s["failures"]) == (1, 0, {"outage": 1})
+
+
+def test_lone_surrogates_reach_every_sink(tmp_path):
+    jsonl, db = tmp_path / "s.jsonl", tmp_path / "s.db"
+    memory: list[ScoreRecord] = []
+    handler = TruthGuardCallbackHandler(
+        FakeDetector(), sinks=[JSONLSink(jsonl), SQLiteSink(db), memory.append]
+    )
+    chain = RunnableLambda(lambda inp: "Dubai \ud800 is in the UAE.")
+    chain.invoke({"question": "Where is \udfffDubai?"}, {"callbacks": [handler]})
+    handler.close(timeout=10)
+    assert handler.summary()["sink_errors"] == 0
+    row = json.loads(jsonl.read_text())
+    assert row["answer"] == "Dubai \ufffd is in the UAE." and row["status"] == "scored"
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT question FROM truthguard_scores").fetchall() == [
+            ("Where is \ufffdDubai?",)
+        ]
+    assert memory[0].question == "Where is \ufffdDubai?"
+
+
+def test_records_made_after_close_are_kept_by_file_sinks(tmp_path):
+    jsonl, db = tmp_path / "s.jsonl", tmp_path / "s.db"
+    handler = TruthGuardCallbackHandler(FakeDetector(), sinks=[JSONLSink(jsonl), SQLiteSink(db)])
+    chain = RunnableLambda(lambda q: "x")
+    chain.invoke("before?", {"callbacks": [handler]})
+    handler.close(timeout=10)
+    chain.invoke("after?", {"callbacks": [handler]})
+    rows = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    assert [(r["question"], r["status"], r["failure"]) for r in rows] == [
+        ("before?", "scored", None),
+        ("after?", "failed", "closed"),
+    ]
+    with sqlite3.connect(db) as conn:
+        got = conn.execute("SELECT question, status FROM truthguard_scores ORDER BY question")
+        assert got.fetchall() == [("after?", "failed"), ("before?", "scored")]
+    assert handler.summary()["sink_errors"] == 0
+
+
+class _OneReply(http.server.BaseHTTPRequestHandler):
+    """A minimal OpenAI-compatible chat completion endpoint."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        return None
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = json.dumps(
+            {
+                "id": "c1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "ok"},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_a_new_chat_openai_works_after_a_handler_is_closed():
+    pytest.importorskip("langchain_openai")
+    from langchain_openai import ChatOpenAI
+
+    from truthguard.llm import LLMSettings
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _OneReply)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        for _ in range(2):  # the client ChatOpenAI caches per base URL outlives the first handler
+            records: list[ScoreRecord] = []
+            model = ChatOpenAI(base_url=url, api_key="k", model="m", max_retries=0)
+            detector = FakeDetector(model=model, llm_settings=LLMSettings(max_retries=0))
+            handler = TruthGuardCallbackHandler(detector, sinks=records.append)
+            RunnableLambda(lambda q: "x").invoke("Q?", {"callbacks": [handler]})
+            assert handler.close(timeout=10)
+            assert (records[0].status, records[0].label) == ("scored", "factual"), records[0]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# -- durability and arbitrary text ---------------------------------------------------------------
+
+_KILL_SCRIPT = """
+import sys
+from langchain_core.runnables import RunnableLambda
+from truthguard.callbacks import JSONLSink, SQLiteSink, TruthGuardCallbackHandler
+from truthguard.testing import FakeDetector
+
+def ack(record):  # called after the file sinks returned: the record is acknowledged
+    print(record.run_id, flush=True)
+
+sinks = [JSONLSink(sys.argv[1]), SQLiteSink(sys.argv[2]), ack]
+handler = TruthGuardCallbackHandler(FakeDetector(latency=0.001), sinks=sinks, when_full="block")
+chain = RunnableLambda(lambda q: "an answer")
+i = 0
+while True:
+    chain.invoke(f"question {i}?", {"callbacks": [handler]})
+    i += 1
+"""
+
+
+def test_acknowledged_records_survive_sigkill(tmp_path):
+    jsonl, db = tmp_path / "k.jsonl", tmp_path / "k.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _KILL_SCRIPT, str(jsonl), str(db)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    acked = []
+    try:
+        for line in proc.stdout:
+            acked.append(line.strip())
+            if len(acked) >= 100:
+                break
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        proc.stdout.close()
+    assert len(acked) >= 100
+    lines = jsonl.read_text().splitlines()
+    on_disk = set()
+    for line in lines:
+        try:
+            on_disk.add(json.loads(line)["run_id"])
+        except json.JSONDecodeError:
+            assert line is lines[-1]  # only a line being written when killed may be torn
+    assert set(acked) <= on_disk
+    with sqlite3.connect(db) as conn:
+        in_db = {r for (r,) in conn.execute("SELECT run_id FROM truthguard_scores")}
+    assert set(acked) <= in_db
+
+
+# Lone surrogates and control characters on purpose, mixed with any other character
+# (st.characters() alone never yields a surrogate).
+_ANY_CHAR = st.one_of(
+    st.integers(0xD800, 0xDFFF).map(chr), st.characters(categories=["Cc"]), st.characters()
+)
+_TEXT = st.one_of(
+    st.text(_ANY_CHAR, max_size=40),
+    st.builds(lambda s: s * (1_000_000 // len(s) + 1), st.text(_ANY_CHAR, min_size=1, max_size=2)),
+)
+
+
+@settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(question=_TEXT, answer=_TEXT)
+def test_any_text_gets_exactly_one_record_in_every_sink(tmp_path_factory, question, answer):
+    folder = tmp_path_factory.mktemp("sinks")
+    memory: list[ScoreRecord] = []
+    handler = TruthGuardCallbackHandler(
+        FakeDetector(threshold=0.5),
+        sinks=[JSONLSink(folder / "s.jsonl"), SQLiteSink(folder / "s.db"), memory.append],
+    )
+    RunnableLambda(lambda inp: answer).invoke({"question": question}, {"callbacks": [handler]})
+    assert handler.close(timeout=30)
+    s = handler.summary()
+    assert s["sink_errors"] == 0
+    assert len(memory) + s["skipped"] == 1
+    lines = (folder / "s.jsonl").read_text().splitlines()
+    with sqlite3.connect(folder / "s.db") as conn:
+        (rows,) = conn.execute("SELECT COUNT(*) FROM truthguard_scores").fetchone()
+    assert len(lines) == rows == len(memory)
+    for r in memory:  # an error never counts as a pass
+        assert r.status == "scored" or r.passing is None
+
+
+def test_block_mode_never_waits_on_the_scoring_loop_itself():
+    from uuid import uuid4
+
+    from truthguard._sync import run_sync
+    from truthguard.callbacks._tracker import Capture
+
+    records: list[ScoreRecord] = []
+    handler = TruthGuardCallbackHandler(
+        FakeDetector(latency=0.5), sinks=records.append, max_queue=1, when_full="block"
+    )
+    scorer = handler._core.scorer
+
+    def capture(q: str) -> Capture:
+        return Capture(uuid4(), None, q, "a", [], [], {})
+
+    async def submit_on_the_loop() -> None:  # a hook called by code running on that loop
+        scorer.submit(capture("on the loop?"))
+
+    scorer.submit(capture("first?"))  # fills the queue for 0.5 s
+    worker = threading.Thread(target=run_sync, args=(submit_on_the_loop(),))
+    worker.start()
+    worker.join(timeout=20)
+    assert not worker.is_alive()  # waiting for room there would wait for the loop itself
+    assert handler.close(timeout=10)
+    assert sorted((r.question, r.failure) for r in records) == [
+        ("first?", None),
+        ("on the loop?", "queue_full"),
+    ]

@@ -6,8 +6,11 @@ import asyncio
 import time
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
+from pydantic import Field
 
 from truthguard import DetectionResult, InvalidInputError, Label, LLMCallError, LLMSettings
 from truthguard.detector import BaseDetector, DetectorInput
@@ -195,3 +198,219 @@ async def test_one_check_with_eight_slow_calls_finishes_under_1_5_s(mode):
     assert r.score == 1.0
     assert r.usage.llm_calls == 8
     assert r.usage.llm_seconds >= 8 * 0.5 > r.usage.wall_seconds
+
+
+# -- text cleaning at the boundary ------------------------------------------------------------
+
+
+class _Seen(FakeDetector):
+    """Remembers the validated input it was given."""
+
+    seen: list[DetectorInput] = Field(default_factory=list)
+
+    async def _acheck(self, inp: DetectorInput, session) -> DetectionResult:
+        self.seen.append(inp)
+        return await super()._acheck(inp, session)
+
+
+def test_clean_text_replaces_surrogates_and_drops_controls():
+    from truthguard.detector import clean_text
+
+    assert clean_text("a\ud800b\udfffc") == "a\ufffdb\ufffdc"
+    assert clean_text("tab\tline\nret\r nul\x00 bell\x07 esc\x1b[0m del\x7f") == (
+        "tab\tline\nret\r nul bell esc[0m del"
+    )
+    assert clean_text("Zürich 東京 🙂") == "Zürich 東京 🙂"
+    text = "x" * 1_000_000 + "\ud800"
+    assert clean_text(text).endswith("\ufffd") and len(clean_text(text)) == len(text)
+
+
+def test_every_text_field_is_cleaned_once_at_the_boundary():
+    det = _Seen(seen=[])
+    r = det.invoke(
+        {
+            "question": "Who \ud800wrote Hamlet?\x00",
+            "answer": "Shake\udfffspeare\x07",
+            "contexts": ["ctx \ud83d", Document(page_content="doc \udc00\x00")],
+        }
+    )
+    inp = det.seen[0]
+    assert (inp.question, inp.answer) == ("Who \ufffdwrote Hamlet?", "Shake\ufffdspeare")
+    assert inp.contexts == ["ctx \ufffd", "doc \ufffd"]
+    assert r.answer == "Shake\ufffdspeare" and r.label == Label.FACTUAL
+    r.model_dump_json()  # encodable: every sink and store can take it
+
+
+def test_rv_and_refchecker_fields_are_cleaned_too():
+    from truthguard.refchecker import RefCheckerInput
+    from truthguard.rv import ReverseValidationInput
+
+    rc = RefCheckerInput.model_validate(
+        {
+            "question": "Q?",
+            "answer": "a",
+            "references": ["ref \ud800", Document(page_content="\udc00")],
+        }
+    )
+    assert rc.references == ["ref \ufffd", "\ufffd"]
+    rv = ReverseValidationInput.model_validate({"answer": "passage\x00", "entity": " Ent\ud800 "})
+    assert (rv.answer, rv.entity) == ("passage", "Ent\ufffd")
+
+
+def test_text_blank_after_cleaning_is_an_input_error():
+    with pytest.raises(InvalidInputError) as info:
+        FakeDetector().invoke({"question": "\x00\x01\x02", "answer": "x"})
+    assert info.value.field == "question"
+
+
+# -- CancelledError from a model ----------------------------------------------------------------
+
+
+def _cancelling_model(prompt):
+    raise asyncio.CancelledError()  # what an HTTP client does when its own request is torn down
+
+
+def test_cancelled_error_from_a_model_is_an_invalid_result_sync():
+    det = FakeDetector(model=_cancelling_model, llm_settings=LLMSettings(max_retries=0))
+    r = det.invoke(QA)
+    assert r.label == Label.INVALID and r.passing is None
+    assert r.details["failure"] == "llm_call" and "cancelled" in r.invalid_reason
+    assert r.answer == QA["answer"]
+
+
+async def test_cancelled_error_from_a_model_is_an_invalid_result_async():
+    det = FakeDetector(
+        model=_cancelling_model, threshold=0.5, llm_settings=LLMSettings(max_retries=0)
+    )
+    r = await det.ainvoke(QA)
+    assert r.label == Label.INVALID and r.passing is None
+    with pytest.raises(LLMCallError):
+        await det.model_copy(
+            update={"llm_settings": LLMSettings(max_retries=0, raise_on_error=True)}
+        ).ainvoke(QA)
+
+
+async def test_real_cancellation_of_the_caller_still_propagates():
+    det = FakeDetector(latency=5.0)
+    task = asyncio.create_task(det.ainvoke(QA))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_timeout_around_a_check_still_times_out():
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(FakeDetector(latency=5.0).ainvoke(QA), 0.05)
+
+
+def test_model_call_failure_is_marked_as_an_outage():
+    model = ScriptedChatModel(script=lambda p: "x", fail_first=99)
+    r = FakeDetector(model=model, llm_settings=LLMSettings(max_retries=0)).invoke(QA)
+    assert r.details["failure"] == "llm_call"
+    bad = _Parsing(model=ScriptedChatModel(script=lambda p: "maybe")).invoke(QA)
+    assert "failure" not in bad.details  # garbage output is not an outage
+
+
+# -- property: arbitrary Unicode never escapes as an exception, never passes by error -----------
+
+# Lone surrogates and control characters on purpose, mixed with any other character
+# (st.characters() alone never yields a surrogate).
+_ANY_CHAR = st.one_of(
+    st.integers(0xD800, 0xDFFF).map(chr), st.characters(categories=["Cc"]), st.characters()
+)
+_TEXT = st.one_of(
+    st.text(_ANY_CHAR, max_size=40),
+    st.builds(
+        lambda s: s * (1_000_000 // max(len(s), 1) + 1), st.text(_ANY_CHAR, min_size=1, max_size=3)
+    ),
+)
+
+
+def _fields_ok(question: str) -> bool:
+    from truthguard.detector import clean_text
+
+    return bool(clean_text(question).strip())
+
+
+@settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(question=_TEXT, answer=_TEXT, contexts=st.lists(_TEXT, max_size=3))
+def test_any_text_gives_a_result_or_an_input_error(question, answer, contexts):
+    det = FakeDetector(score=lambda inp: 0.0 if "\ufffd" in inp.answer else 1.0, threshold=0.5)
+    payload = {"question": question, "answer": answer, "contexts": contexts}
+    try:
+        r = det.invoke(payload)
+    except InvalidInputError as e:
+        assert e.field == "question" and not _fields_ok(question)
+        return
+    assert _fields_ok(question)
+    r.model_dump_json()
+    if any("\ud800" <= c <= "\udfff" for c in answer):
+        assert r.passing is False  # the scripted score saw the replacement character
+
+
+_PAIRS = "".join(
+    f"{i}. Wrong: A wrong claim number {i}.\n{i}. Corrected: The corrected claim number {i}.\n"
+    for i in (1, 2, 3)
+)
+
+
+def _echo_script(prompt: str) -> str:
+    if "numbered list" in prompt:
+        return "1. A tree genus\n2. Called the tree of heaven"
+    if "Which entity" in prompt:
+        return "The entity is Ailanthus, which meets 100% of the points."
+    if "deliberately false" in prompt:
+        return _PAIRS
+    return prompt[-80:]  # echo: the model sees (and returns) whatever text reached it
+
+
+_REAL: dict[str, BaseDetector] = {}
+
+
+def _real_detectors(embedder, tmp_path_factory) -> dict[str, BaseDetector]:
+    if not _REAL:
+        from truthguard.fewl import FEWL
+        from truthguard.refchecker import RefChecker
+        from truthguard.rv import ReverseValidation
+        from truthguard.similarity import LexicalSimilarity
+        from truthguard.store import ArtifactStore
+
+        store = ArtifactStore(tmp_path_factory.mktemp("chroma"), embedder=embedder)
+        store.add_questions(["Who painted the Mona Lisa?", "What is the capital of Peru?"])
+        model = ScriptedChatModel(script=_echo_script)
+        _REAL.update(
+            rv=ReverseValidation(model=model, variant="em", threshold=0.5),
+            refchecker=RefChecker(similarity=embedder, threshold=0.5),
+            fewl=FEWL(
+                reference_models=[model],
+                store=store,
+                similarity=LexicalSimilarity(),
+                k_neighbors=2,
+                min_pairs=2,
+                threshold=0.0,
+            ),
+        )
+    return _REAL
+
+
+@settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(
+    question=st.text(_ANY_CHAR, max_size=30),
+    answer=st.text(_ANY_CHAR, max_size=60),
+    ref=st.text(_ANY_CHAR, max_size=60),
+)
+@example(question="Q\ud800?", answer="Dubai \ud800 is in the UAE.", ref="Dubai is in the UAE.")
+def test_any_text_through_every_detector(embedder, tmp_path_factory, question, answer, ref):
+    for name, det in _real_detectors(embedder, tmp_path_factory).items():
+        payload = {"question": question, "answer": answer, "contexts": [ref]}
+        if name == "refchecker":
+            payload["references"] = [ref]
+        try:
+            r = det.invoke(payload)
+        except InvalidInputError as e:
+            assert e.field in ("question", "answer"), (name, e)
+            continue
+        r.model_dump_json()  # encodable by every sink and store
+        if r.label == Label.INVALID:
+            assert r.passing is not True, (name, r)  # an error never passes

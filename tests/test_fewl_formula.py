@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from truthguard.errors import InvalidInputError
 from truthguard.fewl import FEWLBreakdown, fewl_formula
@@ -123,12 +126,58 @@ def test_to_dict_is_json_ready():
         ((TRUTH, CO, IW, NB), {"expertise": "given", "weights": [1.0]}, "weights"),
         ((TRUTH, CO, IW, NB), {"expertise": "given", "weights": [1.0, -1.0]}, "weights"),
         ((["a", "b"], CO, IW, NB), {}, "truth_sim"),
+        ((["0.8", "0.4"], CO, IW, NB), {}, "truth_sim"),
+        ((TRUTH, CO, IW, NB), {"penalty": "no"}, "penalty"),
+        ((TRUTH, CO, IW, NB), {"penalty": 0}, "penalty"),
+        ((TRUTH, CO, IW, NB), {"divergence": ["tv"]}, "divergence"),
+        ((TRUTH, CO, IW, NB), {"expertise": {"uniform": 1}}, "expertise"),
     ],
 )
 def test_invalid_inputs_name_the_field(args, kwargs, field):
     with pytest.raises(InvalidInputError) as e:
         fewl_formula(*args, **kwargs)
     assert e.value.field == field
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        # r = 1e308 - (-1e308) overflows; softmax of an infinite r was NaN
+        (([0.5, 0.5], [[1.7e308], [-1.7e308]], [[-1.7e308], [1.7e308]], [[0.1], [0.2]]), {}),
+        # KL laziness e^(u-1) overflowed to inf, so the score was -inf
+        (([0.5], None, None, [[1e5]]), {"divergence": "kl", "expertise": "uniform"}),
+        # the mean of huge neighbour similarities overflowed
+        (([0.5], None, None, [[1.7e308, 1.7e308]]), {"divergence": "kl", "expertise": "uniform"}),
+        # given weights whose sum overflows became 0 / inf
+        (([0.5, 0.5], None, None, [[0.1], [0.1]]), {"expertise": "given", "weights": [1e308] * 2}),
+    ],
+)
+def test_finite_input_never_gives_nan_or_inf(args, kwargs):
+    b = fewl_formula(*args, **kwargs)
+    assert np.isfinite(b.score)
+    assert np.all(np.isfinite(b.weights)) and b.weights.sum() == pytest.approx(1.0)
+
+
+_FINITE = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(
+    n=st.integers(1, 4),
+    k=st.integers(1, 3),
+    data=st.data(),
+    divergence=st.sampled_from(["tv", "js", "kl"]),
+    penalty=st.booleans(),
+)
+def test_any_finite_input_gives_a_finite_score(n, k, data, divergence, penalty):
+    def arr(shape: tuple[int, ...]) -> np.ndarray:
+        return data.draw(hnp.arrays(np.float64, shape, elements=_FINITE))
+
+    b = fewl_formula(
+        arr((n,)), arr((n, k)), arr((n, k)), arr((n, k)), divergence=divergence, penalty=penalty
+    )
+    assert np.isfinite(b.score)
+    assert np.all(np.isfinite(b.weights))
 
 
 def test_public_exports_are_locked():

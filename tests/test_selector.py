@@ -161,3 +161,64 @@ def test_bad_options_fail_before_any_scoring(embeddings):
     assert scorer.check_count == 0
     with pytest.raises(InvalidInputError, match="examples"):
         FEWLExampleSelector.from_examples([], embeddings, scorer=scorer)
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda s: s.add_example("not a dict"), "example"),
+        (lambda s: s.add_example(None), "example"),
+        (lambda s: s.add_examples("ab"), "examples"),
+        (lambda s: s.add_examples(5), "examples"),
+        (lambda s: s.add_examples({"question": "Q?", "answers": ["a"]}), "examples"),
+        (lambda s: s.select_examples(None), "input_variables"),
+        (lambda s: s.select_examples("What is the capital of France?"), "input_variables"),
+        (lambda s: s.select_examples({"question": 5}), "question"),
+        (lambda s: s.select_examples({"question": "\x00\x01 "}), "question"),
+    ],
+)
+def test_wrong_input_types_raise_invalid_input_naming_the_field(embeddings, call, field):
+    selector = FEWLExampleSelector(
+        vectorstore=InMemoryVectorStore(embedding=embeddings), scorer=truth_scorer()
+    )
+    with pytest.raises(InvalidInputError) as e:
+        call(selector)
+    assert e.value.field == field
+
+
+def test_wrong_collections_and_scorers_name_the_field(embeddings):
+    with pytest.raises(InvalidInputError) as e:
+        FEWLExampleSelector.from_examples(5, embeddings, scorer=truth_scorer())
+    assert e.value.field == "examples"
+    for scorer in (42, lambda q, answers: 0.5):
+        selector = FEWLExampleSelector(
+            vectorstore=InMemoryVectorStore(embedding=embeddings), scorer=scorer
+        )
+        with pytest.raises(InvalidInputError) as e:
+            selector.add_example(POOL[0])
+        assert e.value.field == "scorer"
+
+
+def test_foreign_documents_in_the_store_name_the_vectorstore(embeddings):
+    store = InMemoryVectorStore(embedding=embeddings)
+    store.add_texts(["What is the capital of France?"], metadatas=[{"source": "elsewhere"}])
+    selector = FEWLExampleSelector(vectorstore=store, scorer=truth_scorer(), k=1)
+    with pytest.raises(InvalidInputError) as e:
+        selector.select_examples({"question": "France's capital?"})
+    assert e.value.field == "vectorstore"
+
+
+def test_lone_surrogates_and_controls_are_cleaned_before_embedding(embeddings):
+    pool = [{"question": "Capital of \ud800France?\x00", "answers": ["Lyon\udfff", "Paris"]}]
+    selector = FEWLExampleSelector.from_examples(
+        pool,
+        embeddings,
+        scorer=FakeDetector(score=lambda inp: float(inp.answer == "Paris")),
+        vectorstore_cls=InMemoryVectorStore,
+        k=1,
+        include_score=True,
+    )
+    picked = selector.select_examples({"question": "France's capital \udc00?"})
+    assert picked == [
+        {"question": "Capital of \ufffdFrance?", "answer": "Paris", "fewl_score": 1.0}
+    ]

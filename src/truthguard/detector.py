@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -10,28 +11,50 @@ from typing import Any, ClassVar
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from langchain_core.runnables.config import patch_config
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from truthguard._clean import clean_text
 from truthguard._config import with_default_concurrency
 from truthguard._sync import run_sync
 from truthguard.errors import InvalidInputError, InvalidLLMOutput, LLMCallError
 from truthguard.llm import LLMSession, LLMSettings
 from truthguard.result import DetectionResult, Label
 
-__all__ = ["BaseDetector", "DetectorInput", "context_text"]
+__all__ = ["BaseDetector", "DetectorInput", "clean_text", "context_text"]
+
+
+def _clean_value(value: Any) -> Any:
+    """Strings cleaned, in lists and tuples too; anything else (Documents, None) untouched."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list | tuple):
+        return [clean_text(v) if isinstance(v, str) else v for v in value]
+    return value
 
 
 def context_text(item: Any, *, field: str = "contexts") -> str:
-    """Text of one context: a string, a LangChain ``Document`` or a LlamaIndex node."""
+    """Text of one context: a string, a LangChain ``Document`` or a LlamaIndex node (cleaned)."""
     if isinstance(item, str):
-        return item
+        return clean_text(item)
     for attr in ("page_content", "text"):
         value = getattr(item, attr, None)
         if isinstance(value, str):
-            return value
+            return clean_text(value)
     get_content = getattr(item, "get_content", None)  # LlamaIndex NodeWithScore
     if callable(get_content):
-        return str(get_content())
+        value = get_content()
+        if not isinstance(value, str):
+            raise InvalidInputError(
+                field, f"get_content() returned {type(value).__name__}, expected str"
+            )
+        return clean_text(value)
     raise InvalidInputError(field, f"expected str or Document, got {type(item).__name__}")
 
 
@@ -46,6 +69,14 @@ class DetectorInput(BaseModel):
     """The answer to check."""
     contexts: list[str] = Field(default_factory=list)
     """Retrieved passages (strings or Documents); some detectors check against them."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _clean_strings(cls, data: Any) -> Any:
+        # Every text field of every detector is cleaned here, before the field rules see it.
+        if isinstance(data, Mapping):
+            return {k: _clean_value(v) for k, v in data.items()}
+        return data
 
     @field_validator("question")
     @classmethod
@@ -216,7 +247,21 @@ class BaseDetector(RunnableSerializable[dict[str, Any], DetectionResult], ABC):
             if self.llm_settings.raise_on_error:
                 raise
             result = DetectionResult.invalid(
-                self.detector_name, str(e), details={"stage": e.stage, "error": str(e.__cause__)}
+                self.detector_name,
+                str(e),
+                details={"stage": e.stage, "error": str(e.__cause__), "failure": "llm_call"},
+            )
+        except asyncio.CancelledError as e:
+            task = asyncio.current_task()
+            if task is None or task.cancelling():  # our caller cancelled us: honour it
+                raise
+            # A model (or its HTTP client) raised CancelledError on its own: a failed call.
+            if self.llm_settings.raise_on_error:
+                raise LLMCallError("model", "cancelled by the model or its client") from e
+            result = DetectionResult.invalid(
+                self.detector_name,
+                "a model call was cancelled by the model or its client, not by the caller",
+                details={"error": "CancelledError", "failure": "llm_call"},
             )
         return self._finalize(result, inp, session, started)
 

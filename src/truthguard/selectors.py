@@ -11,9 +11,10 @@ import inspect
 import json
 import math
 import numbers
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.example_selectors import BaseExampleSelector
 from langchain_core.prompts import ChatPromptTemplate, FewShotChatMessagePromptTemplate
@@ -21,7 +22,7 @@ from langchain_core.vectorstores import InMemoryVectorStore, VectorStore
 from pydantic import BaseModel, ConfigDict, Field
 
 from truthguard._sync import run_sync
-from truthguard.detector import BaseDetector
+from truthguard.detector import BaseDetector, clean_text
 from truthguard.errors import InvalidInputError
 from truthguard.guard._validation import input_errors
 
@@ -50,9 +51,13 @@ async def _scores(scorer: Any, question: str, answers: list[str]) -> list[float 
             return [_score_value(by_text[a]) for a in answers]
         results = await scorer.abatch([{"question": question, "answer": a} for a in answers])
         return [_score_value(r.score) for r in results]
+    if not callable(scorer):
+        raise InvalidInputError("scorer", f"expected a detector or a function, got {scorer!r}")
     out = scorer(question, answers)
     if inspect.isawaitable(out):
         out = await out
+    if isinstance(out, str | bytes) or not isinstance(out, Sequence | np.ndarray):
+        raise InvalidInputError("scorer", f"returned {type(out).__name__}, expected a list")
     out = list(out)
     if len(out) != len(answers):
         raise InvalidInputError("scorer", f"returned {len(out)} scores for {len(answers)} answers")
@@ -67,6 +72,15 @@ def _score_value(score: Any) -> float | None:
         raise InvalidInputError("scorer", f"returned a non-numeric score {score!r}")
     value = float(score)
     return value if math.isfinite(value) else None
+
+
+def _example_list(examples: Any) -> list[Any]:
+    """``examples`` as a list; one dict or a string is a mistake, not a list of examples."""
+    if isinstance(examples, str | bytes | Mapping) or not isinstance(examples, Sequence):
+        raise InvalidInputError(
+            "examples", f"expected a list of example dicts, got {type(examples).__name__}"
+        )
+    return list(examples)
 
 
 def _best(scores: list[float | None]) -> int | None:
@@ -131,16 +145,23 @@ class FEWLExampleSelector(BaseExampleSelector, BaseModel):
 
     # -- adding -----------------------------------------------------------------------------------
 
-    def _parse(self, example: dict[str, Any]) -> tuple[str, list[str]]:
+    def _parse(self, example: Any) -> tuple[str, list[str]]:
+        if not isinstance(example, Mapping):
+            raise InvalidInputError(
+                "example",
+                f"expected a dict with {self.question_key!r} and {self.answers_key!r}, "
+                f"got {type(example).__name__}",
+            )
         question = example.get(self.question_key)
-        if not isinstance(question, str) or not question.strip():
+        if not isinstance(question, str) or not clean_text(question).strip():
             raise InvalidInputError(self.question_key, "each example needs a non-blank question")
         answers = example.get(self.answers_key)
         if isinstance(answers, str) or not isinstance(answers, Sequence) or not answers:
             raise InvalidInputError(self.answers_key, "each example needs a list of answers")
         if not all(isinstance(a, str) for a in answers):
             raise InvalidInputError(self.answers_key, "answers must be strings")
-        return question, list(answers)
+        # Cleaned once here: the texts go to the embedder and the vector store as they are.
+        return clean_text(question), [clean_text(a) for a in answers]
 
     async def _metadata(self, example: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         question, answers = self._parse(example)
@@ -166,6 +187,7 @@ class FEWLExampleSelector(BaseExampleSelector, BaseModel):
 
     async def aadd_examples(self, examples: Sequence[dict[str, Any]]) -> list[str]:
         """Add several examples (scored one after the other; one vector-store write)."""
+        examples = _example_list(examples)
         for e in examples:  # a malformed example fails before any (paid) scoring call
             self._parse(e)
         pairs = [await self._metadata(e) for e in examples]
@@ -175,24 +197,41 @@ class FEWLExampleSelector(BaseExampleSelector, BaseModel):
             [q for q, _ in pairs], metadatas=[m for _, m in pairs]
         )
 
+    def add_examples(self, examples: Sequence[dict[str, Any]]) -> list[str]:
+        """Sync twin of :meth:`aadd_examples`."""
+        return run_sync(self.aadd_examples(examples))
+
     # -- selecting --------------------------------------------------------------------------------
 
     def _query(self, input_variables: dict[str, Any]) -> str:
+        if not isinstance(input_variables, Mapping):
+            raise InvalidInputError(
+                "input_variables", f"expected a dict, got {type(input_variables).__name__}"
+            )
         q = input_variables.get(self.question_key)
-        if not isinstance(q, str) or not q.strip():
+        if not isinstance(q, str) or not clean_text(q).strip():
             raise InvalidInputError(self.question_key, "the selection input needs a question")
-        return q
+        return clean_text(q)
 
     def _to_examples(self, docs: list[Any]) -> list[dict[str, Any]]:
         out = []
         for d in docs:
-            answers = json.loads(d.metadata["answers"])
-            scores = json.loads(d.metadata["scores"])
-            best = int(d.metadata["best"])
+            try:
+                meta = d.metadata
+                answers = json.loads(meta["answers"])
+                scores = json.loads(meta["scores"])
+                best = int(meta["best"])
+                question = meta["question"]
+                idx = 0 if self.mode == "baseline" else best
+                if idx >= 0:
+                    answers[idx], scores[idx]
+            except (AttributeError, KeyError, TypeError, ValueError, IndexError) as e:
+                raise InvalidInputError(
+                    "vectorstore", f"holds a document this selector did not add ({e!r})"
+                ) from e
             if self.mode == "fewl" and best < 0:
                 continue  # no candidate got a valid score: never substitute a default
-            idx = 0 if self.mode == "baseline" else best
-            ex = {self.question_key: d.metadata["question"], self.answer_key: answers[idx]}
+            ex = {self.question_key: question, self.answer_key: answers[idx]}
             if self.include_score:
                 ex["fewl_score"] = scores[idx]
             out.append(ex)
@@ -238,6 +277,7 @@ class FEWLExampleSelector(BaseExampleSelector, BaseModel):
         so any LangChain vector store works (``InMemoryVectorStore``, ``langchain_chroma.Chroma``,
         FAISS, ...). The default is :class:`~truthguard.vectorstore.ChromaVectorStore`.
         """
+        examples = _example_list(examples)
         if not examples:
             raise InvalidInputError("examples", "needs at least one example")
         if vectorstore_cls is None:

@@ -16,7 +16,7 @@ from typing import Any
 from uuid import UUID
 
 from truthguard.callbacks.records import json_safe
-from truthguard.detector import context_text
+from truthguard.detector import clean_text, context_text
 from truthguard.errors import InvalidInputError
 from truthguard.guard._extract import answer_of, contexts_of, question_of
 from truthguard.llm import message_text
@@ -135,13 +135,19 @@ class RunTracker:
                 except InvalidInputError:
                     continue  # an unknown document type carries no text we can use
 
-    def end(self, run_id: UUID, output: Any) -> Capture | None:
-        """A run ended; returns a capture when it was a root with a question and an answer."""
+    def end(self, run_id: UUID, output: Any, inputs: Any = None) -> Capture | None:
+        """A run ended; returns a capture when it was a root with a question and an answer.
+
+        ``inputs`` are the run's inputs as known at its end: a streamed chain
+        (``stream`` / ``astream``) starts with a placeholder and reports them only then.
+        """
         with self._lock:
             root_id = self._root_of.pop(run_id, None)
             if root_id != run_id:
                 return None
             root = self._roots.pop(run_id)
+        if inputs is not None:
+            root.inputs = inputs
         try:
             if root.question is not None:  # a model run: output is an LLMResult
                 question, answer = root.question, _generation_text(output)
@@ -161,9 +167,9 @@ class RunTracker:
         return Capture(
             run_id=run_id,
             parent_run_id=root.parent_run_id,
-            question=question,
-            answer=answer,
-            contexts=contexts,
+            question=clean_text(question),
+            answer=clean_text(answer),
+            contexts=[clean_text(c) for c in contexts],
             tags=root.tags,
             metadata=root.metadata,
             extra=extra,

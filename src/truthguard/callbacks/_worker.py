@@ -1,12 +1,22 @@
-"""The background scorer: a bounded set of pending captures scored on a private event loop."""
+"""The background scorer: a bounded set of pending captures scored on truthguard's event loop.
+
+Every capture gets exactly one record: the first of (its score, its failure, close()'s verdict)
+claims it, and later ones are dropped. Checks run on the one long-lived loop that truthguard's
+sync entry points use (:mod:`truthguard._sync`), never on a loop of the handler's own: a model
+client that binds connections to the loop it first ran on (``ChatOpenAI`` caches one per base
+URL) keeps working after a handler is closed, because that loop is never closed.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import atexit
 import concurrent.futures
+import concurrent.futures.thread  # its exit hook must be registered before ours (see below)
 import contextlib
 import contextvars
+import functools
+import itertools
 import logging
 import threading
 import time
@@ -17,8 +27,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from truthguard import _sync
 from truthguard.callbacks._tracker import Capture
-from truthguard.callbacks.records import RecordSink, ScoreRecord
+from truthguard.callbacks.records import Failure, RecordSink, ScoreRecord
 from truthguard.detector import BaseDetector
 from truthguard.result import DetectionResult
 
@@ -28,32 +39,65 @@ logger = logging.getLogger("truthguard.callbacks")
 
 WhenFull = Literal["record", "block"]
 
+EXIT_TIMEOUT = 10.0
+"""Seconds the interpreter waits at exit for open handlers' pending captures to be scored."""
 
-def _close_at_exit(ref: weakref.ref[Scorer]) -> None:
-    scorer = ref()
-    if scorer is not None:
-        scorer.close(timeout=10.0)
-
-
-def _stop_loop(loop: asyncio.AbstractEventLoop) -> None:
-    with contextlib.suppress(RuntimeError):  # already closed by close()
-        loop.call_soon_threadsafe(loop.stop)
+_open: weakref.WeakSet[Scorer] = weakref.WeakSet()
+_hooks_lock = threading.Lock()
+_hooks_installed = False
 
 
-async def _cancel_all() -> None:
-    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-    for t in tasks:
-        t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+def _drain_open() -> None:
+    """Before threads and executors shut down: let pending captures finish scoring."""
+    deadline = time.monotonic() + EXIT_TIMEOUT
+    for scorer in list(_open):
+        scorer.flush(max(0.0, deadline - time.monotonic()))
+
+
+def _close_open() -> None:
+    """At interpreter exit: record whatever is still pending as failed and close the sinks."""
+    for scorer in list(_open):
+        with contextlib.suppress(Exception):  # exit must go on; close() logs its own errors
+            scorer.close(timeout=1.0)
+
+
+def _install_exit_hooks() -> None:
+    # Not weakref.finalize: its exit hook may run first and stop work that is still pending.
+    # threading's exit hooks run before non-daemon threads are joined and, registered after
+    # concurrent.futures', before executors refuse new work (checks use asyncio.to_thread).
+    global _hooks_installed
+    with _hooks_lock:
+        if _hooks_installed:
+            return
+        register = getattr(threading, "_register_atexit", None)
+        if register is not None:
+            with contextlib.suppress(RuntimeError):  # already shutting down
+                register(_drain_open)
+        atexit.register(_close_open)
+        _hooks_installed = True
+
+
+def _is_outage(result: DetectionResult) -> bool:
+    """An invalid result caused by a failed model call, not by an answer the detector judged."""
+    if not result.is_invalid:
+        return False
+    details = result.details or {}
+    return details.get("failure") == "llm_call" or (
+        "error" in details and result.raw_output is None
+    )
 
 
 class Scorer:
     """Scores captures in the background and writes one record per capture to the sinks.
 
     At most ``max_pending`` captures wait or run at once. When that many are pending, a new
-    capture is written straight away as a ``failed`` record with error ``"queue full"``
+    capture is written straight away as a ``failed`` record with failure ``"queue_full"``
     (``when_full="record"``, the default: the chain is never slowed and nothing vanishes), or the
-    caller waits for room (``when_full="block"``).
+    caller waits for room (``when_full="block"``; a capture submitted from truthguard's own loop
+    thread cannot wait for that loop and is recorded ``queue_full`` instead).
+
+    A check that outlives ``timeout`` is recorded ``failed`` with failure ``"timeout"`` at its
+    deadline and cancelled; it keeps its concurrency slot until it has actually stopped.
     """
 
     def __init__(
@@ -73,14 +117,13 @@ class Scorer:
         self.concurrency = concurrency
         self._slots = threading.BoundedSemaphore(max_pending)
         self._cond = threading.Condition()
-        self._pending: dict[concurrent.futures.Future[Any], Capture] = {}
+        self._unrecorded: dict[int, Capture] = {}  # submitted, no record written yet
+        self._writing = 0  # records claimed but still being written to the sinks
+        self._running: set[concurrent.futures.Future[Any]] = set()
+        self._seq = itertools.count()
         self._closed = False
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self._loop.run_forever, name="truthguard-scorer", daemon=True
-        )
-        self._thread.start()
         self._sem: asyncio.Semaphore | None = None
+        self._sem_loop: asyncio.AbstractEventLoop | None = None
         self._stats_lock = threading.Lock()
         self._labels: Counter[str] = Counter()
         self._scores: list[float] = []
@@ -89,62 +132,101 @@ class Scorer:
         self._failed: Counter[str] = Counter()
         self._written = 0
         self.sink_errors = 0
-        # A handler that is never closed still gets its pending captures recorded at exit.
-        ref = weakref.ref(self)
-        atexit.register(_close_at_exit, ref)
-        # A handler dropped without close() has nothing pending (pending work holds a reference
-        # to it): stop its loop so its thread does not outlive it.
-        weakref.finalize(self, _stop_loop, self._loop)
+        _install_exit_hooks()
+        _open.add(self)  # pending work holds a reference, so a dropped handler is still drained
 
     # -- submission -----------------------------------------------------------------------------
 
     def submit(self, capture: Capture) -> None:
         """Queue a capture (never raises; a capture that cannot be queued is recorded failed)."""
         if self._closed:
-            self._write(self._failed_record(capture, "handler closed"))
+            self._write(self._failed_record(capture, "handler closed", "closed"))
             return
-        if not self._slots.acquire(blocking=self.when_full == "block"):
-            self._write(self._failed_record(capture, "queue full"))
+        loop = _sync._portal_loop()
+        # Waiting for room on the loop's own thread would wait for that very thread: deadlock.
+        block = self.when_full == "block" and _running_loop() is not loop
+        if not self._slots.acquire(blocking=block):
+            self._write(self._failed_record(capture, "queue full", "queue_full"))
             return
         with self._cond:  # close() sets _closed under this lock: no task after its flush
             closed = self._closed
             if not closed:
+                seq = next(self._seq)
+                self._unrecorded[seq] = capture
                 # A fresh context: the check must not inherit the observed chain's run config
                 # (its callbacks and tracers), or it would show up as a child of that chain.
                 fut = contextvars.Context().run(
-                    asyncio.run_coroutine_threadsafe, self._score(capture), self._loop
+                    asyncio.run_coroutine_threadsafe, self._score(seq, capture), loop
                 )
-                self._pending[fut] = capture
+                self._running.add(fut)
         if closed:
             self._slots.release()
-            self._write(self._failed_record(capture, "handler closed"))
+            self._write(self._failed_record(capture, "handler closed", "closed"))
             return
-        fut.add_done_callback(self._done)
+        fut.add_done_callback(functools.partial(self._done, seq))
 
-    def _done(self, fut: concurrent.futures.Future[Any]) -> None:
+    def _done(self, seq: int, fut: concurrent.futures.Future[Any]) -> None:
+        if fut.cancelled():
+            self._record_once(seq, "not scored before close", "closed")
+        elif (e := fut.exception()) is not None:
+            self._record_once(seq, f"{type(e).__name__}: {e}", "error")
         with self._cond:
-            capture = self._pending.get(fut)
-        if capture is not None:  # written before flush() can return
-            if fut.cancelled():
-                self._write(self._failed_record(capture, "not scored before close"))
-            elif (e := fut.exception()) is not None:
-                self._write(self._failed_record(capture, f"{type(e).__name__}: {e}"))
-        with self._cond:
-            self._pending.pop(fut, None)
+            self._running.discard(fut)
             self._cond.notify_all()
         self._slots.release()
+
+    def _claim(self, seq: int) -> Capture | None:
+        """The capture, if nothing recorded it yet; the caller must then write its record."""
+        with self._cond:
+            capture = self._unrecorded.pop(seq, None)
+            if capture is not None:
+                self._writing += 1
+            return capture
+
+    def _release_claim(self) -> None:
+        with self._cond:
+            self._writing -= 1
+            self._cond.notify_all()
+
+    def _record_once(
+        self,
+        seq: int,
+        error: str | None = None,
+        failure: Failure | None = None,
+        *,
+        result: DetectionResult | None = None,
+        seconds: float | None = None,
+    ) -> None:
+        capture = self._claim(seq)
+        if capture is None:
+            return
+        try:
+            if result is not None:
+                record = self._result_record(capture, result, seconds or 0.0)
+            else:
+                record = self._failed_record(capture, error or "unknown", failure or "error")
+        except Exception as e:  # building the record failed: still one record for the capture
+            record = self._failed_record(capture, f"{type(e).__name__}: {e}", "error")
+        try:
+            self._write(record)
+        finally:
+            self._release_claim()
 
     @property
     def pending(self) -> int:
         with self._cond:
-            return len(self._pending)
+            return len(self._unrecorded)
 
     # -- scoring --------------------------------------------------------------------------------
 
-    async def _score(self, capture: Capture) -> None:
-        if self._sem is None:
-            self._sem = asyncio.Semaphore(self.concurrency)
-        async with self._sem:
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if self._sem is None or self._sem_loop is not loop:  # the portal loop may be replaced
+            self._sem, self._sem_loop = asyncio.Semaphore(self.concurrency), loop
+        return self._sem
+
+    async def _score(self, seq: int, capture: Capture) -> None:
+        async with self._semaphore():
             started = time.perf_counter()
             payload = {
                 "question": capture.question,
@@ -152,15 +234,26 @@ class Scorer:
                 "contexts": capture.contexts,
                 **capture.extra,
             }
+            check = asyncio.ensure_future(self.detector.ainvoke(payload))
+            check.add_done_callback(_retrieve)
             try:
-                result = await asyncio.wait_for(self.detector.ainvoke(payload), self.timeout)
-            except TimeoutError:
-                record = self._failed_record(capture, f"detector timed out after {self.timeout}s")
-            except Exception as e:
-                record = self._failed_record(capture, f"{type(e).__name__}: {e}")
+                # Not wait_for: it waits for a check that ignores its cancellation to finish.
+                done, _ = await asyncio.wait({check}, timeout=self.timeout)
+            except asyncio.CancelledError:  # close() gave up on us
+                check.cancel()
+                raise
+            if not done:
+                check.cancel()
+                self._record_once(seq, f"timeout: no result within {self.timeout}s", "timeout")
+                await asyncio.wait({check})  # hold the concurrency slot until it has stopped
+                return
+            seconds = time.perf_counter() - started
+            if check.cancelled():
+                self._record_once(seq, "the check was cancelled", "error")
+            elif (e := check.exception()) is not None:
+                self._record_once(seq, f"{type(e).__name__}: {e}", "error")
             else:
-                record = self._scored_record(capture, result, time.perf_counter() - started)
-        self._write(record)
+                self._record_once(seq, result=check.result(), seconds=seconds)
 
     def _base(self, capture: Capture) -> dict[str, Any]:
         return {
@@ -175,10 +268,29 @@ class Scorer:
             "captured_at": capture.captured_at,
         }
 
-    def _failed_record(self, capture: Capture, error: str) -> ScoreRecord:
+    def _failed_record(self, capture: Capture, error: str, failure: Failure) -> ScoreRecord:
         return ScoreRecord(
-            status="failed", error=error, scored_at=time.time(), **self._base(capture)
+            status="failed",
+            failure=failure,
+            error=error,
+            scored_at=time.time(),
+            **self._base(capture),
         )
+
+    def _result_record(self, capture: Capture, r: DetectionResult, seconds: float) -> ScoreRecord:
+        if _is_outage(r):  # the detector could not judge: a failure, not a verdict
+            return ScoreRecord(
+                status="failed",
+                failure="outage",
+                label=r.label.value,
+                explanation=r.explanation,
+                error=f"detector outage: {r.invalid_reason}",
+                usage=r.usage.model_dump(),
+                scored_at=time.time(),
+                score_seconds=seconds,
+                **self._base(capture),
+            )
+        return self._scored_record(capture, r, seconds)
 
     def _scored_record(self, capture: Capture, r: DetectionResult, seconds: float) -> ScoreRecord:
         return ScoreRecord(
@@ -198,7 +310,7 @@ class Scorer:
         with self._stats_lock:
             self._written += 1
             if record.status == "failed":
-                self._failed[record.error or "unknown"] += 1
+                self._failed[record.failure or "error"] += 1
             else:
                 self._labels[record.label or "unknown"] += 1
                 if record.score is not None:
@@ -220,7 +332,7 @@ class Scorer:
         """Wait until every submitted capture has its record; False on time-out."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
-            while self._pending:
+            while self._unrecorded or self._writing:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     return False
@@ -228,21 +340,30 @@ class Scorer:
         return True
 
     def close(self, timeout: float | None = None) -> bool:
-        """Flush, cancel what is still pending after ``timeout`` (recorded failed), close sinks."""
+        """Flush up to ``timeout``; record what is still pending as failed; close the sinks.
+
+        Returns within about ``timeout`` even when a check blocks the loop: the failed records
+        are written from the calling thread, and the stuck checks are only asked to stop.
+        """
         with self._cond:
             if self._closed:
                 return True
             # Closed before flushing: a capture arriving from now on is recorded as failed
-            # instead of being queued on a loop that is about to stop.
+            # instead of being queued.
             self._closed = True
+        _open.discard(self)
         drained = self.flush(timeout)
-        if not drained:  # cancel inside the loop so every task unwinds before it stops
-            asyncio.run_coroutine_threadsafe(_cancel_all(), self._loop).result(timeout=10.0)
-            self.flush(5.0)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=5.0)
-        if not self._thread.is_alive():
-            self._loop.close()
+        if not drained:
+            with self._cond:
+                left = list(self._unrecorded)
+            for seq in left:
+                self._record_once(seq, "not scored before close", "closed")
+        with self._cond:
+            running = list(self._running)
+        for fut in running:  # asks the loop to cancel the task; does not wait for it
+            fut.cancel()
+        with self._cond:  # a record the loop claimed just before may still be being written
+            self._cond.wait_for(lambda: not self._writing, timeout=1.0)
         for sink in self.sinks:
             try:
                 sink.close()
@@ -278,3 +399,16 @@ class Scorer:
                 "pending": self.pending,
                 "sink_errors": self.sink_errors,
             }
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Mark a finished check's exception as seen (it was recorded, or its record was taken)."""
+    if not task.cancelled():
+        task.exception()

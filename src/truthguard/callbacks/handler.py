@@ -44,6 +44,12 @@ class _Core:
             raise InvalidInputError("concurrency", "must be at least 1")
         if when_full not in ("record", "block"):
             raise InvalidInputError("when_full", "expected 'record' or 'block'")
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
+        ):
+            raise InvalidInputError(
+                "timeout", f"expected a positive number of seconds or None, got {timeout!r}"
+            )
         if sinks is None:
             sinks = []
         elif not isinstance(sinks, list | tuple):
@@ -58,8 +64,8 @@ class _Core:
             timeout=timeout,
         )
 
-    def end(self, run_id: UUID, output: Any) -> None:
-        capture = self.tracker.end(run_id, output)
+    def end(self, run_id: UUID, output: Any, inputs: Any = None) -> None:
+        capture = self.tracker.end(run_id, output, inputs)
         if capture is not None:
             self.scorer.submit(capture)
 
@@ -83,17 +89,30 @@ _DOC = """
         max_queue: Most captures waiting or being scored at once.
         concurrency: Most detector checks running at once.
         when_full: ``"record"`` (default) writes a capture that finds the queue full as a
-            ``failed`` record with error ``"queue full"`` at once, so the chain is never slowed
+            ``failed`` record (failure ``"queue_full"``) at once, so the chain is never slowed
             and nothing is lost silently; ``"block"`` makes the chain wait for room.
-        timeout: Seconds one check may take before it is recorded as failed; None for no limit.
+        timeout: Seconds one check may take: at that deadline it is recorded ``failed``
+            (failure ``"timeout"``) and cancelled, even if the detector ignores the
+            cancellation; None for no limit.
         question_key: Input key of the question.
         answer_key: Output key of the answer.
         detector_fields: Input keys of the captured run passed on to the detector (for
             example ``entity`` for Reverse Validation).
 
-    ``flush()`` waits until every capture has a record; ``close()`` flushes, records whatever is
-    still pending after its time-out as failed, and closes the sinks. Records carry the run id.
-    A handler still open at interpreter exit is closed then (10 s time-out).
+    Every capture gets exactly one record. Streamed runs (``stream`` / ``astream``) are
+    captured like invoked ones. A check whose model calls failed is recorded ``failed``
+    (failure ``"outage"``, label ``invalid``), not as a scored answer, and counts in
+    ``summary()["failed"]``. Text is cleaned (lone surrogates become U+FFFD) so file sinks
+    accept every record.
+
+    ``flush()`` waits until every capture has a record; ``close(timeout)`` flushes, then within
+    about ``timeout`` records whatever is still pending as failed (failure ``"closed"``), asks
+    the stuck checks to stop and closes the sinks. A capture arriving after ``close()`` is
+    recorded failed (``"closed"``); the JSONL and SQLite sinks still store such late records.
+    Records carry the run id. A handler still open at interpreter exit gets its pending
+    captures scored first (up to 10 s), then is closed. Checks run on truthguard's one
+    long-lived background loop (the one sync ``invoke`` uses), which is never closed, so model
+    clients bound to it keep working after a handler is closed.
 """
 
 
@@ -154,7 +173,7 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
         self._core.tracker.start_chain(run_id, parent_run_id, inputs, **kw)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kw: Any) -> None:
-        self._core.end(run_id, outputs)
+        self._core.end(run_id, outputs, kw.get("inputs"))  # streamed runs: inputs only here
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
         self._core.tracker.error(run_id)
@@ -232,7 +251,7 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
         return self._core.scorer.close(timeout)
 
     def summary(self) -> dict[str, Any]:
-        """Counts, pass rate, label counts and score distribution of the records so far."""
+        """Counts, pass rate, labels, failures by kind and score distribution so far."""
         return self._core.summary()
 
     @property
@@ -274,11 +293,11 @@ class AsyncTruthGuardCallbackHandler(AsyncCallbackHandler):
             detector_fields=detector_fields,
         )
 
-    async def _end(self, run_id: UUID, output: Any) -> None:
+    async def _end(self, run_id: UUID, output: Any, inputs: Any = None) -> None:
         if self._core.scorer.when_full == "block":
-            await asyncio.to_thread(self._core.end, run_id, output)  # may wait for room
+            await asyncio.to_thread(self._core.end, run_id, output, inputs)  # may wait for room
         else:
-            self._core.end(run_id, output)
+            self._core.end(run_id, output, inputs)
 
     async def on_chain_start(
         self,
@@ -292,7 +311,7 @@ class AsyncTruthGuardCallbackHandler(AsyncCallbackHandler):
         self._core.tracker.start_chain(run_id, parent_run_id, inputs, **kw)
 
     async def on_chain_end(self, outputs: Any, *, run_id: UUID, **kw: Any) -> None:
-        await self._end(run_id, outputs)
+        await self._end(run_id, outputs, kw.get("inputs"))  # streamed runs: inputs only here
 
     async def on_chain_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
         self._core.tracker.error(run_id)
@@ -376,7 +395,7 @@ class AsyncTruthGuardCallbackHandler(AsyncCallbackHandler):
         return await asyncio.to_thread(self._core.scorer.close, timeout)
 
     def summary(self) -> dict[str, Any]:
-        """Counts, pass rate, label counts and score distribution of the records so far."""
+        """Counts, pass rate, labels, failures by kind and score distribution so far."""
         return self._core.summary()
 
     @property

@@ -9,12 +9,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from truthguard.detector import clean_text
 from truthguard.errors import InvalidInputError
 
 __all__ = [
     "CallableSink",
+    "Failure",
     "JSONLSink",
     "LoggingSink",
     "RecordSink",
@@ -23,6 +25,21 @@ __all__ = [
     "as_sink",
     "json_safe",
 ]
+
+
+Failure = Literal["timeout", "outage", "error", "queue_full", "closed"]
+"""Why a record is ``failed``: the check ran out of time, its model calls failed, it raised, the
+queue was full, or the handler was closed before (or when) the capture could be scored."""
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if isinstance(value, dict):
+        return {_clean(k): _clean(v) for k, v in value.items()}
+    return value
 
 
 class ScoreRecord(BaseModel):
@@ -35,7 +52,10 @@ class ScoreRecord(BaseModel):
     parent_run_id: str | None = None
     """Parent of the captured run, when it was nested in a run the handler did not see."""
     status: Literal["scored", "failed"]
-    """``scored``, or ``failed`` with ``error`` saying why (detector error, queue full, ...)."""
+    """``scored``, or ``failed`` with ``failure`` and ``error`` saying why."""
+    failure: Failure | None = None
+    """Kind of failure of a ``failed`` record (``timeout``, ``outage``, ``error``,
+    ``queue_full``, ``closed``); None when scored."""
     question: str
     """The question found in the run's input (or the last human message)."""
     answer: str
@@ -67,6 +87,12 @@ class ScoreRecord(BaseModel):
     score_seconds: float | None = None
     """Seconds the detector took."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _clean_strings(cls, data: Any) -> Any:
+        # A lone surrogate cannot be encoded as UTF-8: file sinks would refuse the record.
+        return _clean(data) if isinstance(data, dict) else data
+
 
 @runtime_checkable
 class RecordSink(Protocol):
@@ -80,6 +106,9 @@ class RecordSink(Protocol):
 class JSONLSink:
     """Append one JSON line per record to a file (flushed after each record).
 
+    A record written after :meth:`close` is still appended (the file is opened for that one
+    write), so a capture that reaches a closed handler leaves its ``failed`` record on disk.
+
     Example:
         >>> sink = JSONLSink("scores.jsonl")  # doctest: +SKIP
     """
@@ -91,9 +120,13 @@ class JSONLSink:
         self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
     def write(self, record: ScoreRecord) -> None:
-        line = record.model_dump_json()
+        line = record.model_dump_json() + "\n"
         with self._lock:
-            self._file.write(line + "\n")
+            if self._file.closed:  # late record: append it, never drop it
+                with open(self.path, "a", encoding="utf-8") as f:
+                    f.write(line)
+                return
+            self._file.write(line)
             self._file.flush()
 
     def close(self) -> None:
@@ -123,7 +156,11 @@ _COLUMNS = (
 
 
 class SQLiteSink:
-    """Store records in a SQLite table (one row per run id; the full record as JSON)."""
+    """Store records in a SQLite table (one row per run id; the full record as JSON).
+
+    Each record is committed before ``write`` returns. A record written after :meth:`close`
+    is still stored (through a connection opened for that one write).
+    """
 
     def __init__(self, path: str | Path, *, table: str = "truthguard_scores") -> None:
         if not table.isidentifier():
@@ -132,6 +169,7 @@ class SQLiteSink:
         self.table = table
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(str(self.path), check_same_thread=False)
+        self._closed = False
         with self._lock, self._conn:
             self._conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({_COLUMNS})")
 
@@ -149,14 +187,24 @@ class SQLiteSink:
             record.captured_at,
             record.model_dump_json(),
         )
-        with self._lock, self._conn:
-            self._conn.execute(
-                f"INSERT OR REPLACE INTO {self.table} VALUES (?,?,?,?,?,?,?,?,?,?,?)", row
-            )
+        sql = f"INSERT OR REPLACE INTO {self.table} VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+        with self._lock:
+            if self._closed:  # late record: store it, never drop it
+                conn = sqlite3.connect(str(self.path))
+                try:
+                    with conn:
+                        conn.execute(sql, row)
+                finally:
+                    conn.close()
+                return
+            with self._conn:
+                self._conn.execute(sql, row)
 
     def close(self) -> None:
         with self._lock:
-            self._conn.close()
+            if not self._closed:
+                self._closed = True
+                self._conn.close()
 
 
 class CallableSink:

@@ -22,6 +22,14 @@ Expertise = Literal["estimated", "uniform", "given"]
 
 Conjugate = Callable[[np.ndarray], np.ndarray]
 
+_FMAX = float(np.finfo(np.float64).max)
+_EXP_MAX = float(np.log(_FMAX))
+
+
+def _finite(a: np.ndarray) -> np.ndarray:
+    """``a`` with overflowed values clipped to the largest float (inputs are finite: no NaN)."""
+    return np.clip(a, -_FMAX, _FMAX)
+
 
 def _tv_g(v: np.ndarray) -> np.ndarray:
     return np.tanh(v) / 2.0
@@ -51,7 +59,8 @@ def _kl_g(v: np.ndarray) -> np.ndarray:
 
 
 def _kl_f(u: np.ndarray) -> np.ndarray:
-    return np.exp(u - 1.0)
+    # Capped below exp's overflow point, so a huge finite similarity stays finite.
+    return np.exp(np.minimum(u - 1.0, _EXP_MAX))
 
 
 #: ``divergence -> (g*, f*)``: the activation and the conjugate of each f-divergence.
@@ -122,7 +131,10 @@ class FEWLBreakdown:
 
 def _array(value: Any, field: str, ndim: int) -> np.ndarray:
     try:
-        arr = np.asarray(value, dtype=np.float64)
+        raw = np.asarray(value)
+        if raw.dtype.kind not in "iuf":  # strings, booleans, objects are not similarities
+            raise TypeError(raw.dtype)
+        arr = raw.astype(np.float64)
     except (TypeError, ValueError) as e:
         raise InvalidInputError(field, f"expected numbers, got {type(value).__name__}") from e
     if arr.ndim != ndim:
@@ -153,8 +165,9 @@ def _weights(
         w = _array(weights, "weights", 1)
         if w.shape[0] != n:
             raise InvalidInputError("weights", f"expected {n} weights (one per reference)")
-        if np.any(w < 0) or w.sum() <= 0:
+        if np.any(w < 0) or w.max() <= 0:
             raise InvalidInputError("weights", "must be non-negative with a positive sum")
+        w = w / w.max()  # scaled first so the sum cannot overflow
         return w / w.sum(), None
     if co_sim is None or iw_sim is None:
         raise InvalidInputError(
@@ -167,7 +180,7 @@ def _weights(
             raise InvalidInputError(name, f"expected {n} rows (one per reference), got {arr.shape}")
         if arr.shape[1] < 1:
             raise InvalidInputError(name, "needs at least one corrected / wrong answer (R >= 1)")
-    r = co.max(axis=1) - iw.max(axis=1)
+    r = _finite(co.max(axis=1) - iw.max(axis=1))
     return _softmax(r), r
 
 
@@ -205,25 +218,45 @@ def fewl_formula(
         The :class:`FEWLBreakdown`.
 
     Raises:
-        InvalidInputError: An array has the wrong shape, is empty or holds NaN / inf, or an
-            option is unknown.
+        InvalidInputError: An array has the wrong shape, is empty, holds NaN / inf or
+            non-numbers, or an option is unknown or of the wrong type. Finite input always gives
+            a finite score (terms that overflow are clipped to the largest float).
 
     Example:
         >>> b = fewl_formula([0.9], None, None, [[0.2, 0.4]], expertise="uniform")
         >>> round(b.score, 4)
         0.2125
     """
-    if divergence not in DIVERGENCES:
+    if not isinstance(divergence, str) or divergence not in DIVERGENCES:
         raise InvalidInputError("divergence", f"expected one of {sorted(DIVERGENCES)}")
-    if expertise not in EXPERTISE_MODES:
+    if not isinstance(expertise, str) or expertise not in EXPERTISE_MODES:
         raise InvalidInputError("expertise", f"expected one of {list(EXPERTISE_MODES)}")
+    if not isinstance(penalty, bool | np.bool_):  # "no" is truthy: never guess
+        raise InvalidInputError("penalty", f"expected True or False, got {penalty!r}")
+    penalty = bool(penalty)
+    with np.errstate(over="ignore"):  # overflow is clipped to finite values below
+        return _formula(
+            truth_sim, co_sim, iw_sim, neighbor_sim, divergence, expertise, penalty, weights
+        )
+
+
+def _formula(
+    truth_sim: Any,
+    co_sim: Any,
+    iw_sim: Any,
+    neighbor_sim: Any,
+    divergence: str,
+    expertise: str,
+    penalty: bool,
+    weights: Sequence[float] | np.ndarray | None,
+) -> FEWLBreakdown:
     truth = _array(truth_sim, "truth_sim", 1)
     n = truth.shape[0]
     if n < 1:
         raise InvalidInputError("truth_sim", "needs at least one reference answer (N >= 1)")
     g, f = DIVERGENCES[divergence]
     lam, r = _weights(expertise, n, co_sim, iw_sim, weights)
-    truthfulness = g(lam * truth)
+    truthfulness = _finite(g(lam * truth))
     laziness: np.ndarray | None = None
     neighbor_mean: np.ndarray | None = None
     if penalty:
@@ -236,12 +269,12 @@ def fewl_formula(
             )
         if nb.shape[1] < 1:
             raise InvalidInputError("neighbor_sim", "needs at least one neighbour (K >= 1)")
-        neighbor_mean = nb.mean(axis=1)
+        neighbor_mean = (nb / nb.shape[1]).sum(axis=1)  # divided first: the sum cannot overflow
         composed = _COMPOSED.get(divergence)
-        laziness = composed(neighbor_mean) if composed else f(g(neighbor_mean))
-    per_ref = truthfulness - laziness if laziness is not None else truthfulness
+        laziness = _finite(composed(neighbor_mean) if composed else f(g(neighbor_mean)))
+    per_ref = _finite(truthfulness - laziness) if laziness is not None else truthfulness
     return FEWLBreakdown(
-        score=float(per_ref.mean()),
+        score=float((per_ref / n).sum()),
         weights=lam,
         expertise=r,
         truthfulness=truthfulness,

@@ -1,0 +1,31 @@
+"""Text made safe for every backend (tokenizers, JSON, SQLite, Chroma); no truthguard imports.
+
+A leaf module so that any layer (detector inputs, model outputs in ``llm``, sinks) can use it.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["clean_text"]
+
+# Lone surrogates (a JSON "\ud800" escape decodes to one) cannot be encoded as UTF-8, so
+# tokenizers, sinks and stores reject them; C0 controls other than tab / newline / carriage
+# return carry no text and NUL truncates strings in C libraries.
+_UNENCODABLE = re.compile(r"[\ud800-\udfff]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def clean_text(text: str) -> str:
+    r"""``text`` made safe for every backend: lone surrogates become U+FFFD, controls are dropped.
+
+    Tab, newline and carriage return are kept; every other C0 control character and DEL is
+    removed. Applied once, where text enters a detector, the handler or the selector.
+
+    Example:
+        >>> clean_text("Dubai \ud800 is\x00 in the UAE.") == "Dubai \ufffd is in the UAE."
+        True
+    """
+    if text.isascii():
+        return _CONTROL.sub("", text) if _CONTROL.search(text) else text
+    return _CONTROL.sub("", _UNENCODABLE.sub("\ufffd", text))
