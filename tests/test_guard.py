@@ -8,11 +8,14 @@ from uuid import UUID
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.documents import Document
 from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig, RunnableLambda
+from pydantic import Field
 
 from truthguard.detector import DetectorInput
-from truthguard.errors import GuardRejected, InvalidInputError
+from truthguard.errors import GuardRejected, InvalidInputError, LLMCallError
 from truthguard.guard import (
     VERDICT_EVENT,
     Fallback,
@@ -23,6 +26,7 @@ from truthguard.guard import (
     ReRetrieve,
     Rerun,
 )
+from truthguard.rag import build_rag_chain
 from truthguard.testing import FakeDetector, ScriptedChatModel
 
 
@@ -35,6 +39,24 @@ def scripted_chain(answers: list[str]) -> tuple[Any, ScriptedChatModel]:
     model = ScriptedChatModel(script=answers)
     prompt = ChatPromptTemplate.from_template("{question}\n{feedback}").partial(feedback="")
     return prompt | model, model
+
+
+class ListRetriever(BaseRetriever):
+    """Returns the first ``search_kwargs["k"]`` of its passages, whatever the query."""
+
+    passages: list[str]
+    search_kwargs: dict[str, Any] = Field(default_factory=lambda: {"k": 1})
+    queries: list[str] = Field(default_factory=list)
+
+    def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[Document]:
+        self.queries.append(query)
+        return [Document(page_content=p) for p in self.passages[: self.search_kwargs["k"]]]
+
+
+def rag_chain(answers: list[str], passages: list[str] | None = None) -> tuple[Any, Any]:
+    model = ScriptedChatModel(script=answers)
+    retriever = ListRetriever(passages=passages or ["p1", "p2", "p3"])
+    return build_rag_chain(retriever, model), model
 
 
 class Recorder(BaseCallbackHandler):
@@ -102,7 +124,7 @@ def test_reretrieve_asks_for_more_documents_and_rewritten_query():
 
 
 def test_policies_apply_in_order_each_up_to_max_uses():
-    chain, model = scripted_chain(["moon 1", "moon 2", "moon 3", "moon 4", "sun"])
+    chain, model = rag_chain(["moon 1", "moon 2", "moon 3", "moon 4", "sun"])
     guard = HallucinationGuard(
         chain=chain,
         detectors=moon_detector(),
@@ -178,9 +200,9 @@ def test_raise_policy_carries_every_attempt():
 
 
 @pytest.mark.parametrize(("on_error", "status"), [("open", "passed"), ("closed", "rejected")])
-def test_detector_error_fails_open_or_closed(on_error, status):
+def test_detector_outage_fails_open_or_closed(on_error, status):
     chain, _ = scripted_chain(["an answer"])
-    broken = FakeDetector(error=RuntimeError("backend down"))
+    broken = FakeDetector(error=LLMCallError("fake.call", "backend down"))
     guard = HallucinationGuard(chain=chain, detectors=broken, on_error=on_error)
     out = guard.invoke({"question": "Q?"})
     assert out.status == status
@@ -388,7 +410,7 @@ def test_chain_tokens_are_estimated_when_the_model_reports_none():
 
 def test_a_failing_policy_is_recorded_and_the_answer_kept():
     guard = HallucinationGuard(
-        chain=RunnableLambda(lambda q: "the moon"),
+        chain=RunnableLambda(lambda q, config: "the moon"),  # reads its config: may re-retrieve
         detectors=moon_detector(),
         policies=[ReRetrieve(rewrite=str.upper), Fallback(answer="unsure")],
     )
