@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 from uuid import UUID
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
+from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.retrievers import BaseRetriever
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import (
+    ConfigurableField,
+    RunnableConfig,
+    RunnableLambda,
+    RunnablePassthrough,
+)
 from pydantic import Field
 
-from truthguard.detector import DetectorInput
+from truthguard.detector import BaseDetector, DetectorInput
 from truthguard.errors import GuardRejected, InvalidInputError, LLMCallError
 from truthguard.guard import (
     VERDICT_EVENT,
@@ -27,6 +34,7 @@ from truthguard.guard import (
     Rerun,
 )
 from truthguard.rag import build_rag_chain
+from truthguard.result import DetectionResult
 from truthguard.testing import FakeDetector, ScriptedChatModel
 
 
@@ -53,7 +61,7 @@ class ListRetriever(BaseRetriever):
         return [Document(page_content=p) for p in self.passages[: self.search_kwargs["k"]]]
 
 
-def rag_chain(answers: list[str], passages: list[str] | None = None) -> tuple[Any, Any]:
+def rag_chain(answers: Any, passages: list[str] | None = None) -> tuple[Any, Any]:
     model = ScriptedChatModel(script=answers)
     retriever = ListRetriever(passages=passages or ["p1", "p2", "p3"])
     return build_rag_chain(retriever, model), model
@@ -294,13 +302,15 @@ def test_later_chain_error_does_not_lose_the_first_answer():
     assert "model unreachable" in out.attempts[1].error
 
 
-def test_first_chain_error_propagates():
+def test_chain_error_without_any_answer_propagates():
     def broken(inp: Any) -> str:
         raise ConnectionError("down")
 
-    guard = HallucinationGuard(chain=RunnableLambda(broken), detectors=moon_detector())
+    guard = HallucinationGuard(
+        chain=RunnableLambda(broken), detectors=moon_detector(), policies=[Regenerate()]
+    )
     with pytest.raises(ConnectionError):
-        guard.invoke("Q?")
+        guard.invoke({"question": "Q?"})
 
 
 def test_input_without_question_names_the_field():
@@ -392,7 +402,7 @@ def test_fallback_needs_exactly_one_source():
         Fallback(answer="x", runnable=RunnableLambda(lambda x: x))
 
 
-def test_regenerate_on_a_string_input_appends_the_feedback():
+def test_regenerate_on_a_string_input_puts_the_feedback_in_the_model_prompt():
     model = ScriptedChatModel(script=lambda p: "the sun" if "fact-checker" in p else "the moon")
     guard = HallucinationGuard(chain=model, detectors=moon_detector(), policies=[Regenerate()])
     out = guard.invoke("What shines by day?")
@@ -428,3 +438,283 @@ async def test_verdicts_appear_in_astream_events():
         if e["event"] == "on_custom_event" and e["name"] == VERDICT_EVENT
     ]
     assert [e["data"]["verdict"]["passed"] for e in events] == [False, True]
+
+
+# -- the guard inside real LangChain / LangGraph apps ------------------------------------------
+
+TEXTBOOK_PROMPT = ChatPromptTemplate.from_messages(
+    [("system", "Answer from the context.\n{context}"), ("human", "{question}")]
+)
+
+
+def textbook_chain(model: Any, retriever: BaseRetriever) -> Any:
+    """The LangChain tutorial RAG chain: string in, string out, documents dropped."""
+    return (
+        {
+            "context": retriever | (lambda docs: "\n".join(d.page_content for d in docs)),
+            "question": RunnablePassthrough(),
+        }
+        | TEXTBOOK_PROMPT
+        | model
+        | StrOutputParser()
+    )
+
+
+def moon_then_sun() -> ScriptedChatModel:
+    return ScriptedChatModel(
+        script=lambda p: "The sun shines by day." if "fact-checker" in p else "The moon shines."
+    )
+
+
+def sun_after_feedback(p: str) -> str:
+    return "The sun shines." if "fact-checker" in p else "The moon shines."
+
+
+async def test_astream_events_carry_no_unchecked_answer():
+    chain, _ = rag_chain(sun_after_feedback)
+    guard = HallucinationGuard(chain=chain, detectors=moon_detector(), policies=[Regenerate()])
+    events = [e async for e in guard.astream_events({"question": "What shines?"}, version="v2")]
+    leaked = [
+        e
+        for e in events
+        # Verdicts are labelled; the guard's own result keeps every attempt, labelled too.
+        if "moon" in str(e["data"]) and e["name"] not in (VERDICT_EVENT, "HallucinationGuard")
+    ]
+    assert leaked == []
+    assert not any(e["event"] == "on_chat_model_stream" for e in events)
+    verdicts = [e["data"]["verdict"]["passed"] for e in events if e["name"] == VERDICT_EVENT]
+    assert verdicts == [False, True]
+    assert events[-1]["event"] == "on_chain_end"
+    assert events[-1]["data"]["output"].answer == "The sun shines."
+
+
+async def test_stream_nested_opt_in_tags_every_nested_run_of_an_attempt():
+    chain, _ = rag_chain(sun_after_feedback)
+    guard = HallucinationGuard(
+        chain=chain, detectors=moon_detector(), policies=[Regenerate()], stream_nested=True
+    )
+    q = {"question": "What shines?"}
+    every = [e async for e in guard.astream_events(q, version="v2")]
+    tokens = "".join(
+        e["data"]["chunk"].content for e in every if e["event"] == "on_chat_model_stream"
+    )
+    assert "moon" in tokens and "sun" in tokens  # the opt-in shows every attempt
+    nested = [e for e in every if e["parent_ids"] and e["name"] != VERDICT_EVENT]
+    assert all(any(t.startswith("guard:attempt:") for t in e["tags"]) for e in nested)
+    kept = [
+        e
+        async for e in guard.astream_events(q, version="v2", exclude_tags=["guard:attempt:1"])
+        if e["event"] == "on_chat_model_stream"
+    ]
+    assert "".join(e["data"]["chunk"].content for e in kept) == "The sun shines."
+
+
+async def test_langgraph_messages_mode_streams_no_unchecked_answer():
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    chain, _ = rag_chain(sun_after_feedback)
+    guard = HallucinationGuard(chain=chain, detectors=moon_detector(), policies=[Regenerate()])
+
+    class State(TypedDict, total=False):
+        question: str
+        answer: str
+
+    async def guarded(state: State) -> State:
+        result = await guard.ainvoke({"question": state["question"]})
+        return {"answer": result.answer}
+
+    graph = (
+        StateGraph(State)
+        .add_node("guarded", guarded)
+        .add_edge(START, "guarded")
+        .add_edge("guarded", END)
+        .compile()
+    )
+    streamed = [
+        m async for m, _ in graph.astream({"question": "What shines?"}, stream_mode="messages")
+    ]
+    assert not any("moon" in str(getattr(m, "content", m)) for m in streamed)
+    final = await graph.ainvoke({"question": "What shines?"})
+    assert final["answer"] == "The sun shines."
+
+
+def test_reretrieve_on_a_chain_it_cannot_change_is_refused_at_construction():
+    retriever = ListRetriever(passages=["p1", "p2"])
+    chain = textbook_chain(ScriptedChatModel(script=["x"]), retriever)
+    with pytest.raises(InvalidInputError) as info:
+        HallucinationGuard(chain=chain, detectors=moon_detector(), policies=[ReRetrieve(k=[3])])
+    assert info.value.field == "policies" and "configurable_fields" in str(info.value)
+    with pytest.raises(InvalidInputError, match="temperature"):
+        HallucinationGuard(
+            chain=chain, detectors=moon_detector(), policies=[Regenerate(temperature=0.5)]
+        )
+    with pytest.raises(InvalidInputError, match="max_attempts"):
+        HallucinationGuard(
+            chain=chain, detectors=moon_detector(), policies=[Regenerate()], max_attempts=1
+        )
+
+
+def test_reretrieve_acts_on_a_configurable_retriever():
+    retriever = ListRetriever(passages=["p1", "p2", "p3"])
+    configurable = retriever.configurable_fields(
+        search_kwargs=ConfigurableField(id="search_kwargs")
+    )
+    model = ScriptedChatModel(script=["The moon.", "The sun."])
+    chain = textbook_chain(model, configurable)
+    guard = HallucinationGuard(chain=chain, detectors=moon_detector(), policies=[ReRetrieve(k=[3])])
+    out = guard.invoke("What shines?")
+    assert out.passed and [len(a.contexts) for a in out.attempts] == [1, 3]
+
+
+def test_textbook_chain_gets_contexts_from_its_retriever_and_feedback_in_the_prompt():
+    retriever = ListRetriever(passages=["The sun shines by day."])
+    model = moon_then_sun()
+    seen: list[list[str]] = []
+    grounded = FakeDetector(
+        score=lambda i: (seen.append(list(i.contexts)), 0.0 if "moon" in i.answer else 1.0)[1],
+        threshold=0.5,
+    )
+    guard = HallucinationGuard(
+        chain=textbook_chain(model, retriever), detectors=grounded, policies=[Regenerate()]
+    )
+    out = guard.invoke("What shines by day?")
+    assert out.passed and out.answer == "The sun shines by day."
+    assert seen == [["The sun shines by day."]] * 2  # contexts taken from the retriever runs
+    assert retriever.queries == ["What shines by day?"] * 2  # feedback never became the query
+    assert "fact-checker" in model.calls[1] and "The moon shines." in model.calls[1]
+
+
+def test_output_answer_composes_with_an_output_parser():
+    chain, _ = rag_chain(["The moon.", "The sun."])
+    guard = HallucinationGuard(
+        chain=chain, detectors=moon_detector(), policies=[Regenerate()], output="answer"
+    )
+    assert (guard | StrOutputParser()).invoke({"question": "Q?"}) == "The sun."
+    stubborn, _ = rag_chain(["The moon."] * 3)
+    rejecting = HallucinationGuard(chain=stubborn, detectors=moon_detector(), output="answer")
+    with pytest.raises(GuardRejected) as info:
+        (rejecting | StrOutputParser()).invoke({"question": "Q?"})
+    assert info.value.attempts[0].answer == "The moon."  # the answer is never lost
+
+
+def test_configurable_detector_is_accepted_and_configured_per_run():
+    chain, _ = scripted_chain(["an answer"] * 4)
+    det = FakeDetector(score=0.7, threshold=0.5).configurable_fields(
+        threshold=ConfigurableField(id="threshold")
+    )
+    guard = HallucinationGuard(chain=chain, detectors=[det])
+    assert guard.detector_keys == ["fake"]
+    assert guard.invoke("Q?").passed
+    strict = guard.with_config(configurable={"threshold": 0.9})
+    assert strict.invoke("Q?").status == "rejected"
+
+
+def test_first_chain_failure_still_runs_the_fallback():
+    def broken(inp: Any) -> str:
+        raise ConnectionError("429 Too Many Requests")
+
+    guard = HallucinationGuard(
+        chain=RunnableLambda(broken),
+        detectors=moon_detector(),
+        policies=[Fallback(answer="Sorry, I cannot answer right now.")],
+    )
+    out = guard.invoke({"question": "Q?"})
+    assert out.status == "fallback" and out.answer == "Sorry, I cannot answer right now."
+    assert "429" in out.attempts[0].error
+
+
+def test_outage_text_never_reaches_the_model_as_feedback():
+    model = ScriptedChatModel(script=["The moon.", "The sun."])
+    down = FakeDetector(error=LLMCallError("refchecker.checker", "Error code: 500 upstream"))
+    guard = HallucinationGuard(chain=model, detectors=down, policies=[Regenerate()])
+    out = guard.invoke("Q?")
+    assert out.status == "rejected" and out.n_attempts == 2
+    assert "500" not in model.calls[1] and "Invalid result" not in model.calls[1]
+    assert "Answer again" in model.calls[1]
+
+
+class Stubborn(BaseDetector):
+    """Ignores the first cancellation and keeps checking for ``seconds``."""
+
+    detector_name = "stubborn"
+    seconds: float = 1.0
+
+    async def _acheck(self, inp: DetectorInput, session: Any) -> DetectionResult:
+        try:
+            await asyncio.sleep(self.seconds)
+        except asyncio.CancelledError:
+            await asyncio.sleep(self.seconds)
+        return DetectionResult(detector="stubborn", score=1.0, label="factual")
+
+
+async def test_check_timeout_holds_when_the_detector_ignores_cancellation():
+    chain, _ = scripted_chain(["an answer"])
+    timeout = 0.3
+    guard = HallucinationGuard(chain=chain, detectors=Stubborn(), check_timeout=timeout)
+    started = time.perf_counter()
+    out = await guard.ainvoke({"question": "Q?"})
+    elapsed = time.perf_counter() - started
+    assert out.status == "rejected" and "timed out" in out.verdict.errors["stubborn"]
+    assert elapsed < 1.1 * timeout + 0.2  # the issue's bound, the chain itself is instant
+
+
+async def test_cancelled_error_from_a_model_does_not_lose_the_answer():
+    class Cancelling(ScriptedChatModel):
+        async def _agenerate(self, messages, stop=None, run_manager=None, **kw):
+            if not self.calls:
+                self._calls.append("cancelled")
+                raise asyncio.CancelledError("stray")
+            return await super()._agenerate(messages, stop, run_manager, **kw)
+
+    model = Cancelling(script=["The sun."])
+    guard = HallucinationGuard(chain=model, detectors=moon_detector(), policies=[Regenerate()])
+    out = await guard.ainvoke("Q?")
+    assert out.passed and out.answer == "The sun."
+    assert "CancelledError" in out.attempts[0].error
+
+
+class CancelsItself(BaseDetector):
+    detector_name = "cancels"
+
+    async def _acheck(self, inp: DetectorInput, session: Any) -> DetectionResult:
+        raise asyncio.CancelledError("stray")
+
+
+async def test_cancelled_error_from_a_detector_is_a_failure_not_an_escape():
+    chain, _ = scripted_chain(["an answer"])
+    failing = HallucinationGuard(chain=chain, detectors=CancelsItself(), on_error="open")
+    res = await failing.ainvoke("Q?")
+    assert res.status == "rejected" and res.answer == "an answer"
+
+
+@pytest.mark.parametrize("bad", [5, float("nan"), ["a"], {}])
+def test_question_of_the_wrong_type_names_the_field(bad):
+    chain, model = scripted_chain(["x"])
+    guard = HallucinationGuard(chain=chain, detectors=moon_detector())
+    with pytest.raises(InvalidInputError) as info:
+        guard.invoke({"question": bad})
+    assert info.value.field == "question" and model.call_count == 0
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_non_finite_threshold_is_refused(value):
+    chain, _ = scripted_chain(["x"])
+    with pytest.raises(InvalidInputError) as info:
+        HallucinationGuard(chain=chain, detectors=moon_detector(), thresholds={"fake": value})
+    assert info.value.field == "thresholds.fake"
+
+
+def test_fail_open_never_passes_an_answer_the_detector_raised_on():
+    def picky(inp: DetectorInput) -> float:
+        if "\ufffd" not in inp.question and any(0xD800 <= ord(c) < 0xE000 for c in inp.question):
+            raise AssertionError("a lone surrogate reached the detector")
+        raise TypeError("cannot embed this text")
+
+    chain, _ = scripted_chain(["an answer"])
+    guard = HallucinationGuard(chain=chain, detectors=FakeDetector(score=picky), on_error="open")
+    out = guard.invoke({"question": "Where is Dubai \ud800?"})
+    assert out.status == "rejected" and out.answer == "an answer"
+    assert "TypeError" in out.verdict.errors["fake"] and not out.verdict.failed_open
+    assert out.question == "Where is Dubai \ufffd?"

@@ -12,7 +12,8 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
 
@@ -42,6 +43,7 @@ __all__ = [
     "config_ids",
     "find_prompt_slot",
     "reads_config",
+    "scoped_config",
     "with_feedback_slot",
 ]
 
@@ -68,6 +70,23 @@ def attempt_callbacks(
     for h in extra:
         manager.add_handler(h, inherit=True)
     return manager
+
+
+@contextmanager
+def scoped_config(config: RunnableConfig) -> Iterator[None]:
+    """Make ``config`` the ambient parent config while an attempt runs.
+
+    LangChain merges a runnable's own config with the ambient one (a context variable holding
+    the guard's config, streaming consumers included): without this, ``with_config`` bindings
+    inside the chain would bring back the handlers an attempt was detached from.
+    """
+    from langchain_core.runnables.config import var_child_runnable_config
+
+    token = var_child_runnable_config.set(config)
+    try:
+        yield
+    finally:
+        var_child_runnable_config.reset(token)
 
 
 class RetrieverCapture(BaseCallbackHandler):

@@ -30,7 +30,12 @@ from truthguard.detector import BaseDetector
 from truthguard.errors import GuardRejected, InvalidInputError, LLMCallError
 from truthguard.guard._extract import answer_of, clean_text, contexts_of, question_of
 from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
-from truthguard.guard._runs import RetrieverCapture, attempt_callbacks, with_feedback_slot
+from truthguard.guard._runs import (
+    RetrieverCapture,
+    attempt_callbacks,
+    scoped_config,
+    with_feedback_slot,
+)
 from truthguard.guard._usage import UsageCollector
 from truthguard.guard._validation import input_errors
 from truthguard.guard._verdict import NEVER_OPEN, decide
@@ -359,7 +364,8 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
                 feedback_route=route(self.chain, self._n_models) if route else "input",
             )
             try:
-                step = await policy.astep(ctx)
+                with scoped_config(ctx.config):  # type: ignore[arg-type]
+                    step = await policy.astep(ctx)
             except GuardRejected:
                 raise  # the Raise policy: carries every attempt
             except Exception as e:  # a broken policy must not lose the answers so far
@@ -459,7 +465,8 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         output: Any = None
         try:
             try:
-                output = await runnable.ainvoke(chain_input, child)
+                with scoped_config(child):
+                    output = await runnable.ainvoke(chain_input, child)
             except asyncio.CancelledError as e:
                 if _we_are_cancelled():
                     raise
@@ -493,7 +500,10 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         if check:
             check_callbacks = attempt_callbacks(run_manager, tag, stream_nested=self.stream_nested)
             check_config = patch_config(config, callbacks=check_callbacks)
-            results = await self._check(question, answer, contexts, original_input, check_config)
+            with scoped_config(check_config):
+                results = await self._check(
+                    question, answer, contexts, original_input, check_config
+                )
             verdict = self._decide(results)
             attempt.results = results
             attempt.verdict = verdict
