@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import threading
 import time
 import uuid
@@ -102,7 +103,8 @@ class ServerRequest:
     params: dict[str, Any] = field(default_factory=dict)
     """Every other request field (temperature, max_tokens, ...)."""
     status: int = 0
-    """HTTP status returned (200 for faults that break the body instead)."""
+    """HTTP status returned (200 for faults that break the body instead; 499 when the client
+    hung up before the answer was ready, so nothing was sent)."""
     fault: str | None = None
     """The fault injected, if any."""
     reply: str | None = None
@@ -134,14 +136,14 @@ def _content_text(content: Any) -> str:
     return "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
 
 
-def _prompt_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
+def _prompt_tokens(messages: Sequence[Mapping[str, Any]], encoding: str) -> int:
     # OpenAI's chat accounting: a few tokens of framing per message plus the reply's priming.
     total = 3
     for m in messages:
-        total += 3 + count_tokens(_content_text(m.get("content")))
-        total += count_tokens(str(m.get("role", "")))
+        total += 3 + count_tokens(_content_text(m.get("content")), encoding)
+        total += count_tokens(str(m.get("role", "")), encoding)
         if m.get("name"):
-            total += 1 + count_tokens(str(m["name"]))
+            total += 1 + count_tokens(str(m["name"]), encoding)
     return total
 
 
@@ -197,6 +199,8 @@ class OpenAIServer:
         self._fired: list[int] = [0] * len(self._faults)
         self._requests: list[ServerRequest] = []
         self._closing = threading.Event()
+        self._idle = threading.Condition()
+        self._in_flight = 0
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -213,6 +217,11 @@ class OpenAIServer:
         with self._lock:
             self._faults = list(faults)
             self._fired = [0] * len(self._faults)
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Wait until no request is being answered (abandoned calls finish in the background)."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._in_flight == 0, timeout)
 
     def reset(self) -> None:
         """Forget logged requests and restart every fault's counter."""
@@ -269,7 +278,7 @@ class OpenAIServer:
         if self._httpd is not None:
             return self
         self._closing.clear()
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        httpd = _QuietServer(("127.0.0.1", 0), _make_handler(self))
         httpd.daemon_threads = True
         self._httpd = httpd
         self._thread = threading.Thread(
@@ -356,13 +365,19 @@ class OpenAIServer:
 
     def _usage(self, messages: list[dict[str, Any]], text: str) -> ServerUsage:
         return ServerUsage(
-            prompt_tokens=_prompt_tokens(messages),
+            prompt_tokens=_prompt_tokens(messages, self.token_encoding),
             completion_tokens=count_tokens(text, self.token_encoding),
         )
 
     def _wait(self, seconds: float) -> bool:
         """Sleep ``seconds``; False when the server closed meanwhile."""
         return not self._closing.wait(seconds) if seconds > 0 else True
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hung up (time-out, cancelled call) is routine here, not an error.
+        return
 
 
 def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
@@ -428,7 +443,28 @@ class _Handler(BaseHTTPRequestHandler):
             received_at=time.monotonic(),
         )
         self.owner._log(req)
-        self._serve(req)
+        with self.owner._idle:
+            self.owner._in_flight += 1
+        try:
+            self._serve(req)
+        finally:
+            with self.owner._idle:
+                self.owner._in_flight -= 1
+                self.owner._idle.notify_all()
+
+    def _client_gone(self) -> bool:
+        """True when the client closed its end (it timed out or cancelled while we waited)."""
+        sock = self.connection
+        try:
+            sock.setblocking(False)
+            try:
+                return sock.recv(1, socket.MSG_PEEK) == b""
+            finally:
+                sock.setblocking(True)
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
 
     # -- one chat completion --------------------------------------------------------------------
 
@@ -437,6 +473,9 @@ class _Handler(BaseHTTPRequestHandler):
         fault = owner._pick_fault(req)
         req.fault = fault.kind if fault else None
         if owner.latency and not owner._wait(owner.latency):
+            return
+        if owner.latency and self._client_gone():
+            req.status = 499  # nginx's "client closed request": nothing was delivered
             return
         if fault is not None and fault.kind == "429":
             req.status = 429
@@ -454,8 +493,10 @@ class _Handler(BaseHTTPRequestHandler):
             req.status = 500
             self._error(500, "The server had an error (injected)", "server_error")
             return
-        if fault is not None and fault.kind == "stall" and not owner._wait(fault.stall_seconds):
-            return  # closing: drop the connection
+        stalled = fault is not None and fault.kind == "stall"
+        if stalled and (not owner._wait(fault.stall_seconds) or self._client_gone()):
+            req.status = 499  # the client gave up (or the server is closing)
+            return
         try:
             text = owner._answer(req.messages)
         except _NoReply as e:
@@ -564,6 +605,20 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if kind == "empty_choices":
             self._event({**base, "choices": []})
+            if req.include_usage:
+                usage = self.owner._usage(req.messages, "")
+                req.usage = usage
+                self._event(
+                    {
+                        **base,
+                        "choices": [],
+                        "usage": {
+                            "prompt_tokens": usage.prompt_tokens,
+                            "completion_tokens": 0,
+                            "total_tokens": usage.prompt_tokens,
+                        },
+                    }
+                )
             self._event(b"[DONE]")
             self._chunk(b"")
             return

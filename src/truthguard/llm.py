@@ -340,7 +340,7 @@ def _cut_short(output: Any) -> bool:
     return not any(meta.get(k) for k in _FINISH_KEYS)
 
 
-class _CutShort(Exception):
+class IncompleteReply(Exception):
     """A reply that ended without a finish reason (retryable; its tokens still count)."""
 
 
@@ -550,7 +550,7 @@ class LLMSession:
                     raise _TimedOut() from e
                 text = _output_text(output, record.stage)
                 if _cut_short(output):
-                    raise _CutShort("the reply ended without a finish reason (stream cut?)")
+                    raise IncompleteReply("the reply ended without a finish reason (a cut stream)")
                 self._count(record, prompt, tap, output, text)
                 return text
             except Exception as e:
