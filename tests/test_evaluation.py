@@ -67,19 +67,21 @@ async def test_run_evaluator_sync_and_async():
 
 @pytest.mark.filterwarnings("ignore:.upload_results. parameter is in beta")
 def test_langsmith_evaluate_runs_it_locally(monkeypatch):
-    from langsmith import Client, evaluate
+    from langsmith import Client, evaluate, tracing_context
 
     monkeypatch.setenv("LANGSMITH_TRACING", "false")
-    client = Client(api_url="http://127.0.0.1:9", api_key="offline")
+    client = Client(api_url="http://127.0.0.1:9", api_key="offline")  # nothing is sent
     _, example = run_and_example("unused")
-    results = evaluate(
-        lambda inputs: {"answer": "in the UAE"},
-        data=[example],
-        evaluators=[DetectorEvaluator(grounded(), key="grounded")],
-        client=client,
-        upload_results=False,
-    )
-    rows = list(results)
+    with tracing_context(enabled=False):
+        results = evaluate(
+            lambda inputs: {"answer": "in the UAE"},
+            data=[example],
+            evaluators=[DetectorEvaluator(grounded(), key="grounded")],
+            client=client,
+            upload_results=False,
+            disable_evaluator_tracing=True,
+        )
+        rows = list(results)
     feedback = rows[0]["evaluation_results"]["results"]
     assert [(f.key, f.score) for f in feedback] == [("grounded", 1.0)]
 
