@@ -22,7 +22,7 @@ from langchain_core.runnables import (
 from pydantic import Field
 
 from truthguard.detector import BaseDetector, DetectorInput
-from truthguard.errors import GuardRejected, InvalidInputError, LLMCallError
+from truthguard.errors import GuardRejected, InvalidInputError, InvalidLLMOutput, LLMCallError
 from truthguard.guard import (
     VERDICT_EVENT,
     Fallback,
@@ -718,3 +718,111 @@ def test_fail_open_never_passes_an_answer_the_detector_raised_on():
     assert out.status == "rejected" and out.answer == "an answer"
     assert "TypeError" in out.verdict.errors["fake"] and not out.verdict.failed_open
     assert out.question == "Where is Dubai \ufffd?"
+
+
+# -- over HTTP: ChatOpenAI against truthguard.testing.OpenAIServer, every fault x policy --------
+
+FAULTS = ["429", "500", "stall", "bad_json", "empty_choices", "null_content", "stream_cut"]
+FALLBACK = "I cannot answer that right now."
+
+
+def http_chain(server: Any, **kw: Any) -> Any:
+    prompt = ChatPromptTemplate.from_messages([("human", "Q: {question}")])
+    model = server.chat_model(max_retries=0, timeout=kw.pop("timeout", 0.3), **kw)
+    return prompt | model | StrOutputParser()
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.parametrize("policies", ["fallback", "regenerate+fallback", "raise"])
+def test_chain_faults_over_http_never_lose_an_answer(fault, policies):
+    from truthguard.testing import Fault, OpenAIServer
+
+    chosen = {
+        "fallback": [Fallback(answer=FALLBACK)],
+        "regenerate+fallback": [Regenerate(), Fallback(answer=FALLBACK)],
+        "raise": [Raise()],
+    }[policies]
+    with OpenAIServer(
+        reply="The sun shines.", faults=[Fault(fault, match="Q:", stall_seconds=5)]
+    ) as server:
+        guard = HallucinationGuard(
+            chain=http_chain(server), detectors=moon_detector(), policies=chosen
+        )
+        if policies == "raise":
+            with pytest.raises(GuardRejected) as info:
+                guard.invoke({"question": "What shines?"})
+            assert info.value.attempts[0].error  # the chain's failure is recorded, not raised raw
+            return
+        out = guard.invoke({"question": "What shines?"})
+    assert out.status == "fallback" and out.answer == FALLBACK  # the fallback ran
+    assert out.attempts[0].answer is None and out.attempts[0].error
+
+
+class YesNoChecker(BaseDetector):
+    """Asks a model "Check: <answer>" and wants yes or no back (anything else is invalid)."""
+
+    detector_name = "yesno"
+    model: Any = None
+
+    async def _acheck(self, inp: DetectorInput, session: Any) -> DetectionResult:
+        text = (await session.acall(self.model, f"Check: {inp.answer}", stage="yesno")).strip()
+        if text.lower() not in ("yes", "no"):
+            raise InvalidLLMOutput("expected yes or no", raw=text, stage="yesno")
+        ok = text.lower() == "yes"
+        return DetectionResult(
+            detector="yesno",
+            score=float(ok),
+            label="factual" if ok else "hallucinated",
+            explanation=f"the checker said {text}",
+        )
+
+
+def http_reply(messages: list[dict[str, Any]]) -> str:
+    return "yes" if str(messages[-1]["content"]).startswith("Check:") else "The sun shines."
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_detector_faults_over_http_keep_the_answer_and_send_no_outage_text(fault):
+    from truthguard.testing import Fault, OpenAIServer
+
+    with OpenAIServer(
+        reply=http_reply, faults=[Fault(fault, match="Check:", stall_seconds=5)]
+    ) as server:
+        checker = YesNoChecker(model=server.chat_model(max_retries=0, timeout=0.2))
+        guard = HallucinationGuard(
+            chain=http_chain(server),
+            detectors=checker,
+            policies=[Regenerate(), Fallback(answer=FALLBACK)],
+            check_timeout=0.3,
+        )
+        out = guard.invoke({"question": "What shines?"})
+        chain_requests = [
+            " ".join(str(m["content"]) for m in r.messages)
+            for r in server.requests
+            if str(r.messages[0]["content"]).startswith("Q:")
+        ]
+    assert out.status == "fallback" and out.answer == FALLBACK  # the fallback ran
+    assert [a.answer for a in out.attempts[:2]] == ["The sun shines."] * 2  # both kept
+    assert len(chain_requests) == 2 and "Answer again" in chain_requests[1]
+    for text in chain_requests:
+        assert "rror" not in text and "Invalid" not in text and "500" not in text
+
+
+@pytest.mark.parametrize("timeout", [0.3, 1.0])
+def test_check_timeout_holds_over_http_when_the_checker_stalls(timeout):
+    from truthguard.testing import Fault, OpenAIServer
+
+    with OpenAIServer(
+        reply="The sun shines.", faults=[Fault("stall", match="sun shines", stall_seconds=10)]
+    ) as server:
+        checker = FakeDetector(score=1.0, model=server.chat_model(max_retries=2, timeout=8))
+        guard = HallucinationGuard(
+            chain=http_chain(server, timeout=5), detectors=checker, check_timeout=timeout
+        )
+        started = time.perf_counter()
+        out = guard.invoke({"question": "What shines?"})
+        elapsed = time.perf_counter() - started
+    chain_seconds = out.attempts[0].chain_usage.wall_seconds
+    assert out.status == "rejected" and out.answer == "The sun shines."
+    assert "timed out" in out.verdict.errors["fake"]
+    assert elapsed - chain_seconds < 1.1 * timeout + 0.2

@@ -474,6 +474,8 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
                 raise RuntimeError(f"the chain raised CancelledError: {e}") from e
             # An output without a usable answer is a failed attempt too: earlier answers stay.
             answer = clean_text(answer_of(output, self.answer_key))
+            if not answer.strip():  # an empty reply (null content, no choices) is no answer
+                raise InvalidInputError("answer", "the chain returned an empty answer")
             contexts = [clean_text(c) for c in contexts_of(output, self.context_key)]
         except Exception as e:
             errors.append(e)
