@@ -89,7 +89,7 @@ def test_fallback_after_the_failing_sentence_says_so_in_the_stream():
     )
     chunks = list(guard.stream("Where is the Eiffel Tower?"))
     assert [c.kind for c in chunks] == ["sentence", "notice", "fallback", "result"]
-    assert chunks[1].text == guard.fallback_notice
+    assert chunks[1].text == " " + guard.fallback_notice
     result = chunks[-1].result
     assert result.status == "fallback" and not result.passed
     assert result.answer == "Paris is the capital of France. Please check the guide."
@@ -99,7 +99,7 @@ def test_without_policies_the_stream_stops_at_the_failing_sentence():
     guard = StreamingGuard(chain=ScriptedChatModel(script=lambda p: FIRST), detector=no_moon())
     chunks = list(guard.stream("Q?"))
     assert texts(chunks, "sentence") == ["Paris is the capital of France."]
-    assert texts(chunks, "notice") == [guard.stop_notice]
+    assert texts(chunks, "notice") == [" " + guard.stop_notice]
     result = chunks[-1].result
     assert result.status == "rejected" and result.answer == "Paris is the capital of France."
     assert "moon" in result.attempts[0].answer

@@ -334,7 +334,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
                 with scoped_config(ctx.config):  # type: ignore[arg-type]
                     step = await policy.astep(ctx)
             except GuardRejected:
-                yield GuardChunk(kind="notice", text=self.stop_notice, attempt=n)
+                yield self._notice(self.stop_notice, n, released)
                 raise
             except Exception as e:  # a broken policy: stop here, keep what was released
                 logger.warning("truthguard: policy %s failed: %s", policy.name, e)
@@ -349,7 +349,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
                 continue
             policy_name, policy_usage = policy.name, usage.usage()
             if isinstance(step, Release):
-                yield GuardChunk(kind="notice", text=self.fallback_notice, attempt=n + 1)
+                yield self._notice(self.fallback_notice, n + 1, released)
                 yield GuardChunk(kind="fallback", text=step.answer, attempt=n + 1)
                 attempts.append(
                     Attempt(
@@ -364,11 +364,11 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
                 status = "fallback"
                 break
             notice = self.repair_notice if step.check else self.fallback_notice
-            yield GuardChunk(kind="notice", text=notice, attempt=n + 1)
+            yield self._notice(notice, n + 1, released)
             runnable, chain_input = step.runnable, step.input
             configurable, check = step.configurable, step.check
         if status == "rejected":
-            yield GuardChunk(kind="notice", text=self.stop_notice, attempt=len(attempts))
+            yield self._notice(self.stop_notice, len(attempts), released)
             if not released and all(a.answer is None for a in attempts) and errors:
                 raise errors[0]  # nothing was produced at all: the chain's own error
         answer = " ".join(released) if released else None
@@ -492,6 +492,9 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
                 if task is not None:
                     task.cancel()
             await stream.aclose()  # type: ignore[attr-defined]
+
+    def _notice(self, text: str, attempt: int, released: list[str]) -> GuardChunk:
+        return GuardChunk(kind="notice", text=(" " if released else "") + text, attempt=attempt)
 
     def _release(
         self,
