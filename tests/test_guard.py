@@ -33,6 +33,7 @@ from truthguard.guard import (
     ReRetrieve,
     Rerun,
 )
+from truthguard.guard._extract import clean_text
 from truthguard.rag import build_rag_chain
 from truthguard.result import DetectionResult
 from truthguard.testing import FakeDetector, ScriptedChatModel
@@ -826,3 +827,66 @@ def test_check_timeout_holds_over_http_when_the_checker_stalls(timeout):
     assert out.status == "rejected" and out.answer == "The sun shines."
     assert "timed out" in out.verdict.errors["fake"]
     assert elapsed - chain_seconds < 1.1 * timeout + 0.2
+
+
+# -- hostile text: arbitrary Unicode never escapes, never loses the answer, never opens the guard --
+
+ODD = ["\ud800", "\udfff", "\x00", "\x1b[31m", "\u202e", "\ufeff", "\U0001f600", "\n\n", "\t", "é"]
+
+
+def hostile_text(rng: Any, n: int) -> str:
+    pieces = [rng.choice(ODD) if rng.random() < 0.4 else rng.choice(["moon", "sun", "Dubai"])]
+    pieces += [rng.choice([*ODD, "word", "Paris", " ", "."]) for _ in range(n)]
+    return "x" + "".join(pieces)  # never blank: a blank answer is no answer
+
+
+def has_lone_surrogate(text: str) -> bool:
+    return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+
+
+@pytest.mark.parametrize("on_error", ["open", "closed"])
+def test_arbitrary_unicode_through_the_guard(on_error):
+    import random
+
+    rng = random.Random(16)
+    seen: list[str] = []
+
+    def strict(inp: DetectorInput) -> float:
+        for text in (inp.question, inp.answer, *inp.contexts):
+            seen.append(text)
+            assert not has_lone_surrogate(text), "a lone surrogate reached the detector"
+        if "\x00" in inp.answer:
+            raise TypeError("this detector cannot read NUL")
+        return 0.0 if "moon" in inp.answer else 1.0
+
+    for case in range(24):
+        question = hostile_text(rng, 8) + "?"
+        answer = hostile_text(rng, 30) * (40_000 if case == 0 else 1)  # case 0: over 1 MB
+        contexts = [hostile_text(rng, 10) for _ in range(2)]
+        guard = HallucinationGuard(
+            chain=RunnableLambda(lambda q, a=answer, c=contexts: {"answer": a, "context": c}),
+            detectors=FakeDetector(score=strict, threshold=0.5),
+            on_error=on_error,
+        )
+        out = guard.invoke({"question": question})
+        assert out.answer == clean_text(answer)  # never lost (lone surrogates made U+FFFD)
+        if "\x00" in answer or "moon" in answer:
+            assert out.status == "rejected"  # an error or a failing check never passes
+        else:
+            assert out.status == "passed"
+    assert len(seen) >= 24 * 4
+
+
+@pytest.mark.model
+def test_lone_surrogates_do_not_open_the_guard_with_the_local_refchecker():
+    from truthguard.refchecker import RefChecker
+
+    chain = RunnableLambda(
+        lambda q: {"answer": "Dubai \ud800 is in Oman.", "context": ["Dubai is in the UAE \udfff."]}
+    )
+    for on_error in ("open", "closed"):
+        guard = HallucinationGuard(chain=chain, detectors=RefChecker(), on_error=on_error)
+        out = guard.invoke({"question": "Where is Dubai \ud800?"})
+        assert out.answer == "Dubai \ufffd is in Oman." and out.question == "Where is Dubai \ufffd?"
+        result = out.attempts[0].results[0]
+        assert not result.is_invalid and result.score is not None  # a real verdict, no crash
