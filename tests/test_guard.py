@@ -890,3 +890,19 @@ def test_lone_surrogates_do_not_open_the_guard_with_the_local_refchecker():
         assert out.answer == "Dubai \ufffd is in Oman." and out.question == "Where is Dubai \ufffd?"
         result = out.attempts[0].results[0]
         assert not result.is_invalid and result.score is not None  # a real verdict, no crash
+
+
+def test_reretrieve_rewrite_needs_a_chain_that_retrieves_with_the_rewritten_query():
+    configurable = ListRetriever(passages=["p1"]).configurable_fields(
+        search_kwargs=ConfigurableField(id="search_kwargs")
+    )
+    chain = textbook_chain(ScriptedChatModel(script=["x"]), configurable)
+    with pytest.raises(InvalidInputError) as info:
+        HallucinationGuard(
+            chain=chain, detectors=moon_detector(), policies=[ReRetrieve(rewrite=str.upper)]
+        )
+    assert info.value.field == "rewrite" and "build_rag_chain" in str(info.value)
+    rag, _ = rag_chain(["x"])
+    HallucinationGuard(
+        chain=rag, detectors=moon_detector(), policies=[ReRetrieve(rewrite=str.upper)]
+    )

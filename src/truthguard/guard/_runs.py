@@ -44,6 +44,7 @@ __all__ = [
     "find_prompt_slot",
     "reads_config",
     "scoped_config",
+    "uses_retrieval_query",
     "with_feedback_slot",
 ]
 
@@ -137,6 +138,15 @@ def reads_config(runnable: Runnable[Any, Any]) -> bool:
             except (TypeError, ValueError):  # a builtin without a signature
                 continue
     return False
+
+
+def uses_retrieval_query(runnable: Runnable[Any, Any]) -> bool:
+    """True when the chain retrieves with a ``retrieval_query`` input key (``build_rag_chain``)."""
+    return any(
+        isinstance(r, RunnableLambda)
+        and getattr(getattr(r, "func", None), "__name__", "") == "_retrieval_query"
+        for r in _walk(runnable)
+    )
 
 
 def find_prompt_slot(runnable: Runnable[Any, Any], key: str) -> bool:

@@ -24,7 +24,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from truthguard.errors import GuardRejected, InvalidInputError
 from truthguard.guard._models import Attempt
-from truthguard.guard._runs import FEEDBACK_FIELD, config_ids, find_prompt_slot, reads_config
+from truthguard.guard._runs import (
+    FEEDBACK_FIELD,
+    config_ids,
+    find_prompt_slot,
+    reads_config,
+    uses_retrieval_query,
+)
 from truthguard.guard._validation import input_errors
 from truthguard.llm import message_text
 from truthguard.result import Label, Usage
@@ -249,6 +255,12 @@ class ReRetrieve(GuardPolicy):
                 "chain with truthguard.rag.build_rag_chain(retriever, model), or make the "
                 "retriever configurable: retriever.configurable_fields(search_kwargs="
                 f"ConfigurableField(id={SEARCH_KWARGS_FIELD!r})).",
+            )
+        if self.rewrite is not None and not uses_retrieval_query(chain):
+            raise InvalidInputError(
+                "rewrite",
+                f"the chain does not retrieve with a {RETRIEVAL_QUERY_KEY!r} input key, so the "
+                "rewritten query would be ignored: build it with truthguard.rag.build_rag_chain",
             )
         if self.alternative is not None and RETRIEVER_FIELD not in ids:
             raise InvalidInputError(
