@@ -180,3 +180,26 @@ def test_default_local_refchecker_withholds_an_unsupported_sentence():
     result = guard.invoke({"question": "What is the capital of France?"})
     assert result.answer == "Paris is the capital of France."
     assert result.status == "rejected" and "Berlin" in result.attempts[0].answer
+
+
+async def test_stream_breaking_off_mid_answer_is_continued_without_blaming_the_text():
+    calls = {"n": 0}
+
+    class Breaking(ScriptedChatModel):
+        async def _astream(self, messages, stop=None, run_manager=None, **kw):
+            calls["n"] += 1
+            i = 0
+            async for chunk in super()._astream(messages, stop, run_manager, **kw):
+                i += 1
+                if calls["n"] == 1 and i == 8:  # the connection drops in the second sentence
+                    raise ConnectionError("stream cut")
+                yield chunk
+
+    model = Breaking(
+        script=lambda p: "It is tall." if "so far" in p else "Paris is in France. It has a tower."
+    )
+    guard = StreamingGuard(chain=model, detector=FakeDetector(score=1.0), policies=[Regenerate()])
+    result = await guard.ainvoke("Tell me about Paris.")
+    assert result.status == "passed" and result.answer == "Paris is in France. It is tall."
+    assert "ConnectionError" in result.attempts[0].error
+    assert "not supported" not in model.calls[1] and "Paris is in France." in model.calls[1]

@@ -42,7 +42,7 @@ from truthguard.guard._verdict import NEVER_OPEN, decide
 from truthguard.guard.policies import GuardPolicy, PolicyContext, Release
 from truthguard.result import DetectionResult, Usage
 
-__all__ = ["VERDICT_EVENT", "HallucinationGuard", "base_detector"]
+__all__ = ["VERDICT_EVENT", "HallucinationGuard", "base_detector", "run_detector"]
 
 logger = logging.getLogger("truthguard.guard")
 

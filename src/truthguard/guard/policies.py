@@ -76,6 +76,12 @@ REASK_TEMPLATE = (
     "Answer again. Keep only statements you can support from the context or well-established "
     "knowledge, and say plainly when you are not sure."
 )
+# The streaming guard's re-ask after a broken stream (our wording): nothing about the failure.
+CONTINUE_AFTER_BREAK_TEMPLATE = (
+    "Your answer so far was:\n{released}\n"
+    "Continue the answer from where it stops, without repeating it. Keep only statements the "
+    "context supports."
+)
 # The streaming guard's repair (our wording): keep what was released, replace the bad sentence.
 CONTINUE_TEMPLATE = (
     "Your answer so far was:\n{released}\n"
@@ -123,6 +129,9 @@ class PolicyContext:
             for r in last.results
             if r.explanation and r.label not in (Label.INVALID, Label.UNVERIFIABLE)
         )
+        if self.released is not None and (last.error or not notes):
+            # The stream broke off (or the checker was unavailable): continue, claim nothing.
+            return CONTINUE_AFTER_BREAK_TEMPLATE.format(released=self.released)
         if self.released is not None:
             return CONTINUE_TEMPLATE.format(
                 released=self.released,
