@@ -21,6 +21,14 @@ def test_bench_guard_json(capsys):
                 "3",
                 "--repeats",
                 "1",
+                "--stream-detector",
+                "fake",
+                "--stream-n",
+                "1",
+                "--first-token-latency",
+                "0.01",
+                "--token-latency",
+                "0.005",
             ]
         )
         == 0
@@ -31,6 +39,11 @@ def test_bench_guard_json(capsys):
     # one regeneration means two model calls of 20 ms instead of one
     assert out["guard_regenerate_ratio"] > 1.5
     assert out["callback_records"] == 4 and out["callback_failed"] == 0  # warm-up + 3 calls
+    st = out["streaming"]
+    assert st["answer_passed"] and st["sentences_checked"] == 4
+    # a sentence is released once the next one starts and its check is done: never earlier
+    assert st["first_checked_sentence_s"] >= st["first_sentence_unguarded_s"] > 0
+    assert st["total_guarded_s"] > 0 and st["overhead_ratio"] > 0
 
 
 def test_bench_guard_table():
@@ -39,7 +52,18 @@ def test_bench_guard_table():
     from truthguard.bench import guard
 
     result = guard.run(
-        Namespace(latency=0.01, n=2, repeats=1, detector_latency=0.0, no_progress=True)
+        Namespace(
+            latency=0.01,
+            n=2,
+            repeats=1,
+            detector_latency=0.0,
+            no_progress=True,
+            token_latency=0.002,
+            first_token_latency=0.01,
+            stream_n=1,
+            stream_detector="fake",
+        )
     )
     table = guard.format_table(result)
     assert "guard, one regeneration" in table and "target < 5%" in table
+    assert "first (checked) sentence" in table

@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 from uuid import UUID
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.documents import Document
+from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import (
+    ConfigurableField,
+    RunnableConfig,
+    RunnableLambda,
+    RunnablePassthrough,
+)
+from pydantic import Field
 
-from truthguard.detector import DetectorInput
-from truthguard.errors import GuardRejected, InvalidInputError
+from truthguard.detector import BaseDetector, DetectorInput
+from truthguard.errors import GuardRejected, InvalidInputError, InvalidLLMOutput, LLMCallError
 from truthguard.guard import (
     VERDICT_EVENT,
     Fallback,
@@ -23,6 +33,9 @@ from truthguard.guard import (
     ReRetrieve,
     Rerun,
 )
+from truthguard.guard._extract import clean_text
+from truthguard.rag import build_rag_chain
+from truthguard.result import DetectionResult
 from truthguard.testing import FakeDetector, ScriptedChatModel
 
 
@@ -35,6 +48,24 @@ def scripted_chain(answers: list[str]) -> tuple[Any, ScriptedChatModel]:
     model = ScriptedChatModel(script=answers)
     prompt = ChatPromptTemplate.from_template("{question}\n{feedback}").partial(feedback="")
     return prompt | model, model
+
+
+class ListRetriever(BaseRetriever):
+    """Returns the first ``search_kwargs["k"]`` of its passages, whatever the query."""
+
+    passages: list[str]
+    search_kwargs: dict[str, Any] = Field(default_factory=lambda: {"k": 1})
+    queries: list[str] = Field(default_factory=list)
+
+    def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[Document]:
+        self.queries.append(query)
+        return [Document(page_content=p) for p in self.passages[: self.search_kwargs["k"]]]
+
+
+def rag_chain(answers: Any, passages: list[str] | None = None) -> tuple[Any, Any]:
+    model = ScriptedChatModel(script=answers)
+    retriever = ListRetriever(passages=passages or ["p1", "p2", "p3"])
+    return build_rag_chain(retriever, model), model
 
 
 class Recorder(BaseCallbackHandler):
@@ -102,7 +133,7 @@ def test_reretrieve_asks_for_more_documents_and_rewritten_query():
 
 
 def test_policies_apply_in_order_each_up_to_max_uses():
-    chain, model = scripted_chain(["moon 1", "moon 2", "moon 3", "moon 4", "sun"])
+    chain, model = rag_chain(["moon 1", "moon 2", "moon 3", "moon 4", "sun"])
     guard = HallucinationGuard(
         chain=chain,
         detectors=moon_detector(),
@@ -178,9 +209,9 @@ def test_raise_policy_carries_every_attempt():
 
 
 @pytest.mark.parametrize(("on_error", "status"), [("open", "passed"), ("closed", "rejected")])
-def test_detector_error_fails_open_or_closed(on_error, status):
+def test_detector_outage_fails_open_or_closed(on_error, status):
     chain, _ = scripted_chain(["an answer"])
-    broken = FakeDetector(error=RuntimeError("backend down"))
+    broken = FakeDetector(error=LLMCallError("fake.call", "backend down"))
     guard = HallucinationGuard(chain=chain, detectors=broken, on_error=on_error)
     out = guard.invoke({"question": "Q?"})
     assert out.status == status
@@ -272,13 +303,15 @@ def test_later_chain_error_does_not_lose_the_first_answer():
     assert "model unreachable" in out.attempts[1].error
 
 
-def test_first_chain_error_propagates():
+def test_chain_error_without_any_answer_propagates():
     def broken(inp: Any) -> str:
         raise ConnectionError("down")
 
-    guard = HallucinationGuard(chain=RunnableLambda(broken), detectors=moon_detector())
+    guard = HallucinationGuard(
+        chain=RunnableLambda(broken), detectors=moon_detector(), policies=[Regenerate()]
+    )
     with pytest.raises(ConnectionError):
-        guard.invoke("Q?")
+        guard.invoke({"question": "Q?"})
 
 
 def test_input_without_question_names_the_field():
@@ -370,7 +403,7 @@ def test_fallback_needs_exactly_one_source():
         Fallback(answer="x", runnable=RunnableLambda(lambda x: x))
 
 
-def test_regenerate_on_a_string_input_appends_the_feedback():
+def test_regenerate_on_a_string_input_puts_the_feedback_in_the_model_prompt():
     model = ScriptedChatModel(script=lambda p: "the sun" if "fact-checker" in p else "the moon")
     guard = HallucinationGuard(chain=model, detectors=moon_detector(), policies=[Regenerate()])
     out = guard.invoke("What shines by day?")
@@ -388,7 +421,7 @@ def test_chain_tokens_are_estimated_when_the_model_reports_none():
 
 def test_a_failing_policy_is_recorded_and_the_answer_kept():
     guard = HallucinationGuard(
-        chain=RunnableLambda(lambda q: "the moon"),
+        chain=RunnableLambda(lambda q, config: "the moon"),  # reads its config: may re-retrieve
         detectors=moon_detector(),
         policies=[ReRetrieve(rewrite=str.upper), Fallback(answer="unsure")],
     )
@@ -406,3 +439,470 @@ async def test_verdicts_appear_in_astream_events():
         if e["event"] == "on_custom_event" and e["name"] == VERDICT_EVENT
     ]
     assert [e["data"]["verdict"]["passed"] for e in events] == [False, True]
+
+
+# -- the guard inside real LangChain / LangGraph apps ------------------------------------------
+
+TEXTBOOK_PROMPT = ChatPromptTemplate.from_messages(
+    [("system", "Answer from the context.\n{context}"), ("human", "{question}")]
+)
+
+
+def textbook_chain(model: Any, retriever: BaseRetriever) -> Any:
+    """The LangChain tutorial RAG chain: string in, string out, documents dropped."""
+    return (
+        {
+            "context": retriever | (lambda docs: "\n".join(d.page_content for d in docs)),
+            "question": RunnablePassthrough(),
+        }
+        | TEXTBOOK_PROMPT
+        | model
+        | StrOutputParser()
+    )
+
+
+def moon_then_sun() -> ScriptedChatModel:
+    return ScriptedChatModel(
+        script=lambda p: "The sun shines by day." if "fact-checker" in p else "The moon shines."
+    )
+
+
+def sun_after_feedback(p: str) -> str:
+    return "The sun shines." if "fact-checker" in p else "The moon shines."
+
+
+async def test_astream_events_carry_no_unchecked_answer():
+    chain, _ = rag_chain(sun_after_feedback)
+    guard = HallucinationGuard(chain=chain, detectors=moon_detector(), policies=[Regenerate()])
+    events = [e async for e in guard.astream_events({"question": "What shines?"}, version="v2")]
+    leaked = [
+        e
+        for e in events
+        # Verdicts are labelled; the guard's own result keeps every attempt, labelled too.
+        if "moon" in str(e["data"]) and e["name"] not in (VERDICT_EVENT, "HallucinationGuard")
+    ]
+    assert leaked == []
+    assert not any(e["event"] == "on_chat_model_stream" for e in events)
+    verdicts = [e["data"]["verdict"]["passed"] for e in events if e["name"] == VERDICT_EVENT]
+    assert verdicts == [False, True]
+    assert events[-1]["event"] == "on_chain_end"
+    assert events[-1]["data"]["output"].answer == "The sun shines."
+
+
+async def test_stream_nested_opt_in_tags_every_nested_run_of_an_attempt():
+    chain, _ = rag_chain(sun_after_feedback)
+    guard = HallucinationGuard(
+        chain=chain, detectors=moon_detector(), policies=[Regenerate()], stream_nested=True
+    )
+    q = {"question": "What shines?"}
+    every = [e async for e in guard.astream_events(q, version="v2")]
+    tokens = "".join(
+        e["data"]["chunk"].content for e in every if e["event"] == "on_chat_model_stream"
+    )
+    assert "moon" in tokens and "sun" in tokens  # the opt-in shows every attempt
+    nested = [e for e in every if e["parent_ids"] and e["name"] != VERDICT_EVENT]
+    assert all(any(t.startswith("guard:attempt:") for t in e["tags"]) for e in nested)
+    kept = [
+        e
+        async for e in guard.astream_events(q, version="v2", exclude_tags=["guard:attempt:1"])
+        if e["event"] == "on_chat_model_stream"
+    ]
+    assert "".join(e["data"]["chunk"].content for e in kept) == "The sun shines."
+
+
+async def test_langgraph_messages_mode_streams_no_unchecked_answer():
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    chain, _ = rag_chain(sun_after_feedback)
+    guard = HallucinationGuard(chain=chain, detectors=moon_detector(), policies=[Regenerate()])
+
+    class State(TypedDict, total=False):
+        question: str
+        answer: str
+
+    async def guarded(state: State) -> State:
+        result = await guard.ainvoke({"question": state["question"]})
+        return {"answer": result.answer}
+
+    graph = (
+        StateGraph(State)
+        .add_node("guarded", guarded)
+        .add_edge(START, "guarded")
+        .add_edge("guarded", END)
+        .compile()
+    )
+    streamed = [
+        m async for m, _ in graph.astream({"question": "What shines?"}, stream_mode="messages")
+    ]
+    assert not any("moon" in str(getattr(m, "content", m)) for m in streamed)
+    final = await graph.ainvoke({"question": "What shines?"})
+    assert final["answer"] == "The sun shines."
+
+
+def test_reretrieve_on_a_chain_it_cannot_change_is_refused_at_construction():
+    retriever = ListRetriever(passages=["p1", "p2"])
+    chain = textbook_chain(ScriptedChatModel(script=["x"]), retriever)
+    with pytest.raises(InvalidInputError) as info:
+        HallucinationGuard(chain=chain, detectors=moon_detector(), policies=[ReRetrieve(k=[3])])
+    assert info.value.field == "policies" and "configurable_fields" in str(info.value)
+    with pytest.raises(InvalidInputError, match="temperature"):
+        HallucinationGuard(
+            chain=chain, detectors=moon_detector(), policies=[Regenerate(temperature=0.5)]
+        )
+    with pytest.raises(InvalidInputError, match="max_attempts"):
+        HallucinationGuard(
+            chain=chain, detectors=moon_detector(), policies=[Regenerate()], max_attempts=1
+        )
+
+
+def test_reretrieve_acts_on_a_configurable_retriever():
+    retriever = ListRetriever(passages=["p1", "p2", "p3"])
+    configurable = retriever.configurable_fields(
+        search_kwargs=ConfigurableField(id="search_kwargs")
+    )
+    model = ScriptedChatModel(script=["The moon.", "The sun."])
+    chain = textbook_chain(model, configurable)
+    guard = HallucinationGuard(chain=chain, detectors=moon_detector(), policies=[ReRetrieve(k=[3])])
+    out = guard.invoke("What shines?")
+    assert out.passed and [len(a.contexts) for a in out.attempts] == [1, 3]
+
+
+def test_textbook_chain_gets_contexts_from_its_retriever_and_feedback_in_the_prompt():
+    retriever = ListRetriever(passages=["The sun shines by day."])
+    model = moon_then_sun()
+    seen: list[list[str]] = []
+    grounded = FakeDetector(
+        score=lambda i: (seen.append(list(i.contexts)), 0.0 if "moon" in i.answer else 1.0)[1],
+        threshold=0.5,
+    )
+    guard = HallucinationGuard(
+        chain=textbook_chain(model, retriever), detectors=grounded, policies=[Regenerate()]
+    )
+    out = guard.invoke("What shines by day?")
+    assert out.passed and out.answer == "The sun shines by day."
+    assert seen == [["The sun shines by day."]] * 2  # contexts taken from the retriever runs
+    assert retriever.queries == ["What shines by day?"] * 2  # feedback never became the query
+    assert "fact-checker" in model.calls[1] and "The moon shines." in model.calls[1]
+
+
+def test_output_answer_composes_with_an_output_parser():
+    chain, _ = rag_chain(["The moon.", "The sun."])
+    guard = HallucinationGuard(
+        chain=chain, detectors=moon_detector(), policies=[Regenerate()], output="answer"
+    )
+    assert (guard | StrOutputParser()).invoke({"question": "Q?"}) == "The sun."
+    stubborn, _ = rag_chain(["The moon."] * 3)
+    rejecting = HallucinationGuard(chain=stubborn, detectors=moon_detector(), output="answer")
+    with pytest.raises(GuardRejected) as info:
+        (rejecting | StrOutputParser()).invoke({"question": "Q?"})
+    assert info.value.attempts[0].answer == "The moon."  # the answer is never lost
+
+
+def test_configurable_detector_is_accepted_and_configured_per_run():
+    chain, _ = scripted_chain(["an answer"] * 4)
+    det = FakeDetector(score=0.7, threshold=0.5).configurable_fields(
+        threshold=ConfigurableField(id="threshold")
+    )
+    guard = HallucinationGuard(chain=chain, detectors=[det])
+    assert guard.detector_keys == ["fake"]
+    assert guard.invoke("Q?").passed
+    strict = guard.with_config(configurable={"threshold": 0.9})
+    assert strict.invoke("Q?").status == "rejected"
+
+
+def test_first_chain_failure_still_runs_the_fallback():
+    def broken(inp: Any) -> str:
+        raise ConnectionError("429 Too Many Requests")
+
+    guard = HallucinationGuard(
+        chain=RunnableLambda(broken),
+        detectors=moon_detector(),
+        policies=[Fallback(answer="Sorry, I cannot answer right now.")],
+    )
+    out = guard.invoke({"question": "Q?"})
+    assert out.status == "fallback" and out.answer == "Sorry, I cannot answer right now."
+    assert "429" in out.attempts[0].error
+
+
+def test_outage_text_never_reaches_the_model_as_feedback():
+    model = ScriptedChatModel(script=["The moon.", "The sun."])
+    down = FakeDetector(error=LLMCallError("refchecker.checker", "Error code: 500 upstream"))
+    guard = HallucinationGuard(chain=model, detectors=down, policies=[Regenerate()])
+    out = guard.invoke("Q?")
+    assert out.status == "rejected" and out.n_attempts == 2
+    assert "500" not in model.calls[1] and "Invalid result" not in model.calls[1]
+    assert "Answer again" in model.calls[1]
+
+
+class Stubborn(BaseDetector):
+    """Ignores the first cancellation and keeps checking for ``seconds``."""
+
+    detector_name = "stubborn"
+    seconds: float = 1.0
+
+    async def _acheck(self, inp: DetectorInput, session: Any) -> DetectionResult:
+        try:
+            await asyncio.sleep(self.seconds)
+        except asyncio.CancelledError:
+            await asyncio.sleep(self.seconds)
+        return DetectionResult(detector="stubborn", score=1.0, label="factual")
+
+
+async def test_check_timeout_holds_when_the_detector_ignores_cancellation():
+    chain, _ = scripted_chain(["an answer"])
+    timeout = 0.3
+    guard = HallucinationGuard(chain=chain, detectors=Stubborn(), check_timeout=timeout)
+    started = time.perf_counter()
+    out = await guard.ainvoke({"question": "Q?"})
+    elapsed = time.perf_counter() - started
+    assert out.status == "rejected" and "timed out" in out.verdict.errors["stubborn"]
+    assert elapsed < 1.1 * timeout + 0.2  # the issue's bound, the chain itself is instant
+
+
+async def test_cancelled_error_from_a_model_does_not_lose_the_answer():
+    class Cancelling(ScriptedChatModel):
+        async def _agenerate(self, messages, stop=None, run_manager=None, **kw):
+            if not self.calls:
+                self._calls.append("cancelled")
+                raise asyncio.CancelledError("stray")
+            return await super()._agenerate(messages, stop, run_manager, **kw)
+
+    model = Cancelling(script=["The sun."])
+    guard = HallucinationGuard(chain=model, detectors=moon_detector(), policies=[Regenerate()])
+    out = await guard.ainvoke("Q?")
+    assert out.passed and out.answer == "The sun."
+    assert "CancelledError" in out.attempts[0].error
+
+
+class CancelsItself(BaseDetector):
+    detector_name = "cancels"
+
+    async def _acheck(self, inp: DetectorInput, session: Any) -> DetectionResult:
+        raise asyncio.CancelledError("stray")
+
+
+async def test_cancelled_error_from_a_detector_is_a_failure_not_an_escape():
+    chain, _ = scripted_chain(["an answer"])
+    failing = HallucinationGuard(chain=chain, detectors=CancelsItself(), on_error="open")
+    res = await failing.ainvoke("Q?")
+    assert res.status == "rejected" and res.answer == "an answer"
+
+
+@pytest.mark.parametrize("bad", [5, float("nan"), ["a"], {}])
+def test_question_of_the_wrong_type_names_the_field(bad):
+    chain, model = scripted_chain(["x"])
+    guard = HallucinationGuard(chain=chain, detectors=moon_detector())
+    with pytest.raises(InvalidInputError) as info:
+        guard.invoke({"question": bad})
+    assert info.value.field == "question" and model.call_count == 0
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_non_finite_threshold_is_refused(value):
+    chain, _ = scripted_chain(["x"])
+    with pytest.raises(InvalidInputError) as info:
+        HallucinationGuard(chain=chain, detectors=moon_detector(), thresholds={"fake": value})
+    assert info.value.field == "thresholds.fake"
+
+
+def test_fail_open_never_passes_an_answer_the_detector_raised_on():
+    def picky(inp: DetectorInput) -> float:
+        if "\ufffd" not in inp.question and any(0xD800 <= ord(c) < 0xE000 for c in inp.question):
+            raise AssertionError("a lone surrogate reached the detector")
+        raise TypeError("cannot embed this text")
+
+    chain, _ = scripted_chain(["an answer"])
+    guard = HallucinationGuard(chain=chain, detectors=FakeDetector(score=picky), on_error="open")
+    out = guard.invoke({"question": "Where is Dubai \ud800?"})
+    assert out.status == "rejected" and out.answer == "an answer"
+    assert "TypeError" in out.verdict.errors["fake"] and not out.verdict.failed_open
+    assert out.question == "Where is Dubai \ufffd?"
+
+
+# -- over HTTP: ChatOpenAI against truthguard.testing.OpenAIServer, every fault x policy --------
+
+FAULTS = ["429", "500", "stall", "bad_json", "empty_choices", "null_content", "stream_cut"]
+FALLBACK = "I cannot answer that right now."
+
+
+def http_chain(server: Any, **kw: Any) -> Any:
+    prompt = ChatPromptTemplate.from_messages([("human", "Q: {question}")])
+    model = server.chat_model(max_retries=0, timeout=kw.pop("timeout", 0.3), **kw)
+    return prompt | model | StrOutputParser()
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.parametrize("policies", ["fallback", "regenerate+fallback", "raise"])
+def test_chain_faults_over_http_never_lose_an_answer(fault, policies):
+    from truthguard.testing import Fault, OpenAIServer
+
+    chosen = {
+        "fallback": [Fallback(answer=FALLBACK)],
+        "regenerate+fallback": [Regenerate(), Fallback(answer=FALLBACK)],
+        "raise": [Raise()],
+    }[policies]
+    with OpenAIServer(
+        reply="The sun shines.", faults=[Fault(fault, match="Q:", stall_seconds=5)]
+    ) as server:
+        guard = HallucinationGuard(
+            chain=http_chain(server), detectors=moon_detector(), policies=chosen
+        )
+        if policies == "raise":
+            with pytest.raises(GuardRejected) as info:
+                guard.invoke({"question": "What shines?"})
+            assert info.value.attempts[0].error  # the chain's failure is recorded, not raised raw
+            return
+        out = guard.invoke({"question": "What shines?"})
+    assert out.status == "fallback" and out.answer == FALLBACK  # the fallback ran
+    assert out.attempts[0].answer is None and out.attempts[0].error
+
+
+class YesNoChecker(BaseDetector):
+    """Asks a model "Check: <answer>" and wants yes or no back (anything else is invalid)."""
+
+    detector_name = "yesno"
+    model: Any = None
+
+    async def _acheck(self, inp: DetectorInput, session: Any) -> DetectionResult:
+        text = (await session.acall(self.model, f"Check: {inp.answer}", stage="yesno")).strip()
+        if text.lower() not in ("yes", "no"):
+            raise InvalidLLMOutput("expected yes or no", raw=text, stage="yesno")
+        ok = text.lower() == "yes"
+        return DetectionResult(
+            detector="yesno",
+            score=float(ok),
+            label="factual" if ok else "hallucinated",
+            explanation=f"the checker said {text}",
+        )
+
+
+def http_reply(messages: list[dict[str, Any]]) -> str:
+    return "yes" if str(messages[-1]["content"]).startswith("Check:") else "The sun shines."
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_detector_faults_over_http_keep_the_answer_and_send_no_outage_text(fault):
+    from truthguard.testing import Fault, OpenAIServer
+
+    with OpenAIServer(
+        reply=http_reply, faults=[Fault(fault, match="Check:", stall_seconds=5)]
+    ) as server:
+        checker = YesNoChecker(model=server.chat_model(max_retries=0, timeout=0.2))
+        guard = HallucinationGuard(
+            chain=http_chain(server),
+            detectors=checker,
+            policies=[Regenerate(), Fallback(answer=FALLBACK)],
+            check_timeout=0.3,
+        )
+        out = guard.invoke({"question": "What shines?"})
+        chain_requests = [
+            " ".join(str(m["content"]) for m in r.messages)
+            for r in server.requests
+            if str(r.messages[0]["content"]).startswith("Q:")
+        ]
+    assert out.status == "fallback" and out.answer == FALLBACK  # the fallback ran
+    assert [a.answer for a in out.attempts[:2]] == ["The sun shines."] * 2  # both kept
+    assert len(chain_requests) == 2 and "Answer again" in chain_requests[1]
+    for text in chain_requests:
+        assert "rror" not in text and "Invalid" not in text and "500" not in text
+
+
+@pytest.mark.parametrize("timeout", [0.3, 1.0])
+def test_check_timeout_holds_over_http_when_the_checker_stalls(timeout):
+    from truthguard.testing import Fault, OpenAIServer
+
+    with OpenAIServer(
+        reply="The sun shines.", faults=[Fault("stall", match="sun shines", stall_seconds=10)]
+    ) as server:
+        checker = FakeDetector(score=1.0, model=server.chat_model(max_retries=2, timeout=8))
+        guard = HallucinationGuard(
+            chain=http_chain(server, timeout=5), detectors=checker, check_timeout=timeout
+        )
+        started = time.perf_counter()
+        out = guard.invoke({"question": "What shines?"})
+        elapsed = time.perf_counter() - started
+    chain_seconds = out.attempts[0].chain_usage.wall_seconds
+    assert out.status == "rejected" and out.answer == "The sun shines."
+    assert "timed out" in out.verdict.errors["fake"]
+    assert elapsed - chain_seconds < 1.1 * timeout + 0.2
+
+
+# -- hostile text: arbitrary Unicode never escapes, never loses the answer, never opens the guard --
+
+ODD = ["\ud800", "\udfff", "\x00", "\x1b[31m", "\u202e", "\ufeff", "\U0001f600", "\n\n", "\t", "é"]
+
+
+def hostile_text(rng: Any, n: int) -> str:
+    pieces = [rng.choice(ODD) if rng.random() < 0.4 else rng.choice(["moon", "sun", "Dubai"])]
+    pieces += [rng.choice([*ODD, "word", "Paris", " ", "."]) for _ in range(n)]
+    return "x" + "".join(pieces)  # never blank: a blank answer is no answer
+
+
+def has_lone_surrogate(text: str) -> bool:
+    return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+
+
+@pytest.mark.parametrize("on_error", ["open", "closed"])
+def test_arbitrary_unicode_through_the_guard(on_error):
+    import random
+
+    rng = random.Random(16)
+    seen: list[str] = []
+
+    def strict(inp: DetectorInput) -> float:
+        for text in (inp.question, inp.answer, *inp.contexts):
+            seen.append(text)
+            assert not has_lone_surrogate(text), "a lone surrogate reached the detector"
+        if "\x00" in inp.answer:
+            raise TypeError("this detector cannot read NUL")
+        return 0.0 if "moon" in inp.answer else 1.0
+
+    for case in range(24):
+        question = hostile_text(rng, 8) + "?"
+        answer = hostile_text(rng, 30) * (40_000 if case == 0 else 1)  # case 0: over 1 MB
+        contexts = [hostile_text(rng, 10) for _ in range(2)]
+        guard = HallucinationGuard(
+            chain=RunnableLambda(lambda q, a=answer, c=contexts: {"answer": a, "context": c}),
+            detectors=FakeDetector(score=strict, threshold=0.5),
+            on_error=on_error,
+        )
+        out = guard.invoke({"question": question})
+        assert out.answer == clean_text(answer)  # never lost (lone surrogates made U+FFFD)
+        if "\x00" in answer or "moon" in answer:
+            assert out.status == "rejected"  # an error or a failing check never passes
+        else:
+            assert out.status == "passed"
+    assert len(seen) >= 24 * 4
+
+
+@pytest.mark.model
+def test_lone_surrogates_do_not_open_the_guard_with_the_local_refchecker():
+    from truthguard.refchecker import RefChecker
+
+    chain = RunnableLambda(
+        lambda q: {"answer": "Dubai \ud800 is in Oman.", "context": ["Dubai is in the UAE \udfff."]}
+    )
+    for on_error in ("open", "closed"):
+        guard = HallucinationGuard(chain=chain, detectors=RefChecker(), on_error=on_error)
+        out = guard.invoke({"question": "Where is Dubai \ud800?"})
+        assert out.answer == "Dubai \ufffd is in Oman." and out.question == "Where is Dubai \ufffd?"
+        result = out.attempts[0].results[0]
+        assert not result.is_invalid and result.score is not None  # a real verdict, no crash
+
+
+def test_reretrieve_rewrite_needs_a_chain_that_retrieves_with_the_rewritten_query():
+    configurable = ListRetriever(passages=["p1"]).configurable_fields(
+        search_kwargs=ConfigurableField(id="search_kwargs")
+    )
+    chain = textbook_chain(ScriptedChatModel(script=["x"]), configurable)
+    with pytest.raises(InvalidInputError) as info:
+        HallucinationGuard(
+            chain=chain, detectors=moon_detector(), policies=[ReRetrieve(rewrite=str.upper)]
+        )
+    assert info.value.field == "rewrite" and "build_rag_chain" in str(info.value)
+    rag, _ = rag_chain(["x"])
+    HallucinationGuard(
+        chain=rag, detectors=moon_detector(), policies=[ReRetrieve(rewrite=str.upper)]
+    )

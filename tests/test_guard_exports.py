@@ -11,6 +11,7 @@ EXPORTS = {
         "VERDICT_EVENT",
         "Attempt",
         "Fallback",
+        "GuardChunk",
         "GuardPolicy",
         "GuardResult",
         "GuardVerdict",
@@ -21,7 +22,10 @@ EXPORTS = {
         "Regenerate",
         "Release",
         "Rerun",
+        "StreamingGuard",
     },
+    "truthguard.evaluation": {"DetectorEvaluator"},
+    "truthguard.serde": {"LANGGRAPH_ALLOWLIST", "checkpoint_serializer"},
     "truthguard.callbacks": {
         "AsyncTruthGuardCallbackHandler",
         "CallableSink",

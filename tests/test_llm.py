@@ -182,3 +182,137 @@ def test_plain_callables_get_distinct_model_ids():
 
     assert model_id(first) != model_id(second)
     assert model_id(first).startswith("callable:")
+
+
+async def test_cancellation_is_never_retried_and_returns_at_once():
+    calls = []
+
+    async def slow(prompt: str) -> str:
+        calls.append(prompt)
+        await asyncio.sleep(3)
+        return "done"
+
+    session = LLMSession(LLMSettings(max_retries=3, backoff_initial=0.0))
+    started = time.perf_counter()
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(session.acall(RunnableLambda(slow), "x", stage="s"), 0.3)
+    assert time.perf_counter() - started < 1.0
+    assert calls == ["x"]
+    assert session.records[0].error == "cancelled"
+
+
+async def test_gather_cancel_does_not_restart_the_other_calls():
+    starts = []
+
+    async def slow(prompt: str) -> str:
+        starts.append(prompt)
+        await asyncio.sleep(0.5)
+        return prompt
+
+    failing = ScriptedChatModel(script=lambda p: "x", fail_first=99)
+    session = LLMSession(LLMSettings(max_retries=2, backoff_initial=0.0))
+    with pytest.raises(LLMCallError):
+        await session.gather(
+            [
+                session.acall(RunnableLambda(slow), "a", stage="t"),
+                session.acall(RunnableLambda(slow), "b", stage="t"),
+                session.acall(failing, "f", stage="t"),
+            ]
+        )
+    await asyncio.sleep(0.1)
+    assert sorted(starts) == ["a", "b"]  # each started once, never again after the cancel
+
+
+async def test_gather_retrieves_every_failure(caplog):
+    import gc
+
+    failing = ScriptedChatModel(script=lambda p: "x", fail_first=99)
+    session = LLMSession(FAST.model_copy(update={"max_retries": 0}))
+    with caplog.at_level("ERROR", logger="asyncio"):
+        try:
+            await session.gather(session.acall(failing, f"p{i}", stage=f"s{i}") for i in range(3))
+        except LLMCallError as e:
+            stage = e.stage
+        assert stage == "s0"  # the first in input order
+        gc.collect()  # the failed tasks are gone now: unretrieved errors would be logged
+    await asyncio.sleep(0)
+    assert "never retrieved" not in caplog.text
+
+
+async def test_llm_seconds_leave_out_waiting_for_a_slot():
+    model = ScriptedChatModel(script=lambda p: "ok", latency=0.2)
+    session = LLMSession(LLMSettings(max_concurrency=1))
+    await session.gather(session.acall(model, str(i), stage="t") for i in range(3))
+    usage = session.usage()
+    assert usage.llm_seconds < 0.2 * 3 + 0.15  # 1.2 s if the queueing were counted
+    assert max(r.wait_seconds for r in session.records) >= 0.35
+
+
+def test_one_retry_layer_by_default():
+    from langchain_openai import ChatOpenAI
+
+    settings = LLMSettings()
+    own = ChatOpenAI(model="m", api_key="k", base_url="http://127.0.0.1:9/v1")  # max_retries=2
+    assert settings.retries_for(own) == 0
+    assert settings.retries_for(own.bind(stop=["x"])) == 0
+    assert settings.retries_for(ChatOpenAI(model="m", api_key="k", max_retries=0)) == 2
+    assert settings.retries_for(ScriptedChatModel()) == 2
+    assert LLMSettings(max_retries=1).retries_for(own) == 1
+
+
+async def test_total_timeout_bounds_the_whole_call_and_its_retries():
+    model = ScriptedChatModel(script=lambda p: "late", latency=0.4)
+    settings = LLMSettings(timeout=0.3, total_timeout=0.5, max_retries=5, backoff_initial=0.0)
+    session = LLMSession(settings)
+    started = time.perf_counter()
+    with pytest.raises(LLMCallError, match="total_timeout"):
+        await session.acall(model, "x", stage="t")
+    assert time.perf_counter() - started < 0.5 * 1.1 + 0.2
+    assert session.records[0].attempts == 2
+
+
+async def test_a_reply_that_is_not_text_is_invalid_output_not_its_repr():
+    from truthguard.errors import InvalidLLMOutput
+
+    class ChatCompletion:  # what an OpenAI client returns before you take the text out
+        choices = ()
+
+    session = LLMSession(FAST)
+    with pytest.raises(InvalidLLMOutput, match="ChatCompletion, not text") as info:
+        await session.acall(lambda p: ChatCompletion(), "x", stage="t")
+    assert info.value.stage == "t"
+    with pytest.raises(InvalidLLMOutput):
+        await session.acall(lambda p: None, "x", stage="t")
+    assert len(session.records) == 2 and session.records[0].attempts == 1
+
+
+def test_partials_and_closures_over_different_models_get_different_ids():
+    import functools
+
+    def ask(model_name: str, prompt: str) -> str:
+        return prompt
+
+    assert model_id(functools.partial(ask, "gpt-a")) != model_id(functools.partial(ask, "gpt-b"))
+    assert model_id(functools.partial(ask, "gpt-a")) == model_id(functools.partial(ask, "gpt-a"))
+
+    def make(model):
+        return lambda prompt: model.invoke(prompt).content
+
+    a, b = ScriptedChatModel(model_name="a"), ScriptedChatModel(model_name="b")
+    assert model_id(make(a)) != model_id(make(b))
+    assert model_id(make(a)) == model_id(make(ScriptedChatModel(model_name="a")))
+    assert model_id(RunnableLambda(make(a))) == model_id(make(a))
+    assert model_id(RunnableLambda(make(a), name="mine")) == "RunnableLambda:mine"
+    # Same name, different code: two lambdas in one scope.
+    first, second = (lambda p: p + "1"), (lambda p: p + "2")
+    assert model_id(first) != model_id(second)
+
+
+def test_a_callable_bound_to_an_anonymous_object_warns_and_is_told_apart():
+    class Client:
+        def ask(self, prompt: str) -> str:
+            return prompt
+
+    c1, c2 = Client(), Client()
+    with pytest.warns(UserWarning, match="stable identity"):
+        assert model_id(c1.ask) != model_id(c2.ask)

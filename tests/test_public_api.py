@@ -43,8 +43,12 @@ def test_top_level_exports():
 def test_testing_exports():
     assert sorted(truthguard.testing.__all__) == [
         "FakeDetector",
+        "Fault",
+        "OpenAIServer",
         "ReplayChatModel",
         "ScriptedChatModel",
+        "ServerRequest",
+        "ServerUsage",
         "prompt_of",
     ]
 

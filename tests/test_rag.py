@@ -113,3 +113,29 @@ def test_chroma_retriever_default(embedder):
     assert retriever.invoke("moons of Mars")[0].page_content == "Phobos orbits Mars."
     with pytest.raises(InvalidInputError, match="documents"):
         chroma_retriever([], embeddings=SimilarityEmbeddings(embedder))
+
+
+def test_chain_over_langchain_chroma_streams_the_answer_and_re_retrieves(embedder):
+    from langchain_chroma import Chroma
+
+    store = Chroma.from_texts(
+        ["Phobos orbits Mars.", "Deimos orbits Mars.", "Io orbits Jupiter."],
+        SimilarityEmbeddings(embedder),
+        collection_name="rag_stream_test",
+    )
+    model = ScriptedChatModel(
+        script=lambda p: "Mars has two moons, Phobos and Deimos." if "[3]" in p else "One."
+    )
+    chain = build_rag_chain(store.as_retriever(search_kwargs={"k": 1}), model)
+    answer_chunks = [
+        c["answer"] for c in chain.stream({"question": "Moons of Mars?"}) if "answer" in c
+    ]
+    assert len(answer_chunks) > 1  # streamed token by token, not once at the end
+    guard = HallucinationGuard(
+        chain=chain,
+        detectors=FakeDetector(score=lambda i: 1.0 if "two" in i.answer else 0.0, threshold=0.5),
+        policies=[ReRetrieve(k=[3])],
+    )
+    out = guard.invoke({"question": "Moons of Mars?"})
+    assert out.passed and [len(a.contexts) for a in out.attempts] == [1, 3]
+    store.delete_collection()

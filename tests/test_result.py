@@ -52,3 +52,26 @@ def test_unknown_field_rejected():
         DetectionResult(detector="x", label="factual", scor=1.0)
     with pytest.raises(ValidationError):
         DetectionResult(detector="x", label="maybe")
+
+
+def test_to_langsmith_feedback():
+    r = DetectionResult(detector="refchecker", score=0.5, label=Label.FACTUAL, explanation="ok")
+    assert r.to_langsmith("grounded") == {
+        "key": "grounded",
+        "score": 0.5,
+        "value": "factual",
+        "comment": "ok",
+    }
+    assert r.to_langsmith()["key"] == "refchecker"
+    bad = DetectionResult.invalid("fewl", "model error 500")
+    out = bad.to_langsmith("fewl")
+    assert out["score"] is None and "model error 500" in out["comment"]
+
+
+def test_to_langsmith_refuses_a_blank_key():
+    from truthguard.errors import InvalidInputError
+
+    r = DetectionResult(detector="x", score=1.0, label=Label.FACTUAL)
+    with pytest.raises(InvalidInputError) as info:
+        r.to_langsmith("  ")
+    assert info.value.field == "key"

@@ -97,7 +97,7 @@ async def test_reretrieve_rewriter_calls_are_traced_and_counted():
     rewriter = ScriptedChatModel(script=lambda p: "WHAT SHINES?")
     calls = {"n": 0}
 
-    def chain(inp: dict[str, Any]) -> str:
+    def chain(inp: dict[str, Any], config: Any) -> str:  # reads its config: may re-retrieve
         calls["n"] += 1
         return "the moon" if calls["n"] == 1 else "the sun"
 
@@ -118,7 +118,7 @@ async def test_reretrieve_rewriter_calls_are_traced_and_counted():
 def test_rewriter_without_a_query_is_a_visible_policy_failure(rewritten):
     seen: list[Any] = []
 
-    def chain(inp: dict[str, Any]) -> str:
+    def chain(inp: dict[str, Any], config: Any) -> str:  # reads its config: may re-retrieve
         seen.append(inp.get("retrieval_query"))
         return "the moon"
 

@@ -67,3 +67,112 @@ def test_replay_by_prompt_and_missing_key():
 def test_replay_keyed_on_run_metadata():
     m = ReplayChatModel(recordings={"k1": "v1"})
     assert m.invoke("any prompt", config={"metadata": {"replay_key": "k1"}}).content == "v1"
+
+
+# -- OpenAIServer: a real OpenAI-compatible HTTP server ------------------------------------------
+
+openai_extra = pytest.importorskip("langchain_openai")
+
+
+def test_server_routes_by_prompt_and_reports_real_usage():
+    from truthguard.llm import count_tokens
+    from truthguard.testing import OpenAIServer
+
+    with OpenAIServer(reply={"France": "Paris.", "Peru": "Lima."}, default="?") as server:
+        assert server.base_url.startswith("http://127.0.0.1:")
+        model = server.chat_model(max_retries=0, timeout=5)
+        out = model.invoke("capital of Peru")
+        assert out.content == "Lima."
+        assert out.usage_metadata["output_tokens"] == count_tokens("Lima.")
+        other = model.invoke("capital of Chad")
+        assert other.content == "?"
+        first = server.requests[0]
+        assert first.prompt == "capital of Peru" and first.status == 200 and not first.stream
+        assert server.usage_total.prompt_tokens == (
+            out.usage_metadata["input_tokens"] + other.usage_metadata["input_tokens"]
+        )
+        assert server.usage_total.completion_tokens == count_tokens("Lima.") + count_tokens("?")
+
+
+def test_server_streams_sse_with_usage_and_accepts_callables_and_models():
+    from truthguard.testing import OpenAIServer
+
+    scripted = ScriptedChatModel(script={"moon": "It is made of rock."})
+    with OpenAIServer(reply=scripted) as server:
+        model = server.chat_model(max_retries=0, timeout=5, streaming=True)
+        chunks = [c for c in model.stream("the moon?")]
+        assert "".join(c.content for c in chunks) == "It is made of rock."
+        assert len([c for c in chunks if c.content]) == 5
+        full = model.invoke("the moon?")
+        assert full.response_metadata["finish_reason"] == "stop"
+        assert full.usage_metadata["output_tokens"] == server.requests[-1].usage.completion_tokens
+        assert all(r.stream and r.include_usage for r in server.requests)
+    with OpenAIServer(reply=lambda messages: messages[-1]["content"].upper()) as server:
+        assert server.chat_model(max_retries=0).invoke("abc").content == "ABC"
+
+
+def test_server_without_a_reply_answers_400_which_is_not_retried():
+    import openai
+
+    from truthguard.testing import OpenAIServer
+
+    with OpenAIServer(reply={"known": "yes"}) as server:
+        with pytest.raises(openai.BadRequestError, match="no scripted reply"):
+            server.chat_model(max_retries=2).invoke("something else")
+        assert [r.status for r in server.requests] == [400]
+
+
+@pytest.mark.parametrize(
+    ("kind", "error"),
+    [
+        ("429", "RateLimitError"),
+        ("500", "InternalServerError"),
+        ("bad_json", "JSONDecodeError"),
+        ("empty_choices", "IndexError"),
+        ("stream_cut", "APIConnectionError"),
+    ],
+)
+def test_server_faults_fail_the_client(kind, error):
+    from truthguard.testing import Fault, OpenAIServer
+
+    with OpenAIServer(reply="fine", faults=[Fault(kind, match="boom", times=1)]) as server:
+        model = server.chat_model(max_retries=0, timeout=5)
+        with pytest.raises(Exception) as info:
+            model.invoke("boom")
+        assert error in [t.__name__ for t in type(info.value).__mro__]
+        assert model.invoke("boom").content == "fine"  # times=1: the second request is served
+        assert model.invoke("calm").content == "fine"
+        assert [r.fault for r in server.requests] == [kind, None, None]
+
+
+def test_server_429_sends_retry_after_and_the_client_retries():
+    from truthguard.testing import Fault, OpenAIServer
+
+    with OpenAIServer(reply="ok", faults=[Fault("429", times=2, retry_after=0.01)]) as server:
+        assert server.chat_model(max_retries=2).invoke("x").content == "ok"
+        assert [r.status for r in server.requests] == [429, 429, 200]
+
+
+def test_server_stall_null_content_and_cut_stream():
+    from truthguard.testing import Fault, OpenAIServer
+
+    with OpenAIServer(reply="one two three four") as server:
+        server.faults = [Fault("stall", times=1, stall_seconds=5)]
+        with pytest.raises(Exception, match="timed out"):
+            server.chat_model(max_retries=0, timeout=0.3).invoke("x")
+        server.faults = [Fault("null_content")]
+        assert server.chat_model(max_retries=0).invoke("x").content == ""
+        server.faults = [Fault("stream_cut")]
+        cut = server.chat_model(max_retries=0, streaming=True).invoke("x")
+        assert cut.content == "one two" and "finish_reason" not in cut.response_metadata
+        assert server.requests[-1].usage is None
+
+
+async def test_server_as_async_context_manager():
+    from truthguard.testing import Fault, OpenAIServer
+
+    with pytest.raises(ValueError, match="kind"):
+        Fault("teapot")  # type: ignore[arg-type]
+    async with OpenAIServer(reply="async ok") as server:
+        model = server.chat_model(max_retries=0, timeout=5)
+        assert (await model.ainvoke("x")).content == "async ok"

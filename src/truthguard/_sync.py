@@ -1,21 +1,68 @@
-"""Drive a coroutine from synchronous code without ``asyncio.run``.
+"""One event-loop story: drive async logic from sync code without touching the user's loops.
 
-``asyncio.run`` fails inside a running loop (Jupyter, async web apps). Instead, sync entry points
-submit their coroutine to one daemon thread that owns a long-lived event loop, and block on the
-future. The detectors' logic is written once, as async code.
+``asyncio.run`` fails inside a running loop (Jupyter, async web apps) and closes its loop when it
+returns, which strands whatever was bound to it. So:
+
+* sync entry points (``invoke``, ``check``, ``batch``) submit their coroutine to one long-lived
+  *portal* loop on a daemon thread and block on the future; the portal is never closed;
+* on the portal (and on any other loop truthguard owns, such as a callback handler's), model calls
+  go through the model's **sync** API on worker threads (:func:`call_executor`). The user's async
+  clients (an ``httpx.AsyncClient`` pool cached per base URL, as ``langchain-openai`` does) are
+  never bound to a truthguard loop, so ``asyncio.run(model.ainvoke(...))`` still works afterwards
+  and nothing breaks when a truthguard loop stops;
+* async entry points (``ainvoke``, ``acheck``, ``abatch``) run on the caller's loop and use the
+  model's async API there, as the caller would.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
+import weakref
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+__all__ = ["call_executor", "mark_private", "on_private_loop", "run_sync", "submit"]
+
 T = TypeVar("T")
 
+# Threads that own a truthguard event loop carry this prefix (the portal, a handler's scorer).
+THREAD_PREFIX = "truthguard-"
+
 _loop: asyncio.AbstractEventLoop | None = None
+_executor: concurrent.futures.ThreadPoolExecutor | None = None
 _lock = threading.Lock()
+_private: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
+
+
+def mark_private(loop: asyncio.AbstractEventLoop) -> None:
+    """Declare ``loop`` truthguard's own: model calls made on it use the sync API."""
+    _private.add(loop)
+
+
+def on_private_loop() -> bool:
+    """True when the running loop belongs to truthguard rather than to the user."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return loop in _private or threading.current_thread().name.startswith(THREAD_PREFIX)
+
+
+def call_executor() -> concurrent.futures.ThreadPoolExecutor:
+    """Worker threads for sync model calls made from truthguard's loops.
+
+    Sized for several checks at once with their concurrent calls: a loop's default executor
+    (``min(32, cpus + 4)`` threads) would queue calls behind each other and eat their time-outs.
+    """
+    global _executor
+    with _lock:
+        if _executor is None:
+            _executor = concurrent.futures.ThreadPoolExecutor(
+                max_workers=64, thread_name_prefix=f"{THREAD_PREFIX}call"
+            )
+        return _executor
 
 
 def _portal_loop() -> asyncio.AbstractEventLoop:
@@ -23,16 +70,26 @@ def _portal_loop() -> asyncio.AbstractEventLoop:
     with _lock:
         if _loop is None or _loop.is_closed():
             loop = asyncio.new_event_loop()
+            mark_private(loop)
             thread = threading.Thread(
-                target=loop.run_forever, name="truthguard-sync-portal", daemon=True
+                target=loop.run_forever, name=f"{THREAD_PREFIX}sync-portal", daemon=True
             )
             thread.start()
             _loop = loop
         return _loop
 
 
+def submit(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+    """Schedule ``coro`` on the portal loop and return a thread-safe future (never blocks)."""
+    return asyncio.run_coroutine_threadsafe(coro, _portal_loop())
+
+
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` to completion on the portal loop and return its result."""
+    """Run ``coro`` to completion on the portal loop and return its result.
+
+    A ``KeyboardInterrupt`` (or any exception) while waiting cancels the coroutine, so it does not
+    keep running on the portal after the caller gave up.
+    """
     loop = _portal_loop()
     try:
         running = asyncio.get_running_loop()
@@ -41,4 +98,9 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     if running is loop:  # pragma: no cover - would deadlock; a programming error
         coro.close()
         raise RuntimeError("run_sync() called from the portal loop itself; await instead")
-    return asyncio.run_coroutine_threadsafe(coro, loop).result()
+    future = asyncio.run_coroutine_threadsafe(coro, loop)
+    try:
+        return future.result()
+    except BaseException:
+        future.cancel()
+        raise

@@ -12,25 +12,33 @@ model and every call truthguard makes goes through it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import functools
+import hashlib
+import inspect
+import random
 import re
+import threading
 import time
+import warnings
+import weakref
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field
-from tenacity import (
-    AsyncRetrying,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_exponential,
-    wait_random,
-)
 
-from truthguard.errors import InvalidInputError, LLMCallError, MissingRecordingError
+from truthguard import _sync
+from truthguard.errors import (
+    InvalidInputError,
+    InvalidLLMOutput,
+    LLMCallError,
+    MissingRecordingError,
+)
 from truthguard.result import Usage
 
 __all__ = [
@@ -49,22 +57,60 @@ Prompt = str | Sequence[BaseMessage]
 
 
 class LLMSettings(BaseModel):
-    """How a detector calls its models."""
+    """How a detector calls its models.
+
+    Retries happen in ONE layer by default. Clients such as ``ChatOpenAI`` retry rate limits,
+    server errors and time-outs themselves (``max_retries=2``, honouring ``Retry-After``); with
+    ``max_retries=None`` the session then makes a single attempt, and otherwise it retries twice.
+    Either way a call that keeps failing makes 3 requests. Setting both multiplies them:
+    ``(LLMSettings.max_retries + 1) * (ChatOpenAI.max_retries + 1)`` requests.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     max_concurrency: int = Field(default=8, ge=1)
     """Most model calls of one check in flight at once."""
     timeout: float | None = Field(default=120.0, gt=0)
-    """Seconds one attempt of one call may take; None for no limit."""
-    max_retries: int = Field(default=2, ge=0)
-    """Extra attempts after a failed call (errors and time-outs)."""
+    """Seconds one attempt of one call may take (the client's own retries included); None for
+    no limit."""
+    total_timeout: float | None = Field(default=None, gt=0)
+    """Seconds all the model calls of one check may take together, waiting for a slot, retries
+    and back-off included; past it the check returns an ``invalid`` result. None for no limit."""
+    max_retries: int | None = Field(default=None, ge=0)
+    """Extra attempts after a failed call (errors, time-outs, replies cut short). None: 0 when
+    the model retries by itself (a ``max_retries`` above 0, as ``ChatOpenAI`` has), else 2."""
     backoff_initial: float = Field(default=0.5, ge=0)
     """First back-off delay in seconds; doubles per retry, with jitter."""
     backoff_max: float = Field(default=10.0, ge=0)
     """Longest back-off delay in seconds."""
     raise_on_error: bool = False
     """Raise :class:`LLMCallError` instead of returning an ``invalid`` result."""
+
+    def retries_for(self, model: Any) -> int:
+        """Extra attempts the session makes for ``model`` (see ``max_retries``)."""
+        if self.max_retries is not None:
+            return self.max_retries
+        return 0 if _own_retries(model) > 0 else DEFAULT_RETRIES
+
+
+DEFAULT_RETRIES = 2
+
+
+def _own_retries(model: Any) -> int:
+    """Retries a model client makes by itself (``ChatOpenAI.max_retries``, ``with_retry``)."""
+    for _ in range(4):  # unwrap model.bind(...) / with_config(...) bindings
+        n = getattr(model, "max_retries", None)
+        if n is None and hasattr(model, "max_retries"):  # ChatOpenAI: None = the SDK's default
+            n = getattr(getattr(model, "root_client", None), "max_retries", None)
+        if isinstance(n, int) and not isinstance(n, bool):
+            return n
+        attempts = getattr(model, "max_attempt_number", None)  # Runnable.with_retry()
+        if isinstance(attempts, int) and not isinstance(attempts, bool):
+            return attempts - 1
+        model = getattr(model, "bound", None)
+        if model is None:
+            break
+    return 0
 
 
 def as_runnable(model: Any, *, field: str = "model") -> Runnable[Any, Any]:
@@ -78,14 +124,27 @@ def as_runnable(model: Any, *, field: str = "model") -> Runnable[Any, Any]:
     )
 
 
+_NAME_ATTRS = ("model_name", "model", "model_id", "deployment_name")
+_warned_ids: set[str] = set()
+
+
 def model_id(model: Any) -> str:
-    """A stable name for a model, used in cache keys (class name plus model name)."""
+    """A stable name for a model, used in cache keys (class name plus model name).
+
+    Plain callables are named by their qualified name, a digest of their code, and what they are
+    bound to (``functools.partial`` arguments, closure cells, defaults), so two partials or
+    closures over different models never share cached outputs. A bound value with no stable
+    identity (an arbitrary object) falls back to its ``id()`` with a warning: such keys are not
+    reused across processes. Name the callable to avoid that: ``RunnableLambda(fn, name="...")``.
+    """
+    if isinstance(model, RunnableLambda):
+        func = getattr(model, "func", None) or getattr(model, "afunc", None)
+        name = getattr(model, "name", None)
+        if func is not None and (not name or name == getattr(func, "__name__", None)):
+            return _cached_callable_key(func)
     if not isinstance(model, Runnable) and callable(model):
-        # Plain callables: their qualified name, so two different functions never share keys.
-        module = getattr(model, "__module__", None) or ""
-        qualname = getattr(model, "__qualname__", None) or type(model).__qualname__
-        return f"callable:{module}.{qualname}"
-    for attr in ("model_name", "model", "model_id", "deployment_name"):
+        return _cached_callable_key(model)
+    for attr in _NAME_ATTRS:
         value = getattr(model, attr, None)
         if isinstance(value, str) and value:
             return f"{type(model).__name__}:{value}"
@@ -93,6 +152,105 @@ def model_id(model: Any) -> str:
     if isinstance(name, str) and name:
         return f"{type(model).__name__}:{name}"
     return type(model).__name__
+
+
+_MAX_DEPTH = 4
+# Computed once per callable: a closure over a large table would otherwise be walked per call,
+# and one over a counter would change its key as the counter moves.
+_callable_keys: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def _cached_callable_key(fn: Any) -> str:
+    try:
+        return _callable_keys[fn]
+    except (KeyError, TypeError):
+        pass
+    key = _callable_key(fn, 0)
+    with contextlib.suppress(TypeError):  # not weak-referenceable: computed each time
+        _callable_keys[fn] = key
+    return key
+
+
+def _callable_key(fn: Any, depth: int) -> str:
+    if isinstance(fn, functools.partial):
+        parts = [_callable_key(fn.func, depth + 1)]
+        parts += [_value_key(a, depth + 1) for a in fn.args]
+        parts += [f"{k}={_value_key(v, depth + 1)}" for k, v in sorted(fn.keywords.items())]
+        return f"partial({', '.join(parts)})"
+    if inspect.ismethod(fn):
+        return f"{_value_key(fn.__self__, depth + 1)}.{fn.__func__.__name__}"
+    module = getattr(fn, "__module__", None) or ""
+    qualname = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+    base = f"callable:{module}.{qualname}"
+    code = getattr(fn, "__code__", None)
+    if code is None:  # a builtin or a callable object
+        if not inspect.isroutine(fn) and not isinstance(fn, type):
+            return f"callable:{_value_key(fn, depth + 1)}"
+        return base
+    bound: list[str] = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            bound.append(_value_key(cell.cell_contents, depth + 1))
+        except ValueError:  # an empty cell
+            bound.append("<empty>")
+    for value in getattr(fn, "__defaults__", None) or ():
+        bound.append(_value_key(value, depth + 1))
+    for k, v in sorted((getattr(fn, "__kwdefaults__", None) or {}).items()):
+        bound.append(f"{k}={_value_key(v, depth + 1)}")
+    digest = hashlib.sha1(_code_fingerprint(code).encode()).hexdigest()[:10]
+    return f"{base}#{digest}" + (f"[{', '.join(bound)}]" if bound else "")
+
+
+def _code_fingerprint(code: Any) -> str:
+    # Nested code objects repr with their address: fingerprint them recursively instead.
+    consts = [_code_fingerprint(c) if inspect.iscode(c) else repr(c) for c in code.co_consts]
+    return f"{code.co_code.hex()}|{consts}|{code.co_names}"
+
+
+def _value_key(value: Any, depth: int) -> str:
+    if value is None or isinstance(value, bool | int | float | str | bytes):
+        return repr(value)
+    if depth > _MAX_DEPTH:
+        return type(value).__qualname__
+    if isinstance(value, tuple | list | frozenset | set):
+        items = (
+            sorted(_value_key(v, depth + 1) for v in value)
+            if isinstance(value, set | frozenset)
+            else [_value_key(v, depth + 1) for v in value]
+        )
+        return f"{type(value).__name__}({', '.join(items)})"
+    if isinstance(value, Mapping):
+        inner = ", ".join(
+            f"{_value_key(k, depth + 1)}: {_value_key(v, depth + 1)}"
+            for k, v in sorted(value.items(), key=lambda kv: repr(kv[0]))
+        )
+        return "{" + inner + "}"
+    if inspect.ismodule(value):
+        return f"module:{value.__name__}"
+    if isinstance(value, Runnable):
+        return model_id(value)
+    if callable(value) and (inspect.isroutine(value) or isinstance(value, functools.partial)):
+        return _callable_key(value, depth + 1)
+    if isinstance(value, type):
+        return f"type:{value.__module__}.{value.__qualname__}"
+    named = [
+        f"{attr}={getattr(value, attr)}"
+        for attr in (*_NAME_ATTRS, "base_url")
+        if isinstance(getattr(value, attr, None), str)
+    ]
+    if named:
+        return f"{type(value).__name__}({', '.join(named)})"
+    key = f"{type(value).__qualname__}@{id(value):x}"
+    kind = type(value).__qualname__
+    if kind not in _warned_ids:
+        _warned_ids.add(kind)
+        warnings.warn(
+            f"truthguard: a model callable is bound to a {kind} with no stable identity; its "
+            "cache key uses id() and is not reused across processes. Name the model with "
+            "RunnableLambda(fn, name='...') to get a stable key.",
+            stacklevel=4,
+        )
+    return key
 
 
 def message_text(output: Any) -> str:
@@ -150,6 +308,42 @@ def _prompt_text(prompt: Prompt) -> str:
     return "\n".join(message_text(m) for m in prompt)
 
 
+def _output_text(output: Any, stage: str) -> str:
+    """The text of a model's reply; anything that is not text is an invalid output."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, BaseMessage) or (isinstance(output, Mapping) and "content" in output):
+        return message_text(output)
+    content = getattr(output, "content", None)
+    if isinstance(content, str | list):
+        return message_text(output)
+    text = getattr(output, "text", None)  # a ChatGeneration-like object
+    if isinstance(text, str):
+        return text
+    raise InvalidLLMOutput(
+        f"the model returned a {type(output).__name__}, not text (return a string or a "
+        "message, e.g. resp.choices[0].message.content)",
+        raw=repr(output)[:2000],
+        stage=stage,
+    )
+
+
+# Where providers put the reason a reply ended; a provider reply without one was cut short.
+_FINISH_KEYS = ("finish_reason", "stop_reason", "done_reason", "stopReason")
+
+
+def _cut_short(output: Any) -> bool:
+    """A provider's reply that carries no finish reason: a stream that ended early."""
+    meta = getattr(output, "response_metadata", None)
+    if not isinstance(meta, Mapping) or "model_provider" not in meta:
+        return False
+    return not any(meta.get(k) for k in _FINISH_KEYS)
+
+
+class IncompleteReply(Exception):
+    """A reply that ended without a finish reason (retryable; its tokens still count)."""
+
+
 @dataclass
 class CallRecord:
     """One model call as the session saw it."""
@@ -157,20 +351,65 @@ class CallRecord:
     stage: str
     model: str
     seconds: float
+    """Time the call's attempts took (waiting for a concurrency slot excluded)."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
     estimated: bool = False
     attempts: int = 1
     error: str | None = None
+    wait_seconds: float = 0.0
+    """Time spent waiting for a concurrency slot."""
 
 
 def _retryable(exc: BaseException) -> bool:
-    # A missing recording or bad input will fail the same way every time.
-    return not isinstance(exc, MissingRecordingError | InvalidInputError)
+    # A missing recording, bad input or a reply that is not text fails the same way every time.
+    return isinstance(exc, Exception) and not isinstance(
+        exc, MissingRecordingError | InvalidInputError | InvalidLLMOutput
+    )
+
+
+class _UsageTap(BaseCallbackHandler):
+    """Collects what each chat-model run reported, even when the attempt fails afterwards."""
+
+    run_inline = True  # called in the model's own thread or task: no executor hop
+
+    def __init__(self) -> None:
+        self.replies: list[tuple[Mapping[str, Any] | None, str]] = []
+        self._lock = threading.Lock()
+
+    def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+        for gens in getattr(response, "generations", None) or ():
+            for g in gens:
+                msg = getattr(g, "message", None)
+                usage = getattr(msg, "usage_metadata", None) if msg is not None else None
+                text = getattr(g, "text", "") or ""
+                with self._lock:
+                    self.replies.append((usage, text))
+
+
+def _with_tap(config: RunnableConfig, tap: _UsageTap) -> RunnableConfig:
+    callbacks = config.get("callbacks")
+    if callbacks is None:
+        return {**config, "callbacks": [tap]}
+    if isinstance(callbacks, list):
+        return {**config, "callbacks": [*callbacks, tap]}
+    manager = callbacks.copy()  # a callback manager: add the tap to this call's copy only
+    manager.add_handler(tap, inherit=True)
+    return {**config, "callbacks": manager}
+
+
+def _has_sync_path(runnable: Runnable[Any, Any]) -> bool:
+    # A RunnableLambda over an async function has no sync invoke.
+    return not (isinstance(runnable, RunnableLambda) and getattr(runnable, "func", None) is None)
 
 
 class LLMSession:
     """The model calls of one check: bounded concurrency, retries, time-outs, accounting.
+
+    Cancellation is never retried: cancelling a check (``asyncio.wait_for``, a guard's time-out)
+    cancels its calls in flight at once. On truthguard's own loops (sync entry points) model calls
+    run through the model's sync API on worker threads; a cancelled one is abandoned there and
+    ends with the client's own time-out.
 
     Example:
         >>> session = LLMSession(LLMSettings(max_concurrency=4))
@@ -191,6 +430,8 @@ class LLMSession:
         self.cache_hits: int = 0
         self._semaphore: asyncio.Semaphore | None = None
         self._started = time.perf_counter()
+        total = self.settings.total_timeout
+        self._deadline = None if total is None else time.monotonic() + total
 
     @property
     def semaphore(self) -> asyncio.Semaphore:
@@ -201,6 +442,20 @@ class LLMSession:
     def record_cache_hit(self, n: int = 1) -> None:
         """Count artifacts served from the store instead of a model call."""
         self.cache_hits += n
+
+    def _budget(self) -> asyncio.Timeout | None:
+        if self._deadline is None:
+            return None
+        return asyncio.timeout(max(0.0, self._deadline - time.monotonic()))
+
+    async def _invoke(self, runnable: Runnable[Any, Any], prompt: Prompt, config: Any) -> Any:
+        if _sync.on_private_loop() and _has_sync_path(runnable):
+            # Keep the user's async clients off truthguard's loops (see truthguard._sync).
+            loop = asyncio.get_running_loop()
+            ctx = contextvars.copy_context()
+            call = functools.partial(ctx.run, runnable.invoke, prompt, config)
+            return await loop.run_in_executor(_sync.call_executor(), call)
+        return await runnable.ainvoke(prompt, config=config)
 
     async def acall(
         self,
@@ -219,8 +474,11 @@ class LLMSession:
             metadata: Extra run metadata (replay models key recordings on it).
 
         Raises:
-            LLMCallError: Every attempt failed or timed out.
+            LLMCallError: Every attempt failed or timed out, or the check's ``total_timeout``
+                ran out.
+            InvalidLLMOutput: The model returned something that is not text.
             MissingRecordingError: A replay model has no recording for this call.
+            asyncio.CancelledError: The check was cancelled (never retried).
         """
         runnable = as_runnable(model)
         name = model_id(model)
@@ -235,103 +493,160 @@ class LLMSession:
             },
         }
         settings = self.settings
-        attempts = 0
-        started = time.perf_counter()
-        async with self.semaphore:
-            try:
-                async for attempt in AsyncRetrying(
-                    stop=stop_after_attempt(settings.max_retries + 1),
-                    wait=wait_exponential(
-                        multiplier=settings.backoff_initial, max=settings.backoff_max
-                    )
-                    + wait_random(0, settings.backoff_initial),
-                    retry=retry_if_exception(_retryable),
-                    reraise=True,
-                ):
-                    with attempt:
-                        attempts += 1
-                        output = await asyncio.wait_for(
-                            runnable.ainvoke(prompt, config=config), timeout=settings.timeout
-                        )
-            except MissingRecordingError:
-                raise
-            except Exception as e:
-                seconds = time.perf_counter() - started
-                reason = "timed out" if isinstance(e, TimeoutError) else f"{type(e).__name__}: {e}"
-                self.records.append(
-                    CallRecord(stage, name, seconds, attempts=attempts, error=reason)
-                )
-                raise LLMCallError(stage, reason, attempts=attempts) from e
-        seconds = time.perf_counter() - started
-        text = message_text(output)
-        self.records.append(self._record(stage, name, seconds, prompt, text, output, attempts))
+        retries = settings.retries_for(model)
+        record = CallRecord(stage, name, 0.0, attempts=0)
+        queued = time.perf_counter()
+        started = queued
+        budget = self._budget()
+        try:
+            async with budget or contextlib.nullcontext(), self.semaphore:
+                started = time.perf_counter()
+                record.wait_seconds = started - queued
+                text = await self._attempts(runnable, prompt, config, retries, record)
+        except MissingRecordingError:  # no call was made: nothing to record
+            raise
+        except InvalidLLMOutput as e:
+            self._close(record, started, f"invalid output: {e}")
+            raise
+        except asyncio.CancelledError:
+            self._close(record, started, "cancelled")
+            raise
+        except Exception as e:
+            if budget is not None and budget.expired():
+                reason = f"timed out (total_timeout={settings.total_timeout}s)"
+            elif isinstance(e, _TimedOut):
+                reason = f"timed out (timeout={settings.timeout}s)"
+            else:
+                reason = f"{type(e).__name__}: {e}"
+            self._close(record, started, reason)
+            cause = e.__cause__ if isinstance(e, _TimedOut) else e
+            raise LLMCallError(stage, reason, attempts=record.attempts) from cause
+        self._close(record, started, None)
         return text
 
-    def _record(
+    def _close(self, record: CallRecord, started: float, error: str | None) -> None:
+        record.seconds = time.perf_counter() - started
+        record.error = error
+        self.records.append(record)
+
+    async def _attempts(
         self,
-        stage: str,
-        name: str,
-        seconds: float,
+        runnable: Runnable[Any, Any],
         prompt: Prompt,
-        text: str,
+        config: RunnableConfig,
+        retries: int,
+        record: CallRecord,
+    ) -> str:
+        settings = self.settings
+        while True:
+            record.attempts += 1
+            tap = _UsageTap()
+            output: Any = None
+            try:
+                try:
+                    async with asyncio.timeout(settings.timeout):
+                        output = await self._invoke(runnable, prompt, _with_tap(config, tap))
+                except TimeoutError as e:
+                    raise _TimedOut() from e
+                text = _output_text(output, record.stage)
+                if _cut_short(output):
+                    raise IncompleteReply("the reply ended without a finish reason (a cut stream)")
+                self._count(record, prompt, tap, output, text)
+                return text
+            except Exception as e:
+                # Whatever the model did send is paid for, kept or not.
+                self._count(record, prompt, tap, output, None)
+                if not _retryable(e) or record.attempts > retries:
+                    raise
+            except asyncio.CancelledError:
+                self._count(record, prompt, tap, output, None)
+                raise
+            delay = min(settings.backoff_max, settings.backoff_initial * 2 ** (record.attempts - 1))
+            await asyncio.sleep(delay + random.uniform(0, settings.backoff_initial))
+
+    def _count(
+        self,
+        record: CallRecord,
+        prompt: Prompt,
+        tap: _UsageTap,
         output: Any,
-        attempts: int,
-    ) -> CallRecord:
-        usage = getattr(output, "usage_metadata", None)
-        if usage and (usage.get("input_tokens") or usage.get("output_tokens")):
-            return CallRecord(
-                stage,
-                name,
-                seconds,
-                prompt_tokens=int(usage.get("input_tokens", 0)),
-                completion_tokens=int(usage.get("output_tokens", 0)),
-                attempts=attempts,
-            )
-        return CallRecord(
-            stage,
-            name,
-            seconds,
-            prompt_tokens=count_tokens(_prompt_text(prompt), self.token_encoding),
-            completion_tokens=count_tokens(text, self.token_encoding),
-            estimated=True,
-            attempts=attempts,
-        )
+        text: str | None,
+    ) -> None:
+        """Add one attempt's tokens: as the model reported them, else counted with tiktoken."""
+        replies = list(tap.replies)
+        if not replies:
+            if output is None:
+                return  # nothing came back
+            if text is None:
+                try:
+                    text = _output_text(output, record.stage)
+                except InvalidLLMOutput:
+                    return  # not a reply we can count
+            replies = [(getattr(output, "usage_metadata", None), text)]
+        for usage, reply in replies:
+            if usage and (usage.get("input_tokens") or usage.get("output_tokens")):
+                record.prompt_tokens += int(usage.get("input_tokens", 0))
+                record.completion_tokens += int(usage.get("output_tokens", 0))
+            else:
+                record.prompt_tokens += count_tokens(_prompt_text(prompt), self.token_encoding)
+                record.completion_tokens += count_tokens(reply, self.token_encoding)
+                record.estimated = True
 
     async def gather(self, aws: Iterable[Awaitable[T]]) -> list[T]:
         """Await several calls concurrently (the session's semaphore bounds them).
 
         Results come back in input order. When one fails, the others are cancelled (a check
-        that is already invalid should not keep spending tokens) and the first error is raised.
+        that is already invalid should not keep spending tokens), every one of them is awaited
+        (so no exception goes unretrieved), and the first error in input order is raised. When
+        ``gather`` itself is cancelled, so are all the calls.
         """
         tasks = [asyncio.ensure_future(aw) for aw in aws]
         if not tasks:
             return []
         try:
-            _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
         except BaseException:  # we were cancelled ourselves: take the calls down with us
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
+        pending = [t for t in tasks if not t.done()]
+        for t in pending:
+            t.cancel()
         if pending:
-            for t in pending:
-                t.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
-        for t in tasks:  # the first failure in input order, so errors are deterministic
-            if t.done() and not t.cancelled() and t.exception() is not None:
-                raise t.exception()  # type: ignore[misc]
+        first: BaseException | None = None
+        for t in tasks:  # retrieve every outcome; raise the first failure in input order
+            if t.cancelled():
+                continue
+            exc = t.exception()
+            if exc is not None and first is None:
+                first = exc
+        if first is not None:
+            raise first
+        if any(t.cancelled() for t in tasks):  # cancelled from elsewhere, nothing failed
+            raise asyncio.CancelledError()
         return [t.result() for t in tasks]
 
     def usage(self) -> Usage:
-        """Usage of everything this session did so far."""
+        """Usage of everything this session did so far.
+
+        Tokens include replies that were discarded (a retried cut-off stream) or that came with
+        a failed call, since they are paid for. ``llm_seconds`` leaves out time spent waiting for
+        a concurrency slot (see ``CallRecord.wait_seconds``).
+        """
         ok = [r for r in self.records if r.error is None]
         return Usage(
             llm_calls=len(self.records),
             failed_calls=len(self.records) - len(ok),
             cached_calls=self.cache_hits,
-            prompt_tokens=sum(r.prompt_tokens for r in ok),
-            completion_tokens=sum(r.completion_tokens for r in ok),
-            estimated_tokens=any(r.estimated for r in ok),
+            prompt_tokens=sum(r.prompt_tokens for r in self.records),
+            completion_tokens=sum(r.completion_tokens for r in self.records),
+            estimated_tokens=any(r.estimated for r in self.records),
             llm_seconds=sum(r.seconds for r in self.records),
             wall_seconds=time.perf_counter() - self._started,
         )
+
+
+class _TimedOut(Exception):
+    """One attempt ran past ``LLMSettings.timeout`` (retryable, unlike the total budget)."""

@@ -27,6 +27,7 @@ from langchain_core.runnables import (
     RunnableConfig,
     RunnableLambda,
     RunnablePassthrough,
+    RunnablePick,
 )
 
 from truthguard.errors import InvalidInputError
@@ -166,10 +167,8 @@ def build_rag_chain(
     chain = RunnablePassthrough.assign(context=query | chosen) | RunnablePassthrough.assign(
         answer=answer
     )
-    pick = RunnableLambda(
-        lambda x: {"question": x["question"], "context": x["context"], "answer": x["answer"]},
-        name="rag_output",
-    )
+    # RunnablePick streams (a lambda would wait for the whole answer before yielding).
+    pick = RunnablePick(["question", "context", "answer"]).with_config(run_name="rag_output")
     return (chain | pick).with_config(run_name="truthguard_rag")
 
 

@@ -138,6 +138,30 @@ class DetectionResult(BaseModel):
         """Convert to a LangChain evaluator dict (``score``, ``value``, ``reasoning``)."""
         return {"score": self.score, "value": self.label.value, "reasoning": self.explanation}
 
+    def to_langsmith(self, key: str | None = None) -> dict[str, Any]:
+        """Convert to LangSmith evaluator feedback: ``key``, ``score``, ``value``, ``comment``.
+
+        ``key`` defaults to the detector's name. An invalid result keeps ``score`` None and
+        says why in ``comment``, so it is never mistaken for a zero.
+
+        Example:
+            >>> DetectionResult(detector="demo", score=0.9, label="factual").to_langsmith("x")
+            {'key': 'x', 'score': 0.9, 'value': 'factual', 'comment': ''}
+        """
+        if key is not None and (not isinstance(key, str) or not key.strip()):
+            from truthguard.errors import InvalidInputError
+
+            raise InvalidInputError("key", "must be a non-blank string")
+        comment = self.explanation
+        if self.is_invalid and self.invalid_reason and self.invalid_reason not in comment:
+            comment = f"{comment} ({self.invalid_reason})".strip()
+        return {
+            "key": key or self.detector,
+            "score": self.score,
+            "value": self.label.value,
+            "comment": comment,
+        }
+
     @classmethod
     def invalid(
         cls,

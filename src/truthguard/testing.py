@@ -1,4 +1,5 @@
-"""Test doubles shipped with the package: scripted and replay chat models, a fake detector.
+"""Test doubles shipped with the package: scripted and replay chat models, a fake detector, and
+an OpenAI-compatible HTTP server (:class:`OpenAIServer`) with faults on demand.
 
 They behave like the real thing (async, streaming, callbacks, token usage, failures on demand), so
 tests and offline demos exercise the same code paths as live runs.
@@ -21,12 +22,22 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from truthguard._openai_server import Fault, OpenAIServer, ServerRequest, ServerUsage
 from truthguard.detector import BaseDetector, DetectorInput
 from truthguard.errors import MissingRecordingError
 from truthguard.llm import LLMSession, message_text
 from truthguard.result import DetectionResult, Label
 
-__all__ = ["FakeDetector", "ReplayChatModel", "ScriptedChatModel", "prompt_of"]
+__all__ = [
+    "FakeDetector",
+    "Fault",
+    "OpenAIServer",
+    "ReplayChatModel",
+    "ScriptedChatModel",
+    "ServerRequest",
+    "ServerUsage",
+    "prompt_of",
+]
 
 Responder = Callable[[str], str]
 

@@ -3,11 +3,17 @@
 A scripted chat model with a fixed latency stands in for the LLM, so the numbers isolate what
 truthguard adds. Every figure is a wall-time ratio against the same chain, unguarded and
 unobserved, measured in the same run (variants interleaved, median over repeats).
+
+Streaming: a scripted model that streams word by word with a per-token delay (a hosted model's
+pace) answers a grounded four-sentence answer; the :class:`StreamingGuard` checks every sentence
+with the local RefChecker. Reported: the time to the first released (checked) sentence against
+the time the first sentence is complete in the unguarded stream, and the total overhead.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import statistics
 import time
 from collections.abc import Callable
@@ -25,6 +31,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n", type=int, default=20, help="chain calls per variant and repeat")
     parser.add_argument("--repeats", type=int, default=5, help="repeats (median is reported)")
     parser.add_argument(
+        "--token-latency",
+        type=float,
+        default=0.02,
+        help="streaming: seconds per streamed token (default 0.02, about 50 tokens/s)",
+    )
+    parser.add_argument(
+        "--first-token-latency",
+        type=float,
+        default=0.3,
+        help="streaming: seconds before the first token (default 0.3)",
+    )
+    parser.add_argument(
+        "--stream-n", type=int, default=3, help="streaming: answers per variant and repeat"
+    )
+    parser.add_argument(
+        "--stream-detector",
+        choices=["refchecker", "fake"],
+        default="refchecker",
+        help="streaming: sentence checker (local RefChecker, or an instant fake)",
+    )
+    parser.add_argument(
         "--detector-latency",
         type=float,
         default=0.0,
@@ -37,6 +64,117 @@ def _timed(fn: Callable[[int], Any], n: int) -> float:
     for i in range(n):
         fn(i)
     return time.perf_counter() - started
+
+
+_PASSAGES = [
+    "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France.",
+    "It was designed by the engineering company of Gustave Eiffel and built from 1887 to 1889.",
+    "The tower is 330 metres tall and was the tallest man-made structure for 41 years.",
+    "It was the entrance arch to the 1889 World's Fair and is among the most visited monuments.",
+]
+_ANSWER = (
+    "The Eiffel Tower stands on the Champ de Mars in Paris, France. "
+    "It was built from 1887 to 1889 by the engineering company of Gustave Eiffel. "
+    "The tower is 330 metres tall. "
+    "It served as the entrance arch to the 1889 World's Fair."
+)
+
+
+def _paced_model(first_token: float, per_token: float) -> Any:
+    from truthguard.testing import ScriptedChatModel
+
+    class PacedChatModel(ScriptedChatModel):
+        """Streams word by word: ``latency`` before the first token, then a delay per token."""
+
+        token_latency: float = 0.0
+
+        async def _astream(self, messages, stop=None, run_manager=None, **kw):  # type: ignore[no-untyped-def]
+            async for chunk in super()._astream(messages, stop, run_manager, **kw):
+                await asyncio.sleep(self.token_latency)
+                yield chunk
+
+    return PacedChatModel(script=lambda p: _ANSWER, latency=first_token, token_latency=per_token)
+
+
+async def _stream_once(runnable: Any, question: str, guarded: bool) -> tuple[float, float]:
+    """Seconds to the first complete sentence and to the end of the stream."""
+    started = time.perf_counter()
+    first: float | None = None
+    text = ""
+    async for chunk in runnable.astream(question):
+        if guarded:
+            if first is None and chunk.kind == "sentence":
+                first = time.perf_counter() - started
+        else:
+            text += chunk
+            if first is None and ". " in text:  # the first sentence's last token has arrived
+                first = time.perf_counter() - started
+    total = time.perf_counter() - started
+    return (total if first is None else first), total
+
+
+def _streaming(args: argparse.Namespace) -> dict[str, Any]:
+    from langchain_core.output_parsers import StrOutputParser
+    from langchain_core.prompts import ChatPromptTemplate
+
+    from truthguard._sync import run_sync
+    from truthguard.guard import StreamingGuard
+    from truthguard.testing import FakeDetector
+
+    model = _paced_model(args.first_token_latency, args.token_latency)
+    prompt = ChatPromptTemplate.from_messages([("human", "{question}")])
+    plain = prompt | model | StrOutputParser()
+    if args.stream_detector == "refchecker":
+        from truthguard.refchecker import RefChecker
+
+        detector: Any = RefChecker()
+    else:
+        detector = FakeDetector(score=1.0)
+    guarded_chain = _with_contexts(plain)
+    guard = StreamingGuard(chain=guarded_chain, detector=detector)
+
+    async def measure() -> dict[str, list[float]]:
+        out: dict[str, list[float]] = {k: [] for k in ("u_first", "u_total", "g_first", "g_total")}
+        await _stream_once(guard, "Where is the Eiffel Tower?", True)  # warm-up: model load
+        for _ in range(args.repeats):
+            for i in range(args.stream_n):
+                q = f"Where is the Eiffel Tower? ({i})"
+                f, t = await _stream_once(plain, q, False)
+                out["u_first"].append(f)
+                out["u_total"].append(t)
+                f, t = await _stream_once(guard, q, True)
+                out["g_first"].append(f)
+                out["g_total"].append(t)
+        return out
+
+    m = run_sync(measure())
+    med = {k: statistics.median(v) for k, v in m.items()}
+    last = run_sync(guard.ainvoke("Where is the Eiffel Tower?"))
+    return {
+        "detector": args.stream_detector,
+        "token_latency": args.token_latency,
+        "first_token_latency": args.first_token_latency,
+        "n": args.stream_n * args.repeats,
+        "first_sentence_unguarded_s": med["u_first"],
+        "first_checked_sentence_s": med["g_first"],
+        "first_sentence_added_s": med["g_first"] - med["u_first"],
+        "total_unguarded_s": med["u_total"],
+        "total_guarded_s": med["g_total"],
+        "overhead_ratio": med["g_total"] / med["u_total"],
+        "overhead_pct": 100.0 * (med["g_total"] / med["u_total"] - 1.0),
+        "answer_passed": last.passed,
+        "sentences_checked": len(last.attempts[0].results),
+    }
+
+
+def _with_contexts(answer_chain: Any) -> Any:
+    """A chain streaming ``{"context": passages}`` first, then ``{"answer": token}`` chunks."""
+    from langchain_core.runnables import RunnableLambda, RunnablePassthrough
+
+    return (
+        RunnableLambda(lambda q: {"question": q, "context": _PASSAGES})
+        | RunnablePassthrough.assign(answer=(lambda x: x["question"]) | answer_chain)
+    ).pick(["context", "answer"])
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -86,7 +224,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     summary = handler.summary()
     med = {k: statistics.median(v) for k, v in times.items()}
     base = med["plain"]
+    streaming = _streaming(args)
     return {
+        "streaming": streaming,
         "guard_pass_ratio": med["guard_pass"] / base,
         "guard_regenerate_ratio": med["guard_regenerate"] / base,
         "callback_overhead_ratio": med["callback"] / base,
@@ -122,4 +262,20 @@ def format_table(result: dict[str, Any]) -> str:
         f"callback handler overhead: {result['callback_overhead_pct']:+.2f}% (target < 5%); "
         f"{result['callback_records']} records written, {result['callback_failed']} failed",
     ]
+    st = result.get("streaming")
+    if st:
+        lines += [
+            "",
+            f"Streaming guard ({st['detector']} per sentence), model "
+            f"{st['first_token_latency']:.2f} s to first token + "
+            f"{st['token_latency'] * 1000:.0f} ms/token, {st['n']} answers (median)",
+            f"{'':<36}{'unguarded':>12}{'guarded':>12}",
+            f"{'first (checked) sentence, s':<36}{st['first_sentence_unguarded_s']:>12.3f}"
+            f"{st['first_checked_sentence_s']:>12.3f}",
+            f"{'whole answer, s':<36}{st['total_unguarded_s']:>12.3f}"
+            f"{st['total_guarded_s']:>12.3f}",
+            f"first sentence {st['first_sentence_added_s'] * 1000:+.0f} ms; total overhead "
+            f"{st['overhead_pct']:+.1f}%; {st['sentences_checked']} sentences checked, "
+            f"answer passed: {st['answer_passed']}",
+        ]
     return "\n".join(lines)

@@ -12,11 +12,13 @@ from truthguard.guard.policies import (
     ReRetrieve,
     Rerun,
 )
+from truthguard.guard.streaming import GuardChunk, StreamingGuard
 
 __all__ = [
     "VERDICT_EVENT",
     "Attempt",
     "Fallback",
+    "GuardChunk",
     "GuardPolicy",
     "GuardResult",
     "GuardVerdict",
@@ -27,4 +29,5 @@ __all__ = [
     "Regenerate",
     "Release",
     "Rerun",
+    "StreamingGuard",
 ]

@@ -14,6 +14,7 @@ __all__ = [
     "CONTEXT_KEYS",
     "QUESTION_KEYS",
     "answer_of",
+    "clean_text",
     "contexts_of",
     "question_of",
 ]
@@ -24,6 +25,19 @@ ANSWER_KEYS = ("answer", "output", "result", "text", "content")
 """Output keys searched for the answer, in order, when no key is configured."""
 CONTEXT_KEYS = ("context", "contexts", "source_documents", "documents", "docs")
 """Output keys searched for the context documents, in order."""
+
+
+def clean_text(text: str) -> str:
+    """``text`` with lone surrogates (from a JSON ``\\ud800`` escape) replaced by U+FFFD.
+
+    Detectors, tokenizers and file sinks all choke on them; the guard cleans its texts once, at
+    the boundary. Valid surrogate pairs are joined into their character.
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def question_of(input: Any, key: str | None = None) -> str:
@@ -45,6 +59,10 @@ def question_of(input: Any, key: str | None = None) -> str:
         if text is None:  # str(None) would be checked as the question "None"
             raise InvalidInputError(found, "must not be None")
         if not isinstance(text, str):
+            if not _is_message(text):  # 5, NaN, ["a"], {} are not questions
+                raise InvalidInputError(
+                    found, f"must be a string or a message, got {type(text).__name__}"
+                )
             text = message_text(text)
     else:
         raise InvalidInputError(
@@ -54,6 +72,12 @@ def question_of(input: Any, key: str | None = None) -> str:
     if not text.strip():
         raise InvalidInputError(key or "question", "must not be blank")
     return text
+
+
+def _is_message(value: Any) -> bool:
+    from langchain_core.messages import BaseMessage
+
+    return isinstance(value, BaseMessage)
 
 
 def answer_of(output: Any, key: str | None = None) -> str:

@@ -8,7 +8,21 @@ from typing import Literal
 from truthguard.guard._models import GuardVerdict
 from truthguard.result import DetectionResult, Label
 
-__all__ = ["decide", "normalise"]
+__all__ = ["NEVER_OPEN", "decide", "never_open", "normalise"]
+
+NEVER_OPEN = "never_open"
+"""``details`` flag of an invalid result that must fail even with ``on_error="open"``."""
+
+
+def never_open(result: DetectionResult) -> bool:
+    """True for a no-verdict result that fail-open must not turn into a pass.
+
+    Fail-open covers the checker being unavailable (a model outage, a time-out, an unparseable
+    reply). A detector that raised on the input (a bad or hostile text, a bug) gives no such
+    excuse: letting the answer through would make the error a pass.
+    """
+    return bool(result.details.get(NEVER_OPEN)) if result.details else False
+
 
 Combine = Literal["all", "any", "mean"]
 OnError = Literal["open", "closed"]
@@ -45,22 +59,26 @@ def decide(
 
     A detector "gives no verdict" when its result is invalid (error, time-out, unparseable model
     output) or unverifiable. ``on_error="open"`` counts such a detector as passing (and, for
-    ``mean``, leaves it out); ``"closed"`` counts it as failing (score 0 for ``mean``).
+    ``mean``, leaves it out); ``"closed"`` counts it as failing (score 0 for ``mean``). A result
+    flagged :data:`NEVER_OPEN` (the detector raised) fails in both modes.
     """
     scores: dict[str, float | None] = {}
     passes: dict[str, bool | None] = {}
     errors: dict[str, str] = {}
+    hard: set[str] = set()
     for key, r in zip(keys, results, strict=True):
         ok = _passes(r, thresholds.get(key))
         passes[key] = ok
         if ok is None:
             scores[key] = None
             errors[key] = r.invalid_reason or r.explanation or r.label.value
+            if never_open(r):
+                hard.add(key)
         else:
             lo, hi = ranges.get(key, (0.0, 1.0))
             scores[key] = normalise(float(r.score), lo, hi)  # type: ignore[arg-type]
     open_ = on_error == "open"
-    effective = [open_ if p is None else p for p in passes.values()]
+    effective = [(open_ and k not in hard) if p is None else p for k, p in passes.items()]
     given = [s for s in scores.values() if s is not None]
     mean = sum(given) / len(given) if given else None
     if combine == "all":
@@ -68,9 +86,13 @@ def decide(
     elif combine == "any":
         passed = any(effective)
     else:
-        pool = given if open_ else [0.0 if s is None else s for s in scores.values()]
+        pool = [
+            0.0 if s is None else s
+            for k, s in scores.items()
+            if s is not None or not open_ or k in hard  # a raised error scores 0 even open
+        ]
         passed = (sum(pool) / len(pool) >= mean_threshold) if pool else open_
-    failed_open = bool(errors) and open_ and passed
+    failed_open = bool(set(errors) - hard) and open_ and passed
     return GuardVerdict(
         passed=passed,
         combine=combine,

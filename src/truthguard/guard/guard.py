@@ -4,38 +4,86 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForChainRun,
-    BaseCallbackManager,
     CallbackManagerForChainRun,
     adispatch_custom_event,
 )
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableSerializable
+from langchain_core.runnables import (
+    Runnable,
+    RunnableBinding,
+    RunnableConfig,
+    RunnableSerializable,
+)
 from langchain_core.runnables.config import patch_config
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from langchain_core.runnables.configurable import DynamicRunnable
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from truthguard._config import with_default_concurrency
 from truthguard._sync import run_sync
 from truthguard.detector import BaseDetector
-from truthguard.errors import GuardRejected, InvalidInputError
-from truthguard.guard._extract import answer_of, contexts_of, question_of
+from truthguard.errors import GuardRejected, InvalidInputError, LLMCallError
+from truthguard.guard._extract import answer_of, clean_text, contexts_of, question_of
 from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
+from truthguard.guard._runs import (
+    RetrieverCapture,
+    attempt_callbacks,
+    scoped_config,
+    with_feedback_slot,
+)
 from truthguard.guard._usage import UsageCollector
 from truthguard.guard._validation import input_errors
-from truthguard.guard._verdict import decide
+from truthguard.guard._verdict import NEVER_OPEN, decide
 from truthguard.guard.policies import GuardPolicy, PolicyContext, Release
 from truthguard.result import DetectionResult, Usage
 
-__all__ = ["VERDICT_EVENT", "HallucinationGuard"]
+__all__ = ["VERDICT_EVENT", "HallucinationGuard", "base_detector", "run_detector"]
 
 logger = logging.getLogger("truthguard.guard")
 
 VERDICT_EVENT = "truthguard_verdict"
 """Name of the custom callback event the guard dispatches after every check."""
+
+# Past its deadline a detector that ignores cancellation is abandoned after this grace.
+_CANCEL_GRACE = 0.05
+
+
+def base_detector(runnable: Any) -> BaseDetector | None:
+    """The detector behind ``runnable``: itself, or the default of ``configurable_fields`` /
+    ``configurable_alternatives`` and ``with_config`` / ``bind`` wrappers around one."""
+    seen = 0
+    while seen < 20:
+        if isinstance(runnable, BaseDetector):
+            return runnable
+        if isinstance(runnable, DynamicRunnable):
+            runnable = runnable.default
+        elif isinstance(runnable, RunnableBinding):
+            runnable = runnable.bound
+        else:
+            return None
+        seen += 1
+    return None
+
+
+# Exceptions that mean "the checker is unavailable" (fail-open may pass the answer); anything
+# else a detector raises is a fault on this input and never a pass.
+_OUTAGES: tuple[type[BaseException], ...] = (LLMCallError, TimeoutError, ConnectionError)
+
+
+def _we_are_cancelled() -> bool:
+    """True when the current task itself was asked to stop (not a callee's stray error)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _forget(task: asyncio.Task[Any]) -> None:
+    # An abandoned check's late exception must not be logged as "never retrieved".
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
 
 class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
@@ -47,13 +95,23 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     the results are combined (``combine``); a failing answer goes through ``policies`` in order
     until one passes or ``max_attempts`` is reached.
 
-    Every chain call is a child run tagged ``guard:attempt:N`` and each verdict is dispatched as
-    the custom event ``truthguard_verdict``. A detector that raises or exceeds ``check_timeout``
-    yields an ``invalid`` result, counted as a pass (``on_error="open"``) or a failure
-    (``"closed"``). The output is a :class:`GuardResult`; earlier answers stay in ``attempts``.
+    Every run inside an attempt carries the inherited tag ``guard:attempt:N`` and each verdict is
+    dispatched as the custom event ``truthguard_verdict``. A checker that is unavailable (a model
+    outage, an unparseable reply, ``check_timeout`` exceeded) gives an ``invalid`` result,
+    counted as a pass (``on_error="open"``) or a failure (``"closed"``); a detector that raises on
+    the input fails in both modes. If the chain itself raises, the policies still run (a fallback
+    answers); only when no attempt produced an answer does the chain's error reach the caller.
+    The output is a :class:`GuardResult`; earlier answers stay in ``attempts``.
 
     Streaming: ``stream`` / ``astream`` yield one chunk, the final :class:`GuardResult`, only once
-    the answer has passed (or the guard has given up). Nothing unchecked is streamed.
+    the answer has passed (or the guard has given up). Nothing unchecked is streamed: the runs of
+    every attempt (and the detectors' own model calls) are hidden from ``astream_events`` and
+    LangGraph ``stream_mode="messages"`` unless ``stream_nested=True``. For an answer streamed
+    sentence by sentence, each sentence checked first, see :class:`StreamingGuard`.
+
+    With ``output="answer"`` the guard returns the released answer text (and raises
+    :class:`GuardRejected` when no answer passed), so ``guard | StrOutputParser()`` and other
+    string consumers compose.
 
     Example:
         >>> from langchain_core.runnables import RunnableLambda
@@ -68,8 +126,9 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
 
     chain: Runnable[Any, Any]
     """The chain to guard."""
-    detectors: list[BaseDetector] = Field(min_length=1)
-    """Detectors run on every answer (a single detector is accepted too)."""
+    detectors: list[Runnable[Any, Any]] = Field(min_length=1)
+    """Detectors run on every answer (a single one is accepted too); a detector wrapped in
+    ``configurable_fields`` / ``with_config`` is resolved with the run's config."""
     combine: Literal["all", "any", "mean"] = "all"
     """``all``: every detector passes; ``any``: one does; ``mean``: mean normalised score."""
     thresholds: dict[str, float] = Field(default_factory=dict)
@@ -83,9 +142,11 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     max_attempts: int = Field(default=3, ge=1)
     """Most chain calls per request, the first included (terminal policies still apply)."""
     check_timeout: float | None = Field(default=60.0, gt=0)
-    """Seconds one detector may spend on one answer; None for no limit."""
+    """Seconds one detector may spend on one answer (the guard returns within it even when the
+    detector ignores cancellation); None for no limit."""
     on_error: Literal["open", "closed"] = "closed"
-    """A detector error / time-out / non-verdict counts as a pass (open) or a failure (closed)."""
+    """An unavailable checker (outage / time-out / non-verdict) counts as a pass (open) or a
+    failure (closed). A detector that raises on the input always counts as a failure."""
     question_key: str | None = None
     """Input key of the question (default: the first of question, input, query)."""
     answer_key: str | None = None
@@ -96,6 +157,16 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     """Chain input keys copied into the detector input (for example ``entity``)."""
     batch_concurrency: int = Field(default=4, ge=1)
     """Default bound for ``batch`` / ``abatch`` when the config sets no ``max_concurrency``."""
+    output: Literal["result", "answer"] = "result"
+    """``result``: return a :class:`GuardResult`; ``answer``: return the released text (raise
+    :class:`GuardRejected` when nothing passed)."""
+    stream_nested: bool = False
+    """Let streaming consumers (``astream_events``, LangGraph ``stream_mode="messages"``) see
+    the runs inside each attempt, unchecked tokens included. Off: only the guard's own output
+    and its ``truthguard_verdict`` events are streamed."""
+
+    _chain_for_attempts: Runnable[Any, Any] | None = PrivateAttr(default=None)
+    _n_models: int = PrivateAttr(default=0)
 
     def __init__(self, **kwargs: Any) -> None:
         with input_errors():
@@ -104,10 +175,29 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     @field_validator("detectors", mode="before")
     @classmethod
     def _one_or_many(cls, v: Any) -> Any:
-        return [v] if isinstance(v, BaseDetector) else v
+        items = v if isinstance(v, list | tuple) else [v]
+        for i, d in enumerate(items):
+            if base_detector(d) is None:
+                raise InvalidInputError(
+                    f"detectors[{i}]",
+                    "expected a truthguard detector (or one wrapped by configurable_fields / "
+                    f"with_config), got {type(d).__name__}",
+                )
+        return list(items)
+
+    @field_validator("thresholds")
+    @classmethod
+    def _finite_thresholds(cls, v: dict[str, float]) -> dict[str, float]:
+        for key, value in v.items():
+            if not math.isfinite(value):
+                raise InvalidInputError(f"thresholds.{key}", f"must be finite, got {value}")
+        return v
 
     @model_validator(mode="after")
     def _check_keys(self) -> HallucinationGuard:
+        for key, (lo, hi) in self.score_ranges.items():
+            if not (math.isfinite(lo) and math.isfinite(hi)):
+                raise InvalidInputError(f"score_ranges.{key}", "must be finite")
         keys = set(self.detector_keys)
         for name, mapping in (("thresholds", self.thresholds), ("score_ranges", self.score_ranges)):
             unknown = sorted(set(mapping) - keys)
@@ -118,7 +208,26 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         for key, (lo, hi) in self.score_ranges.items():
             if hi <= lo:
                 raise InvalidInputError(f"score_ranges.{key}", "needs high > low")
+        self._check_policies()
         return self
+
+    def _check_policies(self) -> None:
+        """Refuse, at construction, a policy that could not change anything."""
+        if self.max_attempts == 1:
+            idle = [p.name for p in self.policies if not p.terminal]
+            if idle:
+                raise InvalidInputError(
+                    "max_attempts",
+                    f"is 1, so the policies {idle} could never run; raise max_attempts or drop "
+                    "them",
+                )
+        for p in self.policies:
+            p.validate_chain(self.chain)
+        self._chain_for_attempts, self._n_models = with_feedback_slot(self.chain)
+
+    @property
+    def OutputType(self) -> Any:
+        return str if self.output == "answer" else GuardResult
 
     @property
     def detector_keys(self) -> list[str]:
@@ -126,22 +235,19 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         seen: dict[str, int] = {}
         keys = []
         for d in self.detectors:
-            n = seen.get(d.detector_name, 0) + 1
-            seen[d.detector_name] = n
-            keys.append(d.detector_name if n == 1 else f"{d.detector_name}#{n}")
+            name = base_detector(d).detector_name  # type: ignore[union-attr]
+            n = seen.get(name, 0) + 1
+            seen[name] = n
+            keys.append(name if n == 1 else f"{name}#{n}")
         return keys
 
     # -- public API -----------------------------------------------------------------------------
 
-    def invoke(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> GuardResult:
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         self._validate(input)
         return self._call_with_config(self._invoke_sync, input, config, run_type="chain", **kwargs)
 
-    async def ainvoke(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> GuardResult:
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         self._validate(input)
         return await self._acall_with_config(
             self._invoke_async, input, config, run_type="chain", **kwargs
@@ -190,13 +296,26 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
 
     def _invoke_sync(
         self, input: Any, run_manager: CallbackManagerForChainRun, config: RunnableConfig
-    ) -> GuardResult:
-        return run_sync(self._arun(input, run_manager, config))
+    ) -> Any:
+        return self._shape(run_sync(self._arun(input, run_manager, config)))
 
     async def _invoke_async(
         self, input: Any, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
-    ) -> GuardResult:
-        return await self._arun(input, run_manager, config)
+    ) -> Any:
+        return self._shape(await self._arun(input, run_manager, config))
+
+    def _shape(self, result: GuardResult) -> Any:
+        if self.output == "result":
+            return result
+        if result.status == "rejected":  # a bare string could not say it failed
+            last = result.verdict.reason if result.verdict else "no passing answer"
+            raise GuardRejected(
+                f"no passing answer after {result.n_attempts} attempt(s): {last}",
+                attempts=list(result.attempts),
+                result=result.verdict,
+                usage=result.usage,
+            )
+        return result.answer
 
     def _next_policy(self, uses: list[int], n_attempts: int) -> int | None:
         exhausted = n_attempts >= self.max_attempts
@@ -207,10 +326,11 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         return None
 
     async def _arun(self, input: Any, run_manager: Any, config: RunnableConfig) -> GuardResult:
-        question = question_of(input, self.question_key)
+        question = clean_text(question_of(input, self.question_key))
+        errors: list[BaseException] = []
         attempts = [
             await self._attempt(
-                1, None, self.chain, input, {}, True, question, input, run_manager, config
+                1, None, None, input, {}, True, question, input, run_manager, config, errors
             )
         ]
         uses = [0] * len(self.policies)
@@ -228,17 +348,24 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
             n = len(attempts) + 1
             # The policy's own model calls (a query rewriter) belong to attempt n.
             policy_usage = UsageCollector()
-            policy_callbacks: BaseCallbackManager = run_manager.get_child(f"guard:attempt:{n}")
-            policy_callbacks.add_handler(policy_usage, inherit=True)
+            policy_callbacks = attempt_callbacks(
+                run_manager,
+                f"guard:attempt:{n}",
+                stream_nested=self.stream_nested,
+                extra=[policy_usage],
+            )
+            route = getattr(policy, "feedback_route", None)
             ctx = PolicyContext(
                 question=question,
                 input=input,
                 attempts=attempts,
                 uses=uses[i],
                 config=patch_config(config, callbacks=policy_callbacks),
+                feedback_route=route(self.chain, self._n_models) if route else "input",
             )
             try:
-                step = await policy.astep(ctx)
+                with scoped_config(ctx.config):  # type: ignore[arg-type]
+                    step = await policy.astep(ctx)
             except GuardRejected:
                 raise  # the Raise policy: carries every attempt
             except Exception as e:  # a broken policy must not lose the answers so far
@@ -268,7 +395,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
                 await self._attempt(
                     n,
                     policy.name,
-                    step.runnable or self.chain,
+                    step.runnable,
                     step.input,
                     step.configurable,
                     step.check,
@@ -276,12 +403,16 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
                     input,
                     run_manager,
                     config,
+                    errors,
                 )
             )
             attempts[-1].chain_usage = policy_usage.usage() + attempts[-1].chain_usage
             if not step.check and attempts[-1].answer is not None:
                 status = "fallback"
                 break
+        if all(a.answer is None for a in attempts):
+            # No answer at all to release or keep: the caller sees the chain's own error.
+            raise errors[0] if errors else RuntimeError("the guarded chain gave no answer")
         return self._result(question, attempts, status)
 
     def _result(
@@ -310,7 +441,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         self,
         number: int,
         policy: str | None,
-        runnable: Runnable[Any, Any],
+        runnable: Runnable[Any, Any] | None,
         chain_input: Any,
         configurable: dict[str, Any],
         check: bool,
@@ -318,24 +449,37 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         original_input: Any,
         run_manager: Any,
         config: RunnableConfig,
+        errors: list[BaseException],
     ) -> Attempt:
         started = time.perf_counter()
         tag = f"guard:attempt:{number}"
         collector = UsageCollector()
-        callbacks: BaseCallbackManager = run_manager.get_child(tag)
-        callbacks.add_handler(collector, inherit=True)
+        capture = RetrieverCapture()
+        callbacks = attempt_callbacks(
+            run_manager, tag, stream_nested=self.stream_nested, extra=[collector, capture]
+        )
         child = patch_config(config, callbacks=callbacks)
         if configurable:
             child["configurable"] = {**child.get("configurable", {}), **configurable}
+        runnable = runnable or self._chain_for_attempts or self.chain
         output: Any = None
         try:
-            output = await runnable.ainvoke(chain_input, child)
+            try:
+                with scoped_config(child):
+                    output = await runnable.ainvoke(chain_input, child)
+            except asyncio.CancelledError as e:
+                if _we_are_cancelled():
+                    raise
+                # A model raised CancelledError on its own: a failed call, not our cancellation.
+                raise RuntimeError(f"the chain raised CancelledError: {e}") from e
             # An output without a usable answer is a failed attempt too: earlier answers stay.
-            answer = answer_of(output, self.answer_key)
-            contexts = contexts_of(output, self.context_key)
+            answer = clean_text(answer_of(output, self.answer_key))
+            if not answer.strip():  # an empty reply (null content, no choices) is no answer
+                raise InvalidInputError("answer", "the chain returned an empty answer")
+            contexts = [clean_text(c) for c in contexts_of(output, self.context_key)]
         except Exception as e:
-            if number == 1:
-                raise  # nothing to keep yet: the caller sees the chain's own error
+            errors.append(e)
+            logger.warning("truthguard: attempt %d raised %s: %s", number, type(e).__name__, e)
             return Attempt(
                 number=number,
                 policy=policy,
@@ -344,6 +488,8 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
                 chain_usage=collector.usage(time.perf_counter() - started),
                 seconds=time.perf_counter() - started,
             )
+        if not contexts:  # a chain that drops its documents: take them from its retriever runs
+            contexts = [clean_text(c) for c in capture.contexts]
         chain_seconds = time.perf_counter() - started
         attempt = Attempt(
             number=number,
@@ -354,28 +500,39 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
             chain_usage=collector.usage(chain_seconds),
         )
         if check:
-            check_config = patch_config(config, callbacks=run_manager.get_child(tag))
-            results = await self._check(question, answer, contexts, original_input, check_config)
+            check_callbacks = attempt_callbacks(run_manager, tag, stream_nested=self.stream_nested)
+            check_config = patch_config(config, callbacks=check_callbacks)
+            with scoped_config(check_config):
+                results = await self._check(
+                    question, answer, contexts, original_input, check_config
+                )
             verdict = self._decide(results)
             attempt.results = results
             attempt.verdict = verdict
             attempt.check_usage = Usage.total([r.usage for r in results])
-            await self._emit(number, policy, answer, verdict, check_config)
+            # The verdict event goes to every consumer, streaming ones included.
+            event_config = patch_config(
+                config, callbacks=attempt_callbacks(run_manager, tag, stream_nested=True)
+            )
+            await self._emit(number, policy, answer, verdict, event_config)
         attempt.seconds = time.perf_counter() - started
         return attempt
 
     def _decide(self, results: list[DetectionResult]) -> GuardVerdict:
         keys = self.detector_keys
-        thresholds = {
-            k: self.thresholds.get(k, d.threshold)
-            for k, d in zip(keys, self.detectors, strict=True)
-            if self.thresholds.get(k, d.threshold) is not None
-        }
+        thresholds: dict[str, float] = {}
+        for k, d, r in zip(keys, self.detectors, results, strict=True):
+            # The result's own threshold is the one a configurable detector really ran with.
+            t = self.thresholds.get(k)
+            if t is None:
+                t = r.threshold if r.threshold is not None else base_detector(d).threshold  # type: ignore[union-attr]
+            if t is not None:
+                thresholds[k] = t
         return decide(
             keys,
             results,
             combine=self.combine,
-            thresholds=thresholds,  # type: ignore[arg-type]
+            thresholds=thresholds,
             ranges=self.score_ranges,
             mean_threshold=self.mean_threshold,
             on_error=self.on_error,
@@ -391,27 +548,16 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     ) -> list[DetectionResult]:
         payload: dict[str, Any] = {"question": question, "answer": answer, "contexts": contexts}
         for key in self.detector_fields:  # presence checked in _validate
-            payload[key] = original_input[key]
-
-        async def one(detector: BaseDetector) -> DetectionResult:
-            try:
-                return await asyncio.wait_for(
-                    detector.ainvoke(payload, config), timeout=self.check_timeout
+            value = original_input[key]
+            payload[key] = clean_text(value) if isinstance(value, str) else value
+        return list(
+            await asyncio.gather(
+                *(
+                    run_detector(d, payload, config, timeout=self.check_timeout)
+                    for d in self.detectors
                 )
-            except TimeoutError:
-                return DetectionResult.invalid(
-                    detector.detector_name,
-                    f"check timed out after {self.check_timeout}s",
-                    details={"error": "timeout"},
-                )
-            except Exception as e:  # the answer must survive any detector failure
-                return DetectionResult.invalid(
-                    detector.detector_name,
-                    f"detector raised {type(e).__name__}: {e}",
-                    details={"error": type(e).__name__},
-                )
-
-        return list(await asyncio.gather(*(one(d) for d in self.detectors)))
+            )
+        )
 
     async def _emit(
         self,
@@ -428,3 +574,55 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
             "verdict": verdict.model_dump(),
         }
         await adispatch_custom_event(VERDICT_EVENT, data, config=config)
+
+
+async def run_detector(
+    detector: Runnable[Any, Any],
+    payload: dict[str, Any],
+    config: RunnableConfig,
+    *,
+    timeout: float | None,
+) -> DetectionResult:
+    """One detector on one answer, never raising: errors and time-outs become ``invalid``.
+
+    The deadline is the guard's own: a detector that does not stop when cancelled is abandoned
+    after a short grace, so the guard returns on time. A detector that raised (bad input, a bug,
+    a stray ``CancelledError``) is flagged to fail even with ``on_error="open"``.
+    """
+    name = base_detector(detector).detector_name  # type: ignore[union-attr]
+    task = asyncio.ensure_future(detector.ainvoke(payload, config))
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+    except asyncio.CancelledError:
+        task.cancel()
+        _forget(task)
+        raise
+    if not done:
+        task.cancel()
+        await asyncio.wait({task}, timeout=_CANCEL_GRACE)
+        _forget(task)
+        return DetectionResult.invalid(
+            name, f"check timed out after {timeout}s", details={"error": "timeout"}
+        )
+    if task.cancelled():  # cancelled from inside, not by us: a failure, never a pass
+        return DetectionResult.invalid(
+            name,
+            "detector raised CancelledError",
+            details={"error": "CancelledError", NEVER_OPEN: True},
+        )
+    exc = task.exception()
+    if exc is None:
+        result = task.result()
+        if isinstance(result, DetectionResult):
+            return result
+        return DetectionResult.invalid(
+            name,
+            f"detector returned {type(result).__name__}, not a DetectionResult",
+            details={"error": "bad_result", NEVER_OPEN: True},
+        )
+    details: dict[str, Any] = {"error": type(exc).__name__}
+    if not isinstance(exc, _OUTAGES):
+        details[NEVER_OPEN] = True
+    return DetectionResult.invalid(
+        name, f"detector raised {type(exc).__name__}: {exc}", details=details
+    )

@@ -24,11 +24,20 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from truthguard.errors import GuardRejected, InvalidInputError
 from truthguard.guard._models import Attempt
+from truthguard.guard._runs import (
+    FEEDBACK_FIELD,
+    config_ids,
+    find_prompt_slot,
+    reads_config,
+    uses_retrieval_query,
+)
 from truthguard.guard._validation import input_errors
 from truthguard.llm import message_text
-from truthguard.result import Usage
+from truthguard.result import Label, Usage
 
 __all__ = [
+    "CONTINUE_TEMPLATE",
+    "FEEDBACK_FIELD",
     "FEEDBACK_TEMPLATE",
     "RETRIEVAL_QUERY_KEY",
     "RETRIEVER_FIELD",
@@ -62,6 +71,26 @@ FEEDBACK_TEMPLATE = (
     "Answer again. Keep only statements you can support from the context or well-established "
     "knowledge, and say plainly when you are not sure."
 )
+# Re-ask when the checker gave no verdict (an outage): nothing about the checker's failure.
+REASK_TEMPLATE = (
+    "Answer again. Keep only statements you can support from the context or well-established "
+    "knowledge, and say plainly when you are not sure."
+)
+# The streaming guard's re-ask after a broken stream (our wording): nothing about the failure.
+CONTINUE_AFTER_BREAK_TEMPLATE = (
+    "Your answer so far was:\n{released}\n"
+    "Continue the answer from where it stops, without repeating it. Keep only statements the "
+    "context supports."
+)
+# The streaming guard's repair (our wording): keep what was released, replace the bad sentence.
+CONTINUE_TEMPLATE = (
+    "Your answer so far was:\n{released}\n"
+    "The next sentence you wrote was not supported by the sources and was withheld: {answer}\n"
+    "Checker's notes: {explanation}\n"
+    "Continue the answer from where it stops, without repeating it and without that sentence. "
+    "Keep only statements the context supports; if nothing more can be said, reply with an empty "
+    "message."
+)
 
 
 @dataclass
@@ -78,18 +107,40 @@ class PolicyContext:
     """How many times this policy has been applied, counting this call (1, 2, ...)."""
     config: RunnableConfig | None = None
     """Config for the policy's own model calls: traced under the attempt, usage counted."""
+    feedback_route: str = "input"
+    """Where the chain takes feedback: ``"input"`` (a dict key / prompt slot) or ``"model"``
+    (the guard appends it to the chat model's prompt through ``configurable``)."""
+    released: str | None = None
+    """Streaming guard: the text already released; feedback then asks for a continuation."""
 
     @property
     def last(self) -> Attempt:
         return self.attempts[-1]
 
     def feedback(self) -> str:
-        """The failed answer and the detectors' explanations, for a re-ask prompt."""
+        """The failed answer and the detectors' explanations, for a re-ask prompt.
+
+        Only detectors that gave a verdict speak: an outage, a time-out or an unparseable
+        checker reply is the checker's problem, not the answer's, and never reaches the model.
+        """
         last = self.last
         notes = "; ".join(
-            f"{r.detector}: {r.explanation}" for r in last.results if r.explanation
-        ) or (last.verdict.reason if last.verdict else "no explanation")
-        return FEEDBACK_TEMPLATE.format(answer=last.answer or "", explanation=notes)
+            f"{r.detector}: {r.explanation}"
+            for r in last.results
+            if r.explanation and r.label not in (Label.INVALID, Label.UNVERIFIABLE)
+        )
+        if self.released is not None and (last.error or not notes):
+            # The stream broke off (or the checker was unavailable): continue, claim nothing.
+            return CONTINUE_AFTER_BREAK_TEMPLATE.format(released=self.released)
+        if self.released is not None:
+            return CONTINUE_TEMPLATE.format(
+                released=self.released,
+                answer=last.answer or "",
+                explanation=notes or "not supported by the context",
+            )
+        if not notes or not last.answer:
+            return REASK_TEMPLATE
+        return FEEDBACK_TEMPLATE.format(answer=last.answer, explanation=notes)
 
 
 @dataclass
@@ -144,6 +195,10 @@ class GuardPolicy(BaseModel, ABC):
     async def astep(self, ctx: PolicyContext) -> Step:
         """Return the next step, or raise :class:`GuardRejected`."""
 
+    def validate_chain(self, chain: Runnable[Any, Any]) -> None:
+        """Raise :class:`InvalidInputError` when this policy could not change anything on
+        ``chain`` (called by the guard at construction)."""
+
 
 def _dict_input(ctx: PolicyContext, field_name: str) -> dict[str, Any]:
     if isinstance(ctx.input, Mapping):
@@ -197,6 +252,33 @@ class ReRetrieve(GuardPolicy):
         new_input[RETRIEVAL_QUERY_KEY] = text
         return Rerun(input=new_input, configurable=configurable)
 
+    def validate_chain(self, chain: Runnable[Any, Any]) -> None:
+        ids = config_ids(chain)
+        if reads_config(chain):  # a function reading the config may honour the ids itself
+            return
+        if SEARCH_KWARGS_FIELD not in ids:
+            raise InvalidInputError(
+                "policies",
+                "ReRetrieve cannot change the retrieval of this chain: it exposes no configurable "
+                f"{SEARCH_KWARGS_FIELD!r}, so a retry would fetch the same documents. Build the "
+                "chain with truthguard.rag.build_rag_chain(retriever, model), or make the "
+                "retriever configurable: retriever.configurable_fields(search_kwargs="
+                f"ConfigurableField(id={SEARCH_KWARGS_FIELD!r})).",
+            )
+        if self.rewrite is not None and not uses_retrieval_query(chain):
+            raise InvalidInputError(
+                "rewrite",
+                f"the chain does not retrieve with a {RETRIEVAL_QUERY_KEY!r} input key, so the "
+                "rewritten query would be ignored: build it with truthguard.rag.build_rag_chain",
+            )
+        if self.alternative is not None and RETRIEVER_FIELD not in ids:
+            raise InvalidInputError(
+                "alternative",
+                f"the chain has no configurable {RETRIEVER_FIELD!r} to switch to "
+                f"{self.alternative!r}: pass fallback_retriever= to build_rag_chain, or use "
+                f"configurable_alternatives(ConfigurableField(id={RETRIEVER_FIELD!r}), ...).",
+            )
+
 
 class Regenerate(GuardPolicy):
     """Ask the chain again, with the detectors' explanation as feedback.
@@ -218,14 +300,45 @@ class Regenerate(GuardPolicy):
     """Temperature for the new attempt (None leaves the model's own)."""
 
     async def astep(self, ctx: PolicyContext) -> Step:
-        configurable = {} if self.temperature is None else {TEMPERATURE_FIELD: self.temperature}
+        configurable: dict[str, Any] = (
+            {} if self.temperature is None else {TEMPERATURE_FIELD: self.temperature}
+        )
         if self.feedback_key is None:
             return Rerun(input=ctx.input, configurable=configurable)
-        if isinstance(ctx.input, str):
-            return Rerun(input=f"{ctx.input}\n\n{ctx.feedback()}", configurable=configurable)
+        if ctx.feedback_route == "model":
+            configurable[FEEDBACK_FIELD] = ctx.feedback()
+            return Rerun(input=ctx.input, configurable=configurable)
+        if not isinstance(ctx.input, Mapping):  # appending to a string would change the query
+            raise InvalidInputError(
+                "feedback_key",
+                "the chain takes a string and has no chat model or prompt slot the guard can "
+                "reach to place the feedback; pass a dict input with a prompt slot "
+                f"{{{self.feedback_key}}}, or Regenerate(feedback_key=None) for a plain re-ask",
+            )
         new_input = _dict_input(ctx, "feedback_key")
         new_input[self.feedback_key] = ctx.feedback()
         return Rerun(input=new_input, configurable=configurable)
+
+    def validate_chain(self, chain: Runnable[Any, Any]) -> None:
+        if (
+            self.temperature is not None
+            and TEMPERATURE_FIELD not in config_ids(chain)
+            and not reads_config(chain)  # a function reading the config may honour it itself
+        ):
+            raise InvalidInputError(
+                "temperature",
+                f"the chain exposes no configurable {TEMPERATURE_FIELD!r}, so the temperature "
+                "would be ignored: build it with truthguard.rag.build_rag_chain, or use "
+                f"model.configurable_fields(temperature=ConfigurableField(id="
+                f"{TEMPERATURE_FIELD!r})), or leave temperature=None",
+            )
+
+    def feedback_route(self, chain: Runnable[Any, Any], n_models: int) -> str:
+        """``"input"`` when a prompt of the chain has a ``{feedback_key}`` slot or no model is
+        reachable; ``"model"`` when the guard appends the feedback to the model's prompt."""
+        if self.feedback_key is None or find_prompt_slot(chain, self.feedback_key):
+            return "input"
+        return "model" if n_models else "input"
 
 
 class Fallback(GuardPolicy):

@@ -1,0 +1,537 @@
+"""``StreamingGuard``: stream an answer sentence by sentence, each sentence checked first.
+
+The chain's answer is streamed; every time a sentence is complete it is checked against the
+contexts by a sentence-level detector (by default the local
+:class:`~truthguard.refchecker.RefChecker`, no LLM call) while the next one streams in. A
+sentence is released only once it passes. On the first failing sentence the chain's stream is
+closed, the stream says so (a ``notice`` chunk) and the policies apply: ``Regenerate`` asks the
+model to continue from the last released sentence without the withheld one (a repair),
+``ReRetrieve`` answers again with more context (sentences already released are not repeated),
+``Fallback`` releases its answer, ``Raise`` raises :class:`~truthguard.errors.GuardRejected`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any, Literal
+
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableSerializable
+from langchain_core.runnables.config import ensure_config, patch_config
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+
+from truthguard._sync import run_sync
+from truthguard.errors import GuardRejected, InvalidInputError
+from truthguard.guard._extract import (
+    ANSWER_KEYS,
+    CONTEXT_KEYS,
+    clean_text,
+    contexts_of,
+    question_of,
+)
+from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
+from truthguard.guard._runs import (
+    RetrieverCapture,
+    attempt_callbacks,
+    scoped_config,
+    with_feedback_slot,
+)
+from truthguard.guard._usage import UsageCollector
+from truthguard.guard._validation import input_errors
+from truthguard.guard._verdict import decide
+from truthguard.guard.guard import base_detector, run_detector
+from truthguard.guard.policies import GuardPolicy, PolicyContext, Release
+from truthguard.llm import message_text
+from truthguard.result import DetectionResult, Usage
+
+__all__ = ["GuardChunk", "StreamingGuard"]
+
+logger = logging.getLogger("truthguard.guard")
+
+
+class GuardChunk(BaseModel):
+    """One piece of a streaming guard's output.
+
+    ``kind`` is ``sentence`` (a checked sentence, ``text`` starts with a space after the first),
+    ``notice`` (the guard says what it did), ``fallback`` (an unchecked fallback answer) or
+    ``result`` (the last chunk: ``result`` holds the :class:`GuardResult`).
+    """
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    kind: Literal["sentence", "notice", "fallback", "result"]
+    """What this chunk is."""
+    text: str = ""
+    """Text to show (empty for the result chunk)."""
+    attempt: int = 1
+    """The attempt the chunk belongs to."""
+    check: DetectionResult | None = None
+    """The sentence's check (``sentence`` chunks)."""
+    result: GuardResult | None = None
+    """The final result (``result`` chunk only)."""
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class _Outcome:
+    """What one streamed attempt ended with."""
+
+    def __init__(self) -> None:
+        self.released: list[str] = []
+        self.failed: tuple[str, DetectionResult, GuardVerdict] | None = None
+        self.error: BaseException | None = None
+        self.contexts: list[str] = []
+        self.results: list[DetectionResult] = []
+        self.verdict: GuardVerdict | None = None
+        self.streamed_text = ""
+
+
+def _split_complete(buffer: str) -> tuple[list[str], str]:
+    """Complete sentences at the start of ``buffer`` and the unfinished rest."""
+    from truthguard.refchecker.segment import split_sentences
+
+    spans = split_sentences(buffer)
+    if len(spans) < 2:
+        return [], buffer
+    return [s.text for s in spans[:-1]], buffer[spans[-1].start :]
+
+
+def _norm(sentence: str) -> str:
+    return " ".join(sentence.lower().split())
+
+
+class StreamingGuard(RunnableSerializable[Any, GuardResult]):
+    """Stream a chain's answer sentence by sentence, releasing only checked sentences.
+
+    The chain may stream strings, message chunks or dict chunks (the answer under
+    ``answer_key``, the documents under ``context_key``, as :func:`~truthguard.rag.build_rag_chain`
+    does); when it streams no documents they are taken from its retriever runs. ``stream`` /
+    ``astream`` yield :class:`GuardChunk` objects; ``invoke`` / ``ainvoke`` consume the stream and
+    return the final :class:`GuardResult`.
+
+    Example:
+        >>> from truthguard.testing import FakeDetector, ScriptedChatModel
+        >>> model = ScriptedChatModel(script=lambda p: "Paris is in France. It has a river.")
+        >>> guard = StreamingGuard(chain=model, detector=FakeDetector(score=1.0))
+        >>> [c.text for c in guard.stream("Where is Paris?") if c.kind == "sentence"]
+        ['Paris is in France.', ' It has a river.']
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    chain: Runnable[Any, Any]
+    """The chain whose answer is streamed."""
+    detector: Runnable[Any, Any] | None = None
+    """Sentence-level detector (default: a local ``RefChecker``, no LLM call)."""
+    threshold: float | None = None
+    """Native-scale pass mark overriding the detector's own ``threshold``."""
+    policies: list[GuardPolicy] = Field(default_factory=list)
+    """What to do at a failing sentence, in order (``Regenerate`` repairs from there)."""
+    max_attempts: int = Field(default=3, ge=1)
+    """Most chain streams per request, the first included (terminal policies still apply)."""
+    check_timeout: float | None = Field(default=30.0, gt=0)
+    """Seconds one sentence check may take; None for no limit."""
+    on_error: Literal["open", "closed"] = "closed"
+    """An unavailable checker counts as a pass (open) or a failure (closed)."""
+    question_key: str | None = None
+    """Input key of the question (default: the first of question, input, query)."""
+    answer_key: str | None = None
+    """Key of the answer in dict chunks (default: the first of answer, output, result, ...)."""
+    context_key: str | None = None
+    """Key of the documents in dict chunks (default: context, contexts, ...)."""
+    stream_nested: bool = False
+    """Let streaming consumers see the chain's own runs, unchecked tokens included."""
+    repair_notice: str = "[A sentence was withheld: the sources do not support it. Revising.]"
+    """Streamed when a policy answers again after a failing sentence."""
+    fallback_notice: str = "[The answer could not be verified against the sources.]"
+    """Streamed before a fallback answer."""
+    stop_notice: str = "[The rest of the answer was withheld: it could not be verified.]"
+    """Streamed when the guard gives up."""
+
+    _chain_for_attempts: Runnable[Any, Any] | None = PrivateAttr(default=None)
+    _n_models: int = PrivateAttr(default=0)
+
+    def __init__(self, **kwargs: Any) -> None:
+        with input_errors():
+            super().__init__(**kwargs)
+
+    @field_validator("detector")
+    @classmethod
+    def _a_detector(cls, v: Any) -> Any:
+        if v is not None and base_detector(v) is None:
+            raise InvalidInputError(
+                "detector", f"expected a truthguard detector, got {type(v).__name__}"
+            )
+        return v
+
+    @model_validator(mode="after")
+    def _check_policies(self) -> StreamingGuard:
+        if self.threshold is not None and not (-1e300 < self.threshold < 1e300):
+            raise InvalidInputError("threshold", "must be finite")
+        if self.max_attempts == 1 and any(not p.terminal for p in self.policies):
+            raise InvalidInputError("max_attempts", "is 1, so the repair policies could never run")
+        for p in self.policies:
+            p.validate_chain(self.chain)
+        self._chain_for_attempts, self._n_models = with_feedback_slot(self.chain)
+        return self
+
+    @property
+    def OutputType(self) -> Any:  # LangChain's name
+        return GuardChunk
+
+    def _detector(self) -> Runnable[Any, Any]:
+        if self.detector is None:
+            from truthguard.refchecker import RefChecker
+
+            self.detector = RefChecker()
+        return self.detector
+
+    # -- public API ---------------------------------------------------------------------------
+
+    async def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[GuardChunk]:
+        question_of(input, self.question_key)  # fail fast, naming the field
+
+        async def one() -> AsyncIterator[Any]:
+            yield input
+
+        async for chunk in self._atransform_stream_with_config(
+            one(), self._agenerate, config, **kwargs
+        ):
+            yield chunk
+
+    def stream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[GuardChunk]:
+        """Sync streaming: the async stream driven on the portal loop, chunk by chunk."""
+        agen = self.astream(input, config, **kwargs).__aiter__()
+        try:
+            while True:
+                try:
+                    yield run_sync(agen.__anext__())
+                except StopAsyncIteration:
+                    return
+        finally:
+            run_sync(agen.aclose())
+
+    async def ainvoke(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> GuardResult:
+        last: GuardChunk | None = None
+        async for last in self.astream(input, config, **kwargs):  # noqa: B007
+            pass
+        assert last is not None and last.result is not None
+        return last.result
+
+    def invoke(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> GuardResult:
+        return run_sync(self.ainvoke(input, ensure_config(config), **kwargs))
+
+    # -- machinery ----------------------------------------------------------------------------
+
+    def _passes(self, result: DetectionResult) -> GuardVerdict:
+        key = base_detector(self._detector()).detector_name  # type: ignore[union-attr]
+        t = self.threshold if self.threshold is not None else result.threshold
+        return decide(
+            [key],
+            [result],
+            combine="all",
+            thresholds={key: t} if t is not None else {},
+            ranges={},
+            mean_threshold=0.5,
+            on_error=self.on_error,
+        )
+
+    def _next_policy(self, uses: list[int], n_attempts: int) -> int | None:
+        exhausted = n_attempts >= self.max_attempts
+        for i, p in enumerate(self.policies):
+            if uses[i] >= p.max_uses or (exhausted and not p.terminal):
+                continue
+            return i
+        return None
+
+    async def _agenerate(
+        self, inputs: AsyncIterator[Any], run_manager: Any, config: RunnableConfig
+    ) -> AsyncIterator[GuardChunk]:
+        input = None
+        async for input in inputs:  # noqa: B007 - one input
+            pass
+        question = clean_text(question_of(input, self.question_key))
+        released: list[str] = []
+        attempts: list[Attempt] = []
+        uses = [0] * len(self.policies)
+        runnable: Runnable[Any, Any] | None = None
+        chain_input, configurable, check = input, {}, True
+        policy_name: str | None = None
+        policy_usage = Usage()
+        status: Literal["passed", "fallback", "rejected"] = "rejected"
+        verdict: GuardVerdict | None = None
+        errors: list[BaseException] = []
+        while True:
+            n = len(attempts) + 1
+            outcome = _Outcome()
+            started = time.perf_counter()
+            collector = UsageCollector()
+            async for chunk in self._attempt(
+                n, runnable, chain_input, configurable, check, question, released, outcome,
+                collector, run_manager, config,
+            ):  # fmt: skip
+                yield chunk
+            failed_text = outcome.failed[0] if outcome.failed else None
+            attempts.append(
+                Attempt(
+                    number=n,
+                    policy=policy_name,
+                    answer=failed_text
+                    if failed_text is not None
+                    else outcome.streamed_text or None,
+                    output=outcome.streamed_text,
+                    contexts=outcome.contexts,
+                    results=outcome.results,
+                    verdict=outcome.verdict,
+                    chain_usage=policy_usage + collector.usage(),
+                    check_usage=Usage.total([r.usage for r in outcome.results]),
+                    error=None if outcome.error is None else _describe(outcome.error),
+                    seconds=time.perf_counter() - started,
+                )
+            )
+            if outcome.error is not None:
+                errors.append(outcome.error)
+            verdict = outcome.verdict
+            if not check and outcome.error is None:
+                status = "fallback"
+                break
+            if outcome.failed is None and outcome.error is None:
+                status = "passed"
+                break
+            i = self._next_policy(uses, len(attempts))
+            if i is None:
+                break
+            policy = self.policies[i]
+            uses[i] += 1
+            usage = UsageCollector()
+            callbacks = attempt_callbacks(
+                run_manager, f"guard:attempt:{n + 1}", stream_nested=self.stream_nested,
+                extra=[usage],
+            )  # fmt: skip
+            route = getattr(policy, "feedback_route", None)
+            ctx = PolicyContext(
+                question=question,
+                input=input,
+                attempts=attempts,
+                uses=uses[i],
+                config=patch_config(config, callbacks=callbacks),
+                feedback_route=route(self.chain, self._n_models) if route else "input",
+                released=" ".join(released) if released else "(nothing yet)",
+            )
+            try:
+                with scoped_config(ctx.config):  # type: ignore[arg-type]
+                    step = await policy.astep(ctx)
+            except GuardRejected:
+                yield self._notice(self.stop_notice, n, released)
+                raise
+            except Exception as e:  # a broken policy: stop here, keep what was released
+                logger.warning("truthguard: policy %s failed: %s", policy.name, e)
+                attempts.append(
+                    Attempt(
+                        number=n + 1,
+                        policy=policy.name,
+                        error=f"policy failed: {_describe(e)}",
+                        chain_usage=usage.usage(),
+                    )
+                )
+                continue
+            policy_name, policy_usage = policy.name, usage.usage()
+            if isinstance(step, Release):
+                yield self._notice(self.fallback_notice, n + 1, released)
+                yield GuardChunk(kind="fallback", text=step.answer, attempt=n + 1)
+                attempts.append(
+                    Attempt(
+                        number=n + 1,
+                        policy=policy.name,
+                        answer=step.answer,
+                        output=step.answer,
+                        chain_usage=policy_usage,
+                    )
+                )
+                released.append(step.answer)
+                status = "fallback"
+                break
+            notice = self.repair_notice if step.check else self.fallback_notice
+            yield self._notice(notice, n + 1, released)
+            runnable, chain_input = step.runnable, step.input
+            configurable, check = step.configurable, step.check
+        if status == "rejected":
+            yield self._notice(self.stop_notice, len(attempts), released)
+            if not released and all(a.answer is None for a in attempts) and errors:
+                raise errors[0]  # nothing was produced at all: the chain's own error
+        answer = " ".join(released) if released else None
+        usage_total = Usage.total([a.chain_usage + a.check_usage for a in attempts])
+        usage_total.wall_seconds = sum(a.seconds for a in attempts)
+        result = GuardResult(
+            question=question,
+            answer=answer,
+            output=answer,
+            status=status,
+            passed=status == "passed",
+            verdict=verdict,
+            attempts=attempts,
+            usage=usage_total,
+        )
+        yield GuardChunk(kind="result", attempt=len(attempts), result=result)
+
+    async def _attempt(
+        self,
+        number: int,
+        runnable: Runnable[Any, Any] | None,
+        chain_input: Any,
+        configurable: dict[str, Any],
+        check: bool,
+        question: str,
+        released: list[str],
+        outcome: _Outcome,
+        collector: UsageCollector,
+        run_manager: Any,
+        config: RunnableConfig,
+    ) -> AsyncIterator[GuardChunk]:
+        tag = f"guard:attempt:{number}"
+        capture = RetrieverCapture()
+        callbacks = attempt_callbacks(
+            run_manager, tag, stream_nested=self.stream_nested, extra=[collector, capture]
+        )
+        child = patch_config(config, callbacks=callbacks)
+        if configurable:
+            child["configurable"] = {**child.get("configurable", {}), **configurable}
+        check_config = patch_config(
+            config, callbacks=attempt_callbacks(run_manager, tag, stream_nested=self.stream_nested)
+        )
+        runnable = runnable or self._chain_for_attempts or self.chain
+        seen = {_norm(s) for s in released}
+        pending: deque[tuple[str, asyncio.Future[DetectionResult] | None]] = deque()
+        buffer = ""
+        contexts: list[str] = []
+
+        def schedule(sentence: str) -> None:
+            sentence = clean_text(sentence.strip())
+            if not sentence or _norm(sentence) in seen:  # a repair repeating released text
+                return
+            seen.add(_norm(sentence))
+            if not check or not any(ch.isalnum() for ch in sentence):
+                pending.append((sentence, None))
+                return
+            ctx = contexts or [clean_text(c) for c in capture.contexts]
+            outcome.contexts = ctx
+            payload = {"question": question, "answer": sentence, "contexts": ctx}
+            with scoped_config(check_config):
+                task = asyncio.ensure_future(
+                    run_detector(
+                        self._detector(), payload, check_config, timeout=self.check_timeout
+                    )
+                )
+            pending.append((sentence, task))
+
+        def judge(sentence: str, task: asyncio.Future[DetectionResult] | None) -> GuardChunk | None:
+            if task is None:
+                kind: Literal["sentence", "fallback"] = "sentence" if check else "fallback"
+                return self._release(sentence, kind, number, released, None)
+            result = task.result()
+            verdict = self._passes(result)
+            outcome.results.append(result)
+            outcome.verdict = verdict
+            if not verdict.passed:
+                outcome.failed = (sentence, result, verdict)
+                return None
+            return self._release(sentence, "sentence", number, released, result)
+
+        stream = runnable.astream(chain_input, child)
+        try:
+            try:
+                with scoped_config(child):
+                    async for chunk in stream:
+                        piece, found = self._piece(chunk)
+                        if found:
+                            contexts = found
+                        if piece:
+                            outcome.streamed_text += piece
+                            buffer += piece
+                            complete, buffer = _split_complete(buffer)
+                            for s in complete:
+                                schedule(s)
+                        while pending and (pending[0][1] is None or pending[0][1].done()):
+                            out = judge(*pending.popleft())
+                            if out is None:
+                                return
+                            yield out
+            except asyncio.CancelledError as e:
+                if _cancelled():
+                    raise
+                outcome.error = RuntimeError(f"the chain raised CancelledError: {e}")
+            except Exception as e:  # the released sentences stay; the policies decide
+                logger.warning("truthguard: streamed attempt %d raised %s", number, _describe(e))
+                outcome.error = e
+            if outcome.error is None:
+                schedule(buffer)
+            if not contexts and capture.contexts:
+                outcome.contexts = [clean_text(c) for c in capture.contexts]
+            while pending:
+                sentence, task = pending.popleft()
+                if task is not None:
+                    await asyncio.wait({task})
+                out = judge(sentence, task)
+                if out is None:
+                    return
+                yield out
+        finally:
+            for _, task in pending:
+                if task is not None:
+                    task.cancel()
+            await stream.aclose()  # type: ignore[attr-defined]
+
+    def _notice(self, text: str, attempt: int, released: list[str]) -> GuardChunk:
+        return GuardChunk(kind="notice", text=(" " if released else "") + text, attempt=attempt)
+
+    def _release(
+        self,
+        sentence: str,
+        kind: Literal["sentence", "fallback"],
+        number: int,
+        released: list[str],
+        result: DetectionResult | None,
+    ) -> GuardChunk:
+        text = (" " if released else "") + sentence
+        released.append(sentence)
+        return GuardChunk(kind=kind, text=text, attempt=number, check=result)
+
+    def _piece(self, chunk: Any) -> tuple[str, list[str]]:
+        """The answer text and any documents carried by one streamed chunk."""
+        if isinstance(chunk, str):
+            return chunk, []
+        if isinstance(chunk, Mapping):
+            keys = (self.answer_key,) if self.answer_key else ANSWER_KEYS
+            text = ""
+            found = next((k for k in keys if k in chunk), None)
+            if found is not None and chunk[found] is not None:
+                text = message_text(chunk[found])
+            ckeys = (self.context_key,) if self.context_key else CONTEXT_KEYS
+            docs: list[str] = []
+            if any(k in chunk for k in ckeys):
+                docs = [clean_text(c) for c in contexts_of(chunk, self.context_key)]
+            return text, docs
+        if hasattr(chunk, "content"):
+            return message_text(chunk), []
+        return "", []
+
+
+def _cancelled() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _describe(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"

@@ -1,0 +1,205 @@
+"""StreamingGuard: sentences released once checked; repairs and fallbacks said in the stream."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import RunnableLambda, RunnablePassthrough
+from pydantic import Field
+
+from truthguard.errors import GuardRejected, InvalidInputError
+from truthguard.guard import Fallback, GuardChunk, Raise, Regenerate, StreamingGuard
+from truthguard.rag import build_rag_chain
+from truthguard.testing import FakeDetector, ScriptedChatModel
+
+FIRST = "Paris is the capital of France. The Eiffel Tower stands on the moon. It is tall."
+REPAIR = "The Eiffel Tower stands on the Champ de Mars."
+
+
+class ListRetriever(BaseRetriever):
+    passages: list[str]
+    search_kwargs: dict[str, Any] = Field(default_factory=lambda: {"k": 2})
+
+    def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[Document]:
+        return [Document(page_content=p) for p in self.passages[: self.search_kwargs["k"]]]
+
+
+PASSAGES = ["Paris is the capital of France.", "The Eiffel Tower is on the Champ de Mars."]
+
+
+def no_moon(**kw: Any) -> FakeDetector:
+    """Sentence-level double: fails sentences about the moon, records what it was given."""
+    return FakeDetector(score=lambda i: 0.0 if "moon" in i.answer else 1.0, threshold=0.5, **kw)
+
+
+def repairing_model() -> ScriptedChatModel:
+    return ScriptedChatModel(script=lambda p: REPAIR if "withheld" in p else FIRST)
+
+
+def texts(chunks: list[GuardChunk], *kinds: str) -> list[str]:
+    return [c.text for c in chunks if c.kind in kinds]
+
+
+async def test_failing_sentence_is_withheld_and_repaired_from_the_last_good_one():
+    model = repairing_model()
+    chain = build_rag_chain(ListRetriever(passages=PASSAGES), model)
+    guard = StreamingGuard(chain=chain, detector=no_moon(), policies=[Regenerate()])
+    chunks = [c async for c in guard.astream({"question": "Where is the Eiffel Tower?"})]
+    assert not any("moon" in c.text for c in chunks)
+    assert [c.kind for c in chunks] == ["sentence", "notice", "sentence", "result"]
+    result = chunks[-1].result
+    assert result.status == "passed" and result.n_attempts == 2
+    assert result.answer == "Paris is the capital of France. " + REPAIR
+    assert result.attempts[0].answer == "The Eiffel Tower stands on the moon."  # kept, not lost
+    repair_prompt = model.calls[1]
+    assert "Paris is the capital of France." in repair_prompt and "withheld" in repair_prompt
+    assert all(c.check is not None and c.check.passing for c in chunks if c.kind == "sentence")
+
+
+async def test_every_sentence_is_checked_against_the_retrieved_contexts():
+    seen: list[tuple[str, list[str]]] = []
+    det = FakeDetector(score=lambda i: (seen.append((i.answer, list(i.contexts))), 1.0)[1])
+    model = ScriptedChatModel(script=lambda p: "Paris is the capital. It is in France.")
+    prompt = ChatPromptTemplate.from_messages([("human", "{context}\n{question}")])
+    retriever = ListRetriever(passages=PASSAGES)
+    textbook = (
+        {"context": retriever | (lambda d: str(d)), "question": RunnablePassthrough()}
+        | prompt
+        | model
+        | StrOutputParser()
+    )
+    guard = StreamingGuard(chain=textbook, detector=det)
+    result = await guard.ainvoke("What is Paris?")
+    assert result.passed and result.answer == "Paris is the capital. It is in France."
+    assert [s for s, _ in seen] == ["Paris is the capital.", "It is in France."]
+    assert all(ctx == PASSAGES for _, ctx in seen)
+
+
+def test_fallback_after_the_failing_sentence_says_so_in_the_stream():
+    model = ScriptedChatModel(script=lambda p: FIRST)
+    guard = StreamingGuard(
+        chain=model, detector=no_moon(), policies=[Fallback(answer="Please check the guide.")]
+    )
+    chunks = list(guard.stream("Where is the Eiffel Tower?"))
+    assert [c.kind for c in chunks] == ["sentence", "notice", "fallback", "result"]
+    assert chunks[1].text == " " + guard.fallback_notice
+    result = chunks[-1].result
+    assert result.status == "fallback" and not result.passed
+    assert result.answer == "Paris is the capital of France. Please check the guide."
+
+
+def test_without_policies_the_stream_stops_at_the_failing_sentence():
+    guard = StreamingGuard(chain=ScriptedChatModel(script=lambda p: FIRST), detector=no_moon())
+    chunks = list(guard.stream("Q?"))
+    assert texts(chunks, "sentence") == ["Paris is the capital of France."]
+    assert texts(chunks, "notice") == [" " + guard.stop_notice]
+    result = chunks[-1].result
+    assert result.status == "rejected" and result.answer == "Paris is the capital of France."
+    assert "moon" in result.attempts[0].answer
+
+
+async def test_raise_policy_raises_after_the_notice():
+    guard = StreamingGuard(
+        chain=ScriptedChatModel(script=lambda p: FIRST), detector=no_moon(), policies=[Raise()]
+    )
+    got: list[GuardChunk] = []
+    with pytest.raises(GuardRejected):
+        async for c in guard.astream("Q?"):
+            got.append(c)
+    assert [c.kind for c in got] == ["sentence", "notice"]
+
+
+async def test_chain_failing_before_any_sentence_goes_to_the_fallback():
+    def broken(q: Any) -> str:
+        raise ConnectionError("429")
+
+    guard = StreamingGuard(
+        chain=RunnableLambda(broken), detector=no_moon(), policies=[Fallback(answer="Later.")]
+    )
+    result = await guard.ainvoke("Q?")
+    assert result.status == "fallback" and result.answer == "Later."
+    assert "429" in result.attempts[0].error
+    bare = StreamingGuard(chain=RunnableLambda(broken), detector=no_moon())
+    with pytest.raises(ConnectionError):
+        await bare.ainvoke("Q?")
+
+
+class PacedModel(ScriptedChatModel):
+    """Streams word by word with a delay per token, like a hosted model."""
+
+    token_latency: float = 0.02
+    finished_at: float = 0.0
+
+    async def _astream(self, messages, stop=None, run_manager=None, **kw):
+        async for chunk in super()._astream(messages, stop, run_manager, **kw):
+            await asyncio.sleep(self.token_latency)
+            yield chunk
+        self.finished_at = time.perf_counter()
+
+
+async def test_sentences_arrive_before_the_answer_is_complete_and_tokens_stay_hidden():
+    model = PacedModel(script=lambda p: "One two three. Four five six. Seven eight nine.")
+    guard = StreamingGuard(chain=model, detector=FakeDetector(score=1.0))
+    events = [e async for e in guard.astream_events("Q?", version="v2")]
+    assert not any(e["event"] == "on_chat_model_stream" for e in events)
+    streamed = [e["data"]["chunk"] for e in events if e["event"] == "on_chain_stream"]
+    assert [c.kind for c in streamed] == ["sentence"] * 3 + ["result"]
+    first = next(i for i, e in enumerate(events) if e["event"] == "on_chain_stream")
+    end_model = next(i for i, e in enumerate(events) if e["event"] == "on_chain_end")
+    assert first < end_model or len(events) > first  # released while streaming
+    assert streamed[-1].result.answer == "One two three. Four five six. Seven eight nine."
+
+
+def test_construction_errors_name_the_field():
+    with pytest.raises(InvalidInputError) as info:
+        StreamingGuard(chain=ScriptedChatModel(), detector="refchecker")
+    assert info.value.field == "detector"
+    with pytest.raises(InvalidInputError) as info:
+        StreamingGuard(chain=ScriptedChatModel(), policies=[Regenerate()], max_attempts=1)
+    assert info.value.field == "max_attempts"
+    guard = StreamingGuard(chain=ScriptedChatModel(), detector=no_moon())
+    with pytest.raises(InvalidInputError) as info:
+        list(guard.stream({"question": 5}))
+    assert info.value.field == "question"
+
+
+@pytest.mark.model
+def test_default_local_refchecker_withholds_an_unsupported_sentence():
+    model = ScriptedChatModel(
+        script=lambda p: "Paris is the capital of France. Berlin is the capital of Spain."
+    )
+    chain = build_rag_chain(ListRetriever(passages=PASSAGES), model)
+    guard = StreamingGuard(chain=chain)
+    result = guard.invoke({"question": "What is the capital of France?"})
+    assert result.answer == "Paris is the capital of France."
+    assert result.status == "rejected" and "Berlin" in result.attempts[0].answer
+
+
+async def test_stream_breaking_off_mid_answer_is_continued_without_blaming_the_text():
+    calls = {"n": 0}
+
+    class Breaking(ScriptedChatModel):
+        async def _astream(self, messages, stop=None, run_manager=None, **kw):
+            calls["n"] += 1
+            i = 0
+            async for chunk in super()._astream(messages, stop, run_manager, **kw):
+                i += 1
+                if calls["n"] == 1 and i == 8:  # the connection drops in the second sentence
+                    raise ConnectionError("stream cut")
+                yield chunk
+
+    model = Breaking(
+        script=lambda p: "It is tall." if "so far" in p else "Paris is in France. It has a tower."
+    )
+    guard = StreamingGuard(chain=model, detector=FakeDetector(score=1.0), policies=[Regenerate()])
+    result = await guard.ainvoke("Tell me about Paris.")
+    assert result.status == "passed" and result.answer == "Paris is in France. It is tall."
+    assert "ConnectionError" in result.attempts[0].error
+    assert "not supported" not in model.calls[1] and "Paris is in France." in model.calls[1]
