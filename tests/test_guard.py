@@ -855,8 +855,7 @@ def test_arbitrary_unicode_through_the_guard(on_error):
         for text in (inp.question, inp.answer, *inp.contexts):
             seen.append(text)
             assert not has_lone_surrogate(text), "a lone surrogate reached the detector"
-        if "\x00" in inp.answer:
-            raise TypeError("this detector cannot read NUL")
+            assert "\x00" not in text, "a control character reached the detector"
         return 0.0 if "moon" in inp.answer else 1.0
 
     for case in range(24):
@@ -870,8 +869,8 @@ def test_arbitrary_unicode_through_the_guard(on_error):
         )
         out = guard.invoke({"question": question})
         assert out.answer == clean_text(answer)  # never lost (lone surrogates made U+FFFD)
-        if "\x00" in answer or "moon" in answer:
-            assert out.status == "rejected"  # an error or a failing check never passes
+        if "moon" in answer:
+            assert out.status == "rejected"  # a failing check never passes
         else:
             assert out.status == "passed"
     assert len(seen) >= 24 * 4

@@ -261,7 +261,9 @@ class BaseDetector(RunnableSerializable[dict[str, Any], DetectionResult], ABC):
             result = DetectionResult.invalid(
                 self.detector_name,
                 "a model call was cancelled by the model or its client, not by the caller",
-                details={"error": "CancelledError", "failure": "llm_call"},
+                # We cannot tell a client's stray cancel from a bug in the check, so a fail-open
+                # guard must not release the answer on it (the guard's ``never_open`` flag).
+                details={"error": "CancelledError", "failure": "llm_call", "never_open": True},
             )
         return self._finalize(result, inp, session, started)
 
