@@ -195,3 +195,19 @@ async def test_one_check_with_eight_slow_calls_finishes_under_1_5_s(mode):
     assert r.score == 1.0
     assert r.usage.llm_calls == 8
     assert r.usage.llm_seconds >= 8 * 0.5 > r.usage.wall_seconds
+
+
+def test_warm_up_loads_the_similarity_backends_a_detector_uses(monkeypatch):
+    from truthguard.refchecker import RefChecker
+    from truthguard.rv import ReverseValidation
+    from truthguard.similarity import EmbeddingSimilarity, get_default_similarity
+
+    loaded = []
+    monkeypatch.setattr(EmbeddingSimilarity, "warm_up", lambda self: loaded.append(self))
+    rc = RefChecker()  # similarity=None stands for the packaged default
+    assert rc.warm_up() is rc
+    assert loaded == [get_default_similarity()]
+    loaded.clear()
+    ReverseValidation(model=ScriptedChatModel(default="x")).warm_up()  # None: no embedding
+    FakeDetector(score=1.0).warm_up()
+    assert loaded == []

@@ -406,3 +406,12 @@ async def test_verdicts_appear_in_astream_events():
         if e["event"] == "on_custom_event" and e["name"] == VERDICT_EVENT
     ]
     assert [e["data"]["verdict"]["passed"] for e in events] == [False, True]
+
+
+def test_warm_up_reaches_every_detector(monkeypatch):
+    warmed = []
+    monkeypatch.setattr(FakeDetector, "warm_up", lambda self: warmed.append(self) or self)
+    detectors = [FakeDetector(score=0.9), FakeDetector(score=0.8)]
+    guard = HallucinationGuard(chain=RunnableLambda(lambda q: "Paris"), detectors=detectors)
+    assert guard.warm_up() is guard
+    assert warmed == detectors

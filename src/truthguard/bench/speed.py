@@ -234,7 +234,9 @@ def _fewl_model(name: str, latency: float) -> Any:
     return ScriptedChatModel(model_name=name, script=script, latency=latency)
 
 
-async def _fewl_checks(questions: list[str], latency: float) -> dict[str, Any]:
+async def _fewl_checks(
+    questions: list[str], latency: float, similarity: Any = None
+) -> dict[str, Any]:
     from truthguard.fewl import FEWL
     from truthguard.store import ArtifactStore
 
@@ -243,7 +245,8 @@ async def _fewl_checks(questions: list[str], latency: float) -> dict[str, Any]:
     # exactly those the cold check asked about, so it makes only its own 4 calls.
     store.add_questions(questions[2:27])
     models = [_fewl_model(f"ref{i}", latency) for i in range(3)]
-    detector = FEWL(reference_models=models, store=store, max_neighbor_similarity=None)
+    extra = {"similarity": similarity} if similarity is not None else {}
+    detector = FEWL(reference_models=models, store=store, max_neighbor_similarity=None, **extra)
     out: dict[str, Any] = {}
     for name, question, answer in (
         ("fewl_cold", questions[0], "It happened in the record."),
@@ -329,16 +332,21 @@ async def _rv_check(latency: float) -> dict[str, Any]:
     return {"seconds": wall, "calls": result.usage.llm_calls, "stages": 2}
 
 
-def single_checks(questions: list[str], latency: float, repeats: int) -> dict[str, Any]:
-    """Median wall of each single check and its ratio to the floor (stages x latency)."""
+def single_checks(
+    questions: list[str], latency: float, repeats: int, *, similarity: Any = None
+) -> dict[str, Any]:
+    """Median wall of each single check and its ratio to the floor (stages x latency).
+
+    ``similarity`` replaces FEWL's default (packaged MiniLM) backend, for quick runs.
+    """
     # One unmeasured pass first: first-call costs (imports, prompt templates) are cold start.
-    run_sync(_fewl_checks(questions[-30:], 0.0))
+    run_sync(_fewl_checks(questions[-30:], 0.0, similarity))
     run_sync(_refchecker_check(0.0, joint=False))
     run_sync(_rv_check(0.0))
     runs: dict[str, list[dict[str, Any]]] = {}
     for r in range(repeats):
         qs = questions[r * 30 : (r + 1) * 30]  # fresh questions per repeat: nothing stored yet
-        for name, row in run_sync(_fewl_checks(qs, latency)).items():
+        for name, row in run_sync(_fewl_checks(qs, latency, similarity)).items():
             runs.setdefault(name, []).append(row)
         runs.setdefault("refchecker_llm", []).append(
             run_sync(_refchecker_check(latency, joint=False))
