@@ -222,10 +222,12 @@ def _load_cross_encoder(path: str, device: str) -> Any:
     return CrossEncoder(path, device=device, local_files_only=True)
 
 
+@functools.cache
 def _default_threads() -> int:
     """``TRUTHGUARD_EMBEDDING_THREADS``, else the cores the 1-minute load average leaves idle.
 
     On a shared machine two threads that each wait for a busy core run far slower than one.
+    Decided once per process, so every instance shares one loaded model.
     """
     override = os.environ.get("TRUTHGUARD_EMBEDDING_THREADS")
     if override:

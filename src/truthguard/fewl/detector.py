@@ -346,9 +346,7 @@ class FEWL(BaseDetector):
                     session.record_cache_hit()
                     row.append(text)
                 else:  # absent (or unusable): ask, through the store as usual
-                    row.append(
-                        self._reference(session, store, slot, q, "fewl.neighbor_reference")
-                    )
+                    row.append(self._reference(session, store, slot, q, "fewl.neighbor_reference"))
             rows.append(row)
         pending = [x for row in rows for x in row if not isinstance(x, str)]
         answers = iter(await session.gather(pending))
