@@ -11,6 +11,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The ONNX export of the packaged MiniLM is made once per checkout, not once per test session.
+os.environ.setdefault(
+    "TRUTHGUARD_MODEL_CACHE", str(Path(__file__).resolve().parents[1] / ".truthguard" / "models")
+)
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

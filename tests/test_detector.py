@@ -414,3 +414,17 @@ def test_any_text_through_every_detector(embedder, tmp_path_factory, question, a
         r.model_dump_json()  # encodable by every sink and store
         if r.label == Label.INVALID:
             assert r.passing is not True, (name, r)  # an error never passes
+def test_warm_up_loads_the_similarity_backends_a_detector_uses(monkeypatch):
+    from truthguard.refchecker import RefChecker
+    from truthguard.rv import ReverseValidation
+    from truthguard.similarity import EmbeddingSimilarity, get_default_similarity
+
+    loaded = []
+    monkeypatch.setattr(EmbeddingSimilarity, "warm_up", lambda self: loaded.append(self))
+    rc = RefChecker()  # similarity=None stands for the packaged default
+    assert rc.warm_up() is rc
+    assert loaded == [get_default_similarity()]
+    loaded.clear()
+    ReverseValidation(model=ScriptedChatModel(default="x")).warm_up()  # None: no embedding
+    FakeDetector(score=1.0).warm_up()
+    assert loaded == []

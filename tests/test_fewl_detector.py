@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
+import time
 
 import numpy as np
 import pytest
@@ -282,3 +285,94 @@ def test_default_similarity_is_the_packaged_embedder(seeded, embedder):
     wrong = detector.check(QUESTION, "Leonardo da Vinci painted the Mona Lisa.")
     assert right.score > wrong.score  # the lazy, off-question answer is penalised
     assert right.details["penalty_applied"] is True
+
+
+def test_every_call_of_a_check_is_in_flight_at_once(seeded):
+    expected = 2 * (1 + 3) + 1
+    in_flight, peak = 0, 0
+    all_out = asyncio.Event()
+
+    def tracking(name: str):
+        async def call(prompt: str) -> str:
+            nonlocal in_flight, peak
+            in_flight += 1
+            peak = max(peak, in_flight)
+            if in_flight == expected:
+                all_out.set()
+            # Each call stays open until all are out (or 10 s pass: then the check fails).
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(all_out.wait(), 10)
+            in_flight -= 1
+            if "deliberately false" in prompt:
+                return PAIRS
+            return GOOD[_question(prompt)]
+
+        call.__qualname__ = f"tracking_{name}"  # distinct model ids, distinct cache keys
+        return call
+
+    detector = _detector([tracking("a"), tracking("b")], seeded, max_neighbor_similarity=None)
+    result = detector.check(QUESTION, "Hamlet was written by William Shakespeare.")
+    assert result.usage.llm_calls == expected
+    assert peak == expected  # the default bound lets them all out together
+    assert LLMSettings().max_concurrency >= 3 * (1 + 25) + 1  # a default panel check fits
+
+
+def test_own_calls_go_out_before_the_neighbour_search(seeded, monkeypatch):
+    model = _model("good", GOOD)
+    detector = _detector([model], seeded, mode="single", max_neighbor_similarity=None)
+    real = seeded.nearest
+    seen_calls: list[int] = []
+
+    def slow_nearest(*args, **kwargs):
+        # Wait until the question's own reference call and the IW/CO call have been sent.
+        for _ in range(500):
+            if model.call_count >= 2:
+                break
+            time.sleep(0.01)
+        seen_calls.append(model.call_count)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(seeded, "nearest", slow_nearest)
+    result = detector.check(QUESTION, "Hamlet was written by William Shakespeare.")
+    assert seen_calls == [2]
+    assert result.usage.llm_calls == 1 + 3 + 1
+
+
+def test_stored_neighbour_answers_are_read_in_one_query_per_model(seeded, monkeypatch):
+    models = [_model("a", GOOD), _model("b", GOOD)]
+    detector = _detector(models, seeded, max_neighbor_similarity=None)
+    detector.check(QUESTION, "Hamlet was written by William Shakespeare.")
+    single, batched = [], []
+    monkeypatch.setattr(
+        seeded, "get_artifact", _counting(seeded.get_artifact, single), raising=True
+    )
+    monkeypatch.setattr(
+        seeded, "get_artifacts", _counting(seeded.get_artifacts, batched), raising=True
+    )
+    again = detector.check(QUESTION, "Shakespeare wrote it.")
+    assert again.usage.llm_calls == 0 and again.usage.cached_calls == 2 * (1 + 3) + 1
+    assert len(batched) == 2  # one read per reference model for the three neighbours
+    assert len(single) == 2 + 1  # the question's own answers and the IW/CO pairs
+
+
+def _counting(fn, log):
+    def wrapper(*args, **kwargs):
+        log.append(args)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def test_warm_up_loads_the_embedding_model(monkeypatch, store):
+    from truthguard.similarity import EmbeddingSimilarity
+
+    loaded = []
+    monkeypatch.setattr(EmbeddingSimilarity, "warm_up", lambda self: loaded.append(self))
+    emb = EmbeddingSimilarity()
+    detector = FEWL(reference_models=[_model("a", GOOD)], similarity=emb, store=store)
+    assert detector.warm_up() is detector
+    assert emb in loaded and store.embedder in loaded
+    lexical = _detector([_model("a", GOOD)], None)
+    loaded.clear()
+    lexical.warm_up()  # a lexical backend and no store: nothing to load
+    assert loaded == []

@@ -905,3 +905,10 @@ def test_reretrieve_rewrite_needs_a_chain_that_retrieves_with_the_rewritten_quer
     HallucinationGuard(
         chain=rag, detectors=moon_detector(), policies=[ReRetrieve(rewrite=str.upper)]
     )
+def test_warm_up_reaches_every_detector(monkeypatch):
+    warmed = []
+    monkeypatch.setattr(FakeDetector, "warm_up", lambda self: warmed.append(self) or self)
+    detectors = [FakeDetector(score=0.9), FakeDetector(score=0.8)]
+    guard = HallucinationGuard(chain=RunnableLambda(lambda q: "Paris"), detectors=detectors)
+    assert guard.warm_up() is guard
+    assert warmed == detectors

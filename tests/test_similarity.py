@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 from truthguard.errors import InvalidInputError
 from truthguard.similarity import (
     CrossEncoderSimilarity,
+    EmbeddingCache,
     EmbeddingSimilarity,
     LexicalSimilarity,
+    default_model_cache_dir,
+    embedding_cache,
     get_default_similarity,
     rouge_l,
     token_f1,
@@ -60,7 +68,7 @@ def test_default_model_loaded_once_per_process(embedder):
     assert other.model is embedder.model
 
 
-def test_one_encode_call_per_check(embedder, monkeypatch):
+def test_one_encode_call_per_check_and_one_per_process(embedder, monkeypatch):
     sim = EmbeddingSimilarity()
     calls = []
     real = sim.model.encode
@@ -70,12 +78,115 @@ def test_one_encode_call_per_check(embedder, monkeypatch):
         return real(texts, **kw)
 
     monkeypatch.setattr(sim.model, "encode", counting)
-    a = [f"answer number {i}" for i in range(5)]
-    b = [f"reference text {i}" for i in range(4)]
+    a = [f"one encode call, answer {i}" for i in range(5)]
+    b = [f"one encode call, reference {i}" for i in range(4)]
     sim.matrix(a, b)
     assert len(calls) == 1 and len(calls[0]) == 9
     sim.matrix(a, b)  # memoised: no new encode
+    EmbeddingSimilarity().embed([*b, a[0]])  # another instance shares the process cache
     assert len(calls) == 1
+    sim.embed([*a, "one encode call, new text", "one encode call, new text"])
+    assert calls[1] == ["one encode call, new text"]  # only the new text, once
+
+
+def test_embedding_cache_is_bounded_lru_keyed_by_model():
+    cache = EmbeddingCache(max_items=2)
+    vec = np.eye(3, dtype=np.float32)
+    cache.put_many("m1", ["a", "b"], vec[:2])
+    cache.put_many("m2", ["a"], vec[2:])  # same text, other model: its own entry
+    assert len(cache) == 2
+    got = cache.get_many("m1", ["a", "b"])
+    assert got[0] is None  # evicted: the least recently used
+    np.testing.assert_array_equal(got[1], vec[1])
+    np.testing.assert_array_equal(cache.get_many("m2", ["a"])[0], vec[2])
+    assert (cache.hits, cache.misses) == (2, 1)
+    with pytest.raises(ValueError):
+        got[1][0] = 5.0  # cached vectors are read-only, so a caller cannot corrupt them
+    cache.resize(1)
+    assert len(cache) == 1
+    cache.clear()
+    assert len(cache) == 0 and cache.hits == 0
+    with pytest.raises(InvalidInputError, match="max_items"):
+        EmbeddingCache(max_items=-1)
+
+
+def test_embedding_options_are_checked():
+    with pytest.raises(InvalidInputError, match="backend"):
+        EmbeddingSimilarity(backend="tensorflow")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="device"):
+        EmbeddingSimilarity(backend="onnx", device="cuda")
+    with pytest.raises(InvalidInputError, match="threads"):
+        EmbeddingSimilarity(threads=0)
+    with pytest.raises(InvalidInputError, match="batch_size"):
+        EmbeddingSimilarity(batch_size=0)
+
+
+def test_backend_choice(embedder, monkeypatch):
+    assert embedder.backend == "onnx"  # onnxruntime is installed and the export is possible
+    assert EmbeddingSimilarity(backend="sentence-transformers").backend == "sentence-transformers"
+    monkeypatch.setenv("TRUTHGUARD_EMBEDDING_BACKEND", "sentence-transformers")
+    assert EmbeddingSimilarity().backend == "sentence-transformers"
+    assert EmbeddingSimilarity(backend="onnx").backend == "onnx"  # an explicit choice wins
+    assert EmbeddingSimilarity(device="cuda", backend="auto").backend == "sentence-transformers"
+
+
+def test_onnx_export_is_cached_beside_the_store(embedder):
+    from truthguard._onnx import export_onnx
+
+    embedder.warm_up()
+    path = embedder.model.onnx_path
+    assert path.is_file() and path.is_relative_to(default_model_cache_dir())
+    assert export_onnx(embedder.path, default_model_cache_dir()) == path  # no second export
+
+
+@pytest.mark.model
+def test_onnx_equals_sentence_transformers(embedder):
+    texts = [
+        "Paris is the capital of France.",
+        "a cat",
+        "Über naïve café: ünïcödé and emoji 🙂 survive tokenisation.",
+        "A long passage about the sea. " * 60,  # truncated at the model's 256 tokens
+        "",
+    ]
+    onnx = EmbeddingSimilarity(backend="onnx")
+    st = EmbeddingSimilarity(backend="sentence-transformers")
+    assert onnx.cache_key != st.cache_key  # the shared cache never mixes the two
+    a, b = onnx.embed(texts), st.embed(texts)
+    assert np.einsum("ij,ij->i", a, b).min() > 1 - 1e-3
+
+    tok_a, tok_b = onnx.token_embeddings(texts[:4]), st.token_embeddings(texts[:4])
+    for (va, oa), (vb, ob) in zip(tok_a, tok_b, strict=True):
+        assert oa == ob and va.shape == vb.shape == (len(oa), 384)
+        assert np.einsum("ij,ij->i", va, vb).min() > 1 - 1e-3
+        np.testing.assert_allclose(np.linalg.norm(va, axis=1), 1.0, atol=1e-5)
+    _, offsets = tok_a[0]  # special tokens dropped; offsets index the original text
+    words = ["Paris", "is", "the", "capital", "of", "France", "."]
+    assert [texts[0][s:e] for s, e in offsets] == words
+    assert onnx.token_embeddings([]) == []
+
+
+def test_onnx_path_imports_no_torch(embedder):
+    embedder.warm_up()  # the export exists: a new process only loads it
+    code = (
+        "import json, sys\n"
+        "from truthguard.similarity import EmbeddingSimilarity\n"
+        "s = EmbeddingSimilarity()\n"
+        "v = s.embed(['Paris is the capital of France.'])\n"
+        "print(json.dumps([s.backend, float(v[0] @ v[0]), sorted(m for m in "
+        "('torch', 'transformers', 'sentence_transformers') if m in sys.modules)]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=dict(os.environ), capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    backend, norm, heavy = json.loads(out.stdout.strip().splitlines()[-1])
+    assert backend == "onnx" and norm == pytest.approx(1.0, abs=1e-5) and heavy == []
+
+
+def test_process_cache_is_shared(embedder):
+    before = len(embedding_cache())
+    embedder.embed(["a text only this test embeds"])
+    assert len(embedding_cache()) == before + 1
 
 
 async def test_async_twins(embedder):

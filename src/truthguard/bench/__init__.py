@@ -22,6 +22,7 @@ BENCHMARKS: dict[str, str] = {
     "refchecker": "truthguard.bench.refchecker",
     "guard": "truthguard.bench.guard",
     "llamaindex": "truthguard.bench.llamaindex",
+    "speed": "truthguard.bench.speed",
 }
 
 

@@ -241,7 +241,7 @@ class FEWL(BaseDetector):
         session = LLMSession(self.llm_settings)
         started = time.perf_counter()
         try:
-            arts = await self._artifacts(question, session)
+            arts = await self._artifacts(question, session, [inp.answer for inp in inputs])
             await self._prepare(arts)
             results = [await self._score(inp.answer, arts) for inp in inputs]
         except InvalidLLMOutput as e:
@@ -268,34 +268,89 @@ class FEWL(BaseDetector):
     # -- the check ----------------------------------------------------------------------------
 
     async def _acheck(self, inp: DetectorInput, session: LLMSession) -> DetectionResult:
-        arts = await self._artifacts(inp.question, session)
+        arts = await self._artifacts(inp.question, session, [inp.answer])
         await self._prepare(arts)
         return await self._score(inp.answer, arts)
 
-    async def _artifacts(self, question: str, session: LLMSession) -> _Artifacts:
+    async def _artifacts(
+        self, question: str, session: LLMSession, answers: Sequence[str] = ()
+    ) -> _Artifacts:
         store = self.get_store()
-        await asyncio.to_thread(store.add_questions, [question])
-        neighbors = await self._neighbors(store, question) if self.penalty else []
         slots = self._slots()
         generator = self.generator if self.generator is not None else self.reference_models[0]
-        nb_questions = [q for q, _ in neighbors]
 
-        calls: list[Any] = []
-        for slot in slots:
-            for q in [question, *nb_questions]:
-                stage = "fewl.reference" if q == question else "fewl.neighbor_reference"
-                calls.append(self._reference(session, store, slot, q, stage))
+        async def own_reference(slot: _Slot) -> str:
+            text = await self._reference(session, store, slot, question, "fewl.reference")
+            await self._prefetch([text])  # embedded while the other calls are in flight
+            return text
+
+        async def pairs() -> IWCOPairs:
+            found = await self._pairs(session, store, generator, question)
+            await self._prefetch([*found.wrong, *found.corrected])
+            return found
+
+        async def neighbour_branch() -> tuple[list[tuple[str, float | None]], list[list[str]]]:
+            await asyncio.to_thread(store.add_questions, [question])
+            neighbors = await self._neighbors(store, question) if self.penalty else []
+            answers = await self._neighbor_references(
+                session, store, slots, [q for q, _ in neighbors]
+            )
+            await self._prefetch([a for row in answers for a in row])
+            return neighbors, answers
+
+        # Every model call of the check at once: the question's own references and the IW/CO
+        # pairs go out before the neighbour search, which runs (with its calls) alongside them.
+        calls: list[Any] = [own_reference(slot) for slot in slots]
         if self._needs_pairs:
-            calls.append(self._pairs(session, store, generator, question))
-        outputs = await session.gather(calls)  # every model call of the check at once
+            calls.append(pairs())
+        calls.append(neighbour_branch())
+        calls.append(self._prefetch(list(answers)))
+        outputs = await session.gather(calls)
 
-        per_slot = 1 + len(nb_questions)
-        references = [outputs[i * per_slot] for i in range(len(slots))]
-        neighbor_answers = [
-            outputs[i * per_slot + 1 : (i + 1) * per_slot] for i in range(len(slots))
-        ]
-        pairs = outputs[-1] if self._needs_pairs else None
-        return _Artifacts(question, slots, references, pairs, neighbors, neighbor_answers)
+        references = outputs[: len(slots)]
+        found_pairs = outputs[len(slots)] if self._needs_pairs else None
+        neighbors, neighbor_answers = outputs[-2]
+        return _Artifacts(question, slots, references, found_pairs, neighbors, neighbor_answers)
+
+    async def _prefetch(self, texts: list[str]) -> None:
+        """Embed texts into the process cache as soon as they are known (no-op otherwise)."""
+        if texts and isinstance(self.similarity, EmbeddingSimilarity):
+            await self.similarity.aembed(texts)
+
+    async def _neighbor_references(
+        self, session: LLMSession, store: ArtifactStore, slots: list[_Slot], questions: list[str]
+    ) -> list[list[str]]:
+        """Reference answers of every slot to every neighbour: one store read per slot, then
+        one concurrent call per answer not stored yet."""
+        if not questions:
+            return [[] for _ in slots]
+        stored = await asyncio.gather(
+            *(
+                asyncio.to_thread(
+                    store.get_artifacts,
+                    questions,
+                    REFERENCE_KIND,
+                    model_id(slot.model),
+                    PROMPT_VERSION,
+                    slot.extra,
+                )
+                for slot in slots
+            )
+        )
+        rows: list[list[Any]] = []
+        for slot, found in zip(slots, stored, strict=True):
+            row: list[Any] = []
+            for q, hit in zip(questions, found, strict=True):
+                text = str(hit).strip() if hit is not None else ""
+                if text:
+                    session.record_cache_hit()
+                    row.append(text)
+                else:  # absent (or unusable): ask, through the store as usual
+                    row.append(self._reference(session, store, slot, q, "fewl.neighbor_reference"))
+            rows.append(row)
+        pending = [x for row in rows for x in row if not isinstance(x, str)]
+        answers = iter(await session.gather(pending))
+        return [[x if isinstance(x, str) else next(answers) for x in row] for row in rows]
 
     async def _neighbors(
         self, store: ArtifactStore, question: str

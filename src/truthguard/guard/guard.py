@@ -172,6 +172,12 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         with input_errors():
             super().__init__(**kwargs)
 
+    def warm_up(self) -> HallucinationGuard:
+        """Load every detector's local models now (see :meth:`BaseDetector.warm_up`)."""
+        for detector in self.detectors:
+            detector.warm_up()
+        return self
+
     @field_validator("detectors", mode="before")
     @classmethod
     def _one_or_many(cls, v: Any) -> Any:

@@ -1,0 +1,297 @@
+"""A sentence-transformers model run with onnxruntime + ``tokenizers``, without torch.
+
+The transformer of a sentence-transformers model directory (BERT-like: ``config.json``,
+``tokenizer.json``, a ``1_Pooling`` module and nothing after it but ``Normalize``) is exported
+once to ONNX with ``torch.onnx.export``; the graph outputs the last hidden state, so pooling,
+normalisation and per-token vectors are computed here in numpy. Importing this module imports
+neither torch nor transformers; only :func:`export_onnx` does, once per model and cache directory.
+
+The export lands in ``<cache_dir>/<model>-<digest>/model.onnx``; the digest covers the model
+directory's path and its weight files' sizes and modification times, so replacing the weights
+exports again. Writers take a file lock and rename atomically: concurrent processes export once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import threading
+import warnings
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from truthguard.errors import ConfigurationError
+
+__all__ = ["EXPORT_VERSION", "OnnxEncoder", "export_onnx", "onnx_model_path", "onnx_support"]
+
+EXPORT_VERSION = "1"
+"""Bumped when the exported graph changes (inputs, outputs, opset), so old exports are redone."""
+
+_WEIGHTS = ("model.safetensors", "pytorch_model.bin", "config.json")
+_POOLING = {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "cls"}
+
+
+def _read_json(path: Path) -> Any:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def onnx_support(model_dir: Path) -> str | None:
+    """None when ``model_dir`` can run on the ONNX path, else the reason it cannot."""
+    if not (model_dir / "tokenizer.json").is_file():
+        return "no tokenizer.json (only fast tokenizers are supported)"
+    if not (model_dir / "config.json").is_file():
+        return "no config.json"
+    modules_file = model_dir / "modules.json"
+    if modules_file.is_file():
+        kinds = [m.get("type", "").rsplit(".", 1)[-1] for m in _read_json(modules_file)]
+        extra = [k for k in kinds if k not in ("Transformer", "Pooling", "Normalize")]
+        if extra:
+            return f"modules {extra} are not supported"
+    try:
+        _pooling(model_dir)
+    except ConfigurationError as e:
+        return str(e)
+    return None
+
+
+def _pooling(model_dir: Path) -> str:
+    config = model_dir / "1_Pooling" / "config.json"
+    if not config.is_file():
+        return "mean"
+    options = _read_json(config)
+    chosen = [mode for key, mode in _POOLING.items() if options.get(key)]
+    unsupported = [
+        k for k, v in options.items() if k.startswith("pooling_mode") and v and k not in _POOLING
+    ]
+    if unsupported or len(chosen) != 1:
+        raise ConfigurationError(f"pooling {unsupported or chosen} is not supported on ONNX")
+    return chosen[0]
+
+
+def _max_seq_length(model_dir: Path) -> int:
+    config = model_dir / "sentence_bert_config.json"
+    if config.is_file():
+        value = _read_json(config).get("max_seq_length")
+        if value:
+            return int(value)
+    return int(_read_json(model_dir / "config.json").get("max_position_embeddings", 512))
+
+
+def onnx_model_path(model_dir: Path, cache_dir: Path) -> Path:
+    """Where the export of ``model_dir`` lives (or will) under ``cache_dir``."""
+    model_dir = model_dir.resolve()
+    h = hashlib.sha1(f"{EXPORT_VERSION}\x1f{model_dir}".encode())
+    for name in _WEIGHTS:
+        f = model_dir / name
+        if f.is_file():
+            st = f.stat()
+            h.update(f"\x1f{name}:{st.st_size}:{st.st_mtime_ns}".encode())
+    label = "-".join(p for p in model_dir.parts[-2:] if p not in ("/", ""))
+    return cache_dir / f"{label}-{h.hexdigest()[:12]}" / "model.onnx"
+
+
+def can_export() -> bool:
+    """Whether this environment has what :func:`export_onnx` imports (checked without importing)."""
+    return all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "onnx"))
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as f:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows: the atomic rename still holds
+            yield
+            return
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def export_onnx(model_dir: str | Path, cache_dir: str | Path) -> Path:
+    """Export the transformer of ``model_dir`` to ONNX under ``cache_dir`` (once); its path.
+
+    Needs torch, transformers and onnx (``pip install 'truthguard[local]'``). Inputs
+    ``input_ids``, ``attention_mask`` (and ``token_type_ids`` when the model takes them), dynamic
+    batch and sequence axes; output ``token_embeddings``, the last hidden state.
+    """
+    model_dir = Path(model_dir)
+    target = onnx_model_path(model_dir, Path(cache_dir))
+    if target.is_file():
+        return target
+    reason = onnx_support(model_dir)
+    if reason:
+        raise ConfigurationError(f"cannot run {model_dir} on ONNX: {reason}")
+    with _file_lock(target.parent / ".lock"):
+        if target.is_file():  # another process finished it while we waited
+            return target
+        try:
+            import torch
+            from transformers import AutoModel
+        except ImportError as e:
+            raise ConfigurationError(
+                "exporting the embedding model to ONNX needs torch, transformers and onnx: "
+                "pip install 'truthguard[local]'"
+            ) from e
+        if importlib.util.find_spec("onnx") is None:
+            raise ConfigurationError(
+                "exporting to ONNX needs onnx: pip install 'truthguard[local]'"
+            )
+        from truthguard.similarity import _quiet_transformers
+
+        _quiet_transformers()
+        # Eager attention traces to plain MatMul/Softmax, valid for every sequence length.
+        model = AutoModel.from_pretrained(
+            str(model_dir), attn_implementation="eager", local_files_only=True
+        ).eval()
+        import inspect
+
+        with_types = "token_type_ids" in inspect.signature(model.forward).parameters
+        names = ["input_ids", "attention_mask", *(["token_type_ids"] if with_types else [])]
+
+        class _Hidden(torch.nn.Module):
+            def __init__(self, inner: Any) -> None:
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, *args: Any) -> Any:
+                return self.inner(**dict(zip(names, args, strict=True))).last_hidden_state
+
+        dummy = tuple(torch.ones(2, 8, dtype=torch.long) for _ in names)
+        tmp = target.with_name(f".model.{os.getpid()}.{threading.get_ident()}.onnx")
+        axes = {n: {0: "batch", 1: "sequence"} for n in [*names, "token_embeddings"]}
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")  # tracer notes about Python-side shape checks
+            torch.onnx.export(
+                _Hidden(model),
+                dummy,
+                str(tmp),
+                input_names=names,
+                output_names=["token_embeddings"],
+                dynamic_axes=axes,
+                opset_version=17,
+                dynamo=False,
+            )
+        os.replace(tmp, target)
+    return target
+
+
+def _session_options(threads: int) -> Any:
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.log_severity_level = 3
+    # Spinning workers burn the cores other processes (and our own event loop) need.
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return so
+
+
+class OnnxEncoder:
+    """Sentence embeddings and per-token vectors of an exported model, on onnxruntime.
+
+    Texts are tokenised once, sorted by length and run in batches padded to their longest
+    member, so short texts never pay for a long one.
+
+    Args:
+        model_dir: The sentence-transformers model directory (tokenizer, pooling config).
+        onnx_path: Its export (see :func:`export_onnx`).
+        threads: onnxruntime intra-op threads.
+    """
+
+    def __init__(self, model_dir: Path, onnx_path: Path, *, threads: int = 1) -> None:
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as e:
+            raise ConfigurationError(
+                "the ONNX embedding backend needs onnxruntime and tokenizers: "
+                "pip install 'truthguard[local]'"
+            ) from e
+        self.model_dir = Path(model_dir)
+        self.onnx_path = Path(onnx_path)
+        self.threads = threads
+        self.pooling = _pooling(self.model_dir)
+        self.max_seq_length = _max_seq_length(self.model_dir)
+        self.dimension = int(_read_json(self.model_dir / "config.json")["hidden_size"])
+        tok = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
+        tok.no_padding()  # we pad per length-sorted batch ourselves
+        tok.enable_truncation(self.max_seq_length)
+        self.tokenizer = tok
+        self.session = ort.InferenceSession(
+            str(self.onnx_path), _session_options(threads), providers=["CPUExecutionProvider"]
+        )
+        self._inputs = [i.name for i in self.session.get_inputs()]
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return self.dimension
+
+    def _hidden(self, encodings: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+        """Last hidden states of one batch, padded to its longest member, and the mask."""
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        types = np.zeros_like(ids)
+        for row, e in enumerate(encodings):
+            n = len(e.ids)
+            ids[row, :n] = e.ids
+            mask[row, :n] = e.attention_mask
+            types[row, :n] = e.type_ids
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        (hidden,) = self.session.run(None, {k: feeds[k] for k in self._inputs})
+        return hidden, mask
+
+    def _batches(self, texts: Sequence[str], batch_size: int) -> Iterator[tuple[list[int], Any]]:
+        encodings = self.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for s in range(0, len(order), batch_size):
+            rows = order[s : s + batch_size]
+            yield rows, [encodings[i] for i in rows]
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int = 32,
+        normalize_embeddings: bool = True,
+        **_: Any,
+    ) -> np.ndarray:
+        """Pooled sentence embeddings, shape ``(len(texts), dim)``, in input order."""
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for rows, encs in self._batches(texts, batch_size):
+            hidden, mask = self._hidden(encs)
+            if self.pooling == "cls":
+                pooled = hidden[:, 0]
+            else:
+                m = mask[..., None].astype(hidden.dtype)
+                pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+            out[rows] = pooled
+        if normalize_embeddings and len(texts):
+            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out
+
+    def token_embeddings(
+        self, texts: Sequence[str], *, batch_size: int = 32
+    ) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
+        """Per text: L2-normalised vectors of its non-special tokens and their char offsets."""
+        out: list[Any] = [None] * len(texts)
+        for rows, encs in self._batches(texts, batch_size):
+            hidden, _ = self._hidden(encs)
+            for b, (i, e) in enumerate(zip(rows, encs, strict=True)):
+                keep = [t for t, special in enumerate(e.special_tokens_mask) if not special]
+                vecs = hidden[b, keep].astype(np.float32)
+                vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+                out[i] = (vecs, [tuple(e.offsets[t]) for t in keep])
+        return out

@@ -1,0 +1,463 @@
+"""``truthguard bench speed``: how fast truthguard is from the first request.
+
+Five measurements, each the median of ``--repeats`` runs:
+
+* **cold start**: a fresh interpreter imports truthguard and checks one answer with the default
+  (local) RefChecker; wall and CPU seconds, peak RSS, and whether torch was imported. The ONNX
+  export is made beforehand (warm disk); ``sentence-transformers`` is timed once for comparison.
+* **embedding throughput**: texts and tokens per second on CHALE answers and references, per
+  backend, and the largest cosine gap between the ONNX and sentence-transformers vectors.
+* **KNN**: seconds per query question over 1k and 10k stored questions (random unit vectors:
+  search time does not depend on content), Chroma's HNSW index vs an exact numpy search,
+  next to the FEWL paper's 2.25 / 2.51 ms; plus the batched embedding of a question.
+* **single checks with scripted models** of fixed latency ``--latency``: FEWL with a cold store
+  (every reference answer to ask), warm (neighbours' answers stored: the question's own calls
+  only) and repeated (nothing to ask); RefChecker's LLM pipeline on a 10-claim answer; Reverse
+  Validation. Each wall time is reported as a ratio to its physical floor, the number of
+  sequential model stages times the latency: every independent call goes out at once, so the
+  floor is one latency per stage whatever the number of calls.
+* **peak RSS** of this process.
+
+The machine may be shared: read ratios, and CPU seconds next to wall seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from truthguard._sync import run_sync
+
+__all__ = ["HELP", "add_arguments", "format_table", "run"]
+
+HELP = "cold start, embedding throughput, KNN, and single-check wall vs its floor (scripted)"
+
+PAPER_KNN_MS = {1000: 2.25, 10000: 2.51}
+"""Per-question KNN times the FEWL paper reports for 1k and 10k stored questions."""
+
+_COLD_SCRIPT = r"""
+import json, resource, sys, time
+t0 = time.perf_counter()
+import truthguard
+from truthguard.refchecker import RefChecker
+t1 = time.perf_counter()
+r = RefChecker().invoke({"question": "Where is Dubai?", "answer": "Dubai is in the UAE.",
+                         "references": ["Dubai is a city in the United Arab Emirates (UAE)."]})
+t2 = time.perf_counter()
+ru = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"import_seconds": t1 - t0, "first_check_seconds": t2 - t1,
+                  "seconds": t2 - t0, "cpu_seconds": ru.ru_utime + ru.ru_stime,
+                  "peak_rss_mib": ru.ru_maxrss / 1024, "label": r.label.value,
+                  "torch_imported": "torch" in sys.modules}))
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repeats", type=int, default=3, help="runs per figure (median)")
+    parser.add_argument("--latency", type=float, default=0.3, help="scripted seconds per call")
+    parser.add_argument(
+        "--skip-sentence-transformers",
+        action="store_true",
+        help="do not time the sentence-transformers backend (its import takes seconds)",
+    )
+    parser.add_argument("--texts", type=int, default=256, help="texts in the throughput test")
+
+
+def _median(values: list[float]) -> float:
+    return float(statistics.median(values))
+
+
+def _rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# -- cold start ---------------------------------------------------------------------------------
+
+
+def _cold_once(backend: str) -> dict[str, Any]:
+    env = {**os.environ, "TRUTHGUARD_EMBEDDING_BACKEND": backend}
+    started = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-c", _COLD_SCRIPT], env=env, capture_output=True, text=True, check=True
+    )
+    row = json.loads(out.stdout.strip().splitlines()[-1])
+    row["process_seconds"] = time.perf_counter() - started  # interpreter start included
+    return row
+
+
+def cold_start(repeats: int, *, with_st: bool) -> dict[str, Any]:
+    """Fresh-process figures per backend (medians), the ONNX export made beforehand."""
+    from truthguard.similarity import EmbeddingSimilarity
+
+    EmbeddingSimilarity(backend="onnx").warm_up()  # the export is on disk before we time
+    out: dict[str, Any] = {}
+    for backend, n in (("onnx", repeats), ("sentence-transformers", 1 if with_st else 0)):
+        if not n:
+            continue
+        rows = [_cold_once(backend) for _ in range(n)]
+        keys = ("process_seconds", "import_seconds", "first_check_seconds", "cpu_seconds")
+        out[backend] = {k: _median([r[k] for r in rows]) for k in keys}
+        out[backend]["peak_rss_mib"] = max(r["peak_rss_mib"] for r in rows)
+        out[backend]["torch_imported"] = any(r["torch_imported"] for r in rows)
+        out[backend]["runs"] = n
+    return out
+
+
+# -- embedding ----------------------------------------------------------------------------------
+
+
+def _sample_texts(data: str | None, n: int) -> list[str]:
+    from truthguard.datasets import load_chale
+
+    texts: list[str] = []
+    for item in load_chale(data):
+        texts += [item.long_answer, item.non_halu, item.question]
+        if len(texts) >= n:
+            break
+    return texts[:n]
+
+
+def embedding_throughput(texts: list[str], repeats: int, *, with_st: bool) -> dict[str, Any]:
+    """Texts and tokens per second of each backend's encoder (no cache), and their agreement."""
+    from truthguard.similarity import EmbeddingSimilarity
+
+    onnx = EmbeddingSimilarity(backend="onnx")
+    tokens = sum(len(e.ids) for e in onnx.model.tokenizer.encode_batch(texts))
+    out: dict[str, Any] = {"texts": len(texts), "tokens": tokens}
+    vectors: dict[str, np.ndarray] = {}
+    for name in ("onnx", "sentence-transformers") if with_st else ("onnx",):
+        sim = EmbeddingSimilarity(backend=name)  # type: ignore[arg-type]
+        sim.warm_up()
+        walls, cpus = [], []
+        for _ in range(repeats):
+            c0, t0 = time.process_time(), time.perf_counter()
+            vectors[name] = np.asarray(
+                sim.model.encode(texts, batch_size=sim.batch_size, normalize_embeddings=True),
+                dtype=np.float32,
+            )
+            walls.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - c0)
+        wall = _median(walls)
+        out[name] = {
+            "texts_per_second": len(texts) / wall,
+            "tokens_per_second": tokens / wall,
+            "cpu_ms_per_1k_tokens": 1000 * _median(cpus) / tokens * 1000,
+            "threads": getattr(sim.model, "threads", None),
+        }
+    if len(vectors) == 2:
+        cos = np.einsum("ij,ij->i", vectors["onnx"], vectors["sentence-transformers"])
+        out["max_cosine_gap"] = float(np.max(1.0 - cos))
+    return out
+
+
+# -- KNN ----------------------------------------------------------------------------------------
+
+
+def _one_blas_thread() -> Any:
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # optional: timings are then whatever the BLAS decides
+        return contextlib.nullcontext()
+    return threadpool_limits(1)
+
+
+def knn(sizes: tuple[int, ...] = (1000, 10000), queries: int = 50) -> dict[str, Any]:
+    """Per-question search time over ``n`` stored questions: Chroma HNSW and exact numpy."""
+    from truthguard.similarity import get_default_similarity
+    from truthguard.store import ArtifactStore
+
+    rng = np.random.default_rng(0)
+    dim = get_default_similarity().dimension
+    out: dict[str, Any] = {}
+    for n in sizes:
+        vecs = rng.standard_normal((n, dim)).astype(np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        qs = rng.standard_normal((queries, dim)).astype(np.float32)
+        qs /= np.linalg.norm(qs, axis=1, keepdims=True)
+        store = ArtifactStore.in_memory()
+        for s in range(0, n, 2048):  # our own vectors: no model involved
+            ids = [f"q{i}" for i in range(s, min(n, s + 2048))]
+            store._questions.add(ids=ids, documents=ids, embeddings=vecs[s : s + len(ids)])
+        t0 = time.perf_counter()
+        for q in qs:
+            store.nearest("query", 25, max_similarity=0.8, embedding=q)
+        chroma = (time.perf_counter() - t0) / queries
+        with _one_blas_thread():  # a threaded BLAS on a busy machine waits for cores
+            t0 = time.perf_counter()
+            for q in qs:
+                sims = vecs @ q
+                top = np.argpartition(-sims, 25)[:25]
+                top[np.argsort(-sims[top])]
+            exact = (time.perf_counter() - t0) / queries
+        out[str(n)] = {
+            "chroma_ms": 1000 * chroma,
+            "exact_numpy_ms": 1000 * exact,
+            "paper_ms": PAPER_KNN_MS.get(n),
+        }
+        store.client.delete_collection(f"{store.namespace}_questions")
+        store.client.delete_collection(f"{store.namespace}_artifacts")
+    return out
+
+
+def question_embedding_ms(questions: list[str]) -> float:
+    """Batched embedding time per new question (cache bypassed)."""
+    from truthguard.similarity import get_default_similarity
+
+    model = get_default_similarity().model
+    t0 = time.perf_counter()
+    model.encode(questions, batch_size=32, normalize_embeddings=True)
+    return 1000 * (time.perf_counter() - t0) / len(questions)
+
+
+# -- single checks with scripted models ---------------------------------------------------------
+
+
+def _pairs_text(question: str, n: int = 25) -> str:
+    lines = []
+    for i in range(1, n + 1):
+        lines.append(
+            f"{i}. Wrong: claim {i} about {question} names the wrong person, year {1800 + i}."
+        )
+        lines.append(f"{i}. Corrected: claim {i} about {question} holds for the year {1900 + i}.")
+    return "\n".join(lines)
+
+
+def _fewl_model(name: str, latency: float) -> Any:
+    from truthguard.testing import ScriptedChatModel
+
+    def script(prompt: str) -> str:
+        question = prompt.rsplit("Question:", 1)[-1].strip().splitlines()[0]
+        if "deliberately false" in prompt:
+            return _pairs_text(question)
+        return f"{name} says: the answer to '{question}' is in the record."
+
+    return ScriptedChatModel(model_name=name, script=script, latency=latency)
+
+
+async def _fewl_checks(
+    questions: list[str], latency: float, similarity: Any = None
+) -> dict[str, Any]:
+    from truthguard.fewl import FEWL
+    from truthguard.store import ArtifactStore
+
+    store = ArtifactStore.in_memory()
+    # K=25 neighbours out of 25 (then 26) stored questions: the warm check's neighbours are
+    # exactly those the cold check asked about, so it makes only its own 4 calls.
+    store.add_questions(questions[2:27])
+    models = [_fewl_model(f"ref{i}", latency) for i in range(3)]
+    extra = {"similarity": similarity} if similarity is not None else {}
+    detector = FEWL(reference_models=models, store=store, max_neighbor_similarity=None, **extra)
+    out: dict[str, Any] = {}
+    for name, question, answer in (
+        ("fewl_cold", questions[0], "It happened in the record."),
+        ("fewl_warm", questions[1], "It is in the record."),
+        ("fewl_repeat", questions[1], "The record shows it."),
+    ):
+        t0 = time.perf_counter()
+        result = await detector.acheck(question, answer)
+        wall = time.perf_counter() - t0
+        if result.usage.llm_calls and result.label.value == "invalid":
+            raise RuntimeError(f"{name}: {result.explanation}")
+        out[name] = {"seconds": wall, "calls": result.usage.llm_calls, "stages": 1}
+    out["fewl_repeat"]["stages"] = 0
+    store.client.delete_collection(f"{store.namespace}_questions")
+    store.client.delete_collection(f"{store.namespace}_artifacts")
+    return out
+
+
+_CLAIMS = [
+    ("Eiffel Tower", "located in", "Paris"),
+    ("Eiffel Tower", "completed in", "1889"),
+    ("Eiffel Tower", "designed by", "Gustave Eiffel's company"),
+    ("Eiffel Tower", "height", "330 metres"),
+    ("Eiffel Tower", "made of", "wrought iron"),
+    ("Eiffel Tower", "built for", "the 1889 World's Fair"),
+    ("Eiffel Tower", "nickname", "La Dame de Fer"),
+    ("Eiffel Tower", "visited by", "millions of people each year"),
+    ("Eiffel Tower", "stands on", "the Champ de Mars"),
+    ("Eiffel Tower", "tallest structure until", "1930"),
+]
+_PASSAGE = (
+    "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris. It was "
+    "designed and built by Gustave Eiffel's company for the 1889 World's Fair and completed in "
+    "1889. It is 330 metres tall and was the tallest structure in the world until 1930. Nicknamed "
+    "La Dame de Fer, it is visited by millions of people each year."
+)
+
+
+async def _refchecker_check(latency: float, *, joint: bool) -> dict[str, Any]:
+    from truthguard.refchecker import LLMChecker, LLMExtractor, RefChecker
+    from truthguard.testing import ScriptedChatModel
+
+    triplets = "\n".join(f'("{s}", "{p}", "{o}")' for s, p, o in _CLAIMS)
+    extractor = ScriptedChatModel(model_name="extractor", default=triplets, latency=latency)
+    n = len(_CLAIMS)
+    checker = ScriptedChatModel(
+        model_name="checker",
+        default="\n".join(f"{i}. Entailment" for i in range(1, n + 1)) if joint else "Entailment",
+        latency=latency,
+    )
+    detector = RefChecker(
+        extractor=LLMExtractor(model=extractor),
+        checker=LLMChecker(model=checker, joint=joint, joint_size=n),
+    )
+    t0 = time.perf_counter()
+    result = await detector.ainvoke(
+        {"question": "Tell me about the Eiffel Tower.", "answer": "...", "references": [_PASSAGE]}
+    )
+    wall = time.perf_counter() - t0
+    if result.label.value == "invalid":
+        raise RuntimeError(f"refchecker: {result.explanation}")
+    return {"seconds": wall, "calls": result.usage.llm_calls, "stages": 2}
+
+
+async def _rv_check(latency: float) -> dict[str, Any]:
+    from truthguard.rv import ReverseValidation
+    from truthguard.testing import ScriptedChatModel
+
+    model = ScriptedChatModel(
+        script={
+            "numbered list": "1. Genus of trees\n2. Simaroubaceae family\n3. Tree of heaven",
+            "Which entity fits": "The entity is Ailanthus, which meets 100% of the requirements.",
+        },
+        latency=latency,
+    )
+    detector = ReverseValidation(model=model, variant="em")
+    passage = "Ailanthus is a genus of trees in the family Simaroubaceae, the tree of heaven."
+    t0 = time.perf_counter()
+    result = await detector.ainvoke({"answer": passage, "entity": "Ailanthus"})
+    wall = time.perf_counter() - t0
+    if result.label.value == "invalid":
+        raise RuntimeError(f"rv: {result.explanation}")
+    return {"seconds": wall, "calls": result.usage.llm_calls, "stages": 2}
+
+
+def single_checks(
+    questions: list[str], latency: float, repeats: int, *, similarity: Any = None
+) -> dict[str, Any]:
+    """Median wall of each single check and its ratio to the floor (stages x latency).
+
+    ``similarity`` replaces FEWL's default (packaged MiniLM) backend, for quick runs.
+    """
+    # One unmeasured pass first: first-call costs (imports, prompt templates) are cold start.
+    run_sync(_fewl_checks(questions[-30:], 0.0, similarity))
+    run_sync(_refchecker_check(0.0, joint=False))
+    run_sync(_rv_check(0.0))
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for r in range(repeats):
+        qs = questions[r * 30 : (r + 1) * 30]  # fresh questions per repeat: nothing stored yet
+        for name, row in run_sync(_fewl_checks(qs, latency, similarity)).items():
+            runs.setdefault(name, []).append(row)
+        runs.setdefault("refchecker_llm", []).append(
+            run_sync(_refchecker_check(latency, joint=False))
+        )
+        runs.setdefault("refchecker_llm_joint", []).append(
+            run_sync(_refchecker_check(latency, joint=True))
+        )
+        runs.setdefault("rv_em", []).append(run_sync(_rv_check(latency)))
+    out: dict[str, Any] = {}
+    for name, rows in runs.items():
+        wall = _median([r["seconds"] for r in rows])
+        floor = rows[0]["stages"] * latency
+        out[name] = {
+            "seconds": wall,
+            "calls": rows[0]["calls"],
+            "stages": rows[0]["stages"],
+            "ratio_to_floor": wall / floor if floor else None,
+            "overhead_ms": 1000 * (wall - floor),
+        }
+    return out
+
+
+# -- the benchmark ------------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from truthguard.datasets import load_chale
+
+    with_st = not args.skip_sentence_transformers
+    repeats = max(1, args.repeats)
+    result: dict[str, Any] = {
+        "latency": args.latency,
+        "repeats": repeats,
+        "cores": os.cpu_count(),
+        "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+    }
+    result["cold_start"] = cold_start(repeats, with_st=with_st)
+    texts = _sample_texts(args.data, args.texts)
+    result["embedding"] = embedding_throughput(texts, repeats, with_st=with_st)
+    questions = [it.question for it in load_chale(args.data)]
+    result["question_embedding_ms"] = question_embedding_ms(questions[-200:])
+    result["knn"] = knn()
+    result["checks"] = single_checks(questions, args.latency, repeats)
+    result["peak_rss_mib"] = _rss_mib()
+    if hasattr(os, "getloadavg"):
+        result["load_average_after"] = os.getloadavg()[0]
+    return result
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """The figures of :func:`run` as a few short tables."""
+    lat = result["latency"]
+    lines = [
+        f"{result['cores']} cores, load average {result['load_average']:.1f} at start "
+        f"(shared machine: read ratios and CPU seconds); medians of {result['repeats']} runs",
+        "",
+        "cold start (fresh process: import + first checked answer, local RefChecker)",
+        f"  {'backend':<22} {'wall s':>7} {'import s':>9} {'check s':>8} {'cpu s':>6} "
+        f"{'RSS MiB':>8} torch",
+    ]
+    for name, row in result["cold_start"].items():
+        lines.append(
+            f"  {name:<22} {row['process_seconds']:>7.2f} {row['import_seconds']:>9.2f} "
+            f"{row['first_check_seconds']:>8.2f} {row['cpu_seconds']:>6.2f} "
+            f"{row['peak_rss_mib']:>8.0f} {'yes' if row['torch_imported'] else 'no'}"
+        )
+    emb = result["embedding"]
+    lines += ["", f"embedding throughput ({emb['texts']} CHALE texts, {emb['tokens']} tokens)"]
+    for name in ("onnx", "sentence-transformers"):
+        if name in emb:
+            row = emb[name]
+            lines.append(
+                f"  {name:<22} {row['texts_per_second']:>7.1f} texts/s "
+                f"{row['tokens_per_second']:>8.0f} tokens/s "
+                f"{row['cpu_ms_per_1k_tokens']:>6.0f} CPU ms per 1k tokens"
+            )
+    if "max_cosine_gap" in emb:
+        lines.append(
+            f"  largest 1 - cosine(onnx, sentence-transformers): {emb['max_cosine_gap']:.1e}"
+        )
+    lines += [
+        "",
+        f"KNN per question (k=25; question embedding {result['question_embedding_ms']:.1f} ms "
+        "batched)",
+        f"  {'stored':>7} {'chroma ms':>10} {'numpy ms':>9} {'paper ms':>9}",
+    ]
+    for n, row in result["knn"].items():
+        lines.append(
+            f"  {n:>7} {row['chroma_ms']:>10.2f} {row['exact_numpy_ms']:>9.2f} "
+            f"{row['paper_ms'] if row['paper_ms'] is not None else '-':>9}"
+        )
+    lines += [
+        "",
+        f"single check, scripted models of {lat:g} s per call (floor = stages x latency)",
+        f"  {'check':<22} {'calls':>5} {'stages':>6} {'wall s':>7} {'x floor':>8} {'extra ms':>9}",
+    ]
+    for name, row in result["checks"].items():
+        ratio = f"{row['ratio_to_floor']:.2f}" if row["ratio_to_floor"] is not None else "-"
+        lines.append(
+            f"  {name:<22} {row['calls']:>5} {row['stages']:>6} {row['seconds']:>7.3f} "
+            f"{ratio:>8} {row['overhead_ms']:>9.0f}"
+        )
+    lines += ["", f"peak RSS of this process: {result['peak_rss_mib']:.0f} MiB"]
+    return "\n".join(lines)

@@ -1,0 +1,85 @@
+"""``truthguard bench speed``: the scripted single checks, KNN, the table (no timing asserts)."""
+
+from __future__ import annotations
+
+from truthguard.bench import available
+from truthguard.bench.speed import format_table, knn, single_checks
+from truthguard.similarity import LexicalSimilarity
+
+TOPICS = ["rivers", "poets", "planets", "bridges", "operas", "volcanoes", "chess", "glaciers"]
+QUESTIONS = [
+    f"Which of the {t} is number {i} on list {i * 7 + 3}?" for i in range(8) for t in TOPICS
+]
+
+
+def test_registered():
+    assert "speed" in available() and not isinstance(available()["speed"], Exception)
+
+
+def test_single_checks_make_the_expected_calls(embedder):
+    checks = single_checks(QUESTIONS, latency=0.01, repeats=1, similarity=LexicalSimilarity())
+    calls = {name: row["calls"] for name, row in checks.items()}
+    assert calls == {
+        "fewl_cold": 3 * (1 + 25) + 1,  # every reference answer to ask
+        "fewl_warm": 3 + 1,  # neighbours' answers stored: only the question's own calls
+        "fewl_repeat": 0,
+        "refchecker_llm": 1 + 10,
+        "refchecker_llm_joint": 1 + 1,
+        "rv_em": 2,
+    }
+    assert checks["fewl_cold"]["stages"] == 1 and checks["rv_em"]["stages"] == 2
+    assert checks["fewl_repeat"]["ratio_to_floor"] is None
+    for row in checks.values():
+        assert row["seconds"] > 0
+
+
+def test_knn_reports_both_searches():
+    out = knn(sizes=(300,), queries=3)
+    assert set(out["300"]) == {"chroma_ms", "exact_numpy_ms", "paper_ms"}
+    assert out["300"]["paper_ms"] is None and out["300"]["chroma_ms"] > 0
+
+
+def test_table_shows_every_section():
+    result = {
+        "latency": 0.3,
+        "repeats": 3,
+        "cores": 2,
+        "load_average": 7.5,
+        "cold_start": {
+            "onnx": {
+                "process_seconds": 1.9,
+                "import_seconds": 1.1,
+                "first_check_seconds": 0.5,
+                "cpu_seconds": 1.6,
+                "peak_rss_mib": 250.0,
+                "torch_imported": False,
+                "runs": 3,
+            }
+        },
+        "embedding": {
+            "texts": 10,
+            "tokens": 300,
+            "onnx": {
+                "texts_per_second": 50.0,
+                "tokens_per_second": 1500.0,
+                "cpu_ms_per_1k_tokens": 420.0,
+                "threads": 1,
+            },
+            "max_cosine_gap": 1e-7,
+        },
+        "question_embedding_ms": 5.0,
+        "knn": {"1000": {"chroma_ms": 3.0, "exact_numpy_ms": 0.1, "paper_ms": 2.25}},
+        "checks": {
+            "rv_em": {
+                "seconds": 0.61,
+                "calls": 2,
+                "stages": 2,
+                "ratio_to_floor": 1.02,
+                "overhead_ms": 10.0,
+            },
+        },
+        "peak_rss_mib": 600.0,
+    }
+    table = format_table(result)
+    for needle in ("cold start", "onnx", "torch", "KNN", "2.25", "rv_em", "1.02", "600 MiB"):
+        assert needle in table
