@@ -114,6 +114,7 @@ def build(name: str, model, embedder, store_factory, settings: LLMSettings = FAS
         det = ReverseValidation(model=model, variant="qg", llm_settings=settings)
         return det, {"answer": PASSAGE}  # the entity is extracted by the model
     if name == "refchecker":
+        embedder.matrix(["warm"], ["up"])  # load MiniLM now, not inside a timed check
         det = RefChecker(
             extractor=LLMExtractor(model=model),
             checker=LLMChecker(model=model),
