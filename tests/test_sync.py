@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from truthguard._sync import on_private_loop, run_sync
+from truthguard._sync import on_private_loop
 from truthguard.rv import ReverseValidation
 from truthguard.testing import OpenAIServer, ScriptedChatModel
 
