@@ -87,3 +87,25 @@ def test_cli_prints_one_json_object(data_dir, capsys):
     )
     out = json.loads(capsys.readouterr().out)
     assert set(out) == KEYS and out["variant"] == "qg" and out["matcher"] == "paper"
+
+
+def test_entities_with_stray_whitespace_still_meet_their_recordings(data_dir, tmp_path):
+    # Upstream WikiBio / PHD records carry entities such as "Ailanthus ": same entity.
+    src = data_dir / "phd"
+    dst = tmp_path / "phd" / "Reverse_Validation"
+    dst.mkdir(parents=True)
+    records = json.loads((src / "Reverse_Validation" / "our_dataset_em_record.json").read_text())
+    records = records[:12]
+    for i, r in enumerate(records):
+        r["entity"] = r["entity"] + " " if i % 2 else "  " + r["entity"]
+    (dst / "our_dataset_em_record.json").write_text(json.dumps(records))
+    (dst / "wiki_bio_em_record.json").write_text(json.dumps(records[:4]))
+    phd = json.loads((src / "PHD_benchmark.json").read_text())
+    for items in phd.values():
+        for item in items:
+            item["entity"] = item["entity"] + "\t"
+    (tmp_path / "phd" / "PHD_benchmark.json").write_text(json.dumps(phd))
+    out = bench.run(args(tmp_path))
+    assert out["n"] == 12  # every record met its passage
+    assert out["wikibio_accuracy"] is not None
+    assert out["tokens_per_passage"] > 0

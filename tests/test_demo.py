@@ -51,3 +51,16 @@ def test_live_path_runs_on_any_chat_model(embedder, tmp_path, capsys):
     assert "Phobos" in out
     assert "FEWL example selector" in out and "Q: Which planet is red, and why?" in out
     assert len((tmp_path / "truthguard_live_scores.jsonl").read_text().splitlines()) == 1
+
+
+def test_live_path_on_a_failing_model_reports_instead_of_crashing(embedder, tmp_path, capsys):
+    pytest.importorskip("langchain_openai")
+    from truthguard.testing import Fault, OpenAIServer
+
+    with OpenAIServer(reply="Mars has two moons.", faults=[Fault("500")]) as server:
+        model = server.chat_model(max_retries=0, timeout=5)
+        args = argparse.Namespace(limit=1, out=str(tmp_path), live=True, data=None)
+        assert demo.run_live(args, model) == 0
+    out = capsys.readouterr().out
+    assert "model error" in out or "fallback" in out.lower()
+    assert "Demo finished (mode: live)." in out

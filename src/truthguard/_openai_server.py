@@ -258,7 +258,11 @@ class OpenAIServer:
         """A ``langchain_openai.ChatOpenAI`` pointed at this server.
 
         Keyword arguments go to ``ChatOpenAI`` (``max_retries``, ``timeout``, ``streaming``, ...);
-        streamed replies ask for usage unless ``stream_usage=False`` is given.
+        streamed replies ask for usage unless ``stream_usage=False`` is given. Each model gets its
+        own HTTP clients (unless you pass ``http_client`` / ``http_async_client``):
+        ``langchain-openai`` otherwise shares one async client per base URL across the process,
+        and its pooled connections belong to the first event loop that used them, so a model
+        used in one test's loop would break the next test's.
         """
         try:
             from langchain_openai import ChatOpenAI
@@ -269,6 +273,11 @@ class OpenAIServer:
         kwargs.setdefault("model", self.model)
         kwargs.setdefault("api_key", "test")
         kwargs.setdefault("stream_usage", True)
+        if "http_client" not in kwargs and "http_async_client" not in kwargs:
+            import httpx
+
+            kwargs["http_client"] = httpx.Client()
+            kwargs["http_async_client"] = httpx.AsyncClient()
         return ChatOpenAI(base_url=self.base_url, **kwargs)
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -452,6 +461,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self.owner._in_flight -= 1
                 self.owner._idle.notify_all()
 
+    def _stall(self, seconds: float) -> bool:
+        """Keep the client waiting; False as soon as it hangs up or the server closes."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if not self.owner._wait(min(0.05, left)) or self._client_gone():
+                return False
+        return not self._client_gone()
+
     def _client_gone(self) -> bool:
         """True when the client closed its end (it timed out or cancelled while we waited)."""
         sock = self.connection
@@ -493,8 +510,7 @@ class _Handler(BaseHTTPRequestHandler):
             req.status = 500
             self._error(500, "The server had an error (injected)", "server_error")
             return
-        stalled = fault is not None and fault.kind == "stall"
-        if stalled and (not owner._wait(fault.stall_seconds) or self._client_gone()):
+        if fault is not None and fault.kind == "stall" and not self._stall(fault.stall_seconds):
             req.status = 499  # the client gave up (or the server is closing)
             return
         try:
@@ -508,6 +524,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(500, f"reply script failed: {type(e).__name__}: {e}", "server_error")
             return
         req.reply = text
+        if self._client_gone():  # it timed out while we worked: nothing to deliver
+            req.status = 499
+            return
         kind = fault.kind if fault is not None else None
         try:
             if req.stream:

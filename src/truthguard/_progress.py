@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from typing import TypeVar
+from typing import Any, TypeVar
+from uuid import UUID
 
+from langchain_core.callbacks import BaseCallbackHandler
 from tqdm.auto import tqdm
+
+__all__ = ["ProgressCallback", "progress"]
 
 T = TypeVar("T")
 
@@ -24,3 +28,26 @@ def progress(
         leave=False,
         dynamic_ncols=True,
     )
+
+
+class ProgressCallback(BaseCallbackHandler):
+    """Advances ``bar`` once per top-level run that ends, well or not (one per batch item)."""
+
+    # Inline: a bar update is cheap, and the loop's executor may already be shut down when a
+    # failed batch's leftover runs end (that used to print one callback error per run).
+    run_inline = True
+
+    def __init__(self, bar: Any) -> None:
+        self.bar = bar
+
+    def on_chain_end(
+        self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kw: Any
+    ) -> None:
+        if parent_run_id is None:
+            self.bar.update(1)
+
+    def on_chain_error(
+        self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kw: Any
+    ) -> None:
+        if parent_run_id is None:
+            self.bar.update(1)

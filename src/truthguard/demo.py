@@ -478,8 +478,16 @@ def run_live(args: argparse.Namespace, model: Any) -> int:
         "local checker). A failing answer is retried with more passages, then regenerated with "
         "the checker's notes, then replaced by a fixed reply."
     )
+    failures = 0
     for q in questions:
-        r = guard.invoke({"question": q}, {"callbacks": [handler]})
+        try:
+            r = guard.invoke({"question": q}, {"callbacks": [handler]})
+        except Exception as e:  # a failing model: say so and go on, never a traceback
+            failures += 1
+            print()
+            print(f"Q: {q}")
+            print(f"   model error: {_short(f'{type(e).__name__}: {e}', 300)}")
+            continue
         steps = " -> ".join(
             f"{a.policy or 'first'}:{'pass' if a.passed else 'fail' if a.verdict else 'unchecked'}"
             for a in r.attempts
@@ -492,8 +500,14 @@ def run_live(args: argparse.Namespace, model: Any) -> int:
     s = handler.summary()
     print()
     print(f"Callback log: {log_path} ({s['count']} records, pass rate {s['pass_rate']})")
-    _live_selector(model)
+    try:
+        _live_selector(model)
+    except Exception as e:
+        failures += 1
+        print(f"   model error: {_short(f'{type(e).__name__}: {e}', 300)}")
     print()
+    if failures:
+        print(f"{failures} step(s) failed because the model did; check the model settings.")
     print("Demo finished (mode: live).")
     return 0
 

@@ -500,6 +500,9 @@ class LLMSession:
         budget = self._budget()
         try:
             async with budget or contextlib.nullcontext(), self.semaphore:
+                halt = _HALT.get()
+                if halt is not None and halt.is_set():  # a sibling failed: do not start
+                    raise asyncio.CancelledError()
                 started = time.perf_counter()
                 record.wait_seconds = started - queued
                 text = await self._attempts(runnable, prompt, config, retries, record)
@@ -600,7 +603,8 @@ class LLMSession:
         (so no exception goes unretrieved), and the first error in input order is raised. When
         ``gather`` itself is cancelled, so are all the calls.
         """
-        tasks = [asyncio.ensure_future(aw) for aw in aws]
+        halt = asyncio.Event()
+        tasks = [asyncio.ensure_future(_halting(aw, halt)) for aw in aws]
         if not tasks:
             return []
         try:
@@ -646,6 +650,22 @@ class LLMSession:
             llm_seconds=sum(r.seconds for r in self.records),
             wall_seconds=time.perf_counter() - self._started,
         )
+
+
+# Set inside the tasks of one gather(): once one of them fails, calls still waiting for a slot
+# must not start (they would run before gather() gets to cancel them).
+_HALT: contextvars.ContextVar[asyncio.Event | None] = contextvars.ContextVar(
+    "truthguard_gather_halt", default=None
+)
+
+
+async def _halting(aw: Awaitable[T], halt: asyncio.Event) -> T:
+    _HALT.set(halt)  # this task's own context: seen by the acall awaited below
+    try:
+        return await aw
+    except Exception:
+        halt.set()
+        raise
 
 
 class _TimedOut(Exception):

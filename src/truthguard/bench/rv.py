@@ -15,11 +15,8 @@ import sys
 from collections.abc import Sequence
 from statistics import fmean
 from typing import Any
-from uuid import UUID
 
-from langchain_core.callbacks import BaseCallbackHandler
-
-from truthguard._progress import progress
+from truthguard._progress import ProgressCallback, progress
 from truthguard._sync import run_sync
 from truthguard.datasets import (
     PHDPassage,
@@ -74,25 +71,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-class _Progress(BaseCallbackHandler):
-    """Advances a bar when a top-level detector run ends (one per passage)."""
-
-    def __init__(self, bar: Any) -> None:
-        self.bar = bar
-
-    def on_chain_end(
-        self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kw: Any
-    ) -> None:
-        if parent_run_id is None:
-            self.bar.update(1)
-
-    def on_chain_error(
-        self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kw: Any
-    ) -> None:
-        if parent_run_id is None:
-            self.bar.update(1)
-
-
 def scores(predicted: Sequence[bool], actual: Sequence[bool]) -> dict[str, float | None]:
     """F1 / precision / recall in percent, positive = hallucinated (None when undefined)."""
     tp = sum(p and a for p, a in zip(predicted, actual, strict=True))
@@ -117,7 +95,8 @@ async def _check_all(
     bar: Any = progress(iter(()), desc=desc, total=len(inputs), enabled=enabled)
     try:
         return await detector.abatch(
-            inputs, {"max_concurrency": detector.batch_concurrency, "callbacks": [_Progress(bar)]}
+            inputs,
+            {"max_concurrency": detector.batch_concurrency, "callbacks": [ProgressCallback(bar)]},
         )
     finally:
         bar.close()

@@ -182,6 +182,12 @@ def _text_or_none(value: Any) -> str | None:
     return str(value)
 
 
+def _entity(value: Any) -> str:
+    # Upstream entity strings sometimes carry stray spaces ("Ailanthus "): the passages and the
+    # recordings of one entity must meet under one spelling.
+    return " ".join(str(value).split())
+
+
 def load_phd(data_dir: str | Path | None = None) -> list[PHDPassage]:
     """The PHD passages, in upstream order within each domain."""
     raw = _read_json(dataset_dir("phd", data_dir) / "PHD_benchmark.json")
@@ -190,7 +196,7 @@ def load_phd(data_dir: str | Path | None = None) -> list[PHDPassage]:
         for item in items:
             out.append(
                 PHDPassage(
-                    entity=item["entity"],
+                    entity=_entity(item["entity"]),
                     passage=item["AI"],
                     label=item["label"],
                     domain=PHD_DOMAINS.get(key, key),
@@ -226,13 +232,13 @@ def _rv_from_raw(
     return [
         RVRecord(
             variant=variant,  # type: ignore[arg-type]
-            entity=r["entity"],
+            entity=_entity(r["entity"]),
             passage=r["claim"],
             stage1=r[field],
             stage2=r["answer"],
             recorded_label=r["label"],
             is_same=None if r.get("Is_same") in (None, "None") else str(r["Is_same"]),
-            domain=domains.get(r["entity"]),
+            domain=domains.get(_entity(r["entity"])),
         )
         for r in raw
     ]

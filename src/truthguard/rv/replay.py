@@ -26,9 +26,14 @@ __all__ = ["RVReplayChatModel", "replay_key", "replay_model"]
 _STEPS = {"query": "stage-1", "answer": "stage-2"}
 
 
+def _norm(entity: Any) -> Any:
+    # Whitespace never tells two entities apart ("Ailanthus " is "Ailanthus").
+    return " ".join(entity.split()) if isinstance(entity, str) else entity
+
+
 def replay_key(prompt: str, metadata: Mapping[str, Any]) -> tuple[Any, Any]:
     """Key of a detector call: ``(entity, "<variant>:<step>")`` from the run metadata."""
-    return metadata.get("entity"), metadata.get("replay_key")
+    return _norm(metadata.get("entity")), metadata.get("replay_key")
 
 
 class RVReplayChatModel(ReplayChatModel):
@@ -52,12 +57,15 @@ class RVReplayChatModel(ReplayChatModel):
             return self.recordings[(entity, key)]
         except (KeyError, TypeError):
             pass
+        for (e, k), text in self.recordings.items():  # recordings given with stray spaces
+            if k == key and _norm(e) == entity:
+                return text
         variant, _, step = str(key).partition(":")
         if entity is None:
             hint = "pass 'entity' in the input: entity extraction was never recorded"
         elif step not in _STEPS:
             hint = f"the recordings hold only stage-1 and stage-2 outputs, not {step!r}"
-        elif not any(e == entity for e, _ in self.recordings):
+        elif not any(_norm(e) == entity for e, _ in self.recordings):
             hint = "this entity is not among the recorded passages"
         else:
             hint = f"no {variant!r} recording of this stage"
@@ -93,8 +101,8 @@ def replay_model(
     for r in recs:
         if r.variant != variant:
             raise InvalidInputError("records", f"record for {r.entity!r} is {r.variant!r}")
-        table[(r.entity, f"{variant}:query")] = r.stage1
-        table[(r.entity, f"{variant}:answer")] = r.stage2
+        table[(_norm(r.entity), f"{variant}:query")] = r.stage1
+        table[(_norm(r.entity), f"{variant}:answer")] = r.stage2
     return RVReplayChatModel(
         recordings=table, model_name=model_name or f"replay-{variant}", report_usage=False
     )
