@@ -316,3 +316,22 @@ def test_a_callable_bound_to_an_anonymous_object_warns_and_is_told_apart():
     c1, c2 = Client(), Client()
     with pytest.warns(UserWarning, match="stable identity"):
         assert model_id(c1.ask) != model_id(c2.ask)
+
+
+async def test_model_replies_are_cleaned_like_inputs():
+    # A JSON "\ud800" escape in an API reply decodes to a lone surrogate; MiniLM, sinks and
+    # stores cannot encode it, so the session hands detectors the same cleaned text as inputs.
+    session = LLMSession()
+    text = await session.acall(lambda p: "(Dubai \ud800, is in\x00, the UAE)", "x", stage="s")
+    assert text == "(Dubai \ufffd, is in, the UAE)"
+
+
+def test_refchecker_survives_a_surrogate_in_the_extractor_reply():
+    from truthguard.refchecker import LLMExtractor, RefChecker
+
+    model = ScriptedChatModel(script=lambda p: "(Dubai \ud800, is in, the UAE)")
+    det = RefChecker(extractor=LLMExtractor(model=model))
+    r = det.invoke(
+        {"question": "Q?", "answer": "Dubai is in the UAE.", "references": ["Dubai is in the UAE."]}
+    )
+    assert r.label.value != "invalid", r.invalid_reason

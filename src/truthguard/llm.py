@@ -33,6 +33,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field
 
 from truthguard import _sync
+from truthguard._clean import clean_text
 from truthguard.errors import (
     InvalidInputError,
     InvalidLLMOutput,
@@ -309,17 +310,21 @@ def _prompt_text(prompt: Prompt) -> str:
 
 
 def _output_text(output: Any, stage: str) -> str:
-    """The text of a model's reply; anything that is not text is an invalid output."""
+    """The text of a model's reply; anything that is not text is an invalid output.
+
+    A reply is untrusted text like any input, cleaned the same way (no lone surrogate reaches
+    MiniLM, a sink or a store).
+    """
     if isinstance(output, str):
-        return output
+        return clean_text(output)
     if isinstance(output, BaseMessage) or (isinstance(output, Mapping) and "content" in output):
-        return message_text(output)
+        return clean_text(message_text(output))
     content = getattr(output, "content", None)
     if isinstance(content, str | list):
-        return message_text(output)
+        return clean_text(message_text(output))
     text = getattr(output, "text", None)  # a ChatGeneration-like object
     if isinstance(text, str):
-        return text
+        return clean_text(text)
     raise InvalidLLMOutput(
         f"the model returned a {type(output).__name__}, not text (return a string or a "
         "message, e.g. resp.choices[0].message.content)",
