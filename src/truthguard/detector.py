@@ -169,6 +169,19 @@ class BaseDetector(RunnableSerializable[dict[str, Any], DetectionResult], ABC):
         """Shorthand for ``ainvoke({"question": ..., "answer": ..., **fields})``."""
         return await self.ainvoke({"question": question, "answer": answer, **fields})
 
+    # -- pickling: by configuration (see truthguard._pickle) ----------------------------------
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        from truthguard._pickle import dumps_portable, restore_detector
+
+        state = self.__getstate__()
+        private = {
+            name: attr.get_default(call_default_factory=True, validated_data={})
+            for name, attr in self.__private_attributes__.items()
+        }  # per-process caches start afresh in the other process
+        state["__pydantic_private__"] = private or None
+        return (restore_detector, (type(self), dumps_portable(state)))
+
     # -- subclass hook ------------------------------------------------------------------------
 
     @abstractmethod
