@@ -199,7 +199,7 @@ class ArtifactStore:
                         settings=_settings(),
                         **kwargs,
                     )
-                except ValueError as e:  # unknown tenant / database, server unreachable
+                except Exception as e:  # unknown tenant / database, server unreachable, auth
                     raise ConfigurationError(f"cannot use the Chroma server at {url}: {e}") from e
                 self._spec = {
                     "url": url,
