@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from truthguard.refchecker import RefChecker
     from truthguard.rv import ReverseValidation
     from truthguard.selectors import FEWLExampleSelector
+    from truthguard.evaluation import evaluate
     from truthguard.store import ArtifactStore
 
 __version__ = "0.1.0"
@@ -44,6 +45,7 @@ _LAZY = {
     "AsyncTruthGuardCallbackHandler": "truthguard.callbacks",
     "FEWLExampleSelector": "truthguard.selectors",
     "ArtifactStore": "truthguard.store",
+    "evaluate": "truthguard.evaluation",
 }
 
 
@@ -80,4 +82,5 @@ __all__ = [
     "TruthGuardError",
     "Usage",
     "__version__",
+    "evaluate",
 ]
