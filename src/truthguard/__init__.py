@@ -26,12 +26,12 @@ from truthguard.result import DetectionResult, Label, Usage
 
 if TYPE_CHECKING:
     from truthguard.callbacks import AsyncTruthGuardCallbackHandler, TruthGuardCallbackHandler
+    from truthguard.evaluation import evaluate
     from truthguard.fewl import FEWL
     from truthguard.guard import HallucinationGuard
     from truthguard.refchecker import RefChecker
     from truthguard.rv import ReverseValidation
     from truthguard.selectors import FEWLExampleSelector
-    from truthguard.evaluation import evaluate
     from truthguard.store import ArtifactStore
 
 __version__ = "0.1.0"
