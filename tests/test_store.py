@@ -186,8 +186,11 @@ def test_add_questions_refuses_a_bare_string_and_blank_questions(store):
         store.add_questions(["Q?", "   "])
     with pytest.raises(InvalidInputError, match=r"questions\[0\]"):
         store.add_questions([5])
+    with pytest.raises(InvalidInputError, match="questions"):
+        store.add_questions({"Q?": 1})
     assert store.count_questions() == 0
     assert store.add_questions([]) == []
+    assert len(store.add_questions(q for q in ("A?", "B?"))) == 2  # any iterable of strings
 
 
 def test_a_stored_none_reads_back_as_none_not_absent(store):

@@ -36,7 +36,7 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,7 +91,7 @@ def _text(value: Any, field: str, *, blank: bool = False) -> str:
 
 def _question_list(questions: Any, field: str = "questions") -> list[str]:
     # A bare string is iterable: refuse it rather than store its characters.
-    if isinstance(questions, str | bytes) or not isinstance(questions, Sequence | set):
+    if isinstance(questions, str | bytes | Mapping) or not isinstance(questions, Iterable):
         raise InvalidInputError(
             field, f"expected a list of strings, got {type(questions).__name__}"
         )
