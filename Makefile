@@ -14,7 +14,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install demo test lint clean
+.PHONY: install demo test lint clean chromium
 
 $(STAMP): pyproject.toml constraints.txt integrations/llama-index-truthguard/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,14 +23,28 @@ $(STAMP): pyproject.toml constraints.txt integrations/llama-index-truthguard/pyp
 	$(BIN)/python -m pip install --quiet -c constraints.txt torch==2.13.0
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev]"
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e integrations/llama-index-truthguard
+	$(MAKE) --no-print-directory chromium
 	touch $(STAMP)
+
+# Headless Chromium renders the HTML report in its test; installed without prompting, only when
+# missing (CI runs as root; elsewhere sudo is used when available).
+chromium:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then \
+		echo "chromium: present"; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium; \
+	else \
+		echo "chromium: not installed and no apt-get; the report test will be skipped"; \
+	fi
 
 install: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/truthguard demo
 
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(BIN)/ruff check src tests integrations
 	$(BIN)/python -m pytest -q
 

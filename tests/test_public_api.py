@@ -34,10 +34,44 @@ def test_top_level_exports():
             "TruthGuardError",
             "Usage",
             "__version__",
+            "evaluate",
         ]
     )
     for name in truthguard.__all__:
         assert hasattr(truthguard, name), name
+
+
+def test_evaluation_exports():
+    import truthguard.evaluation
+
+    assert callable(truthguard.evaluate)
+    assert truthguard.evaluate is truthguard.evaluation.evaluate
+    assert sorted(truthguard.evaluation.__all__) == sorted(
+        [
+            "ColumnMap",
+            "DetectorSpec",
+            "EvaluateConfig",
+            "ModelSpec",
+            "RaySpec",
+            "StoreSpec",
+            "auroc",
+            "build_detectors",
+            "build_model",
+            "build_store",
+            "calibrate",
+            "choose_threshold",
+            "convert_dataset",
+            "evaluate",
+            "export_sft",
+            "load_config",
+            "read_results",
+            "read_rows",
+            "render_report",
+            "save_config",
+            "summarize",
+            "sweep",
+        ]
+    )
 
 
 def test_testing_exports():

@@ -174,3 +174,359 @@ async def test_cached_call_replaces_a_stored_output_the_parser_now_rejects(store
     assert await cached_call(session, model, "x", validate=must_be_number, **kwargs) == "42"
     assert model.call_count == 1
     assert store.get_artifact("Q?", "n", model_id(model), "v") == "42"
+
+
+# -- input checks ---------------------------------------------------------------------------------
+
+
+def test_add_questions_refuses_a_bare_string_and_blank_questions(store):
+    with pytest.raises(InvalidInputError, match="questions"):
+        store.add_questions("abc")
+    with pytest.raises(InvalidInputError, match=r"questions\[1\]"):
+        store.add_questions(["Q?", "   "])
+    with pytest.raises(InvalidInputError, match=r"questions\[0\]"):
+        store.add_questions([5])
+    with pytest.raises(InvalidInputError, match="questions"):
+        store.add_questions({"Q?": 1})
+    assert store.count_questions() == 0
+    assert store.add_questions([]) == []
+    assert len(store.add_questions(q for q in ("A?", "B?"))) == 2  # any iterable of strings
+
+
+def test_a_stored_none_reads_back_as_none_not_absent(store):
+    store.put_artifact("Q?", "k", "m", "v", None)
+    assert store.has_artifact("Q?", "k", "m", "v")
+    assert store.get_artifact("Q?", "k", "m", "v", default="absent") is None
+    assert store.get_artifact("Q?", "k", "m", "v2", default="absent") == "absent"
+    assert not store.has_artifact("Q?", "k", "m", "v2")
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda s: s.put_artifact(5, "k", "m", "v", "x"), "question"),
+        (lambda s: s.put_artifact("Q?", None, "m", "v", "x"), "kind"),
+        (lambda s: s.put_artifact("Q?", "k", ["m"], "v", "x"), "model"),
+        (lambda s: s.put_artifact("Q?", "k", "m", "v", float("nan")), "value"),
+        (lambda s: s.get_artifact(None, "k", "m", "v"), "question"),
+        (lambda s: s.nearest(None), "question"),
+        (lambda s: s.nearest("Q?", k="3"), "k"),
+        (lambda s: s.nearest("Q?", embedding=["a"]), "embedding"),
+        (lambda s: s.random_questions("3"), "k"),
+        (lambda s: s.has_question(b"Q?"), "question"),
+        (lambda s: s.put_artifacts("abc"), "items"),
+        (lambda s: s.put_artifacts([("Q?", "k")]), "items[0]"),
+    ],
+)
+def test_wrong_types_raise_invalid_input_naming_the_field(store, call, field):
+    with pytest.raises(InvalidInputError) as info:
+        call(store)
+    assert info.value.field == field
+
+
+def test_constructor_options_are_checked(embedder, tmp_path):
+    with pytest.raises(InvalidInputError, match="headers"):
+        ArtifactStore(tmp_path, headers={"a": "b"}, embedder=embedder)
+    with pytest.raises(InvalidInputError, match="headers"):
+        ArtifactStore(url="http://127.0.0.1:1", headers={"a": 1}, embedder=embedder)
+    with pytest.raises(InvalidInputError, match="lease_seconds"):
+        ArtifactStore(tmp_path, lease_seconds=0, embedder=embedder)
+    with pytest.raises(InvalidInputError, match="url"):
+        ArtifactStore(url="ftp://host/x", embedder=embedder)
+
+
+# -- batched embedding ----------------------------------------------------------------------------
+
+
+class _CountingEmbedder:
+    """Deterministic 8-dim vectors; counts encode calls and can be slow."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        import threading
+
+        self.calls: list[int] = []
+        self.delay = delay
+        self._lock = threading.Lock()
+
+    def embed(self, texts):
+        import hashlib
+        import time
+
+        import numpy as np
+
+        with self._lock:
+            self.calls.append(len(texts))
+        time.sleep(self.delay)
+        out = []
+        for t in texts:
+            v = np.frombuffer(hashlib.sha256(t.encode()).digest()[:32], dtype=np.uint8)[:8]
+            v = v.astype(np.float32) + 1.0
+            out.append(v / np.linalg.norm(v))
+        return np.stack(out) if out else np.zeros((0, 8), dtype=np.float32)
+
+
+def test_put_artifacts_embeds_all_questions_in_one_call(tmp_path):
+    emb = _CountingEmbedder()
+    store = ArtifactStore(tmp_path / "s", embedder=emb)
+    items = [(f"Q{i}?", "k", "m", "v", i) for i in range(10)] + [("Q0?", "k2", "m", "v", "x")]
+    store.put_artifacts(items)
+    assert emb.calls == [10]  # ten distinct questions, one encode call
+    assert store.get_artifacts([f"Q{i}?" for i in range(10)], "k", "m", "v") == list(range(10))
+
+
+def test_concurrent_writes_share_embedding_calls(tmp_path):
+    import threading
+
+    emb = _CountingEmbedder(delay=0.05)
+    store = ArtifactStore(tmp_path / "s", embedder=emb)
+    barrier = threading.Barrier(16)
+
+    def write(i: int) -> None:
+        barrier.wait()
+        store.put_artifact(f"Question {i}?", "k", "m", "v", i)
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(emb.calls) == 16 and len(emb.calls) < 8  # group commit, not one call per write
+    # every write was stored before put_artifact returned
+    assert store.get_artifacts([f"Question {i}?" for i in range(16)], "k", "m", "v") == list(
+        range(16)
+    )
+
+
+# -- durability -----------------------------------------------------------------------------------
+
+_WRITER = """
+import sys
+sys.path.insert(0, {tests!r})
+from test_store import _CountingEmbedder
+from truthguard.store import ArtifactStore
+store = ArtifactStore({path!r}, embedder=_CountingEmbedder())
+i = 0
+while True:
+    store.put_artifact(f"Question {{i}}?", "k", "m", "v", i)
+    print(i, flush=True)  # acknowledged: put_artifact returned
+    i += 1
+"""
+
+
+def test_acknowledged_writes_survive_sigkill(tmp_path):
+    import os
+    import signal
+    from pathlib import Path
+
+    path = tmp_path / "s"
+    script = _WRITER.format(tests=str(Path(__file__).parent), path=str(path))
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    acked = []
+    try:
+        for line in proc.stdout:
+            acked.append(int(line))
+            if len(acked) >= 25:
+                break
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert len(acked) >= 25, "the writer died before acknowledging any write"
+    store = ArtifactStore(path, embedder=_CountingEmbedder())
+    got = store.get_artifacts([f"Question {i}?" for i in acked], "k", "m", "v")
+    assert got == acked
+
+
+# -- in-flight de-duplication ---------------------------------------------------------------------
+
+
+async def test_concurrent_checks_of_one_question_share_one_model_call(store):
+    import asyncio
+
+    from truthguard.llm import LLMSession
+
+    model = ScriptedChatModel(model_name="slow", script=lambda p: "Paris", latency=0.2)
+    sessions = [LLMSession() for _ in range(4)]
+    kwargs = dict(store=store, question="Capital of France?", kind="ref", prompt_version="v")
+    outs = await asyncio.gather(
+        *(cached_call(s, model, "p", stage="t", **kwargs) for s in sessions)
+    )
+    assert outs == ["Paris"] * 4
+    assert model.call_count == 1
+    usages = [s.usage() for s in sessions]
+    assert sum(u.llm_calls for u in usages) == 1 and sum(u.cached_calls for u in usages) == 3
+
+
+async def test_a_failed_shared_call_lets_the_others_try_themselves(store):
+    import asyncio
+
+    from truthguard.errors import LLMCallError
+    from truthguard.llm import LLMSession, LLMSettings
+
+    model = ScriptedChatModel(script=lambda p: "ok", latency=0.1, fail_first=1)
+    settings = LLMSettings(max_retries=0)
+    kwargs = dict(store=store, question="Q?", kind="ref", prompt_version="v", stage="t")
+    first, second = await asyncio.gather(
+        cached_call(LLMSession(settings), model, "p", **kwargs),
+        cached_call(LLMSession(settings), model, "p", **kwargs),
+        return_exceptions=True,
+    )
+    assert isinstance(first, LLMCallError) and second == "ok"
+    assert model.call_count == 2
+
+
+async def test_leases_make_a_second_store_wait_for_the_first(tmp_path):
+    import asyncio
+
+    from truthguard.llm import LLMSession
+
+    emb = _CountingEmbedder()
+    a = ArtifactStore(tmp_path / "s", embedder=emb, lease_seconds=10)
+    b = ArtifactStore(tmp_path / "s", embedder=emb, lease_seconds=10)  # like another process
+    model = ScriptedChatModel(model_name="m", script=lambda p: "Paris", latency=0.5)
+    kwargs = dict(question="Capital?", kind="ref", prompt_version="v", stage="t")
+    sa, sb = LLMSession(), LLMSession()
+
+    async def late():
+        await asyncio.sleep(0.2)  # the peer has claimed the artifact by now
+        return await cached_call(sb, model, "p", store=b, **kwargs)
+
+    outs = await asyncio.gather(cached_call(sa, model, "p", store=a, **kwargs), late())
+    assert outs == ["Paris", "Paris"] and model.call_count == 1
+    assert sb.usage().cached_calls == 1 and sb.usage().llm_calls == 0
+    assert a.count_leases() == 0  # released once the artifact was stored
+
+
+# -- pickling and a shared Chroma server ----------------------------------------------------------
+
+
+def test_a_path_store_pickles_by_configuration(store):
+    import pickle
+
+    store.put_artifact("Q?", "k", "m", "v", "stored")
+    again = pickle.loads(pickle.dumps(store))
+    assert again.path == store.path and again.namespace == store.namespace
+    assert again.get_artifact("Q?", "k", "m", "v") == "stored"
+    assert again.embedder is store.embedder  # the process-wide default model
+
+
+def test_an_in_memory_store_refuses_to_pickle(embedder):
+    import pickle
+
+    from truthguard.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="path= or url="):
+        pickle.dumps(ArtifactStore.in_memory(embedder=embedder))
+
+
+@pytest.fixture(scope="module")
+def chroma_server(tmp_path_factory):
+    """A real ``chroma run`` on 127.0.0.1, an ephemeral port, a temporary directory."""
+    import shutil
+    import socket
+    import time
+    import urllib.request
+    from pathlib import Path
+
+    exe = shutil.which("chroma", path=str(Path(sys.executable).parent)) or shutil.which("chroma")
+    if exe is None:
+        pytest.skip("the chroma CLI (pip install chromadb) is not installed")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path = tmp_path_factory.mktemp("chroma-server")
+    proc = subprocess.Popen(
+        [exe, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1):
+                break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"chroma run did not come up on {url}")
+            time.sleep(0.2)
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def test_a_store_url_with_headers_tenant_and_database(chroma_server, embedder):
+    store = ArtifactStore(
+        url=chroma_server,
+        headers={"X-Request-Source": "truthguard-test"},
+        tenant="default_tenant",
+        database="default_database",
+        namespace="headers",
+        embedder=embedder,
+    )
+    store.put_artifact("Q?", "k", "m", "v", "via server")
+    assert store.get_artifact("Q?", "k", "m", "v") == "via server"
+    assert store.describe()["url"] == chroma_server
+    from truthguard.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="Chroma server"):
+        ArtifactStore(url=chroma_server, tenant="no_such_tenant", embedder=embedder)
+
+
+def test_two_processes_share_artifacts_through_a_chroma_server(chroma_server, tmp_path):
+    """This process scores rows; a second one scores them again with 0 model calls."""
+    import json
+
+    from truthguard.evaluation import evaluate
+
+    rows = [
+        {
+            "question": "Tell me about Ailanthus.",
+            "answer": "Ailanthus is a tree.",
+            "entity": "Ailanthus",
+        },
+        {"question": "Tell me about Hoy.", "answer": "Hoy is an island.", "entity": "Hoy"},
+    ]
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    def config(model_kwargs):
+        return {
+            "detectors": {
+                "rv": {
+                    "type": "reverse_validation",
+                    "model": {
+                        "provider": "scripted",
+                        "kwargs": {"model_name": "m", **model_kwargs},
+                    },
+                    "options": {"variant": "qg", "rebuild_leaks": False},
+                }
+            },
+            "store": {"url": chroma_server, "namespace": "twoproc"},
+        }
+
+    answering = {"script": {"Generate": "Which tree is this?"}, "default": "Ailanthus"}
+    first = evaluate(data, config(answering), tmp_path / "first", progress=False)
+    assert first["detectors"]["rv"]["llm_calls"] == 4  # stage 1 and stage 2 of each row
+    assert first["detectors"]["rv"]["invalid"] == 0
+
+    # The second process's model fails every call: it can only answer from the server.
+    failing = tmp_path / "failing.json"
+    failing.write_text(json.dumps(config({"fail_first": 1000})))
+    argv = ["evaluate", str(data), "-c", str(failing), "-o", str(tmp_path / "second")]
+    done = subprocess.run(
+        [sys.executable, "-m", "truthguard.cli", *argv, "--json", "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    second = json.loads(done.stdout)["detectors"]["rv"]
+    assert second["llm_calls"] == 0 and second["cached_calls"] == 4 and second["invalid"] == 0
+    from truthguard.evaluation import read_results
+
+    labels = lambda out: {r["id"]: r["label"] for r in read_results(out)}  # noqa: E731
+    assert labels(tmp_path / "first") == labels(tmp_path / "second")

@@ -26,6 +26,7 @@ from truthguard.result import DetectionResult, Label, Usage
 
 if TYPE_CHECKING:
     from truthguard.callbacks import AsyncTruthGuardCallbackHandler, TruthGuardCallbackHandler
+    from truthguard.evaluation import evaluate
     from truthguard.fewl import FEWL
     from truthguard.guard import HallucinationGuard
     from truthguard.refchecker import RefChecker
@@ -44,6 +45,7 @@ _LAZY = {
     "AsyncTruthGuardCallbackHandler": "truthguard.callbacks",
     "FEWLExampleSelector": "truthguard.selectors",
     "ArtifactStore": "truthguard.store",
+    "evaluate": "truthguard.evaluation",
 }
 
 
@@ -80,4 +82,5 @@ __all__ = [
     "TruthGuardError",
     "Usage",
     "__version__",
+    "evaluate",
 ]

@@ -1,4 +1,8 @@
-"""The ``truthguard`` command: ``truthguard demo`` and ``truthguard bench NAME``."""
+"""The ``truthguard`` command.
+
+``demo``, ``bench NAME``, and the evaluation loop on your own data: ``convert`` (benchmark data
+to rows), ``evaluate``, ``calibrate``, ``report``, ``export-sft``.
+"""
 
 from __future__ import annotations
 
@@ -49,7 +53,181 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--no-progress", action="store_true", help="hide progress bars")
         module.add_arguments(p)
         p.set_defaults(_module=module)
+    _add_evaluation_commands(sub)
     return parser
+
+
+def _add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
+    ev = sub.add_parser(
+        "evaluate",
+        help="score a JSONL / CSV / Parquet file with the detectors of a config (resumable)",
+    )
+    ev.add_argument("data", help="input rows: .jsonl, .json, .csv, .tsv or .parquet")
+    ev.add_argument("--config", "-c", required=True, help="detector config (.yaml, .toml, .json)")
+    ev.add_argument("--out", "-o", required=True, help="output directory (results.jsonl, ...)")
+    ev.add_argument("--engine", choices=("local", "ray"), default="local", help="where to run")
+    ev.add_argument("--limit", type=int, default=None, help="only the first N rows")
+    ev.add_argument("--restart", action="store_true", help="drop earlier results in --out")
+    ev.add_argument("--json", action="store_true", help="print the summary as JSON")
+    ev.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+    cal = sub.add_parser(
+        "calibrate", help="choose thresholds on labelled results and save them into the config"
+    )
+    cal.add_argument("results", help="an evaluate --out directory (or its results.jsonl)")
+    cal.add_argument("--config", "-c", required=True, help="the config the run used")
+    cal.add_argument(
+        "--target",
+        default="f1",
+        help="precision=0.9, recall=0.8 or f1 (the figure to reach on hallucinated answers)",
+    )
+    cal.add_argument("--detector", action="append", default=None, help="only this detector")
+    cal.add_argument(
+        "--write", default=None, help="write the calibrated config here (default: --config)"
+    )
+    cal.add_argument("--dry-run", action="store_true", help="print, do not write the config")
+    cal.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    rep = sub.add_parser("report", help="write a self-contained HTML report of evaluate results")
+    rep.add_argument("results", help="an evaluate --out directory (or its results.jsonl)")
+    rep.add_argument("--out", "-o", default=None, help="HTML file (default: RESULTS/report.html)")
+    rep.add_argument("--worst", type=int, default=20, help="worst answers shown per detector")
+    rep.add_argument("--title", default="truthguard evaluation", help="page title")
+
+    sft = sub.add_parser(
+        "export-sft",
+        help="pick the FEWL-best answer of each question and write chat fine-tuning JSONL",
+    )
+    sft.add_argument("data", help="rows with several candidate answers per question")
+    sft.add_argument("--config", "-c", required=True, help="config with a fewl detector")
+    sft.add_argument("--detector", default=None, help="name of the fewl detector in the config")
+    sft.add_argument("--out", "-o", required=True, help="output JSONL (OpenAI chat format)")
+    sft.add_argument(
+        "--baseline",
+        action="store_true",
+        help="select with one reference answer and no laziness penalty (the paper's baseline)",
+    )
+    sft.add_argument("--system", default=None, help="system message added to every example")
+    sft.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    conv = sub.add_parser(
+        "convert", help="write the CHALE or PHD benchmark data as rows for evaluate"
+    )
+    conv.add_argument("dataset", choices=("chale", "phd"), help="which dataset")
+    conv.add_argument("--out", "-o", required=True, help="output .jsonl")
+    conv.add_argument("--data", default=None, help="data directory (default: $TRUTHGUARD_DATA_DIR)")
+    conv.add_argument("--limit", type=int, default=None, help="first N questions / passages")
+
+
+def _run_evaluation_command(args: argparse.Namespace) -> int:
+    from truthguard.errors import TruthGuardError
+
+    try:
+        return _EVALUATION_COMMANDS[args.command](args)
+    except TruthGuardError as e:
+        print(f"truthguard {args.command}: {e}", file=sys.stderr)
+        return 2
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from truthguard.evaluation import evaluate
+    from truthguard.evaluation.engine import format_summary
+
+    summary = evaluate(
+        args.data,
+        args.config,
+        args.out,
+        engine=args.engine,
+        restart=args.restart,
+        limit=args.limit,
+        progress=not args.no_progress,
+    )
+    print(json.dumps(summary) if args.json else format_summary(summary))
+    return 0
+
+
+def _parse_target(text: str) -> tuple[str, float | None]:
+    from truthguard.errors import InvalidInputError
+
+    name, _, value = text.partition("=")
+    if name not in ("precision", "recall", "f1") or (name != "f1" and not value):
+        raise InvalidInputError("--target", f"expected precision=P, recall=R or f1, got {text!r}")
+    try:
+        return name, float(value) if value else None
+    except ValueError as e:
+        raise InvalidInputError("--target", f"not a number: {value!r}") from e
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from truthguard.evaluation.calibrate import calibrate, dump, format_calibration
+
+    target, value = _parse_target(args.target)
+    result = calibrate(
+        args.results,
+        target=target,  # type: ignore[arg-type]
+        value=value,
+        detectors=args.detector,
+        config=args.config,
+        write_config=None if args.dry_run else (args.write or args.config),
+    )
+    run_dir = Path(args.results)
+    if run_dir.is_dir():
+        dump(result, run_dir / "calibration.json")  # the report draws the chosen points
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(format_calibration(result))
+        if not args.dry_run:
+            print(f"thresholds written to {args.write or args.config}")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from truthguard.evaluation.report import render_report
+
+    path = render_report(args.results, args.out, worst=args.worst, title=args.title)
+    print(path)
+    return 0
+
+
+def _cmd_export_sft(args: argparse.Namespace) -> int:
+    from truthguard.evaluation.sft import export_sft
+
+    summary = export_sft(
+        args.data,
+        args.config,
+        args.out,
+        detector=args.detector,
+        baseline=args.baseline,
+        system=args.system,
+    )
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(
+            f"{summary['examples']} examples from {summary['questions']} questions "
+            f"({summary['selection']} selection) -> {summary['out']}"
+        )
+    return 0
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    from truthguard.evaluation import convert_dataset
+
+    n = convert_dataset(args.dataset, args.out, data_dir=args.data, limit=args.limit)
+    print(f"{n} rows -> {args.out}")
+    return 0
+
+
+_EVALUATION_COMMANDS = {
+    "evaluate": _cmd_evaluate,
+    "calibrate": _cmd_calibrate,
+    "report": _cmd_report,
+    "export-sft": _cmd_export_sft,
+    "convert": _cmd_convert,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -59,6 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from truthguard import demo
 
         return demo.run(args)
+    if args.command in _EVALUATION_COMMANDS:
+        return _run_evaluation_command(args)
     module = args._module
     if module is None:
         print(f"truthguard bench {args.benchmark}: cannot load: {args._error!r}", file=sys.stderr)

@@ -240,6 +240,18 @@ class BaseDetector(RunnableSerializable[dict[str, Any], DetectionResult], ABC):
 
         visit(self, 0)
         return self
+    # -- pickling: by configuration (see truthguard._pickle) ----------------------------------
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        from truthguard._pickle import dumps_portable, restore_detector
+
+        state = self.__getstate__()
+        private = {
+            name: attr.get_default(call_default_factory=True, validated_data={})
+            for name, attr in self.__private_attributes__.items()
+        }  # per-process caches start afresh in the other process
+        state["__pydantic_private__"] = private or None
+        return (restore_detector, (type(self), dumps_portable(state)))
 
     # -- subclass hook ------------------------------------------------------------------------
 

@@ -10,13 +10,25 @@ Two collections per namespace:
   is generated twice.
 
 By default the store is a ``chromadb.PersistentClient`` in ``$TRUTHGUARD_HOME/chroma``
-(``~/.cache/truthguard/chroma`` when unset); pass ``url=`` for a Chroma server
-(``HttpClient``), ``client=`` for any client you built, or use :meth:`ArtifactStore.in_memory`.
+(``~/.cache/truthguard/chroma`` when unset); pass ``url=`` (with ``headers``, ``tenant``,
+``database``) for a Chroma server (``HttpClient``), ``client=`` for any client you built, or use
+:meth:`ArtifactStore.in_memory`.
+
+Sharing: a store made from ``path`` or ``url`` pickles as its configuration and reconnects in the
+process that unpickles it, so detectors holding one can be shipped to worker processes. Within a
+process, concurrent calls of :func:`cached_call` for the same artifact share one model call. Across
+processes (several workers on one Chroma server) ``lease_seconds`` turns on a best-effort scheme:
+the first worker to miss an artifact writes a short lease, and workers that see a fresh lease wait
+for the artifact instead of calling the model themselves (see :meth:`ArtifactStore.claim`).
+
+Writes are batched: artifacts written at the same time by several threads are embedded in one
+encode call and upserted together (group commit), and a write returns only once it is stored.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import json
 import os
@@ -24,7 +36,7 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +48,9 @@ from truthguard.errors import ConfigurationError, InvalidInputError, InvalidLLMO
 from truthguard.similarity import EmbeddingSimilarity, get_default_similarity
 
 __all__ = ["ArtifactStore", "Neighbor", "cached_call", "default_store_path", "question_id"]
+
+_MISSING: Any = object()
+_LEASE_KIND = "__lease__"
 
 
 def default_store_path() -> Path:
@@ -65,9 +80,27 @@ def _norm(question: str) -> str:
     return " ".join(question.split()).strip()
 
 
+def _text(value: Any, field: str, *, blank: bool = False) -> str:
+    """``value`` if it is a string (non-blank unless ``blank``), else InvalidInputError."""
+    if not isinstance(value, str):
+        raise InvalidInputError(field, f"expected a string, got {type(value).__name__}")
+    if not blank and not value.strip():
+        raise InvalidInputError(field, "must not be blank")
+    return value
+
+
+def _question_list(questions: Any, field: str = "questions") -> list[str]:
+    # A bare string is iterable: refuse it rather than store its characters.
+    if isinstance(questions, str | bytes | Mapping) or not isinstance(questions, Iterable):
+        raise InvalidInputError(
+            field, f"expected a list of strings, got {type(questions).__name__}"
+        )
+    return [_text(q, f"{field}[{i}]") for i, q in enumerate(questions)]
+
+
 def question_id(question: str) -> str:
     """Stable id of a question (whitespace-normalised text, SHA-1)."""
-    return "q-" + hashlib.sha1(_norm(question).encode("utf-8")).hexdigest()
+    return "q-" + hashlib.sha1(_norm(_text(question, "question")).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -79,15 +112,33 @@ class Neighbor:
     id: str
 
 
+@dataclass
+class _PendingWrite:
+    """One artifact waiting in the group-commit queue."""
+
+    id: str
+    question: str
+    document: str
+    metadata: dict[str, Any]
+    done: threading.Event
+    error: BaseException | None = None
+
+
 class ArtifactStore:
     """Questions and LLM artifacts in Chroma, with nearest-neighbour question search.
 
     Args:
         path: Directory of a persistent store (default: :func:`default_store_path`).
         url: URL of a Chroma server (``http://host:8000``); uses ``chromadb.HttpClient``.
+        headers: HTTP headers sent to the server (for example ``{"Authorization": "Bearer ..."}``
+            or ``{"X-Chroma-Token": ...}``); only with ``url``.
+        tenant: Chroma tenant on the server (default ``default_tenant``); only with ``url``.
+        database: Chroma database on the server (default ``default_database``); only with ``url``.
         client: A ready Chroma client (takes precedence over ``path`` and ``url``).
         namespace: Prefix of the two collections, to keep projects apart.
         embedder: Embedding backend for questions (default: the packaged MiniLM).
+        lease_seconds: Cross-process de-duplication: how long another process waits for an
+            artifact a peer announced it is producing (None: off). Best effort; see :meth:`claim`.
 
     Example:
         >>> store = ArtifactStore.in_memory()
@@ -101,31 +152,77 @@ class ArtifactStore:
         path: str | Path | None = None,
         *,
         url: str | None = None,
+        headers: dict[str, str] | None = None,
+        tenant: str | None = None,
+        database: str | None = None,
         client: Any = None,
         namespace: str = "truthguard",
         embedder: EmbeddingSimilarity | None = None,
+        lease_seconds: float | None = None,
     ) -> None:
+        _text(namespace, "namespace")
+        if lease_seconds is not None and not (
+            isinstance(lease_seconds, int | float) and lease_seconds > 0
+        ):
+            raise InvalidInputError("lease_seconds", "must be a positive number of seconds or None")
+        if headers is not None and not (
+            isinstance(headers, dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())
+        ):
+            raise InvalidInputError("headers", "expected a dict of string header names to strings")
+        for field, value in (("tenant", tenant), ("database", database)):
+            if value is not None:
+                _text(value, field)
+        if url is None and (headers or tenant or database) and client is None:
+            field = "headers" if headers else "tenant" if tenant else "database"
+            raise InvalidInputError(field, "only applies to a Chroma server: pass url= as well")
         chromadb = _chroma()
+        # How to rebuild this store in another process (None: a client we cannot describe).
+        self._spec: dict[str, Any] | None = None
         if client is None:
             if url is not None:
+                _text(url, "url")
                 parsed = urlparse(url)
-                if not parsed.hostname:
-                    raise InvalidInputError("url", f"not a URL with a host: {url!r}")
-                client = chromadb.HttpClient(
-                    host=parsed.hostname,
-                    port=parsed.port or (443 if parsed.scheme == "https" else 8000),
-                    ssl=parsed.scheme == "https",
-                    settings=_settings(),
-                )
+                if not parsed.hostname or parsed.scheme not in ("http", "https"):
+                    raise InvalidInputError("url", f"not an http(s) URL with a host: {url!r}")
+                kwargs: dict[str, Any] = {}
+                if tenant is not None:
+                    kwargs["tenant"] = tenant
+                if database is not None:
+                    kwargs["database"] = database
+                try:
+                    client = chromadb.HttpClient(
+                        host=parsed.hostname,
+                        port=parsed.port or (443 if parsed.scheme == "https" else 8000),
+                        ssl=parsed.scheme == "https",
+                        headers=headers,
+                        settings=_settings(),
+                        **kwargs,
+                    )
+                except Exception as e:  # unknown tenant / database, server unreachable, auth
+                    raise ConfigurationError(f"cannot use the Chroma server at {url}: {e}") from e
+                self._spec = {
+                    "url": url,
+                    "headers": headers,
+                    "tenant": tenant,
+                    "database": database,
+                }
             else:
+                if path is not None and not isinstance(path, str | os.PathLike):
+                    raise InvalidInputError("path", f"expected a path, got {type(path).__name__}")
                 path = Path(path) if path is not None else default_store_path()
                 path.mkdir(parents=True, exist_ok=True)
                 client = chromadb.PersistentClient(path=str(path), settings=_settings())
+                self._spec = {"path": str(path)}
         self.client = client
         self.path = Path(path) if path is not None and url is None else None
+        self.url = url
         self.namespace = namespace
         self.embedder = embedder or get_default_similarity()
+        self.lease_seconds = lease_seconds
+        self._owner = uuid.uuid4().hex  # who wrote a lease
         self._lock = threading.RLock()
+        self._init_runtime()
         # embedding_function=None: we always pass our own vectors (Chroma's default would
         # download an ONNX model).
         self._questions = client.get_or_create_collection(
@@ -135,6 +232,14 @@ class ArtifactStore:
             f"{namespace}_artifacts", embedding_function=None, metadata={"hnsw:space": "cosine"}
         )
 
+    def _init_runtime(self) -> None:
+        self._pending: list[_PendingWrite] = []
+        self._pending_lock = threading.Lock()
+        self._flushing = False
+        # artifact id -> future of the output, for calls in flight in this process
+        self._inflight: dict[str, concurrent.futures.Future[str]] = {}
+        self._inflight_lock = threading.Lock()
+
     @classmethod
     def in_memory(cls, *, embedder: EmbeddingSimilarity | None = None) -> ArtifactStore:
         """A throw-away store for tests and notebooks (its own namespace in an ephemeral client)."""
@@ -142,14 +247,54 @@ class ArtifactStore:
         client = chromadb.EphemeralClient(settings=_settings())
         return cls(client=client, namespace=f"tmp{uuid.uuid4().hex[:12]}", embedder=embedder)
 
+    # -- pickling: by configuration, the client is re-created on the other side -----------------
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self._spec is None:
+            raise ConfigurationError(
+                "this ArtifactStore wraps a client it cannot describe (in_memory() or client=), "
+                "so it cannot move to another process: build it with path= or url= instead"
+            )
+        from truthguard import similarity
+
+        # The process-wide default model is re-attached as the other process's default.
+        embedder = None if self.embedder is similarity._default else self.embedder
+        return (
+            _rebuild_store,
+            (
+                {
+                    **self._spec,
+                    "namespace": self.namespace,
+                    "embedder": embedder,
+                    "lease_seconds": self.lease_seconds,
+                },
+            ),
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """Where this store lives (``path`` or ``url`` with tenant / database), for logs."""
+        return {
+            **(self._spec or {"client": type(self.client).__name__}),
+            "namespace": self.namespace,
+        }
+
     # -- questions --------------------------------------------------------------------------------
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         return self.embedder.embed(list(texts))
 
     def add_questions(self, questions: Sequence[str], *, batch_size: int = 2048) -> list[str]:
-        """Add questions (skipping ones already stored); returns their ids in input order."""
+        """Add questions (skipping ones already stored); returns their ids in input order.
+
+        Raises:
+            InvalidInputError: ``questions`` is not a list of non-blank strings.
+        """
+        questions = _question_list(questions)
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise InvalidInputError("batch_size", "must be a positive integer")
         ids = [question_id(q) for q in questions]
+        if not ids:
+            return []
         unique = dict.fromkeys(zip(ids, (_norm(q) for q in questions), strict=True))
         with self._lock:
             existing = set(self._questions.get(ids=list({i for i, _ in unique}), include=[])["ids"])
@@ -194,14 +339,18 @@ class ArtifactStore:
             exclude_self: Skip the query question itself.
             embedding: Use this vector instead of embedding ``question`` (a proxy for the query).
         """
-        if k < 1:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidInputError("k", "must be at least 1")
+        if max_similarity is not None and not isinstance(max_similarity, int | float):
+            raise InvalidInputError("max_similarity", "expected a number or None")
         own = question_id(question)
-        vector = (
-            np.asarray(embedding, dtype=np.float32)
-            if embedding is not None
-            else self._embed([_norm(question)])[0]
-        )
+        if embedding is not None:
+            try:
+                vector = np.asarray(embedding, dtype=np.float32).reshape(-1)
+            except (TypeError, ValueError) as e:
+                raise InvalidInputError("embedding", f"expected a vector of numbers: {e}") from e
+        else:
+            vector = self._embed([_norm(question)])[0]
         with self._lock:
             total = self._questions.count()
             if total == 0:
@@ -231,6 +380,12 @@ class ArtifactStore:
         self, k: int, *, exclude: str | None = None, seed: int | str | None = None
     ) -> list[str]:
         """``k`` stored questions drawn at random (seeded by ``seed``, or by ``exclude``)."""
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise InvalidInputError("k", "must be a non-negative integer")
+        if exclude is not None:
+            _text(exclude, "exclude", blank=True)
+        if seed is not None and not isinstance(seed, int | str):
+            raise InvalidInputError("seed", f"expected an int or str, got {type(seed).__name__}")
         questions = [
             q for q in self.all_questions() if exclude is None or _norm(q) != _norm(exclude)
         ]
@@ -243,25 +398,53 @@ class ArtifactStore:
     def artifact_id(
         question: str, kind: str, model: str, prompt_version: str, extra: str = ""
     ) -> str:
-        key = json.dumps([_norm(question), kind, model, prompt_version, extra])
+        """Id of an artifact; raises InvalidInputError naming a field that is not a string."""
+        key = json.dumps(
+            [
+                _norm(_text(question, "question")),
+                _text(kind, "kind"),
+                _text(model, "model"),
+                _text(prompt_version, "prompt_version", blank=True),
+                _text(extra, "extra", blank=True),
+            ]
+        )
         return "a-" + hashlib.sha1(key.encode("utf-8")).hexdigest()
 
     def get_artifact(
-        self, question: str, kind: str, model: str, prompt_version: str, extra: str = ""
-    ) -> Any | None:
-        """The stored payload, or None when absent."""
+        self,
+        question: str,
+        kind: str,
+        model: str,
+        prompt_version: str,
+        extra: str = "",
+        *,
+        default: Any = None,
+    ) -> Any:
+        """The stored payload, or ``default`` when absent (a stored None comes back as None)."""
         aid = self.artifact_id(question, kind, model, prompt_version, extra)
         with self._lock:
             res = self._artifacts.get(ids=[aid], include=["documents"])
         if not res["ids"]:
-            return None
+            return default
         return json.loads(res["documents"][0])["value"]
+
+    def has_artifact(
+        self, question: str, kind: str, model: str, prompt_version: str, extra: str = ""
+    ) -> bool:
+        """Whether an artifact is stored under this key (even one whose value is None)."""
+        return (
+            self.get_artifact(question, kind, model, prompt_version, extra, default=_MISSING)
+            is not _MISSING
+        )
 
     def get_artifacts(
         self, questions: Sequence[str], kind: str, model: str, prompt_version: str, extra: str = ""
     ) -> list[Any | None]:
         """Payloads for several questions in one query (None where absent)."""
+        questions = _question_list(questions)
         ids = [self.artifact_id(q, kind, model, prompt_version, extra) for q in questions]
+        if not ids:
+            return []
         with self._lock:
             res = self._artifacts.get(ids=list(dict.fromkeys(ids)), include=["documents"])
         found = {
@@ -278,37 +461,149 @@ class ArtifactStore:
         value: Any,
         extra: str = "",
     ) -> None:
-        """Store a JSON-serialisable payload (replacing any previous one with the same key)."""
+        """Store a JSON-serialisable payload (replacing any previous one with the same key).
+
+        Returns once the artifact is stored. Writes made at the same time by other threads are
+        embedded and upserted together with this one.
+        """
+        self.put_artifacts([(question, kind, model, prompt_version, value, extra)])
+
+    def put_artifacts(self, items: Sequence[tuple[Any, ...]]) -> None:
+        """Store several artifacts, ``(question, kind, model, prompt_version, value[, extra])``
+        each, with one embedding call for their questions."""
+        if isinstance(items, str | bytes) or not isinstance(items, Sequence):
+            raise InvalidInputError("items", "expected a list of artifact tuples")
+        writes = []
+        for n, item in enumerate(items):
+            if not isinstance(item, tuple | list) or len(item) not in (5, 6):
+                raise InvalidInputError(
+                    f"items[{n}]",
+                    "expected (question, kind, model, version, value[, extra])",
+                )
+            question, kind, model, prompt_version, value, *rest = item
+            extra = rest[0] if rest else ""
+            writes.append(self._pending_write(question, kind, model, prompt_version, value, extra))
+        if not writes:
+            return
+        with self._pending_lock:
+            self._pending.extend(writes)
+        self._commit(writes)
+
+    def _pending_write(
+        self, question: Any, kind: Any, model: Any, prompt_version: Any, value: Any, extra: Any
+    ) -> _PendingWrite:
         aid = self.artifact_id(question, kind, model, prompt_version, extra)
         try:
-            doc = json.dumps({"value": value})
-        except TypeError as e:
+            doc = json.dumps({"value": value}, allow_nan=False)
+        except (TypeError, ValueError) as e:
             raise InvalidInputError("value", f"artifact must be JSON-serialisable: {e}") from e
-        vector = self._embed([_norm(question)])[0]
-        with self._lock:
-            self._artifacts.upsert(
-                ids=[aid],
-                documents=[doc],
-                embeddings=[vector.tolist()],
-                metadatas=[
-                    {
-                        "question_id": question_id(question),
-                        "kind": kind,
-                        "model": model,
-                        "prompt_version": prompt_version,
-                        "extra": extra,
-                        "created": time.time(),
-                    }
-                ],
-            )
+        meta = {
+            "question_id": question_id(question),
+            "kind": kind,
+            "model": model,
+            "prompt_version": prompt_version,
+            "extra": extra,
+            "created": time.time(),
+        }
+        return _PendingWrite(aid, _norm(question), doc, meta, threading.Event())
+
+    def _commit(self, mine: list[_PendingWrite]) -> None:
+        """Group commit: whoever finds no flush running writes everything queued so far."""
+        while not all(w.done.is_set() for w in mine):
+            with self._pending_lock:
+                leader = not self._flushing and bool(self._pending)
+                if leader:
+                    self._flushing = True
+                    batch, self._pending = self._pending, []
+            if not leader:
+                # Another thread is flushing (possibly our writes): wait for it, then look again.
+                for w in mine:
+                    w.done.wait(0.05)
+                continue
+            try:
+                self._flush(batch)
+            finally:
+                with self._pending_lock:
+                    self._flushing = False
+        errors = [w.error for w in mine if w.error is not None]
+        if errors:
+            raise errors[0]
+
+    def _flush(self, batch: list[_PendingWrite]) -> None:
+        latest = {w.id: w for w in batch}  # the last write of a key wins, as with single upserts
+        try:
+            questions = list(dict.fromkeys(w.question for w in latest.values()))
+            vectors = dict(zip(questions, self._embed(questions), strict=True))
+            with self._lock:
+                self._artifacts.upsert(
+                    ids=list(latest),
+                    documents=[w.document for w in latest.values()],
+                    embeddings=[vectors[w.question].tolist() for w in latest.values()],
+                    metadatas=[w.metadata for w in latest.values()],
+                )
+        except BaseException as e:
+            for w in batch:
+                w.error = e
+            raise
+        finally:
+            for w in batch:
+                w.done.set()
 
     def count_artifacts(self, kind: str | None = None) -> int:
+        if kind is not None:
+            _text(kind, "kind")
         with self._lock:
             if kind is None:
                 return int(self._artifacts.count())
             return len(self._artifacts.get(where={"kind": kind}, include=[])["ids"])
 
-    async def aget_artifact(self, *args: Any, **kwargs: Any) -> Any | None:
+    # -- cross-process leases (best effort) -------------------------------------------------------
+
+    def claim(self, aid: str) -> bool:
+        """Announce that this process is producing artifact ``aid``; False if a peer is.
+
+        A lease is a small record ``(owner, expires)`` next to the artifacts. Chroma has no
+        compare-and-set, so two processes that miss at the same instant can both win: the
+        scheme only makes duplicates rare. A process that loses waits up to ``lease_seconds``
+        for the artifact and then makes the call itself, so a crashed peer delays, never blocks.
+        """
+        if self.lease_seconds is None:
+            return True
+        lid = "l-" + aid
+        now = time.time()
+        with self._lock:
+            res = self._artifacts.get(ids=[lid], include=["documents"])
+            if res["ids"]:
+                lease = json.loads(res["documents"][0])
+                if lease["owner"] != self._owner and lease["expires"] > now:
+                    return False
+            doc = json.dumps({"owner": self._owner, "expires": now + self.lease_seconds})
+            self._artifacts.upsert(
+                ids=[lid],
+                documents=[doc],
+                embeddings=[self._zero_vector()],
+                metadatas=[{"kind": _LEASE_KIND, "created": now}],
+            )
+            # Last writer wins: read back, so a peer that wrote in between keeps its lease.
+            back = self._artifacts.get(ids=[lid], include=["documents"])
+        return bool(back["ids"]) and json.loads(back["documents"][0])["owner"] == self._owner
+
+    def release(self, aid: str) -> None:
+        """Drop this process's lease on ``aid`` (the artifact is stored, or the call failed)."""
+        if self.lease_seconds is None:
+            return
+        with self._lock:
+            self._artifacts.delete(ids=["l-" + aid])
+
+    def _zero_vector(self) -> list[float]:
+        # A lease is found by id only; it still needs a vector of the collection's dimension.
+        return [1.0] + [0.0] * (int(self._embed(["lease"]).shape[1]) - 1)
+
+    def count_leases(self) -> int:
+        with self._lock:
+            return len(self._artifacts.get(where={"kind": _LEASE_KIND}, include=[])["ids"])
+
+    async def aget_artifact(self, *args: Any, **kwargs: Any) -> Any:
         return await asyncio.to_thread(self.get_artifact, *args, **kwargs)
 
     async def aput_artifact(self, *args: Any, **kwargs: Any) -> None:
@@ -316,6 +611,32 @@ class ArtifactStore:
 
     async def anearest(self, *args: Any, **kwargs: Any) -> list[Neighbor]:
         return await asyncio.to_thread(self.nearest, *args, **kwargs)
+
+
+def _rebuild_store(spec: dict[str, Any]) -> ArtifactStore:
+    spec = dict(spec)
+    path = spec.pop("path", None)
+    return ArtifactStore(path, **spec)
+
+
+async def _wait_for_peer(
+    store: ArtifactStore, key: tuple[str, ...], validate: Callable[[str], Any] | None
+) -> str | None:
+    """Poll for an artifact a peer process holds a lease on; None when the lease runs out."""
+    deadline = time.monotonic() + float(store.lease_seconds or 0)
+    delay = 0.05
+    while time.monotonic() < deadline:
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.5)
+        hit = await store.aget_artifact(*key, default=_MISSING)
+        if hit is not _MISSING and hit is not None:
+            try:
+                if validate is not None:
+                    validate(str(hit))
+            except InvalidLLMOutput:
+                return None
+            return str(hit)
+    return None
 
 
 async def cached_call(
@@ -339,24 +660,89 @@ async def cached_call(
     when ``validate`` is given (a parser that raises on garbage, e.g. ``InvalidLLMOutput``) only
     outputs it accepts: an unusable answer is asked again next time, never served from the store.
     A stored output that ``validate`` rejects (written before a stricter parser) is replaced.
+
+    Concurrent calls for the same key in one process share one model call (the others count a
+    cached call); with ``store.lease_seconds`` set, processes sharing a server also wait for a
+    peer that is already producing the artifact (best effort, see :meth:`ArtifactStore.claim`).
     """
     from truthguard.llm import model_id
 
     name = model_id(model)
-    if store is not None:
-        hit = await store.aget_artifact(question, kind, name, prompt_version, extra)
-        if hit is not None:
-            try:
-                if validate is not None:
-                    validate(str(hit))
-            except InvalidLLMOutput:
-                pass  # stored before a stricter parser: ask again and replace it
-            else:
+    if store is None:
+        text = await session.acall(model, prompt, stage=stage, metadata=metadata)
+        if validate is not None:
+            validate(text)
+        return text
+    key = (question, kind, name, prompt_version, extra)
+    hit = await _stored(store, key, validate)
+    if hit is not None:
+        session.record_cache_hit()
+        return hit
+    aid = store.artifact_id(*key)
+    with store._inflight_lock:
+        leader = store._inflight.get(aid)
+        if leader is None:
+            future: concurrent.futures.Future[str] = concurrent.futures.Future()
+            store._inflight[aid] = future
+    if leader is not None:
+        try:  # a sibling check in this process is producing it: share its output
+            text = await asyncio.wrap_future(leader)
+        except Exception:
+            pass  # the sibling failed: make our own attempt below, with our own retries
+        else:
+            session.record_cache_hit()
+            return text
+        return await _call_and_store(session, model, prompt, store, key, stage, metadata, validate)
+    owned = False
+    try:
+        owned = await asyncio.to_thread(store.claim, aid)
+        if not owned:
+            text = await _wait_for_peer(store, key, validate)
+            if text is not None:
                 session.record_cache_hit()
-                return str(hit)
+                future.set_result(text)
+                return text
+        text = await _call_and_store(session, model, prompt, store, key, stage, metadata, validate)
+    except BaseException as e:
+        future.set_exception(e if isinstance(e, Exception) else RuntimeError("cancelled"))
+        raise
+    else:
+        future.set_result(text)
+        return text
+    finally:
+        with store._inflight_lock:
+            store._inflight.pop(aid, None)
+        if owned and store.lease_seconds is not None:
+            await asyncio.to_thread(store.release, aid)
+
+
+async def _stored(
+    store: ArtifactStore, key: tuple[str, ...], validate: Callable[[str], Any] | None
+) -> str | None:
+    hit = await store.aget_artifact(*key)
+    if hit is None:
+        return None
+    try:
+        if validate is not None:
+            validate(str(hit))
+    except InvalidLLMOutput:
+        return None  # stored before a stricter parser: ask again and replace it
+    return str(hit)
+
+
+async def _call_and_store(
+    session: Any,
+    model: Any,
+    prompt: Any,
+    store: ArtifactStore,
+    key: tuple[str, ...],
+    stage: str,
+    metadata: dict[str, Any] | None,
+    validate: Callable[[str], Any] | None,
+) -> str:
     text = await session.acall(model, prompt, stage=stage, metadata=metadata)
     if validate is not None:
         validate(text)
-    if store is not None:
-        await store.aput_artifact(question, kind, name, prompt_version, text, extra)
+    question, kind, name, prompt_version, extra = key
+    await store.aput_artifact(question, kind, name, prompt_version, text, extra)
     return text

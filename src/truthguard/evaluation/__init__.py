@@ -1,0 +1,77 @@
+"""Evaluate your own data: score a file of answers, calibrate thresholds, report, export SFT data.
+
+* :func:`evaluate` (``truthguard evaluate``): rows in, one result row per (row, detector) out,
+  resumable, on this process or on Ray;
+* :func:`calibrate` (``truthguard calibrate``): thresholds for a target precision / recall / F1,
+  written back into the config;
+* :func:`render_report` (``truthguard report``): one self-contained HTML file;
+* :func:`export_sft` (``truthguard export-sft``): FEWL-best answers as chat fine-tuning data;
+* :func:`convert_dataset` (``truthguard convert``): the CHALE / PHD dev data as rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from truthguard.evaluation.calibrate import auroc, calibrate, choose_threshold, sweep
+from truthguard.evaluation.config import (
+    ColumnMap,
+    DetectorSpec,
+    EvaluateConfig,
+    ModelSpec,
+    RaySpec,
+    StoreSpec,
+    build_detectors,
+    build_model,
+    build_store,
+    load_config,
+    save_config,
+)
+from truthguard.evaluation.engine import evaluate, summarize
+from truthguard.evaluation.io import read_results, read_rows
+
+__all__ = [
+    "ColumnMap",
+    "DetectorSpec",
+    "EvaluateConfig",
+    "ModelSpec",
+    "RaySpec",
+    "StoreSpec",
+    "auroc",
+    "build_detectors",
+    "build_model",
+    "build_store",
+    "calibrate",
+    "choose_threshold",
+    "convert_dataset",
+    "evaluate",
+    "export_sft",
+    "load_config",
+    "read_results",
+    "read_rows",
+    "render_report",
+    "save_config",
+    "summarize",
+    "sweep",
+]
+
+
+def render_report(*args: Any, **kwargs: Any) -> Any:
+    """See :func:`truthguard.evaluation.report.render_report`."""
+    from truthguard.evaluation.report import render_report as impl
+
+    return impl(*args, **kwargs)
+
+
+def export_sft(*args: Any, **kwargs: Any) -> Any:
+    """See :func:`truthguard.evaluation.sft.export_sft`."""
+    from truthguard.evaluation.sft import export_sft as impl
+
+    return impl(*args, **kwargs)
+
+
+def convert_dataset(*args: Any, **kwargs: Any) -> Any:
+    """See :func:`truthguard.evaluation.convert.convert_dataset`."""
+    from truthguard.evaluation.convert import convert_dataset as impl
+
+    return impl(*args, **kwargs)

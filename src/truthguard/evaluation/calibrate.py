@@ -1,0 +1,246 @@
+"""Choosing a detector's threshold on a labelled sample.
+
+Hallucinated is the positive class and an answer is flagged when its score is *below* the
+threshold (``passing = score >= threshold``, as everywhere in truthguard). :func:`calibrate`
+sweeps every distinct score as a threshold, computes the ROC and precision-recall curves, picks
+the operating point for a target precision, recall or best F1, and can write the thresholds into
+the config file that ``truthguard evaluate`` and the guard read.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from truthguard.errors import ConfigurationError, InvalidInputError
+
+__all__ = [
+    "OperatingPoint",
+    "auroc",
+    "calibrate",
+    "choose_threshold",
+    "dump",
+    "format_calibration",
+    "sweep",
+]
+
+Target = Literal["precision", "recall", "f1"]
+OperatingPoint = dict[str, Any]
+
+
+def auroc(scores: Sequence[float], hallucinated: Sequence[bool]) -> float | None:
+    """Chance that a hallucinated answer scores below a factual one (ties count half)."""
+    s = np.asarray(scores, dtype=float)
+    y = np.asarray(hallucinated, dtype=bool)
+    n_pos, n_neg = int(y.sum()), int((~y).sum())
+    if n_pos == 0 or n_neg == 0:
+        return None
+    # Mann-Whitney U with mid-ranks, on negated scores (low score = positive).
+    order = np.argsort(-s, kind="mergesort")
+    ranks = np.empty(len(s))
+    sorted_s = -s[order]
+    i = 0
+    while i < len(s):
+        j = i
+        while j + 1 < len(s) and sorted_s[j + 1] == sorted_s[i]:
+            j += 1
+        ranks[order[i : j + 1]] = (i + j) / 2 + 1
+        i = j + 1
+    u = ranks[y].sum() - n_pos * (n_pos + 1) / 2
+    return round(float(u / (n_pos * n_neg)), 4)
+
+
+def sweep(scores: Sequence[float], hallucinated: Sequence[bool]) -> list[OperatingPoint]:
+    """Every operating point: threshold, tp / fp / fn / tn, precision, recall, fpr, f1.
+
+    Thresholds are the distinct scores plus one just above the largest (flag everything), in
+    increasing order, so the first point flags nothing below the smallest score.
+    """
+    s = np.asarray(scores, dtype=float)
+    y = np.asarray(hallucinated, dtype=bool)
+    if len(s) != len(y):
+        raise InvalidInputError("hallucinated", "needs one label per score")
+    if len(s) == 0 or not np.all(np.isfinite(s)):
+        raise InvalidInputError("scores", "needs at least one score, all finite")
+    values = np.unique(s)
+    thresholds = [*values.tolist(), float(np.nextafter(values[-1], math.inf))]
+    n_pos = int(y.sum())
+    n_neg = len(y) - n_pos
+    points = []
+    for t in thresholds:
+        flagged = s < t
+        tp = int((flagged & y).sum())
+        fp = int((flagged & ~y).sum())
+        fn = n_pos - tp
+        tn = n_neg - fp
+        precision = tp / (tp + fp) if tp + fp else None
+        recall = tp / n_pos if n_pos else None
+        f1 = (
+            2 * precision * recall / (precision + recall)
+            if precision is not None and recall is not None and precision + recall
+            else 0.0
+        )
+        points.append(
+            {
+                "threshold": float(t),
+                "tp": tp,
+                "fp": fp,
+                "fn": fn,
+                "tn": tn,
+                "precision": precision,
+                "recall": recall,
+                "fpr": fp / n_neg if n_neg else None,
+                "f1": f1,
+            }
+        )
+    return points
+
+
+def choose_threshold(
+    points: list[OperatingPoint], target: Target, value: float | None = None
+) -> OperatingPoint:
+    """The operating point meeting ``target >= value`` with the best other figure.
+
+    ``precision``: highest recall among points with precision >= value; ``recall``: highest
+    precision among points with recall >= value; ``f1``: highest F1 (``value`` unused).
+
+    Raises:
+        ConfigurationError: No point reaches the target (the message gives the best one).
+    """
+    if target not in ("precision", "recall", "f1"):
+        raise InvalidInputError("target", f"expected precision, recall or f1, got {target!r}")
+    if target == "f1":
+        return max(points, key=lambda p: (p["f1"], -p["threshold"]))
+    if value is None or not 0 < value <= 1:
+        raise InvalidInputError("value", f"a {target} target must be in (0, 1]")
+    other = "recall" if target == "precision" else "precision"
+    ok = [p for p in points if p[target] is not None and p[target] >= value]
+    if not ok:
+        best = max((p[target] or 0.0) for p in points)
+        raise ConfigurationError(
+            f"no threshold reaches {target} >= {value:.3f} on this sample (best {best:.3f})"
+        )
+    # Ties: the smaller threshold for precision (fewer flags), the larger for recall.
+    sign = -1 if target == "precision" else 1
+    return max(ok, key=lambda p: (p[other] or 0.0, sign * p["threshold"]))
+
+
+def calibrate(
+    results: str | Path | list[dict[str, Any]],
+    *,
+    target: Target = "f1",
+    value: float | None = None,
+    detectors: Sequence[str] | None = None,
+    config: str | Path | None = None,
+    write_config: str | Path | None = None,
+) -> dict[str, Any]:
+    """Choose a threshold per detector from labelled results of ``truthguard evaluate``.
+
+    Args:
+        results: A run directory, a ``results.jsonl``, or result rows.
+        target: ``precision``, ``recall`` (each needs ``value``) or ``f1``.
+        value: The precision or recall to reach, in (0, 1].
+        detectors: Only these detector names (default: every one with labelled scores).
+        config: The config the run used; with ``write_config`` the thresholds are saved into
+            a copy of it (``write_config`` may be the same path, to update it in place).
+        write_config: Where to write the updated config.
+
+    Returns:
+        ``{"target": ..., "detectors": {name: {"chosen": point, "roc": [...], "pr": [...],
+        "auroc": ..., "n": ..., "skipped": ...}}}``.
+    """
+    from truthguard.evaluation.io import read_results
+
+    rows = read_results(results) if isinstance(results, str | Path) else list(results)
+    by: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        if detectors is None or r["detector"] in detectors:
+            by.setdefault(r["detector"], []).append(r)
+    if detectors is not None:
+        missing = [d for d in detectors if d not in by]
+        if missing:
+            raise InvalidInputError("detectors", f"no results for {missing}")
+    out: dict[str, Any] = {"target": target, "value": value, "detectors": {}}
+    for name, rs in by.items():
+        usable = [r for r in rs if r["gold"] is not None and r["score"] is not None]
+        if not usable:
+            continue
+        scores = [float(r["score"]) for r in usable]
+        gold = [r["gold"] == "hallucinated" for r in usable]
+        if all(gold) or not any(gold):
+            raise InvalidInputError(
+                "label", f"{name}: the labelled sample needs both hallucinated and factual rows"
+            )
+        points = sweep(scores, gold)
+        chosen = choose_threshold(points, target, value)
+        out["detectors"][name] = {
+            "n": len(usable),
+            "skipped": len(rs) - len(usable),
+            "auroc": auroc(scores, gold),
+            "chosen": chosen,
+            "roc": [(p["fpr"], p["recall"]) for p in points],
+            "pr": [(p["recall"], p["precision"]) for p in points if p["precision"] is not None],
+        }
+    if not out["detectors"]:
+        raise InvalidInputError("label", "no result has both a gold label and a score")
+    if write_config is not None:
+        if config is None:
+            raise InvalidInputError("config", "needed to write the thresholds (write_config)")
+        _write_thresholds(out, config, write_config)
+    return out
+
+
+def _write_thresholds(out: dict[str, Any], config: str | Path, target: str | Path) -> None:
+    from truthguard.evaluation.config import load_config, save_config
+
+    cfg = load_config(config)
+    for name, entry in out["detectors"].items():
+        if name not in cfg.detectors:
+            raise InvalidInputError("detectors", f"{name!r} is not in {config}")
+        chosen = entry["chosen"]
+        spec = cfg.detectors[name]
+        spec.threshold = chosen["threshold"]
+        spec.calibration = {
+            "target": out["target"],
+            "value": out["value"],
+            "precision": _round(chosen["precision"]),
+            "recall": _round(chosen["recall"]),
+            "f1": _round(chosen["f1"]),
+            "n": entry["n"],
+            "auroc": entry["auroc"],
+        }
+    save_config(cfg, target)
+
+
+def _round(v: float | None) -> float | None:
+    return None if v is None else round(v, 4)
+
+
+def format_calibration(result: dict[str, Any]) -> str:
+    """The chosen operating points as a text table."""
+    lines = [
+        f"target: {result['target']}"
+        + ("" if result["value"] is None else f" >= {result['value']}"),
+        f"{'detector':<16} {'n':>5} {'threshold':>10} {'P':>6} {'R':>6} {'F1':>6} {'AUROC':>6}",
+    ]
+    for name, e in result["detectors"].items():
+        c = e["chosen"]
+
+        def f(v: Any) -> str:
+            return "-" if v is None else f"{v:.3f}"
+
+        lines.append(
+            f"{name:<16} {e['n']:>5} {c['threshold']:>10.4f} {f(c['precision']):>6} "
+            f"{f(c['recall']):>6} {f(c['f1']):>6} {f(e['auroc']):>6}"
+        )
+    return "\n".join(lines)
+
+
+def dump(result: dict[str, Any], path: str | Path) -> None:
+    """Write a calibration result as JSON (the report reads it)."""
+    Path(path).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

@@ -1,0 +1,122 @@
+"""The HTML report, rendered by headless Chromium: text from the DOM, every plot present."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from truthguard.errors import InvalidInputError
+from truthguard.evaluation.calibrate import calibrate, dump
+from truthguard.evaluation.io import ResultWriter
+from truthguard.evaluation.report import render_report
+
+ANSWER = "Paris is the capital of France. It has 90 million inhabitants."
+
+
+def _row(i: int, score: float, gold: str, claims=None) -> dict:
+    return {
+        "id": f"r{i}",
+        "index": i,
+        "detector": "rc",
+        "detector_type": "refchecker",
+        "fingerprint": "x",
+        "question": f"Question {i}?",
+        "answer": ANSWER if claims else f"answer {i}",
+        "contexts": [],
+        "gold": gold,
+        "score": score,
+        "label": "factual" if score >= 0.5 else "hallucinated",
+        "passing": None,
+        "threshold": None,
+        "explanation": "an explanation",
+        "invalid_reason": None,
+        "raw_output": None,
+        "usage": {
+            "llm_calls": 2,
+            "cached_calls": 1,
+            "failed_calls": 0,
+            "prompt_tokens": 30,
+            "completion_tokens": 5,
+            "estimated_tokens": False,
+            "llm_seconds": 0.5,
+            "wall_seconds": 0.4,
+        },
+        "details": {"claims": claims or []},
+        "fields": {},
+    }
+
+
+@pytest.fixture()
+def run_dir(tmp_path):
+    claims = [
+        {"claim": "Paris is the capital of France", "label": "Entailment"},
+        {
+            "claim": "It has 90 million inhabitants",
+            "label": "Contradiction",
+            "evidence": {"text": "Paris has about 2.1 million inhabitants."},
+        },
+    ]
+    rows = [_row(0, 0.05, "hallucinated", claims)]
+    rows += [_row(i, 0.1 + i / 20, "hallucinated" if i < 6 else "factual") for i in range(1, 12)]
+    ResultWriter(tmp_path / "results.jsonl").write(rows)
+    dump(calibrate(tmp_path, target="f1"), tmp_path / "calibration.json")
+    return tmp_path
+
+
+def _chromium(*args: str, tmp_path) -> str:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        pytest.skip("chromium is not installed (make install puts it there)")
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'chromium-profile'}",
+    ]
+    done = subprocess.run(
+        [exe, *flags, *args], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_the_report_renders_with_every_plot(run_dir, tmp_path):
+    page = render_report(run_dir, worst=3, title="My RAG log")
+    assert page == run_dir / "report.html"
+    text = page.read_text()
+    assert "<script" not in text and "http://" not in text.replace("http://www.w3.org", "")
+
+    shot = tmp_path / "report.png"
+    _chromium("--window-size=1200,1800", f"--screenshot={shot}", page.as_uri(), tmp_path=tmp_path)
+    assert shot.stat().st_size > 10_000  # a real rendering, not an empty page
+
+    dom = _chromium("--dump-dom", page.as_uri(), tmp_path=tmp_path)
+    assert "My RAG log" in dom and "Detector rc" in dom and "Worst answers" in dom
+    assert "Calibrated threshold" in dom
+    plots = dict(re.findall(r'<svg class="plot" data-plot="([^"]+)"(.*?)</svg>', dom, re.S))
+    expected = {"hist:rc", "roc:rc", "pr:rc", "pass:all", "tokens:all", "calls:all", "seconds:all"}
+    assert set(plots) == expected, f"missing plots: {expected - set(plots)}"
+    for name, body in plots.items():
+        assert re.search(r"<(rect|path)\b", body), f"plot {name} draws nothing"
+    assert 'class="operating-point"' in plots["roc:rc"]
+    # the contradicted claim is highlighted in the answer, the entailed one is not
+    assert '<mark class="contradicted">It has 90 million inhabitants</mark>' in dom
+    assert not re.search(r"<mark[^>]*>Paris is the capital", dom)
+    assert "Paris has about 2.1 million inhabitants." in dom
+
+
+def test_no_labels_means_no_curves_and_empty_results_are_refused(tmp_path):
+    rows = [{**_row(i, i / 4, "factual"), "gold": None} for i in range(4)]
+    ResultWriter(tmp_path / "run" / "results.jsonl").write(rows)
+    text = render_report(tmp_path / "run").read_text()
+    assert 'data-plot="hist:rc"' in text and 'data-plot="roc:rc"' not in text
+    with pytest.raises(InvalidInputError, match="results"):
+        render_report(tmp_path / "empty")
