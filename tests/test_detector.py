@@ -414,6 +414,8 @@ def test_any_text_through_every_detector(embedder, tmp_path_factory, question, a
         r.model_dump_json()  # encodable by every sink and store
         if r.label == Label.INVALID:
             assert r.passing is not True, (name, r)  # an error never passes
+
+
 def test_warm_up_loads_the_similarity_backends_a_detector_uses(monkeypatch):
     from truthguard.refchecker import RefChecker
     from truthguard.rv import ReverseValidation

@@ -24,7 +24,7 @@ EXPORTS = {
         "Rerun",
         "StreamingGuard",
     },
-    "truthguard.evaluation": {"DetectorEvaluator"},
+    "truthguard.evaluators": {"DetectorEvaluator"},
     "truthguard.serde": {"LANGGRAPH_ALLOWLIST", "checkpoint_serializer"},
     "truthguard.callbacks": {
         "AsyncTruthGuardCallbackHandler",

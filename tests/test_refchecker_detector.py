@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 from langchain_core.documents import Document
+from pydantic import ValidationError
 
 from truthguard.errors import InvalidInputError
 from truthguard.refchecker import (
@@ -303,3 +304,10 @@ def test_content_recall_and_lexical_weight(embedder):
         lexical.invoke({**wrong, "references": ref}).details["claims"][0]["checker_output"]
     )
     assert set(raw) == {"cosine", "recall"} and raw["recall"] < 1.0
+
+
+@pytest.mark.parametrize("cls", [LLMChecker, LLMExtractor])
+def test_refchecker_llm_stages_check_their_model_at_construction(cls):
+    with pytest.raises(ValidationError, match="model"):
+        cls(model="gpt-4o")
+    cls(model=lambda prompt: "Entailment")  # callables are accepted

@@ -11,7 +11,7 @@ from langsmith.evaluation import EvaluationResult, RunEvaluator
 from langsmith.schemas import Example, Run
 
 from truthguard.errors import InvalidInputError
-from truthguard.evaluation import DetectorEvaluator
+from truthguard.evaluators import DetectorEvaluator
 from truthguard.testing import FakeDetector
 
 
