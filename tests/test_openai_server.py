@@ -102,7 +102,7 @@ def _fresh(server):
     server.faults = []
     server.reset()
     yield
-    server.wait_idle()
+    server.wait_quiet()  # a call abandoned by a cancelled sync check must not land in the next test
 
 
 def build(name: str, model, embedder, store_factory, settings: LLMSettings = FAST):

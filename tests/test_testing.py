@@ -176,3 +176,20 @@ async def test_server_as_async_context_manager():
     async with OpenAIServer(reply="async ok") as server:
         model = server.chat_model(max_retries=0, timeout=5)
         assert (await model.ainvoke("x")).content == "async ok"
+
+
+def test_openai_server_wait_quiet_waits_for_late_requests():
+    import threading
+    import time
+
+    from truthguard.testing import OpenAIServer
+
+    with OpenAIServer(reply="ok") as server:
+        model = server.chat_model(max_retries=0, timeout=5)
+        late = threading.Timer(0.15, lambda: model.invoke("late"))
+        late.start()
+        assert server.wait_quiet(quiet=0.4)
+        late.join()
+        assert len(server.requests) == 1  # the late call landed before wait_quiet returned
+        started = time.monotonic()
+        assert server.wait_quiet(quiet=0.1) and time.monotonic() - started < 5

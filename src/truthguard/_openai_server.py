@@ -201,6 +201,7 @@ class OpenAIServer:
         self._closing = threading.Event()
         self._idle = threading.Condition()
         self._in_flight = 0
+        self._received = 0  # requests ever received (reset() keeps counting)
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -222,6 +223,23 @@ class OpenAIServer:
         """Wait until no request is being answered (abandoned calls finish in the background)."""
         with self._idle:
             return self._idle.wait_for(lambda: self._in_flight == 0, timeout)
+
+    def wait_quiet(self, quiet: float = 0.3, timeout: float = 10.0) -> bool:
+        """Wait until no request is in flight and none has arrived for ``quiet`` seconds.
+
+        A cancelled sync check can leave a call on a worker thread that reaches the server only
+        after the check returned; tests that compare per-test request logs wait for quiet first.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            seen = self._received
+            if not self.wait_idle(max(0.0, deadline - time.monotonic())):
+                return False
+            time.sleep(quiet)
+            if self._received == seen and self._in_flight == 0:
+                return True
+            if time.monotonic() >= deadline:
+                return False
 
     def reset(self) -> None:
         """Forget logged requests and restart every fault's counter."""
@@ -454,6 +472,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.owner._log(req)
         with self.owner._idle:
             self.owner._in_flight += 1
+            self.owner._received += 1
         try:
             self._serve(req)
         finally:
