@@ -24,6 +24,7 @@ __all__ = [
     "LABELS",
     "MAX_LINE",
     "ParsedClaims",
+    "explicit_nothing",
     "parse_joint",
     "parse_joint_labels",
     "parse_label",
@@ -140,6 +141,21 @@ def _triplet_from_json(item: Any) -> Triplet | None:
     return parts if _usable(parts) else None  # type: ignore[return-value]
 
 
+def explicit_nothing(text: str) -> bool:
+    """The reply says, in so many words, that there is nothing: ``NONE``, ``N/A``, ``[]``."""
+    lines = _content_lines(text)
+    return bool(lines) and all(_NONE.match(line) for line in lines)
+
+
+def _require_reply(text: str, raw: str, stage: str) -> None:
+    """A reply without content ("", "...", ``null``) is no reply, unless it says ``NONE``."""
+    if not has_content(text) and not explicit_nothing(text):
+        shown = f" ({text.strip()[:40]!r})" if text.strip() else ""
+        raise InvalidLLMOutput(
+            f"the extractor's reply is empty or has no content{shown}", raw=raw, stage=stage
+        )
+
+
 def _content_lines(text: str) -> list[str]:
     """Stripped lines without headers ("Triplets:") and code fences."""
     return [
@@ -159,17 +175,19 @@ def parse_triplets(text: str, *, stage: str = "refchecker.extract") -> ParsedCla
 
     Accepts ``("s", "p", "o")`` tuples (single or double quotes, several per line), a JSON list of
     3-lists or of ``{"subject", "predicate", "object"}`` objects, and bullet lines holding an
-    unquoted ``(s, p, o)`` or ``s | p | o``. An explicit ``NONE`` (or empty output) means no claims,
+    unquoted ``(s, p, o)`` or ``s | p | o``. An explicit ``NONE`` (or ``[]``) means no claims,
     also under an echoed header (``"Triplets:\\nNONE"``), in a code fence, or after a line of
     prose (``"The answer states no fact.\\nNONE"``). A triplet with an empty or punctuation-only
     part is not a claim: it is reported in ``unparsed``.
 
     Raises:
-        InvalidLLMOutput: The output is not empty, says nothing like ``NONE``, and holds no
-            usable triplet in its first :data:`~truthguard._text.MAX_SCAN` characters.
+        InvalidLLMOutput: The output is empty or has no letter or digit, or it says nothing
+            like ``NONE`` and holds no usable triplet in its first
+            :data:`~truthguard._text.MAX_SCAN` characters.
     """
     full = text
     text, cut = capped(text)
+    _require_reply(text, full, stage)
     if _says_nothing(text):
         return ParsedClaims()
     payload = _json_payload(text)
@@ -227,9 +245,13 @@ def parse_subsentence_claims(text: str, *, stage: str = "refchecker.extract") ->
     without content or longer than :data:`MAX_PART`.
 
     Raises:
-        InvalidLLMOutput: The output is a JSON value that is not a list of strings.
+        InvalidLLMOutput: The output is empty or has no letter or digit (an outage, not an
+            answer without facts: that one says ``NONE``), or is a JSON value that is not a
+            list of strings.
     """
+    full = text
     text, _ = capped(text)
+    _require_reply(text, full, stage)
     if _says_nothing(text):
         return ParsedClaims()
     payload = _json_payload(text)

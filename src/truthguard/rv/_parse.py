@@ -310,7 +310,10 @@ _OF_REQUIREMENTS = re.compile(r"\s*of\s+(?:\w+\s+){0,2}" + _REQUIREMENT_WORDS, r
 
 
 def _of_requirements(text: str, end: int) -> bool:
-    return _OF_REQUIREMENTS.match(text[end : end + 80]) is not None
+    after = text[end : end + 80]
+    if after.lstrip()[:2].lower() != "of":  # the common case, without a regex
+        return False
+    return _OF_REQUIREMENTS.match(after) is not None
 
 
 _RATIO = re.compile(
