@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-import pytest
+import contextlib
+import time
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from truthguard._text import has_content
 from truthguard.errors import InvalidLLMOutput
 from truthguard.refchecker._parse import (
+    LABELS,
+    explicit_nothing,
+    parse_joint,
     parse_joint_labels,
     parse_label,
     parse_subsentence_claims,
@@ -52,7 +61,7 @@ def test_unquoted_and_piped_bullets():
     assert parsed.unparsed == ["noise here"]
 
 
-@pytest.mark.parametrize("text", ["", "  ", "NONE", "None.", "[]", "No facts"])
+@pytest.mark.parametrize("text", ["NONE", "None.", "[]", "No facts", "N/A"])
 def test_explicit_nothing_means_no_claims(text):
     assert parse_triplets(text).claims == []
     assert parse_subsentence_claims(text).claims == []
@@ -110,3 +119,213 @@ def test_joint_labels_aligned_and_misaligned():
     assert parse_joint_labels("1. Entailment\n2. maybe", 2) is None  # no label
     assert parse_joint_labels("1. Entailment\n2. Neutral\n3. Neutral", 2) is None  # out of range
     assert parse_joint_labels('["Neutral"]', 2) is None
+
+
+# -- contentless, abstaining and hostile output ---------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["", "  \n", "...", "null", "```\n\n```", "\u2014"])
+def test_a_reply_without_content_is_invalid_not_an_abstention(text):
+    for parse in (parse_triplets, parse_subsentence_claims):
+        with pytest.raises(InvalidLLMOutput, match=r"no content|is empty") as e:
+            parse(text)
+        assert e.value.raw == text
+    assert not explicit_nothing(text)
+
+
+def test_triplets_with_an_empty_part_are_not_claims():
+    text = '("Paris", "", "France")\n("  ", "is", "...")\n("Seine", "flows through", "Paris")'
+    parsed = parse_triplets(text)
+    assert parsed.claims == [("Seine", "flows through", "Paris")]
+    assert len(parsed.unparsed) == 2
+    with pytest.raises(InvalidLLMOutput):
+        parse_triplets('("", "", "")\n(-, -, -)')
+    assert parse_triplets('[["a", "is", "b"], ["", "is", "c"]]').claims == [("a", "is", "b")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The answer states no facts.\nNONE",
+        "The answer does not contain any factual claim.\n\nTriplets:\nNONE",
+        "I'm sorry, there is nothing to extract here.\n- NONE",
+    ],
+)
+def test_none_after_prose_means_no_triplets(text):
+    parsed = parse_triplets(text)
+    assert parsed.claims == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I don't know.",
+        "- I don't know.",
+        "- I do not know the answer to that.",
+        "The answer does not state any fact.",
+        "- The speaker does not know.",
+        "There are no claims in the answer.",
+        '["I don\'t know."]',
+    ],
+)
+def test_an_abstention_is_not_a_claim(text):
+    assert parse_subsentence_claims(text).claims == []
+
+
+def test_claims_about_nothing_stay_claims():
+    text = "- No claims were filed against the company in 2020.\n- I know the way."
+    assert parse_subsentence_claims(text).claims == [
+        "No claims were filed against the company in 2020.",
+        "I know the way.",
+    ]
+
+
+def test_chatter_around_bullets_is_not_a_claim():
+    parsed = parse_subsentence_claims("Sure, here you go!\n- The Seine is long.\nHope it helps.")
+    assert parsed.claims == ["The Seine is long."]
+    assert parsed.unparsed == ["Sure, here you go!", "Hope it helps."]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Entailment. On reflection, Contradiction.",
+        "Neutral\n\nFinal answer: Entailment",
+        "**Contradiction** or maybe neutral",
+    ],
+)
+def test_a_reply_giving_several_labels_is_invalid(text):
+    with pytest.raises(InvalidLLMOutput, match="several labels"):
+        parse_label(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ("Entailment. Nothing contradicts it.", "Entailment"),
+        ("Entailment (rather than neutral): passage 2 supports it.", "Entailment"),
+        ("Neutral: the passages neither entail nor contradict the claim.", "Neutral"),
+        ("Entailment. The claim is entailed by passage 1.", "Entailment"),
+    ],
+)
+def test_a_label_with_negated_or_repeated_mentions_is_read(text, label):
+    assert parse_label(text) == label
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("1. Entailment\n2. Neutral", r"no label for claim\(s\) \[3\]"),
+        ("1. Entailment\n1. Neutral\n2. Neutral\n3. Neutral", "labelled twice"),
+        ("1. Entailment\n2. Neutral\n3. Neutral\n4. Neutral", "out of range"),
+        ("1. Entailment\n2. Neutral\n3. Neutral\nActually claim 2 is Contradiction", "outside"),
+        ("1. Entailment\n2. Neutral or Contradiction\n3. Neutral", "gives 2 labels"),
+        ('["Neutral", "Entailment"]', "list of 3"),
+    ],
+)
+def test_a_misaligned_joint_reply_says_how(text, why):
+    with pytest.raises(InvalidLLMOutput, match=why) as e:
+        parse_joint(text, 3)
+    assert e.value.raw == text and e.value.stage == "refchecker.check.joint"
+    assert parse_joint_labels(text, 3) is None
+
+
+RUNS = [
+    "x",
+    " ",
+    "Entailment ",
+    "not entail ",
+    "x Entailment x ",
+    "1. Entailment\n",
+    '("a", "',
+    '("a", "b", "',
+    "(",
+    "(a, ",
+    "'",
+    '"',
+    "\\",
+    "- ",
+    "* ",
+    "|",
+    "NONE ",
+    "\n",
+    "no ",
+]
+N = 100_000
+
+
+@pytest.mark.parametrize("unit", RUNS)
+def test_every_parser_is_linear_on_100k_adversarial_input(unit):
+    text = (unit * (N // len(unit) + 1))[:N]
+    for call in (
+        lambda: parse_triplets(text),
+        lambda: parse_subsentence_claims(text),
+        lambda: parse_label(text),
+        lambda: parse_joint(text, 5),
+        lambda: parse_triplets("x" * 20 + text),
+        lambda: parse_label("Neutral " + text),
+    ):
+        started = time.perf_counter()
+        with contextlib.suppress(InvalidLLMOutput):
+            call()
+        assert time.perf_counter() - started < 2.0  # the old patterns took minutes here
+
+
+FRAGMENTS = [
+    '("',
+    '", "',
+    '")',
+    "(",
+    ")",
+    ",",
+    "|",
+    "-",
+    "*",
+    "1.",
+    "2)",
+    "\n",
+    " ",
+    "NONE",
+    "Triplets:",
+    "```",
+    "[",
+    "]",
+    '"',
+    "Entailment",
+    "Neutral",
+    "Contradiction",
+    "not",
+    "no",
+    "nor",
+    "I don't know.",
+    "...",
+    "N/A",
+    "null",
+    "Paris",
+]
+replies = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=8), max_size=40).map("".join)
+FUZZ = settings(max_examples=200, deadline=None, database=None, derandomize=True)
+
+
+def _try(parse, text):
+    try:
+        return parse(text)
+    except InvalidLLMOutput as e:
+        assert e.raw == text
+        return None
+
+
+@FUZZ
+@given(replies)
+def test_fuzz_parsers_raise_only_invalid_output_and_never_return_nothing(text):
+    started = time.perf_counter()
+    triplets = _try(parse_triplets, text)
+    assert triplets is None or all(all(has_content(p) for p in t) for t in triplets.claims)
+    claims = _try(parse_subsentence_claims, text)
+    assert claims is None or all(has_content(c) for c in claims.claims)
+    if (triplets is not None or claims is not None) and not has_content(text):
+        assert explicit_nothing(text)
+    assert _try(parse_label, text) in (None, *LABELS)
+    joint = _try(lambda t: parse_joint(t, 2), text)
+    assert joint is None or (len(joint) == 2 and set(joint) <= set(LABELS))
+    assert time.perf_counter() - started < 2.0

@@ -27,6 +27,7 @@ from typing import Any
 from truthguard.errors import InvalidLLMOutput
 
 __all__ = [
+    "DATA_NOTE",
     "MAX_SCAN",
     "FencedTemplate",
     "capped",

@@ -197,7 +197,7 @@ def garbage(rng: random.Random, max_length: int = 20_000, plausible: str | None 
         )
     if kind < 0.85:
         return "".join(chr(rng.randint(32, 0x2FFF)) for _ in range(rng.randint(0, 120)))
-    length = rng.choice([1_000, 5_000, max_length]) if max_length > 1_000 else max_length
+    length = min(rng.choice([1_000, 5_000, max_length]), max_length)
     unit = rng.choice(_RUNS)
     prefix = rng.choice(["", "1. Wrong: a\n", "Entity: ", "(", "Entailment", f"{ENTITY} meets "])
     return (prefix + unit * (length // len(unit) + 1))[:length]
