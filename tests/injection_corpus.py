@@ -77,7 +77,7 @@ def renders(template: FencedTemplate, extra: dict[str, Any]) -> list[dict[str, A
 
 def digest(templates: list[FencedTemplate]) -> str:
     """A fingerprint of the template texts (locks them to their PROMPT_VERSION)."""
-    h = hashlib.sha256()
+    h = hashlib.sha256(DATA_NOTE.encode())
     for t in templates:
         h.update(t.template.encode())
         h.update(repr(t.fenced).encode())
