@@ -64,3 +64,10 @@ def test_sentence_splitting_is_linear_on_100k_adversarial_text(unit):
     spans = split_sentences(text)
     assert time.perf_counter() - started < 2.0  # a white-space run used to cost minutes
     assert spans[-1].text.endswith("x")
+
+
+def test_local_extractor_drops_clauses_without_content():
+    from truthguard.refchecker import LocalExtractor
+
+    claims = LocalExtractor().extract("Q?", "Paris is a big city; - - - -; and more words here too.")
+    assert [c.text for c in claims] == ["Paris is a big city", "and more words here too."]

@@ -225,6 +225,7 @@ def _any_empty(items: Any) -> bool:
 def _parsers() -> dict[str, _Target]:
     from truthguard.fewl._parse import parse_iwco_pairs, parse_reference_answer
     from truthguard.refchecker import _parse as rc
+    from truthguard.refchecker.extractors import LocalExtractor
     from truthguard.rv import _parse as rv
     from truthguard.rv._match import PaperMatcher, RobustMatcher
 
@@ -256,6 +257,10 @@ def _parsers() -> dict[str, _Target]:
             rc.parse_subsentence_claims, lambda r: _any_empty(r.claims)
         ),
         "refchecker.parse_label": _Target(rc.parse_label, lambda r: r not in rc.LABELS),
+        "refchecker.local_extractor": _Target(
+            lambda t: LocalExtractor().extract(QUESTION, t),
+            lambda r: any(not has_content(c.text) for c in r),
+        ),
         "refchecker.parse_joint": _Target(
             lambda t: rc.parse_joint(t, 3), lambda r: any(x not in rc.LABELS for x in r)
         ),
@@ -284,6 +289,7 @@ PARSERS: tuple[str, ...] = (
     "refchecker.parse_subsentence_claims",
     "refchecker.parse_label",
     "refchecker.parse_joint",
+    "refchecker.local_extractor",
     "fewl.parse_iwco_pairs",
     "fewl.parse_reference_answer",
 )
@@ -310,6 +316,7 @@ _PLAUSIBLE: dict[str, str] = {
     "refchecker.parse_triplets": '("Eiffel Tower", "is in", "Paris")',
     "refchecker.parse_subsentence_claims": "- The Eiffel Tower is in Paris.",
     "refchecker.parse_label": "Entailment",
+    "refchecker.local_extractor": ANSWER,
     "refchecker.parse_joint": "1. Entailment\n2. Neutral\n3. Contradiction",
     "fewl.parse_iwco_pairs": _PAIRS,
     "fewl.parse_reference_answer": "William Shakespeare wrote Hamlet around 1600.",
