@@ -69,5 +69,6 @@ def test_sentence_splitting_is_linear_on_100k_adversarial_text(unit):
 def test_local_extractor_drops_clauses_without_content():
     from truthguard.refchecker import LocalExtractor
 
-    claims = LocalExtractor().extract("Q?", "Paris is a big city; - - - -; and more words here too.")
+    answer = "Paris is a big city; - - - -; and more words here too."
+    claims = LocalExtractor().extract("Q?", answer)
     assert [c.text for c in claims] == ["Paris is a big city", "and more words here too."]
