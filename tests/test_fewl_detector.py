@@ -42,7 +42,7 @@ PAIRS = """Here you go.
 
 
 def _question(prompt: str) -> str:
-    return re.search(r"Question: (.*)", prompt).group(1).strip()
+    return re.search(r"<question-\w+>\n(.*)\n</question-", prompt).group(1).strip()
 
 
 def _model(name: str, answers: dict[str, str], *, lazy: str | None = None, **kw):

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-import pytest
+import contextlib
+import time
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from truthguard._text import has_content
 from truthguard.errors import InvalidLLMOutput
 from truthguard.fewl import parse_iwco_pairs
+from truthguard.fewl._parse import parse_reference_answer
 
 
 def test_the_requested_layout():
@@ -102,3 +109,104 @@ def test_min_pairs_is_enforced():
     assert len(parse_iwco_pairs(text, min_pairs=2).pairs) == 2
     with pytest.raises(InvalidLLMOutput, match="found 2 complete"):
         parse_iwco_pairs(text, min_pairs=3)
+
+
+def test_halves_without_content_count_as_missing():
+    text = (
+        "1. Wrong: <false answer>\n1. Corrected: <corrected statement>\n"
+        "2. Wrong: ...\n2. Corrected: Paris is in France.\n"
+        "3. Wrong: Lyon is the capital.\n3. Corrected: \u2014\n"
+        "4. Wrong: Nice is the capital.\n4. Corrected: Paris is the capital."
+    )
+    parsed = parse_iwco_pairs(text)
+    assert parsed.pairs == [("Nice is the capital.", "Paris is the capital.")]
+    assert parsed.dropped == 6
+    with pytest.raises(InvalidLLMOutput, match="found 0 complete"):
+        parse_iwco_pairs("Wrong: <false answer>\nCorrected: <corrected statement>")
+
+
+@pytest.mark.parametrize("raw", ["", "  ", "...", "N/A", "null", "<answer>"])
+def test_reference_answer_without_content_is_invalid(raw):
+    with pytest.raises(InvalidLLMOutput, match="reference answer of m#0") as e:
+        parse_reference_answer(raw, source="m#0")
+    assert e.value.raw == raw and e.value.stage == "fewl.reference"
+
+
+def test_reference_answer_is_stripped_and_none_is_an_answer():
+    assert parse_reference_answer("  Shakespeare.\n") == "Shakespeare."
+    assert parse_reference_answer("None.") == "None."  # "How many moons has Venus?"
+
+
+RUNS = [
+    " ",
+    "\t",
+    "*",
+    "* ",
+    "-",
+    "wrong: ",
+    "Wrong answer 1: x\n",
+    "| wrong",
+    "|",
+    "**",
+    "1",
+    "1. ",
+    "(1) ",
+    "wrong" + " " * 50,
+    "Corrected",
+    "x\n\n",
+    "\u2022 ",
+]
+N = 100_000
+
+
+@pytest.mark.parametrize("unit", RUNS)
+@pytest.mark.parametrize("prefix", ["", "1. Wrong: a\n", "Wrong"])
+def test_pair_parser_is_linear_on_100k_adversarial_input(unit, prefix):
+    text = prefix + (unit * (N // len(unit) + 1))[:N]
+    started = time.perf_counter()
+    with contextlib.suppress(InvalidLLMOutput):
+        parse_iwco_pairs(text)
+    assert time.perf_counter() - started < 2.0  # the old pattern was cubic on blank runs
+
+
+FRAGMENTS = [
+    "Wrong:",
+    "Corrected:",
+    "Non-wrong answer:",
+    "IW:",
+    "CO:",
+    "1.",
+    "2)",
+    "**",
+    "__",
+    "|",
+    "\n",
+    "\n\n",
+    " ",
+    "-",
+    "\u2014",
+    "...",
+    "<false answer>",
+    "Paris",
+    "#3",
+]
+replies = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=10), max_size=40).map("".join)
+FUZZ = settings(max_examples=200, deadline=None, database=None, derandomize=True)
+
+
+@FUZZ
+@given(replies, st.integers(min_value=1, max_value=3))
+def test_fuzz_pairs_raise_only_invalid_output_and_never_hold_nothing(text, min_pairs):
+    started = time.perf_counter()
+    try:
+        parsed = parse_iwco_pairs(text, min_pairs=min_pairs)
+    except InvalidLLMOutput as e:
+        assert e.raw == text
+    else:
+        assert len(parsed.pairs) >= min_pairs
+        assert all(has_content(w) and has_content(c) for w, c in parsed.pairs)
+    try:
+        assert has_content(parse_reference_answer(text))
+    except InvalidLLMOutput:
+        assert not has_content(text)
+    assert time.perf_counter() - started < 2.0

@@ -53,3 +53,22 @@ def test_segment_size_validated():
     with pytest.raises(ValueError):
         segment_references(["x"], size=0)
     assert segment_references(["   ", ""], size=10) == []
+
+
+@pytest.mark.parametrize("unit", [" ", "\t", " \n", "Dr. ", ". ", "! ", "a.\n "])
+def test_sentence_splitting_is_linear_on_100k_adversarial_text(unit):
+    import time
+
+    text = (unit * 100_000)[:100_000] + "x"
+    started = time.perf_counter()
+    spans = split_sentences(text)
+    assert time.perf_counter() - started < 2.0  # a white-space run used to cost minutes
+    assert spans[-1].text.endswith("x")
+
+
+def test_local_extractor_drops_clauses_without_content():
+    from truthguard.refchecker import LocalExtractor
+
+    answer = "Paris is a big city; - - - -; and more words here too."
+    claims = LocalExtractor().extract("Q?", answer)
+    assert [c.text for c in claims] == ["Paris is a big city", "and more words here too."]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -171,3 +173,66 @@ def test_garbage_from_the_judge_raises_invalid_output():
     with pytest.raises(InvalidLLMOutput) as e:
         _amatch(RobustMatcher(judge=judge), "Ailanthus", "Toona.")
     assert e.value.stage == "rv.judge" and e.value.raw == "Hard to say."
+
+
+# -- percentages that cannot be shares, long answers ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["Ailanthus meets 150% of the points.", "Ailanthus: -90%.", "Ailanthus, \u221285 %"],
+)
+def test_paper_em_refuses_an_impossible_first_percentage(answer):
+    with pytest.raises(InvalidLLMOutput, match="outside 0-100") as e:
+        paper.match("Ailanthus", answer, variant="em")
+    assert e.value.raw == answer and e.value.stage == "rv.answer"
+
+
+def test_paper_qg_ignores_percentages():
+    assert paper.match("Ailanthus", "Ailanthus, 150%.", variant="qg").matched
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Ailanthus meets 120% of the criteria.",
+        "Ailanthus meets 11 out of 10 requirements.",
+        "Ailanthus: -20% match.",
+    ],
+)
+def test_robust_em_refuses_impossible_shares(answer):
+    with pytest.raises(InvalidLLMOutput, match="outside 0-100"):
+        robust.match_text("Ailanthus", answer, variant="em")
+
+
+def test_robust_em_skips_figures_that_are_not_shares():
+    out = robust.match_text(
+        "Ailanthus", "Ailanthus grew 300% in 2010 and meets 85 % of the criteria.", variant="em"
+    )
+    assert out.matched and out.percentage == 85.0 and out.percentages == [85.0]
+
+
+def test_an_impossible_percentage_is_an_invalid_detection():
+    from truthguard.rv import ReverseValidation
+
+    model = ScriptedChatModel(
+        script={"numbered list": "1. Tree genus", "Which entity fits": "Ailanthus, 140%."}
+    )
+    r = ReverseValidation(model=model, variant="em").invoke(
+        {"answer": "Ailanthus is a genus of trees.", "entity": "Ailanthus"}
+    )
+    assert r.is_invalid and "outside 0-100" in r.invalid_reason
+    assert r.raw_output == "Ailanthus, 140%."
+
+
+@pytest.mark.parametrize("unit", ["1", "9%", " ", "Ailanthus ", "a(", "1.", "x", "-"])
+def test_matchers_are_linear_on_100k_answers(unit):
+    answer = (unit * (100_000 // len(unit) + 1))[:100_000]
+    for match in (
+        lambda: paper.match("Ailanthus altissima", answer, variant="em"),
+        lambda: robust.match_text("Ailanthus altissima", answer, variant="em"),
+    ):
+        started = time.perf_counter()
+        with contextlib.suppress(InvalidLLMOutput):
+            match()
+        assert time.perf_counter() - started < 5.0  # linear; backtracking took minutes

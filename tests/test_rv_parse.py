@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import time
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from truthguard._text import MAX_SCAN, has_content
 from truthguard.errors import InvalidLLMOutput
 from truthguard.rv._parse import (
     acronym,
@@ -14,6 +19,7 @@ from truthguard.rv._parse import (
     leaks_entity,
     name_words,
     normalize,
+    parse_answer,
     parse_entity,
     parse_judge,
     parse_query,
@@ -137,8 +143,22 @@ def test_several_percentages_in_every_form():
     assert [p.value for p in find_percentages(text)] == [100.0, 60.0, 70.0]
 
 
-def test_percentages_above_100_are_not_shares():
-    assert find_percentages("It grew 300% in 2010 and meets 85 % of the criteria.")[0].value == 85.0
+def test_percentages_are_kept_as_stated_with_their_sign_and_what_they_refer_to():
+    found = find_percentages("It grew 300% in 2010 and meets 85 % of the criteria.")
+    assert [(p.value, p.of_requirements, p.in_range) for p in found] == [
+        (300.0, False, False),
+        (85.0, True, True),
+    ]
+    assert [p.value for p in find_percentages("It meets -20% of them, or 70-80%.")] == [-20.0, 80.0]
+    assert first_percentage("Score: \u221290%") == -90.0
+    assert first_percentage("between 70-80%") == 80.0  # a range, not a negative number
+    ratio = find_percentages("It meets 11 out of 10 requirements.")[0]
+    assert ratio.value == 110.0 and ratio.of_requirements
+
+
+def test_first_percentage_reads_the_same_number_as_the_published_rule():
+    assert first_percentage("v2.5.1: 12.5 %, then 90%") == 12.5
+    assert first_percentage("1234% growth") == 1234.0
 
 
 @pytest.mark.parametrize(
@@ -179,3 +199,146 @@ def test_parse_judge_rejects_anything_else():
     with pytest.raises(InvalidLLMOutput) as e:
         parse_judge("Probably.")
     assert e.value.raw == "Probably."
+
+
+# -- content and hostile output -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw", ["", "   ", "Question:", "**Question:** ?", "\u201c...\u201d", "N/A"]
+)
+def test_contentless_question_is_invalid(raw):
+    with pytest.raises(InvalidLLMOutput) as e:
+        parse_query(raw)
+    assert e.value.raw == raw and e.value.stage == "rv.query"
+
+
+def test_runaway_question_is_invalid_and_says_it_was_capped():
+    with pytest.raises(InvalidLLMOutput, match=f"only the first {MAX_SCAN} characters"):
+        parse_query("Which " * 20_000)
+
+
+def test_requirement_items_without_content_are_dropped():
+    assert parse_requirements("1. Tree genus\n2. ...\n3. \n- Grown in China") == [
+        "Tree genus",
+        "Grown in China",
+    ]
+    with pytest.raises(InvalidLLMOutput, match="features without content"):
+        parse_requirements("1. ...\n2. -\n3. <feature>")
+
+
+@pytest.mark.parametrize("raw", ["  \n ", "Entity: ...", "\u201c\u201d", "Entity: " + "A" * 1000])
+def test_blank_punctuation_or_huge_entity_is_invalid(raw):
+    with pytest.raises(InvalidLLMOutput):
+        parse_entity(raw)
+
+
+def test_stage_two_answer_needs_content():
+    assert parse_answer("Ailanthus.") == "Ailanthus."
+    for raw in ("", " ", "...", "null"):
+        with pytest.raises(InvalidLLMOutput, match="stage-2 answer"):
+            parse_answer(raw)
+
+
+def test_heuristic_entity_never_returns_punctuation():
+    assert heuristic_entity("... is a thing.") is None
+
+
+# Shapes that made backtracking patterns hang: long runs of one unit around the cue words.
+RUNS = [
+    " ",
+    "x",
+    "1",
+    "1.",
+    "(",
+    "a(",
+    "(is ",
+    "9%",
+    "* ",
+    "\t",
+    "Entity ",
+    "question ",
+    "a-",
+    "1. x\n",
+    "- ",
+    "\u2014",
+    "'s ",
+    "Ailanthus ",
+]
+N = 100_000
+
+
+@pytest.mark.parametrize("unit", RUNS)
+def test_every_parser_is_linear_on_100k_adversarial_input(unit):
+    text = (unit * (N // len(unit) + 1))[:N]
+    calls = [
+        lambda: strip_parenthetical(text),
+        lambda: normalize(text),
+        lambda: acronym(text),
+        lambda: heuristic_entity(text),
+        lambda: leaks_entity(text, "Ailanthus altissima"),
+        lambda: first_percentage(text),
+        lambda: find_percentages(text),
+        lambda: is_abstention(text),
+        lambda: unmet_requirements(text),
+    ]
+    for parse in (parse_entity, parse_query, parse_requirements, parse_judge, parse_answer):
+        calls.append(lambda parse=parse: _swallow(parse, text))
+    for i, call in enumerate(calls):
+        started = time.perf_counter()
+        call()
+        assert time.perf_counter() - started < 2.0, i  # backtracking took minutes here
+
+
+def _swallow(parse, text):
+    try:
+        return parse(text)
+    except InvalidLLMOutput:
+        return None
+
+
+FRAGMENTS = [
+    "Question:",
+    "**",
+    "Entity:",
+    "1.",
+    "2)",
+    "-",
+    "\u2022",
+    "%",
+    "-5",
+    "120",
+    "85",
+    "out of",
+    "10 requirements",
+    "yes",
+    "no",
+    "Ailanthus",
+    "(moon)",
+    "\n",
+    " ",
+    "...",
+    "N/A",
+    "<feature>",
+    "The passage is about",
+    "I'm not sure",
+    "except",
+]
+replies = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=12), max_size=40).map("".join)
+FUZZ = settings(max_examples=150, deadline=None, database=None, derandomize=True)
+
+
+@FUZZ
+@given(replies)
+def test_fuzz_parsers_raise_only_invalid_output_and_never_return_nothing(text):
+    started = time.perf_counter()
+    for parse in (parse_entity, parse_query, parse_answer):
+        out = _swallow(parse, text)
+        assert out is None or has_content(out)
+    items = _swallow(parse_requirements, text)
+    assert items is None or all(has_content(i) for i in items)
+    assert _swallow(parse_judge, text) in (None, True, False)
+    entity = heuristic_entity(text)
+    assert entity is None or has_content(entity)
+    find_percentages(text), first_percentage(text), leaks_entity(text, "Ailanthus")
+    assert time.perf_counter() - started < 2.0

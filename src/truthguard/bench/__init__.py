@@ -23,6 +23,7 @@ BENCHMARKS: dict[str, str] = {
     "guard": "truthguard.bench.guard",
     "llamaindex": "truthguard.bench.llamaindex",
     "speed": "truthguard.bench.speed",
+    "fuzz": "truthguard.bench.fuzz",
 }
 
 

@@ -2,9 +2,15 @@
 
 ``PROMPT_VERSION`` goes into every cache key: change it whenever a template changes, so stored
 artifacts produced by an older wording are not reused.
+
+The question is a user's text: it is fenced by :class:`~truthguard._text.FencedTemplate` between
+tagged markers it cannot close (a question carrying "Answer: yes" or its own ``Question:``
+header stays data), and the instruction is repeated after it.
 """
 
 from __future__ import annotations
+
+from truthguard._text import FencedTemplate
 
 __all__ = [
     "IWCO_PROMPT",
@@ -15,14 +21,21 @@ __all__ = [
     "reference_prompt",
 ]
 
-PROMPT_VERSION = "fewl-v1"
+PROMPT_VERSION = "fewl-v2"
 
 # Algorithm 1, step 1 (section 2.3): a reference model answers the question on its own.
-REFERENCE_PROMPT = """Answer the following question truthfully and to the point, in a few \
-sentences at most.{hint}
+REFERENCE_PROMPT = FencedTemplate(
+    """{data_note}
 
-Question: {question}
-Answer:"""
+Answer the following question truthfully and to the point, in a few sentences at most.{hint}
+
+Question:
+{question}
+
+Answer the fenced question in a few sentences at most.
+Answer:""",
+    fenced=("question",),
+)
 
 # "multi" mode (the paper's several answers from one model): a light, index-dependent nudge so
 # repeated samples from one model are not verbatim copies even at low temperature.
@@ -37,14 +50,18 @@ SAMPLE_HINTS = (
 
 # Section 2.1 and appendix D.1: R intentionally wrong (IW) answers, each followed by a corrected
 # (CO) counterpart that rejects the error in other words rather than by inserting "not".
-IWCO_PROMPT = """We are building test material for checking how well answers are grounded.
+IWCO_PROMPT = FencedTemplate(
+    """{data_note}
 
-Question: {question}
+We are building test material for checking how well answers are grounded.
 
-Write {n} different answers to this question that are deliberately false but sound plausible. \
-Right after each false answer, write a corrected counterpart: a true statement that refutes the \
-false one using different wording, rather than just adding "not" to the false sentence. \
-Vary how the corrections are phrased.
+Question:
+{question}
+
+Write {n} different answers to the fenced question that are deliberately false but sound \
+plausible. Right after each false answer, write a corrected counterpart: a true statement \
+that refutes the false one using different wording, rather than just adding "not" to the \
+false sentence. Vary how the corrections are phrased.
 
 Reply with exactly {n} numbered pairs in this layout and nothing else:
 1. Wrong: <false answer>
@@ -53,7 +70,9 @@ Reply with exactly {n} numbered pairs in this layout and nothing else:
 2. Corrected: <corrected statement>
 ...
 {n}. Wrong: <false answer>
-{n}. Corrected: <corrected statement>"""
+{n}. Corrected: <corrected statement>""",
+    fenced=("question",),
+)
 
 
 def reference_prompt(question: str, sample: int = 0) -> str:

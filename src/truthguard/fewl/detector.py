@@ -19,7 +19,7 @@ from truthguard._sync import run_sync
 from truthguard.detector import BaseDetector, DetectorInput
 from truthguard.errors import InvalidInputError, InvalidLLMOutput, LLMCallError
 from truthguard.fewl._formula import FEWLBreakdown, fewl_formula
-from truthguard.fewl._parse import IWCOPairs, parse_iwco_pairs
+from truthguard.fewl._parse import IWCOPairs, parse_iwco_pairs, parse_reference_answer
 from truthguard.fewl._prompts import PROMPT_VERSION, iwco_prompt, reference_prompt
 from truthguard.llm import LLMSession, as_runnable, model_id
 from truthguard.result import DetectionResult, Label
@@ -404,11 +404,7 @@ class FEWL(BaseDetector):
         self, session: LLMSession, store: ArtifactStore, slot: _Slot, question: str, stage: str
     ) -> str:
         def check(text: str) -> str:
-            if not text.strip():
-                raise InvalidLLMOutput(
-                    f"{slot.name} gave an empty answer to {question!r}", raw=text, stage=stage
-                )
-            return text.strip()
+            return parse_reference_answer(text, stage=stage, source=slot.name)
 
         return await self._cached(
             session,

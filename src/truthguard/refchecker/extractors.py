@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from truthguard._text import has_content
 from truthguard.llm import LLMSession, as_runnable
 from truthguard.refchecker._parse import parse_subsentence_claims, parse_triplets
 from truthguard.refchecker._prompts import (
@@ -154,6 +155,8 @@ class LocalExtractor(ClaimExtractor):
                 else [sentence.text]
             )
             for piece in pieces:
+                if not has_content(piece):
+                    continue  # "- - - -" between two clauses is no claim
                 if len(piece.split()) < self.question_context_words:
                     piece = f"{question.strip().rstrip('?').strip()}: {piece}"
                 texts.append(piece)

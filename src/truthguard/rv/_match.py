@@ -17,6 +17,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from truthguard._text import MAX_SCAN
+from truthguard.errors import InvalidLLMOutput
 from truthguard.llm import LLMSession
 from truthguard.rv._parse import (
     Percentage,
@@ -41,6 +43,16 @@ Variant = Literal["qg", "em"]
 
 # Phrases by which an EM answer claims that every requirement is met (published rule).
 _FULL_MATCH_CUES = ("100%", "perfect match", "meets all", "matches all")
+
+
+def _check_percentage(value: float | None, answer: str, stage: str = "rv.answer") -> None:
+    """Refuse a percentage of requirements that cannot be one (negative or above 100)."""
+    if value is not None and not 0.0 <= value <= 100.0:
+        raise InvalidLLMOutput(
+            f"stage 2 states {value:g}% of the requirements met, outside 0-100",
+            raw=answer,
+            stage=stage,
+        )
 
 
 class MatchOutcome(BaseModel):
@@ -86,7 +98,8 @@ class PaperMatcher(EntityMatcher):
     QG: factual iff the case-folded entity is a substring of the case-folded answer. EM: a claimed
     full match counts when the entity is in the answer; otherwise the entity must be present and
     the first percentage (if any) at least ``threshold`` (80 in the published code; the paper's
-    text says 90).
+    text says 90). A first percentage that is negative or above 100 raises
+    :class:`~truthguard.errors.InvalidLLMOutput` (an ``invalid`` result) instead of being read.
 
     Example:
         >>> PaperMatcher().match("Ailanthus", "Ailanthus.", variant="qg").matched
@@ -103,7 +116,8 @@ class PaperMatcher(EntityMatcher):
         core = strip_parenthetical(entity)
         folded, answer_folded = core.lower(), answer.lower()
         found = folded in answer_folded
-        pct = first_percentage(answer)
+        pct = first_percentage(answer) if variant == "em" else None
+        _check_percentage(pct, answer)
         pcts = [pct] if pct is not None else []
         if variant == "qg":
             return MatchOutcome(
@@ -286,12 +300,15 @@ def _partial_name(entity_words: list[str], tokens: list[Token]) -> int | None:
 def _candidates(answer: str) -> list[str]:
     """Spans of an answer that may be the named entity (for embedding similarity)."""
     spans = [answer.strip()]
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+", answer):
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", answer[:MAX_SCAN]):
         sentence = sentence.strip()
         if not sentence:
             continue
         spans.append(sentence)
-        m = re.search(r"\b(?:is|are|was|be)\s+(?:the\s+)?(.+?)(?:[,.;:(]|\s+which\b|$)", sentence)
+        # the lazy group retries at every character: bound the sentence it runs over
+        m = re.search(
+            r"\b(?:is|are|was|be)\s+(?:the\s+)?(.+?)(?:[,.;:(]|\s+which\b|$)", sentence[:500]
+        )
         if m:
             spans.append(m.group(1))
     return [s for s in dict.fromkeys(spans) if s]
@@ -307,7 +324,10 @@ class RobustMatcher(BaseModel, EntityMatcher):
     ``"Lysenko"`` for ``"Trofim Lysenko"``; see :func:`_partial_name`). Failing that, an optional
     embedding similarity and an optional LLM judge are asked. For EM, the percentage nearest the
     mention counts, in any form (``85%``, ``85 percent``, ``9 out of 10 requirements``); a stated
-    full match counts as 100; no percentage at all keeps the entity's verdict.
+    full match counts as 100; no percentage at all keeps the entity's verdict. A negative
+    percentage, or one above 100 that the answer ties to the requirements (``120% of the
+    criteria``, ``11 out of 10 points``), raises :class:`~truthguard.errors.InvalidLLMOutput`
+    rather than being read; other values above 100 (``grew 300%``) are not shares and are skipped.
 
     Example:
         >>> RobustMatcher().match_text("Rhea (bird)", "The rhea.", variant="qg").matched
@@ -354,7 +374,12 @@ class RobustMatcher(BaseModel, EntityMatcher):
     def _percentage(
         self, answer: str, offset: int | None
     ) -> tuple[float | None, list[Percentage], str]:
-        pcts = find_percentages(answer)
+        stated = find_percentages(answer)
+        for p in stated:
+            if p.of_requirements or p.value < 0:
+                _check_percentage(p.value, answer)
+        # other values outside 0-100 are figures of another kind ("grew 300%"), not shares
+        pcts = [p for p in stated if p.in_range]
         if pcts:
             if offset is None:
                 return pcts[0].value, pcts, "first percentage"

@@ -15,6 +15,7 @@ from truthguard.rv._match import EntityMatcher, MatchOutcome, PaperMatcher, Robu
 from truthguard.rv._parse import (
     heuristic_entity,
     leaks_entity,
+    parse_answer,
     parse_entity,
     parse_query,
     parse_requirements,
@@ -323,5 +324,4 @@ def _explain(
 
 
 def _require_text(text: str) -> None:
-    if not text.strip():
-        raise InvalidLLMOutput("stage 2 returned an empty answer", raw=text, stage="rv.answer")
+    parse_answer(text)  # the shared "has content" rule: "..." is no answer
