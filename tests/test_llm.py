@@ -335,3 +335,27 @@ def test_refchecker_survives_a_surrogate_in_the_extractor_reply():
         {"question": "Q?", "answer": "Dubai is in the UAE.", "references": ["Dubai is in the UAE."]}
     )
     assert r.label.value != "invalid", r.invalid_reason
+
+
+async def test_a_failure_stops_calls_queued_in_a_nested_gather():
+    # FEWL gathers its neighbour calls inside the check's own gather: when a call of the outer
+    # gather fails, calls still waiting for a slot in the inner one must never start.
+    started: list[str] = []
+
+    async def call(prompt: str) -> str:
+        started.append(prompt)
+        await asyncio.sleep(0.05)
+        if prompt == "bad":
+            raise ValueError("boom")
+        return prompt
+
+    session = LLMSession(LLMSettings(max_concurrency=1, max_retries=0))
+    fn = RunnableLambda(call)
+
+    async def inner() -> list[str]:
+        await asyncio.sleep(0)  # let the failing call take the only slot first
+        return await session.gather(session.acall(fn, f"n{i}", stage="n") for i in range(3))
+
+    with pytest.raises(LLMCallError):
+        await session.gather([session.acall(fn, "bad", stage="s"), inner()])
+    assert started == ["bad"]

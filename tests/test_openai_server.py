@@ -70,7 +70,7 @@ def reply(messages: list[dict]) -> str:
         return "Entailment" if '"Paris"' in p else "Contradiction"
     if "deliberately false" in p:
         return PAIRS
-    return ANSWERS[re.search(r"Question: (.*)", p).group(1).strip()]
+    return ANSWERS[re.search(r"<question-\w+>\n(.*)\n</question-", p).group(1).strip()]
 
 
 # The stage each fault targets: a substring of that stage's prompt.

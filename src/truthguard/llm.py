@@ -505,8 +505,7 @@ class LLMSession:
         budget = self._budget()
         try:
             async with budget or contextlib.nullcontext(), self.semaphore:
-                halt = _HALT.get()
-                if halt is not None and halt.is_set():  # a sibling failed: do not start
+                if any(h.is_set() for h in _HALT.get()):  # a sibling failed: do not start
                     raise asyncio.CancelledError()
                 started = time.perf_counter()
                 record.wait_seconds = started - queued
@@ -659,13 +658,15 @@ class LLMSession:
 
 # Set inside the tasks of one gather(): once one of them fails, calls still waiting for a slot
 # must not start (they would run before gather() gets to cancel them).
-_HALT: contextvars.ContextVar[asyncio.Event | None] = contextvars.ContextVar(
-    "truthguard_gather_halt", default=None
+# Nested gathers (FEWL's neighbour branch gathers inside the check's gather) stack their
+# events, so a failure anywhere above also stops calls queued in an inner gather.
+_HALT: contextvars.ContextVar[tuple[asyncio.Event, ...]] = contextvars.ContextVar(
+    "truthguard_gather_halt", default=()
 )
 
 
 async def _halting(aw: Awaitable[T], halt: asyncio.Event) -> T:
-    _HALT.set(halt)  # this task's own context: seen by the acall awaited below
+    _HALT.set((*_HALT.get(), halt))  # this task's own context: seen by the acall below
     try:
         return await aw
     except Exception:
