@@ -191,6 +191,36 @@ class EmbeddingSimilarity(SimilarityBackend):
     async def aembed(self, texts: Sequence[str]) -> np.ndarray:
         return await asyncio.to_thread(self.embed, texts)
 
+    def token_embeddings(
+        self, texts: Sequence[str]
+    ) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
+        """Per text: L2-normalised contextual token vectors, shape (n_tokens, dim), special tokens
+        dropped, and each token's (start, end) character offsets in the text."""
+        texts = list(texts)
+        if not texts:
+            return []
+        model = self.model
+        vectors = model.encode(
+            texts,
+            batch_size=self.batch_size,
+            output_value="token_embeddings",
+            convert_to_numpy=False,
+            show_progress_bar=False,
+        )
+        # Same tokenizer and truncation as encode(), so token i here is row i there.
+        enc = model.tokenizer(
+            texts, return_offsets_mapping=True, truncation=True, max_length=model.max_seq_length
+        )
+        out = []
+        for vec, offsets in zip(vectors, enc["offset_mapping"], strict=True):
+            arr = vec.detach().cpu().float().numpy()[: len(offsets)]
+            keep = [i for i, (s, e) in enumerate(offsets) if e > s]
+            arr = arr[keep]
+            norms = np.linalg.norm(arr, axis=1, keepdims=True)
+            arr = (arr / np.maximum(norms, 1e-12)).astype(np.float32)
+            out.append((arr, [(int(offsets[i][0]), int(offsets[i][1])) for i in keep]))
+        return out
+
     def matrix(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         if not a or not b:
             return np.zeros((len(a), len(b)), dtype=np.float32)

@@ -21,6 +21,7 @@ BENCHMARKS: dict[str, str] = {
     "rv": "truthguard.bench.rv",
     "refchecker": "truthguard.bench.refchecker",
     "guard": "truthguard.bench.guard",
+    "grounding": "truthguard.bench.grounding",
 }
 
 
