@@ -151,9 +151,20 @@ def reword(sentence: str, rng: random.Random) -> str:
 
 # -- fact spotting (the generator's own heuristics, independent of the checker) -----------------
 
-_MONTHS = (
-    "January February March April May June July August September October November December"
-).split()
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 _MONTH = "|".join(_MONTHS)
 _DATE = re.compile(
     rf"\b(?:(?P<d1>\d{{1,2}})\s+(?P<m1>{_MONTH})\s*,?\s+(?P<y1>\d{{4}})"
@@ -161,9 +172,26 @@ _DATE = re.compile(
 )
 _YEAR = re.compile(r"(?<![\w.,$])(1[0-9]{3}|20[0-9]{2})(?![\w%]|[.,]\d)")
 _NUMBER = re.compile(r"(?<![\w.,$/-])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w/]|[.,]\d|\s*%)")
-_WORDS = "two three four five six seven eight nine ten eleven twelve fifteen twenty fifty".split()
+_WORDS = [
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "fifteen",
+    "twenty",
+    "fifty",
+]
 _NUMWORD = re.compile(r"\b(" + "|".join(_WORDS) + r")\b")
-_AUX = re.compile(r"\b(is|was|are|were|has|had|have|can|could|will|would|should|does|did)\s(?!not\b|n't)")
+_AUX = re.compile(
+    r"\b(is|was|are|were|has|had|have|can|could|will|would|should|does|did)\s(?!not\b|n't)"
+)
 _NEG = re.compile(r"\s(?:not|never)\b|n't\b")
 _CAP = r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?"
 _NAME = re.compile(rf"(?<![\w.] )(?<=\s)({_CAP}(?:\s{_CAP}){{1,2}})\b")
@@ -175,31 +203,273 @@ _ORG_CUE = re.compile(
 )
 _PLACE_CUE = re.compile(r"\b(?:in|at|from|near|to|of)\s$")
 _GIVEN_NAMES = frozenset(
-    """
-    James John Robert Michael William David Richard Joseph Thomas Charles Christopher Daniel
-    Matthew Anthony Mark Donald Steven Paul Andrew Joshua Kenneth Kevin Brian George Edward Ronald
-    Timothy Jason Jeffrey Ryan Jacob Gary Nicholas Eric Jonathan Stephen Larry Justin Scott
-    Brandon Benjamin Samuel Frank Gregory Raymond Alexander Patrick Jack Dennis Jerry Tyler Aaron
-    Henry Adam Peter Nathan Zachary Walter Harold Kyle Carl Arthur Gerald Roger Keith Jeremy
-    Terry Lawrence Sean Christian Albert Joe Ethan Austin Jesse Willie Billy Bryan Bruce Jordan
-    Ralph Roy Noah Dylan Eugene Wayne Alan Juan Louis Russell Gabriel Randy Philip Harry Vincent
-    Bobby Johnny Logan Mary Patricia Jennifer Linda Elizabeth Barbara Susan Jessica Sarah Karen
-    Nancy Lisa Betty Margaret Sandra Ashley Kimberly Emily Donna Michelle Dorothy Carol Amanda
-    Melissa Deborah Stephanie Rebecca Sharon Laura Cynthia Kathleen Amy Shirley Angela Helen Anna
-    Brenda Pamela Nicole Emma Samantha Katherine Christine Debra Rachel Catherine Carolyn Janet
-    Ruth Maria Heather Diane Virginia Julie Joyce Victoria Olivia Kelly Christina Lauren Joan
-    Evelyn Judith Megan Cheryl Andrea Hannah Martha Jacqueline Frances Gloria Ann Teresa Kathryn
-    Sara Janice Jean Alice Madison Doris Abigail Julia Judy Grace Denise Amber Marilyn Beverly
-    Danielle Theresa Sophia Marie Diana Brittany Natalie Isabella Charlotte Rose Alexis Kayla
-    Elvis Michael Taylor Justin Bob Tom Tim Steve Mike Chris Kate Jane Bill Dave Jim Ben Sam Max
-    Jon Ray Lee Eddie Neil Ed Jimmy Freddie Kurt Stevie Marvin Ella Aretha Whitney Dolly Johnny
-    """.split()
+    [
+        "James",
+        "John",
+        "Robert",
+        "Michael",
+        "William",
+        "David",
+        "Richard",
+        "Joseph",
+        "Thomas",
+        "Charles",
+        "Christopher",
+        "Daniel",
+        "Matthew",
+        "Anthony",
+        "Mark",
+        "Donald",
+        "Steven",
+        "Paul",
+        "Andrew",
+        "Joshua",
+        "Kenneth",
+        "Kevin",
+        "Brian",
+        "George",
+        "Edward",
+        "Ronald",
+        "Timothy",
+        "Jason",
+        "Jeffrey",
+        "Ryan",
+        "Jacob",
+        "Gary",
+        "Nicholas",
+        "Eric",
+        "Jonathan",
+        "Stephen",
+        "Larry",
+        "Justin",
+        "Scott",
+        "Brandon",
+        "Benjamin",
+        "Samuel",
+        "Frank",
+        "Gregory",
+        "Raymond",
+        "Alexander",
+        "Patrick",
+        "Jack",
+        "Dennis",
+        "Jerry",
+        "Tyler",
+        "Aaron",
+        "Henry",
+        "Adam",
+        "Peter",
+        "Nathan",
+        "Zachary",
+        "Walter",
+        "Harold",
+        "Kyle",
+        "Carl",
+        "Arthur",
+        "Gerald",
+        "Roger",
+        "Keith",
+        "Jeremy",
+        "Terry",
+        "Lawrence",
+        "Sean",
+        "Christian",
+        "Albert",
+        "Joe",
+        "Ethan",
+        "Austin",
+        "Jesse",
+        "Willie",
+        "Billy",
+        "Bryan",
+        "Bruce",
+        "Jordan",
+        "Ralph",
+        "Roy",
+        "Noah",
+        "Dylan",
+        "Eugene",
+        "Wayne",
+        "Alan",
+        "Juan",
+        "Louis",
+        "Russell",
+        "Gabriel",
+        "Randy",
+        "Philip",
+        "Harry",
+        "Vincent",
+        "Bobby",
+        "Johnny",
+        "Logan",
+        "Mary",
+        "Patricia",
+        "Jennifer",
+        "Linda",
+        "Elizabeth",
+        "Barbara",
+        "Susan",
+        "Jessica",
+        "Sarah",
+        "Karen",
+        "Nancy",
+        "Lisa",
+        "Betty",
+        "Margaret",
+        "Sandra",
+        "Ashley",
+        "Kimberly",
+        "Emily",
+        "Donna",
+        "Michelle",
+        "Dorothy",
+        "Carol",
+        "Amanda",
+        "Melissa",
+        "Deborah",
+        "Stephanie",
+        "Rebecca",
+        "Sharon",
+        "Laura",
+        "Cynthia",
+        "Kathleen",
+        "Amy",
+        "Shirley",
+        "Angela",
+        "Helen",
+        "Anna",
+        "Brenda",
+        "Pamela",
+        "Nicole",
+        "Emma",
+        "Samantha",
+        "Katherine",
+        "Christine",
+        "Debra",
+        "Rachel",
+        "Catherine",
+        "Carolyn",
+        "Janet",
+        "Ruth",
+        "Maria",
+        "Heather",
+        "Diane",
+        "Virginia",
+        "Julie",
+        "Joyce",
+        "Victoria",
+        "Olivia",
+        "Kelly",
+        "Christina",
+        "Lauren",
+        "Joan",
+        "Evelyn",
+        "Judith",
+        "Megan",
+        "Cheryl",
+        "Andrea",
+        "Hannah",
+        "Martha",
+        "Jacqueline",
+        "Frances",
+        "Gloria",
+        "Ann",
+        "Teresa",
+        "Kathryn",
+        "Sara",
+        "Janice",
+        "Jean",
+        "Alice",
+        "Madison",
+        "Doris",
+        "Abigail",
+        "Julia",
+        "Judy",
+        "Grace",
+        "Denise",
+        "Amber",
+        "Marilyn",
+        "Beverly",
+        "Danielle",
+        "Theresa",
+        "Sophia",
+        "Marie",
+        "Diana",
+        "Brittany",
+        "Natalie",
+        "Isabella",
+        "Charlotte",
+        "Rose",
+        "Alexis",
+        "Kayla",
+        "Elvis",
+        "Michael",
+        "Taylor",
+        "Justin",
+        "Bob",
+        "Tom",
+        "Tim",
+        "Steve",
+        "Mike",
+        "Chris",
+        "Kate",
+        "Jane",
+        "Bill",
+        "Dave",
+        "Jim",
+        "Ben",
+        "Sam",
+        "Max",
+        "Jon",
+        "Ray",
+        "Lee",
+        "Eddie",
+        "Neil",
+        "Ed",
+        "Jimmy",
+        "Freddie",
+        "Kurt",
+        "Stevie",
+        "Marvin",
+        "Ella",
+        "Aretha",
+        "Whitney",
+        "Dolly",
+        "Johnny",
+    ]
 )
 _DETS = re.compile(r"\b(?:the|a|an|its|their|his|her)\s([a-z]{4,})\b")
 _NOT_NOUN = re.compile(r"(?:ly|ed|ing|est|ous|ful|ive|able|ible|al|ic|ish|less)$")
 _NOT_NOUN_WORDS = frozenset(
-    "first second third last next other same most many more only such same each every former "
-    "latter whole entire early late new old original final following united".split()
+    [
+        "first",
+        "second",
+        "third",
+        "last",
+        "next",
+        "other",
+        "same",
+        "most",
+        "many",
+        "more",
+        "only",
+        "such",
+        "same",
+        "each",
+        "every",
+        "former",
+        "latter",
+        "whole",
+        "entire",
+        "early",
+        "late",
+        "new",
+        "old",
+        "original",
+        "final",
+        "following",
+        "united",
+    ]
 )
 
 
@@ -288,7 +558,9 @@ def _pools(sentences: list[tuple[int, str]]) -> dict[str, list[tuple[int, str]]]
     return pools
 
 
-def _pick(pool: list[tuple[int, str]], ref_id: int, sentence: str, rng: random.Random) -> str | None:
+def _pick(
+    pool: list[tuple[int, str]], ref_id: int, sentence: str, rng: random.Random
+) -> str | None:
     low = sentence.lower()
     for _ in range(20):
         other_ref, value = rng.choice(pool)
@@ -406,8 +678,12 @@ def build_perturbations(
                 counts[(control, variant)] += 1
                 out.append(
                     Perturbation(
-                        answer=text, reference=references[ref_id], kind=control, variant=variant,
-                        ref_id=ref_id, replacement=None,
+                        answer=text,
+                        reference=references[ref_id],
+                        kind=control,
+                        variant=variant,
+                        ref_id=ref_id,
+                        replacement=None,
                     )
                 )
             for kind, (answer, new) in _substitutions(text, ref_id, pools, rng).items():
@@ -415,8 +691,12 @@ def build_perturbations(
                     counts[(kind, variant)] += 1
                     out.append(
                         Perturbation(
-                            answer=answer, reference=references[ref_id], kind=kind,
-                            variant=variant, ref_id=ref_id, replacement=new,
+                            answer=answer,
+                            reference=references[ref_id],
+                            kind=kind,
+                            variant=variant,
+                            ref_id=ref_id,
+                            replacement=new,
                         )
                     )
     return out
@@ -498,7 +778,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     perturbations = build_perturbations(references, per_type=args.per_type, seed=args.seed)
     inputs = [
-        {"question": items[p["ref_id"]].question, "answer": p["answer"], "references": [p["reference"]]}
+        {
+            "question": items[p["ref_id"]].question,
+            "answer": p["answer"],
+            "references": [p["reference"]],
+        }
         for p in perturbations
     ]
     started = time.perf_counter()
@@ -513,7 +797,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             cell[0] += flagged
             cell[1] += 1
     rates = {
-        kind: {v: {"flagged": c[0], "n": c[1], "rate": 100.0 * c[0] / c[1]} for v, c in cols.items()}
+        kind: {
+            v: {"flagged": c[0], "n": c[1], "rate": 100.0 * c[0] / c[1]} for v, c in cols.items()
+        }
         for kind, cols in table.items()
     }
     subs = [k for k in rates if k in TYPES]
@@ -547,7 +833,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     answers = build_answers(chale_items)
     jobs = [(k, i) for k in KINDS for i in range(len(chale_items)) if answers[k][i] is not None]
     chale_inputs = [
-        {"question": chale_items[i].question, "answer": answers[k][i], "references": [references[i]]}
+        {
+            "question": chale_items[i].question,
+            "answer": answers[k][i],
+            "references": [references[i]],
+        }
         for k, i in jobs
     ]
     started = time.perf_counter()
@@ -562,9 +852,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "n": len(chale_items),
         "pass_rate": {k: 100.0 * sum(v) / len(v) for k, v in passed.items()},
         "n_answers": {k: len(v) for k, v in passed.items()},
-        "auroc": {
-            k: auroc(scores["non_halu"], scores[k]) for k in KINDS if k != "non_halu"
-        },
+        "auroc": {k: auroc(scores["non_halu"], scores[k]) for k in KINDS if k != "non_halu"},
         "ms_per_claim": 1000.0 * chale_seconds / max(_n_claims(chale_results), 1),
     }
     return out

@@ -316,7 +316,9 @@ class LocalChecker(ClaimChecker):
             self._soft = SoftMatcher(self.similarity or get_default_similarity())
         return self._soft
 
-    def ground(self, claim: str, retrieval: Retrieval, i: int, *, content: bool = True) -> Grounding:
+    def ground(
+        self, claim: str, retrieval: Retrieval, i: int, *, content: bool = True
+    ) -> Grounding:
         """The grounding of claim ``i`` (text ``claim``) in its top-k segments."""
         sentences, hint = _pool(retrieval, i)
         return ground_claim(
@@ -358,7 +360,9 @@ class LocalChecker(ClaimChecker):
             support = min(max(support, 0.0), 1.0)
             label = "Entailment" if support >= threshold else "Neutral"
             out.append(
-                ClaimVerdict(label=label, support=support, raw=json.dumps(numbers), mode="embedding")
+                ClaimVerdict(
+                    label=label, support=support, raw=json.dumps(numbers), mode="embedding"
+                )
             )
         return out
 

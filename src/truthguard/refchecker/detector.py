@@ -173,7 +173,10 @@ def _evidence(retrieval: Retrieval, i: int, chosen: dict[str, Any] | None) -> di
         "text": span.text,
         "similarity": round(sim, 4),
     }
-    if chosen is not None and (chosen["reference"], chosen["start"]) != (out["reference"], span.start):
+    if chosen is not None and (chosen["reference"], chosen["start"]) != (
+        out["reference"],
+        span.start,
+    ):
         # the checker compared the claim with another sentence: show that one (cosine unknown)
         out = {**chosen, "similarity": None}
     return out

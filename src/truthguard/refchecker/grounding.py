@@ -37,9 +37,46 @@ from truthguard.refchecker.lexical import STOPWORDS
 __all__ = ["Grounding", "Issue", "SoftMatcher", "analyse", "ground_claim"]
 
 _NON_CONTENT = STOPWORDS | frozenset(
-    "after before during since until while if because although though however upon within "
-    "without between among out up off down away back still even ever per via upon onto "
-    "toward towards across along around through throughout 's s".split()
+    [
+        "after",
+        "before",
+        "during",
+        "since",
+        "until",
+        "while",
+        "if",
+        "because",
+        "although",
+        "though",
+        "however",
+        "upon",
+        "within",
+        "without",
+        "between",
+        "among",
+        "out",
+        "up",
+        "off",
+        "down",
+        "away",
+        "back",
+        "still",
+        "even",
+        "ever",
+        "per",
+        "via",
+        "upon",
+        "onto",
+        "toward",
+        "towards",
+        "across",
+        "along",
+        "around",
+        "through",
+        "throughout",
+        "'s",
+        "s",
+    ]
 )
 
 
@@ -88,7 +125,9 @@ def analyse(text: str) -> Analysed:
             if w:
                 norms.add(w)
                 stems.add(stem(w))
-    out = Analysed(text, tokens, facts, negations(tokens), content, frozenset(norms), frozenset(stems))
+    out = Analysed(
+        text, tokens, facts, negations(tokens), content, frozenset(norms), frozenset(stems)
+    )
     with _cache_lock:
         _cache[text] = out
         while len(_cache) > _CACHE_SIZE:
@@ -139,7 +178,9 @@ class SoftMatcher:
         self._lock = threading.Lock()
         self.cache_size = cache_size
 
-    def _token_vectors(self, texts: Sequence[str]) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
+    def _token_vectors(
+        self, texts: Sequence[str]
+    ) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if missing:
@@ -167,9 +208,7 @@ class SoftMatcher:
             rows.append(v / n if n > 0 else v)
         return np.stack(rows).astype(np.float32) if rows else np.zeros((0, 1), np.float32)
 
-    def best(
-        self, claim: Analysed, words: list[int], evidence: Sequence[Analysed]
-    ) -> list[float]:
+    def best(self, claim: Analysed, words: list[int], evidence: Sequence[Analysed]) -> list[float]:
         """For each claim token index in ``words``: its best cosine with an evidence word."""
         if not words or not evidence:
             return [0.0] * len(words)
@@ -211,8 +250,7 @@ def _fact_in(fact: Fact, facts: list[Fact], norms: frozenset[str], stems: frozen
         ) or any(f.kind == "month" and ("month", f.value) in fact.alternatives for f in facts)
     if fact.kind == "month":
         return any(
-            (f.kind == "month" and f.value == fact.value)
-            or ("month", fact.value) in f.alternatives
+            (f.kind == "month" and f.value == fact.value) or ("month", fact.value) in f.alternatives
             for f in facts
         )
     if fact.kind == "title":
@@ -261,15 +299,23 @@ def _conflict(
     if tag == "replace":
         lo, hi = sent.tokens[j1].start, sent.tokens[j2 - 1].end
         for f in sent.facts:
-            if f.kind == fact.kind and lo <= f.start < hi and not _fact_in(f, claim_facts, frozenset(), frozenset()):
-                if fact.kind != "number" or f.unit == fact.unit or None in (f.unit, fact.unit):
-                    return f
+            same_unit = fact.kind != "number" or f.unit == fact.unit or None in (f.unit, fact.unit)
+            if (
+                f.kind == fact.kind
+                and lo <= f.start < hi
+                and same_unit
+                and not _fact_in(f, claim_facts, frozenset(), frozenset())
+            ):
+                return f
     if close and fact.kind in ("number", "month"):
         # the claim retells this sentence, whose own fact of this kind it does not repeat
         for f in sent.facts:
-            if f.kind == fact.kind and not _fact_in(f, claim_facts, frozenset(), frozenset()):
-                if fact.kind == "month" or f.unit == fact.unit:
-                    return f
+            if (
+                f.kind == fact.kind
+                and (fact.kind == "month" or f.unit == fact.unit)
+                and not _fact_in(f, claim_facts, frozenset(), frozenset())
+            ):
+                return f
     return None
 
 
@@ -377,7 +423,11 @@ def ground_claim(
             t = claim.tokens[i]
             w = t.norm.replace("'s", "").strip(".'")
             parts = [p for p in w.split("-") if p]
-            if w in norms or stem(w) in stems or (parts and all(p in norms or stem(p) in stems for p in parts)):
+            if (
+                w in norms
+                or stem(w) in stems
+                or (parts and all(p in norms or stem(p) in stems for p in parts))
+            ):
                 matches.append(1.0)
             else:
                 unaligned.append(i)
