@@ -295,8 +295,13 @@ def _conflict(
     idx = _tokens_of(claim, fact.start, fact.end)
     if not idx:
         return None
-    tag, _, _, j1, j2 = _opcode_of(ops, idx[0])
-    if tag == "replace":
+    tag, i1, _, j1, j2 = _opcode_of(ops, idx[0])
+    k = next((n for n, op in enumerate(ops) if op[1] == i1 and op[0] == tag), 0)
+    interior = any(op[0] == "equal" for op in ops[:k]) and any(
+        op[0] == "equal" for op in ops[k + 1 :]
+    )
+    # a replaced stretch is a conflict only where the claim retells this sentence around it
+    if tag == "replace" and (close or interior):
         lo, hi = sent.tokens[j1].start, sent.tokens[j2 - 1].end
         for f in sent.facts:
             same_unit = fact.kind != "number" or f.unit == fact.unit or None in (f.unit, fact.unit)
