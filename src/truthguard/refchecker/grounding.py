@@ -437,7 +437,11 @@ def ground_claim(
             else:
                 unaligned.append(i)
         if unaligned:
-            sims = soft.best(claim, unaligned, evid) if soft is not None else [0.0] * len(unaligned)
+            # soft matches are sought in the evidence sentence (and the embedding's choice):
+            # encoding every passage sentence would cost more than the whole check
+            picks = (best, hint)
+            near = [evid[k] for k in dict.fromkeys(picks) if k is not None and k < len(evid)]
+            sims = soft.best(claim, unaligned, near) if soft is not None else [0.0] * len(unaligned)
             for i, s in zip(unaligned, sims, strict=True):
                 t = claim.tokens[i]
                 soft_words[t.text] = round(s, 4)
