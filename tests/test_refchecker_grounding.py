@@ -134,3 +134,8 @@ def test_similarity_mode_keeps_the_earlier_score(embedder):
     rc = RefChecker(score="mean_support", checker=LocalChecker(grounding=False))
     r = rc.invoke({"question": "Q?", "answer": REF, "references": [REF]})
     assert r.details["claims"][0]["mode"] == "embedding" and r.label == Label.FACTUAL
+
+
+def test_half_written_number_words_end_the_number():
+    # a number word leading a compound counts; extraction always moves on
+    assert _values("a one- or two-day event") == [(1.0, None), (2.0, None)]

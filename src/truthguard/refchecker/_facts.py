@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = [
     "Fact",
@@ -328,6 +329,8 @@ def _word_number(tokens: list[Token], i: int) -> tuple[float, int] | None:
                 break
             seen = True
         if not ok:
+            if seen and j == i and parts[0] and parts[0] not in _SCALES:
+                used = 1  # "two-day", "one-off": the number word leads a compound
             break
         j += 1
         used = j - i
@@ -336,7 +339,7 @@ def _word_number(tokens: list[Token], i: int) -> tuple[float, int] | None:
         # "two hundred and five": "and" joins only when a number word follows
         if j + 1 < len(tokens) and tokens[j].norm == "and" and _is_number_word(tokens[j + 1].norm):
             j += 1
-    if not seen:
+    if not seen or used == 0:  # "one-" and the like: no whole number word
         return None
     return total + current, used
 
@@ -384,12 +387,26 @@ def _numeric_dates(text: str) -> tuple[list[Fact], list[tuple[int, int]]]:
     return facts, spans
 
 
+def covered(tokens: list[Token], spans: list[Any]) -> set[int]:
+    """Indices of the tokens starting inside one of ``spans`` (objects with start / end)."""
+    import bisect
+
+    starts = [t.start for t in tokens]
+    out: set[int] = set()
+    for sp in spans:
+        lo = bisect.bisect_left(starts, sp.start)
+        hi = bisect.bisect_left(starts, sp.end)
+        out.update(range(lo, hi))
+    return out
+
+
 def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> list[Fact]:
     facts: list[Fact] = []
+    skip_idx = covered(tokens, [Fact("span", None, s, e, "") for s, e in skip])
     i = 0
     while i < len(tokens):
         tok = tokens[i]
-        if any(s <= tok.start < e for s, e in skip):
+        if skip_idx and i in skip_idx:
             i += 1
             continue
         parsed = _number_value(tok.text)
@@ -727,7 +744,7 @@ def extract_facts(text: str, tokens: list[Token] | None = None) -> list[Fact]:
         month = _MONTHS.get(key) or (_MONTH_ABBR.get(key) if t.text[:1].isupper() else None)
         if month and not (key == "may" and not t.text[0].isupper()):
             facts.append(Fact("month", month, t.start, t.end, t.text))
-    numeric_idx = {i for i, t in enumerate(tokens) for f in facts if f.start <= t.start < f.end}
+    numeric_idx = covered(tokens, facts)
     facts += _names(text, tokens, numeric_idx)
     facts += _titles(text)
     return sorted(facts, key=lambda f: (f.start, f.end))

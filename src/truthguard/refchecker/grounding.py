@@ -31,7 +31,15 @@ from typing import Any
 
 import numpy as np
 
-from truthguard.refchecker._facts import Fact, Token, extract_facts, negations, stem, tokenize
+from truthguard.refchecker._facts import (
+    Fact,
+    Token,
+    covered,
+    extract_facts,
+    negations,
+    stem,
+    tokenize,
+)
 from truthguard.refchecker.lexical import STOPWORDS
 
 __all__ = ["Grounding", "Issue", "SoftMatcher", "analyse", "ground_claim"]
@@ -107,7 +115,7 @@ def analyse(text: str) -> Analysed:
             return hit
     tokens = tokenize(text)
     facts = extract_facts(text, tokens)
-    in_fact = {i for i, t in enumerate(tokens) for f in facts if f.start <= t.start < f.end}
+    in_fact = covered(tokens, facts)
     content = [
         i
         for i, t in enumerate(tokens)
@@ -172,7 +180,7 @@ class SoftMatcher:
     (references are re-used across claims).
     """
 
-    def __init__(self, embedder: Any, cache_size: int = 5_000) -> None:
+    def __init__(self, embedder: Any, cache_size: int = 2_000) -> None:
         self.embedder = embedder
         self._cache: OrderedDict[str, tuple[np.ndarray, list[tuple[int, int]]]] = OrderedDict()
         self._lock = threading.Lock()
