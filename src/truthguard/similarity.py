@@ -14,6 +14,7 @@ pairs of two lists, each with a single encode / predict call.
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import os
 import re
@@ -122,6 +123,9 @@ def _load_cross_encoder(path: str, device: str) -> Any:
     return CrossEncoder(path, device=device, local_files_only=True)
 
 
+_offsets_lock = threading.Lock()
+
+
 class EmbeddingSimilarity(SimilarityBackend):
     """Cosine similarity of normalised sentence-transformers embeddings.
 
@@ -207,10 +211,18 @@ class EmbeddingSimilarity(SimilarityBackend):
             convert_to_numpy=False,
             show_progress_bar=False,
         )
-        # Same tokenizer and truncation as encode(), so token i here is row i there.
-        enc = model.tokenizer(
-            texts, return_offsets_mapping=True, truncation=True, max_length=model.max_seq_length
-        )
+        # Same vocabulary and truncation as encode(), so token i here is row i there; a private
+        # copy, because a fast tokenizer's padding state is shared with concurrent encode() calls.
+        with _offsets_lock:
+            tok = self.__dict__.get("_offsets_tokenizer")
+            if tok is None:
+                tok = self.__dict__["_offsets_tokenizer"] = copy.deepcopy(model.tokenizer)
+            enc = tok(
+                texts,
+                return_offsets_mapping=True,
+                truncation=True,
+                max_length=model.max_seq_length,
+            )
         out = []
         for vec, offsets in zip(vectors, enc["offset_mapping"], strict=True):
             arr = vec.detach().cpu().float().numpy()[: len(offsets)]
