@@ -255,8 +255,8 @@ class LocalChecker(ClaimChecker):
 
     Grounding mode (default): a claim is Entailment only when what it asserts is in its
     evidence (the sentences of its ``top_k`` segments). Every number, date, name and quoted
-    title must be found there after normalisation ("1,200" = "1200" = "twelve hundred" is not
-    claimed, but "twelve" = "12", "eleventh" = "11th", "Aug. 19" = "19 August", a surname for a
+    title must be found there after normalisation ("1,200" = "1200", "twelve" = "12",
+    "eleventh" = "11th", "Aug. 19" = "19 August", a surname for a
     full name); else the claim is Neutral. A fact set against a different one of the same kind in
     the claim's evidence sentence (another year, another name in the same place), or a negation
     on one side only, makes it Contradiction. Its content words must match the evidence (same
