@@ -15,6 +15,7 @@ pairs of two lists, each with a single encode / predict call.
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import importlib.util
 import os
@@ -240,6 +241,10 @@ def _default_threads() -> int:
     return max(1, min(cores, int(cores - busy + 0.5)))
 
 
+_offsets_lock = threading.Lock()
+_OFFSET_TOKENIZERS: dict[int, Any] = {}  # loaded models are shared and never freed
+
+
 def _sentence_transformer_tokens(
     model: Any, texts: Sequence[str], batch_size: int
 ) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
@@ -250,13 +255,18 @@ def _sentence_transformer_tokens(
         convert_to_numpy=False,
         show_progress_bar=False,
     )
-    enc = model.tokenizer(
-        list(texts),
-        truncation=True,
-        max_length=model.max_seq_length,
-        return_offsets_mapping=True,
-        return_special_tokens_mask=True,
-    )
+    # A private copy: a fast tokenizer's padding state is shared with concurrent encode() calls.
+    with _offsets_lock:
+        tok = _OFFSET_TOKENIZERS.get(id(model))
+        if tok is None:
+            tok = _OFFSET_TOKENIZERS[id(model)] = copy.deepcopy(model.tokenizer)
+        enc = tok(
+            list(texts),
+            truncation=True,
+            max_length=model.max_seq_length,
+            return_offsets_mapping=True,
+            return_special_tokens_mask=True,
+        )
     out = []
     for i, row in enumerate(rows):
         special = enc["special_tokens_mask"][i]

@@ -24,6 +24,7 @@ BENCHMARKS: dict[str, str] = {
     "llamaindex": "truthguard.bench.llamaindex",
     "speed": "truthguard.bench.speed",
     "fuzz": "truthguard.bench.fuzz",
+    "grounding": "truthguard.bench.grounding",
 }
 
 

@@ -1,7 +1,8 @@
 """RefChecker: claim-level hallucination checking against reference passages.
 
 Public names: the detector :class:`RefChecker`, its extractors (:class:`LLMExtractor`,
-:class:`LocalExtractor`), checkers (:class:`LLMChecker`, :class:`LocalChecker`) and the
+:class:`LocalExtractor`), checkers (:class:`LLMChecker`, :class:`LocalChecker`,
+:class:`NLIChecker`) and the
 aggregators (:func:`strict_agg`, :func:`soft_agg`, :func:`major_agg`).
 """
 
@@ -13,7 +14,13 @@ from truthguard.refchecker.aggregate import (
     soft_agg,
     strict_agg,
 )
-from truthguard.refchecker.checkers import ClaimChecker, ClaimVerdict, LLMChecker, LocalChecker
+from truthguard.refchecker.checkers import (
+    ClaimChecker,
+    ClaimVerdict,
+    LLMChecker,
+    LocalChecker,
+    NLIChecker,
+)
 from truthguard.refchecker.detector import RefChecker, RefCheckerInput
 from truthguard.refchecker.extractors import (
     Claim,
@@ -35,6 +42,7 @@ __all__ = [
     "LLMExtractor",
     "LocalChecker",
     "LocalExtractor",
+    "NLIChecker",
     "RefChecker",
     "RefCheckerInput",
     "Segment",

@@ -2,12 +2,17 @@
 
 * :class:`LLMChecker`: an LLM reads the claim's top-k reference segments (paper section 3.2), one
   call per claim or, in joint mode, several claims per call.
-* :class:`LocalChecker`: no LLM; embedding similarity of the claim to its best passage, or the
-  probabilities of a sentence-transformers ``CrossEncoder`` NLI model when one is given.
+* :class:`LocalChecker`: no LLM; fact grounding (numbers, dates, names, titles, negation and
+  content words must be found in the evidence, see :mod:`truthguard.refchecker.grounding`), or
+  the legacy similarity score, or a local ``CrossEncoder`` NLI model.
+* :class:`NLIChecker`: a cross-encoder NLI model (hub id or path) judges the relation, the fact
+  grounding guards numbers, dates and names.
 
 Each verdict carries a *support* in [0, 1] used by the ``mean_support`` / ``min_support`` scores:
-1 or 0 for an LLM label (Entailment or not), the cosine for the embedding checker, the entailment
-probability for the NLI checker.
+1 or 0 for an LLM label (Entailment or not); for the grounding checker the soft precision of the
+claim's content words when it is Entailment, at most 0.5 when it is Neutral, 0 when it is
+Contradiction; the entailment probability for an NLI model (capped the same way by the fact
+check).
 """
 
 from __future__ import annotations
@@ -19,19 +24,22 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from truthguard.errors import ConfigurationError
 from truthguard.llm import LLMSession, as_runnable
 from truthguard.refchecker._parse import parse_joint_labels, parse_label
 from truthguard.refchecker._prompts import CHECK_PROMPT, JOINT_CHECK_PROMPT, PROMPT_VERSION
 from truthguard.refchecker.extractors import Claim
+from truthguard.refchecker.grounding import Grounding, SoftMatcher, ground_claim
 from truthguard.refchecker.lexical import content_recall
+from truthguard.refchecker.nli import NLIModel
 from truthguard.refchecker.retrieval import Retrieval
-from truthguard.similarity import CrossEncoderSimilarity
+from truthguard.similarity import CrossEncoderSimilarity, get_default_similarity
 from truthguard.store import ArtifactStore, cached_call
 
-__all__ = ["ClaimChecker", "ClaimVerdict", "LLMChecker", "LocalChecker"]
+__all__ = ["ClaimChecker", "ClaimVerdict", "LLMChecker", "LocalChecker", "NLIChecker"]
 
 
 class ClaimVerdict(BaseModel):
@@ -46,7 +54,14 @@ class ClaimVerdict(BaseModel):
     raw: str
     """The checker's raw output for this claim (LLM text, or the local checker's numbers)."""
     mode: str
-    """How it was reached: single, joint, joint-fallback, embedding or nli."""
+    """How it was reached: single, joint, joint-fallback, grounding, embedding or nli."""
+    evidence: dict[str, Any] | None = None
+    """The evidence sentence the checker compared the claim with: ``reference`` (index),
+    ``start``, ``end`` (offsets in that reference) and ``text``; None when it does not say."""
+    issues: list[dict[str, Any]] = Field(default_factory=list)
+    """Why the claim is not Entailment: per span, ``kind`` (number, month, name, title,
+    negation, content), ``relation`` (ungrounded or conflict), ``start`` / ``end`` / ``text``
+    in the claim and, for a conflict, the conflicting ``evidence`` span in the reference."""
 
 
 class ClaimChecker(BaseModel, ABC):
@@ -200,41 +215,92 @@ class LLMChecker(ClaimChecker):
         return [v for part in parts for v in part]
 
 
+def _pool(retrieval: Retrieval, i: int) -> tuple[list[tuple[int, int, str]], int]:
+    """Sentences of claim ``i``'s top-k segments (reference, offset, text) and the hint index."""
+    sentences = []
+    hint = 0
+    _, best_span, _ = retrieval.evidence[i]
+    for j in retrieval.top_k[i]:
+        seg = retrieval.segments[j]
+        for span in seg.spans:
+            if span == best_span and j == retrieval.evidence[i][0]:
+                hint = len(sentences)
+            sentences.append((seg.reference, span.start, span.text))
+    return sentences, hint
+
+
+def _grounding_fields(g: Grounding) -> dict[str, Any]:
+    evidence = None
+    if g.sentence is not None:
+        ref, start, end, text = g.sentence
+        evidence = {"reference": ref, "start": start, "end": end, "text": text}
+    issues = []
+    for issue in g.issues:
+        item: dict[str, Any] = {
+            "kind": issue.kind,
+            "relation": issue.relation,
+            "start": issue.start,
+            "end": issue.end,
+            "text": issue.text,
+        }
+        if issue.evidence is not None:
+            ref, start, end, text = issue.evidence
+            item["evidence"] = {"reference": ref, "start": start, "end": end, "text": text}
+        issues.append(item)
+    return {"evidence": evidence, "issues": issues}
+
+
 class LocalChecker(ClaimChecker):
     """Labels claims without an LLM.
 
-    Embedding mode (default): a claim's support mixes its best cosine similarity (packaged
-    MiniLM) with a sentence of its top-k segments and, with weight ``lexical_weight``, the share
-    of its content words found in those segments. It is labelled Entailment at or above
-    ``entailment_threshold`` and Neutral below: similarity cannot tell a contradiction from an
-    unrelated statement, so this mode never says Contradiction. The default 0.6 sits where MiniLM
-    places close paraphrases (cosine around 0.6 to 0.9), above unrelated sentences on the same
-    topic (typically 0.2 to 0.5); a claim whose words all occur in its evidence passes it from a
-    cosine of 0.2 up.
+    Grounding mode (default): a claim is Entailment only when what it asserts is in its
+    evidence (the sentences of its ``top_k`` segments). Every number, date, name and quoted
+    title must be found there after normalisation ("1,200" = "1200", "twelve" = "12",
+    "eleventh" = "11th", "Aug. 19" = "19 August", a surname for a
+    full name); else the claim is Neutral. A fact set against a different one of the same kind in
+    the claim's evidence sentence (another year, another name in the same place), or a negation
+    on one side only, makes it Contradiction. Its content words must match the evidence (same
+    word or stem, else a soft match of MiniLM token vectors at or above ``word_floor``), and
+    their soft precision must reach ``entailment_threshold``. Support: that precision for an
+    Entailment, at most 0.5 for a Neutral, 0 for a Contradiction, so ``min_support`` with a
+    threshold between 0.5 and ``entailment_threshold`` decides like ``strict``.
 
-    NLI mode (``nli`` set): a sentence-transformers ``CrossEncoder`` NLI model scores each
-    (segment, claim) pair of the claim's top-k segments. As RefChecker's rule has it, the claim is
-    Entailment when some segment entails it (probability >= ``nli_threshold``), else
-    Contradiction when some segment contradicts it (same threshold), else Neutral; its support is
-    the highest entailment probability.
+    Similarity mode (``grounding=False``): the earlier score, best cosine blended with content
+    word recall (``lexical_weight``), Entailment at or above ``entailment_threshold`` (0.6 by
+    default there). It never says Contradiction and passes swapped numbers and names.
+
+    NLI mode (``nli`` set): a local sentence-transformers ``CrossEncoder`` NLI model scores each
+    (segment, claim) pair; Entailment when some segment entails the claim (probability >=
+    ``nli_threshold``), else Contradiction when some segment contradicts it, else Neutral. With
+    ``grounding`` on, the fact check still applies: an ungrounded fact caps the label at
+    Neutral, a conflicting one makes it Contradiction. See :class:`NLIChecker` for hub models.
 
     Example:
-        >>> checker = LocalChecker(entailment_threshold=0.65)
+        >>> checker = LocalChecker(word_floor=0.55)
     """
 
-    entailment_threshold: float = Field(default=0.6, ge=-1.0, le=1.0)
-    """Cosine at or above which the embedding mode says Entailment."""
+    grounding: bool = True
+    """Check hard facts, negation and content words against the evidence (see above)."""
+    entailment_threshold: float | None = Field(default=None, ge=-1.0, le=1.0)
+    """Grounding mode: soft precision of the content words at or above which the claim can be
+    Entailment (default 0.8). Similarity mode: support for Entailment (default 0.6)."""
+    word_floor: float = Field(default=0.55, ge=0.0, le=1.0)
+    """Grounding mode: a content word found neither as such nor by stem whose best token cosine
+    with the evidence words is below this makes the claim Neutral."""
     nli: Any = None
     """A :class:`~truthguard.similarity.CrossEncoderSimilarity` over an NLI model, or the path of
-    a local ``CrossEncoder`` NLI model directory; None for the embedding mode."""
+    a local ``CrossEncoder`` NLI model directory; None for the grounding / similarity modes."""
     nli_threshold: float = Field(default=0.5, gt=0.0, le=1.0)
     """Probability at or above which an NLI entailment / contradiction counts."""
     lexical_weight: float = Field(default=0.5, ge=0.0, le=1.0)
-    """Embedding mode: weight of lexical grounding in the support, ``(1 - w) * cosine + w *
-    recall``, where recall is the share of the claim's content words found in its top-k
-    segments. Sentence embeddings barely move when one name or number is swapped; a name absent
-    from the references cannot be entailed by them. Equal weighting by default; 0 gives pure
-    cosine."""
+    """Similarity mode only: weight of lexical grounding in the support, ``(1 - w) * cosine + w
+    * recall``, where recall is the share of the claim's content words found in its top-k
+    segments."""
+    similarity: Any = None
+    """Embedding model for the soft word match (an
+    :class:`~truthguard.similarity.EmbeddingSimilarity`); None: the packaged MiniLM."""
+
+    _soft: SoftMatcher | None = PrivateAttr(default=None)
 
     @field_validator("nli", mode="before")
     @classmethod
@@ -245,6 +311,28 @@ class LocalChecker(ClaimChecker):
             raise ValueError("expected a CrossEncoderSimilarity or a model directory path")
         return v
 
+    def _matcher(self) -> SoftMatcher:
+        if self._soft is None:
+            self._soft = SoftMatcher(self.similarity or get_default_similarity())
+        return self._soft
+
+    def ground(
+        self, claim: str, retrieval: Retrieval, i: int, *, content: bool = True
+    ) -> Grounding:
+        """The grounding of claim ``i`` (text ``claim``) in its top-k segments."""
+        sentences, hint = _pool(retrieval, i)
+        return ground_claim(
+            claim,
+            sentences,
+            hint=hint,
+            soft=self._matcher() if content else None,
+            word_floor=self.word_floor,
+            precision_threshold=(
+                0.8 if self.entailment_threshold is None else self.entailment_threshold
+            ),
+            check_content=content,
+        )
+
     async def acheck(
         self,
         question: str,
@@ -254,26 +342,50 @@ class LocalChecker(ClaimChecker):
         *,
         store: ArtifactStore | None,
     ) -> list[ClaimVerdict]:
-        if self.nli is None:
-            out = []
-            for i, claim in enumerate(claims):
-                cosine = retrieval.support(i)
-                numbers = {"cosine": round(cosine, 4)}
-                support = cosine
-                if self.lexical_weight:
-                    segments = [retrieval.segments[j].text for j in retrieval.top_k[i]]
-                    recall = content_recall(claim.text, " ".join(segments))
-                    numbers["recall"] = round(recall, 4)
-                    support = (1 - self.lexical_weight) * cosine + self.lexical_weight * recall
-                support = min(max(support, 0.0), 1.0)
-                label = "Entailment" if support >= self.entailment_threshold else "Neutral"
-                out.append(
-                    ClaimVerdict(
-                        label=label, support=support, raw=json.dumps(numbers), mode="embedding"
-                    )
+        if self.nli is not None:
+            return await asyncio.to_thread(self._nli_check, claims, retrieval)
+        if self.grounding:
+            return await asyncio.to_thread(self._ground_all, claims, retrieval)
+        threshold = 0.6 if self.entailment_threshold is None else self.entailment_threshold
+        out = []
+        for i, claim in enumerate(claims):
+            cosine = retrieval.support(i)
+            numbers = {"cosine": round(cosine, 4)}
+            support = cosine
+            if self.lexical_weight:
+                segments = [retrieval.segments[j].text for j in retrieval.top_k[i]]
+                recall = content_recall(claim.text, " ".join(segments))
+                numbers["recall"] = round(recall, 4)
+                support = (1 - self.lexical_weight) * cosine + self.lexical_weight * recall
+            support = min(max(support, 0.0), 1.0)
+            label = "Entailment" if support >= threshold else "Neutral"
+            out.append(
+                ClaimVerdict(
+                    label=label, support=support, raw=json.dumps(numbers), mode="embedding"
                 )
-            return out
-        return await asyncio.to_thread(self._nli_check, claims, retrieval)
+            )
+        return out
+
+    def _ground_all(self, claims: list[Claim], retrieval: Retrieval) -> list[ClaimVerdict]:
+        out = []
+        for i, claim in enumerate(claims):
+            g = self.ground(claim.text, retrieval, i)
+            raw = {
+                "precision": round(g.precision, 4),
+                "cosine": round(retrieval.support(i), 4),
+                "soft": g.soft,
+                "issues": [f"{x.relation}:{x.kind}:{x.text}" for x in g.issues],
+            }
+            out.append(
+                ClaimVerdict(
+                    label=g.label,
+                    support=min(max(g.support, 0.0), 1.0),
+                    raw=json.dumps(raw, ensure_ascii=False),
+                    mode="grounding",
+                    **_grounding_fields(g),
+                )
+            )
+        return out
 
     def _nli_check(self, claims: list[Claim], retrieval: Retrieval) -> list[ClaimVerdict]:
         pairs = [
@@ -286,19 +398,104 @@ class LocalChecker(ClaimChecker):
             raise ConfigurationError("the NLI model must output entailment/neutral/contradiction")
         ent = self.nli.label_index("entailment")
         con = self.nli.label_index("contradiction")
-        out = []
-        row = 0
-        for i in range(len(claims)):
-            k = len(retrieval.top_k[i])
-            block = probs[row : row + k]
-            row += k
-            p_ent, p_con = float(block[:, ent].max()), float(block[:, con].max())
-            if p_ent >= self.nli_threshold:
-                label = "Entailment"
-            elif p_con >= self.nli_threshold:
-                label = "Contradiction"
-            else:
-                label = "Neutral"
-            raw = json.dumps({"entailment": round(p_ent, 4), "contradiction": round(p_con, 4)})
-            out.append(ClaimVerdict(label=label, support=p_ent, raw=raw, mode="nli"))
-        return out
+        scores = np.stack([probs[:, ent], probs[:, con]], axis=1)
+        return _nli_verdicts(self, claims, retrieval, scores, self.nli_threshold)
+
+
+def _nli_verdicts(
+    checker: LocalChecker,
+    claims: list[Claim],
+    retrieval: Retrieval,
+    scores: np.ndarray,
+    threshold: float,
+) -> list[ClaimVerdict]:
+    """RefChecker's NLI rule per claim, then the fact check (when on) caps or overrides it."""
+    out = []
+    row = 0
+    for i, claim in enumerate(claims):
+        k = len(retrieval.top_k[i])
+        block = scores[row : row + k]
+        row += k
+        p_ent, p_con = float(block[:, 0].max()), float(block[:, 1].max())
+        if p_ent >= threshold:
+            label = "Entailment"
+        elif p_con >= threshold:
+            label = "Contradiction"
+        else:
+            label = "Neutral"
+        support = p_ent
+        raw: dict[str, Any] = {"entailment": round(p_ent, 4), "contradiction": round(p_con, 4)}
+        fields: dict[str, Any] = {}
+        if checker.grounding:
+            g = checker.ground(claim.text, retrieval, i, content=False)
+            fields = _grounding_fields(g)
+            raw["facts"] = [f"{x.relation}:{x.kind}:{x.text}" for x in g.issues]
+            if g.label == "Contradiction":
+                label, support = "Contradiction", 0.0
+            elif g.label == "Neutral" and label == "Entailment":
+                label, support = "Neutral", min(support, 0.5)
+        out.append(
+            ClaimVerdict(label=label, support=support, raw=json.dumps(raw), mode="nli", **fields)
+        )
+    return out
+
+
+class NLIChecker(LocalChecker):
+    """A cross-encoder NLI model judges each claim; the fact grounding guards numbers and names.
+
+    ``model`` is a Hugging Face hub id or a local directory of a sequence-classification NLI
+    model: three-way (DeBERTa-v3 MNLI family, e.g. ``cross-encoder/nli-deberta-v3-small``) or
+    two-way consistency (HHEM-style). It is loaded on the first check; when it is neither on disk
+    nor downloadable, a :class:`~truthguard.errors.ConfigurationError` names it and says how to
+    fetch it. Each claim is paired with each of its ``top_k`` segments (premise = segment): it is
+    Entailment when some segment entails it with probability >= ``nli_threshold``, else
+    Contradiction when some segment contradicts it, else Neutral. With ``grounding`` on (the
+    default), a number, date or name of the claim missing from the evidence caps it at Neutral
+    and one conflicting with its evidence sentence makes it Contradiction, whatever the model
+    says: NLI models are known to pass swapped numbers.
+
+    Example:
+        >>> checker = NLIChecker(model="cross-encoder/nli-deberta-v3-small")  # loads lazily
+    """
+
+    model: str | Path
+    """Hub id or local directory of the NLI model."""
+    device: str = "cpu"
+    """Torch device of the model."""
+    batch_size: int = Field(default=16, ge=1)
+    """(segment, claim) pairs per forward pass."""
+
+    _net: NLIModel | None = PrivateAttr(default=None)
+
+    @field_validator("model")
+    @classmethod
+    def _model_given(cls, v: Any) -> Any:
+        if not str(v).strip():
+            raise ValueError("give a hub id or the path of a local NLI model")
+        return v
+
+    def nli_model(self) -> NLIModel:
+        """The (lazily loaded) model wrapper."""
+        if self._net is None:
+            self._net = NLIModel(self.model, device=self.device, batch_size=self.batch_size)
+        return self._net
+
+    async def acheck(
+        self,
+        question: str,
+        claims: list[Claim],
+        retrieval: Retrieval,
+        session: LLMSession,
+        *,
+        store: ArtifactStore | None,
+    ) -> list[ClaimVerdict]:
+        return await asyncio.to_thread(self._hub_check, claims, retrieval)
+
+    def _hub_check(self, claims: list[Claim], retrieval: Retrieval) -> list[ClaimVerdict]:
+        pairs = [
+            (retrieval.segments[j].text, c.text)
+            for i, c in enumerate(claims)
+            for j in retrieval.top_k[i]
+        ]
+        scores = self.nli_model().scores(pairs)
+        return _nli_verdicts(self, claims, retrieval, scores, self.nli_threshold)

@@ -118,6 +118,7 @@ class RefChecker(BaseDetector):
         labels = [v.label for v in verdicts]
         agg = aggregate(labels)
         score = response_score(labels, [v.support for v in verdicts], self.score)
+        placed = _place_claims(inp.answer, [c.text for c in claims])
         details = {
             **base_details,
             "aggregate": agg,
@@ -130,7 +131,10 @@ class RefChecker(BaseDetector):
                     "mode": v.mode,
                     "checker_output": v.raw,
                     "segments": retrieval.top_k[i],
-                    "evidence": _evidence(retrieval, i),
+                    "start": placed[i][0] if placed[i] else None,
+                    "end": placed[i][1] if placed[i] else None,
+                    "evidence": _evidence(retrieval, i, v.evidence),
+                    "issues": [_issue(x, placed[i]) for x in v.issues],
                 }
                 for i, (c, v) in enumerate(zip(claims, verdicts, strict=True))
             ],
@@ -160,12 +164,64 @@ class RefChecker(BaseDetector):
         )
 
 
-def _evidence(retrieval: Retrieval, i: int) -> dict[str, Any]:
+def _evidence(retrieval: Retrieval, i: int, chosen: dict[str, Any] | None) -> dict[str, Any]:
     j, span, sim = retrieval.evidence[i]
-    return {
+    out = {
         "reference": retrieval.segments[j].reference,
         "start": span.start,
         "end": span.end,
         "text": span.text,
         "similarity": round(sim, 4),
     }
+    if chosen is not None and (chosen["reference"], chosen["start"]) != (
+        out["reference"],
+        span.start,
+    ):
+        # the checker compared the claim with another sentence: show that one (cosine unknown)
+        out = {**chosen, "similarity": None}
+    return out
+
+
+def _place_claims(answer: str, claims: list[str]) -> list[tuple[int, int, list] | None]:
+    """Where each claim sits in the answer: (start, end, char map claim -> answer) or None.
+
+    Claims are usually verbatim pieces of the answer; otherwise (rejoined clauses, a question
+    prefix, LLM-written claims) their characters are mapped by alignment where they match.
+    """
+    import difflib
+
+    out: list[tuple[int, int, list] | None] = []
+    cursor = 0
+    for text in claims:
+        at = answer.find(text, cursor)
+        if at < 0:
+            at = answer.find(text)
+        if at >= 0:
+            out.append((at, at + len(text), []))
+            cursor = at + len(text)
+            continue
+        blocks = difflib.SequenceMatcher(None, text, answer, autojunk=False).get_matching_blocks()
+        blocks = [b for b in blocks if b.size >= 3]
+        if not blocks:
+            out.append(None)
+            continue
+        out.append((blocks[0].b, blocks[-1].b + blocks[-1].size, [tuple(b) for b in blocks]))
+    return out
+
+
+def _issue(issue: dict[str, Any], placed: tuple[int, int, list] | None) -> dict[str, Any]:
+    """A checker's issue with its span moved from claim offsets to answer offsets."""
+    out = {k: v for k, v in issue.items() if k not in ("start", "end")}
+    start = end = None
+    if placed is not None:
+        at, _, blocks = placed
+        if not blocks:
+            start, end = at + issue["start"], at + issue["end"]
+        else:
+            for a, b, size in blocks:
+                if a <= issue["start"] and issue["end"] <= a + size:
+                    start, end = b + issue["start"] - a, b + issue["end"] - a
+                    break
+    out["start"], out["end"] = start, end
+    out["claim_start"], out["claim_end"] = issue["start"], issue["end"]
+    return out

@@ -1,0 +1,141 @@
+"""Fact grounding: normalisation of hard facts, Neutral vs Contradiction, offsets in details."""
+
+from __future__ import annotations
+
+import pytest
+
+from truthguard.refchecker import LocalChecker, RefChecker
+from truthguard.refchecker._facts import extract_facts, stem
+from truthguard.refchecker.grounding import ground_claim
+from truthguard.result import Label
+
+
+def _values(text: str, kind: str = "number") -> list:
+    return [(f.value, f.unit) for f in extract_facts(text) if f.kind == kind]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("It has 1,200 seats.", [(1200.0, None)]),
+        ("It has 1200 seats.", [(1200.0, None)]),
+        ("It has twelve seats.", [(12.0, None)]),
+        ("It has two hundred and five seats.", [(205.0, None)]),
+        ("It happened in the eleventh century.", [(11.0, "century")]),
+        ("It happened in the 11th century.", [(11.0, "century")]),
+        ("The twenty-first entry.", [(21.0, None)]),
+        ("It cost $1.2 million.", [(1_200_000.0, "$")]),
+        ("It cost 1,200,000 dollars.", [(1_200_000.0, "$")]),
+        ("Turnout was 12%.", [(12.0, "%")]),
+        ("Turnout was 12 per cent.", [(12.0, "%")]),
+        ("The road is 5 km long.", [(5.0, "km")]),
+        ("In the early 1960s.", [(1960.0, "decade")]),
+    ],
+)
+def test_numbers_normalise_across_forms(text, expected):
+    assert _values(text) == expected
+
+
+def test_dates_break_into_month_and_numbers_in_any_common_format():
+    for text in ("on 19 August 2021", "on August 19, 2021", "on Aug. 19, 2021", "on 2021-08-19"):
+        assert _values(text, "month") == [(8, None)], text
+        assert sorted(v for v, _ in _values(text)) == [19.0, 2021.0], text
+    # the modal verb is not a month
+    assert _values("Prices may rise.", "month") == []
+
+
+def test_names_titles_and_offsets_slice_back():
+    text = 'In 1998 J. K. Rowling wrote "The Philosopher\'s Stone" for the BBC.'
+    facts = extract_facts(text)
+    assert all(text[f.start : f.end] == f.text for f in facts)
+    names = [f.value for f in facts if f.kind == "name"]
+    assert {"j", "k", "rowling", "bbc"} <= set(names)
+    assert [f.text for f in facts if f.kind == "title"] == ["The Philosopher's Stone"]
+    assert stem("arrangements") == stem("arranged") == stem("arranging")
+
+
+REF = "Bi Sheng made movable type from baked clay in the eleventh century."
+SENTS = [(0, 0, REF)]
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Bi Sheng made movable type from baked clay in the 11th century.",
+        "Sheng made movable type from baked clay in the eleventh century.",
+        "B. Sheng made movable type from baked clay.",
+    ],
+)
+def test_equivalent_facts_are_grounded(claim):
+    g = ground_claim(claim, SENTS)
+    assert g.label == "Entailment", g.issues
+
+
+def test_an_absent_fact_is_neutral_and_a_conflicting_one_contradiction():
+    g = ground_claim("Bi Sheng made movable type from baked clay in Korea.", SENTS)
+    assert g.label == "Neutral"
+    assert [(i.kind, i.relation, i.text) for i in g.issues] == [("name", "ungrounded", "Korea")]
+    g = ground_claim("Bi Sheng made movable type from baked clay in the ninth century.", SENTS)
+    assert g.label == "Contradiction"
+    (issue,) = g.issues
+    assert (issue.kind, issue.relation, issue.text) == ("number", "conflict", "ninth")
+    assert issue.evidence is not None and REF[issue.evidence[1] : issue.evidence[2]] == "eleventh"
+    g = ground_claim("Bi Sheng did not make movable type from baked clay.", SENTS)
+    assert g.label == "Contradiction" and g.issues[0].kind == "negation"
+    # a content word with nothing like it in the evidence (no soft matcher: exact or stem only)
+    g = ground_claim("Bi Sheng made movable type from carved jade.", SENTS)
+    assert g.label == "Neutral" and {i.text for i in g.issues} == {"carved", "jade"}
+
+
+def test_detector_rejects_one_wrong_fact_and_points_at_both_spans(embedder):
+    rc = RefChecker()
+    q = "Who made movable type, from what, and when?"
+    ok = rc.invoke({"question": q, "answer": REF, "references": [REF]})
+    assert ok.label == Label.FACTUAL and ok.usage.llm_calls == 0
+    for answer in (
+        "Bi Sheng made movable type from carved jade in the ninth century in Japan.",
+        "Bi Sheng made movable type from carved jade.",
+        "Gutenberg invented movable type in Japan in 1900.",
+    ):
+        r = rc.invoke({"question": q, "answer": answer, "references": [REF]})
+        assert r.label == Label.HALLUCINATED, answer
+    ref = "Intro sentence here. " + REF
+    answer = "Movable type is old. Bi Sheng made movable type from baked clay in the ninth century."
+    r = rc.invoke({"question": q, "answer": answer, "references": ["x", ref]})
+    claim = r.details["claims"][-1]
+    assert claim["label"] == "Contradiction"
+    (issue,) = claim["issues"]
+    assert answer[issue["start"] : issue["end"]] == "ninth"
+    ev = issue["evidence"]
+    assert ev["reference"] == 1 and ref[ev["start"] : ev["end"]] == "eleventh"
+    sent = claim["evidence"]
+    assert ref[sent["start"] : sent["end"]] == REF
+    assert answer[claim["start"] : claim["end"]] == claim["claim"]
+
+
+def test_reworded_claim_passes_through_the_soft_word_match(embedder):
+    rc = RefChecker(checker=LocalChecker(similarity=embedder))
+    r = rc.invoke(
+        {
+            "question": "Who made movable type?",
+            "answer": "In the 11th century, Bi Sheng created movable type from baked clay.",
+            "references": [REF],
+        }
+    )
+    assert r.label == Label.FACTUAL, r.details["claims"]
+
+
+def test_no_reference_stays_unverifiable_not_hallucinated():
+    r = RefChecker().invoke({"question": "Q?", "answer": "Bi Sheng made type in 1040."})
+    assert r.label == Label.UNVERIFIABLE
+
+
+def test_similarity_mode_keeps_the_earlier_score(embedder):
+    rc = RefChecker(score="mean_support", checker=LocalChecker(grounding=False))
+    r = rc.invoke({"question": "Q?", "answer": REF, "references": [REF]})
+    assert r.details["claims"][0]["mode"] == "embedding" and r.label == Label.FACTUAL
+
+
+def test_half_written_number_words_end_the_number():
+    # a number word leading a compound counts; extraction always moves on
+    assert _values("a one- or two-day event") == [(1.0, None), (2.0, None)]
