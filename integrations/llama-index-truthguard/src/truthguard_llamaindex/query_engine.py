@@ -53,6 +53,7 @@ from truthguard.guard import (
     Rerun,
 )
 from truthguard.guard._usage import UsageCollector
+from truthguard.guard._validation import input_errors
 from truthguard.guard._verdict import decide
 from truthguard.guard.policies import (
     FEEDBACK_TEMPLATE,
@@ -61,7 +62,6 @@ from truthguard.guard.policies import (
     SEARCH_KWARGS_FIELD,
 )
 from truthguard.result import DetectionResult, Label, Usage
-from truthguard_llamaindex._errors import input_errors
 from truthguard_llamaindex._ops import (
     Answer,
     Await,
