@@ -290,7 +290,9 @@ async def test_total_timeout_holds_against_a_stalled_server(server, embedder, st
     assert r.label is Label.INVALID and "total_timeout" in r.invalid_reason
     assert r.answer == inp["answer"]
     stalled = [q for q in server.requests if q.fault == "stall"]
-    assert 1 <= len(stalled) == len({q.prompt for q in stalled})  # one per call, no retry
+    assert len(stalled) >= 1 and len(stalled) == len(
+        {q.prompt for q in stalled}
+    )  # one per call, no retry
 
 
 @pytest.mark.parametrize("name", ["rv-qg", "refchecker"])
@@ -304,7 +306,7 @@ async def test_wait_for_cancels_the_check_without_retrying(server, embedder, sto
     assert time.perf_counter() - started < LIMIT
     await asyncio.sleep(0.3)
     stalled = [q for q in server.requests if q.fault == "stall"]
-    assert 1 <= len(stalled) <= 2  # one per claim in flight; never a retry after the cancel
+    assert len(stalled) in (1, 2)  # one per claim in flight; never a retry after the cancel
     assert len({q.prompt for q in stalled}) == len(stalled)
 
 
