@@ -29,8 +29,9 @@ import numpy as np
 
 from truthguard import _sync
 from truthguard.callbacks._tracker import Capture
-from truthguard.callbacks.records import Failure, RecordSink, ScoreRecord
+from truthguard.callbacks.records import Failure, RecordSink, ScoreRecord, as_sink
 from truthguard.detector import BaseDetector
+from truthguard.errors import InvalidInputError
 from truthguard.result import DetectionResult
 
 __all__ = ["Scorer"]
@@ -134,6 +135,52 @@ class Scorer:
         self.sink_errors = 0
         _install_exit_hooks()
         _open.add(self)  # pending work holds a reference, so a dropped handler is still drained
+
+    @classmethod
+    def from_options(
+        cls,
+        detector: Any,
+        sinks: Sequence[Any] | Any,
+        *,
+        max_queue: int,
+        concurrency: int,
+        when_full: WhenFull,
+        timeout: float | None,
+    ) -> Scorer:
+        """A scorer from a handler's user-facing options, each checked and named in the error.
+
+        ``sinks`` may be one sink or a list of them, each anything :func:`as_sink` takes (a
+        path, a logger, a callable, a sink). The LangChain handlers and the LlamaIndex event
+        handler both build their scorer here.
+        """
+        if not isinstance(detector, BaseDetector):
+            raise InvalidInputError(
+                "detector", f"expected a truthguard detector, got {type(detector).__name__}"
+            )
+        if max_queue < 1:
+            raise InvalidInputError("max_queue", "must be at least 1")
+        if concurrency < 1:
+            raise InvalidInputError("concurrency", "must be at least 1")
+        if when_full not in ("record", "block"):
+            raise InvalidInputError("when_full", "expected 'record' or 'block'")
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
+        ):
+            raise InvalidInputError(
+                "timeout", f"expected a positive number of seconds or None, got {timeout!r}"
+            )
+        if sinks is None:
+            sinks = []
+        elif not isinstance(sinks, list | tuple):
+            sinks = [sinks]
+        return cls(
+            detector,
+            [as_sink(s) for s in sinks],
+            max_pending=max_queue,
+            concurrency=concurrency,
+            when_full=when_full,
+            timeout=timeout,
+        )
 
     # -- submission -----------------------------------------------------------------------------
 

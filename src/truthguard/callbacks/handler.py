@@ -11,9 +11,8 @@ from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
 
 from truthguard.callbacks._tracker import RunTracker
 from truthguard.callbacks._worker import Scorer, WhenFull
-from truthguard.callbacks.records import RecordSink, as_sink
+from truthguard.callbacks.records import RecordSink
 from truthguard.detector import BaseDetector
-from truthguard.errors import InvalidInputError
 
 __all__ = ["AsyncTruthGuardCallbackHandler", "TruthGuardCallbackHandler"]
 
@@ -34,31 +33,11 @@ class _Core:
         answer_key: str | None,
         detector_fields: Sequence[str],
     ) -> None:
-        if not isinstance(detector, BaseDetector):
-            raise InvalidInputError(
-                "detector", f"expected a detector, got {type(detector).__name__}"
-            )
-        if max_queue < 1:
-            raise InvalidInputError("max_queue", "must be at least 1")
-        if concurrency < 1:
-            raise InvalidInputError("concurrency", "must be at least 1")
-        if when_full not in ("record", "block"):
-            raise InvalidInputError("when_full", "expected 'record' or 'block'")
-        if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
-        ):
-            raise InvalidInputError(
-                "timeout", f"expected a positive number of seconds or None, got {timeout!r}"
-            )
-        if sinks is None:
-            sinks = []
-        elif not isinstance(sinks, list | tuple):
-            sinks = [sinks]
         self.tracker = RunTracker(question_key, answer_key, tuple(detector_fields))
-        self.scorer = Scorer(
+        self.scorer = Scorer.from_options(
             detector,
-            [as_sink(s) for s in sinks],
-            max_pending=max_queue,
+            sinks,
+            max_queue=max_queue,
             concurrency=concurrency,
             when_full=when_full,
             timeout=timeout,

@@ -36,7 +36,7 @@ from llama_index.core.schema import QueryBundle
 from pydantic import PrivateAttr
 
 from truthguard.callbacks import Capture, Scorer
-from truthguard.callbacks.records import RecordSink, as_sink, json_safe
+from truthguard.callbacks.records import RecordSink, json_safe
 from truthguard.detector import BaseDetector, context_text
 from truthguard.errors import InvalidInputError
 from truthguard_llamaindex._spans import SpanTree, span_tree
@@ -143,33 +143,24 @@ class TruthGuardEventHandler(BaseEventHandler):
         detector_fields: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
-        if not isinstance(detector, BaseDetector):
-            raise InvalidInputError(
-                "detector", f"expected a truthguard detector, got {type(detector).__name__}"
-            )
-        if max_queue < 1:
-            raise InvalidInputError("max_queue", "must be at least 1")
-        if concurrency < 1:
-            raise InvalidInputError("concurrency", "must be at least 1")
-        if when_full not in ("record", "block"):
-            raise InvalidInputError("when_full", "expected 'record' or 'block'")
-        fields = dict(detector_fields or {})
-        if fields:  # a wrong field fails here, not in every background check
-            detector.validate_input({"question": "q", "answer": "a", **fields})
-        if sinks is None:
-            sinks = []
-        elif not isinstance(sinks, list | tuple):
-            sinks = [sinks]
-        self._fields = fields
-        self._tree = span_tree()  # links retrievals to their query
-        self._scorer = Scorer(
+        scorer = Scorer.from_options(
             detector,
-            [as_sink(s) for s in sinks],
-            max_pending=max_queue,
+            sinks,
+            max_queue=max_queue,
             concurrency=concurrency,
             when_full=when_full,
             timeout=timeout,
         )
+        fields = dict(detector_fields or {})
+        if fields:  # a wrong field fails here, not in every background check
+            try:
+                detector.validate_input({"question": "q", "answer": "a", **fields})
+            except Exception:
+                scorer.close()
+                raise
+        self._fields = fields
+        self._tree = span_tree()  # links retrievals to their query
+        self._scorer = scorer
 
     @classmethod
     def class_name(cls) -> str:
