@@ -82,3 +82,26 @@ def digest(templates: list[FencedTemplate]) -> str:
         h.update(t.template.encode())
         h.update(repr(t.fenced).encode())
     return h.hexdigest()[:16]
+
+
+# -- the three checks every prompt module gets (its test file supplies the module's data) -------
+
+
+def check_module_covered(module: Any, templates: dict[str, FencedTemplate]) -> None:
+    """Every fenced template the module defines is in ``templates``."""
+    found = {k for k, v in vars(module).items() if isinstance(v, FencedTemplate)}
+    assert found == set(templates)
+
+
+def check_corpus(template: FencedTemplate, extra: dict[str, Any]) -> None:
+    """Render the whole injection corpus through ``template``; the structure stays intact."""
+    extra = {k: v for k, v in extra.items() if k in template.fields}
+    for values in renders(template, extra):
+        check_structure(template, values)
+
+
+def check_version(module: Any, templates: dict[str, FencedTemplate], digests: dict) -> None:
+    """The wording's fingerprint is the one recorded for the module's PROMPT_VERSION."""
+    assert digests.get(module.PROMPT_VERSION) == digest(list(templates.values())), (
+        "a template changed: bump PROMPT_VERSION and record the new digest here"
+    )

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from injection_corpus import check_structure, digest, renders
-from truthguard._text import FencedTemplate
+from injection_corpus import (
+    check_corpus,
+    check_module_covered,
+    check_version,
+)
 from truthguard.refchecker import _prompts as P
 
 TEMPLATES = {
@@ -24,19 +27,13 @@ DIGESTS = {P.PROMPT_VERSION: "8518d1ac7c5b40c4"}
 
 
 def test_every_template_of_the_module_is_covered():
-    found = {k for k, v in vars(P).items() if isinstance(v, FencedTemplate)}
-    assert found == set(TEMPLATES)
+    check_module_covered(P, TEMPLATES)
 
 
 @pytest.mark.parametrize("name", sorted(TEMPLATES))
 def test_injection_corpus_keeps_the_structure(name):
-    template = TEMPLATES[name]
-    extra = {k: v for k, v in EXTRA.items() if k in template.fields}
-    for values in renders(template, extra):
-        check_structure(template, values)
+    check_corpus(TEMPLATES[name], EXTRA)
 
 
 def test_wording_is_locked_to_the_prompt_version():
-    assert DIGESTS.get(P.PROMPT_VERSION) == digest(list(TEMPLATES.values())), (
-        "a template changed: bump PROMPT_VERSION and record the new digest here"
-    )
+    check_version(P, TEMPLATES, DIGESTS)
