@@ -240,6 +240,7 @@ class BaseDetector(RunnableSerializable[dict[str, Any], DetectionResult], ABC):
 
         visit(self, 0)
         return self
+
     # -- pickling: by configuration (see truthguard._pickle) ----------------------------------
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -288,8 +289,19 @@ class BaseDetector(RunnableSerializable[dict[str, Any], DetectionResult], ABC):
         child_config: RunnableConfig = {
             k: v for k, v in config.items() if k in ("callbacks", "tags", "metadata")
         }  # type: ignore[assignment]
-        session = LLMSession(self.llm_settings, config=child_config)
+        # Store writes finish in the background while the check goes on; drained below.
+        session = LLMSession(self.llm_settings, config=child_config, defer_writes=True)
         started = time.perf_counter()
+        try:
+            result = await self._checked(inp, session)
+        except BaseException:
+            session.abandon()
+            raise
+        await session.drain()
+        return self._finalize(result, inp, session, started)
+
+    async def _checked(self, inp: DetectorInput, session: LLMSession) -> DetectionResult:
+        """:meth:`_acheck` with model failures turned into ``invalid`` results."""
         try:
             result = await self._acheck(inp, session)
         except InvalidLLMOutput as e:
@@ -318,7 +330,7 @@ class BaseDetector(RunnableSerializable[dict[str, Any], DetectionResult], ABC):
                 # guard must not release the answer on it (the guard's ``never_open`` flag).
                 details={"error": "CancelledError", "failure": "llm_call", "never_open": True},
             )
-        return self._finalize(result, inp, session, started)
+        return result
 
     def _finalize(
         self,

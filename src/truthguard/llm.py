@@ -17,13 +17,14 @@ import contextvars
 import functools
 import hashlib
 import inspect
+import logging
 import random
 import re
 import threading
 import time
 import warnings
 import weakref
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -50,9 +51,11 @@ __all__ = [
     "count_tokens",
     "message_text",
     "model_id",
+    "streams_like_invoke",
 ]
 
 T = TypeVar("T")
+logger = logging.getLogger("truthguard.llm")
 ModelLike = Runnable[Any, Any]
 Prompt = str | Sequence[BaseMessage]
 
@@ -408,6 +411,67 @@ def _has_sync_path(runnable: Runnable[Any, Any]) -> bool:
     return not (isinstance(runnable, RunnableLambda) and getattr(runnable, "func", None) is None)
 
 
+def streams_like_invoke(runnable: Runnable[Any, Any]) -> bool:
+    """Whether streaming ``runnable`` gives what ``invoke`` would, piece by piece.
+
+    True for a LangChain chat model that implements streaming, has it enabled, and whose
+    replies no LangChain cache serves (a stream bypasses the cache, so a cached model is
+    always invoked). Bindings, lambdas and plain callables are invoked.
+    """
+    from langchain_core.globals import get_llm_cache
+    from langchain_core.language_models import BaseChatModel
+
+    if not isinstance(runnable, BaseChatModel) or runnable.disable_streaming is True:
+        return False
+    kind = type(runnable)
+    if kind._stream is BaseChatModel._stream and kind._astream is BaseChatModel._astream:
+        return False  # no streaming of its own: astream would just wrap invoke
+    cache = runnable.cache  # False: none; None: the global one if set; True or a cache: cached
+    if cache is False:
+        return True
+    return cache is None and get_llm_cache() is None
+
+
+def _sent(output: Any, partial: list[Any]) -> Any:
+    return output if output is not None else (partial[0] if partial else None)
+
+
+def _grow(total: Any, chunk: Any) -> Any:
+    return chunk if total is None else total + chunk
+
+
+async def _stream_async(
+    runnable: Runnable[Any, Any],
+    prompt: Prompt,
+    config: Any,
+    on_text: Callable[[str], None],
+    partial: list[Any] | None,
+) -> Any:
+    total: Any = None
+    async for chunk in runnable.astream(prompt, config=config):
+        total = _grow(total, chunk)
+        if partial is not None:
+            partial[:] = [total]
+        on_text(message_text(total))
+    return total
+
+
+def _stream_sync(
+    runnable: Runnable[Any, Any],
+    prompt: Prompt,
+    config: Any,
+    on_text: Callable[[str], None],
+    partial: list[Any] | None,
+) -> Any:
+    total: Any = None
+    for chunk in runnable.stream(prompt, config=config):
+        total = _grow(total, chunk)
+        if partial is not None:
+            partial[:] = [total]
+        on_text(message_text(total))
+    return total
+
+
 class LLMSession:
     """The model calls of one check: bounded concurrency, retries, time-outs, accounting.
 
@@ -427,8 +491,13 @@ class LLMSession:
         *,
         config: RunnableConfig | None = None,
         token_encoding: str = "cl100k_base",
+        defer_writes: bool = False,
     ) -> None:
         self.settings = settings or LLMSettings()
+        self.defer_writes = defer_writes
+        """Whether store writes may finish after the call that produced them returns (the
+        session's owner then awaits :meth:`drain` before the check ends)."""
+        self._deferred: list[asyncio.Task[Any]] = []
         self.config: RunnableConfig = config or {}
         self.token_encoding = token_encoding
         self.records: list[CallRecord] = []
@@ -444,6 +513,33 @@ class LLMSession:
             self._semaphore = asyncio.Semaphore(self.settings.max_concurrency)
         return self._semaphore
 
+    def defer(self, aw: Awaitable[Any]) -> None:
+        """Run ``aw`` in the background; :meth:`drain` waits for it (used for store writes, so
+        the check goes on with a model's answer while the answer is being stored)."""
+        self._deferred.append(asyncio.ensure_future(aw))
+
+    async def drain(self) -> None:
+        """Wait for every deferred write. A failed write is logged, never raised: the answer it
+        was storing has been used already, and a later check will simply ask again."""
+        while self._deferred:
+            tasks, self._deferred = self._deferred, []
+            try:
+                outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+            except asyncio.CancelledError:
+                for t in tasks:
+                    t.cancel()
+                raise
+            for outcome in outcomes:
+                if isinstance(outcome, BaseException):
+                    logger.warning("could not store a model answer: %s", outcome)
+
+    def abandon(self) -> None:
+        """Cancel the deferred writes (the check is being torn down; a write already running
+        on a worker thread still lands)."""
+        tasks, self._deferred = self._deferred, []
+        for t in tasks:
+            t.cancel()
+
     def record_cache_hit(self, n: int = 1) -> None:
         """Count artifacts served from the store instead of a model call."""
         self.cache_hits += n
@@ -453,13 +549,28 @@ class LLMSession:
             return None
         return asyncio.timeout(max(0.0, self._deadline - time.monotonic()))
 
-    async def _invoke(self, runnable: Runnable[Any, Any], prompt: Prompt, config: Any) -> Any:
+    async def _invoke(
+        self,
+        runnable: Runnable[Any, Any],
+        prompt: Prompt,
+        config: Any,
+        on_text: Callable[[str], None] | None = None,
+        partial: list[Any] | None = None,
+    ) -> Any:
+        stream = on_text is not None and streams_like_invoke(runnable)
         if _sync.on_private_loop() and _has_sync_path(runnable):
             # Keep the user's async clients off truthguard's loops (see truthguard._sync).
             loop = asyncio.get_running_loop()
             ctx = contextvars.copy_context()
-            call = functools.partial(ctx.run, runnable.invoke, prompt, config)
-            return await loop.run_in_executor(_sync.call_executor(), call)
+            if stream:
+                fn: Any = functools.partial(
+                    _stream_sync, runnable, prompt, config, on_text, partial
+                )
+            else:
+                fn = functools.partial(runnable.invoke, prompt, config)
+            return await loop.run_in_executor(_sync.call_executor(), functools.partial(ctx.run, fn))
+        if stream:
+            return await _stream_async(runnable, prompt, config, on_text, partial)
         return await runnable.ainvoke(prompt, config=config)
 
     async def acall(
@@ -469,6 +580,7 @@ class LLMSession:
         *,
         stage: str,
         metadata: Mapping[str, Any] | None = None,
+        on_text: Callable[[str], None] | None = None,
     ) -> str:
         """Call ``model`` once (with retries) and return its text.
 
@@ -477,6 +589,12 @@ class LLMSession:
             prompt: A string or a list of messages.
             stage: Name of the detector stage, recorded and put in the run's metadata.
             metadata: Extra run metadata (replay models key recordings on it).
+            on_text: Called with the reply so far as it streams in, so work on its first
+                parts overlaps the rest of the generation. Only chat models that stream
+                exactly what ``invoke`` would return are streamed (see
+                :func:`streams_like_invoke`); others are invoked as usual and ``on_text`` is
+                not called. It may be called from a worker thread, and again from the start
+                when an attempt is retried, so it must be thread-safe and idempotent.
 
         Raises:
             LLMCallError: Every attempt failed or timed out, or the check's ``total_timeout``
@@ -509,7 +627,7 @@ class LLMSession:
                     raise asyncio.CancelledError()
                 started = time.perf_counter()
                 record.wait_seconds = started - queued
-                text = await self._attempts(runnable, prompt, config, retries, record)
+                text = await self._attempts(runnable, prompt, config, retries, record, on_text)
         except MissingRecordingError:  # no call was made: nothing to record
             raise
         except InvalidLLMOutput as e:
@@ -543,16 +661,20 @@ class LLMSession:
         config: RunnableConfig,
         retries: int,
         record: CallRecord,
+        on_text: Callable[[str], None] | None = None,
     ) -> str:
         settings = self.settings
         while True:
             record.attempts += 1
             tap = _UsageTap()
             output: Any = None
+            partial: list[Any] = []  # what a stream delivered before it failed (paid for)
             try:
                 try:
                     async with asyncio.timeout(settings.timeout):
-                        output = await self._invoke(runnable, prompt, _with_tap(config, tap))
+                        output = await self._invoke(
+                            runnable, prompt, _with_tap(config, tap), on_text, partial
+                        )
                 except TimeoutError as e:
                     raise _TimedOut() from e
                 text = _output_text(output, record.stage)
@@ -562,11 +684,11 @@ class LLMSession:
                 return text
             except Exception as e:
                 # Whatever the model did send is paid for, kept or not.
-                self._count(record, prompt, tap, output, None)
+                self._count(record, prompt, tap, _sent(output, partial), None)
                 if not _retryable(e) or record.attempts > retries:
                     raise
             except asyncio.CancelledError:
-                self._count(record, prompt, tap, output, None)
+                self._count(record, prompt, tap, _sent(output, partial), None)
                 raise
             delay = min(settings.backoff_max, settings.backoff_initial * 2 ** (record.attempts - 1))
             await asyncio.sleep(delay + random.uniform(0, settings.backoff_initial))

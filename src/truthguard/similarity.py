@@ -15,6 +15,7 @@ pairs of two lists, each with a single encode / predict call.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import copy
 import functools
 import importlib.util
@@ -174,6 +175,143 @@ _CACHE = EmbeddingCache(int(os.environ.get("TRUTHGUARD_EMBEDDING_CACHE", "100000
 def embedding_cache() -> EmbeddingCache:
     """The process-wide embedding cache (``TRUTHGUARD_EMBEDDING_CACHE`` sets its size at import)."""
     return _CACHE
+
+
+class _EncodeWorker:
+    """The one thread that runs a loaded model's encode calls.
+
+    Requests that arrive while it is busy are served together by its next encode call, so
+    concurrent checks, and the concurrent branches of one check, share batches instead of
+    competing for the cores. A text already queued or being encoded is not queued again: its
+    second asker waits for the first encode. Every vector also goes to the process-wide
+    :func:`embedding_cache`.
+    """
+
+    def __init__(self, model: Any, cache_key: str, batch_size: int) -> None:
+        self.model = model
+        self.cache_key = cache_key
+        self.batch_size = batch_size
+        self.calls = 0
+        """Encode calls made so far (one per batch of requests)."""
+        self._cond = threading.Condition()
+        self._queue: list[tuple[list[str], _Vectors]] = []
+        self._inflight: dict[str, _Vectors] = {}  # text -> the request that encodes it
+        self._thread: threading.Thread | None = None
+
+    def submit(self, texts: Sequence[str]) -> _Vectors:
+        """Queue texts; the future gives ``{text: vector}`` for each of them.
+
+        Every caller gets a future of its own: cancelling it (a check that gave up) never
+        cancels an encode that other callers wait for.
+        """
+        texts = list(dict.fromkeys(texts))
+        request: _Vectors = concurrent.futures.Future()
+        with self._cond:
+            mine = [t for t in texts if t not in self._inflight]
+            waits = {id(f): f for t in texts if (f := self._inflight.get(t)) is not None}
+            if mine:
+                for t in mine:
+                    self._inflight[t] = request
+                self._queue.append((mine, request))
+                if self._thread is None:
+                    self._thread = threading.Thread(
+                        target=self._serve, name="truthguard-encoder", daemon=True
+                    )
+                    self._thread.start()
+                self._cond.notify()
+        parts = [*([request] if mine else []), *waits.values()]
+        return _joined(parts, texts)
+
+    def _serve(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue:
+                    self._cond.wait()
+                batch, self._queue = self._queue, []
+            texts = [t for ts, _ in batch for t in ts]  # disjoint: nothing is queued twice
+            try:
+                vectors = np.asarray(
+                    self.model.encode(
+                        texts,
+                        batch_size=self.batch_size,
+                        normalize_embeddings=True,
+                        convert_to_numpy=True,
+                        show_progress_bar=False,
+                    ),
+                    dtype=np.float32,
+                )
+                self.calls += 1
+                _CACHE.put_many(self.cache_key, texts, vectors)
+                table = dict(zip(texts, vectors, strict=True))
+            except BaseException as e:  # the thread must outlive any failure: report it
+                self._settle(batch, None, e)
+            else:
+                self._settle(batch, table, None)
+
+    def _settle(
+        self,
+        batch: list[tuple[list[str], _Vectors]],
+        table: dict[str, np.ndarray] | None,
+        error: BaseException | None,
+    ) -> None:
+        with self._cond:
+            for ts, _ in batch:
+                for t in ts:
+                    self._inflight.pop(t, None)
+        for ts, request in batch:
+            if table is not None:
+                request.set_result({t: table[t] for t in ts})
+            else:
+                request.set_exception(error or RuntimeError("encode failed"))
+
+
+_Vectors = concurrent.futures.Future  # of dict[str, np.ndarray]
+
+
+def _joined(parts: list[_Vectors], texts: list[str]) -> _Vectors:
+    """A new future with the vectors of ``texts``, once every request in ``parts`` is done."""
+    out: _Vectors = concurrent.futures.Future()
+    if not parts:
+        out.set_result({})
+        return out
+    lock = threading.Lock()
+    left = [len(parts)]
+
+    def one_done(_: Any) -> None:
+        with lock:
+            left[0] -= 1
+            if left[0]:
+                return
+        if not out.set_running_or_notify_cancel():  # the caller cancelled its own future
+            return
+        try:
+            merged: dict[str, np.ndarray] = {}
+            for f in parts:
+                merged.update(f.result())
+            result = {t: merged[t] for t in texts}
+        except BaseException as e:
+            out.set_exception(e)
+        else:
+            out.set_result(result)
+
+    for f in parts:
+        f.add_done_callback(one_done)
+    return out
+
+
+_workers_lock = threading.Lock()
+_WORKERS: dict[tuple[Any, ...], _EncodeWorker] = {}
+
+
+def _forget_workers() -> None:
+    # A forked child has none of its parent's threads: it starts its own on first use.
+    global _workers_lock
+    _workers_lock = threading.Lock()
+    _WORKERS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_workers)
 
 
 _load_lock = threading.RLock()
@@ -385,34 +523,78 @@ class EmbeddingSimilarity(SimilarityBackend):
         """Load the model (exporting it to ONNX first if needed) and run one encode."""
         self.model.encode(["warm up"], batch_size=1, normalize_embeddings=True)
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Normalised embeddings, shape ``(len(texts), dim)``; one encode call for new texts."""
-        texts = list(texts)
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        key = self.cache_key
-        found = _CACHE.get_many(key, texts)
+    def _worker_key(self) -> tuple[Any, ...]:
+        if self.backend == "onnx":
+            threads = self.threads or _default_threads()
+            where = (str(self._cache_dir()), threads)
+        else:
+            where = (self.device,)
+        return (self.backend, self.path, *where, self.batch_size)
+
+    def _encoder(self) -> _EncodeWorker:
+        """The encoder thread of this instance's model (loading the model on first use)."""
+        key = self._worker_key()
+        worker = _WORKERS.get(key)
+        if worker is None:
+            model = self.model  # loads outside the workers lock: loading takes seconds
+            with _workers_lock:
+                worker = _WORKERS.get(key)
+                if worker is None:
+                    worker = _WORKERS[key] = _EncodeWorker(model, self.cache_key, self.batch_size)
+        return worker
+
+    def _lookup(self, texts: list[str]) -> tuple[list[np.ndarray | None], list[str]]:
+        found = _CACHE.get_many(self.cache_key, texts)
         missing = list(dict.fromkeys(t for t, v in zip(texts, found, strict=True) if v is None))
-        fresh: dict[str, np.ndarray] = {}
-        if missing:
-            vectors = np.asarray(
-                self.model.encode(
-                    missing,
-                    batch_size=self.batch_size,
-                    normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                ),
-                dtype=np.float32,
-            )
-            _CACHE.put_many(key, missing, vectors)
-            fresh = dict(zip(missing, vectors, strict=True))
+        return found, missing
+
+    @staticmethod
+    def _assemble(
+        texts: list[str], found: list[np.ndarray | None], fresh: dict[str, np.ndarray]
+    ) -> np.ndarray:
         return np.stack(
             [v if v is not None else fresh[t] for t, v in zip(texts, found, strict=True)]
         )
 
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Normalised embeddings, shape ``(len(texts), dim)``.
+
+        Texts already in the :func:`embedding_cache` cost nothing. The others go to the model's
+        encoder thread, which serves every request waiting when it frees up with one encode
+        call: concurrent checks (and the concurrent branches of one check) share batches.
+        """
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        found, missing = self._lookup(texts)
+        fresh = self._encoder().submit(missing).result() if missing else {}
+        return self._assemble(texts, found, fresh)
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Start encoding texts into the :func:`embedding_cache` and return at once (from any
+        thread); a later :meth:`embed` of them waits for that encode instead of repeating it.
+        Does nothing before the model is loaded (loading is never started from here)."""
+        texts = list(texts)
+        worker = _WORKERS.get(self._worker_key()) if texts and self._backend else None
+        if worker is None:
+            return
+        _, missing = self._lookup(texts)
+        if missing:
+            worker.submit(missing)
+
     async def aembed(self, texts: Sequence[str]) -> np.ndarray:
-        return await asyncio.to_thread(self.embed, texts)
+        """:meth:`embed` that waits on the event loop, not on a thread of its executor."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        found, missing = self._lookup(texts)
+        fresh: dict[str, np.ndarray] = {}
+        if missing:
+            worker = _WORKERS.get(self._worker_key()) if self._backend is not None else None
+            if worker is None:  # first use: resolving and loading the model blocks
+                worker = await asyncio.to_thread(self._encoder)
+            fresh = await asyncio.wrap_future(worker.submit(missing))
+        return self._assemble(texts, found, fresh)
 
     def token_embeddings(
         self, texts: Sequence[str]
@@ -429,7 +611,7 @@ class EmbeddingSimilarity(SimilarityBackend):
     def matrix(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         if not a or not b:
             return np.zeros((len(a), len(b)), dtype=np.float32)
-        vecs = self.embed([*a, *b])  # one encode call for the whole check
+        vecs = self.embed([*a, *b])  # one encode request for the whole check
         return vecs[: len(a)] @ vecs[len(a) :].T
 
     def pairwise(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
@@ -438,6 +620,20 @@ class EmbeddingSimilarity(SimilarityBackend):
         if not a:
             return np.zeros(0, dtype=np.float32)
         vecs = self.embed([*a, *b])
+        return np.einsum("ij,ij->i", vecs[: len(a)], vecs[len(a) :])
+
+    async def amatrix(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+        if not a or not b:
+            return np.zeros((len(a), len(b)), dtype=np.float32)
+        vecs = await self.aembed([*a, *b])
+        return vecs[: len(a)] @ vecs[len(a) :].T
+
+    async def apairwise(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+        if len(a) != len(b):
+            raise InvalidInputError("b", f"expected {len(a)} texts to pair with a, got {len(b)}")
+        if not a:
+            return np.zeros(0, dtype=np.float32)
+        vecs = await self.aembed([*a, *b])
         return np.einsum("ij,ij->i", vecs[: len(a)], vecs[len(a) :])
 
 

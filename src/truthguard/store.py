@@ -36,6 +36,7 @@ import random
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,14 +115,12 @@ class Neighbor:
 
 @dataclass
 class _PendingWrite:
-    """One artifact waiting in the group-commit queue."""
+    """One artifact waiting for the store's writer thread."""
 
     id: str
     question: str
     document: str
     metadata: dict[str, Any]
-    done: threading.Event
-    error: BaseException | None = None
 
 
 class ArtifactStore:
@@ -233,9 +232,7 @@ class ArtifactStore:
         )
 
     def _init_runtime(self) -> None:
-        self._pending: list[_PendingWrite] = []
-        self._pending_lock = threading.Lock()
-        self._flushing = False
+        self._writer = _Writer(weakref.WeakMethod(self._flush))
         # artifact id -> future of the output, for calls in flight in this process
         self._inflight: dict[str, concurrent.futures.Future[str]] = {}
         self._inflight_lock = threading.Lock()
@@ -470,7 +467,22 @@ class ArtifactStore:
 
     def put_artifacts(self, items: Sequence[tuple[Any, ...]]) -> None:
         """Store several artifacts, ``(question, kind, model, prompt_version, value[, extra])``
-        each, with one embedding call for their questions."""
+        each, with one embedding call for their questions; returns once they are stored."""
+        self.put_artifacts_nowait(items).result()
+
+    def put_artifacts_nowait(
+        self, items: Sequence[tuple[Any, ...]]
+    ) -> concurrent.futures.Future[None]:
+        """Queue artifacts for the store's writer thread and return at once.
+
+        The future completes when they are stored (or raises the write's error). Every write
+        queued while the writer is busy goes into its next upsert, with one embedding call for
+        all their questions: many checks writing at once cost a few upserts, not one each.
+
+        Raises:
+            InvalidInputError: An item is malformed or its value is not JSON-serialisable
+                (raised here, before anything is queued).
+        """
         if isinstance(items, str | bytes) or not isinstance(items, Sequence):
             raise InvalidInputError("items", "expected a list of artifact tuples")
         writes = []
@@ -483,11 +495,7 @@ class ArtifactStore:
             question, kind, model, prompt_version, value, *rest = item
             extra = rest[0] if rest else ""
             writes.append(self._pending_write(question, kind, model, prompt_version, value, extra))
-        if not writes:
-            return
-        with self._pending_lock:
-            self._pending.extend(writes)
-        self._commit(writes)
+        return self._writer.submit(writes)
 
     def _pending_write(
         self, question: Any, kind: Any, model: Any, prompt_version: Any, value: Any, extra: Any
@@ -505,49 +513,19 @@ class ArtifactStore:
             "extra": extra,
             "created": time.time(),
         }
-        return _PendingWrite(aid, _norm(question), doc, meta, threading.Event())
-
-    def _commit(self, mine: list[_PendingWrite]) -> None:
-        """Group commit: whoever finds no flush running writes everything queued so far."""
-        while not all(w.done.is_set() for w in mine):
-            with self._pending_lock:
-                leader = not self._flushing and bool(self._pending)
-                if leader:
-                    self._flushing = True
-                    batch, self._pending = self._pending, []
-            if not leader:
-                # Another thread is flushing (possibly our writes): wait for it, then look again.
-                for w in mine:
-                    w.done.wait(0.05)
-                continue
-            try:
-                self._flush(batch)
-            finally:
-                with self._pending_lock:
-                    self._flushing = False
-        errors = [w.error for w in mine if w.error is not None]
-        if errors:
-            raise errors[0]
+        return _PendingWrite(aid, _norm(question), doc, meta)
 
     def _flush(self, batch: list[_PendingWrite]) -> None:
         latest = {w.id: w for w in batch}  # the last write of a key wins, as with single upserts
-        try:
-            questions = list(dict.fromkeys(w.question for w in latest.values()))
-            vectors = dict(zip(questions, self._embed(questions), strict=True))
-            with self._lock:
-                self._artifacts.upsert(
-                    ids=list(latest),
-                    documents=[w.document for w in latest.values()],
-                    embeddings=[vectors[w.question].tolist() for w in latest.values()],
-                    metadatas=[w.metadata for w in latest.values()],
-                )
-        except BaseException as e:
-            for w in batch:
-                w.error = e
-            raise
-        finally:
-            for w in batch:
-                w.done.set()
+        questions = list(dict.fromkeys(w.question for w in latest.values()))
+        vectors = dict(zip(questions, self._embed(questions), strict=True))
+        with self._lock:
+            self._artifacts.upsert(
+                ids=list(latest),
+                documents=[w.document for w in latest.values()],
+                embeddings=[vectors[w.question].tolist() for w in latest.values()],
+                metadatas=[w.metadata for w in latest.values()],
+            )
 
     def count_artifacts(self, kind: str | None = None) -> int:
         if kind is not None:
@@ -606,11 +584,88 @@ class ArtifactStore:
     async def aget_artifact(self, *args: Any, **kwargs: Any) -> Any:
         return await asyncio.to_thread(self.get_artifact, *args, **kwargs)
 
-    async def aput_artifact(self, *args: Any, **kwargs: Any) -> None:
-        await asyncio.to_thread(self.put_artifact, *args, **kwargs)
+    async def aput_artifact(
+        self,
+        question: str,
+        kind: str,
+        model: str,
+        prompt_version: str,
+        value: Any,
+        extra: str = "",
+    ) -> None:
+        """:meth:`put_artifact` that waits on the event loop, not on a thread."""
+        item = (question, kind, model, prompt_version, value, extra)
+        await asyncio.wrap_future(self.put_artifacts_nowait([item]))
 
     async def anearest(self, *args: Any, **kwargs: Any) -> list[Neighbor]:
         return await asyncio.to_thread(self.nearest, *args, **kwargs)
+
+
+class _Writer:
+    """The thread that stores a store's queued artifacts, many writes per upsert.
+
+    It holds the store only through a weak reference (a store nobody uses any more is still
+    collected, and its in-memory collections dropped) and stops after a second without work.
+    """
+
+    IDLE_SECONDS = 1.0
+
+    def __init__(self, flush: weakref.WeakMethod[Any]) -> None:
+        self._flush = flush
+        self._cond = threading.Condition()
+        self._pending: list[tuple[list[_PendingWrite], concurrent.futures.Future[None]]] = []
+        self._running = False
+        self._pid = 0
+
+    def submit(self, writes: list[_PendingWrite]) -> concurrent.futures.Future[None]:
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        if not writes:
+            future.set_result(None)
+            return future
+        with self._cond:
+            if self._pid != os.getpid():  # a forked child has no writer thread
+                self._pid, self._running, self._pending = os.getpid(), False, []
+            self._pending.append((writes, future))
+            if not self._running:
+                self._running = True
+                threading.Thread(
+                    target=self._run, name="truthguard-store-writer", daemon=True
+                ).start()
+            self._cond.notify()
+        return future
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if not self._pending:
+                    self._cond.wait(self.IDLE_SECONDS)
+                if not self._pending:
+                    self._running = False
+                    return
+                batch, self._pending = self._pending, []
+            flush = self._flush()
+            try:
+                if flush is None:
+                    raise ConfigurationError("the artifact store was closed before its writes")
+                flush([w for writes, _ in batch for w in writes])
+            except BaseException as e:  # the thread must outlive a failed write: report it
+                for _, future in batch:
+                    _settle(future, e)
+            else:
+                for _, future in batch:
+                    _settle(future, None)
+            finally:
+                del flush
+
+
+def _settle(future: concurrent.futures.Future[None], error: BaseException | None) -> None:
+    try:
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(error)
+    except concurrent.futures.InvalidStateError:
+        pass  # its waiter was cancelled: nobody to tell
 
 
 def _rebuild_store(spec: dict[str, Any]) -> ArtifactStore:
@@ -652,6 +707,8 @@ async def cached_call(
     extra: str = "",
     metadata: dict[str, Any] | None = None,
     validate: Callable[[str], Any] | None = None,
+    on_text: Callable[[str], None] | None = None,
+    lookup: bool = True,
 ) -> str:
     """Call ``model`` through ``session`` unless the store already holds this artifact.
 
@@ -664,17 +721,23 @@ async def cached_call(
     Concurrent calls for the same key in one process share one model call (the others count a
     cached call); with ``store.lease_seconds`` set, processes sharing a server also wait for a
     peer that is already producing the artifact (best effort, see :meth:`ArtifactStore.claim`).
+
+    With a session made with ``defer_writes=True`` the answer is returned as soon as it is
+    validated and stored in the background (the session's owner awaits ``session.drain()``);
+    otherwise it is stored before this returns. ``on_text`` is passed to ``session.acall``
+    (streamed replies); it is not called for a stored or shared answer. ``lookup=False`` skips
+    the store read, for a caller that has just read the store in bulk and found nothing.
     """
     from truthguard.llm import model_id
 
     name = model_id(model)
     if store is None:
-        text = await session.acall(model, prompt, stage=stage, metadata=metadata)
+        text = await _ask(session, model, prompt, stage, metadata, on_text)
         if validate is not None:
             validate(text)
         return text
     key = (question, kind, name, prompt_version, extra)
-    hit = await _stored(store, key, validate)
+    hit = await _stored(store, key, validate) if lookup else None
     if hit is not None:
         session.record_cache_hit()
         return hit
@@ -692,28 +755,72 @@ async def cached_call(
         else:
             session.record_cache_hit()
             return text
-        return await _call_and_store(session, model, prompt, store, key, stage, metadata, validate)
+        return await _call_and_store(
+            session, model, prompt, store, key, stage, metadata, validate, on_text
+        )
     owned = False
+    handed_off = False  # to a deferred write, which forgets the in-flight entry when done
     try:
-        owned = await asyncio.to_thread(store.claim, aid)
+        owned = store.lease_seconds is None or await asyncio.to_thread(store.claim, aid)
         if not owned:
             text = await _wait_for_peer(store, key, validate)
             if text is not None:
                 session.record_cache_hit()
                 future.set_result(text)
                 return text
-        text = await _call_and_store(session, model, prompt, store, key, stage, metadata, validate)
-    except BaseException as e:
-        future.set_exception(e if isinstance(e, Exception) else RuntimeError("cancelled"))
-        raise
-    else:
-        future.set_result(text)
+        text = await _ask(session, model, prompt, stage, metadata, on_text)
+        if validate is not None:
+            validate(text)
+        if getattr(session, "defer_writes", False):
+            # Our siblings and this check go on with the answer while it is being stored; the
+            # in-flight entry stays until it is, so a check starting meanwhile shares it too.
+            future.set_result(text)
+            session.defer(_store_and_release(store, key, aid, text, owned))
+            handed_off = True
+        else:
+            await _put(store, key, text)
+            future.set_result(text)
         return text
+    except BaseException as e:
+        if not future.done():
+            future.set_exception(e if isinstance(e, Exception) else RuntimeError("cancelled"))
+        raise
     finally:
-        with store._inflight_lock:
-            store._inflight.pop(aid, None)
-        if owned and store.lease_seconds is not None:
-            await asyncio.to_thread(store.release, aid)
+        if not handed_off:
+            await _forget(store, aid, owned)
+
+
+async def _ask(
+    session: Any,
+    model: Any,
+    prompt: Any,
+    stage: str,
+    metadata: dict[str, Any] | None,
+    on_text: Callable[[str], None] | None,
+) -> str:
+    extra = {"on_text": on_text} if on_text is not None else {}  # any session-like object
+    return await session.acall(model, prompt, stage=stage, metadata=metadata, **extra)
+
+
+async def _put(store: ArtifactStore, key: tuple[str, ...], text: str) -> None:
+    question, kind, name, prompt_version, extra = key
+    await store.aput_artifact(question, kind, name, prompt_version, text, extra)
+
+
+async def _store_and_release(
+    store: ArtifactStore, key: tuple[str, ...], aid: str, text: str, owned: bool
+) -> None:
+    try:
+        await _put(store, key, text)
+    finally:
+        await _forget(store, aid, owned)
+
+
+async def _forget(store: ArtifactStore, aid: str, owned: bool) -> None:
+    with store._inflight_lock:
+        store._inflight.pop(aid, None)
+    if owned and store.lease_seconds is not None:
+        await asyncio.to_thread(store.release, aid)
 
 
 async def _stored(
@@ -739,10 +846,10 @@ async def _call_and_store(
     stage: str,
     metadata: dict[str, Any] | None,
     validate: Callable[[str], Any] | None,
+    on_text: Callable[[str], None] | None = None,
 ) -> str:
-    text = await session.acall(model, prompt, stage=stage, metadata=metadata)
+    text = await _ask(session, model, prompt, stage, metadata, on_text)
     if validate is not None:
         validate(text)
-    question, kind, name, prompt_version, extra = key
-    await store.aput_artifact(question, kind, name, prompt_version, text, extra)
+    await _put(store, key, text)
     return text

@@ -61,6 +61,10 @@ class _RecordingChatModel(BaseChatModel):
     """Name used in cache keys; give each fake reference model its own."""
     latency: float = 0.0
     """Seconds each call takes (``asyncio.sleep`` on the async path)."""
+    first_token_latency: float | None = None
+    """When set, a streamed reply starts after this many seconds and its words arrive evenly
+    until ``latency``, like a model that streams while it generates; None streams the whole
+    reply at once after ``latency``."""
     fail_first: int = 0
     """The first N calls raise ``error``."""
     fail_when: Callable[[str], bool] | None = None
@@ -128,6 +132,25 @@ class _RecordingChatModel(BaseChatModel):
         msg = self._answer(messages, getattr(run_manager, "metadata", None) or {})
         return ChatResult(generations=[ChatGeneration(message=msg)])
 
+    def _pace(self) -> tuple[float, float]:
+        """Seconds before the first streamed word, and between words (see
+        ``first_token_latency``)."""
+        if self.first_token_latency is None:
+            return self.latency, 0.0
+        first = min(self.first_token_latency, self.latency)
+        return first, self.latency - first
+
+    @staticmethod
+    def _chunks(msg: AIMessage) -> list[ChatGenerationChunk]:
+        words = message_text(msg).split(" ")
+        chunks = [
+            ChatGenerationChunk(message=AIMessageChunk(content=w if i == 0 else " " + w))
+            for i, w in enumerate(words)
+        ]
+        if msg.usage_metadata is not None:  # reported once, on the last chunk, as APIs do
+            chunks[-1].message.usage_metadata = msg.usage_metadata  # type: ignore[union-attr]
+        return chunks
+
     def _stream(
         self,
         messages: list[BaseMessage],
@@ -135,12 +158,16 @@ class _RecordingChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        result = self._generate(messages, stop, run_manager, **kwargs)
-        text = message_text(result.generations[0].message)
-        for i, word in enumerate(text.split(" ")):
-            chunk = ChatGenerationChunk(
-                message=AIMessageChunk(content=word if i == 0 else " " + word)
-            )
+        first, spread = self._pace()
+        started = time.monotonic()
+        if first:
+            time.sleep(first)
+        msg = self._answer(messages, getattr(run_manager, "metadata", None) or {})
+        chunks = self._chunks(msg)
+        for i, chunk in enumerate(chunks):
+            due = started + first + spread * (i + 1) / len(chunks)
+            if spread and due > time.monotonic():
+                time.sleep(due - time.monotonic())
             if run_manager:
                 run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
@@ -152,12 +179,16 @@ class _RecordingChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        result = await self._agenerate(messages, stop, run_manager, **kwargs)
-        text = message_text(result.generations[0].message)
-        for i, word in enumerate(text.split(" ")):
-            chunk = ChatGenerationChunk(
-                message=AIMessageChunk(content=word if i == 0 else " " + word)
-            )
+        first, spread = self._pace()
+        started = time.monotonic()
+        if first:
+            await asyncio.sleep(first)
+        msg = self._answer(messages, getattr(run_manager, "metadata", None) or {})
+        chunks = self._chunks(msg)
+        for i, chunk in enumerate(chunks):
+            due = started + first + spread * (i + 1) / len(chunks)
+            if spread and due > time.monotonic():
+                await asyncio.sleep(due - time.monotonic())
             if run_manager:
                 await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from truthguard._text import capped, has_content, require_content, scan_note
 from truthguard.errors import InvalidLLMOutput
 
-__all__ = ["IWCOPairs", "parse_iwco_pairs", "parse_reference_answer"]
+__all__ = ["IWCOPairs", "parse_iwco_pairs", "parse_reference_answer", "settled_halves"]
 
 # A half of a pair opens with a label at the start of a line (after bullets, numbering and
 # markdown emphasis) or after a "|" on a one-line pair. Bullets and emphasis are skipped with
@@ -159,6 +159,24 @@ def parse_iwco_pairs(
             stage=stage,
         )
     return IWCOPairs(pairs=pairs, dropped=dropped)
+
+
+def settled_halves(text: str) -> list[str]:
+    """The pair halves of a reply that is still streaming whose text can no longer change.
+
+    A half ends where the next label starts, so every half but the last is settled; each comes
+    out exactly as :func:`parse_iwco_pairs` will read it from the whole reply (empty halves and
+    those without content are left out). Used to start work on the first pairs while the model
+    is still writing the others.
+    """
+    text, _ = capped(text)
+    markers = _markers(text)
+    out: list[str] = []
+    for i in range(len(markers) - 1):
+        content = _clean(text[markers[i][1] : markers[i + 1][0]])
+        if has_content(content):
+            out.append(content)
+    return out
 
 
 def parse_reference_answer(text: str, *, stage: str = "fewl.reference", source: str = "") -> str:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import math
 import random
+import threading
 import time
 import weakref
 from collections.abc import Sequence
@@ -19,7 +20,12 @@ from truthguard._sync import run_sync
 from truthguard.detector import BaseDetector, DetectorInput
 from truthguard.errors import InvalidInputError, InvalidLLMOutput, LLMCallError
 from truthguard.fewl._formula import FEWLBreakdown, fewl_formula
-from truthguard.fewl._parse import IWCOPairs, parse_iwco_pairs, parse_reference_answer
+from truthguard.fewl._parse import (
+    IWCOPairs,
+    parse_iwco_pairs,
+    parse_reference_answer,
+    settled_halves,
+)
 from truthguard.fewl._prompts import PROMPT_VERSION, iwco_prompt, reference_prompt
 from truthguard.llm import LLMSession, as_runnable, model_id
 from truthguard.result import DetectionResult, Label
@@ -238,8 +244,26 @@ class FEWL(BaseDetector):
                 if e.field != "answer":
                     raise
                 raise InvalidInputError(f"answers[{i}]", str(e).split(": ", 1)[-1]) from e
-        session = LLMSession(self.llm_settings)
+        session = LLMSession(self.llm_settings, defer_writes=True)
         started = time.perf_counter()
+        try:
+            results = await self._ranked(question, inputs, session)
+        except BaseException:
+            session.abandon()
+            raise
+        await session.drain()
+        final = [
+            self._finalize(r, inp, session, started) for r, inp in zip(results, inputs, strict=True)
+        ]
+        order = sorted(
+            range(len(final)),
+            key=lambda i: (final[i].score is None, -(final[i].score or 0.0), i),
+        )
+        return [(inputs[i].answer, final[i]) for i in order]
+
+    async def _ranked(
+        self, question: str, inputs: list[DetectorInput], session: LLMSession
+    ) -> list[DetectionResult]:
         try:
             arts = await self._artifacts(question, session, [inp.answer for inp in inputs])
             await self._prepare(arts)
@@ -256,14 +280,7 @@ class FEWL(BaseDetector):
                 self.detector_name, str(e), details={"stage": e.stage, "error": str(e.__cause__)}
             )
             results = [bad] * len(inputs)
-        final = [
-            self._finalize(r, inp, session, started) for r, inp in zip(results, inputs, strict=True)
-        ]
-        order = sorted(
-            range(len(final)),
-            key=lambda i: (final[i].score is None, -(final[i].score or 0.0), i),
-        )
-        return [(inputs[i].answer, final[i]) for i in order]
+        return results
 
     # -- the check ----------------------------------------------------------------------------
 
@@ -345,12 +362,23 @@ class FEWL(BaseDetector):
                 if text:
                     session.record_cache_hit()
                     row.append(text)
-                else:  # absent (or unusable): ask, through the store as usual
-                    row.append(self._reference(session, store, slot, q, "fewl.neighbor_reference"))
+                else:  # absent (or unusable): ask, and embed the answer as soon as it comes
+                    row.append(self._neighbor_reference(session, store, slot, q))
             rows.append(row)
         pending = [x for row in rows for x in row if not isinstance(x, str)]
         answers = iter(await session.gather(pending))
         return [[x if isinstance(x, str) else next(answers) for x in row] for row in rows]
+
+    async def _neighbor_reference(
+        self, session: LLMSession, store: ArtifactStore, slot: _Slot, question: str
+    ) -> str:
+        # The bulk read just missed it: no second read before the call.
+        text = await self._reference(
+            session, store, slot, question, "fewl.neighbor_reference", lookup=False
+        )
+        if isinstance(self.similarity, EmbeddingSimilarity):
+            self.similarity.prefetch([text])  # batched with the other answers arriving now
+        return text
 
     async def _neighbors(
         self, store: ArtifactStore, question: str
@@ -382,6 +410,8 @@ class FEWL(BaseDetector):
         extra: str,
         stage: str,
         check: Any,
+        on_text: Any = None,
+        lookup: bool = True,
     ) -> Any:
         # cached_call validates with ``check`` before storing, and re-asks a stored artifact
         # ``check`` refuses (e.g. pairs stored under a smaller ``min_pairs``).
@@ -397,11 +427,20 @@ class FEWL(BaseDetector):
             extra=extra,
             metadata={"fewl_question": question, "fewl_kind": kind, "fewl_extra": extra},
             validate=check,
+            on_text=on_text,
+            lookup=lookup,
         )
         return check(text)
 
     async def _reference(
-        self, session: LLMSession, store: ArtifactStore, slot: _Slot, question: str, stage: str
+        self,
+        session: LLMSession,
+        store: ArtifactStore,
+        slot: _Slot,
+        question: str,
+        stage: str,
+        *,
+        lookup: bool = True,
     ) -> str:
         def check(text: str) -> str:
             return parse_reference_answer(text, stage=stage, source=slot.name)
@@ -416,7 +455,31 @@ class FEWL(BaseDetector):
             extra=slot.extra,
             stage=stage,
             check=check,
+            lookup=lookup,
         )
+
+    def _pair_prefetcher(self) -> Any:
+        """An ``on_text`` callback that embeds each pair half as soon as it is settled, while
+        the generator is still writing the rest (a no-op without an embedding backend)."""
+        if not isinstance(self.similarity, EmbeddingSimilarity):
+            return None
+        similarity = self.similarity
+        lock = threading.Lock()
+        seen: set[str] = set()
+        lines = [0]
+
+        def on_text(text: str) -> None:
+            with lock:  # the model's stream may call from a worker thread
+                n = text.count("\n")
+                if n == lines[0]:  # a half can only settle when a new line starts
+                    return
+                lines[0] = n
+                fresh = [h for h in settled_halves(text) if h not in seen]
+                seen.update(fresh)
+            if fresh:
+                similarity.prefetch(fresh)
+
+        return on_text
 
     async def _pairs(
         self, session: LLMSession, store: ArtifactStore, generator: Any, question: str
@@ -436,6 +499,7 @@ class FEWL(BaseDetector):
             extra=f"n={self.n_pairs}",
             stage="fewl.iwco",
             check=check,
+            on_text=self._pair_prefetcher(),
         )
 
     # -- scoring ------------------------------------------------------------------------------
