@@ -432,3 +432,68 @@ def test_warm_up_loads_the_similarity_backends_a_detector_uses(monkeypatch):
     ReverseValidation(model=ScriptedChatModel(default="x")).warm_up()  # None: no embedding
     FakeDetector(score=1.0).warm_up()
     assert loaded == []
+
+
+# -- store writes: deferred while the check goes on, done before it returns -----------------------
+
+
+class _Writer(BaseDetector):
+    """Asks one model through the store, like the real detectors do."""
+
+    detector_name = "writer"
+    model: ScriptedChatModel
+    store: object
+
+    async def _acheck(self, inp: DetectorInput, session) -> DetectionResult:
+        from truthguard.store import cached_call
+
+        assert session.defer_writes  # detectors let writes finish in the background
+        text = await cached_call(
+            session,
+            self.model,
+            inp.question,
+            store=self.store,
+            question=inp.question,
+            kind="answer",
+            prompt_version="t",
+            stage="writer.answer",
+        )
+        return DetectionResult(
+            detector=self.detector_name, score=float(text == inp.answer), label=Label.FACTUAL
+        )
+
+
+class _Embedder:
+    """Deterministic 4-dimensional vectors; ``fail`` makes every embed raise."""
+
+    fail = False
+
+    def embed(self, texts):
+        import numpy as np
+
+        if self.fail:
+            raise RuntimeError("vector index unavailable")
+        return np.array([[1.0, len(t) % 7, 0.5, 0.0] for t in texts], dtype=np.float32) / 2
+
+
+def test_a_check_returns_with_its_answers_stored(tmp_path):
+    from truthguard.llm import model_id
+    from truthguard.store import ArtifactStore
+
+    store = ArtifactStore(tmp_path / "s", embedder=_Embedder())
+    det = _Writer(model=ScriptedChatModel(default="Shakespeare"), store=store)
+    assert det.invoke(QA).score == 1.0
+    assert store.get_artifact(QA["question"], "answer", model_id(det.model), "t") == "Shakespeare"
+
+
+def test_a_failed_store_write_never_loses_the_result(tmp_path, caplog):
+    from truthguard.store import ArtifactStore
+
+    emb = _Embedder()
+    store = ArtifactStore(tmp_path / "s", embedder=emb)
+    emb.fail = True
+    det = _Writer(model=ScriptedChatModel(default="Shakespeare"), store=store)
+    with caplog.at_level("WARNING", logger="truthguard.llm"):
+        result = det.invoke(QA)
+    assert result.score == 1.0 and result.label == Label.FACTUAL
+    assert "vector index unavailable" in caplog.text

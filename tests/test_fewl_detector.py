@@ -507,3 +507,52 @@ def test_private_store_is_dropped_with_the_detector():
     del detector
     gc.collect()
     assert not {n for n in _collection_names(client) if n.startswith(namespace)}
+
+
+# -- streamed IW/CO replies ----------------------------------------------------------------------
+
+
+def test_settled_pair_halves_are_embedded_while_the_reply_streams(embedder, monkeypatch):
+    from truthguard.fewl._parse import settled_halves
+
+    detector = FEWL(reference_models=[_model("a", GOOD)], mode="single", similarity=embedder)
+    asked: list[str] = []
+    monkeypatch.setattr(embedder, "prefetch", lambda texts: asked.extend(texts))
+    on_text = detector._pair_prefetcher()
+    for cut in range(1, len(PAIRS) + 1):
+        on_text(PAIRS[:cut])  # a stream that delivers one character at a time
+    assert asked == settled_halves(PAIRS)  # each half once, in order, as soon as it settled
+    assert len(asked) == 5  # the sixth half is the last one: it settles only at the end
+    assert FEWL(
+        reference_models=[_model("a", GOOD)], mode="single", similarity=LexicalSimilarity()
+    )._pair_prefetcher() is None  # nothing to embed ahead of time
+
+
+def test_streamed_iwco_over_http_scores_as_an_invoked_one(embedder):
+    from truthguard.store import ArtifactStore
+    from truthguard.testing import OpenAIServer
+
+    def reply(messages):
+        prompt = messages[-1]["content"]
+        return PAIRS if "deliberately false" in prompt else GOOD[_question(prompt)]
+
+    results = {}
+    with OpenAIServer(reply=reply) as server:
+        for streamed in (True, False):
+            model = server.chat_model(max_retries=0, timeout=10, disable_streaming=not streamed)
+            detector = FEWL(
+                reference_models=[model],
+                mode="single",
+                penalty=False,
+                min_pairs=3,
+                similarity=embedder,
+                store=ArtifactStore.in_memory(),
+            )
+            results[streamed] = detector.check(QUESTION, "Shakespeare wrote Hamlet.")
+        requests = list(server.requests)
+    assert sorted(r.stream for r in requests) == [False, False, False, True]
+    a, b = results[True], results[False]
+    assert a.score == pytest.approx(b.score, abs=1e-6) and a.label == b.label
+    assert a.details["iwco_pairs"] == b.details["iwco_pairs"]
+    assert not a.usage.estimated_tokens
+    assert a.usage.total_tokens == sum(r.usage.total_tokens for r in requests[:2] if r.usage)

@@ -210,3 +210,31 @@ def test_fuzz_pairs_raise_only_invalid_output_and_never_hold_nothing(text, min_p
     except InvalidLLMOutput:
         assert not has_content(text)
     assert time.perf_counter() - started < 2.0
+
+
+_STREAMED = (
+    "Here are the pairs.\n"
+    "1. Wrong: The tower opened in 1901.\n"
+    "1. Corrected: The tower opened in 1889.\n"
+    "**2. Wrong answer:** It is made of\n  reinforced concrete.\n"
+    "2. Corrected: It is made of wrought iron.\n"
+    "3. Wrong: ... | 3. Corrected: It stands in Paris.\n"
+    "4. Wrong: It is 500 metres tall.\n"
+    "4. Corrected: It is 330 metres tall.\n\nHope this helps!"
+)
+
+
+def test_settled_halves_of_every_prefix_are_read_as_the_whole_reply_reads_them():
+    from truthguard.fewl._parse import settled_halves
+
+    halves = {h for pair in parse_iwco_pairs(_STREAMED).pairs for h in pair}
+    previous: list[str] = []
+    for cut in range(len(_STREAMED) + 1):
+        settled = settled_halves(_STREAMED[:cut])
+        assert settled[: len(previous)] == previous  # a settled half never changes
+        # Every settled half is exactly a half of the final parse, or one the parse drops
+        # (the content-free "..." of pair 3 is never settled: it has no content).
+        assert set(settled) <= halves | {"It stands in Paris."}
+        previous = settled
+    assert "It is 330 metres tall." not in previous  # the last half is never settled
+    assert "It is made of reinforced concrete." in previous  # a multi-line half, whole

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -198,3 +199,112 @@ async def test_async_twins(embedder):
 def test_cross_encoder_requires_a_local_path(tmp_path):
     with pytest.raises(InvalidInputError, match="model_path"):
         CrossEncoderSimilarity(tmp_path / "missing")
+
+
+# -- the encoder thread -------------------------------------------------------------------------
+
+
+class _GatedModel:
+    """An encoder whose first call waits for ``gate``: requests made meanwhile queue up."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.calls: list[list[str]] = []
+        self.gate = threading.Event()
+        self.started = threading.Event()
+        self.fail = fail
+
+    def encode(self, texts, **kw):
+        self.calls.append(list(texts))
+        self.started.set()
+        assert self.gate.wait(10)
+        if self.fail:
+            raise RuntimeError("encoder broke")
+        return np.array([[len(t), 1.0, 0.0] for t in texts], dtype=np.float32)
+
+
+def _worker(model, key):
+    from truthguard.similarity import _EncodeWorker
+
+    return _EncodeWorker(model, f"test:{key}", batch_size=8)
+
+
+def test_encoder_thread_serves_every_waiting_request_with_one_call():
+    model = _GatedModel()
+    worker = _worker(model, "coalesce")
+    first = worker.submit(["a"])
+    assert model.started.wait(10)  # the first encode is running (and held)
+    second, third = worker.submit(["bb", "ccc"]), worker.submit(["dddd"])
+    model.gate.set()
+    assert first.result(10)["a"][0] == 1
+    assert set(second.result(10)) == {"bb", "ccc"} and third.result(10)["dddd"][0] == 4
+    assert model.calls == [["a"], ["bb", "ccc", "dddd"]]
+    assert worker.calls == 2
+
+
+def test_a_text_being_encoded_is_not_encoded_again():
+    model = _GatedModel()
+    worker = _worker(model, "inflight")
+    first = worker.submit(["x", "yy"])
+    assert model.started.wait(10)
+    second = worker.submit(["yy", "zzz"])  # "yy" is already being encoded
+    model.gate.set()
+    got = second.result(10)
+    assert sorted(got) == ["yy", "zzz"] and got["yy"][0] == 2
+    assert first.result(10)["x"][0] == 1
+    assert model.calls == [["x", "yy"], ["zzz"]]
+
+
+def test_a_waiter_that_gives_up_does_not_cancel_an_encode_others_wait_for():
+    model = _GatedModel()
+    worker = _worker(model, "cancel")
+    blocker = worker.submit(["held"])
+    assert model.started.wait(10)
+    quitter, stayer = worker.submit(["shared"]), worker.submit(["shared"])
+    assert quitter.cancel()
+    model.gate.set()
+    assert blocker.result(10)["held"][0] == 4
+    assert stayer.result(10)["shared"][0] == 6
+
+
+def test_an_encode_failure_reaches_every_waiter_and_the_thread_goes_on():
+    model = _GatedModel(fail=True)
+    worker = _worker(model, "fail")
+    first = worker.submit(["p"])
+    assert model.started.wait(10)
+    second = worker.submit(["q"])
+    model.gate.set()
+    for future in (first, second):
+        with pytest.raises(RuntimeError, match="encoder broke"):
+            future.result(10)
+    model.fail = False
+    assert worker.submit(["r"]).result(10)["r"][0] == 1  # the thread survived
+
+
+def test_prefetch_fills_the_cache_for_a_later_embed(embedder, monkeypatch):
+    sim = EmbeddingSimilarity()
+    sim.embed(["load the model first"])
+    calls = []
+    real = sim.model.encode
+
+    def counting(texts, **kw):
+        calls.append(list(texts))
+        return real(texts, **kw)
+
+    monkeypatch.setattr(sim.model, "encode", counting)
+    texts = ["prefetched text one", "prefetched text two"]
+    sim.prefetch(texts)
+    vecs = sim.embed(texts)  # waits for the prefetch's encode instead of repeating it
+    assert calls == [texts] and vecs.shape == (2, 384)
+    EmbeddingSimilarity().prefetch(["never encoded: this instance has not loaded a model"])
+    assert len(calls) == 1
+
+
+async def test_concurrent_aembed_calls_match_one_embed(embedder):
+    import asyncio
+
+    sim = EmbeddingSimilarity()
+    sim.embed(["warm"])
+    texts = [f"concurrent aembed {i}" for i in range(12)]
+    rows = await asyncio.gather(*(sim.aembed([t]) for t in texts))
+    together = sim.embed(texts)
+    np.testing.assert_allclose(np.vstack(rows), together, atol=1e-6)

@@ -530,3 +530,109 @@ def test_two_processes_share_artifacts_through_a_chroma_server(chroma_server, tm
 
     labels = lambda out: {r["id"]: r["label"] for r in read_results(out)}  # noqa: E731
     assert labels(tmp_path / "first") == labels(tmp_path / "second")
+
+
+# -- the writer thread and deferred writes --------------------------------------------------------
+
+
+class _GatedEmbedder(_CountingEmbedder):
+    """Holds every embed call until ``gate`` is set (the writer then looks busy)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        super().__init__()
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+
+    def embed(self, texts):
+        self.entered.set()
+        assert self.gate.wait(10)
+        return super().embed(texts)
+
+
+def test_put_artifacts_nowait_queues_and_checks_items_at_once(tmp_path):
+    emb = _GatedEmbedder()
+    store = ArtifactStore(tmp_path / "s", embedder=emb)
+    with pytest.raises(InvalidInputError, match="value"):
+        store.put_artifacts_nowait([("Q?", "k", "m", "v", {1, 2})])  # not JSON: refused here
+    first = store.put_artifacts_nowait([("Q1?", "k", "m", "v", 1)])
+    assert emb.entered.wait(10) and not first.done()  # the writer holds it
+    later = [store.put_artifacts_nowait([(f"Q{i}?", "k", "m", "v", i)]) for i in range(2, 6)]
+    emb.gate.set()
+    for future in (first, *later):
+        assert future.result(10) is None
+    assert emb.calls == [1, 4]  # the four writes queued meanwhile went in one batch
+    assert store.get_artifacts([f"Q{i}?" for i in range(1, 6)], "k", "m", "v") == [1, 2, 3, 4, 5]
+
+
+def test_a_failed_write_reaches_its_waiters_and_the_writer_goes_on(tmp_path):
+    class Broken(_CountingEmbedder):
+        fail = True
+
+        def embed(self, texts):
+            if self.fail:
+                raise RuntimeError("embedder down")
+            return super().embed(texts)
+
+    emb = Broken()
+    store = ArtifactStore(tmp_path / "s", embedder=emb)
+    with pytest.raises(RuntimeError, match="embedder down"):
+        store.put_artifact("Q?", "k", "m", "v", 1)
+    emb.fail = False
+    store.put_artifact("Q?", "k", "m", "v", 2)
+    assert store.get_artifact("Q?", "k", "m", "v") == 2
+
+
+async def test_deferred_writes_let_the_call_return_before_the_answer_is_stored(tmp_path):
+    import asyncio
+
+    from truthguard.llm import LLMSession, model_id
+
+    emb = _GatedEmbedder()
+    store = ArtifactStore(tmp_path / "s", embedder=emb)
+    model = ScriptedChatModel(default="42")
+    name = model_id(model)
+    key = {"store": store, "question": "Q?", "kind": "k", "prompt_version": "v", "stage": "s"}
+    session = LLMSession(defer_writes=True)
+    assert await cached_call(session, model, "x", **key) == "42"  # the write is still held
+    assert await asyncio.to_thread(emb.entered.wait, 10)
+    assert store.get_artifact("Q?", "k", name, "v") is None
+    # A check starting meanwhile shares the answer in flight: no second model call.
+    other = LLMSession(defer_writes=True)
+    assert await cached_call(other, model, "x", **key) == "42"
+    assert model.call_count == 1 and other.usage().cached_calls == 1
+    emb.gate.set()
+    await session.drain()
+    assert store.get_artifact("Q?", "k", name, "v") == "42"
+    # Without deferral the write is done when the call returns.
+    plain = LLMSession()
+    assert await cached_call(plain, model, "y", **{**key, "question": "Q2?"}) == "42"
+    assert store.get_artifact("Q2?", "k", name, "v") == "42"
+
+
+async def test_lookup_false_skips_the_store_read(store):
+    from truthguard.llm import LLMSession, model_id
+
+    model = ScriptedChatModel(default="fresh")
+    store.put_artifact("Q?", "k", model_id(model), "v", "stored")
+    key = {"store": store, "question": "Q?", "kind": "k", "prompt_version": "v", "stage": "s"}
+    assert await cached_call(LLMSession(), model, "x", **key) == "stored"
+    assert await cached_call(LLMSession(), model, "x", lookup=False, **key) == "fresh"
+    assert model.call_count == 1
+
+
+def test_the_writer_thread_stops_when_idle(tmp_path, monkeypatch):
+    import time
+
+    from truthguard.store import _Writer
+
+    monkeypatch.setattr(_Writer, "IDLE_SECONDS", 0.05)
+    store = ArtifactStore(tmp_path / "s", embedder=_CountingEmbedder())
+    store.put_artifact("Q?", "k", "m", "v", 1)
+    deadline = time.monotonic() + 10
+    while store._writer._running and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not store._writer._running
+    store.put_artifact("Q?", "k", "m", "v", 2)  # a new thread starts for the next write
+    assert store.get_artifact("Q?", "k", "m", "v") == 2

@@ -193,3 +193,24 @@ def test_openai_server_wait_quiet_waits_for_late_requests():
         assert len(server.requests) == 1  # the late call landed before wait_quiet returned
         started = time.monotonic()
         assert server.wait_quiet(quiet=0.1) and time.monotonic() - started < 5
+
+
+async def test_a_paced_model_streams_its_reply_over_its_latency():
+    import time as _time
+
+    model = ScriptedChatModel(default="a b c d e", latency=0.2, first_token_latency=0.05)
+    started = _time.monotonic()
+    arrivals, chunks = [], []
+    async for chunk in model.astream("q"):
+        arrivals.append(_time.monotonic() - started)
+        chunks.append(chunk)
+    words = [c for c in chunks if c.content]
+    assert "".join(c.content for c in words) == "a b c d e"
+    assert arrivals[0] >= 0.05 and arrivals[len(words) - 1] >= 0.2  # first word, then the last
+    assert arrivals[len(words) - 1] - arrivals[0] >= 0.1  # spread out, not in one burst
+    usage = [c.usage_metadata for c in chunks if c.usage_metadata]
+    assert len(usage) == 1 and usage[0]["output_tokens"] == 5  # reported once, as APIs do
+    whole = ScriptedChatModel(default="a b c", latency=0.1)
+    started = _time.monotonic()
+    stamps = [_time.monotonic() - started async for _ in whole.astream("q")]
+    assert stamps[0] >= 0.1  # without first_token_latency the reply comes whole, after latency

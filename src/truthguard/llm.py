@@ -448,11 +448,15 @@ async def _stream_async(
     partial: list[Any] | None,
 ) -> Any:
     total: Any = None
+    shown = ""
     async for chunk in runnable.astream(prompt, config=config):
         total = _grow(total, chunk)
         if partial is not None:
             partial[:] = [total]
-        on_text(message_text(total))
+        text = message_text(total)
+        if text != shown:  # not for chunks that only carry metadata
+            shown = text
+            on_text(text)
     return total
 
 
@@ -464,11 +468,15 @@ def _stream_sync(
     partial: list[Any] | None,
 ) -> Any:
     total: Any = None
+    shown = ""
     for chunk in runnable.stream(prompt, config=config):
         total = _grow(total, chunk)
         if partial is not None:
             partial[:] = [total]
-        on_text(message_text(total))
+        text = message_text(total)
+        if text != shown:  # not for chunks that only carry metadata
+            shown = text
+            on_text(text)
     return total
 
 
