@@ -17,18 +17,23 @@ def test_registered():
 
 
 def test_single_checks_make_the_expected_calls(embedder):
-    checks = single_checks(QUESTIONS, latency=0.01, repeats=1, similarity=LexicalSimilarity())
+    checks = single_checks(
+        QUESTIONS, latency=0.01, repeats=1, similarity=LexicalSimilarity(), first_token=0.003
+    )
     calls = {name: row["calls"] for name, row in checks.items()}
     assert calls == {
         "fewl_cold": 3 * (1 + 25) + 1,  # every reference answer to ask
         "fewl_warm": 3 + 1,  # neighbours' answers stored: only the question's own calls
         "fewl_repeat": 0,
+        "fewl_cold_streamed": 3 * (1 + 25) + 1,  # the same calls, with replies streamed
+        "fewl_warm_streamed": 3 + 1,
         "refchecker_llm": 1 + 10,
         "refchecker_llm_joint": 1 + 1,
         "rv_em": 2,
     }
     assert checks["fewl_cold"]["stages"] == 1 and checks["rv_em"]["stages"] == 2
     assert checks["fewl_repeat"]["ratio_to_floor"] is None
+    assert checks["fewl_warm"]["cpu_ms"] > 0 and checks["fewl_warm"]["overhead_pct"] is not None
     for row in checks.values():
         assert row["seconds"] > 0
 

@@ -71,6 +71,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="do not time the sentence-transformers backend (its import takes seconds)",
     )
     parser.add_argument("--texts", type=int, default=256, help="texts in the throughput test")
+    parser.add_argument(
+        "--first-token",
+        type=float,
+        default=1 / 3,
+        help="for the streamed FEWL rows: first token after this share of --latency, the rest "
+        "of the reply spread evenly until --latency (negative: leave those rows out)",
+    )
 
 
 def _median(values: list[float]) -> float:
@@ -232,7 +239,7 @@ def _pairs_text(question: str, n: int = 25) -> str:
     return "\n".join(lines)
 
 
-def _fewl_model(name: str, latency: float) -> Any:
+def _fewl_model(name: str, latency: float, first_token: float | None = None) -> Any:
     from truthguard.testing import ScriptedChatModel
 
     def script(prompt: str) -> str:
@@ -241,11 +248,18 @@ def _fewl_model(name: str, latency: float) -> Any:
             return _pairs_text(question)
         return f"{name} says: the answer to '{question}' is in the record."
 
-    return ScriptedChatModel(model_name=name, script=script, latency=latency)
+    return ScriptedChatModel(
+        model_name=name, script=script, latency=latency, first_token_latency=first_token
+    )
 
 
 async def _fewl_checks(
-    questions: list[str], latency: float, similarity: Any = None
+    questions: list[str],
+    latency: float,
+    similarity: Any = None,
+    *,
+    first_token: float | None = None,
+    suffix: str = "",
 ) -> dict[str, Any]:
     from truthguard.fewl import FEWL
     from truthguard.store import ArtifactStore
@@ -254,7 +268,7 @@ async def _fewl_checks(
     # K=25 neighbours out of 25 (then 26) stored questions: the warm check's neighbours are
     # exactly those the cold check asked about, so it makes only its own 4 calls.
     store.add_questions(questions[2:27])
-    models = [_fewl_model(f"ref{i}", latency) for i in range(3)]
+    models = [_fewl_model(f"ref{i}", latency, first_token) for i in range(3)]
     extra = {"similarity": similarity} if similarity is not None else {}
     detector = FEWL(reference_models=models, store=store, max_neighbor_similarity=None, **extra)
     out: dict[str, Any] = {}
@@ -263,13 +277,20 @@ async def _fewl_checks(
         ("fewl_warm", questions[1], "It is in the record."),
         ("fewl_repeat", questions[1], "The record shows it."),
     ):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         result = await detector.acheck(question, answer)
         wall = time.perf_counter() - t0
+        cpu = time.process_time() - c0  # scripted models sleep: this is truthguard's own work
         if result.usage.llm_calls and result.label.value == "invalid":
             raise RuntimeError(f"{name}: {result.explanation}")
-        out[name] = {"seconds": wall, "calls": result.usage.llm_calls, "stages": 1}
-    out["fewl_repeat"]["stages"] = 0
+        out[name + suffix] = {
+            "seconds": wall,
+            "calls": result.usage.llm_calls,
+            "stages": 1 if result.usage.llm_calls else 0,
+            "cpu_seconds": cpu,
+        }
+    if suffix:  # a repeated check makes no call: streaming changes nothing there
+        del out["fewl_repeat" + suffix]
     store.client.delete_collection(f"{store.namespace}_questions")
     store.client.delete_collection(f"{store.namespace}_artifacts")
     return out
@@ -343,11 +364,19 @@ async def _rv_check(latency: float) -> dict[str, Any]:
 
 
 def single_checks(
-    questions: list[str], latency: float, repeats: int, *, similarity: Any = None
+    questions: list[str],
+    latency: float,
+    repeats: int,
+    *,
+    similarity: Any = None,
+    first_token: float | None = None,
 ) -> dict[str, Any]:
     """Median wall of each single check and its ratio to the floor (stages x latency).
 
-    ``similarity`` replaces FEWL's default (packaged MiniLM) backend, for quick runs.
+    FEWL runs twice: with models that send each reply whole after ``latency`` and, when
+    ``first_token`` is given, with models that stream it from ``first_token`` until ``latency``
+    (as generating models do; rows ``*_streamed``). ``similarity`` replaces FEWL's default
+    (packaged MiniLM) backend, for quick runs.
     """
     # One unmeasured pass first: first-call costs (imports, prompt templates) are cold start.
     run_sync(_fewl_checks(questions[-30:], 0.0, similarity))
@@ -358,6 +387,13 @@ def single_checks(
         qs = questions[r * 30 : (r + 1) * 30]  # fresh questions per repeat: nothing stored yet
         for name, row in run_sync(_fewl_checks(qs, latency, similarity)).items():
             runs.setdefault(name, []).append(row)
+        if first_token is not None:
+            qs = questions[(repeats + r) * 30 : (repeats + r + 1) * 30]
+            streamed = _fewl_checks(
+                qs, latency, similarity, first_token=first_token, suffix="_streamed"
+            )
+            for name, row in run_sync(streamed).items():
+                runs.setdefault(name, []).append(row)
         runs.setdefault("refchecker_llm", []).append(
             run_sync(_refchecker_check(latency, joint=False))
         )
@@ -375,7 +411,10 @@ def single_checks(
             "stages": rows[0]["stages"],
             "ratio_to_floor": wall / floor if floor else None,
             "overhead_ms": 1000 * (wall - floor),
+            "overhead_pct": 100 * (wall - floor) / floor if floor else None,
         }
+        if "cpu_seconds" in rows[0]:
+            out[name]["cpu_ms"] = 1000 * _median([r["cpu_seconds"] for r in rows])
     return out
 
 
@@ -399,7 +438,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     questions = [it.question for it in load_chale(args.data)]
     result["question_embedding_ms"] = question_embedding_ms(questions[-200:])
     result["knn"] = knn()
-    result["checks"] = single_checks(questions, args.latency, repeats)
+    share = getattr(args, "first_token", 1 / 3)
+    first_token = args.latency * share if share is not None and share >= 0 else None
+    result["first_token"] = first_token
+    result["checks"] = single_checks(questions, args.latency, repeats, first_token=first_token)
     result["peak_rss_mib"] = _rss_mib()
     if hasattr(os, "getloadavg"):
         result["load_average_after"] = os.getloadavg()[0]
@@ -448,16 +490,22 @@ def format_table(result: dict[str, Any]) -> str:
             f"  {n:>7} {row['chroma_ms']:>10.2f} {row['exact_numpy_ms']:>9.2f} "
             f"{row['paper_ms'] if row['paper_ms'] is not None else '-':>9}"
         )
+    first = result.get("first_token")
     lines += [
         "",
         f"single check, scripted models of {lat:g} s per call (floor = stages x latency)",
-        f"  {'check':<22} {'calls':>5} {'stages':>6} {'wall s':>7} {'x floor':>8} {'extra ms':>9}",
+        "  (*_streamed: replies stream from "
+        + (f"{first:g} s to {lat:g} s)" if first is not None else "- : not run)"),
+        f"  {'check':<22} {'calls':>5} {'stages':>6} {'wall s':>7} {'x floor':>8} "
+        f"{'extra ms':>9} {'extra %':>8} {'CPU ms':>7}",
     ]
     for name, row in result["checks"].items():
         ratio = f"{row['ratio_to_floor']:.2f}" if row["ratio_to_floor"] is not None else "-"
+        pct = f"{row['overhead_pct']:.1f}" if row.get("overhead_pct") is not None else "-"
+        cpu = f"{row['cpu_ms']:.0f}" if "cpu_ms" in row else "-"
         lines.append(
             f"  {name:<22} {row['calls']:>5} {row['stages']:>6} {row['seconds']:>7.3f} "
-            f"{ratio:>8} {row['overhead_ms']:>9.0f}"
+            f"{ratio:>8} {row['overhead_ms']:>9.0f} {pct:>8} {cpu:>7}"
         )
     lines += ["", f"peak RSS of this process: {result['peak_rss_mib']:.0f} MiB"]
     return "\n".join(lines)
