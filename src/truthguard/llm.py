@@ -436,8 +436,23 @@ def _sent(output: Any, partial: list[Any]) -> Any:
     return output if output is not None else (partial[0] if partial else None)
 
 
-def _grow(total: Any, chunk: Any) -> Any:
-    return chunk if total is None else total + chunk
+class _Streamed:
+    """The reply of a streamed call, built chunk by chunk; ``on_text`` sees each new text."""
+
+    def __init__(self, on_text: Callable[[str], None], partial: list[Any] | None) -> None:
+        self.total: Any = None
+        self._shown = ""
+        self._on_text = on_text
+        self._partial = partial
+
+    def add(self, chunk: Any) -> None:
+        self.total = chunk if self.total is None else self.total + chunk
+        if self._partial is not None:  # what a failed stream still delivered (paid for)
+            self._partial[:] = [self.total]
+        text = message_text(self.total)
+        if text != self._shown:  # not for chunks that only carry metadata
+            self._shown = text
+            self._on_text(text)
 
 
 async def _stream_async(
@@ -447,17 +462,10 @@ async def _stream_async(
     on_text: Callable[[str], None],
     partial: list[Any] | None,
 ) -> Any:
-    total: Any = None
-    shown = ""
+    reply = _Streamed(on_text, partial)
     async for chunk in runnable.astream(prompt, config=config):
-        total = _grow(total, chunk)
-        if partial is not None:
-            partial[:] = [total]
-        text = message_text(total)
-        if text != shown:  # not for chunks that only carry metadata
-            shown = text
-            on_text(text)
-    return total
+        reply.add(chunk)
+    return reply.total
 
 
 def _stream_sync(
@@ -467,17 +475,10 @@ def _stream_sync(
     on_text: Callable[[str], None],
     partial: list[Any] | None,
 ) -> Any:
-    total: Any = None
-    shown = ""
+    reply = _Streamed(on_text, partial)
     for chunk in runnable.stream(prompt, config=config):
-        total = _grow(total, chunk)
-        if partial is not None:
-            partial[:] = [total]
-        text = message_text(total)
-        if text != shown:  # not for chunks that only carry metadata
-            shown = text
-            on_text(text)
-    return total
+        reply.add(chunk)
+    return reply.total
 
 
 class LLMSession:
