@@ -69,9 +69,9 @@ def test_default_model_loaded_once_per_process(embedder):
     assert other.model is embedder.model
 
 
-def test_one_encode_call_per_check_and_one_per_process(embedder, monkeypatch):
-    sim = EmbeddingSimilarity()
-    calls = []
+def _count_encodes(sim, monkeypatch) -> list[list[str]]:
+    """The texts of every encode call the model makes from now on."""
+    calls: list[list[str]] = []
     real = sim.model.encode
 
     def counting(texts, **kw):
@@ -79,6 +79,12 @@ def test_one_encode_call_per_check_and_one_per_process(embedder, monkeypatch):
         return real(texts, **kw)
 
     monkeypatch.setattr(sim.model, "encode", counting)
+    return calls
+
+
+def test_one_encode_call_per_check_and_one_per_process(embedder, monkeypatch):
+    sim = EmbeddingSimilarity()
+    calls = _count_encodes(sim, monkeypatch)
     a = [f"one encode call, answer {i}" for i in range(5)]
     b = [f"one encode call, reference {i}" for i in range(4)]
     sim.matrix(a, b)
@@ -283,14 +289,7 @@ def test_an_encode_failure_reaches_every_waiter_and_the_thread_goes_on():
 def test_prefetch_fills_the_cache_for_a_later_embed(embedder, monkeypatch):
     sim = EmbeddingSimilarity()
     sim.embed(["load the model first"])
-    calls = []
-    real = sim.model.encode
-
-    def counting(texts, **kw):
-        calls.append(list(texts))
-        return real(texts, **kw)
-
-    monkeypatch.setattr(sim.model, "encode", counting)
+    calls = _count_encodes(sim, monkeypatch)
     texts = ["prefetched text one", "prefetched text two"]
     sim.prefetch(texts)
     vecs = sim.embed(texts)  # waits for the prefetch's encode instead of repeating it
