@@ -636,3 +636,134 @@ def test_the_writer_thread_stops_when_idle(tmp_path, monkeypatch):
     assert not store._writer._running
     store.put_artifact("Q?", "k", "m", "v", 2)  # a new thread starts for the next write
     assert store.get_artifact("Q?", "k", "m", "v") == 2
+
+
+# -- nearest: an exact search over an in-memory copy of the questions -----------------------------
+
+
+def _brute_force(vectors, query, k, max_similarity, exclude=None):
+    import numpy as np
+
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    sims = unit @ (query / np.linalg.norm(query))
+    rows = [
+        i
+        for i in range(len(sims))
+        if (max_similarity is None or sims[i] <= max_similarity) and i != exclude
+    ]
+    rows.sort(key=lambda i: (-sims[i], i))
+    return [(i, float(sims[i])) for i in rows[:k]]
+
+
+def test_nearest_is_the_exact_top_k_of_the_stored_vectors(tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((300, 8)).astype(np.float32)
+    vectors[41] = vectors[40]  # a tie: the earlier stored comes first
+    questions = [f"Stored question number {i}?" for i in range(300)]
+    store = ArtifactStore(tmp_path / "s", embedder=_CountingEmbedder())
+    store.add_questions(questions, embeddings=vectors)
+    for q in (rng.standard_normal(8), vectors[40] + 0.01, vectors[7]):
+        for k, cut in ((5, None), (25, 0.3), (300, None)):
+            got = store.nearest("any", k, max_similarity=cut, embedding=q)
+            want = _brute_force(vectors, q, k, cut)
+            assert [n.question for n in got] == [questions[i] for i, _ in want]
+            np.testing.assert_allclose([n.similarity for n in got], [s for _, s in want], atol=1e-5)
+    own = store.nearest(questions[7], 3, max_similarity=None, embedding=vectors[7])
+    assert questions[7] not in [n.question for n in own]  # exclude_self
+    assert [n.question for n in own] == [
+        questions[i] for i, _ in _brute_force(vectors, vectors[7], 3, None, exclude=7)
+    ]
+    with_self = store.nearest(
+        questions[7], 1, max_similarity=None, exclude_self=False, embedding=vectors[7]
+    )
+    assert with_self[0].question == questions[7] and with_self[0].similarity == pytest.approx(1.0)
+
+
+def test_a_second_store_sees_questions_added_after_it_loaded(tmp_path):
+    import numpy as np
+
+    first = ArtifactStore(tmp_path / "s", embedder=_CountingEmbedder())
+    second = ArtifactStore(tmp_path / "s", embedder=_CountingEmbedder())
+    first.add_questions(["Where is Lima?"], embeddings=np.array([[1.0, 0, 0, 0, 0, 0, 0, 0]]))
+    probe = np.array([0.9, 0.1, 0, 0, 0, 0, 0, 0], dtype=np.float32)
+    assert [n.question for n in second.nearest("q", 5, max_similarity=None, embedding=probe)] == [
+        "Where is Lima?"
+    ]
+    first.add_questions(["Where is Quito?"], embeddings=np.array([[0.9, 0.1, 0, 0, 0, 0, 0, 0]]))
+    got = second.nearest("q", 5, max_similarity=None, embedding=probe)  # reloaded: count changed
+    assert [n.question for n in got] == ["Where is Quito?", "Where is Lima?"]
+    assert second.all_questions() == first.all_questions() == ["Where is Lima?", "Where is Quito?"]
+
+
+def test_all_questions_keeps_the_collections_order(store):
+    store.add_questions(QUESTIONS[:3])
+    store.nearest(QUESTIONS[0], 2)  # the in-memory copy is loaded now
+    store.add_questions(QUESTIONS[3:])
+    raw = store._questions.get(include=["documents"])["documents"]
+    assert store.all_questions() == raw == [q.strip() for q in QUESTIONS]
+
+
+def test_add_questions_embeddings_are_checked():
+    import numpy as np
+
+    store = ArtifactStore.in_memory(embedder=_CountingEmbedder())
+    with pytest.raises(InvalidInputError, match=r"embeddings.*one row per question"):
+        store.add_questions(["a?", "b?"], embeddings=np.zeros((3, 8)))
+    with pytest.raises(InvalidInputError, match=r"embeddings.*NaN"):
+        store.add_questions(["a?"], embeddings=[[float("nan")] * 8])
+    with pytest.raises(InvalidInputError, match="embeddings"):
+        store.add_questions(["a?"], embeddings=[["x"] * 8])
+    assert store.count_questions() == 0
+
+
+def test_concurrent_adds_and_searches_agree_with_the_collection(tmp_path):
+    import threading
+
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((200, 8)).astype(np.float32)
+    store = ArtifactStore(tmp_path / "s", embedder=_CountingEmbedder())
+    errors: list[BaseException] = []
+
+    def add(part: int) -> None:
+        try:
+            for i in range(part, 200, 4):
+                store.add_questions([f"Q{i}?"], embeddings=vectors[i : i + 1])
+        except BaseException as e:
+            errors.append(e)
+
+    def search() -> None:
+        try:
+            for _ in range(50):
+                store.nearest("x", 10, max_similarity=None, embedding=vectors[0])
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=add, args=(p,)) for p in range(4)]
+    threads += [threading.Thread(target=search) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    got = store.nearest("x", 10, max_similarity=None, embedding=vectors[0])
+    want = _brute_force(vectors, vectors[0], 10, None)
+    assert [n.question for n in got] == [f"Q{i}?" for i, _ in want]
+
+
+def test_nearest_through_a_chroma_server_sees_another_clients_questions(chroma_server):
+    import numpy as np
+
+    a = ArtifactStore(url=chroma_server, namespace="knn", embedder=_CountingEmbedder())
+    b = ArtifactStore(url=chroma_server, namespace="knn", embedder=_CountingEmbedder())
+    rng = np.random.default_rng(11)
+    vectors = rng.standard_normal((40, 8)).astype(np.float32)
+    a.add_questions([f"Server question {i}?" for i in range(20)], embeddings=vectors[:20])
+    assert len(b.nearest("x", 50, max_similarity=None, embedding=vectors[0])) == 20
+    b.add_questions([f"Server question {i}?" for i in range(20, 40)], embeddings=vectors[20:])
+    got = a.nearest("x", 5, max_similarity=0.5, embedding=vectors[3])
+    want = _brute_force(vectors, vectors[3], 5, 0.5)
+    assert [n.question for n in got] == [f"Server question {i}?" for i, _ in want]

@@ -123,6 +123,108 @@ class _PendingWrite:
     metadata: dict[str, Any]
 
 
+def _vectors(value: Any, rows: int) -> np.ndarray:
+    """``embeddings=`` as a float32 matrix with one finite row per question."""
+    try:
+        matrix = np.asarray(value, dtype=np.float32)
+    except (TypeError, ValueError) as e:
+        raise InvalidInputError("embeddings", f"expected a matrix of numbers: {e}") from e
+    if matrix.ndim != 2 or matrix.shape[0] != rows:
+        raise InvalidInputError(
+            "embeddings", f"expected shape ({rows}, dim), one row per question; got {matrix.shape}"
+        )
+    if not np.isfinite(matrix).all():
+        raise InvalidInputError("embeddings", "contains NaN or infinite values")
+    return matrix
+
+
+class _QuestionIndex:
+    """An exact in-memory copy of the questions collection, for nearest-neighbour search.
+
+    Chroma stays the record. The copy is loaded on first use, extended in place by this
+    store's :meth:`ArtifactStore.add_questions`, and reloaded when the collection's count
+    differs from it (another store or process added questions; questions are never deleted).
+    10,000 MiniLM questions take 15 MiB (up to twice that while the buffer grows). Callers hold
+    the store's lock.
+    """
+
+    PAGE = 5000
+
+    def __init__(self) -> None:
+        self.loaded = False
+        self.ids: list[str] = []
+        self.documents: list[str] = []
+        self._rows: dict[str, int] = {}
+        self._buf = np.zeros((0, 0), dtype=np.float32)
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return self._buf[: len(self.ids)]
+
+    def sync(self, collection: Any) -> _QuestionIndex:
+        """Reload when the collection holds questions this copy lacks."""
+        count = int(collection.count())
+        if not self.loaded or count != len(self.ids):
+            self._load(collection, count)
+        return self
+
+    def _load(self, collection: Any, count: int) -> None:
+        self.loaded, self.ids, self.documents, self._rows = True, [], [], {}
+        self._buf = np.zeros((0, 0), dtype=np.float32)
+        for offset in range(0, count, self.PAGE):
+            page = collection.get(
+                include=["documents", "embeddings"], limit=self.PAGE, offset=offset
+            )
+            if len(page["ids"]):
+                self._append(
+                    list(page["ids"]),
+                    list(page["documents"] or []),
+                    np.asarray(page["embeddings"], dtype=np.float32),
+                )
+
+    def added(self, ids: list[str], documents: list[str], vectors: np.ndarray) -> None:
+        """Questions this store just wrote (ignored until the copy is loaded)."""
+        if self.loaded and ids:
+            self._append(ids, documents, np.asarray(vectors, dtype=np.float32))
+
+    def _append(self, ids: list[str], documents: list[str], vectors: np.ndarray) -> None:
+        n, extra = len(self.ids), len(ids)
+        if self._buf.shape[0] < n + extra or self._buf.shape[1] != vectors.shape[1]:
+            grown = np.zeros((max(2 * (n + extra), 1024), vectors.shape[1]), dtype=np.float32)
+            if n:
+                grown[:n] = self._buf[:n]
+            self._buf = grown
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        self._buf[n : n + extra] = vectors / np.maximum(norms, 1e-12)
+        for offset, qid in enumerate(ids):
+            self._rows[qid] = n + offset
+        self.ids += ids
+        self.documents += documents
+
+    def search(
+        self, vector: np.ndarray, k: int, *, max_similarity: float | None, exclude: str | None
+    ) -> list[Neighbor]:
+        """Exact cosine top-``k``, most similar first (ties: the earlier stored first)."""
+        if not self.ids:
+            return []
+        norm = float(np.linalg.norm(vector))
+        sims = self.matrix @ (vector / norm if norm > 0 else vector)
+        keep = np.ones(len(self.ids), dtype=bool)
+        if max_similarity is not None:
+            keep &= sims <= max_similarity
+        if exclude is not None and exclude in self._rows:
+            keep[self._rows[exclude]] = False
+        candidates = np.flatnonzero(keep)
+        if len(candidates) > k:
+            part = np.argpartition(-sims[candidates], k - 1)[:k]
+            candidates = candidates[part]
+        order = candidates[np.lexsort((candidates, -sims[candidates]))]
+        return [
+            Neighbor(question=self.documents[i], similarity=float(sims[i]), id=self.ids[i])
+            for i in order
+        ]
+
+
 class ArtifactStore:
     """Questions and LLM artifacts in Chroma, with nearest-neighbour question search.
 
@@ -233,6 +335,7 @@ class ArtifactStore:
 
     def _init_runtime(self) -> None:
         self._writer = _Writer(weakref.WeakMethod(self._flush))
+        self._index = _QuestionIndex()
         # artifact id -> future of the output, for calls in flight in this process
         self._inflight: dict[str, concurrent.futures.Future[str]] = {}
         self._inflight_lock = threading.Lock()
@@ -280,30 +383,50 @@ class ArtifactStore:
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         return self.embedder.embed(list(texts))
 
-    def add_questions(self, questions: Sequence[str], *, batch_size: int = 2048) -> list[str]:
+    def add_questions(
+        self,
+        questions: Sequence[str],
+        *,
+        batch_size: int = 2048,
+        embeddings: Any = None,
+    ) -> list[str]:
         """Add questions (skipping ones already stored); returns their ids in input order.
 
+        Args:
+            questions: The questions.
+            batch_size: Questions embedded and written per Chroma call.
+            embeddings: Vectors you already have, one row per question (shape
+                ``(len(questions), dim)``), used instead of embedding the questions.
+
         Raises:
-            InvalidInputError: ``questions`` is not a list of non-blank strings.
+            InvalidInputError: ``questions`` is not a list of non-blank strings, or
+                ``embeddings`` does not have one finite row per question.
         """
         questions = _question_list(questions)
         if not isinstance(batch_size, int) or batch_size < 1:
             raise InvalidInputError("batch_size", "must be a positive integer")
+        given = _vectors(embeddings, len(questions)) if embeddings is not None else None
         ids = [question_id(q) for q in questions]
         if not ids:
             return []
-        unique = dict.fromkeys(zip(ids, (_norm(q) for q in questions), strict=True))
+        unique: dict[tuple[str, str], int] = {}
+        for n, key in enumerate(zip(ids, (_norm(q) for q in questions), strict=True)):
+            unique.setdefault(key, n)
         with self._lock:
             existing = set(self._questions.get(ids=list({i for i, _ in unique}), include=[])["ids"])
-            new = [(i, q) for i, q in unique if i not in existing]
+            new = [(i, q, n) for (i, q), n in unique.items() if i not in existing]
             for start in range(0, len(new), batch_size):
                 chunk = new[start : start + batch_size]
-                vectors = self._embed([q for _, q in chunk])
+                if given is not None:
+                    vectors = given[[n for _, _, n in chunk]]
+                else:
+                    vectors = self._embed([q for _, q, _ in chunk])
                 self._questions.add(
-                    ids=[i for i, _ in chunk],
-                    documents=[q for _, q in chunk],
+                    ids=[i for i, _, _ in chunk],
+                    documents=[q for _, q, _ in chunk],
                     embeddings=vectors.tolist(),
                 )
+                self._index.added([i for i, _, _ in chunk], [q for _, q, _ in chunk], vectors)
         return ids
 
     def has_question(self, question: str) -> bool:
@@ -316,7 +439,7 @@ class ArtifactStore:
 
     def all_questions(self) -> list[str]:
         with self._lock:
-            return list(self._questions.get(include=["documents"])["documents"] or [])
+            return list(self._index.sync(self._questions).documents)
 
     def nearest(
         self,
@@ -348,30 +471,10 @@ class ArtifactStore:
                 raise InvalidInputError("embedding", f"expected a vector of numbers: {e}") from e
         else:
             vector = self._embed([_norm(question)])[0]
-        with self._lock:
-            total = self._questions.count()
-            if total == 0:
-                return []
-            n = min(total, k * 2 + 2)
-            while True:
-                res = self._questions.query(
-                    query_embeddings=[vector.tolist()],
-                    n_results=n,
-                    include=["documents", "distances"],
-                )
-                out: list[Neighbor] = []
-                for qid, doc, dist in zip(
-                    res["ids"][0], res["documents"][0], res["distances"][0], strict=True
-                ):
-                    sim = 1.0 - float(dist)
-                    if exclude_self and qid == own:
-                        continue
-                    if max_similarity is not None and sim > max_similarity:
-                        continue
-                    out.append(Neighbor(question=doc, similarity=sim, id=qid))
-                if len(out) >= k or n >= total:
-                    return out[:k]
-                n = min(total, n * 2)
+        with self._lock:  # exact search over the in-memory copy (see _QuestionIndex)
+            return self._index.sync(self._questions).search(
+                vector, k, max_similarity=max_similarity, exclude=own if exclude_self else None
+            )
 
     def random_questions(
         self, k: int, *, exclude: str | None = None, seed: int | str | None = None
