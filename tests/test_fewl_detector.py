@@ -523,9 +523,12 @@ def test_settled_pair_halves_are_embedded_while_the_reply_streams(embedder, monk
         on_text(PAIRS[:cut])  # a stream that delivers one character at a time
     assert asked == settled_halves(PAIRS)  # each half once, in order, as soon as it settled
     assert len(asked) == 5  # the sixth half is the last one: it settles only at the end
-    assert FEWL(
-        reference_models=[_model("a", GOOD)], mode="single", similarity=LexicalSimilarity()
-    )._pair_prefetcher() is None  # nothing to embed ahead of time
+    assert (
+        FEWL(
+            reference_models=[_model("a", GOOD)], mode="single", similarity=LexicalSimilarity()
+        )._pair_prefetcher()
+        is None
+    )  # nothing to embed ahead of time
 
 
 def test_streamed_iwco_over_http_scores_as_an_invoked_one(embedder):

@@ -685,7 +685,7 @@ def test_a_second_store_sees_questions_added_after_it_loaded(tmp_path):
     import numpy as np
 
     first = ArtifactStore(tmp_path / "s", embedder=_CountingEmbedder())
-    second = ArtifactStore(tmp_path / "s", embedder=_CountingEmbedder())
+    second = ArtifactStore(tmp_path / "s", embedder=_CountingEmbedder(), refresh_seconds=0)
     first.add_questions(["Where is Lima?"], embeddings=np.array([[1.0, 0, 0, 0, 0, 0, 0, 0]]))
     probe = np.array([0.9, 0.1, 0, 0, 0, 0, 0, 0], dtype=np.float32)
     assert [n.question for n in second.nearest("q", 5, max_similarity=None, embedding=probe)] == [
@@ -695,6 +695,15 @@ def test_a_second_store_sees_questions_added_after_it_loaded(tmp_path):
     got = second.nearest("q", 5, max_similarity=None, embedding=probe)  # reloaded: count changed
     assert [n.question for n in got] == ["Where is Quito?", "Where is Lima?"]
     assert second.all_questions() == first.all_questions() == ["Where is Lima?", "Where is Quito?"]
+    # With the default refresh_seconds a copy looks again only once its last look is a second old.
+    lagging = ArtifactStore(tmp_path / "s", embedder=_CountingEmbedder())
+    assert len(lagging.nearest("q", 5, max_similarity=None, embedding=probe)) == 2
+    first.add_questions(["Where is Bogota?"], embeddings=np.array([[0, 1.0, 0, 0, 0, 0, 0, 0]]))
+    assert len(lagging.nearest("q", 5, max_similarity=None, embedding=probe)) == 2
+    lagging._index._checked -= 1.0  # as if a second had passed
+    assert len(lagging.nearest("q", 5, max_similarity=None, embedding=probe)) == 3
+    with pytest.raises(InvalidInputError, match="refresh_seconds"):
+        ArtifactStore(tmp_path / "s", refresh_seconds=-1)
 
 
 def test_all_questions_keeps_the_collections_order(store):
@@ -757,8 +766,12 @@ def test_concurrent_adds_and_searches_agree_with_the_collection(tmp_path):
 def test_nearest_through_a_chroma_server_sees_another_clients_questions(chroma_server):
     import numpy as np
 
-    a = ArtifactStore(url=chroma_server, namespace="knn", embedder=_CountingEmbedder())
-    b = ArtifactStore(url=chroma_server, namespace="knn", embedder=_CountingEmbedder())
+    a = ArtifactStore(
+        url=chroma_server, namespace="knn", embedder=_CountingEmbedder(), refresh_seconds=0
+    )
+    b = ArtifactStore(
+        url=chroma_server, namespace="knn", embedder=_CountingEmbedder(), refresh_seconds=0
+    )
     rng = np.random.default_rng(11)
     vectors = rng.standard_normal((40, 8)).astype(np.float32)
     a.add_questions([f"Server question {i}?" for i in range(20)], embeddings=vectors[:20])

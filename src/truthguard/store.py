@@ -143,14 +143,19 @@ class _QuestionIndex:
 
     Chroma stays the record. The copy is loaded on first use, extended in place by this
     store's :meth:`ArtifactStore.add_questions`, and reloaded when the collection's count
-    differs from it (another store or process added questions; questions are never deleted).
+    differs from it (another store or process added questions; questions are never deleted),
+    which a search checks when the last check is older than ``refresh_seconds``.
     10,000 MiniLM questions take 15 MiB (up to twice that while the buffer grows). Callers hold
     the store's lock.
     """
 
     PAGE = 5000
 
-    def __init__(self) -> None:
+    def __init__(self, refresh_seconds: float | None) -> None:
+        self.refresh_seconds = refresh_seconds
+        """How old a count check may be before a search checks again; None: never (nobody
+        else writes this collection)."""
+        self._checked = 0.0
         self.loaded = False
         self.ids: list[str] = []
         self.documents: list[str] = []
@@ -162,10 +167,15 @@ class _QuestionIndex:
         return self._buf[: len(self.ids)]
 
     def sync(self, collection: Any) -> _QuestionIndex:
-        """Reload when the collection holds questions this copy lacks."""
-        count = int(collection.count())
-        if not self.loaded or count != len(self.ids):
-            self._load(collection, count)
+        """Reload when the collection holds questions this copy lacks (checked at most every
+        ``refresh_seconds``: a count costs about a millisecond, the search itself less)."""
+        now = time.monotonic()
+        due = self.refresh_seconds is not None and now - self._checked >= self.refresh_seconds
+        if not self.loaded or due:
+            count = int(collection.count())
+            self._checked = now
+            if not self.loaded or count != len(self.ids):
+                self._load(collection, count)
         return self
 
     def _load(self, collection: Any, count: int) -> None:
@@ -240,6 +250,10 @@ class ArtifactStore:
         embedder: Embedding backend for questions (default: the packaged MiniLM).
         lease_seconds: Cross-process de-duplication: how long another process waits for an
             artifact a peer announced it is producing (None: off). Best effort; see :meth:`claim`.
+        refresh_seconds: :meth:`nearest` searches an in-memory copy of the questions; this is
+            how old its last look at the collection may be before a search checks for questions
+            that other stores or processes added (0: every search; a check costs about a
+            millisecond). Questions added through this store are seen at once.
 
     Example:
         >>> store = ArtifactStore.in_memory()
@@ -260,8 +274,16 @@ class ArtifactStore:
         namespace: str = "truthguard",
         embedder: EmbeddingSimilarity | None = None,
         lease_seconds: float | None = None,
+        refresh_seconds: float = 1.0,
     ) -> None:
         _text(namespace, "namespace")
+        if (
+            isinstance(refresh_seconds, bool)
+            or not isinstance(refresh_seconds, int | float)
+            or not refresh_seconds >= 0
+        ):
+            raise InvalidInputError("refresh_seconds", "must be a number of seconds >= 0")
+        self.refresh_seconds = float(refresh_seconds)
         if lease_seconds is not None and not (
             isinstance(lease_seconds, int | float) and lease_seconds > 0
         ):
@@ -335,7 +357,7 @@ class ArtifactStore:
 
     def _init_runtime(self) -> None:
         self._writer = _Writer(weakref.WeakMethod(self._flush))
-        self._index = _QuestionIndex()
+        self._index = _QuestionIndex(self.refresh_seconds)
         # artifact id -> future of the output, for calls in flight in this process
         self._inflight: dict[str, concurrent.futures.Future[str]] = {}
         self._inflight_lock = threading.Lock()
@@ -345,7 +367,9 @@ class ArtifactStore:
         """A throw-away store for tests and notebooks (its own namespace in an ephemeral client)."""
         chromadb = _chroma()
         client = chromadb.EphemeralClient(settings=_settings())
-        return cls(client=client, namespace=f"tmp{uuid.uuid4().hex[:12]}", embedder=embedder)
+        store = cls(client=client, namespace=f"tmp{uuid.uuid4().hex[:12]}", embedder=embedder)
+        store._index.refresh_seconds = None  # its own namespace: nobody else adds questions
+        return store
 
     # -- pickling: by configuration, the client is re-created on the other side -----------------
 
@@ -367,6 +391,7 @@ class ArtifactStore:
                     "namespace": self.namespace,
                     "embedder": embedder,
                     "lease_seconds": self.lease_seconds,
+                    "refresh_seconds": self.refresh_seconds,
                 },
             ),
         )
