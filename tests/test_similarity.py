@@ -228,10 +228,10 @@ class _GatedModel:
         return np.array([[len(t), 1.0, 0.0] for t in texts], dtype=np.float32)
 
 
-def _worker(model, key):
+def _worker(model, key, parallel=1):
     from truthguard.similarity import _EncodeWorker
 
-    return _EncodeWorker(model, f"test:{key}", batch_size=8)
+    return _EncodeWorker(model, f"test:{key}", batch_size=8, parallel=parallel)
 
 
 def test_encoder_thread_serves_every_waiting_request_with_one_call():
@@ -245,6 +245,22 @@ def test_encoder_thread_serves_every_waiting_request_with_one_call():
     assert set(second.result(10)) == {"bb", "ccc"} and third.result(10)["dddd"][0] == 4
     assert model.calls == [["a"], ["bb", "ccc", "dddd"]]
     assert worker.calls == 2
+
+
+def test_two_encoder_threads_encode_side_by_side():
+    class TwoAtOnce(_GatedModel):
+        def encode(self, texts, **kw):
+            if len(self.calls) == 1:  # the second call opens the gate the first one waits on
+                self.gate.set()
+            return super().encode(texts, **kw)
+
+    model = TwoAtOnce()
+    worker = _worker(model, "parallel", parallel=2)
+    first = worker.submit(["a"])
+    assert model.started.wait(10)
+    second = worker.submit(["bb"])  # served by the second thread while the first is held
+    assert first.result(10)["a"][0] == 1 and second.result(10)["bb"][0] == 2
+    assert model.calls == [["a"], ["bb"]]
 
 
 def test_a_text_being_encoded_is_not_encoded_again():

@@ -178,25 +178,27 @@ def embedding_cache() -> EmbeddingCache:
 
 
 class _EncodeWorker:
-    """The one thread that runs a loaded model's encode calls.
+    """The threads that run a loaded model's encode calls.
 
-    Requests that arrive while it is busy are served together by its next encode call, so
+    Requests that arrive while they are busy are served together by the next encode call, so
     concurrent checks, and the concurrent branches of one check, share batches instead of
     competing for the cores. A text already queued or being encoded is not queued again: its
     second asker waits for the first encode. Every vector also goes to the process-wide
-    :func:`embedding_cache`.
+    :func:`embedding_cache`. There are as many threads as encode calls fit the cores side by
+    side: one for a model that uses every core, two for a one-thread ONNX session on two cores.
     """
 
-    def __init__(self, model: Any, cache_key: str, batch_size: int) -> None:
+    def __init__(self, model: Any, cache_key: str, batch_size: int, parallel: int = 1) -> None:
         self.model = model
         self.cache_key = cache_key
         self.batch_size = batch_size
+        self.parallel = max(1, parallel)
         self.calls = 0
         """Encode calls made so far (one per batch of requests)."""
         self._cond = threading.Condition()
         self._queue: list[tuple[list[str], _Vectors]] = []
         self._inflight: dict[str, _Vectors] = {}  # text -> the request that encodes it
-        self._thread: threading.Thread | None = None
+        self._threads = 0
 
     def submit(self, texts: Sequence[str]) -> _Vectors:
         """Queue texts; the future gives ``{text: vector}`` for each of them.
@@ -213,11 +215,11 @@ class _EncodeWorker:
                 for t in mine:
                     self._inflight[t] = request
                 self._queue.append((mine, request))
-                if self._thread is None:
-                    self._thread = threading.Thread(
+                if self._threads < self.parallel:
+                    self._threads += 1
+                    threading.Thread(
                         target=self._serve, name="truthguard-encoder", daemon=True
-                    )
-                    self._thread.start()
+                    ).start()
                 self._cond.notify()
         parts = [*([request] if mine else []), *waits.values()]
         return _joined(parts, texts)
@@ -240,7 +242,6 @@ class _EncodeWorker:
                     ),
                     dtype=np.float32,
                 )
-                self.calls += 1
                 _CACHE.put_many(self.cache_key, texts, vectors)
                 table = dict(zip(texts, vectors, strict=True))
             except BaseException as e:  # the thread must outlive any failure: report it
@@ -255,6 +256,7 @@ class _EncodeWorker:
         error: BaseException | None,
     ) -> None:
         with self._cond:
+            self.calls += 1
             for ts, _ in batch:
                 for t in ts:
                     self._inflight.pop(t, None)
@@ -540,7 +542,11 @@ class EmbeddingSimilarity(SimilarityBackend):
             with _workers_lock:
                 worker = _WORKERS.get(key)
                 if worker is None:
-                    worker = _WORKERS[key] = _EncodeWorker(model, self.cache_key, self.batch_size)
+                    threads = getattr(model, "threads", None)  # ONNX; torch uses every core
+                    parallel = (os.cpu_count() or 1) // threads if threads else 1
+                    worker = _WORKERS[key] = _EncodeWorker(
+                        model, self.cache_key, self.batch_size, parallel
+                    )
         return worker
 
     def _lookup(self, texts: list[str]) -> tuple[list[np.ndarray | None], list[str]]:
