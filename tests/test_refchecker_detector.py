@@ -11,7 +11,7 @@ import pytest
 from langchain_core.documents import Document
 from pydantic import ValidationError
 
-from truthguard.errors import InvalidInputError
+from truthguard.errors import ConfigurationError, InvalidInputError
 from truthguard.refchecker import (
     LLMChecker,
     LLMExtractor,
@@ -409,3 +409,17 @@ def test_a_batch_with_a_bad_input_still_checks_the_others(embedder, extractor_ll
         similarity=_RecordingSimilarity(),
     )
     assert llm._batch_texts(_batch_inputs()) == []
+
+
+class _BrokenSimilarity(EmbeddingSimilarity):
+    @property
+    def model(self):
+        raise ConfigurationError("no model here")
+
+
+def test_a_batch_whose_model_fails_reports_it_per_input():
+    rc = RefChecker(similarity=_BrokenSimilarity())
+    results = rc.batch(_batch_inputs()[:2], return_exceptions=True)
+    assert [type(r) for r in results] == [ConfigurationError, ConfigurationError]
+    with pytest.raises(ConfigurationError, match="no model here"):
+        asyncio.run(rc.abatch(_batch_inputs()[:2]))

@@ -158,7 +158,12 @@ class RefChecker(BaseDetector):
             async with gate:
                 await embedder.aembed(chunk)
 
-        await asyncio.gather(*(embed(c) for c in chunks))
+        try:
+            await asyncio.gather(*(embed(c) for c in chunks))
+        except Exception:
+            # Each check meets the same error (a model that will not load) and reports it where
+            # the caller expects it: raised, or returned per input with ``return_exceptions``.
+            return
 
     async def _acheck(self, inp: DetectorInput, session: LLMSession) -> DetectionResult:
         assert isinstance(inp, RefCheckerInput)
