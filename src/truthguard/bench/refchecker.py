@@ -38,6 +38,7 @@ from truthguard.datasets import load_chale
 from truthguard.datasets._loaders import ChaleItem, strip_html
 from truthguard.refchecker import LocalChecker, LocalExtractor, RefChecker, response_score
 from truthguard.refchecker.aggregate import ScoreMode
+from truthguard.refchecker.detector import parallel_encodes
 from truthguard.refchecker.segment import segment_references
 from truthguard.similarity import (
     default_model_cache_dir,
@@ -156,16 +157,6 @@ def _vectors_file(directory: Path, texts: list[str]) -> Path:
     return directory / f"refchecker-{h.hexdigest()[:16]}.npy"
 
 
-def _encoders_at_once(sim: Any) -> int:
-    """Encode calls to run side by side: enough to fill the cores the encoder's threads leave.
-
-    The ONNX encoder runs with as many threads as the load average left idle when it was loaded
-    (often one on a shared machine); sentence-transformers (torch) already uses every core.
-    """
-    threads = getattr(sim.model, "threads", None)
-    return max(1, (os.cpu_count() or 1) // threads) if threads else 1
-
-
 def _embed_all(texts: list[str], *, show: bool, directory: Path | None, chunk: int = 1024) -> str:
     """Put every text's vector in the process cache; ``"disk"`` when read from ``directory``."""
     sim = get_default_similarity()
@@ -176,7 +167,7 @@ def _embed_all(texts: list[str], *, show: bool, directory: Path | None, chunk: i
             embedding_cache().put_many(sim.cache_key, texts, vectors)
             return "disk"
     chunks = [texts[s : s + chunk] for s in range(0, len(texts), chunk)]
-    with ThreadPoolExecutor(_encoders_at_once(sim)) as pool:  # map keeps the chunks' order
+    with ThreadPoolExecutor(parallel_encodes(sim)) as pool:  # map keeps the chunks' order
         done = progress(
             pool.map(sim.embed, chunks), desc="embedding", total=len(chunks), enabled=show
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -25,6 +26,16 @@ __all__ = ["RefChecker", "RefCheckerInput"]
 
 _PREFETCH_CHUNK = 256
 """Texts per encode call when a batch's texts are embedded up front (chunks run concurrently)."""
+
+
+def parallel_encodes(embedder: EmbeddingSimilarity) -> int:
+    """Encode calls worth running side by side: enough to fill the cores the encoder leaves idle.
+
+    The ONNX encoder runs with as many threads as the load average left idle when it was loaded
+    (often one on a shared machine); sentence-transformers (torch) already uses every core.
+    """
+    threads = getattr(embedder.model, "threads", None)
+    return max(1, (os.cpu_count() or 1) // threads) if threads else 1
 
 
 class RefCheckerInput(DetectorInput):
@@ -152,14 +163,15 @@ class RefChecker(BaseDetector):
         chunks = [texts[s : s + _PREFETCH_CHUNK] for s in range(0, len(texts), _PREFETCH_CHUNK)]
         bounded = self._bounded(config)
         first = bounded[0] if isinstance(bounded, list) and bounded else bounded
-        gate = asyncio.Semaphore(int(first.get("max_concurrency") or 1))  # type: ignore[union-attr]
+        bound = int(first.get("max_concurrency") or 1)  # type: ignore[union-attr]
 
-        async def embed(chunk: list[str]) -> None:
+        async def embed(chunk: list[str], gate: asyncio.Semaphore) -> None:
             async with gate:
                 await embedder.aembed(chunk)
 
         try:
-            await asyncio.gather(*(embed(c) for c in chunks))
+            gate = asyncio.Semaphore(min(bound, parallel_encodes(embedder)))
+            await asyncio.gather(*(embed(c, gate) for c in chunks))
         except Exception:
             # Each check meets the same error (a model that will not load) and reports it where
             # the caller expects it: raised, or returned per input with ``return_exceptions``.
