@@ -443,3 +443,18 @@ def test_parallel_encodes_fills_the_cores_the_encoder_leaves_idle(monkeypatch):
     assert parallel_encodes(_WithModel(_Threads(2))) == 2
     assert parallel_encodes(_WithModel(_Threads(8))) == 1
     assert parallel_encodes(_WithModel(_Threads())) == 1  # torch already uses every core
+
+
+def test_aprefetch_leaves_nothing_for_the_checks_to_encode(embedder):
+    sim = _RecordingSimilarity()
+    rc = RefChecker(similarity=sim)
+
+    async def run():
+        await rc.aprefetch(_batch_inputs())
+        before = list(sim.encoded)
+        results = await rc.abatch(_batch_inputs())
+        return before, results
+
+    before, results = asyncio.run(run())
+    assert "It is 330 metres tall." in before and "The tower is painted blue." in before
+    assert sim.encoded == before and len(results) == len(BATCH_ANSWERS)

@@ -27,6 +27,7 @@ No LLM is called: the detector is the local pipeline.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import random
 import re
 import time
@@ -745,7 +746,13 @@ def _passes(result: Any) -> bool:
 async def _run_all(detector: Any, inputs: list[dict[str, Any]], batch: int, show: bool) -> list:
     out: list = []
     chunks = [inputs[s : s + batch] for s in range(0, len(inputs), batch)]
-    for chunk in progress(chunks, desc="grounding", enabled=show):
+    ahead: asyncio.Task | None = None
+    for n, chunk in enumerate(progress(chunks, desc="grounding", enabled=show)):
+        if ahead is not None:
+            await ahead
+        # the next chunk is encoded while this one is checked (mostly Python, one core)
+        nxt = chunks[n + 1] if n + 1 < len(chunks) else []
+        ahead = asyncio.ensure_future(detector.aprefetch(nxt)) if nxt else None
         out.extend(await detector.abatch(chunk))
     return out
 

@@ -104,7 +104,7 @@ class RefChecker(BaseDetector):
         return_exceptions: bool = False,
         **kwargs: Any,
     ) -> list[DetectionResult]:
-        run_sync(self._aprefetch(inputs, config))
+        run_sync(self.aprefetch(inputs, config))
         return super().batch(inputs, config, return_exceptions=return_exceptions, **kwargs)
 
     async def abatch(
@@ -115,7 +115,7 @@ class RefChecker(BaseDetector):
         return_exceptions: bool = False,
         **kwargs: Any,
     ) -> list[DetectionResult]:
-        await self._aprefetch(inputs, config)
+        await self.aprefetch(inputs, config)
         return await super().abatch(inputs, config, return_exceptions=return_exceptions, **kwargs)
 
     def _batch_texts(self, inputs: list[Any]) -> list[str]:
@@ -143,15 +143,17 @@ class RefChecker(BaseDetector):
             texts.update(dict.fromkeys(sp.text for seg in segments for sp in seg.spans))
         return list(texts)
 
-    async def _aprefetch(
-        self, inputs: list[Any], config: RunnableConfig | list[RunnableConfig] | None
+    async def aprefetch(
+        self, inputs: list[Any], config: RunnableConfig | list[RunnableConfig] | None = None
     ) -> None:
-        """Embed a batch's texts into the process-wide cache before its checks start.
+        """Embed the texts that checking ``inputs`` will need into the process-wide cache.
 
-        Checks that run at the same time and share a reference would each miss the cache and
-        encode it again; embedding every distinct text of the batch once, in length-sorted
-        chunks, also pads less than per-check calls. Vectors do not depend on which texts share
-        an encode call, so no check's result changes.
+        ``batch`` / ``abatch`` do this before their checks start: checks that run at the same
+        time and share a reference would each miss the cache and encode it again, and one
+        length-sorted pass pads less than per-check calls. Call it for the next batch while one
+        is being checked to overlap the encoding with the checking. Vectors do not depend on
+        which texts share an encode call, so no check's result changes. Only the local
+        extractor's claims are known in advance; with another extractor it does nothing.
         """
         embedder = self.similarity or get_default_similarity()
         if not isinstance(embedder, EmbeddingSimilarity):
