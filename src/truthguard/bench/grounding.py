@@ -746,14 +746,14 @@ def _passes(result: Any) -> bool:
 async def _run_all(detector: Any, inputs: list[dict[str, Any]], batch: int, show: bool) -> list:
     out: list = []
     chunks = [inputs[s : s + batch] for s in range(0, len(inputs), batch)]
-    ahead: asyncio.Task | None = None
     for n, chunk in enumerate(progress(chunks, desc="grounding", enabled=show)):
-        if ahead is not None:
-            await ahead
+        if n == 0:
+            await detector.aprefetch(chunk)
         # the next chunk is encoded while this one is checked (mostly Python, one core)
         nxt = chunks[n + 1] if n + 1 < len(chunks) else []
-        ahead = asyncio.ensure_future(detector.aprefetch(nxt)) if nxt else None
+        ahead = asyncio.ensure_future(detector.aprefetch(nxt))
         out.extend(await detector.abatch(chunk))
+        await ahead
     return out
 
 
