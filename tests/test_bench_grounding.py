@@ -53,3 +53,6 @@ def test_bench_runs_end_to_end(data_dir, embedder, capsys):
     assert [c["passed"] for c in result["fixed_cases"]] == [True, False, False, False]
     rates = result["perturbations"]["rates"]
     assert "unchanged" in rates and all(v["all"]["n"] >= 1 for v in rates.values())
+    assert result["cpu_ms_per_claim"] > 0 and result["chale"]["cpu_ms_per_claim"] > 0
+    assert main([*args, "--skip-chale", "--no-progress"]) == 0
+    assert "CPU" in capsys.readouterr().out.split("speed:", 1)[1].splitlines()[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 from langchain_core.documents import Document
 from pydantic import ValidationError
 
-from truthguard.errors import InvalidInputError
+from truthguard.errors import ConfigurationError, InvalidInputError
 from truthguard.refchecker import (
     LLMChecker,
     LLMExtractor,
@@ -18,7 +19,9 @@ from truthguard.refchecker import (
     LocalExtractor,
     RefChecker,
 )
+from truthguard.refchecker.detector import parallel_encodes
 from truthguard.result import Label
+from truthguard.similarity import EmbeddingSimilarity
 from truthguard.testing import ScriptedChatModel
 
 REFS = [
@@ -315,3 +318,143 @@ def test_refchecker_llm_stages_check_their_model_at_construction(cls):
     with pytest.raises(ValidationError, match="model"):
         cls(model="gpt-4o")
     cls(model=lambda prompt: "Entailment")  # callables are accepted
+
+
+# -- a batch embeds its texts once ----------------------------------------------------------------
+
+_NAMESPACES = itertools.count()
+
+
+class _RecordingSimilarity(EmbeddingSimilarity):
+    """The packaged MiniLM under a cache namespace of its own; records every text it encodes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.encoded: list[str] = []
+        self._namespace = next(_NAMESPACES)
+
+    @property
+    def cache_key(self) -> str:
+        return f"recording-{self._namespace}:{super().cache_key}"
+
+    @property
+    def model(self):
+        inner = super().model
+        log = self.encoded
+
+        class _Recorder:
+            def encode(self, texts, **kwargs):
+                log.extend(texts)
+                return inner.encode(texts, **kwargs)
+
+            def __getattr__(self, name):
+                return getattr(inner, name)
+
+        return _Recorder()
+
+
+BATCH_REF = (
+    "The Eiffel Tower is in Paris. It was completed in 1889 for the World's Fair. "
+    "Gustave Eiffel's company designed and built the tower. It is 330 metres tall."
+)
+BATCH_ANSWERS = [
+    "The Eiffel Tower is in Paris.",
+    "It was completed in 1925.",
+    "Gustave Eiffel's company built the tower. It is 330 metres tall.",
+    "The tower is painted blue.",
+]
+
+
+def _batch_inputs():
+    return [{"question": Q, "answer": a, "references": [BATCH_REF]} for a in BATCH_ANSWERS]
+
+
+def test_a_batch_encodes_each_shared_reference_sentence_once(embedder):
+    sim = _RecordingSimilarity()
+    rc = RefChecker(similarity=sim, batch_concurrency=4)
+    results = asyncio.run(rc.abatch(_batch_inputs()))
+    assert [r.label for r in results] == [
+        Label.FACTUAL,
+        Label.HALLUCINATED,
+        Label.FACTUAL,
+        Label.HALLUCINATED,
+    ]
+    # checks running at once would each have missed the cache and encoded the reference again
+    assert sorted(sim.encoded) == sorted(set(sim.encoded))
+    assert sim.encoded.count("It is 330 metres tall.") == 1
+    sync_sim = _RecordingSimilarity()
+    RefChecker(similarity=sync_sim, batch_concurrency=4).batch(_batch_inputs())
+    assert sorted(sync_sim.encoded) == sorted(set(sync_sim.encoded))
+
+
+def test_a_batch_decides_like_checks_one_by_one(embedder):
+    rc = RefChecker(score="mean_support", similarity=_RecordingSimilarity())
+    alone = [rc.invoke(inp) for inp in _batch_inputs()]
+    batched = RefChecker(score="mean_support", similarity=_RecordingSimilarity()).batch(
+        _batch_inputs()
+    )
+    assert [r.details["claims"] for r in batched] == [r.details["claims"] for r in alone]
+    assert [r.score for r in batched] == [r.score for r in alone]
+
+
+def test_a_batch_with_a_bad_input_still_checks_the_others(embedder, extractor_llm):
+    rc = RefChecker(similarity=_RecordingSimilarity())
+    inputs = [*_batch_inputs()[:1], {"question": Q, "answer": A, "references": "not a list"}]
+    first, bad = rc.batch(inputs, return_exceptions=True)
+    assert first.label == Label.FACTUAL
+    assert isinstance(bad, InvalidInputError) and "references" in str(bad)
+    # an LLM extractor's claims are unknown before its call: nothing is embedded up front
+    llm = RefChecker(
+        extractor=LLMExtractor(model=extractor_llm),
+        checker=LLMChecker(model=ScriptedChatModel(default="Entailment")),
+        similarity=_RecordingSimilarity(),
+    )
+    assert llm._batch_texts(_batch_inputs()) == []
+
+
+class _BrokenSimilarity(EmbeddingSimilarity):
+    @property
+    def model(self):
+        raise ConfigurationError("no model here")
+
+
+def test_a_batch_whose_model_fails_reports_it_per_input():
+    rc = RefChecker(similarity=_BrokenSimilarity())
+    results = rc.batch(_batch_inputs()[:2], return_exceptions=True)
+    assert [type(r) for r in results] == [ConfigurationError, ConfigurationError]
+    with pytest.raises(ConfigurationError, match="no model here"):
+        asyncio.run(rc.abatch(_batch_inputs()[:2]))
+
+
+class _Threads:
+    def __init__(self, threads=None):
+        if threads is not None:
+            self.threads = threads
+
+
+class _WithModel:
+    def __init__(self, model):
+        self.model = model
+
+
+def test_parallel_encodes_fills_the_cores_the_encoder_leaves_idle(monkeypatch):
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+    assert parallel_encodes(_WithModel(_Threads(1))) == 4
+    assert parallel_encodes(_WithModel(_Threads(2))) == 2
+    assert parallel_encodes(_WithModel(_Threads(8))) == 1
+    assert parallel_encodes(_WithModel(_Threads())) == 1  # torch already uses every core
+
+
+def test_aprefetch_leaves_nothing_for_the_checks_to_encode(embedder):
+    sim = _RecordingSimilarity()
+    rc = RefChecker(similarity=sim)
+
+    async def run():
+        await rc.aprefetch(_batch_inputs())
+        before = list(sim.encoded)
+        results = await rc.abatch(_batch_inputs())
+        return before, results
+
+    before, results = asyncio.run(run())
+    assert "It is 330 metres tall." in before and "The tower is painted blue." in before
+    assert sim.encoded == before and len(results) == len(BATCH_ANSWERS)

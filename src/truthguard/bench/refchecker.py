@@ -25,6 +25,7 @@ import argparse
 import hashlib
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, get_args
 
@@ -37,6 +38,7 @@ from truthguard.datasets import load_chale
 from truthguard.datasets._loaders import ChaleItem, strip_html
 from truthguard.refchecker import LocalChecker, LocalExtractor, RefChecker, response_score
 from truthguard.refchecker.aggregate import ScoreMode
+from truthguard.refchecker.detector import parallel_encodes
 from truthguard.refchecker.segment import segment_references
 from truthguard.similarity import (
     default_model_cache_dir,
@@ -165,7 +167,11 @@ def _embed_all(texts: list[str], *, show: bool, directory: Path | None, chunk: i
             embedding_cache().put_many(sim.cache_key, texts, vectors)
             return "disk"
     chunks = [texts[s : s + chunk] for s in range(0, len(texts), chunk)]
-    parts = [sim.embed(part) for part in progress(chunks, desc="embedding", enabled=show)]
+    with ThreadPoolExecutor(parallel_encodes(sim)) as pool:  # map keeps the chunks' order
+        done = progress(
+            pool.map(sim.embed, chunks), desc="embedding", total=len(chunks), enabled=show
+        )
+        parts = list(done)
     if path is not None and parts:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.npy")

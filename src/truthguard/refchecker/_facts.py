@@ -20,7 +20,10 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
+from truthguard.refchecker.lexical import STOPWORDS
+
 __all__ = [
+    "FUNCTION_WORDS",
     "Fact",
     "Token",
     "extract_facts",
@@ -446,107 +449,8 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
 
 # -- names, titles, negation ---------------------------------------------------------------------
 
-_FUNCTION = frozenset(
+_CONNECTIVES = frozenset(
     [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "nor",
-        "of",
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "from",
-        "by",
-        "with",
-        "about",
-        "as",
-        "into",
-        "onto",
-        "over",
-        "under",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "am",
-        "do",
-        "does",
-        "did",
-        "has",
-        "have",
-        "had",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "there",
-        "here",
-        "he",
-        "she",
-        "they",
-        "them",
-        "his",
-        "her",
-        "their",
-        "we",
-        "us",
-        "our",
-        "you",
-        "your",
-        "i",
-        "me",
-        "my",
-        "not",
-        "no",
-        "so",
-        "than",
-        "then",
-        "too",
-        "very",
-        "can",
-        "could",
-        "would",
-        "should",
-        "will",
-        "shall",
-        "may",
-        "might",
-        "must",
-        "also",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "what",
-        "when",
-        "where",
-        "why",
-        "how",
-        "all",
-        "any",
-        "both",
-        "each",
-        "few",
-        "more",
-        "most",
-        "other",
-        "some",
-        "such",
-        "only",
-        "own",
-        "same",
-        "just",
         "after",
         "before",
         "during",
@@ -558,7 +462,6 @@ _FUNCTION = frozenset(
         "although",
         "though",
         "however",
-        "after",
         "upon",
         "within",
         "without",
@@ -566,6 +469,10 @@ _FUNCTION = frozenset(
         "among",
     ]
 )
+"""Conjunctions and prepositions that are function words beyond :data:`.lexical.STOPWORDS`."""
+# Capitalised, these are never names. "One" and "Having" stay possible names ("One Direction").
+FUNCTION_WORDS = (STOPWORDS - {"one", "having"}) | _CONNECTIVES
+"""Function words: never a name when capitalised, never a content word (see grounding)."""
 _TITLE = re.compile(r"[\"“”«](.{2,120}?)[\"“”»]|``\s*(.{2,120}?)\s*''|(?<!\w)'([^']{2,80}?)'(?!\w)")
 _NEG = frozenset(
     ["not", "never", "no", "none", "nothing", "nobody", "neither", "nor", "without", "cannot"]
@@ -592,7 +499,7 @@ def _is_sentence_start(text: str, tokens: list[Token], i: int) -> bool:
 def _names(text: str, tokens: list[Token], skip: set[int]) -> list[Fact]:
     facts = []
     for i, tok in enumerate(tokens):
-        if i in skip or not tok.text[:1].isupper() or tok.norm in _FUNCTION:
+        if i in skip or not tok.text[:1].isupper() or tok.norm in FUNCTION_WORDS:
             continue
         if tok.norm.rstrip(".") in _MONTHS or tok.norm.rstrip(".") in _MONTH_ABBR:
             continue

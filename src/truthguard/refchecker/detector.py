@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 from typing import Any, Literal
 
+from langchain_core.runnables import RunnableConfig
 from pydantic import Field, field_validator
 
+from truthguard._sync import run_sync
 from truthguard.detector import BaseDetector, DetectorInput, context_text
+from truthguard.errors import InvalidInputError
 from truthguard.llm import LLMSession
 from truthguard.refchecker.aggregate import ABSTAIN, ScoreMode, aggregate, response_score
 from truthguard.refchecker.checkers import ClaimChecker, LocalChecker
@@ -14,10 +19,23 @@ from truthguard.refchecker.extractors import ClaimExtractor, LocalExtractor
 from truthguard.refchecker.retrieval import Retrieval, aretrieve
 from truthguard.refchecker.segment import segment_references
 from truthguard.result import DetectionResult, Label
-from truthguard.similarity import EmbeddingSimilarity, get_default_similarity
+from truthguard.similarity import EmbeddingSimilarity, embedding_cache, get_default_similarity
 from truthguard.store import ArtifactStore
 
 __all__ = ["RefChecker", "RefCheckerInput"]
+
+_PREFETCH_CHUNK = 256
+"""Texts per encode call when a batch's texts are embedded up front (chunks run concurrently)."""
+
+
+def parallel_encodes(embedder: EmbeddingSimilarity) -> int:
+    """Encode calls worth running side by side: enough to fill the cores the encoder leaves idle.
+
+    The ONNX encoder runs with as many threads as the load average left idle when it was loaded
+    (often one on a shared machine); sentence-transformers (torch) already uses every core.
+    """
+    threads = getattr(embedder.model, "threads", None)
+    return max(1, (os.cpu_count() or 1) // threads) if threads else 1
 
 
 class RefCheckerInput(DetectorInput):
@@ -77,6 +95,89 @@ class RefChecker(BaseDetector):
     """Embedding model for retrieval and localisation (default: the packaged MiniLM)."""
     store: ArtifactStore | None = None
     """Optional artifact store: extracted claims and LLM labels are cached there."""
+
+    def batch(
+        self,
+        inputs: list[dict[str, Any]],
+        config: RunnableConfig | list[RunnableConfig] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[DetectionResult]:
+        run_sync(self.aprefetch(inputs, config))
+        return super().batch(inputs, config, return_exceptions=return_exceptions, **kwargs)
+
+    async def abatch(
+        self,
+        inputs: list[dict[str, Any]],
+        config: RunnableConfig | list[RunnableConfig] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[DetectionResult]:
+        await self.aprefetch(inputs, config)
+        return await super().abatch(inputs, config, return_exceptions=return_exceptions, **kwargs)
+
+    def _batch_texts(self, inputs: list[Any]) -> list[str]:
+        """The texts a batch's checks will embed, known before any check runs.
+
+        With the local extractor (claims are a pure function of the answer): every claim and
+        every reference sentence of the valid inputs that have both, each once. Other extractors
+        need a model call to know their claims: nothing is known in advance.
+        """
+        if type(self.extractor).aextract is not LocalExtractor.aextract:
+            return []
+        assert isinstance(self.extractor, LocalExtractor)
+        texts: dict[str, None] = {}
+        for raw in inputs:
+            try:
+                inp = self.validate_input(raw)
+            except InvalidInputError:
+                continue  # the check itself reports it
+            assert isinstance(inp, RefCheckerInput)
+            segments = segment_references([*inp.references, *inp.contexts], size=self.segment_size)
+            claims = self.extractor.extract(inp.question, inp.answer) if segments else []
+            if not claims:
+                continue  # unverifiable or abstains: nothing is embedded
+            texts.update(dict.fromkeys(c.text for c in claims))
+            texts.update(dict.fromkeys(sp.text for seg in segments for sp in seg.spans))
+        return list(texts)
+
+    async def aprefetch(
+        self, inputs: list[Any], config: RunnableConfig | list[RunnableConfig] | None = None
+    ) -> None:
+        """Embed the texts that checking ``inputs`` will need into the process-wide cache.
+
+        ``batch`` / ``abatch`` do this before their checks start: checks that run at the same
+        time and share a reference would each miss the cache and encode it again, and one
+        length-sorted pass pads less than per-check calls. Call it for the next batch while one
+        is being checked to overlap the encoding with the checking. Vectors do not depend on
+        which texts share an encode call, so no check's result changes. Only the local
+        extractor's claims are known in advance; with another extractor it does nothing.
+        """
+        embedder = self.similarity or get_default_similarity()
+        if not isinstance(embedder, EmbeddingSimilarity):
+            return  # a backend without the shared cache would encode everything twice
+        texts = self._batch_texts(inputs)
+        if not texts or len(texts) > embedding_cache().max_items // 2:
+            return  # the checks embed their own texts (the cache could not hold the batch)
+        texts.sort(key=len)
+        chunks = [texts[s : s + _PREFETCH_CHUNK] for s in range(0, len(texts), _PREFETCH_CHUNK)]
+        bounded = self._bounded(config)
+        first = bounded[0] if isinstance(bounded, list) and bounded else bounded
+        bound = int(first.get("max_concurrency") or 1)  # type: ignore[union-attr]
+
+        async def embed(chunk: list[str], gate: asyncio.Semaphore) -> None:
+            async with gate:
+                await embedder.aembed(chunk)
+
+        try:
+            gate = asyncio.Semaphore(min(bound, parallel_encodes(embedder)))
+            await asyncio.gather(*(embed(c, gate) for c in chunks))
+        except Exception:
+            # Each check meets the same error (a model that will not load) and reports it where
+            # the caller expects it: raised, or returned per input with ``return_exceptions``.
+            return
 
     async def _acheck(self, inp: DetectorInput, session: LLMSession) -> DetectionResult:
         assert isinstance(inp, RefCheckerInput)

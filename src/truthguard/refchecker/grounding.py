@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from truthguard.refchecker._facts import (
+    FUNCTION_WORDS,
     Fact,
     Token,
     covered,
@@ -44,47 +45,36 @@ from truthguard.refchecker.lexical import STOPWORDS
 
 __all__ = ["Grounding", "Issue", "SoftMatcher", "analyse", "ground_claim"]
 
-_NON_CONTENT = STOPWORDS | frozenset(
-    [
-        "after",
-        "before",
-        "during",
-        "since",
-        "until",
-        "while",
-        "if",
-        "because",
-        "although",
-        "though",
-        "however",
-        "upon",
-        "within",
-        "without",
-        "between",
-        "among",
-        "out",
-        "up",
-        "off",
-        "down",
-        "away",
-        "back",
-        "still",
-        "even",
-        "ever",
-        "per",
-        "via",
-        "upon",
-        "onto",
-        "toward",
-        "towards",
-        "across",
-        "along",
-        "around",
-        "through",
-        "throughout",
-        "'s",
-        "s",
-    ]
+# Besides the function words: "one" and "having", adverbial particles and directional
+# prepositions, which say little on their own, and the possessive "'s" split off by the tokenizer.
+_NON_CONTENT = (
+    FUNCTION_WORDS
+    | STOPWORDS
+    | frozenset(
+        [
+            "out",
+            "up",
+            "off",
+            "down",
+            "away",
+            "back",
+            "still",
+            "even",
+            "ever",
+            "per",
+            "via",
+            "onto",
+            "toward",
+            "towards",
+            "across",
+            "along",
+            "around",
+            "through",
+            "throughout",
+            "'s",
+            "s",
+        ]
+    )
 )
 
 
