@@ -19,7 +19,6 @@ from truthguard.refchecker import (
     LocalExtractor,
     RefChecker,
 )
-from truthguard.refchecker.detector import parallel_encodes
 from truthguard.result import Label
 from truthguard.similarity import EmbeddingSimilarity
 from truthguard.testing import ScriptedChatModel
@@ -424,25 +423,6 @@ def test_a_batch_whose_model_fails_reports_it_per_input():
     assert [type(r) for r in results] == [ConfigurationError, ConfigurationError]
     with pytest.raises(ConfigurationError, match="no model here"):
         asyncio.run(rc.abatch(_batch_inputs()[:2]))
-
-
-class _Threads:
-    def __init__(self, threads=None):
-        if threads is not None:
-            self.threads = threads
-
-
-class _WithModel:
-    def __init__(self, model):
-        self.model = model
-
-
-def test_parallel_encodes_fills_the_cores_the_encoder_leaves_idle(monkeypatch):
-    monkeypatch.setattr("os.cpu_count", lambda: 4)
-    assert parallel_encodes(_WithModel(_Threads(1))) == 4
-    assert parallel_encodes(_WithModel(_Threads(2))) == 2
-    assert parallel_encodes(_WithModel(_Threads(8))) == 1
-    assert parallel_encodes(_WithModel(_Threads())) == 1  # torch already uses every core
 
 
 def test_aprefetch_leaves_nothing_for_the_checks_to_encode(embedder):

@@ -323,3 +323,33 @@ async def test_concurrent_aembed_calls_match_one_embed(embedder):
     rows = await asyncio.gather(*(sim.aembed([t]) for t in texts))
     together = sim.embed(texts)
     np.testing.assert_allclose(np.vstack(rows), together, atol=1e-6)
+
+
+def test_parallel_encodes_fills_the_cores_the_model_leaves_idle(monkeypatch):
+    from truthguard.similarity import parallel_encodes
+
+    class Model:
+        def __init__(self, threads=None):
+            if threads is not None:
+                self.threads = threads
+
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+    assert parallel_encodes(Model(1)) == 4
+    assert parallel_encodes(Model(2)) == 2
+    assert parallel_encodes(Model(8)) == 1
+    assert parallel_encodes(Model()) == 1  # torch already uses every core
+
+
+def test_queued_chunks_are_spread_over_the_encoder_threads(monkeypatch):
+    from truthguard.similarity import _EncodeWorker
+
+    monkeypatch.setattr(_EncodeWorker, "TAKE", 2)
+    model = _GatedModel()
+    worker = _worker(model, "take")
+    held = worker.submit(["held"])
+    assert model.started.wait(10)
+    chunks = [worker.submit([f"t{i}a", f"t{i}b"]) for i in range(3)]
+    model.gate.set()
+    for future in (held, *chunks):
+        future.result(10)
+    assert model.calls == [["held"], ["t0a", "t0b"], ["t1a", "t1b"], ["t2a", "t2b"]]

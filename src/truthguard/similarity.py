@@ -177,6 +177,16 @@ def embedding_cache() -> EmbeddingCache:
     return _CACHE
 
 
+def parallel_encodes(model: Any) -> int:
+    """Encode calls worth running side by side: enough to fill the cores the model leaves idle.
+
+    An ONNX session runs with as many threads as the load average left idle when it was loaded
+    (often one on a shared machine); sentence-transformers (torch) already uses every core.
+    """
+    threads = getattr(model, "threads", None)
+    return max(1, (os.cpu_count() or 1) // threads) if threads else 1
+
+
 class _EncodeWorker:
     """The threads that run a loaded model's encode calls.
 
@@ -187,6 +197,10 @@ class _EncodeWorker:
     :func:`embedding_cache`. There are as many threads as encode calls fit the cores side by
     side: one for a model that uses every core, two for a one-thread ONNX session on two cores.
     """
+
+    TAKE = 256
+    """Texts one encode call takes from the queue when more are waiting (a request is never
+    split): big batches queued in chunks are spread over the threads."""
 
     def __init__(self, model: Any, cache_key: str, batch_size: int, parallel: int = 1) -> None:
         self.model = model
@@ -229,7 +243,12 @@ class _EncodeWorker:
             with self._cond:
                 while not self._queue:
                     self._cond.wait()
-                batch, self._queue = self._queue, []
+                # Everything waiting, up to TAKE texts: the rest is left for another thread.
+                size = taken = 0
+                while taken < len(self._queue) and size < self.TAKE:
+                    size += len(self._queue[taken][0])
+                    taken += 1
+                batch, self._queue = self._queue[:taken], self._queue[taken:]
             texts = [t for ts, _ in batch for t in ts]  # disjoint: nothing is queued twice
             try:
                 vectors = np.asarray(
@@ -526,12 +545,13 @@ class EmbeddingSimilarity(SimilarityBackend):
         self.model.encode(["warm up"], batch_size=1, normalize_embeddings=True)
 
     def _worker_key(self) -> tuple[Any, ...]:
+        # Instances share encoder threads when they share the model and the cache namespace;
+        # a subclass (its own `model` or `cache_key`) gets threads of its own.
         if self.backend == "onnx":
-            threads = self.threads or _default_threads()
-            where = (str(self._cache_dir()), threads)
+            where: tuple[Any, ...] = (str(self._cache_dir()), self.threads or _default_threads())
         else:
             where = (self.device,)
-        return (self.backend, self.path, *where, self.batch_size)
+        return (type(self), self.cache_key, self.path, *where, self.batch_size)
 
     def _encoder(self) -> _EncodeWorker:
         """The encoder thread of this instance's model (loading the model on first use)."""
@@ -542,12 +562,16 @@ class EmbeddingSimilarity(SimilarityBackend):
             with _workers_lock:
                 worker = _WORKERS.get(key)
                 if worker is None:
-                    threads = getattr(model, "threads", None)  # ONNX; torch uses every core
-                    parallel = (os.cpu_count() or 1) // threads if threads else 1
                     worker = _WORKERS[key] = _EncodeWorker(
-                        model, self.cache_key, self.batch_size, parallel
+                        model, self.cache_key, self.batch_size, parallel_encodes(model)
                     )
         return worker
+
+    @property
+    def parallel_encodes(self) -> int:
+        """Encode calls that run side by side (see :func:`parallel_encodes`); batches queued
+        together are spread over that many encoder threads."""
+        return parallel_encodes(self.model)
 
     def _lookup(self, texts: list[str]) -> tuple[list[np.ndarray | None], list[str]]:
         found = _CACHE.get_many(self.cache_key, texts)

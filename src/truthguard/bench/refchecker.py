@@ -38,7 +38,6 @@ from truthguard.datasets import load_chale
 from truthguard.datasets._loaders import ChaleItem, strip_html
 from truthguard.refchecker import LocalChecker, LocalExtractor, RefChecker, response_score
 from truthguard.refchecker.aggregate import ScoreMode
-from truthguard.refchecker.detector import parallel_encodes
 from truthguard.refchecker.segment import segment_references
 from truthguard.similarity import (
     default_model_cache_dir,
@@ -167,7 +166,7 @@ def _embed_all(texts: list[str], *, show: bool, directory: Path | None, chunk: i
             embedding_cache().put_many(sim.cache_key, texts, vectors)
             return "disk"
     chunks = [texts[s : s + chunk] for s in range(0, len(texts), chunk)]
-    with ThreadPoolExecutor(parallel_encodes(sim)) as pool:  # map keeps the chunks' order
+    with ThreadPoolExecutor(sim.parallel_encodes) as pool:  # map keeps the chunks' order
         done = progress(
             pool.map(sim.embed, chunks), desc="embedding", total=len(chunks), enabled=show
         )

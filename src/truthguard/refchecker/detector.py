@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -26,16 +25,6 @@ __all__ = ["RefChecker", "RefCheckerInput"]
 
 _PREFETCH_CHUNK = 256
 """Texts per encode call when a batch's texts are embedded up front (chunks run concurrently)."""
-
-
-def parallel_encodes(embedder: EmbeddingSimilarity) -> int:
-    """Encode calls worth running side by side: enough to fill the cores the encoder leaves idle.
-
-    The ONNX encoder runs with as many threads as the load average left idle when it was loaded
-    (often one on a shared machine); sentence-transformers (torch) already uses every core.
-    """
-    threads = getattr(embedder.model, "threads", None)
-    return max(1, (os.cpu_count() or 1) // threads) if threads else 1
 
 
 class RefCheckerInput(DetectorInput):
@@ -172,7 +161,7 @@ class RefChecker(BaseDetector):
                 await embedder.aembed(chunk)
 
         try:
-            gate = asyncio.Semaphore(min(bound, parallel_encodes(embedder)))
+            gate = asyncio.Semaphore(min(bound, embedder.parallel_encodes))
             await asyncio.gather(*(embed(c, gate) for c in chunks))
         except Exception:
             # Each check meets the same error (a model that will not load) and reports it where
