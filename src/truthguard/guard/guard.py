@@ -28,7 +28,6 @@ from truthguard._config import with_default_concurrency
 from truthguard._sync import run_sync
 from truthguard.detector import BaseDetector
 from truthguard.errors import GuardRejected, InvalidInputError, LLMCallError
-from truthguard.guard._extract import answer_of, clean_text, contexts_of, question_of
 from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
 from truthguard.guard._runs import (
     RetrieverCapture,
@@ -36,10 +35,11 @@ from truthguard.guard._runs import (
     scoped_config,
     with_feedback_slot,
 )
-from truthguard.guard._usage import UsageCollector
-from truthguard.guard._validation import input_errors
-from truthguard.guard._verdict import NEVER_OPEN, decide
+from truthguard.guard.extract import answer_of, clean_text, contexts_of, question_of
 from truthguard.guard.policies import GuardPolicy, PolicyContext, Release
+from truthguard.guard.usage import UsageCollector
+from truthguard.guard.validation import input_errors
+from truthguard.guard.verdict import NEVER_OPEN, decide
 from truthguard.result import DetectionResult, Usage
 
 __all__ = ["VERDICT_EVENT", "HallucinationGuard", "base_detector", "run_detector"]

@@ -25,13 +25,6 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 from truthguard._sync import run_sync
 from truthguard.errors import GuardRejected, InvalidInputError
-from truthguard.guard._extract import (
-    ANSWER_KEYS,
-    CONTEXT_KEYS,
-    clean_text,
-    contexts_of,
-    question_of,
-)
 from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
 from truthguard.guard._runs import (
     RetrieverCapture,
@@ -39,11 +32,18 @@ from truthguard.guard._runs import (
     scoped_config,
     with_feedback_slot,
 )
-from truthguard.guard._usage import UsageCollector
-from truthguard.guard._validation import input_errors
-from truthguard.guard._verdict import decide
+from truthguard.guard.extract import (
+    ANSWER_KEYS,
+    CONTEXT_KEYS,
+    clean_text,
+    contexts_of,
+    question_of,
+)
 from truthguard.guard.guard import base_detector, run_detector
 from truthguard.guard.policies import GuardPolicy, PolicyContext, Release
+from truthguard.guard.usage import UsageCollector
+from truthguard.guard.validation import input_errors
+from truthguard.guard.verdict import decide
 from truthguard.llm import message_text
 from truthguard.result import DetectionResult, Usage
 

@@ -52,15 +52,15 @@ from truthguard.guard import (
     ReRetrieve,
     Rerun,
 )
-from truthguard.guard._usage import UsageCollector
-from truthguard.guard._validation import input_errors
-from truthguard.guard._verdict import decide
 from truthguard.guard.policies import (
     FEEDBACK_TEMPLATE,
     RETRIEVAL_QUERY_KEY,
     RETRIEVER_FIELD,
     SEARCH_KWARGS_FIELD,
 )
+from truthguard.guard.usage import UsageCollector
+from truthguard.guard.validation import input_errors
+from truthguard.guard.verdict import decide
 from truthguard.result import DetectionResult, Label, Usage
 from truthguard_llamaindex._ops import (
     Answer,

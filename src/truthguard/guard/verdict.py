@@ -1,4 +1,7 @@
-"""Combine detector results into one verdict (pure functions, no I/O)."""
+"""Combine detector results into one verdict (pure functions, no I/O).
+
+Every guard decides with this rule: the core guards and the LlamaIndex ``GuardedQueryEngine``.
+"""
 
 from __future__ import annotations
 
