@@ -33,7 +33,7 @@ from truthguard.guard import (
     ReRetrieve,
     Rerun,
 )
-from truthguard.guard._extract import clean_text
+from truthguard.guard.extract import clean_text
 from truthguard.rag import build_rag_chain
 from truthguard.result import DetectionResult
 from truthguard.testing import FakeDetector, ScriptedChatModel

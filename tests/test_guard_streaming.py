@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from langchain_core.documents import Document
@@ -15,7 +15,14 @@ from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from pydantic import Field
 
 from truthguard.errors import GuardRejected, InvalidInputError
-from truthguard.guard import Fallback, GuardChunk, Raise, Regenerate, StreamingGuard
+from truthguard.guard import (
+    Fallback,
+    GuardChunk,
+    GuardPolicy,
+    Raise,
+    Regenerate,
+    StreamingGuard,
+)
 from truthguard.rag import build_rag_chain
 from truthguard.testing import FakeDetector, ScriptedChatModel
 
@@ -129,6 +136,32 @@ async def test_chain_failing_before_any_sentence_goes_to_the_fallback():
     bare = StreamingGuard(chain=RunnableLambda(broken), detector=no_moon())
     with pytest.raises(ConnectionError):
         await bare.ainvoke("Q?")
+
+
+async def test_a_broken_policy_is_recorded_and_the_next_policy_asked_without_a_new_stream():
+    class Broken(GuardPolicy):
+        name: ClassVar[str] = "broken"
+
+        async def astep(self, ctx: Any) -> Any:
+            raise ValueError("boom")
+
+    model = ScriptedChatModel(script=lambda p: FIRST)
+    guard = StreamingGuard(
+        chain=model,
+        detector=no_moon(),
+        policies=[Broken(), Fallback(answer="See the guide.")],
+        max_attempts=2,
+    )
+    chunks = [c async for c in guard.astream("Q?")]
+    result = chunks[-1].result
+    assert len(model.calls) == 1  # the chain is not streamed again for a broken policy
+    assert [a.policy for a in result.attempts] == [None, "broken", "fallback"]
+    assert result.attempts[1].error == "policy failed: ValueError: boom"
+    assert result.status == "fallback"
+    assert texts(chunks, "sentence", "fallback") == [
+        "Paris is the capital of France.",
+        "See the guide.",
+    ]
 
 
 class PacedModel(ScriptedChatModel):

@@ -20,7 +20,7 @@ from langchain_core.runnables import Runnable
 from langsmith.evaluation import EvaluationResult, RunEvaluator
 
 from truthguard.errors import InvalidInputError
-from truthguard.guard._extract import (
+from truthguard.guard.extract import (
     ANSWER_KEYS,
     CONTEXT_KEYS,
     QUESTION_KEYS,

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from truthguard._sync import run_sync
 from truthguard.detector import BaseDetector, clean_text
 from truthguard.errors import InvalidInputError
-from truthguard.guard._validation import input_errors
+from truthguard.guard.validation import input_errors
 
 __all__ = ["ICL_SYSTEM_PROMPT", "FEWLExampleSelector", "ScoreFn", "icl_prompt"]
 

@@ -18,7 +18,7 @@ from uuid import UUID
 from truthguard.callbacks.records import json_safe
 from truthguard.detector import clean_text, context_text
 from truthguard.errors import InvalidInputError
-from truthguard.guard._extract import answer_of, contexts_of, question_of
+from truthguard.guard.extract import answer_of, contexts_of, question_of
 from truthguard.llm import message_text
 
 __all__ = ["Capture", "RunTracker"]

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
@@ -30,6 +30,7 @@ from langchain_core.runnables import (
     RunnableParallel,
     RunnableSequence,
 )
+from langchain_core.runnables.config import patch_config
 from langchain_core.runnables.configurable import DynamicRunnable
 from langchain_core.runnables.fallbacks import RunnableWithFallbacks
 from langchain_core.runnables.passthrough import RunnableAssign
@@ -40,6 +41,7 @@ __all__ = [
     "FEEDBACK_FIELD",
     "RetrieverCapture",
     "attempt_callbacks",
+    "attempt_config",
     "config_ids",
     "find_prompt_slot",
     "reads_config",
@@ -71,6 +73,24 @@ def attempt_callbacks(
     for h in extra:
         manager.add_handler(h, inherit=True)
     return manager
+
+
+def attempt_config(
+    config: RunnableConfig,
+    run_manager: Any,
+    tag: str,
+    *,
+    stream_nested: bool,
+    extra: Sequence[BaseCallbackHandler] = (),
+    configurable: Mapping[str, Any] | None = None,
+) -> RunnableConfig:
+    """The config of runs inside one attempt: :func:`attempt_callbacks` below the guard's run,
+    and a step's ``configurable`` values merged over the caller's."""
+    callbacks = attempt_callbacks(run_manager, tag, stream_nested=stream_nested, extra=extra)
+    child = patch_config(config, callbacks=callbacks)
+    if configurable:
+        child["configurable"] = {**child.get("configurable", {}), **configurable}
+    return child
 
 
 @contextmanager

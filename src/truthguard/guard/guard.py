@@ -7,7 +7,7 @@ import logging
 import math
 import time
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForChainRun,
@@ -20,7 +20,6 @@ from langchain_core.runnables import (
     RunnableConfig,
     RunnableSerializable,
 )
-from langchain_core.runnables.config import patch_config
 from langchain_core.runnables.configurable import DynamicRunnable
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
@@ -28,19 +27,23 @@ from truthguard._config import with_default_concurrency
 from truthguard._sync import run_sync
 from truthguard.detector import BaseDetector
 from truthguard.errors import GuardRejected, InvalidInputError, LLMCallError
-from truthguard.guard._extract import answer_of, clean_text, contexts_of, question_of
 from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
 from truthguard.guard._runs import (
     RetrieverCapture,
-    attempt_callbacks,
+    attempt_config,
     scoped_config,
     with_feedback_slot,
 )
-from truthguard.guard._usage import UsageCollector
-from truthguard.guard._validation import input_errors
-from truthguard.guard._verdict import NEVER_OPEN, decide
-from truthguard.guard.policies import GuardPolicy, PolicyContext, Release
+from truthguard.guard.attempts import Action, AskPolicy, AttemptLoop, Finish, RunAttempt
+from truthguard.guard.extract import answer_of, clean_text, contexts_of, question_of
+from truthguard.guard.policies import GuardPolicy
+from truthguard.guard.usage import UsageCollector
+from truthguard.guard.validation import input_errors
+from truthguard.guard.verdict import NEVER_OPEN, check_detector_options, decide, unique_keys
 from truthguard.result import DetectionResult, Usage
+
+if TYPE_CHECKING:
+    from truthguard.guard.streaming import StreamingGuard
 
 __all__ = ["VERDICT_EVENT", "HallucinationGuard", "base_detector", "run_detector"]
 
@@ -204,16 +207,9 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         for key, (lo, hi) in self.score_ranges.items():
             if not (math.isfinite(lo) and math.isfinite(hi)):
                 raise InvalidInputError(f"score_ranges.{key}", "must be finite")
-        keys = set(self.detector_keys)
-        for name, mapping in (("thresholds", self.thresholds), ("score_ranges", self.score_ranges)):
-            unknown = sorted(set(mapping) - keys)
-            if unknown:
-                raise InvalidInputError(
-                    name, f"unknown detector keys {unknown}; known: {sorted(keys)}"
-                )
-        for key, (lo, hi) in self.score_ranges.items():
-            if hi <= lo:
-                raise InvalidInputError(f"score_ranges.{key}", "needs high > low")
+        check_detector_options(
+            self.detector_keys, thresholds=self.thresholds, score_ranges=self.score_ranges
+        )
         self._check_policies()
         return self
 
@@ -238,14 +234,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     @property
     def detector_keys(self) -> list[str]:
         """One key per detector: its ``detector_name``, suffixed ``#2``... when repeated."""
-        seen: dict[str, int] = {}
-        keys = []
-        for d in self.detectors:
-            name = base_detector(d).detector_name  # type: ignore[union-attr]
-            n = seen.get(name, 0) + 1
-            seen[name] = n
-            keys.append(name if n == 1 else f"{name}#{n}")
-        return keys
+        return unique_keys(base_detector(d).detector_name for d in self.detectors)  # type: ignore[union-attr]
 
     # -- public API -----------------------------------------------------------------------------
 
@@ -323,156 +312,49 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
             )
         return result.answer
 
-    def _next_policy(self, uses: list[int], n_attempts: int) -> int | None:
-        exhausted = n_attempts >= self.max_attempts
-        for i, p in enumerate(self.policies):
-            if uses[i] >= p.max_uses or (exhausted and not p.terminal):
-                continue
-            return i
-        return None
-
     async def _arun(self, input: Any, run_manager: Any, config: RunnableConfig) -> GuardResult:
         question = clean_text(question_of(input, self.question_key))
-        errors: list[BaseException] = []
-        attempts = [
-            await self._attempt(
-                1, None, None, input, {}, True, question, input, run_manager, config, errors
-            )
-        ]
-        uses = [0] * len(self.policies)
-        status: Literal["passed", "fallback", "rejected"] = "rejected"
-        while True:
-            last = attempts[-1]
-            if last.passed:
-                status = "passed"
-                break
-            i = self._next_policy(uses, len(attempts))
-            if i is None:
-                break
-            policy = self.policies[i]
-            uses[i] += 1
-            n = len(attempts) + 1
-            # The policy's own model calls (a query rewriter) belong to attempt n.
-            policy_usage = UsageCollector()
-            policy_callbacks = attempt_callbacks(
-                run_manager,
-                f"guard:attempt:{n}",
-                stream_nested=self.stream_nested,
-                extra=[policy_usage],
-            )
-            route = getattr(policy, "feedback_route", None)
-            ctx = PolicyContext(
-                question=question,
-                input=input,
-                attempts=attempts,
-                uses=uses[i],
-                config=patch_config(config, callbacks=policy_callbacks),
-                feedback_route=route(self.chain, self._n_models) if route else "input",
-            )
-            try:
-                with scoped_config(ctx.config):  # type: ignore[arg-type]
-                    step = await policy.astep(ctx)
-            except GuardRejected:
-                raise  # the Raise policy: carries every attempt
-            except Exception as e:  # a broken policy must not lose the answers so far
-                logger.warning("truthguard: policy %s failed: %s", policy.name, e)
-                attempts.append(
-                    Attempt(
-                        number=n,
-                        policy=policy.name,
-                        error=f"policy failed: {type(e).__name__}: {e}",
-                        chain_usage=policy_usage.usage(),
-                    )
-                )
-                continue
-            if isinstance(step, Release):
-                attempts.append(
-                    Attempt(
-                        number=n,
-                        policy=policy.name,
-                        answer=step.answer,
-                        output=step.answer,
-                        chain_usage=policy_usage.usage(),
-                    )
-                )
-                status = "fallback"
-                break
-            attempts.append(
-                await self._attempt(
-                    n,
-                    policy.name,
-                    step.runnable,
-                    step.input,
-                    step.configurable,
-                    step.check,
-                    question,
-                    input,
-                    run_manager,
-                    config,
-                    errors,
-                )
-            )
-            attempts[-1].chain_usage = policy_usage.usage() + attempts[-1].chain_usage
-            if not step.check and attempts[-1].answer is not None:
-                status = "fallback"
-                break
-        if all(a.answer is None for a in attempts):
-            # No answer at all to release or keep: the caller sees the chain's own error.
-            raise errors[0] if errors else RuntimeError("the guarded chain gave no answer")
-        return self._result(question, attempts, status)
-
-    def _result(
-        self,
-        question: str,
-        attempts: list[Attempt],
-        status: Literal["passed", "fallback", "rejected"],
-    ) -> GuardResult:
-        final = attempts[-1]
-        if status == "rejected" and final.answer is None:
-            final = next(a for a in reversed(attempts) if a.answer is not None)
-        usage = Usage.total([a.chain_usage + a.check_usage for a in attempts])
-        usage.wall_seconds = sum(a.seconds for a in attempts)
-        return GuardResult(
-            question=question,
-            answer=final.answer,
-            output=final.output,
-            status=status,
-            passed=status == "passed",
-            verdict=final.verdict,
-            attempts=attempts,
-            usage=usage,
-        )
+        loop = attempt_loop(self, question, input, run_manager, config)
+        action: Action = loop.start()
+        while not isinstance(action, Finish):
+            if isinstance(action, RunAttempt):
+                attempt, error = await self._attempt(action, question, input, run_manager, config)
+                action = loop.attempted(attempt, error=error)
+            elif isinstance(action, AskPolicy):
+                try:
+                    with scoped_config(action.context.config):  # type: ignore[arg-type]
+                        step = await action.policy.astep(action.context)
+                except Exception as e:  # recorded; GuardRejected (the Raise policy) re-raised
+                    action = loop.policy_failed(e)
+                else:
+                    action = loop.stepped(step)
+            else:
+                action = loop.released(action.answer)
+        return loop.result()
 
     async def _attempt(
         self,
-        number: int,
-        policy: str | None,
-        runnable: Runnable[Any, Any] | None,
-        chain_input: Any,
-        configurable: dict[str, Any],
-        check: bool,
+        action: RunAttempt,
         question: str,
         original_input: Any,
         run_manager: Any,
         config: RunnableConfig,
-        errors: list[BaseException],
-    ) -> Attempt:
+    ) -> tuple[Attempt, Exception | None]:
+        number, policy = action.number, action.policy
         started = time.perf_counter()
         tag = f"guard:attempt:{number}"
         collector = UsageCollector()
         capture = RetrieverCapture()
-        callbacks = attempt_callbacks(
-            run_manager, tag, stream_nested=self.stream_nested, extra=[collector, capture]
-        )
-        child = patch_config(config, callbacks=callbacks)
-        if configurable:
-            child["configurable"] = {**child.get("configurable", {}), **configurable}
-        runnable = runnable or self._chain_for_attempts or self.chain
+        child = attempt_config(
+            config, run_manager, tag, stream_nested=self.stream_nested,
+            extra=[collector, capture], configurable=action.configurable,
+        )  # fmt: skip
+        runnable = action.runnable or self._chain_for_attempts or self.chain
         output: Any = None
         try:
             try:
                 with scoped_config(child):
-                    output = await runnable.ainvoke(chain_input, child)
+                    output = await runnable.ainvoke(action.input, child)
             except asyncio.CancelledError as e:
                 if _we_are_cancelled():
                     raise
@@ -484,9 +366,8 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
                 raise InvalidInputError("answer", "the chain returned an empty answer")
             contexts = [clean_text(c) for c in contexts_of(output, self.context_key)]
         except Exception as e:
-            errors.append(e)
             logger.warning("truthguard: attempt %d raised %s: %s", number, type(e).__name__, e)
-            return Attempt(
+            failed = Attempt(
                 number=number,
                 policy=policy,
                 output=output,
@@ -494,6 +375,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
                 chain_usage=collector.usage(time.perf_counter() - started),
                 seconds=time.perf_counter() - started,
             )
+            return failed, e
         if not contexts:  # a chain that drops its documents: take them from its retriever runs
             contexts = [clean_text(c) for c in capture.contexts]
         chain_seconds = time.perf_counter() - started
@@ -505,9 +387,10 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
             contexts=contexts,
             chain_usage=collector.usage(chain_seconds),
         )
-        if check:
-            check_callbacks = attempt_callbacks(run_manager, tag, stream_nested=self.stream_nested)
-            check_config = patch_config(config, callbacks=check_callbacks)
+        if action.check:
+            check_config = attempt_config(
+                config, run_manager, tag, stream_nested=self.stream_nested
+            )
             with scoped_config(check_config):
                 results = await self._check(
                     question, answer, contexts, original_input, check_config
@@ -517,12 +400,10 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
             attempt.verdict = verdict
             attempt.check_usage = Usage.total([r.usage for r in results])
             # The verdict event goes to every consumer, streaming ones included.
-            event_config = patch_config(
-                config, callbacks=attempt_callbacks(run_manager, tag, stream_nested=True)
-            )
+            event_config = attempt_config(config, run_manager, tag, stream_nested=True)
             await self._emit(number, policy, answer, verdict, event_config)
         attempt.seconds = time.perf_counter() - started
-        return attempt
+        return attempt, None
 
     def _decide(self, results: list[DetectionResult]) -> GuardVerdict:
         keys = self.detector_keys
@@ -580,6 +461,37 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
             "verdict": verdict.model_dump(),
         }
         await adispatch_custom_event(VERDICT_EVENT, data, config=config)
+
+
+def attempt_loop(
+    guard: HallucinationGuard | StreamingGuard,
+    question: str,
+    input: Any,
+    run_manager: Any,
+    config: RunnableConfig,
+) -> AttemptLoop:
+    """The attempt loop of one request to ``guard`` (this guard or the streaming one).
+
+    A policy's own model calls (a query rewriter) are traced under the attempt they produce
+    (tag ``guard:attempt:N``, hidden from streaming consumers as that attempt's runs are) and
+    counted into its usage.
+    """
+
+    def policy_config(number: int, usage: UsageCollector) -> RunnableConfig:
+        tag = f"guard:attempt:{number}"
+        return attempt_config(
+            config, run_manager, tag, stream_nested=guard.stream_nested, extra=[usage]
+        )
+
+    return AttemptLoop(
+        question=question,
+        input=input,
+        policies=guard.policies,
+        max_attempts=guard.max_attempts,
+        chain=guard.chain,
+        n_models=guard._n_models,
+        policy_config=policy_config,
+    )
 
 
 async def run_detector(

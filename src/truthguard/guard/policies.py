@@ -31,7 +31,7 @@ from truthguard.guard._runs import (
     reads_config,
     uses_retrieval_query,
 )
-from truthguard.guard._validation import input_errors
+from truthguard.guard.validation import input_errors
 from truthguard.llm import message_text
 from truthguard.result import Label, Usage
 

@@ -20,30 +20,31 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, Literal
 
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableSerializable
-from langchain_core.runnables.config import ensure_config, patch_config
+from langchain_core.runnables.config import ensure_config
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from truthguard._sync import run_sync
 from truthguard.errors import GuardRejected, InvalidInputError
-from truthguard.guard._extract import (
+from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
+from truthguard.guard._runs import (
+    RetrieverCapture,
+    attempt_config,
+    scoped_config,
+    with_feedback_slot,
+)
+from truthguard.guard.attempts import Action, AskPolicy, Finish, RunAttempt
+from truthguard.guard.extract import (
     ANSWER_KEYS,
     CONTEXT_KEYS,
     clean_text,
     contexts_of,
     question_of,
 )
-from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
-from truthguard.guard._runs import (
-    RetrieverCapture,
-    attempt_callbacks,
-    scoped_config,
-    with_feedback_slot,
-)
-from truthguard.guard._usage import UsageCollector
-from truthguard.guard._validation import input_errors
-from truthguard.guard._verdict import decide
-from truthguard.guard.guard import base_detector, run_detector
-from truthguard.guard.policies import GuardPolicy, PolicyContext, Release
+from truthguard.guard.guard import attempt_loop, base_detector, run_detector
+from truthguard.guard.policies import GuardPolicy
+from truthguard.guard.usage import UsageCollector
+from truthguard.guard.validation import input_errors
+from truthguard.guard.verdict import decide
 from truthguard.llm import message_text
 from truthguard.result import DetectionResult, Usage
 
@@ -248,14 +249,6 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
             on_error=self.on_error,
         )
 
-    def _next_policy(self, uses: list[int], n_attempts: int) -> int | None:
-        exhausted = n_attempts >= self.max_attempts
-        for i, p in enumerate(self.policies):
-            if uses[i] >= p.max_uses or (exhausted and not p.terminal):
-                continue
-            return i
-        return None
-
     async def _agenerate(
         self, inputs: AsyncIterator[Any], run_manager: Any, config: RunnableConfig
     ) -> AsyncIterator[GuardChunk]:
@@ -264,30 +257,22 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
             pass
         question = clean_text(question_of(input, self.question_key))
         released: list[str] = []
-        attempts: list[Attempt] = []
-        uses = [0] * len(self.policies)
-        runnable: Runnable[Any, Any] | None = None
-        chain_input, configurable, check = input, {}, True
-        policy_name: str | None = None
-        policy_usage = Usage()
-        status: Literal["passed", "fallback", "rejected"] = "rejected"
+        loop = attempt_loop(self, question, input, run_manager, config)
         verdict: GuardVerdict | None = None
-        errors: list[BaseException] = []
-        while True:
-            n = len(attempts) + 1
-            outcome = _Outcome()
-            started = time.perf_counter()
-            collector = UsageCollector()
-            async for chunk in self._attempt(
-                n, runnable, chain_input, configurable, check, question, released, outcome,
-                collector, run_manager, config,
-            ):  # fmt: skip
-                yield chunk
-            failed_text = outcome.failed[0] if outcome.failed else None
-            attempts.append(
-                Attempt(
-                    number=n,
-                    policy=policy_name,
+        action: Action = loop.start()
+        while not isinstance(action, Finish):
+            if isinstance(action, RunAttempt):
+                outcome = _Outcome()
+                started = time.perf_counter()
+                collector = UsageCollector()
+                async for chunk in self._attempt(
+                    action, question, released, outcome, collector, run_manager, config
+                ):
+                    yield chunk
+                failed_text = outcome.failed[0] if outcome.failed else None
+                attempt = Attempt(
+                    number=action.number,
+                    policy=action.policy,
                     answer=failed_text
                     if failed_text is not None
                     else outcome.streamed_text or None,
@@ -295,104 +280,59 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
                     contexts=outcome.contexts,
                     results=outcome.results,
                     verdict=outcome.verdict,
-                    chain_usage=policy_usage + collector.usage(),
+                    chain_usage=collector.usage(),
                     check_usage=Usage.total([r.usage for r in outcome.results]),
                     error=None if outcome.error is None else _describe(outcome.error),
                     seconds=time.perf_counter() - started,
                 )
-            )
-            if outcome.error is not None:
-                errors.append(outcome.error)
-            verdict = outcome.verdict
-            if not check and outcome.error is None:
-                status = "fallback"
-                break
-            if outcome.failed is None and outcome.error is None:
-                status = "passed"
-                break
-            i = self._next_policy(uses, len(attempts))
-            if i is None:
-                break
-            policy = self.policies[i]
-            uses[i] += 1
-            usage = UsageCollector()
-            callbacks = attempt_callbacks(
-                run_manager, f"guard:attempt:{n + 1}", stream_nested=self.stream_nested,
-                extra=[usage],
-            )  # fmt: skip
-            route = getattr(policy, "feedback_route", None)
-            ctx = PolicyContext(
-                question=question,
-                input=input,
-                attempts=attempts,
-                uses=uses[i],
-                config=patch_config(config, callbacks=callbacks),
-                feedback_route=route(self.chain, self._n_models) if route else "input",
-                released=" ".join(released) if released else "(nothing yet)",
-            )
-            try:
-                with scoped_config(ctx.config):  # type: ignore[arg-type]
-                    step = await policy.astep(ctx)
-            except GuardRejected:
-                yield self._notice(self.stop_notice, n, released)
-                raise
-            except Exception as e:  # a broken policy: stop here, keep what was released
-                logger.warning("truthguard: policy %s failed: %s", policy.name, e)
-                attempts.append(
-                    Attempt(
-                        number=n + 1,
-                        policy=policy.name,
-                        error=f"policy failed: {_describe(e)}",
-                        chain_usage=usage.usage(),
-                    )
+                verdict = outcome.verdict
+                action = loop.attempted(
+                    attempt,
+                    error=outcome.error,
+                    passed=outcome.failed is None and outcome.error is None,
+                    answered=outcome.error is None,
+                    released=" ".join(released) if released else "(nothing yet)",
                 )
-                continue
-            policy_name, policy_usage = policy.name, usage.usage()
-            if isinstance(step, Release):
-                yield self._notice(self.fallback_notice, n + 1, released)
-                yield GuardChunk(kind="fallback", text=step.answer, attempt=n + 1)
-                attempts.append(
-                    Attempt(
-                        number=n + 1,
-                        policy=policy.name,
-                        answer=step.answer,
-                        output=step.answer,
-                        chain_usage=policy_usage,
-                    )
-                )
-                released.append(step.answer)
-                status = "fallback"
-                break
-            notice = self.repair_notice if step.check else self.fallback_notice
-            yield self._notice(notice, n + 1, released)
-            runnable, chain_input = step.runnable, step.input
-            configurable, check = step.configurable, step.check
-        if status == "rejected":
-            yield self._notice(self.stop_notice, len(attempts), released)
-            if not released and all(a.answer is None for a in attempts) and errors:
-                raise errors[0]  # nothing was produced at all: the chain's own error
+            elif isinstance(action, AskPolicy):
+                try:
+                    with scoped_config(action.context.config):  # type: ignore[arg-type]
+                        step = await action.policy.astep(action.context)
+                except GuardRejected:
+                    yield self._notice(self.stop_notice, action.number - 1, released)
+                    raise
+                except Exception as e:  # recorded as a failed attempt; the next policy is asked
+                    action = loop.policy_failed(e)
+                    continue
+                action = loop.stepped(step)
+                if isinstance(action, RunAttempt):
+                    notice = self.repair_notice if action.check else self.fallback_notice
+                    yield self._notice(notice, action.number, released)
+            else:
+                yield self._notice(self.fallback_notice, action.number, released)
+                yield GuardChunk(kind="fallback", text=action.answer, attempt=action.number)
+                released.append(action.answer)
+                action = loop.released(action.answer)
+        if action.status == "rejected":
+            yield self._notice(self.stop_notice, len(loop.attempts), released)
+            error = loop.chain_error()
+            if not released and error is not None:
+                raise error  # nothing was produced at all: the chain's own error
         answer = " ".join(released) if released else None
-        usage_total = Usage.total([a.chain_usage + a.check_usage for a in attempts])
-        usage_total.wall_seconds = sum(a.seconds for a in attempts)
         result = GuardResult(
             question=question,
             answer=answer,
             output=answer,
-            status=status,
-            passed=status == "passed",
+            status=action.status,
+            passed=action.status == "passed",
             verdict=verdict,
-            attempts=attempts,
-            usage=usage_total,
+            attempts=loop.attempts,
+            usage=loop.usage(),
         )
-        yield GuardChunk(kind="result", attempt=len(attempts), result=result)
+        yield GuardChunk(kind="result", attempt=len(loop.attempts), result=result)
 
     async def _attempt(
         self,
-        number: int,
-        runnable: Runnable[Any, Any] | None,
-        chain_input: Any,
-        configurable: dict[str, Any],
-        check: bool,
+        action: RunAttempt,
         question: str,
         released: list[str],
         outcome: _Outcome,
@@ -400,18 +340,15 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
         run_manager: Any,
         config: RunnableConfig,
     ) -> AsyncIterator[GuardChunk]:
+        number, check = action.number, action.check
         tag = f"guard:attempt:{number}"
         capture = RetrieverCapture()
-        callbacks = attempt_callbacks(
-            run_manager, tag, stream_nested=self.stream_nested, extra=[collector, capture]
-        )
-        child = patch_config(config, callbacks=callbacks)
-        if configurable:
-            child["configurable"] = {**child.get("configurable", {}), **configurable}
-        check_config = patch_config(
-            config, callbacks=attempt_callbacks(run_manager, tag, stream_nested=self.stream_nested)
-        )
-        runnable = runnable or self._chain_for_attempts or self.chain
+        child = attempt_config(
+            config, run_manager, tag, stream_nested=self.stream_nested,
+            extra=[collector, capture], configurable=action.configurable,
+        )  # fmt: skip
+        check_config = attempt_config(config, run_manager, tag, stream_nested=self.stream_nested)
+        runnable = action.runnable or self._chain_for_attempts or self.chain
         seen = {_norm(s) for s in released}
         pending: deque[tuple[str, asyncio.Future[DetectionResult] | None]] = deque()
         buffer = ""
@@ -449,7 +386,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
                 return None
             return self._release(sentence, "sentence", number, released, result)
 
-        stream = runnable.astream(chain_input, child)
+        stream = runnable.astream(action.input, child)
         try:
             try:
                 with scoped_config(child):

@@ -23,9 +23,9 @@ from llama_index.core.base.response.schema import (
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import QueryBundle
 
-from truthguard._sync import run_sync
-from truthguard.guard._usage import UsageCollector
+from truthguard.guard.usage import UsageCollector
 from truthguard.result import Usage
+from truthguard.sync import run_sync
 from truthguard_llamaindex._usage import collect_usage
 
 __all__ = [
@@ -71,7 +71,7 @@ def _to_response(output: Any) -> Response:
         return output.get_response()
     if isinstance(output, str):
         return Response(response=output)
-    from truthguard.guard._extract import answer_of
+    from truthguard.guard.extract import answer_of
 
     return Response(response=answer_of(output))
 

@@ -1,9 +1,10 @@
 """``GuardedQueryEngine``: check every answer of a LlamaIndex query engine, act when it fails.
 
-The attempt loop is the core guard's (:mod:`truthguard.guard`): the same verdict rule
-(``decide``), the same policy objects (``ReRetrieve``, ``Regenerate``, ``Fallback``, ``Raise`` or
-your own ``GuardPolicy``), the same ``Attempt`` / ``GuardResult`` records. What differs is how a
-policy's step is carried out on a LlamaIndex engine:
+The attempt loop is the core guard's: :class:`~truthguard.guard.attempts.AttemptLoop` decides
+what comes next and keeps the records, with the same verdict rule
+(:func:`~truthguard.guard.verdict.decide`), the same policy objects (``ReRetrieve``,
+``Regenerate``, ``Fallback``, ``Raise`` or your own ``GuardPolicy``), the same ``Attempt`` /
+``GuardResult`` records. What differs is how a policy's step is carried out on a LlamaIndex engine:
 
 * ``ReRetrieve(k=[...])`` retrieves again with a copy of the engine's ``VectorIndexRetriever``
   whose ``similarity_top_k`` is raised; ``ReRetrieve(alternative="name")`` uses the retriever of
@@ -12,9 +13,9 @@ policy's step is carried out on a LlamaIndex engine:
   synthesiser sees, while retrieval keeps using the original question.
 * ``Fallback(answer=...)`` / ``Fallback(runnable=...)`` / :class:`FallbackEngine` end the loop.
 
-The loop is written once as a generator of operations; ``query`` runs them synchronously (the
-wrapped engine's own sync path) and ``aquery`` awaits them (its async path), so there is no
-recursion and no event loop started inside a running one.
+The engine carries out the loop's actions in a generator of operations; ``query`` runs them
+synchronously (the wrapped engine's own sync path) and ``aquery`` awaits them (its async path),
+so there is no recursion and no event loop started inside a running one.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import logging
 import time
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar, Literal
 
 from llama_index.core.base.base_query_engine import BaseQueryEngine
@@ -40,7 +42,7 @@ from llama_index.core.schema import QueryBundle
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from truthguard.detector import BaseDetector, context_text
-from truthguard.errors import GuardRejected, InvalidInputError, LLMCallError
+from truthguard.errors import InvalidInputError, LLMCallError
 from truthguard.guard import (
     Attempt,
     GuardPolicy,
@@ -48,19 +50,18 @@ from truthguard.guard import (
     GuardVerdict,
     PolicyContext,
     Regenerate,
-    Release,
     ReRetrieve,
     Rerun,
 )
-from truthguard.guard._usage import UsageCollector
-from truthguard.guard._validation import input_errors
-from truthguard.guard._verdict import decide
+from truthguard.guard.attempts import Action, AskPolicy, AttemptLoop, Finish, RunAttempt
 from truthguard.guard.policies import (
     FEEDBACK_TEMPLATE,
     RETRIEVAL_QUERY_KEY,
     RETRIEVER_FIELD,
     SEARCH_KWARGS_FIELD,
 )
+from truthguard.guard.validation import input_errors
+from truthguard.guard.verdict import NEVER_OPEN, check_detector_options, decide, unique_keys
 from truthguard.result import DetectionResult, Label, Usage
 from truthguard_llamaindex._ops import (
     Answer,
@@ -81,12 +82,9 @@ logger = logging.getLogger("truthguard.llamaindex")
 METADATA_KEY = "truthguard"
 """Key of the :class:`~truthguard.guard.GuardResult` in the returned ``Response.metadata``."""
 
-Status = Literal["passed", "fallback", "rejected"]
-
 # As in the core guard: these errors mean the checker is unavailable (fail-open may pass the
-# answer); any other error is flagged with the core verdict's ``never_open`` details key.
+# answer); any other error is flagged with the core verdict's ``NEVER_OPEN`` details key.
 _OUTAGES: tuple[type[BaseException], ...] = (LLMCallError, TimeoutError, ConnectionError)
-_NEVER_OPEN = "never_open"
 
 
 # -- policies and their context -----------------------------------------------------------------
@@ -212,16 +210,9 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
 
     @model_validator(mode="after")
     def _check_config(self) -> GuardedQueryEngine:
-        keys = set(self.detector_keys)
-        for name, mapping in (("thresholds", self.thresholds), ("score_ranges", self.score_ranges)):
-            unknown = sorted(set(mapping) - keys)
-            if unknown:
-                raise InvalidInputError(
-                    name, f"unknown detector keys {unknown}; known: {sorted(keys)}"
-                )
-        for key, (lo, hi) in self.score_ranges.items():
-            if hi <= lo:
-                raise InvalidInputError(f"score_ranges.{key}", "needs high > low")
+        check_detector_options(
+            self.detector_keys, thresholds=self.thresholds, score_ranges=self.score_ranges
+        )
         self._check_fields()
         for i, policy in enumerate(self.policies):
             self._check_policy(f"policies[{i}]", policy)
@@ -271,13 +262,7 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
     @property
     def detector_keys(self) -> list[str]:
         """One key per detector: its ``detector_name``, suffixed ``#2``... when repeated."""
-        seen: dict[str, int] = {}
-        keys = []
-        for d in self.detectors:
-            n = seen.get(d.detector_name, 0) + 1
-            seen[d.detector_name] = n
-            keys.append(d.detector_name if n == 1 else f"{d.detector_name}#{n}")
-        return keys
+        return unique_keys(d.detector_name for d in self.detectors)
 
     def _get_prompt_modules(self) -> PromptMixinType:
         return {"query_engine": self.query_engine}
@@ -318,72 +303,39 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
         question = bundle.query_str
         if not question or not question.strip():
             raise InvalidInputError("query_str", "must not be blank")
-        first = Query(self.query_engine, bundle)
-        attempts = [(yield from self._attempt(question, 1, None, first, True))]
-        uses = [0] * len(self.policies)
-        status: Status = "rejected"
-        while True:
-            if attempts[-1].passed:
-                status = "passed"
-                break
-            i = self._next_policy(uses, len(attempts))
-            if i is None:
-                break
-            policy = self.policies[i]
-            uses[i] += 1
-            n = len(attempts) + 1
-            policy_usage = UsageCollector()  # the policy's own model calls (a query rewriter)
-            ctx = _Context(
-                question=question,
-                input={"question": question},
-                attempts=attempts,
-                uses=uses[i],
-                config={"callbacks": [policy_usage], "tags": [f"guard:attempt:{n}"]},
-                keys=self.detector_keys,
-            )
-            try:
-                step = yield Await(lambda p=policy, c=ctx: p.astep(c))
-                op = None if isinstance(step, Release) else self._plan(step, bundle, ctx)
-            except GuardRejected:
-                raise  # the Raise policy: carries every attempt
-            except Exception as e:  # a broken policy must not lose the answers so far
-                logger.warning("truthguard: policy %s failed: %s", policy.name, e)
-                attempts.append(
-                    Attempt(
-                        number=n,
-                        policy=policy.name,
-                        error=f"policy failed: {type(e).__name__}: {e}",
-                        chain_usage=policy_usage.usage(),
-                    )
+        loop = AttemptLoop(
+            question=question,
+            input={"question": question},
+            policies=self.policies,
+            max_attempts=self.max_attempts,
+            # The policy's own model calls (a query rewriter) are counted into its attempt.
+            policy_config=lambda number, usage: {
+                "callbacks": [usage],
+                "tags": [f"guard:attempt:{number}"],
+            },
+            context=partial(_Context, keys=self.detector_keys),
+            log=logger,
+        )
+        action: Action = loop.start()
+        op: Op = Query(self.query_engine, bundle)
+        while not isinstance(action, Finish):
+            if isinstance(action, RunAttempt):
+                attempt = yield from self._attempt(
+                    question, action.number, action.policy, op, action.check
                 )
-                continue
-            if op is None:
-                attempts.append(
-                    Attempt(
-                        number=n,
-                        policy=policy.name,
-                        answer=step.answer,
-                        output=Response(response=step.answer),
-                        chain_usage=policy_usage.usage(),
-                    )
-                )
-                status = "fallback"
-                break
-            attempt = yield from self._attempt(question, n, policy.name, op, step.check)
-            attempt.chain_usage = policy_usage.usage() + attempt.chain_usage
-            attempts.append(attempt)
-            if not step.check and attempt.answer is not None:
-                status = "fallback"
-                break
-        return self._finish(question, attempts, status)
-
-    def _next_policy(self, uses: list[int], n_attempts: int) -> int | None:
-        exhausted = n_attempts >= self.max_attempts
-        for i, p in enumerate(self.policies):
-            if uses[i] >= p.max_uses or (exhausted and not p.terminal):
-                continue
-            return i
-        return None
+                action = loop.attempted(attempt)
+            elif isinstance(action, AskPolicy):
+                try:
+                    step = yield Await(lambda a=action: a.policy.astep(a.context))
+                    if isinstance(step, Rerun):  # a step the engine cannot take fails the policy
+                        op = self._plan(step, bundle, action.context)
+                except Exception as e:  # recorded; GuardRejected (the Raise policy) re-raised
+                    action = loop.policy_failed(e)
+                else:
+                    action = loop.stepped(step)
+            else:
+                action = loop.released(Response(response=action.answer))
+        return self._finish(loop.result())
 
     def _plan(self, step: Rerun, bundle: QueryBundle, ctx: PolicyContext) -> Op:
         """Turn a core policy step into an operation on the LlamaIndex engine."""
@@ -483,7 +435,7 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
             except Exception as e:  # the answer must survive any detector failure
                 details: dict[str, Any] = {"error": type(e).__name__}
                 if not isinstance(e, _OUTAGES):  # a bug or a hostile input: never a fail-open pass
-                    details[_NEVER_OPEN] = True
+                    details[NEVER_OPEN] = True
                 return DetectionResult.invalid(
                     detector.detector_name,
                     f"detector raised {type(e).__name__}: {e}",
@@ -509,26 +461,12 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
             on_error=self.on_error,
         )
 
-    def _finish(self, question: str, attempts: list[Attempt], status: Status) -> Response:
-        final = attempts[-1]
-        if status == "rejected" and final.answer is None:
-            final = next(a for a in reversed(attempts) if a.answer is not None)
-        usage = Usage.total([a.chain_usage + a.check_usage for a in attempts])
-        usage.wall_seconds = sum(a.seconds for a in attempts)
-        result = GuardResult(
-            question=question,
-            answer=final.answer,
-            output=final.output,
-            status=status,
-            passed=status == "passed",
-            verdict=final.verdict,
-            attempts=attempts,
-            usage=usage,
-        )
-        source = final.output if isinstance(final.output, Response) else Response(response=None)
+    def _finish(self, result: GuardResult) -> Response:
+        output = result.output
+        source = output if isinstance(output, Response) else Response(response=None)
         # A new Response: the attempt keeps its own, so the result holds no cycle back to itself.
         return Response(
-            response=final.answer,
+            response=result.answer,
             source_nodes=list(source.source_nodes),
             metadata={**(source.metadata or {}), METADATA_KEY: result},
         )

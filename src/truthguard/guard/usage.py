@@ -1,4 +1,8 @@
-"""A callback handler that adds up the LLM usage of the runs below it (one per attempt)."""
+"""A callback handler that adds up the LLM usage of the runs below it (one per attempt).
+
+The guards count each attempt's chain and policy calls with it; so does a guard in another
+framework for the LangChain runnables it calls (a fallback chain, a query rewriter).
+"""
 
 from __future__ import annotations
 

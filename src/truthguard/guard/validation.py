@@ -1,4 +1,8 @@
-"""Turn pydantic construction errors into :class:`InvalidInputError` naming the field."""
+"""Turn pydantic construction errors into :class:`InvalidInputError` naming the field.
+
+For any pydantic component built from user options (guards, policies, a selector, an
+integration's engine): a wrong option fails at construction with the field in the message.
+"""
 
 from __future__ import annotations
 

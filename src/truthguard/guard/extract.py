@@ -1,4 +1,7 @@
-"""Pull the question, answer and contexts out of a chain's input and output (no I/O)."""
+"""Pull the question, answer and contexts out of a chain's input and output (no I/O).
+
+Shared by the guards, the callback handlers, the evaluators and the LlamaIndex integration.
+"""
 
 from __future__ import annotations
 

@@ -1,14 +1,25 @@
-"""Combine detector results into one verdict (pure functions, no I/O)."""
+"""Combine detector results into one verdict (pure functions, no I/O).
+
+Every guard decides with this rule: the core guards and the LlamaIndex ``GuardedQueryEngine``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
+from truthguard.errors import InvalidInputError
 from truthguard.guard._models import GuardVerdict
 from truthguard.result import DetectionResult, Label
 
-__all__ = ["NEVER_OPEN", "decide", "never_open", "normalise"]
+__all__ = [
+    "NEVER_OPEN",
+    "check_detector_options",
+    "decide",
+    "never_open",
+    "normalise",
+    "unique_keys",
+]
 
 NEVER_OPEN = "never_open"
 """``details`` flag of an invalid result that must fail even with ``on_error="open"``."""
@@ -26,6 +37,47 @@ def never_open(result: DetectionResult) -> bool:
 
 Combine = Literal["all", "any", "mean"]
 OnError = Literal["open", "closed"]
+
+
+def unique_keys(names: Iterable[str]) -> list[str]:
+    """One key per detector, from their names: a repeated name gets ``#2``, ``#3``... appended.
+
+    Example:
+        >>> unique_keys(["refchecker", "fewl", "refchecker"])
+        ['refchecker', 'fewl', 'refchecker#2']
+    """
+    seen: dict[str, int] = {}
+    keys = []
+    for name in names:
+        n = seen.get(name, 0) + 1
+        seen[name] = n
+        keys.append(name if n == 1 else f"{name}#{n}")
+    return keys
+
+
+def check_detector_options(
+    keys: Sequence[str],
+    *,
+    thresholds: Mapping[str, float],
+    score_ranges: Mapping[str, tuple[float, float]],
+) -> None:
+    """Refuse per-detector options that :func:`decide` could not use.
+
+    Raises:
+        InvalidInputError: A threshold or score range names no detector key (the field is
+            ``thresholds`` / ``score_ranges``), or a score range is not ``high > low``
+            (``score_ranges.<key>``).
+    """
+    known = set(keys)
+    for name, mapping in (("thresholds", thresholds), ("score_ranges", score_ranges)):
+        unknown = sorted(set(mapping) - known)
+        if unknown:
+            raise InvalidInputError(
+                name, f"unknown detector keys {unknown}; known: {sorted(known)}"
+            )
+    for key, (lo, hi) in score_ranges.items():
+        if hi <= lo:
+            raise InvalidInputError(f"score_ranges.{key}", "needs high > low")
 
 
 def normalise(score: float, lo: float, hi: float) -> float:
