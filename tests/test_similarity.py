@@ -247,14 +247,30 @@ def test_encoder_thread_serves_every_waiting_request_with_one_call():
     assert worker.calls == 2
 
 
-def test_two_encoder_threads_encode_side_by_side():
-    class TwoAtOnce(_GatedModel):
-        def encode(self, texts, **kw):
-            if len(self.calls) == 1:  # the second call opens the gate the first one waits on
-                self.gate.set()
-            return super().encode(texts, **kw)
+class _TwoAtOnce(_GatedModel):
+    """The first encode call waits until a second one runs beside it."""
 
-    model = TwoAtOnce()
+    def encode(self, texts, **kw):
+        if len(self.calls) == 1:  # the second call opens the gate the first one waits on
+            self.gate.set()
+        return super().encode(texts, **kw)
+
+
+def test_one_big_request_is_shared_by_the_encoder_threads():
+    model = _TwoAtOnce()
+    worker = _worker(model, "split", parallel=2)
+    texts = [f"text number {i}" for i in range(40)]
+    got = worker.submit(texts).result(10)
+    assert list(got) == texts and got["text number 7"][0] == len("text number 7")
+    assert sorted(map(len, model.calls)) == [20, 20]  # two pieces, encoded side by side
+    small = _worker(_GatedModel(), "small", parallel=2)
+    small.model.gate.set()
+    small.submit(["a", "b", "c"]).result(10)
+    assert small.model.calls == [["a", "b", "c"]]  # too small to share
+
+
+def test_two_encoder_threads_encode_side_by_side():
+    model = _TwoAtOnce()
     worker = _worker(model, "parallel", parallel=2)
     first = worker.submit(["a"])
     assert model.started.wait(10)

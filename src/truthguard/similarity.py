@@ -199,8 +199,10 @@ class _EncodeWorker:
     """
 
     TAKE = 256
-    """Texts one encode call takes from the queue when more are waiting (a request is never
-    split): big batches queued in chunks are spread over the threads."""
+    """Most texts one encode call takes from the queue when more are waiting (a queued piece is
+    never split): big batches queued in chunks are spread over the threads."""
+    SHARE = 16
+    """Fewest texts per piece when one request is split over the threads."""
 
     def __init__(self, model: Any, cache_key: str, batch_size: int, parallel: int = 1) -> None:
         self.model = model
@@ -213,6 +215,8 @@ class _EncodeWorker:
         self._queue: list[tuple[list[str], _Vectors]] = []
         self._inflight: dict[str, _Vectors] = {}  # text -> the request that encodes it
         self._threads = 0
+        self._idle = 0  # threads waiting for work
+        self._starting = 0  # threads started that have not looked at the queue yet
 
     def submit(self, texts: Sequence[str]) -> _Vectors:
         """Queue texts; the future gives ``{text: vector}`` for each of them.
@@ -221,31 +225,45 @@ class _EncodeWorker:
         cancels an encode that other callers wait for.
         """
         texts = list(dict.fromkeys(texts))
-        request: _Vectors = concurrent.futures.Future()
+        requests: list[_Vectors] = []
         with self._cond:
             mine = [t for t in texts if t not in self._inflight]
             waits = {id(f): f for t in texts if (f := self._inflight.get(t)) is not None}
-            if mine:
-                for t in mine:
+            # With several threads, a request big enough to share goes out in one piece per
+            # thread, so a single check's burst of texts uses every core too.
+            pieces = min(self.parallel, len(mine) // self.SHARE) or 1 if mine else 0
+            for k in range(pieces):
+                piece = mine[k::pieces]
+                request: _Vectors = concurrent.futures.Future()
+                for t in piece:
                     self._inflight[t] = request
-                self._queue.append((mine, request))
-                if self._threads < self.parallel:
-                    self._threads += 1
-                    threading.Thread(
-                        target=self._serve, name="truthguard-encoder", daemon=True
-                    ).start()
-                self._cond.notify()
-        parts = [*([request] if mine else []), *waits.values()]
-        return _joined(parts, texts)
+                self._queue.append((piece, request))
+                requests.append(request)
+            # A thread for each queued piece no idle thread will take, up to `parallel`.
+            while self._threads < self.parallel and len(self._queue) > self._idle + self._starting:
+                self._threads += 1
+                self._starting += 1
+                threading.Thread(target=self._serve, name="truthguard-encoder", daemon=True).start()
+            self._cond.notify_all()
+        return _joined([*requests, *waits.values()], texts)
 
     def _serve(self) -> None:
+        starting = True
         while True:
             with self._cond:
+                if starting:
+                    self._starting -= 1
+                    starting = False
                 while not self._queue:
+                    self._idle += 1
                     self._cond.wait()
-                # Everything waiting, up to TAKE texts: the rest is left for another thread.
+                    self._idle -= 1
+                # Everything waiting, up to a fair share (at most TAKE texts): the rest is left
+                # for another thread.
+                queued = sum(len(ts) for ts, _ in self._queue)
+                share = min(self.TAKE, -(-queued // self.parallel))
                 size = taken = 0
-                while taken < len(self._queue) and size < self.TAKE:
+                while taken < len(self._queue) and size < share:
                     size += len(self._queue[taken][0])
                     taken += 1
                 batch, self._queue = self._queue[:taken], self._queue[taken:]
