@@ -125,6 +125,41 @@ def test_reworded_claim_passes_through_the_soft_word_match(embedder):
     assert r.label == Label.FACTUAL, r.details["claims"]
 
 
+EIFFEL = [
+    "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France.",
+    "It was the entrance arch to the 1889 World's Fair and is among the most visited monuments.",
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "label"),
+    [
+        ("The Eiffel Tower stands on the Champ de Mars in Paris, France.", Label.FACTUAL),
+        ("It served as the entrance arch to the 1889 World's Fair.", Label.FACTUAL),
+        ("The Eiffel Tower remains on the Champ de Mars in Paris.", Label.FACTUAL),
+        # the light verb is not what carries the fact: the words around it still must match
+        ("The Eiffel Tower stands on the Champ de Mars in Lyon, France.", Label.HALLUCINATED),
+        ("It served as the entrance arch to the 1900 World's Fair.", Label.HALLUCINATED),
+        ("The Eiffel Tower stands on a granite plinth in Paris, France.", Label.HALLUCINATED),
+    ],
+)
+def test_a_light_verb_paraphrase_keeps_the_fact(embedder, answer, label):
+    rc = RefChecker(checker=LocalChecker(similarity=embedder))
+    r = rc.invoke(
+        {"question": "Where is the Eiffel Tower?", "answer": answer, "references": EIFFEL}
+    )
+    assert r.label == label, r.details["claims"]
+
+
+def test_token_vectors_survive_eviction_of_a_hit_by_the_same_call(embedder):
+    from truthguard.refchecker.grounding import SoftMatcher
+
+    matcher = SoftMatcher(embedder, cache_size=1)
+    first = matcher._token_vectors(["A cached sentence."])
+    both = matcher._token_vectors(["A cached sentence.", "A new sentence that evicts it."])
+    assert len(both) == 2 and both[0][1] == first[0][1]  # the hit is kept though evicted
+
+
 def test_no_reference_stays_unverifiable_not_hallucinated():
     r = RefChecker().invoke({"question": "Q?", "answer": "Bi Sheng made type in 1040."})
     assert r.label == Label.UNVERIFIABLE

@@ -78,6 +78,44 @@ _NON_CONTENT = (
 )
 
 
+# Verbs that only relate the subject to what follows ("stands on", "served as", "is known as"):
+# a paraphrase swaps them for "is" and keeps the fact, which the words around them carry.
+_LIGHT_VERBS = frozenset(
+    [
+        "stand",
+        "stands",
+        "stood",
+        "standing",
+        "lie",
+        "lies",
+        "lying",
+        "sit",
+        "sits",
+        "sat",
+        "sitting",
+        "serve",
+        "serves",
+        "served",
+        "serving",
+        "remain",
+        "remains",
+        "remained",
+        "remaining",
+        "become",
+        "becomes",
+        "became",
+        "becoming",
+        "located",
+        "situated",
+        "known",
+        "called",
+        "named",
+        "considered",
+        "regarded",
+    ]
+)
+
+
 @dataclass(frozen=True)
 class Analysed:
     """A text tokenised once: tokens, hard facts, negation cues, content-word indices."""
@@ -111,6 +149,7 @@ def analyse(text: str) -> Analysed:
         for i, t in enumerate(tokens)
         if i not in in_fact
         and t.norm not in _NON_CONTENT
+        and t.norm not in _LIGHT_VERBS
         and any(ch.isalpha() for ch in t.norm)
         and not t.norm.endswith("n't")
         and t.norm not in ("not", "never", "no", "nor", "cannot")
@@ -179,20 +218,25 @@ class SoftMatcher:
     def _token_vectors(
         self, texts: Sequence[str]
     ) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
-        with self._lock:
-            missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        found: dict[str, tuple[np.ndarray, list[tuple[int, int]]]] = {}
+        missing: list[str] = []
+        with self._lock:  # hits are taken now: another thread may evict them before we return
+            for t in dict.fromkeys(texts):
+                hit = self._cache.get(t)
+                if hit is None:
+                    missing.append(t)
+                else:
+                    self._cache.move_to_end(t)
+                    found[t] = hit
         if missing:
             fresh = self.embedder.token_embeddings(missing)
+            found.update(zip(missing, fresh, strict=True))
             with self._lock:
                 for t, v in zip(missing, fresh, strict=True):
                     self._cache[t] = v
                 while len(self._cache) > self.cache_size:
                     self._cache.popitem(last=False)
-                found = {t: self._cache.get(t) or v for t, v in zip(missing, fresh, strict=True)}
-        else:
-            found = {}
-        with self._lock:
-            return [found[t] if t in found else self._cache[t] for t in texts]
+        return [found[t] for t in texts]
 
     @staticmethod
     def _words(
