@@ -137,6 +137,8 @@ EIFFEL = [
         ("The Eiffel Tower stands on the Champ de Mars in Paris, France.", Label.FACTUAL),
         ("It served as the entrance arch to the 1889 World's Fair.", Label.FACTUAL),
         ("The Eiffel Tower remains on the Champ de Mars in Paris.", Label.FACTUAL),
+        ("It is recognised as among the most visited monuments.", Label.FACTUAL),
+        ("It was additionally the entrance arch to the 1889 World's Fair.", Label.FACTUAL),
         # the light verb is not what carries the fact: the words around it still must match
         ("The Eiffel Tower stands on the Champ de Mars in Lyon, France.", Label.HALLUCINATED),
         ("It served as the entrance arch to the 1900 World's Fair.", Label.HALLUCINATED),

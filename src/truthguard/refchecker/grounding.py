@@ -78,8 +78,9 @@ _NON_CONTENT = (
 )
 
 
-# Verbs that only relate the subject to what follows ("stands on", "served as", "is known as"):
-# a paraphrase swaps them for "is" and keeps the fact, which the words around them carry.
+# Verbs that only relate the subject to what follows ("stands on", "served as", "is known as"),
+# and adverbs that only link a sentence to the one before ("additionally" for "also"): a
+# paraphrase swaps them and keeps the fact, which the words around them carry.
 _LIGHT_VERBS = frozenset(
     [
         "stand",
@@ -108,10 +109,16 @@ _LIGHT_VERBS = frozenset(
         "located",
         "situated",
         "known",
+        "recognised",
+        "recognized",
         "called",
         "named",
         "considered",
         "regarded",
+        "additionally",
+        "furthermore",
+        "moreover",
+        "likewise",
     ]
 )
 
