@@ -471,3 +471,25 @@ async def test_abandon_cancels_deferred_work():
     await asyncio.sleep(0)
     assert task.cancelled()
     await session.drain()  # nothing left to wait for
+
+
+def test_sync_path_calls_are_all_in_flight_up_to_the_session_bound():
+    import threading
+
+    from truthguard._sync import MIN_CALL_THREADS, run_sync
+
+    n = MIN_CALL_THREADS + 15  # a cold FEWL check makes 79 calls at once
+    barrier = threading.Barrier(n, timeout=10)
+
+    class Gathered(ScriptedChatModel):
+        def _generate(self, *a, **kw):
+            barrier.wait()  # returns only once all n calls are running side by side
+            return super()._generate(*a, **kw)
+
+    model = Gathered(default="ok")
+    session = LLMSession(LLMSettings(max_concurrency=n))
+
+    async def all_calls():
+        return await session.gather([session.acall(model, f"q{i}", stage="t") for i in range(n)])
+
+    assert run_sync(all_calls()) == ["ok"] * n

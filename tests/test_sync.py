@@ -83,3 +83,17 @@ def test_model_calls_on_truthguard_loops_use_the_sync_api():
         )
     )
     assert [kind for kind, _ in seen] == ["async", "async"]  # the caller's loop: async API
+
+
+def test_the_call_pool_grows_to_the_size_asked_for():
+    from truthguard._sync import MIN_CALL_THREADS, call_executor
+
+    small = call_executor()
+    assert call_executor(MIN_CALL_THREADS // 2) is small  # never below the minimum
+    n = MIN_CALL_THREADS + 16
+    pool = call_executor(n)
+    barrier = threading.Barrier(n, timeout=10)
+    # Every task waits for all the others: a pool of fewer than n threads breaks the barrier.
+    arrivals = [f.result() for f in [pool.submit(barrier.wait) for _ in range(n)]]
+    assert sorted(arrivals) == list(range(n))
+    assert call_executor(n) is pool and call_executor() is pool

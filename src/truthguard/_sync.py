@@ -32,6 +32,7 @@ THREAD_PREFIX = "truthguard-"
 
 _loop: asyncio.AbstractEventLoop | None = None
 _executor: concurrent.futures.ThreadPoolExecutor | None = None
+_executor_size = 0
 _lock = threading.Lock()
 _private: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
 
@@ -50,18 +51,32 @@ def on_private_loop() -> bool:
     return loop in _private or threading.current_thread().name.startswith(THREAD_PREFIX)
 
 
-def call_executor() -> concurrent.futures.ThreadPoolExecutor:
-    """Worker threads for sync model calls made from truthguard's loops.
+MIN_CALL_THREADS = 64
 
-    Sized for several checks at once with their concurrent calls: a loop's default executor
-    (``min(32, cpus + 4)`` threads) would queue calls behind each other and eat their time-outs.
+
+def call_executor(workers: int = MIN_CALL_THREADS) -> concurrent.futures.ThreadPoolExecutor:
+    """Worker threads for sync model calls made from truthguard's loops, at least ``workers``.
+
+    A loop's default executor (``min(32, cpus + 4)`` threads) would queue a check's concurrent
+    calls behind each other and eat their time-outs, and so would any fixed size below the
+    session's own bound. So the pool holds as many threads as the largest ``workers`` asked for
+    (callers pass their session's ``max_concurrency``; never fewer than 64). Threads start only
+    when calls are waiting. When a larger pool is needed it replaces the current one, whose
+    queued calls still run and whose threads exit once it is drained.
     """
-    global _executor
+    global _executor, _executor_size
+    workers = max(MIN_CALL_THREADS, workers)
     with _lock:
-        if _executor is None:
-            _executor = concurrent.futures.ThreadPoolExecutor(
-                max_workers=64, thread_name_prefix=f"{THREAD_PREFIX}call"
+        if _executor is None or _executor_size < workers:
+            old, _executor = (
+                _executor,
+                concurrent.futures.ThreadPoolExecutor(
+                    max_workers=workers, thread_name_prefix=f"{THREAD_PREFIX}call"
+                ),
             )
+            _executor_size = workers
+            if old is not None:
+                old.shutdown(wait=False)
         return _executor
 
 

@@ -577,7 +577,8 @@ class LLMSession:
                 )
             else:
                 fn = functools.partial(runnable.invoke, prompt, config)
-            return await loop.run_in_executor(_sync.call_executor(), functools.partial(ctx.run, fn))
+            pool = _sync.call_executor(self.settings.max_concurrency)
+            return await loop.run_in_executor(pool, functools.partial(ctx.run, fn))
         if stream:
             return await _stream_async(runnable, prompt, config, on_text, partial)
         return await runnable.ainvoke(prompt, config=config)
