@@ -18,6 +18,7 @@ import functools
 import hashlib
 import inspect
 import logging
+import operator
 import random
 import re
 import threading
@@ -29,7 +30,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.messages.ai import add_ai_message_chunks
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -433,26 +435,47 @@ def streams_like_invoke(runnable: Runnable[Any, Any]) -> bool:
 
 
 def _sent(output: Any, partial: list[Any]) -> Any:
-    return output if output is not None else (partial[0] if partial else None)
+    if output is not None:
+        return output
+    return partial[0].total if partial else None
 
 
 class _Streamed:
-    """The reply of a streamed call, built chunk by chunk; ``on_text`` sees each new text."""
+    """The reply of a streamed call, built chunk by chunk; ``on_text`` sees each new text.
+
+    Chunks are kept as they come and merged once, when the reply is read: merging message
+    chunks one by one costs time in proportion to the reply so far, so a long reply streamed
+    token by token would cost time in the square of its length.
+    """
 
     def __init__(self, on_text: Callable[[str], None], partial: list[Any] | None) -> None:
-        self.total: Any = None
-        self._shown = ""
+        self._chunks: list[Any] = []
+        self._merged: Any = None
+        self._text = ""
         self._on_text = on_text
-        self._partial = partial
+        if partial is not None:  # what a failed stream still delivered (paid for)
+            partial[:] = [self]
 
     def add(self, chunk: Any) -> None:
-        self.total = chunk if self.total is None else self.total + chunk
-        if self._partial is not None:  # what a failed stream still delivered (paid for)
-            self._partial[:] = [self.total]
-        text = message_text(self.total)
-        if text != self._shown:  # not for chunks that only carry metadata
-            self._shown = text
-            self._on_text(text)
+        self._chunks.append(chunk)
+        self._merged = None
+        piece = message_text(chunk)
+        if piece:  # not for chunks that only carry metadata
+            self._text += piece
+            self._on_text(self._text)
+
+    @property
+    def total(self) -> Any:
+        """Every chunk so far merged into one (None before the first)."""
+        if self._merged is None and self._chunks:
+            first, *rest = self._chunks
+            if isinstance(first, AIMessageChunk) and all(
+                isinstance(c, AIMessageChunk) for c in rest
+            ):
+                self._merged = add_ai_message_chunks(first, *rest) if rest else first
+            else:
+                self._merged = functools.reduce(operator.add, self._chunks)
+        return self._merged
 
 
 async def _stream_async(
