@@ -64,13 +64,23 @@ def test_table_shows_every_section():
         "embedding": {
             "texts": 10,
             "tokens": 300,
+            "openvino": {
+                "texts_per_second": 90.0,
+                "tokens_per_second": 2700.0,
+                "cpu_ms_per_1k_tokens": 230.0,
+                "threads": 2,
+                "precision": "bf16",
+                "max_cosine_gap": 4.4e-5,
+            },
             "onnx": {
                 "texts_per_second": 50.0,
                 "tokens_per_second": 1500.0,
                 "cpu_ms_per_1k_tokens": 420.0,
                 "threads": 1,
+                "precision": "f32",
             },
-            "max_cosine_gap": 1e-7,
+            "reference": "onnx",
+            "default": "openvino",
         },
         "question_embedding_ms": 5.0,
         "knn": {
@@ -95,3 +105,17 @@ def test_table_shows_every_section():
     table = format_table(result)
     for needle in ("cold start", "onnx", "torch", "KNN", "2.25", "rv_em", "1.02", "600 MiB"):
         assert needle in table
+    assert "bf16 gap 4.4e-05" in table and "default backend: openvino" in table
+
+
+def test_throughput_compares_every_light_backend_with_onnx(embedder):
+    from truthguard.bench.speed import _light_backends, embedding_throughput
+
+    texts = ["Paris is the capital of France.", "a cat", "The tower was finished in 1889."]
+    out = embedding_throughput(texts, 1, with_st=False)
+    assert out["reference"] == "onnx" and out["default"] == embedder.backend
+    assert out["tokens"] > len(texts) and "max_cosine_gap" not in out["onnx"]
+    for name in _light_backends():
+        assert out[name]["texts_per_second"] > 0
+        if name != "onnx":
+            assert 0 <= out[name]["max_cosine_gap"] < 1e-3

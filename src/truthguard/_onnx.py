@@ -213,7 +213,6 @@ class OnnxEncoder:
 
     def __init__(self, model_dir: Path, onnx_path: Path, *, threads: int = 1) -> None:
         try:
-            import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as e:
             raise ConfigurationError(
@@ -230,10 +229,25 @@ class OnnxEncoder:
         tok.no_padding()  # we pad per length-sorted batch ourselves
         tok.enable_truncation(self.max_seq_length)
         self.tokenizer = tok
+        self._load()
+
+    def _load(self) -> None:
+        try:
+            import onnxruntime as ort
+        except ImportError as e:
+            raise ConfigurationError(
+                "the ONNX embedding backend needs onnxruntime: pip install 'truthguard[local]'"
+            ) from e
+
         self.session = ort.InferenceSession(
-            str(self.onnx_path), _session_options(threads), providers=["CPUExecutionProvider"]
+            str(self.onnx_path), _session_options(self.threads), providers=["CPUExecutionProvider"]
         )
         self._inputs = [i.name for i in self.session.get_inputs()]
+
+    def _run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        """The last hidden state for one padded batch (safe to call from several threads)."""
+        (hidden,) = self.session.run(None, {k: feeds[k] for k in self._inputs})
+        return hidden
 
     def get_sentence_embedding_dimension(self) -> int:
         return self.dimension
@@ -250,8 +264,7 @@ class OnnxEncoder:
             mask[row, :n] = e.attention_mask
             types[row, :n] = e.type_ids
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        (hidden,) = self.session.run(None, {k: feeds[k] for k in self._inputs})
-        return hidden, mask
+        return self._run(feeds), mask
 
     def _batches(self, texts: Sequence[str], batch_size: int) -> Iterator[tuple[list[int], Any]]:
         encodings = self.tokenizer.encode_batch(list(texts))

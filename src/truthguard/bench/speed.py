@@ -104,13 +104,23 @@ def _cold_once(backend: str) -> dict[str, Any]:
     return row
 
 
+def _light_backends() -> tuple[str, ...]:
+    """The torch-free encoders this environment can run: OpenVINO (if installed) and ONNX."""
+    from truthguard._openvino import openvino_installed
+
+    return ("openvino", "onnx") if openvino_installed() else ("onnx",)
+
+
 def cold_start(repeats: int, *, with_st: bool) -> dict[str, Any]:
     """Fresh-process figures per backend (medians), the ONNX export made beforehand."""
     from truthguard.similarity import EmbeddingSimilarity
 
-    EmbeddingSimilarity(backend="onnx").warm_up()  # the export is on disk before we time
+    for name in _light_backends():  # the export (and OpenVINO's compiled copy) exist beforehand
+        EmbeddingSimilarity(backend=name).warm_up()  # type: ignore[arg-type]
     out: dict[str, Any] = {}
-    for backend, n in (("onnx", repeats), ("sentence-transformers", 1 if with_st else 0)):
+    plan = [(name, repeats) for name in _light_backends()]
+    plan.append(("sentence-transformers", 1 if with_st else 0))
+    for backend, n in plan:
         if not n:
             continue
         rows = [_cold_once(backend) for _ in range(n)]
@@ -137,14 +147,16 @@ def _sample_texts(data: str | None, n: int) -> list[str]:
 
 
 def embedding_throughput(texts: list[str], repeats: int, *, with_st: bool) -> dict[str, Any]:
-    """Texts and tokens per second of each backend's encoder (no cache), and their agreement."""
+    """Texts and tokens per second of each backend's encoder (no cache), and how far each
+    backend's vectors are from the reference's (sentence-transformers, else ONNX)."""
     from truthguard.similarity import EmbeddingSimilarity
 
     onnx = EmbeddingSimilarity(backend="onnx")
     tokens = sum(len(e.ids) for e in onnx.model.tokenizer.encode_batch(texts))
     out: dict[str, Any] = {"texts": len(texts), "tokens": tokens}
     vectors: dict[str, np.ndarray] = {}
-    for name in ("onnx", "sentence-transformers") if with_st else ("onnx",):
+    names = [*_light_backends(), *(["sentence-transformers"] if with_st else [])]
+    for name in names:
         sim = EmbeddingSimilarity(backend=name)  # type: ignore[arg-type]
         sim.warm_up()
         walls, cpus = [], []
@@ -162,10 +174,15 @@ def embedding_throughput(texts: list[str], repeats: int, *, with_st: bool) -> di
             "tokens_per_second": tokens / wall,
             "cpu_ms_per_1k_tokens": 1000 * _median(cpus) / tokens * 1000,
             "threads": getattr(sim.model, "threads", None),
+            "precision": getattr(sim.model, "precision", "f32"),
         }
-    if len(vectors) == 2:
-        cos = np.einsum("ij,ij->i", vectors["onnx"], vectors["sentence-transformers"])
-        out["max_cosine_gap"] = float(np.max(1.0 - cos))
+    reference = "sentence-transformers" if with_st else "onnx"
+    out["reference"] = reference
+    for name in names:
+        if name != reference:
+            cos = np.einsum("ij,ij->i", vectors[name], vectors[reference])
+            out[name]["max_cosine_gap"] = float(np.max(1.0 - cos))
+    out["default"] = EmbeddingSimilarity().backend
     return out
 
 
@@ -475,19 +492,22 @@ def format_table(result: dict[str, Any]) -> str:
             f"{row['peak_rss_mib']:>8.0f} {'yes' if row['torch_imported'] else 'no'}"
         )
     emb = result["embedding"]
-    lines += ["", f"embedding throughput ({emb['texts']} CHALE texts, {emb['tokens']} tokens)"]
-    for name in ("onnx", "sentence-transformers"):
+    ref = emb.get("reference", "sentence-transformers")
+    lines += [
+        "",
+        f"embedding throughput ({emb['texts']} CHALE texts, {emb['tokens']} tokens; gap = "
+        f"largest 1 - cosine to {ref}; default backend: {emb.get('default', '-')})",
+    ]
+    for name in ("openvino", "onnx", "sentence-transformers"):
         if name in emb:
             row = emb[name]
+            gap = f"{row['max_cosine_gap']:.1e}" if "max_cosine_gap" in row else "-"
             lines.append(
                 f"  {name:<22} {row['texts_per_second']:>7.1f} texts/s "
                 f"{row['tokens_per_second']:>8.0f} tokens/s "
-                f"{row['cpu_ms_per_1k_tokens']:>6.0f} CPU ms per 1k tokens"
+                f"{row['cpu_ms_per_1k_tokens']:>6.0f} CPU ms per 1k tokens "
+                f"{row.get('precision', 'f32'):>5} gap {gap}"
             )
-    if "max_cosine_gap" in emb:
-        lines.append(
-            f"  largest 1 - cosine(onnx, sentence-transformers): {emb['max_cosine_gap']:.1e}"
-        )
     lines += [
         "",
         f"KNN per question (k=25; question embedding {result['question_embedding_ms']:.1f} ms "
