@@ -57,9 +57,15 @@ r = RefChecker().invoke({"question": "Where is Dubai?", "answer": "Dubai is in t
                          "references": ["Dubai is a city in the United Arab Emirates (UAE)."]})
 t2 = time.perf_counter()
 ru = resource.getrusage(resource.RUSAGE_SELF)
+peak = ru.ru_maxrss / 1024  # on Linux this starts at the parent's peak: prefer VmHWM
+try:
+    with open("/proc/self/status") as f:
+        peak = next(int(l.split()[1]) for l in f if l.startswith("VmHWM:")) / 1024
+except (OSError, StopIteration):
+    pass
 print(json.dumps({"import_seconds": t1 - t0, "first_check_seconds": t2 - t1,
                   "seconds": t2 - t0, "cpu_seconds": ru.ru_utime + ru.ru_stime,
-                  "peak_rss_mib": ru.ru_maxrss / 1024, "label": r.label.value,
+                  "peak_rss_mib": peak, "label": r.label.value,
                   "torch_imported": "torch" in sys.modules}))
 """
 
