@@ -49,3 +49,33 @@ def store(embedder, tmp_path):
 def _isolated_home(tmp_path_factory, monkeypatch):
     # Never touch ~/.cache from tests.
     monkeypatch.setenv("TRUTHGUARD_HOME", str(tmp_path_factory.getbasetemp() / "home"))
+
+
+@pytest.fixture()
+def embed_in_new_process(embedder):
+    """Embed one text in a fresh interpreter: (backend used, the vector's norm, heavy modules
+    it imported). The export is made here first, so the new process only loads it."""
+    import json
+    import subprocess
+    import sys
+
+    embedder.warm_up()
+
+    def run(backend: str = "auto") -> tuple[str, float, list[str]]:
+        code = (
+            "import json, sys\n"
+            "from truthguard.similarity import EmbeddingSimilarity\n"
+            f"s = EmbeddingSimilarity(backend={backend!r})\n"
+            "v = s.embed(['Paris is the capital of France.'])\n"
+            "heavy = ('torch', 'transformers', 'sentence_transformers', 'onnxruntime')\n"
+            "print(json.dumps([s.backend, float(v[0] @ v[0]), "
+            "sorted(m for m in heavy if m in sys.modules)]))\n"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=dict(os.environ), capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stderr
+        backend_used, norm, heavy = json.loads(out.stdout.strip().splitlines()[-1])
+        return backend_used, norm, heavy
+
+    return run

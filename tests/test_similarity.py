@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import threading
 
 import numpy as np
@@ -172,22 +168,10 @@ def test_onnx_equals_sentence_transformers(embedder):
     assert onnx.token_embeddings([]) == []
 
 
-def test_onnx_path_imports_no_torch(embedder):
-    embedder.warm_up()  # the export exists: a new process only loads it
-    code = (
-        "import json, sys\n"
-        "from truthguard.similarity import EmbeddingSimilarity\n"
-        "s = EmbeddingSimilarity()\n"
-        "v = s.embed(['Paris is the capital of France.'])\n"
-        "print(json.dumps([s.backend, float(v[0] @ v[0]), sorted(m for m in "
-        "('torch', 'transformers', 'sentence_transformers') if m in sys.modules)]))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=dict(os.environ), capture_output=True, text=True
-    )
-    assert out.returncode == 0, out.stderr
-    backend, norm, heavy = json.loads(out.stdout.strip().splitlines()[-1])
-    assert backend == "onnx" and norm == pytest.approx(1.0, abs=1e-5) and heavy == []
+def test_onnx_path_imports_no_torch(embed_in_new_process):
+    backend, norm, heavy = embed_in_new_process()
+    assert backend == "onnx" and norm == pytest.approx(1.0, abs=1e-5)
+    assert heavy == ["onnxruntime"]  # and nothing of torch, transformers, sentence-transformers
 
 
 def test_process_cache_is_shared(embedder):
