@@ -479,8 +479,8 @@ class EmbeddingSimilarity(SimilarityBackend):
     * ``"openvino"`` (opt-in; ``pip install 'truthguard[openvino]'``): the same export run by
       OpenVINO, in bfloat16 on CPUs that compute it natively (AVX512_BF16 or AMX), else float32.
       About twice the speed of ``"onnx"`` there, within 1e-4 cosine of it on the packaged
-      MiniLM; starts as fast. Scores move by that much, so a threshold sitting exactly on a
-      score can flip: ``"auto"`` never picks it, so every machine scores alike by default.
+      MiniLM; also starts in well under 2 s. Scores move by that much, so a threshold sitting
+      exactly on a score can flip: ``"auto"`` never picks it, so every machine scores alike.
     * ``"sentence-transformers"``: the model loaded by ``SentenceTransformer`` (any device).
 
     ``"auto"`` (default; ``TRUTHGUARD_EMBEDDING_BACKEND`` overrides it) picks ONNX on CPU when
