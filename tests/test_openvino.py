@@ -47,7 +47,8 @@ def _cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def test_vectors_agree_with_onnxruntime(exported, reference, precision):
     model_dir, onnx_path = exported
     enc = OpenVinoEncoder(model_dir, onnx_path, threads=1, precision=precision)
-    assert enc.precision == ("bf16" if openvino_bf16() else "f32") if precision is None else "f32"
+    expected = precision or ("bf16" if openvino_bf16() else "f32")
+    assert enc.precision == expected
     a, b = enc.encode(TEXTS), reference.encode(TEXTS)
     assert a.shape == b.shape == (len(TEXTS), 384)
     # float32 is the same computation; bfloat16 products with float32 sums stay close.

@@ -38,12 +38,16 @@ def _core() -> Any:
     return openvino.Core()
 
 
+def _has_bf16(core: Any) -> bool:
+    return "BF16" in core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+
+
 def openvino_bf16() -> bool:
     """Whether OpenVINO is installed and this CPU computes bfloat16 natively (imports it)."""
     if not openvino_installed():
         return False
     try:
-        return "BF16" in _core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+        return _has_bf16(_core())
     except Exception:  # a broken install, or no CPU plugin: not usable
         return False
 
@@ -85,8 +89,7 @@ class OpenVinoEncoder(OnnxEncoder):
                 "the OpenVINO embedding backend needs openvino: pip install 'truthguard[local]'"
             ) from e
         if self.precision is None:
-            caps = core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")
-            self.precision = "bf16" if "BF16" in caps else "f32"
+            self.precision = "bf16" if _has_bf16(core) else "f32"
         core.set_property({"CACHE_DIR": str(self.onnx_path.parent / "openvino")})
         self.compiled = core.compile_model(
             str(self.onnx_path),
