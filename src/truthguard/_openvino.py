@@ -86,7 +86,7 @@ class OpenVinoEncoder(OnnxEncoder):
             core = _core()
         except ImportError as e:
             raise ConfigurationError(
-                "the OpenVINO embedding backend needs openvino: pip install 'truthguard[local]'"
+                "the OpenVINO embedding backend needs openvino: pip install 'truthguard[openvino]'"
             ) from e
         if self.precision is None:
             self.precision = "bf16" if _has_bf16(core) else "f32"
