@@ -19,8 +19,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 def clean_text(text: str) -> str:
     r"""``text`` made safe for every backend: lone surrogates become U+FFFD, controls are dropped.
 
-    Tab, newline and carriage return are kept; every other C0 control character and DEL is
-    removed. Applied once, where text enters a detector, the handler or the selector.
+    A valid surrogate pair is joined into its character. Tab, newline and carriage return are
+    kept; every other C0 control character and DEL is removed. Applied once, where text enters
+    a detector, a guard, the handler or the selector.
 
     Example:
         >>> clean_text("Dubai \ud800 is\x00 in the UAE.") == "Dubai \ufffd is in the UAE."
@@ -28,4 +29,6 @@ def clean_text(text: str) -> str:
     """
     if text.isascii():
         return _CONTROL.sub("", text) if _CONTROL.search(text) else text
-    return _CONTROL.sub("", _UNENCODABLE.sub("\ufffd", text))
+    if _UNENCODABLE.search(text):
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return _CONTROL.sub("", text)

@@ -21,8 +21,9 @@ from langchain_core.prompts import ChatPromptTemplate, FewShotChatMessagePromptT
 from langchain_core.vectorstores import InMemoryVectorStore, VectorStore
 from pydantic import BaseModel, ConfigDict, Field
 
+from truthguard._clean import clean_text
 from truthguard._sync import run_sync
-from truthguard.detector import BaseDetector, clean_text
+from truthguard.detector import BaseDetector
 from truthguard.errors import InvalidInputError
 from truthguard.guard.validation import input_errors
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
+from truthguard._clean import clean_text
 from truthguard.callbacks.records import json_safe
-from truthguard.detector import clean_text, context_text
+from truthguard.detector import context_text
 from truthguard.errors import InvalidInputError
 from truthguard.guard.extract import answer_of, contexts_of, question_of
 from truthguard.llm import message_text

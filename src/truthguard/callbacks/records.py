@@ -11,7 +11,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from truthguard.detector import clean_text
+from truthguard._clean import clean_text
 from truthguard.errors import InvalidInputError
 
 __all__ = [

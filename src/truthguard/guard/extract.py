@@ -1,6 +1,7 @@
 """Pull the question, answer and contexts out of a chain's input and output (no I/O).
 
 Shared by the guards, the callback handlers, the evaluators and the LlamaIndex integration.
+``clean_text`` is re-exported from :mod:`truthguard._clean` (the one implementation).
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from truthguard._clean import clean_text
 from truthguard.detector import context_text
 from truthguard.errors import InvalidInputError
 from truthguard.llm import message_text
@@ -28,19 +30,6 @@ ANSWER_KEYS = ("answer", "output", "result", "text", "content")
 """Output keys searched for the answer, in order, when no key is configured."""
 CONTEXT_KEYS = ("context", "contexts", "source_documents", "documents", "docs")
 """Output keys searched for the context documents, in order."""
-
-
-def clean_text(text: str) -> str:
-    """``text`` with lone surrogates (from a JSON ``\\ud800`` escape) replaced by U+FFFD.
-
-    Detectors, tokenizers and file sinks all choke on them; the guard cleans its texts once, at
-    the boundary. Valid surrogate pairs are joined into their character.
-    """
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def question_of(input: Any, key: str | None = None) -> str:

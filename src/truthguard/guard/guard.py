@@ -23,6 +23,7 @@ from langchain_core.runnables import (
 from langchain_core.runnables.configurable import DynamicRunnable
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from truthguard._clean import clean_text
 from truthguard._config import with_default_concurrency
 from truthguard._sync import run_sync
 from truthguard.detector import BaseDetector
@@ -35,7 +36,7 @@ from truthguard.guard._runs import (
     with_feedback_slot,
 )
 from truthguard.guard.attempts import Action, AskPolicy, AttemptLoop, Finish, RunAttempt
-from truthguard.guard.extract import answer_of, clean_text, contexts_of, question_of
+from truthguard.guard.extract import answer_of, contexts_of, question_of
 from truthguard.guard.policies import GuardPolicy
 from truthguard.guard.usage import UsageCollector
 from truthguard.guard.validation import input_errors

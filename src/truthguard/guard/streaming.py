@@ -23,6 +23,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableSerializa
 from langchain_core.runnables.config import ensure_config
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from truthguard._clean import clean_text
 from truthguard._sync import run_sync
 from truthguard.errors import GuardRejected, InvalidInputError
 from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
@@ -33,13 +34,7 @@ from truthguard.guard._runs import (
     with_feedback_slot,
 )
 from truthguard.guard.attempts import Action, AskPolicy, Finish, RunAttempt
-from truthguard.guard.extract import (
-    ANSWER_KEYS,
-    CONTEXT_KEYS,
-    clean_text,
-    contexts_of,
-    question_of,
-)
+from truthguard.guard.extract import ANSWER_KEYS, CONTEXT_KEYS, contexts_of, question_of
 from truthguard.guard.guard import attempt_loop, base_detector, run_detector
 from truthguard.guard.policies import GuardPolicy
 from truthguard.guard.usage import UsageCollector
