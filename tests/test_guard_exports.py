@@ -33,6 +33,14 @@ EXPORTS = {
         "RunAttempt",
         "Status",
     },
+    "truthguard.guard.check": {
+        "OUTAGES",
+        "attempt_loop",
+        "base_detector",
+        "run_detector",
+        "thresholds_for",
+        "we_are_cancelled",
+    },
     "truthguard.guard.extract": {
         "ANSWER_KEYS",
         "CONTEXT_KEYS",

@@ -20,6 +20,7 @@ from langchain_core.runnables import Runnable
 from langsmith.evaluation import EvaluationResult, RunEvaluator
 
 from truthguard.errors import InvalidInputError
+from truthguard.guard.check import base_detector
 from truthguard.guard.extract import (
     ANSWER_KEYS,
     CONTEXT_KEYS,
@@ -28,7 +29,6 @@ from truthguard.guard.extract import (
     contexts_of,
     question_of,
 )
-from truthguard.guard.guard import base_detector
 from truthguard.result import DetectionResult
 
 __all__ = ["DetectorEvaluator"]

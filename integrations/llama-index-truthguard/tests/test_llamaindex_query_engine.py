@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from langchain_core.runnables import RunnableLambda
 from llama_index.core import VectorStoreIndex
 from llama_index.core.base.response.schema import Response
 from llama_index.core.query_engine import CustomQueryEngine
@@ -10,7 +11,14 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from truthguard.errors import GuardRejected, InvalidInputError
-from truthguard.guard import Fallback, GuardResult, Raise, Regenerate, ReRetrieve
+from truthguard.guard import (
+    Fallback,
+    GuardResult,
+    HallucinationGuard,
+    Raise,
+    Regenerate,
+    ReRetrieve,
+)
 from truthguard.testing import FakeDetector, ScriptedChatModel
 from truthguard_llamaindex import METADATA_KEY, FallbackEngine, GuardedQueryEngine
 from truthguard_llamaindex.testing import ChatModelLLM, KeywordEmbedding, corpus_nodes
@@ -311,3 +319,30 @@ def test_fallback_runnable_from_the_core_policies(index):
     result = _result(response)
     assert response.response == f"Backup answer to: {QUESTION}"
     assert result.status == "passed" and result.attempts[1].policy == "fallback"
+
+
+class _Delegating(FakeDetector):
+    """Answers with its member's result, checked against the member's threshold."""
+
+    member: FakeDetector
+
+    async def ainvoke(self, input, config=None, **kwargs):
+        return await self.member.ainvoke(input, config, **kwargs)
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_result_is_decided_against_the_threshold_it_was_checked_with(index, use_async):
+    answer = "Mars has two moons."
+    qe, _ = _engine(index, lambda p: answer)
+    det = _Delegating(threshold=0.5, member=FakeDetector(score=0.7, threshold=0.9))
+    guarded = GuardedQueryEngine(query_engine=qe, detectors=det)
+    response = asyncio.run(guarded.aquery(QUESTION)) if use_async else guarded.query(QUESTION)
+    result = _result(response)
+    assert result.attempts[0].results[0].threshold == 0.9
+    # 0.7 fails the 0.9 it was checked with (the wrapper's own 0.5 would pass it), as in the
+    # core guard; an explicit thresholds entry still overrides both.
+    assert result.status == "rejected" and result.verdict.passes == {"fake": False}
+    core = HallucinationGuard(chain=RunnableLambda(lambda q: answer), detectors=det)
+    assert core.invoke(QUESTION).status == "rejected"
+    lenient = GuardedQueryEngine(query_engine=qe, detectors=det, thresholds={"fake": 0.6})
+    assert _result(lenient.query(QUESTION)).status == "passed"

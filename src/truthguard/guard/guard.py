@@ -7,7 +7,7 @@ import logging
 import math
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForChainRun,
@@ -16,18 +16,15 @@ from langchain_core.callbacks import (
 )
 from langchain_core.runnables import (
     Runnable,
-    RunnableBinding,
     RunnableConfig,
     RunnableSerializable,
 )
-from langchain_core.runnables.configurable import DynamicRunnable
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from truthguard._clean import clean_text
 from truthguard._config import with_default_concurrency
 from truthguard._sync import run_sync
-from truthguard.detector import BaseDetector
-from truthguard.errors import GuardRejected, InvalidInputError, LLMCallError
+from truthguard.errors import GuardRejected, InvalidInputError
 from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
 from truthguard.guard._runs import (
     RetrieverCapture,
@@ -35,59 +32,28 @@ from truthguard.guard._runs import (
     scoped_config,
     with_feedback_slot,
 )
-from truthguard.guard.attempts import Action, AskPolicy, AttemptLoop, Finish, RunAttempt
+from truthguard.guard.attempts import Action, AskPolicy, Finish, RunAttempt
+from truthguard.guard.check import (
+    attempt_loop,
+    base_detector,
+    run_detector,
+    thresholds_for,
+    we_are_cancelled,
+)
 from truthguard.guard.extract import answer_of, contexts_of, question_of
 from truthguard.guard.policies import GuardPolicy
 from truthguard.guard.usage import UsageCollector
 from truthguard.guard.validation import input_errors
-from truthguard.guard.verdict import NEVER_OPEN, check_detector_options, decide, unique_keys
+from truthguard.guard.verdict import check_detector_options, decide, unique_keys
 from truthguard.result import DetectionResult, Usage
 
-if TYPE_CHECKING:
-    from truthguard.guard.streaming import StreamingGuard
-
+# ``base_detector`` and ``run_detector`` live in ``guard.check``; still importable from here.
 __all__ = ["VERDICT_EVENT", "HallucinationGuard", "base_detector", "run_detector"]
 
 logger = logging.getLogger("truthguard.guard")
 
 VERDICT_EVENT = "truthguard_verdict"
 """Name of the custom callback event the guard dispatches after every check."""
-
-# Past its deadline a detector that ignores cancellation is abandoned after this grace.
-_CANCEL_GRACE = 0.05
-
-
-def base_detector(runnable: Any) -> BaseDetector | None:
-    """The detector behind ``runnable``: itself, or the default of ``configurable_fields`` /
-    ``configurable_alternatives`` and ``with_config`` / ``bind`` wrappers around one."""
-    seen = 0
-    while seen < 20:
-        if isinstance(runnable, BaseDetector):
-            return runnable
-        if isinstance(runnable, DynamicRunnable):
-            runnable = runnable.default
-        elif isinstance(runnable, RunnableBinding):
-            runnable = runnable.bound
-        else:
-            return None
-        seen += 1
-    return None
-
-
-# Exceptions that mean "the checker is unavailable" (fail-open may pass the answer); anything
-# else a detector raises is a fault on this input and never a pass.
-_OUTAGES: tuple[type[BaseException], ...] = (LLMCallError, TimeoutError, ConnectionError)
-
-
-def _we_are_cancelled() -> bool:
-    """True when the current task itself was asked to stop (not a callee's stray error)."""
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
-
-
-def _forget(task: asyncio.Task[Any]) -> None:
-    # An abandoned check's late exception must not be logged as "never retrieved".
-    task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
 
 class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
@@ -357,7 +323,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
                 with scoped_config(child):
                     output = await runnable.ainvoke(action.input, child)
             except asyncio.CancelledError as e:
-                if _we_are_cancelled():
+                if we_are_cancelled():
                     raise
                 # A model raised CancelledError on its own: a failed call, not our cancellation.
                 raise RuntimeError(f"the chain raised CancelledError: {e}") from e
@@ -408,19 +374,11 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
 
     def _decide(self, results: list[DetectionResult]) -> GuardVerdict:
         keys = self.detector_keys
-        thresholds: dict[str, float] = {}
-        for k, d, r in zip(keys, self.detectors, results, strict=True):
-            # The result's own threshold is the one a configurable detector really ran with.
-            t = self.thresholds.get(k)
-            if t is None:
-                t = r.threshold if r.threshold is not None else base_detector(d).threshold  # type: ignore[union-attr]
-            if t is not None:
-                thresholds[k] = t
         return decide(
             keys,
             results,
             combine=self.combine,
-            thresholds=thresholds,
+            thresholds=thresholds_for(keys, self.detectors, results, self.thresholds),
             ranges=self.score_ranges,
             mean_threshold=self.mean_threshold,
             on_error=self.on_error,
@@ -462,86 +420,3 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
             "verdict": verdict.model_dump(),
         }
         await adispatch_custom_event(VERDICT_EVENT, data, config=config)
-
-
-def attempt_loop(
-    guard: HallucinationGuard | StreamingGuard,
-    question: str,
-    input: Any,
-    run_manager: Any,
-    config: RunnableConfig,
-) -> AttemptLoop:
-    """The attempt loop of one request to ``guard`` (this guard or the streaming one).
-
-    A policy's own model calls (a query rewriter) are traced under the attempt they produce
-    (tag ``guard:attempt:N``, hidden from streaming consumers as that attempt's runs are) and
-    counted into its usage.
-    """
-
-    def policy_config(number: int, usage: UsageCollector) -> RunnableConfig:
-        tag = f"guard:attempt:{number}"
-        return attempt_config(
-            config, run_manager, tag, stream_nested=guard.stream_nested, extra=[usage]
-        )
-
-    return AttemptLoop(
-        question=question,
-        input=input,
-        policies=guard.policies,
-        max_attempts=guard.max_attempts,
-        chain=guard.chain,
-        n_models=guard._n_models,
-        policy_config=policy_config,
-    )
-
-
-async def run_detector(
-    detector: Runnable[Any, Any],
-    payload: dict[str, Any],
-    config: RunnableConfig,
-    *,
-    timeout: float | None,
-) -> DetectionResult:
-    """One detector on one answer, never raising: errors and time-outs become ``invalid``.
-
-    The deadline is the guard's own: a detector that does not stop when cancelled is abandoned
-    after a short grace, so the guard returns on time. A detector that raised (bad input, a bug,
-    a stray ``CancelledError``) is flagged to fail even with ``on_error="open"``.
-    """
-    name = base_detector(detector).detector_name  # type: ignore[union-attr]
-    task = asyncio.ensure_future(detector.ainvoke(payload, config))
-    try:
-        done, _ = await asyncio.wait({task}, timeout=timeout)
-    except asyncio.CancelledError:
-        task.cancel()
-        _forget(task)
-        raise
-    if not done:
-        task.cancel()
-        await asyncio.wait({task}, timeout=_CANCEL_GRACE)
-        _forget(task)
-        return DetectionResult.invalid(
-            name, f"check timed out after {timeout}s", details={"error": "timeout"}
-        )
-    if task.cancelled():  # cancelled from inside, not by us: a failure, never a pass
-        return DetectionResult.invalid(
-            name,
-            "detector raised CancelledError",
-            details={"error": "CancelledError", NEVER_OPEN: True},
-        )
-    exc = task.exception()
-    if exc is None:
-        result = task.result()
-        if isinstance(result, DetectionResult):
-            return result
-        return DetectionResult.invalid(
-            name,
-            f"detector returned {type(result).__name__}, not a DetectionResult",
-            details={"error": "bad_result", NEVER_OPEN: True},
-        )
-    details: dict[str, Any] = {"error": type(exc).__name__}
-    if not isinstance(exc, _OUTAGES):
-        details[NEVER_OPEN] = True
-    return DetectionResult.invalid(
-        name, f"detector raised {type(exc).__name__}: {exc}", details=details
-    )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -34,8 +35,14 @@ from truthguard.guard._runs import (
     with_feedback_slot,
 )
 from truthguard.guard.attempts import Action, AskPolicy, Finish, RunAttempt
+from truthguard.guard.check import (
+    attempt_loop,
+    base_detector,
+    run_detector,
+    thresholds_for,
+    we_are_cancelled,
+)
 from truthguard.guard.extract import ANSWER_KEYS, CONTEXT_KEYS, contexts_of, question_of
-from truthguard.guard.guard import attempt_loop, base_detector, run_detector
 from truthguard.guard.policies import GuardPolicy
 from truthguard.guard.usage import UsageCollector
 from truthguard.guard.validation import input_errors
@@ -166,7 +173,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
 
     @model_validator(mode="after")
     def _check_policies(self) -> StreamingGuard:
-        if self.threshold is not None and not (-1e300 < self.threshold < 1e300):
+        if self.threshold is not None and not math.isfinite(self.threshold):
             raise InvalidInputError("threshold", "must be finite")
         if self.max_attempts == 1 and any(not p.terminal for p in self.policies):
             raise InvalidInputError("max_attempts", "is 1, so the repair policies could never run")
@@ -232,13 +239,14 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
     # -- machinery ----------------------------------------------------------------------------
 
     def _passes(self, result: DetectionResult) -> GuardVerdict:
-        key = base_detector(self._detector()).detector_name  # type: ignore[union-attr]
-        t = self.threshold if self.threshold is not None else result.threshold
+        detector = self._detector()
+        keys = [base_detector(detector).detector_name]  # type: ignore[union-attr]
+        overrides = {keys[0]: self.threshold} if self.threshold is not None else {}
         return decide(
-            [key],
+            keys,
             [result],
             combine="all",
-            thresholds={key: t} if t is not None else {},
+            thresholds=thresholds_for(keys, [detector], [result], overrides),
             ranges={},
             mean_threshold=0.5,
             on_error=self.on_error,
@@ -401,7 +409,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
                                 return
                             yield out
             except asyncio.CancelledError as e:
-                if _cancelled():
+                if we_are_cancelled():
                     raise
                 outcome.error = RuntimeError(f"the chain raised CancelledError: {e}")
             except Exception as e:  # the released sentences stay; the policies decide
@@ -458,11 +466,6 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
         if hasattr(chunk, "content"):
             return message_text(chunk), []
         return "", []
-
-
-def _cancelled() -> bool:
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
 
 
 def _describe(e: BaseException) -> str:

@@ -2,7 +2,8 @@
 
 The attempt loop is the core guard's: :class:`~truthguard.guard.attempts.AttemptLoop` decides
 what comes next and keeps the records, with the same verdict rule
-(:func:`~truthguard.guard.verdict.decide`), the same policy objects (``ReRetrieve``,
+(:func:`~truthguard.guard.verdict.decide`, with the guards' threshold rule and detector
+deadline from ``truthguard.guard.check``), the same policy objects (``ReRetrieve``,
 ``Regenerate``, ``Fallback``, ``Raise`` or your own ``GuardPolicy``), the same ``Attempt`` /
 ``GuardResult`` records. What differs is how a policy's step is carried out on a LlamaIndex engine:
 
@@ -42,7 +43,7 @@ from llama_index.core.schema import QueryBundle
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from truthguard.detector import BaseDetector, context_text
-from truthguard.errors import InvalidInputError, LLMCallError
+from truthguard.errors import InvalidInputError
 from truthguard.guard import (
     Attempt,
     GuardPolicy,
@@ -54,6 +55,7 @@ from truthguard.guard import (
     Rerun,
 )
 from truthguard.guard.attempts import Action, AskPolicy, AttemptLoop, Finish, RunAttempt
+from truthguard.guard.check import run_detector, thresholds_for
 from truthguard.guard.policies import (
     FEEDBACK_TEMPLATE,
     RETRIEVAL_QUERY_KEY,
@@ -61,7 +63,7 @@ from truthguard.guard.policies import (
     SEARCH_KWARGS_FIELD,
 )
 from truthguard.guard.validation import input_errors
-from truthguard.guard.verdict import NEVER_OPEN, check_detector_options, decide, unique_keys
+from truthguard.guard.verdict import check_detector_options, decide, unique_keys
 from truthguard.result import DetectionResult, Label, Usage
 from truthguard_llamaindex._ops import (
     Answer,
@@ -81,11 +83,6 @@ logger = logging.getLogger("truthguard.llamaindex")
 
 METADATA_KEY = "truthguard"
 """Key of the :class:`~truthguard.guard.GuardResult` in the returned ``Response.metadata``."""
-
-# As in the core guard: these errors mean the checker is unavailable (fail-open may pass the
-# answer); any other error is flagged with the core verdict's ``NEVER_OPEN`` details key.
-_OUTAGES: tuple[type[BaseException], ...] = (LLMCallError, TimeoutError, ConnectionError)
-
 
 # -- policies and their context -----------------------------------------------------------------
 
@@ -421,41 +418,27 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
     ) -> list[DetectionResult]:
         base: dict[str, Any] = {"question": question, "answer": answer, "contexts": contexts}
 
-        async def one(detector: BaseDetector) -> DetectionResult:
+        def payload(detector: BaseDetector) -> dict[str, Any]:
             fields = detector.input_model.model_fields
-            payload = {**base, **{k: v for k, v in self.detector_fields.items() if k in fields}}
-            try:
-                return await asyncio.wait_for(detector.ainvoke(payload), self.check_timeout)
-            except TimeoutError:
-                return DetectionResult.invalid(
-                    detector.detector_name,
-                    f"check timed out after {self.check_timeout}s",
-                    details={"error": "timeout"},
-                )
-            except Exception as e:  # the answer must survive any detector failure
-                details: dict[str, Any] = {"error": type(e).__name__}
-                if not isinstance(e, _OUTAGES):  # a bug or a hostile input: never a fail-open pass
-                    details[NEVER_OPEN] = True
-                return DetectionResult.invalid(
-                    detector.detector_name,
-                    f"detector raised {type(e).__name__}: {e}",
-                    details=details,
-                )
+            return {**base, **{k: v for k, v in self.detector_fields.items() if k in fields}}
 
-        return list(await asyncio.gather(*(one(d) for d in self.detectors)))
+        # As in the core guard: the answer survives any detector failure or time-out.
+        return list(
+            await asyncio.gather(
+                *(
+                    run_detector(d, payload(d), None, timeout=self.check_timeout)
+                    for d in self.detectors
+                )
+            )
+        )
 
     def _decide(self, results: list[DetectionResult]) -> GuardVerdict:
         keys = self.detector_keys
-        thresholds = {
-            k: t
-            for k, d in zip(keys, self.detectors, strict=True)
-            if (t := self.thresholds.get(k, d.threshold)) is not None
-        }
         return decide(
             keys,
             results,
             combine=self.combine,
-            thresholds=thresholds,
+            thresholds=thresholds_for(keys, self.detectors, results, self.thresholds),
             ranges=self.score_ranges,
             mean_threshold=self.mean_threshold,
             on_error=self.on_error,

@@ -1,0 +1,181 @@
+"""What every guard shares: checking one answer, and the attempt loop of one request.
+
+Finding the detector behind a wrapped runnable, running it under the guard's own deadline
+without ever raising, and the one threshold rule the verdict is decided with: the core guards
+and the LlamaIndex ``GuardedQueryEngine`` all use them. :func:`attempt_loop` sets up the
+:class:`~truthguard.guard.attempts.AttemptLoop` of the two LangChain guards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
+from langchain_core.runnables.configurable import DynamicRunnable
+
+from truthguard.detector import BaseDetector
+from truthguard.errors import LLMCallError
+from truthguard.guard._runs import attempt_config
+from truthguard.guard.attempts import AttemptLoop
+from truthguard.guard.usage import UsageCollector
+from truthguard.guard.verdict import NEVER_OPEN
+from truthguard.result import DetectionResult
+
+if TYPE_CHECKING:
+    from truthguard.guard.guard import HallucinationGuard
+    from truthguard.guard.streaming import StreamingGuard
+
+__all__ = [
+    "OUTAGES",
+    "attempt_loop",
+    "base_detector",
+    "run_detector",
+    "thresholds_for",
+    "we_are_cancelled",
+]
+
+# Exceptions that mean "the checker is unavailable" (fail-open may pass the answer); anything
+# else a detector raises is a fault on this input and never a pass.
+OUTAGES: tuple[type[BaseException], ...] = (LLMCallError, TimeoutError, ConnectionError)
+
+# Past its deadline a detector that ignores cancellation is abandoned after this grace.
+_CANCEL_GRACE = 0.05
+
+
+def base_detector(runnable: Any) -> BaseDetector | None:
+    """The detector behind ``runnable``: itself, or the default of ``configurable_fields`` /
+    ``configurable_alternatives`` and ``with_config`` / ``bind`` wrappers around one."""
+    seen = 0
+    while seen < 20:
+        if isinstance(runnable, BaseDetector):
+            return runnable
+        if isinstance(runnable, DynamicRunnable):
+            runnable = runnable.default
+        elif isinstance(runnable, RunnableBinding):
+            runnable = runnable.bound
+        else:
+            return None
+        seen += 1
+    return None
+
+
+def thresholds_for(
+    keys: Sequence[str],
+    detectors: Sequence[Runnable[Any, Any]],
+    results: Sequence[DetectionResult],
+    overrides: Mapping[str, float],
+) -> dict[str, float]:
+    """The native-scale threshold each detector key is decided against.
+
+    The guard's own ``thresholds`` entry first; else the threshold the result was checked
+    against (the one a configurable or delegating detector really ran with); else the
+    detector's ``threshold``. A key with none of them is left out (the result's ``passing`` or
+    label decides).
+    """
+    out: dict[str, float] = {}
+    for key, detector, result in zip(keys, detectors, results, strict=True):
+        t = overrides.get(key)
+        if t is None:
+            t = result.threshold
+        if t is None:
+            found = base_detector(detector)
+            t = found.threshold if found is not None else None
+        if t is not None:
+            out[key] = t
+    return out
+
+
+def we_are_cancelled() -> bool:
+    """True when the current task itself was asked to stop (not a callee's stray error)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _forget(task: asyncio.Future[Any]) -> None:
+    # An abandoned check's late exception must not be logged as "never retrieved".
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+
+async def run_detector(
+    detector: Runnable[Any, Any],
+    payload: dict[str, Any],
+    config: RunnableConfig | None,
+    *,
+    timeout: float | None,
+) -> DetectionResult:
+    """One detector on one answer, never raising: errors and time-outs become ``invalid``.
+
+    The deadline is the guard's own: a detector that does not stop when cancelled is abandoned
+    after a short grace, so the guard returns on time. A detector that raised (bad input, a bug,
+    a stray ``CancelledError``) is flagged to fail even with ``on_error="open"``.
+    """
+    name = base_detector(detector).detector_name  # type: ignore[union-attr]
+    task = asyncio.ensure_future(detector.ainvoke(payload, config))
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+    except asyncio.CancelledError:
+        task.cancel()
+        _forget(task)
+        raise
+    if not done:
+        task.cancel()
+        await asyncio.wait({task}, timeout=_CANCEL_GRACE)
+        _forget(task)
+        return DetectionResult.invalid(
+            name, f"check timed out after {timeout}s", details={"error": "timeout"}
+        )
+    if task.cancelled():  # cancelled from inside, not by us: a failure, never a pass
+        return DetectionResult.invalid(
+            name,
+            "detector raised CancelledError",
+            details={"error": "CancelledError", NEVER_OPEN: True},
+        )
+    exc = task.exception()
+    if exc is None:
+        result = task.result()
+        if isinstance(result, DetectionResult):
+            return result
+        return DetectionResult.invalid(
+            name,
+            f"detector returned {type(result).__name__}, not a DetectionResult",
+            details={"error": "bad_result", NEVER_OPEN: True},
+        )
+    details: dict[str, Any] = {"error": type(exc).__name__}
+    if not isinstance(exc, OUTAGES):
+        details[NEVER_OPEN] = True
+    return DetectionResult.invalid(
+        name, f"detector raised {type(exc).__name__}: {exc}", details=details
+    )
+
+
+def attempt_loop(
+    guard: HallucinationGuard | StreamingGuard,
+    question: str,
+    input: Any,
+    run_manager: Any,
+    config: RunnableConfig,
+) -> AttemptLoop:
+    """The attempt loop of one request to a LangChain guard (the plain or the streaming one).
+
+    A policy's own model calls (a query rewriter) are traced under the attempt they produce
+    (tag ``guard:attempt:N``, hidden from streaming consumers as that attempt's runs are) and
+    counted into its usage.
+    """
+
+    def policy_config(number: int, usage: UsageCollector) -> RunnableConfig:
+        tag = f"guard:attempt:{number}"
+        return attempt_config(
+            config, run_manager, tag, stream_nested=guard.stream_nested, extra=[usage]
+        )
+
+    return AttemptLoop(
+        question=question,
+        input=input,
+        policies=guard.policies,
+        max_attempts=guard.max_attempts,
+        chain=guard.chain,
+        n_models=guard._n_models,
+        policy_config=policy_config,
+    )
