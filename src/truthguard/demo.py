@@ -100,13 +100,10 @@ def _short(text: str | None, n: int) -> str:
 
 
 def _prf(pred: list[bool], gold: list[bool]) -> tuple[float, float, float]:
-    tp = sum(p and g for p, g in zip(pred, gold, strict=True))
-    fp = sum(p and not g for p, g in zip(pred, gold, strict=True))
-    fn = sum(g and not p for p, g in zip(pred, gold, strict=True))
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return precision, recall, f1
+    from truthguard.metrics import confusion, precision_recall_f1
+
+    precision, recall, f1 = precision_recall_f1(*confusion(pred, gold))
+    return precision or 0.0, recall or 0.0, f1 or 0.0
 
 
 def _spread(items: list[Any], limit: int | None) -> list[Any]:

@@ -34,6 +34,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
+from truthguard import metrics
 from truthguard._progress import progress
 from truthguard._sync import run_sync
 from truthguard.datasets import load_chale
@@ -709,13 +710,9 @@ def build_perturbations(
 
 def auroc(positive: list[float], negative: list[float]) -> float | None:
     """P(a positive scores above a negative), ties counting half (Mann-Whitney)."""
-    if not positive or not negative:
-        return None
-    wins = 0.0
-    for p in positive:
-        for n in negative:
-            wins += 1.0 if p > n else 0.5 if p == n else 0.0
-    return wins / (len(positive) * len(negative))
+    # truthguard.metrics counts the low-scoring (hallucinated) class as the positive one.
+    labels = [False] * len(positive) + [True] * len(negative)
+    return metrics.auroc([*positive, *negative], labels)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

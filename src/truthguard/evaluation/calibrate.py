@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from truthguard import metrics
 from truthguard.errors import ConfigurationError, InvalidInputError
 
 __all__ = [
@@ -34,25 +35,9 @@ OperatingPoint = dict[str, Any]
 
 
 def auroc(scores: Sequence[float], hallucinated: Sequence[bool]) -> float | None:
-    """Chance that a hallucinated answer scores below a factual one (ties count half)."""
-    s = np.asarray(scores, dtype=float)
-    y = np.asarray(hallucinated, dtype=bool)
-    n_pos, n_neg = int(y.sum()), int((~y).sum())
-    if n_pos == 0 or n_neg == 0:
-        return None
-    # Mann-Whitney U with mid-ranks, on negated scores (low score = positive).
-    order = np.argsort(-s, kind="mergesort")
-    ranks = np.empty(len(s))
-    sorted_s = -s[order]
-    i = 0
-    while i < len(s):
-        j = i
-        while j + 1 < len(s) and sorted_s[j + 1] == sorted_s[i]:
-            j += 1
-        ranks[order[i : j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    u = ranks[y].sum() - n_pos * (n_pos + 1) / 2
-    return round(float(u / (n_pos * n_neg)), 4)
+    """Chance that a hallucinated answer scores below a factual one (ties half), to 4 places."""
+    value = metrics.auroc(scores, hallucinated)
+    return None if value is None else round(value, 4)
 
 
 def sweep(scores: Sequence[float], hallucinated: Sequence[bool]) -> list[OperatingPoint]:
@@ -78,13 +63,7 @@ def sweep(scores: Sequence[float], hallucinated: Sequence[bool]) -> list[Operati
         fp = int((flagged & ~y).sum())
         fn = n_pos - tp
         tn = n_neg - fp
-        precision = tp / (tp + fp) if tp + fp else None
-        recall = tp / n_pos if n_pos else None
-        f1 = (
-            2 * precision * recall / (precision + recall)
-            if precision is not None and recall is not None and precision + recall
-            else 0.0
-        )
+        precision, recall, f1 = metrics.precision_recall_f1(tp, fp, fn)
         points.append(
             {
                 "threshold": float(t),
@@ -95,7 +74,7 @@ def sweep(scores: Sequence[float], hallucinated: Sequence[bool]) -> list[Operati
                 "precision": precision,
                 "recall": recall,
                 "fpr": fp / n_neg if n_neg else None,
-                "f1": f1,
+                "f1": 0.0 if f1 is None else f1,
             }
         )
     return points

@@ -1,15 +1,13 @@
 """``evaluate``: score every row of a data file with the configured detectors.
 
-The scoring of one batch of rows (:func:`ascore_rows`) is shared by both engines: ``local`` runs
-it here batch after batch, ``ray`` runs it inside Ray Data actors
+The scoring of one batch of rows (:func:`~truthguard.evaluation.scoring.ascore_rows`) is shared
+by both engines: ``local`` runs it here batch after batch, ``ray`` runs it inside Ray Data actors
 (:mod:`truthguard.evaluation.ray_engine`). Either way results are appended to
 ``OUT/results.jsonl`` as they arrive, so an interrupted run resumes where it stopped.
 """
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import json
 import time
 from pathlib import Path
@@ -23,7 +21,9 @@ from truthguard.evaluation.config import (
     load_config,
 )
 from truthguard.evaluation.io import ResultWriter, read_results, read_rows, write_parquet
-from truthguard.result import DetectionResult, Label
+from truthguard.evaluation.scoring import Job, ascore_rows, detector_fingerprint, result_row
+from truthguard.metrics import confusion, precision_recall_f1
+from truthguard.result import Label
 
 __all__ = [
     "ascore_rows",
@@ -35,88 +35,6 @@ __all__ = [
 ]
 
 Engine = Literal["local", "ray"]
-
-
-def detector_fingerprint(config: EvaluateConfig, name: str) -> str:
-    """Hash of what makes a detector's scores (its spec minus threshold and calibration)."""
-    spec = config.detectors[name].model_dump(mode="json", exclude={"threshold", "calibration"})
-    return hashlib.sha1(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
-
-
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "item"):  # numpy scalars
-        return value.item()
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    return str(value)
-
-
-def result_row(
-    name: str, fingerprint: str, row: dict[str, Any], result: DetectionResult | BaseException
-) -> dict[str, Any]:
-    """One output row: the input's id and text, the verdict, usage and the claim details."""
-    if isinstance(result, BaseException):
-        # An input the detector refuses, or an error it raised: an explicit invalid verdict.
-        reason = f"{type(result).__name__}: {result}"
-        result = DetectionResult.invalid(name, reason)
-    out = {
-        "id": row["id"],
-        "index": row["index"],
-        "detector": name,
-        "detector_type": result.detector,
-        "fingerprint": fingerprint,
-        "question": row["question"],
-        "answer": row["answer"],
-        "contexts": row["contexts"],
-        "gold": row["gold"],
-        "score": result.score,
-        "label": result.label.value,
-        "passing": result.passing,
-        "threshold": result.threshold,
-        "explanation": result.explanation,
-        "invalid_reason": result.invalid_reason,
-        "raw_output": result.raw_output,
-        "usage": result.usage.model_dump(),
-        "details": result.details,
-        "fields": row["fields"],
-    }
-    # Round-trip through JSON so both engines hand back exactly the same plain values.
-    return json.loads(json.dumps(out, ensure_ascii=False, default=_jsonable))
-
-
-def _detector_input(detector: Any, row: dict[str, Any]) -> dict[str, Any]:
-    accepted = detector.input_model.model_fields
-    inp: dict[str, Any] = {"question": row["question"], "answer": row["answer"]}
-    if row["contexts"]:
-        inp["contexts"] = row["contexts"]
-    for key, value in row["fields"].items():
-        if key in accepted and key not in inp and value is not None:
-            inp[key] = value
-    return inp
-
-
-async def ascore_rows(
-    detectors: dict[str, Any],
-    fingerprints: dict[str, str],
-    rows: list[dict[str, Any]],
-    todo: dict[str, set[str]] | None = None,
-) -> list[dict[str, Any]]:
-    """Score ``rows`` with every detector (only the names in ``todo[row id]`` when given)."""
-
-    async def one(name: str, detector: Any) -> list[dict[str, Any]]:
-        batch = [r for r in rows if todo is None or name in todo.get(r["id"], ())]
-        if not batch:
-            return []
-        results = await detector.abatch(
-            [_detector_input(detector, r) for r in batch], return_exceptions=True
-        )
-        return [
-            result_row(name, fingerprints[name], r, res)
-            for r, res in zip(batch, results, strict=True)
-        ]
-
-    groups = await asyncio.gather(*(one(n, d) for n, d in detectors.items()))
-    return [r for g in groups for r in g]
 
 
 def _check_resumable(
@@ -181,13 +99,14 @@ def evaluate(
 
     bar: Any = bar_of(iter(()), desc=f"evaluate ({engine})", total=total, enabled=progress)
     started = time.perf_counter()
+    job = Job(cfg, base_dir, pending, todo, fingerprints, writer, bar)
     try:
         if pending and engine == "local":
-            _run_local(cfg, base_dir, pending, todo, fingerprints, writer, bar)
+            _run_local(job)
         elif pending:
             from truthguard.evaluation.ray_engine import run_ray
 
-            run_ray(cfg, base_dir, pending, todo, fingerprints, writer, bar)
+            run_ray(job)
     finally:
         bar.close()
     seconds = time.perf_counter() - started
@@ -211,23 +130,16 @@ def evaluate(
     return summary
 
 
-def _run_local(
-    cfg: EvaluateConfig,
-    base_dir: Path,
-    pending: list[dict[str, Any]],
-    todo: dict[str, set[str]],
-    fingerprints: dict[str, str],
-    writer: ResultWriter,
-    bar: Any,
-) -> None:
+def _run_local(job: Job) -> None:
     from truthguard._sync import run_sync
 
-    store = build_store(cfg.store, base_dir=base_dir)
+    cfg = job.config
+    store = build_store(cfg.store, base_dir=job.base_dir)
     detectors = build_detectors(cfg, store=store)
-    for start in range(0, len(pending), cfg.batch_size):
-        chunk = pending[start : start + cfg.batch_size]
-        results = run_sync(ascore_rows(detectors, fingerprints, chunk, todo))
-        bar.update(writer.write(results))
+    for start in range(0, len(job.rows), cfg.batch_size):
+        chunk = job.rows[start : start + cfg.batch_size]
+        results = run_sync(ascore_rows(detectors, job.fingerprints, chunk, job.todo))
+        job.bar.update(job.writer.write(results))
 
 
 # -- summary ------------------------------------------------------------------------------------
@@ -244,7 +156,7 @@ def _flagged(r: dict[str, Any]) -> bool | None:
 
 def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Per-detector figures of a list of result rows."""
-    from truthguard.evaluation.calibrate import auroc
+    from truthguard.evaluation.calibrate import auroc  # to 4 places, as calibrate reports it
 
     by: dict[str, list[dict[str, Any]]] = {}
     for r in results:
@@ -271,12 +183,8 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
         labelled = [(f, r) for f, r in zip(flags, rs, strict=True) if r["gold"] is not None]
         if labelled:
             pairs = [(f, r["gold"] == "hallucinated") for f, r in labelled if f is not None]
-            tp = sum(f and g for f, g in pairs)
-            fp = sum(f and not g for f, g in pairs)
-            fn = sum(g and not f for f, g in pairs)
-            p = tp / (tp + fp) if tp + fp else None
-            rec = tp / (tp + fn) if tp + fn else None
-            f1 = 2 * p * rec / (p + rec) if p is not None and rec is not None and p + rec else None
+            counts = confusion([f for f, _ in pairs], [g for _, g in pairs])
+            p, rec, f1 = precision_recall_f1(*counts)
             scored = [(r["score"], r["gold"] == "hallucinated") for _, r in labelled]
             scored = [(s, g) for s, g in scored if s is not None]
             entry.update(

@@ -1,4 +1,4 @@
-"""The Ray engine: the same scoring as the local engine, in Ray Data ``map_batches`` actors.
+"""The Ray engine: the local engine's scoring (``evaluation.scoring``) in Ray Data actors.
 
 Each actor builds its detectors once from the *configuration* (never from pickled clients), so
 models, HTTP clients and the store connection are created inside the worker. A model's
@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from truthguard.errors import ConfigurationError
-from truthguard.evaluation.config import EvaluateConfig
-from truthguard.evaluation.io import ResultWriter
+from truthguard.evaluation.scoring import Job, ascore_rows, detector_fingerprint
 
 __all__ = ["run_ray"]
 
@@ -48,7 +47,6 @@ class _Scorer:
 
     def __init__(self, config: dict[str, Any], base_dir: str, workers: int) -> None:
         from truthguard.evaluation.config import build_detectors, build_store, load_config
-        from truthguard.evaluation.engine import detector_fingerprint
 
         cfg = load_config(config)
         store = build_store(cfg.store, base_dir=Path(base_dir))
@@ -59,7 +57,6 @@ class _Scorer:
         import numpy as np
 
         from truthguard._sync import run_sync
-        from truthguard.evaluation.engine import ascore_rows
 
         rows = [json.loads(x) for x in batch["row"]]
         todo = {r["id"]: set(r.pop("_todo")) for r in rows}
@@ -67,17 +64,10 @@ class _Scorer:
         return {"result": np.array([json.dumps(r, ensure_ascii=False) for r in results])}
 
 
-def run_ray(
-    cfg: EvaluateConfig,
-    base_dir: Path,
-    pending: list[dict[str, Any]],
-    todo: dict[str, set[str]],
-    fingerprints: dict[str, str],
-    writer: ResultWriter,
-    bar: Any,
-) -> None:
-    """Score ``pending`` rows on Ray; results are written as batches come back."""
+def run_ray(job: Job) -> None:
+    """Score ``job.rows`` on Ray; results are written as batches come back."""
     ray = _ray()
+    cfg = job.config
     workers = cfg.ray.workers
     if cfg.store is not None and cfg.store.url is None and workers > 1:
         raise ConfigurationError(
@@ -101,15 +91,15 @@ def run_ray(
         ctx = ray.data.DataContext.get_current()
         ctx.enable_progress_bars = False  # our own bar counts results
         items = [
-            {"row": json.dumps({**r, "_todo": sorted(todo[r["id"]])}, ensure_ascii=False)}
-            for r in pending
+            {"row": json.dumps({**r, "_todo": sorted(job.todo[r["id"]])}, ensure_ascii=False)}
+            for r in job.rows
         ]
         ds = ray.data.from_items(items)
         ds = ds.map_batches(
             _Scorer,
             fn_constructor_kwargs={
                 "config": cfg.model_dump(mode="json"),
-                "base_dir": str(base_dir),
+                "base_dir": str(job.base_dir),
                 "workers": workers,
             },
             batch_size=cfg.ray.batch_size,
@@ -118,7 +108,7 @@ def run_ray(
         )
         for batch in ds.iter_batches(batch_size=None, batch_format="numpy"):
             results = [json.loads(x) for x in batch["result"]]
-            bar.update(writer.write(results))
+            job.bar.update(job.writer.write(results))
     finally:
         if started_here:
             ray.shutdown()
