@@ -25,7 +25,7 @@ from truthguard._config import with_default_concurrency
 from truthguard._sync import run_sync
 from truthguard.errors import InvalidInputError, InvalidLLMOutput, LLMCallError
 from truthguard.llm import LLMSession, LLMSettings
-from truthguard.result import DetectionResult, Label
+from truthguard.result import NEVER_OPEN, DetectionResult, Label
 
 __all__ = ["BaseDetector", "DetectorInput", "clean_text", "context_text"]
 
@@ -327,8 +327,8 @@ class BaseDetector(RunnableSerializable[dict[str, Any], DetectionResult], ABC):
                 self.detector_name,
                 "a model call was cancelled by the model or its client, not by the caller",
                 # We cannot tell a client's stray cancel from a bug in the check, so a fail-open
-                # guard must not release the answer on it (the guard's ``never_open`` flag).
-                details={"error": "CancelledError", "failure": "llm_call", "never_open": True},
+                # guard must not release the answer on it.
+                details={"error": "CancelledError", "failure": "llm_call", NEVER_OPEN: True},
             )
         return result
 

@@ -7,7 +7,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["DetectionResult", "Label", "Usage"]
+__all__ = ["NEVER_OPEN", "DetectionResult", "Label", "Usage"]
+
+NEVER_OPEN = "never_open"
+"""``details`` flag of an invalid result that must fail even with ``on_error="open"``."""
 
 
 class Label(StrEnum):

@@ -32,7 +32,7 @@ import random
 import re
 import time
 from collections import defaultdict
-from typing import Any
+from typing import Any, TypedDict
 
 from truthguard import metrics
 from truthguard._progress import progress
@@ -541,8 +541,22 @@ def _organisations(sentence: str) -> list[tuple[int, int, str]]:
     return out
 
 
-class Perturbation(dict):
-    """One generated answer: ``answer``, ``reference``, ``kind``, ``variant``, ``span``."""
+class Perturbation(TypedDict):
+    """One generated answer and what was done to it."""
+
+    answer: str
+    """The answer to check: a reference sentence, copied or reworded, maybe with one fact
+    replaced."""
+    reference: str
+    """The whole reference the sentence was taken from."""
+    kind: str
+    """The replaced fact's type (one of :data:`TYPES`), or ``unchanged`` / ``reworded``."""
+    variant: str
+    """``copied`` or ``reworded``: the sentence the substitution was made in."""
+    ref_id: int
+    """Index of the reference (and of its CHALE item)."""
+    replacement: str | None
+    """The text put in place of the fact (None for controls; empty for a removed negation)."""
 
 
 def _pools(sentences: list[tuple[int, str]]) -> dict[str, list[tuple[int, str]]]:

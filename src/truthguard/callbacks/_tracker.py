@@ -176,8 +176,9 @@ class RunTracker:
             extra=extra,
         )
 
-    def error(self, run_id: UUID) -> None:
-        """A run failed: nothing to score; forget it."""
+    def forget(self, run_id: UUID) -> None:
+        """Drop a run that gives nothing to score: one that failed, or a tool / retriever run
+        that was followed only to find its root."""
         with self._lock:
             if self._root_of.pop(run_id, None) == run_id:
                 self._roots.pop(run_id, None)

@@ -155,7 +155,7 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
         self._core.end(run_id, outputs, kw.get("inputs"))  # streamed runs: inputs only here
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.error(run_id)
+        self._core.tracker.forget(run_id)
 
     def on_chat_model_start(
         self,
@@ -183,7 +183,7 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
         self._core.end(run_id, response)
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.error(run_id)
+        self._core.tracker.forget(run_id)
 
     def on_retriever_start(
         self,
@@ -200,7 +200,7 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
         self._core.tracker.retrieved(run_id, documents)
 
     def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.error(run_id)
+        self._core.tracker.forget(run_id)
 
     def on_tool_start(
         self,
@@ -214,10 +214,10 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
         self._core.tracker.start_other(run_id, parent_run_id, **kw)
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.error(run_id)  # tools are followed only to find their root
+        self._core.tracker.forget(run_id)  # tools are followed only to find their root
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.error(run_id)
+        self._core.tracker.forget(run_id)
 
     # -- control ----------------------------------------------------------------------------------
 
@@ -293,7 +293,7 @@ class AsyncTruthGuardCallbackHandler(AsyncCallbackHandler):
         await self._end(run_id, outputs, kw.get("inputs"))  # streamed runs: inputs only here
 
     async def on_chain_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.error(run_id)
+        self._core.tracker.forget(run_id)
 
     async def on_chat_model_start(
         self,
@@ -321,7 +321,7 @@ class AsyncTruthGuardCallbackHandler(AsyncCallbackHandler):
         await self._end(run_id, response)
 
     async def on_llm_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.error(run_id)
+        self._core.tracker.forget(run_id)
 
     async def on_retriever_start(
         self,
@@ -338,7 +338,7 @@ class AsyncTruthGuardCallbackHandler(AsyncCallbackHandler):
         self._core.tracker.retrieved(run_id, documents)
 
     async def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.error(run_id)
+        self._core.tracker.forget(run_id)
 
     async def on_tool_start(
         self,
@@ -352,10 +352,10 @@ class AsyncTruthGuardCallbackHandler(AsyncCallbackHandler):
         self._core.tracker.start_other(run_id, parent_run_id, **kw)
 
     async def on_tool_end(self, output: Any, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.error(run_id)
+        self._core.tracker.forget(run_id)
 
     async def on_tool_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.error(run_id)
+        self._core.tracker.forget(run_id)
 
     def flush(self, timeout: float | None = None) -> bool:
         """Block until every captured answer has a record; False if ``timeout`` passed first."""

@@ -11,8 +11,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from truthguard.evaluation.calibrate import auroc, calibrate, choose_threshold, sweep
 from truthguard.evaluation.config import (
     ColumnMap,
@@ -27,8 +25,11 @@ from truthguard.evaluation.config import (
     load_config,
     save_config,
 )
+from truthguard.evaluation.convert import convert_dataset
 from truthguard.evaluation.engine import evaluate, summarize
 from truthguard.evaluation.io import read_results, read_rows
+from truthguard.evaluation.report import render_report
+from truthguard.evaluation.sft import export_sft
 
 __all__ = [
     "ColumnMap",
@@ -54,24 +55,3 @@ __all__ = [
     "summarize",
     "sweep",
 ]
-
-
-def render_report(*args: Any, **kwargs: Any) -> Any:
-    """See :func:`truthguard.evaluation.report.render_report`."""
-    from truthguard.evaluation.report import render_report as impl
-
-    return impl(*args, **kwargs)
-
-
-def export_sft(*args: Any, **kwargs: Any) -> Any:
-    """See :func:`truthguard.evaluation.sft.export_sft`."""
-    from truthguard.evaluation.sft import export_sft as impl
-
-    return impl(*args, **kwargs)
-
-
-def convert_dataset(*args: Any, **kwargs: Any) -> Any:
-    """See :func:`truthguard.evaluation.convert.convert_dataset`."""
-    from truthguard.evaluation.convert import convert_dataset as impl
-
-    return impl(*args, **kwargs)

@@ -10,7 +10,7 @@ from typing import Literal
 
 from truthguard.errors import InvalidInputError
 from truthguard.guard._models import GuardVerdict
-from truthguard.result import DetectionResult, Label
+from truthguard.result import NEVER_OPEN, DetectionResult, Label
 
 __all__ = [
     "NEVER_OPEN",
@@ -20,9 +20,6 @@ __all__ = [
     "normalise",
     "unique_keys",
 ]
-
-NEVER_OPEN = "never_open"
-"""``details`` flag of an invalid result that must fail even with ``on_error="open"``."""
 
 
 def never_open(result: DetectionResult) -> bool:
