@@ -23,11 +23,20 @@ LANGGRAPH_ALLOWLIST: tuple[tuple[str, str], ...] = (
     ("truthguard.result", "DetectionResult"),
     ("truthguard.result", "Label"),
     ("truthguard.result", "Usage"),
+    ("truthguard.guard", "GuardResult"),
+    ("truthguard.guard", "GuardVerdict"),
+    ("truthguard.guard", "Attempt"),
+    # Read only: checkpoints written before the guard's models took their public module name
+    # recorded the private one; that module must keep these names for them to load.
     ("truthguard.guard._models", "GuardResult"),
     ("truthguard.guard._models", "GuardVerdict"),
     ("truthguard.guard._models", "Attempt"),
 )
-"""``(module, class)`` pairs for LangGraph's ``allowed_msgpack_modules``."""
+"""``(module, class)`` pairs for LangGraph's ``allowed_msgpack_modules``.
+
+A checkpoint records a type by its public module (``truthguard.result``, ``truthguard.guard``),
+so moving a private module never breaks a saved graph.
+"""
 
 
 def checkpoint_serializer(extra: Iterable[tuple[str, ...] | type] = ()) -> Any:

@@ -97,3 +97,10 @@ class GuardResult(BaseModel):
     @property
     def n_attempts(self) -> int:
         return len(self.attempts)
+
+
+# LangGraph checkpoints and pickles record a class by its ``__module__``: give them the public
+# module, so saved records survive any move of this private one (``truthguard.serde``).
+for _model in (GuardVerdict, Attempt, GuardResult):
+    _model.__module__ = "truthguard.guard"
+del _model
