@@ -1,0 +1,98 @@
+"""Chains, retrievers, detectors and handlers shared by the guard and callback tests."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.documents import Document
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import (
+    RunnablePassthrough,
+)
+from pydantic import Field
+
+from truthguard.rag import build_rag_chain
+from truthguard.testing import FakeDetector, ScriptedChatModel
+
+
+def moon_detector(**kw: Any) -> FakeDetector:
+    """Fails any answer mentioning the moon."""
+    return FakeDetector(score=lambda i: 0.0 if "moon" in i.answer else 1.0, threshold=0.5, **kw)
+
+
+def scripted_chain(answers: list[str]) -> tuple[Any, ScriptedChatModel]:
+    model = ScriptedChatModel(script=answers)
+    prompt = ChatPromptTemplate.from_template("{question}\n{feedback}").partial(feedback="")
+    return prompt | model, model
+
+
+class ListRetriever(BaseRetriever):
+    """Returns the first ``search_kwargs["k"]`` of its passages, whatever the query."""
+
+    passages: list[str]
+    search_kwargs: dict[str, Any] = Field(default_factory=lambda: {"k": 1})
+    queries: list[str] = Field(default_factory=list)
+
+    def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[Document]:
+        self.queries.append(query)
+        return [Document(page_content=p) for p in self.passages[: self.search_kwargs["k"]]]
+
+
+def rag_chain(answers: Any, passages: list[str] | None = None) -> tuple[Any, Any]:
+    model = ScriptedChatModel(script=answers)
+    retriever = ListRetriever(passages=passages or ["p1", "p2", "p3"])
+    return build_rag_chain(retriever, model), model
+
+
+class Recorder(BaseCallbackHandler):
+    """Records chain starts (name, tags, parent) and custom events."""
+
+    def __init__(self) -> None:
+        self.starts: list[tuple[str, list[str], UUID | None, UUID]] = []
+        self.events: list[tuple[str, Any, UUID]] = []
+
+    def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, tags=None, **kw):
+        self.starts.append((kw.get("name") or "", list(tags or []), parent_run_id, run_id))
+
+    def on_custom_event(self, name, data, *, run_id, **kw):
+        self.events.append((name, data, run_id))
+
+
+# -- chains shaped like the LangChain / LangGraph apps the guard wraps --
+
+TEXTBOOK_PROMPT = ChatPromptTemplate.from_messages(
+    [("system", "Answer from the context.\n{context}"), ("human", "{question}")]
+)
+
+
+def textbook_chain(model: Any, retriever: BaseRetriever) -> Any:
+    """The LangChain tutorial RAG chain: string in, string out, documents dropped."""
+    return (
+        {
+            "context": retriever | (lambda docs: "\n".join(d.page_content for d in docs)),
+            "question": RunnablePassthrough(),
+        }
+        | TEXTBOOK_PROMPT
+        | model
+        | StrOutputParser()
+    )
+
+
+def moon_then_sun() -> ScriptedChatModel:
+    return ScriptedChatModel(
+        script=lambda p: "The sun shines by day." if "fact-checker" in p else "The moon shines."
+    )
+
+
+def sun_after_feedback(p: str) -> str:
+    return "The sun shines." if "fact-checker" in p else "The moon shines."
+
+
+def echo_chain() -> Any:
+    """A prompt and a scripted model that answers with the question it was given."""
+    model = ScriptedChatModel(script=lambda p: f"answer: {p.split(':', 1)[1].strip()}")
+    return ChatPromptTemplate.from_template("question: {question}") | model
