@@ -106,3 +106,25 @@ def test_lazy_exports_are_the_real_classes():
     assert truthguard.HallucinationGuard is HallucinationGuard
     for name in ("FEWL", "ReverseValidation", "RefChecker"):
         assert issubclass(getattr(truthguard, name), truthguard.BaseDetector)
+
+
+def test_llm_exports_keep_their_public_module():
+    import pickle
+
+    import truthguard.llm
+
+    assert sorted(truthguard.llm.__all__) == [
+        "LLMSession",
+        "LLMSettings",
+        "ModelLike",
+        "as_runnable",
+        "count_tokens",
+        "message_text",
+        "model_id",
+        "streams_like_invoke",
+    ]
+    # Pickles (detectors shipped to workers) name a class by its module: the public one.
+    for cls in (truthguard.llm.LLMSession, truthguard.llm.LLMSettings):
+        assert cls.__module__ == "truthguard.llm", cls
+    settings = truthguard.llm.LLMSettings(max_concurrency=3)
+    assert pickle.loads(pickle.dumps(settings)) == settings

@@ -1,0 +1,27 @@
+"""LLMSettings: validation and the one retry layer."""
+
+from __future__ import annotations
+
+import pytest
+
+from truthguard.llm import LLMSettings
+from truthguard.testing import ScriptedChatModel
+
+
+def test_settings_reject_bad_values_naming_the_field():
+    with pytest.raises(ValueError, match="max_concurrency"):
+        LLMSettings(max_concurrency=0)
+    with pytest.raises(ValueError, match="retries"):
+        LLMSettings(retries=3)
+
+
+def test_one_retry_layer_by_default():
+    from langchain_openai import ChatOpenAI
+
+    settings = LLMSettings()
+    own = ChatOpenAI(model="m", api_key="k", base_url="http://127.0.0.1:9/v1")  # max_retries=2
+    assert settings.retries_for(own) == 0
+    assert settings.retries_for(own.bind(stop=["x"])) == 0
+    assert settings.retries_for(ChatOpenAI(model="m", api_key="k", max_retries=0)) == 2
+    assert settings.retries_for(ScriptedChatModel()) == 2
+    assert LLMSettings(max_retries=1).retries_for(own) == 1
