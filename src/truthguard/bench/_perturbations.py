@@ -1,0 +1,351 @@
+"""The one-fact perturbation set of ``truthguard bench grounding``, built in code with a seed.
+
+Sentences of 6 to 45 words are taken from the references; each is used as an answer, either
+*copied* or *reworded* (detokenised, a fronted phrase moved to the end, common words replaced by
+synonyms). One fact is then replaced: a year (shifted by 1 to 30), a full date (the day or the
+month changed), a number written in digits (changed by a random step), a number word (another
+number word), a person / place / organisation (another name of the same kind found in another
+reference, by capitalisation and cue-word heuristics), a content noun (after a determiner,
+replaced by such a noun of another reference), or a negation added after an auxiliary verb or
+removed. The replacement never occurs in the sentence it replaces. Unchanged and reworded
+sentences are the controls.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import defaultdict
+from typing import TypedDict
+
+from truthguard.bench._wordlists import (
+    GIVEN_NAMES,
+    MONTHS,
+    NOT_NOUN_WORDS,
+    NUMBER_WORDS,
+    SYNONYMS,
+)
+
+__all__ = ["TYPES", "Perturbation", "build_perturbations", "reword"]
+
+TYPES = (
+    "year",
+    "full_date",
+    "number",
+    "written_number",
+    "person",
+    "place",
+    "organisation",
+    "content_noun",
+    "negation_added",
+    "negation_removed",
+)
+
+# -- rewording -------------------------------------------------------------------------------------
+
+
+_DETOK = [
+    (re.compile(r"\s+([,.;:!?%)\]])"), r"\1"),
+    (re.compile(r"([(\[])\s+"), r"\1"),
+    (re.compile(r"\s+('s|'re|'ve|'ll|'d|n't)\b"), r"\1"),
+    (re.compile(r"\s+-\s+"), "-"),
+    (re.compile(r"``\s*|\s*''"), '"'),
+]
+_FRONTED = re.compile(r"^((?:In|On|At|During|By|After|Before|Since|From)\s[^,]{2,40}),\s+(\S)(.*)$")
+_KEEP_CAPITAL = re.compile(r"^(?:I|[A-Z][a-z]*[A-Z]\w*|[A-Z]{2,}\w*)\b")
+
+
+def reword(sentence: str, rng: random.Random) -> str:
+    """A light rewording that keeps the meaning: spacing, phrase order, a few synonyms."""
+    text = sentence
+    for pattern, repl in _DETOK:
+        text = pattern.sub(repl, text)
+    m = _FRONTED.match(text)
+    if m:  # "In 1990, the band split." -> "The band split in 1990."
+        phrase, first, rest = m.groups()
+        rest = rest.rstrip()
+        end = rest[-1] if rest and rest[-1] in ".!?" else ""
+        rest = rest[: len(rest) - len(end)] if end else rest
+        first_word = first + rest.split(" ", 1)[0]
+        lead = first if _KEEP_CAPITAL.match(first_word) else first.upper()
+        text = f"{lead}{rest} {phrase[0].lower()}{phrase[1:]}{end or '.'}"
+    words = text.split(" ")
+    candidates = [i for i, w in enumerate(words) if w.lower() in SYNONYMS and w.islower()]
+    for i in rng.sample(candidates, min(2, len(candidates))):
+        words[i] = SYNONYMS[words[i]]
+    return " ".join(words)
+
+
+# -- fact spotting (the generator's own heuristics, independent of the checker) -----------------
+
+_MONTH = "|".join(MONTHS)
+_DATE = re.compile(
+    rf"\b(?:(?P<d1>\d{{1,2}})\s+(?P<m1>{_MONTH})\s*,?\s+(?P<y1>\d{{4}})"
+    rf"|(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}})\s*,\s*(?P<y2>\d{{4}}))\b"
+)
+_YEAR = re.compile(r"(?<![\w.,$])(1[0-9]{3}|20[0-9]{2})(?![\w%]|[.,]\d)")
+_NUMBER = re.compile(r"(?<![\w.,$/-])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w/]|[.,]\d|\s*%)")
+_NUMWORD = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b")
+_AUX = re.compile(
+    r"\b(is|was|are|were|has|had|have|can|could|will|would|should|does|did)\s(?!not\b|n't)"
+)
+_NEG = re.compile(r"\s(?:not|never)\b|n't\b")
+_CAP = r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?"
+_NAME = re.compile(rf"(?<![\w.] )(?<=\s)({_CAP}(?:\s{_CAP}){{1,2}})\b")
+_ORG_CUE = re.compile(
+    r"\b(?:University|College|School|Company|Corporation|Inc|Records|Party|Association|Council|"
+    r"Committee|Club|League|Department|Agency|Institute|Bank|Church|Army|Navy|Court|Commission|"
+    r"Society|Foundation|Group|Network|Airlines|Studios|Museum|Board|Federation|Union|Times|"
+    r"Post|Press|Ministry|Office|Service|Authority|Organization|Organisation|Team|Band)\b"
+)
+_PLACE_CUE = re.compile(r"\b(?:in|at|from|near|to|of)\s$")
+_DETS = re.compile(r"\b(?:the|a|an|its|their|his|her)\s([a-z]{4,})\b")
+_NOT_NOUN = re.compile(r"(?:ly|ed|ing|est|ous|ful|ive|able|ible|al|ic|ish|less)$")
+
+
+def _shift(value: int, rng: random.Random, low: int, high: int) -> int:
+    return value + rng.choice([-1, 1]) * rng.randint(low, high)
+
+
+def _fmt_like(original: str, value: float) -> str:
+    if "." in original and "," not in original:
+        decimals = len(original.split(".")[1])
+        return f"{value:.{decimals}f}"
+    if "," in original:
+        return f"{int(value):,}"
+    return str(int(value))
+
+
+def _classify_name(sentence: str, start: int, name: str) -> str | None:
+    first = name.split()[0]
+    if first in GIVEN_NAMES:
+        return "person"
+    if _PLACE_CUE.search(sentence[max(0, start - 6) : start]) and len(name.split()) <= 2:
+        return "place"
+    return None
+
+
+def _names(sentence: str) -> list[tuple[int, int, str, str]]:
+    out = []
+    for m in _NAME.finditer(sentence):
+        name = m.group(1)
+        if any(w in MONTHS for w in name.split()):
+            continue
+        kind = _classify_name(sentence, m.start(1), name)
+        if kind == "person":
+            out.append((m.start(1), m.end(1), name, kind))
+    return out
+
+
+def _place_words(sentence: str) -> list[tuple[int, int, str]]:
+    # Capitalised words closing a locative phrase: "in Texas,", "from New Zealand ."
+    return [
+        (m.start(1), m.end(1), m.group(1))
+        for m in re.finditer(
+            rf"\b(?:in|at|from|near)\s({_CAP}(?:\s{_CAP})?)(?=\s?[,.;)]|\s(?:and|where)\b|$)",
+            sentence,
+        )
+        if not any(w in MONTHS or w in {"The", "A", "An"} for w in m.group(1).split())
+        and not re.search(r"(?:an|ish|ese|ic)$", m.group(1))
+    ]
+
+
+_ORG = re.compile(
+    rf"(?<=\s)((?:{_CAP}\s(?:of\s(?:the\s)?)?){{0,3}}{_CAP})\b|(?<=\s)([A-Z]{{3,5}})\b"
+)
+
+
+def _organisations(sentence: str) -> list[tuple[int, int, str]]:
+    out = []
+    for m in _ORG.finditer(sentence):
+        text = m.group(0)
+        if m.group(2):
+            if re.fullmatch(r"[IVXLCDM]+", text):
+                continue  # roman numerals
+        elif not _ORG_CUE.search(text):
+            continue
+        out.append((m.start(), m.end(), text))
+    return out
+
+
+class Perturbation(TypedDict):
+    """One generated answer and what was done to it."""
+
+    answer: str
+    """The answer to check: a reference sentence, copied or reworded, maybe with one fact
+    replaced."""
+    reference: str
+    """The whole reference the sentence was taken from."""
+    kind: str
+    """The replaced fact's type (one of :data:`TYPES`), or ``unchanged`` / ``reworded``."""
+    variant: str
+    """``copied`` or ``reworded``: the sentence the substitution was made in."""
+    ref_id: int
+    """Index of the reference (and of its CHALE item)."""
+    replacement: str | None
+    """The text put in place of the fact (None for controls; empty for a removed negation)."""
+
+
+def _pools(sentences: list[tuple[int, str]]) -> dict[str, list[tuple[int, str]]]:
+    pools: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for ref_id, s in sentences:
+        for _, _, name, kind in _names(s):
+            pools[kind].append((ref_id, name))
+        for _, _, word in _place_words(s):
+            pools["place"].append((ref_id, word))
+        for _, _, org in _organisations(s):
+            pools["organisation"].append((ref_id, org))
+        for m in _DETS.finditer(s):
+            w = m.group(1)
+            if not _NOT_NOUN.search(w) and w not in NOT_NOUN_WORDS:
+                pools["noun"].append((ref_id, w))
+    return pools
+
+
+def _pick(
+    pool: list[tuple[int, str]], ref_id: int, sentence: str, rng: random.Random
+) -> str | None:
+    low = sentence.lower()
+    for _ in range(20):
+        other_ref, value = rng.choice(pool)
+        if other_ref != ref_id and value.lower() not in low:
+            return value
+    return None
+
+
+def _substitutions(
+    sentence: str, ref_id: int, pools: dict[str, list[tuple[int, str]]], rng: random.Random
+) -> dict[str, tuple[str, str]]:
+    """Per type, one (perturbed sentence, replacement text) where the sentence allows it."""
+    out: dict[str, tuple[str, str]] = {}
+
+    def put(kind: str, start: int, end: int, new: str) -> None:
+        if kind not in out and new and new not in sentence:
+            out[kind] = (sentence[:start] + new + sentence[end:], new)
+
+    dates = list(_DATE.finditer(sentence))
+    date_spans = [(m.start(), m.end()) for m in dates]
+    if dates:
+        m = rng.choice(dates)
+        day_key = "d1" if m.group("d1") else "d2"
+        month_key = "m1" if m.group("m1") else "m2"
+        if rng.random() < 0.5:
+            day = int(m.group(day_key))
+            new_day = (day + rng.randint(1, 27) - 1) % 28 + 1
+            put("full_date", m.start(day_key), m.end(day_key), str(new_day))
+        else:
+            month = m.group(month_key)
+            other = rng.choice([x for x in MONTHS if x != month])
+            put("full_date", m.start(month_key), m.end(month_key), other)
+    years = [
+        m for m in _YEAR.finditer(sentence) if not any(s <= m.start() < e for s, e in date_spans)
+    ]
+    if years:
+        m = rng.choice(years)
+        put("year", m.start(), m.end(), str(_shift(int(m.group()), rng, 1, 30)))
+    numbers = [
+        m
+        for m in _NUMBER.finditer(sentence)
+        if not _YEAR.fullmatch(m.group()) and not any(s <= m.start() < e for s, e in date_spans)
+    ]
+    if numbers:
+        m = rng.choice(numbers)
+        value = float(m.group().replace(",", ""))
+        step = max(1.0, round(abs(value) * rng.uniform(0.1, 0.6)))
+        new_value = value + step if rng.random() < 0.5 or value - step <= 0 else value - step
+        put("number", m.start(), m.end(), _fmt_like(m.group(), new_value))
+    words = list(_NUMWORD.finditer(sentence))
+    if words:
+        m = rng.choice(words)
+        put(
+            "written_number",
+            m.start(),
+            m.end(),
+            rng.choice([w for w in NUMBER_WORDS if w != m.group()]),
+        )
+    names = _names(sentence)
+    for kind in ("person", "organisation", "place"):
+        spans = [(s, e) for s, e, _, k in names if k == kind]
+        if kind == "place":
+            spans = [(s, e) for s, e, _ in _place_words(sentence)]
+        elif kind == "organisation":
+            spans = [(s, e) for s, e, _ in _organisations(sentence)]
+        if spans and pools.get(kind):
+            s, e = rng.choice(spans)
+            new = _pick(pools[kind], ref_id, sentence, rng)
+            if new:
+                put(kind, s, e, new)
+    nouns = [
+        m
+        for m in _DETS.finditer(sentence)
+        if not _NOT_NOUN.search(m.group(1)) and m.group(1) not in NOT_NOUN_WORDS
+    ]
+    if nouns and pools.get("noun"):
+        m = rng.choice(nouns)
+        new = _pick(pools["noun"], ref_id, sentence, rng)
+        if new:
+            put("content_noun", m.start(1), m.end(1), new)
+    negs = list(_NEG.finditer(sentence))
+    if negs:
+        m = rng.choice(negs)
+        out["negation_removed"] = (sentence[: m.start()] + sentence[m.end() :], "")
+    else:
+        auxes = list(_AUX.finditer(sentence))
+        if auxes:
+            m = rng.choice(auxes)
+            put("negation_added", m.end(1), m.end(1), " not")
+    return out
+
+
+def build_perturbations(
+    references: list[str], *, per_type: int = 100, seed: int = 0
+) -> list[Perturbation]:
+    """The perturbation set: controls and one-fact substitutions, ``per_type`` per type and variant.
+
+    Deterministic for given references, ``per_type`` and ``seed``.
+    """
+    from truthguard.refchecker.segment import split_sentences
+
+    rng = random.Random(seed)
+    sentences = [
+        (r, s.text)
+        for r, ref in enumerate(references)
+        for s in split_sentences(ref)
+        if 6 <= len(s.text.split()) <= 45 and s.text[:1].isupper()
+    ]
+    pools = _pools(sentences)
+    order = list(range(len(sentences)))
+    rng.shuffle(order)
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    out: list[Perturbation] = []
+    for idx in order:
+        ref_id, sentence = sentences[idx]
+        reworded = reword(sentence, rng)
+        for variant, text in (("copied", sentence), ("reworded", reworded)):
+            control = "unchanged" if variant == "copied" else "reworded"
+            if counts[(control, variant)] < per_type:
+                counts[(control, variant)] += 1
+                out.append(
+                    Perturbation(
+                        answer=text,
+                        reference=references[ref_id],
+                        kind=control,
+                        variant=variant,
+                        ref_id=ref_id,
+                        replacement=None,
+                    )
+                )
+            for kind, (answer, new) in _substitutions(text, ref_id, pools, rng).items():
+                if counts[(kind, variant)] < per_type:
+                    counts[(kind, variant)] += 1
+                    out.append(
+                        Perturbation(
+                            answer=answer,
+                            reference=references[ref_id],
+                            kind=kind,
+                            variant=variant,
+                            ref_id=ref_id,
+                            replacement=new,
+                        )
+                    )
+    return out
