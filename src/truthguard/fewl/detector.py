@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import math
-import random
-import threading
 import time
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -19,65 +15,27 @@ from pydantic import Field, PrivateAttr, model_validator
 from truthguard._sync import run_sync
 from truthguard.detector import BaseDetector, DetectorInput
 from truthguard.errors import InvalidInputError, InvalidLLMOutput, LLMCallError
-from truthguard.fewl._formula import FEWLBreakdown, fewl_formula
-from truthguard.fewl._parse import (
-    IWCOPairs,
-    parse_iwco_pairs,
-    parse_reference_answer,
-    settled_halves,
+from truthguard.fewl._artifacts import (
+    IWCO_KIND,
+    REFERENCE_KIND,
+    ArtifactFetcher,
+    Artifacts,
+    Slot,
+    pair_prefetcher,
 )
-from truthguard.fewl._prompts import PROMPT_VERSION, iwco_prompt, reference_prompt
+from truthguard.fewl._formula import FEWLBreakdown, fewl_formula
 from truthguard.llm import LLMSession, as_runnable, model_id
 from truthguard.result import DetectionResult, Label
 from truthguard.similarity import EmbeddingSimilarity, SimilarityBackend, get_default_similarity
-from truthguard.store import ArtifactStore, cached_call
+from truthguard.store import ArtifactStore
 
 __all__ = ["FEWL", "IWCO_KIND", "REFERENCE_KIND"]
-
-REFERENCE_KIND = "fewl.reference"
-IWCO_KIND = "fewl.iwco"
 
 
 def _drop_collections(client: Any, names: list[str]) -> None:
     for name in names:
         with contextlib.suppress(Exception):  # already gone, or Chroma torn down at exit
             client.delete_collection(name)
-
-
-@dataclass(frozen=True)
-class _Slot:
-    """One reference answer source: a model and a sample index."""
-
-    model: Any
-    sample: int
-    position: int | None = None
-    """Panel position, set only when another panel model has the same :func:`model_id`: the
-    cache key must then tell them apart, or both would be served one stored answer."""
-
-    @property
-    def name(self) -> str:
-        base = f"{model_id(self.model)}#{self.sample}"
-        return base if self.position is None else f"{base}@{self.position}"
-
-    @property
-    def extra(self) -> str:
-        base = f"sample={self.sample}"
-        return base if self.position is None else f"{base};panel={self.position}"
-
-
-@dataclass
-class _Artifacts:
-    """Everything FEWL needs about one question; shared by every candidate answer."""
-
-    question: str
-    slots: list[_Slot]
-    references: list[str]
-    pairs: IWCOPairs | None
-    neighbors: list[tuple[str, float | None]]
-    neighbor_answers: list[list[str]]  # [reference slot][neighbour]
-    co_sim: np.ndarray | None = None
-    iw_sim: np.ndarray | None = None
-    wrong_scores: list[float] | None = None
 
 
 class FEWL(BaseDetector):
@@ -187,17 +145,17 @@ class FEWL(BaseDetector):
         """N, the number of reference answers per question."""
         return len(self._slots())
 
-    def _slots(self) -> list[_Slot]:
+    def _slots(self) -> list[Slot]:
         mode = self.effective_mode
         if mode == "panel":
             ids = [model_id(m) for m in self.reference_models]
             return [
-                _Slot(m, 0, i if ids.count(ids[i]) > 1 else None)
+                Slot(m, 0, i if ids.count(ids[i]) > 1 else None)
                 for i, m in enumerate(self.reference_models)
             ]
         if mode == "multi":
-            return [_Slot(self.reference_models[0], s) for s in range(self.n_samples)]
-        return [_Slot(self.reference_models[0], 0)]
+            return [Slot(self.reference_models[0], s) for s in range(self.n_samples)]
+        return [Slot(self.reference_models[0], 0)]
 
     @property
     def _needs_pairs(self) -> bool:
@@ -291,220 +249,28 @@ class FEWL(BaseDetector):
 
     async def _artifacts(
         self, question: str, session: LLMSession, answers: Sequence[str] = ()
-    ) -> _Artifacts:
-        store = self.get_store()
-        slots = self._slots()
-        generator = self.generator if self.generator is not None else self.reference_models[0]
-
-        async def own_reference(slot: _Slot) -> str:
-            text = await self._reference(session, store, slot, question, "fewl.reference")
-            await self._prefetch([text])  # embedded while the other calls are in flight
-            return text
-
-        async def pairs() -> IWCOPairs:
-            found = await self._pairs(session, store, generator, question)
-            await self._prefetch([*found.wrong, *found.corrected])
-            return found
-
-        async def neighbour_branch() -> tuple[list[tuple[str, float | None]], list[list[str]]]:
-            await asyncio.to_thread(store.add_questions, [question])
-            neighbors = await self._neighbors(store, question) if self.penalty else []
-            answers = await self._neighbor_references(
-                session, store, slots, [q for q, _ in neighbors]
-            )
-            await self._prefetch([a for row in answers for a in row])
-            return neighbors, answers
-
-        # Every model call of the check at once: the question's own references and the IW/CO
-        # pairs go out before the neighbour search, which runs (with its calls) alongside them.
-        calls: list[Any] = [own_reference(slot) for slot in slots]
-        if self._needs_pairs:
-            calls.append(pairs())
-        calls.append(neighbour_branch())
-        calls.append(self._prefetch(list(answers)))
-        outputs = await session.gather(calls)
-
-        references = outputs[: len(slots)]
-        found_pairs = outputs[len(slots)] if self._needs_pairs else None
-        neighbors, neighbor_answers = outputs[-2]
-        return _Artifacts(question, slots, references, found_pairs, neighbors, neighbor_answers)
-
-    async def _prefetch(self, texts: list[str]) -> None:
-        """Embed texts into the process cache as soon as they are known (no-op otherwise)."""
-        if texts and isinstance(self.similarity, EmbeddingSimilarity):
-            await self.similarity.aembed(texts)
-
-    async def _neighbor_references(
-        self, session: LLMSession, store: ArtifactStore, slots: list[_Slot], questions: list[str]
-    ) -> list[list[str]]:
-        """Reference answers of every slot to every neighbour: one store read per slot, then
-        one concurrent call per answer not stored yet."""
-        if not questions:
-            return [[] for _ in slots]
-        stored = await asyncio.gather(
-            *(
-                asyncio.to_thread(
-                    store.get_artifacts,
-                    questions,
-                    REFERENCE_KIND,
-                    model_id(slot.model),
-                    PROMPT_VERSION,
-                    slot.extra,
-                )
-                for slot in slots
-            )
+    ) -> Artifacts:
+        fetcher = ArtifactFetcher(
+            similarity=self.similarity,
+            generator=self.generator if self.generator is not None else self.reference_models[0],
+            n_pairs=self.n_pairs,
+            min_pairs=self.min_pairs,
+            k_neighbors=self.k_neighbors,
+            max_neighbor_similarity=self.max_neighbor_similarity,
+            neighbor_mode=self.neighbor_mode,
+            penalty=self.penalty,
         )
-        rows: list[list[Any]] = []
-        for slot, found in zip(slots, stored, strict=True):
-            row: list[Any] = []
-            for q, hit in zip(questions, found, strict=True):
-                text = str(hit).strip() if hit is not None else ""
-                if text:
-                    session.record_cache_hit()
-                    row.append(text)
-                else:  # absent (or unusable): ask, and embed the answer as soon as it comes
-                    row.append(self._neighbor_reference(session, store, slot, q))
-            rows.append(row)
-        pending = [x for row in rows for x in row if not isinstance(x, str)]
-        answers = iter(await session.gather(pending))
-        return [[x if isinstance(x, str) else next(answers) for x in row] for row in rows]
-
-    async def _neighbor_reference(
-        self, session: LLMSession, store: ArtifactStore, slot: _Slot, question: str
-    ) -> str:
-        # The bulk read just missed it: no second read before the call.
-        text = await self._reference(
-            session, store, slot, question, "fewl.neighbor_reference", lookup=False
-        )
-        if isinstance(self.similarity, EmbeddingSimilarity):
-            self.similarity.prefetch([text])  # batched with the other answers arriving now
-        return text
-
-    async def _neighbors(
-        self, store: ArtifactStore, question: str
-    ) -> list[tuple[str, float | None]]:
-        k, cut = self.k_neighbors, self.max_neighbor_similarity
-        if self.neighbor_mode == "knn":
-            found = await store.anearest(question, k, max_similarity=cut)
-            return [(n.question, n.similarity) for n in found]
-        pool = await asyncio.to_thread(
-            store.random_questions, 4 * k, exclude=question, seed=question
-        )
-        if not pool:
-            return []
-        vecs = await asyncio.to_thread(store.embedder.embed, [question, *pool])
-        sims = vecs[1:] @ vecs[0]
-        keep = [(q, float(s)) for q, s in zip(pool, sims, strict=True) if cut is None or s <= cut]
-        random.Random(question).shuffle(keep)
-        return keep[:k]
-
-    async def _cached(
-        self,
-        session: LLMSession,
-        store: ArtifactStore,
-        model: Any,
-        prompt: str,
-        *,
-        question: str,
-        kind: str,
-        extra: str,
-        stage: str,
-        check: Any,
-        on_text: Any = None,
-        lookup: bool = True,
-    ) -> Any:
-        # cached_call validates with ``check`` before storing, and re-asks a stored artifact
-        # ``check`` refuses (e.g. pairs stored under a smaller ``min_pairs``).
-        text = await cached_call(
-            session,
-            model,
-            prompt,
-            store=store,
-            question=question,
-            kind=kind,
-            prompt_version=PROMPT_VERSION,
-            stage=stage,
-            extra=extra,
-            metadata={"fewl_question": question, "fewl_kind": kind, "fewl_extra": extra},
-            validate=check,
-            on_text=on_text,
-            lookup=lookup,
-        )
-        return check(text)
-
-    async def _reference(
-        self,
-        session: LLMSession,
-        store: ArtifactStore,
-        slot: _Slot,
-        question: str,
-        stage: str,
-        *,
-        lookup: bool = True,
-    ) -> str:
-        def check(text: str) -> str:
-            return parse_reference_answer(text, stage=stage, source=slot.name)
-
-        return await self._cached(
-            session,
-            store,
-            slot.model,
-            reference_prompt(question, slot.sample),
-            question=question,
-            kind=REFERENCE_KIND,
-            extra=slot.extra,
-            stage=stage,
-            check=check,
-            lookup=lookup,
+        return await fetcher.fetch(
+            question, session, self.get_store(), self._slots(), answers, pairs=self._needs_pairs
         )
 
     def _pair_prefetcher(self) -> Any:
-        """An ``on_text`` callback that embeds each pair half as soon as it is settled, while
-        the generator is still writing the rest (a no-op without an embedding backend)."""
-        if not isinstance(self.similarity, EmbeddingSimilarity):
-            return None
-        similarity = self.similarity
-        lock = threading.Lock()
-        seen: set[str] = set()
-        lines = [0]
-
-        def on_text(text: str) -> None:
-            with lock:  # the model's stream may call from a worker thread
-                n = text.count("\n")
-                if n == lines[0]:  # a half can only settle when a new line starts
-                    return
-                lines[0] = n
-                fresh = [h for h in settled_halves(text) if h not in seen]
-                seen.update(fresh)
-            if fresh:
-                similarity.prefetch(fresh)
-
-        return on_text
-
-    async def _pairs(
-        self, session: LLMSession, store: ArtifactStore, generator: Any, question: str
-    ) -> IWCOPairs:
-        def check(text: str) -> IWCOPairs:
-            return parse_iwco_pairs(
-                text, limit=self.n_pairs, min_pairs=self.min_pairs, stage="fewl.iwco"
-            )
-
-        return await self._cached(
-            session,
-            store,
-            generator,
-            iwco_prompt(question, self.n_pairs),
-            question=question,
-            kind=IWCO_KIND,
-            extra=f"n={self.n_pairs}",
-            stage="fewl.iwco",
-            check=check,
-            on_text=self._pair_prefetcher(),
-        )
+        """Embeds each IW/CO half as it settles in a streamed reply (None without embeddings)."""
+        return pair_prefetcher(self.similarity)
 
     # -- scoring ------------------------------------------------------------------------------
 
-    def _formula(self, truth: np.ndarray, nb: np.ndarray | None, arts: _Artifacts) -> FEWLBreakdown:
+    def _formula(self, truth: np.ndarray, nb: np.ndarray | None, arts: Artifacts) -> FEWLBreakdown:
         return fewl_formula(
             truth,
             arts.co_sim,
@@ -516,11 +282,11 @@ class FEWL(BaseDetector):
             weights=self.weights,
         )
 
-    def _neighbor_texts(self, arts: _Artifacts) -> list[str]:
+    def _neighbor_texts(self, arts: Artifacts) -> list[str]:
         return [a for row in arts.neighbor_answers for a in row]
 
     async def _candidate_sims(
-        self, texts: list[str], arts: _Artifacts
+        self, texts: list[str], arts: Artifacts
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Similarity of each text with the references (T, N) and the neighbour answers."""
         truth = await self.similarity.amatrix(texts, arts.references)
@@ -531,7 +297,7 @@ class FEWL(BaseDetector):
         nb = await self.similarity.amatrix(texts, flat)
         return truth, nb.reshape(len(texts), n, k)
 
-    async def _prepare(self, arts: _Artifacts) -> None:
+    async def _prepare(self, arts: Artifacts) -> None:
         """Similarities that do not depend on the candidate (expertise, wrong-answer baseline)."""
         if arts.pairs is None:
             return
@@ -545,7 +311,7 @@ class FEWL(BaseDetector):
                 for j in range(len(arts.pairs.wrong))
             ]
 
-    async def _score(self, answer: str, arts: _Artifacts) -> DetectionResult:
+    async def _score(self, answer: str, arts: Artifacts) -> DetectionResult:
         truth, nb = await self._candidate_sims([answer], arts)
         breakdown = self._formula(truth[0], None if nb is None else nb[0], arts)
         score = breakdown.score
