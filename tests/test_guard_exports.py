@@ -39,6 +39,7 @@ EXPORTS = {
         "base_detector",
         "run_detector",
         "thresholds_for",
+        "verdict_for",
         "we_are_cancelled",
     },
     "truthguard.guard.extract": {

@@ -323,19 +323,8 @@ def build_perturbations(
         reworded = reword(sentence, rng)
         for variant, text in (("copied", sentence), ("reworded", reworded)):
             control = "unchanged" if variant == "copied" else "reworded"
-            if counts[(control, variant)] < per_type:
-                counts[(control, variant)] += 1
-                out.append(
-                    Perturbation(
-                        answer=text,
-                        reference=references[ref_id],
-                        kind=control,
-                        variant=variant,
-                        ref_id=ref_id,
-                        replacement=None,
-                    )
-                )
-            for kind, (answer, new) in _substitutions(text, ref_id, pools, rng).items():
+            subs = _substitutions(text, ref_id, pools, rng)
+            for kind, (answer, new) in {control: (text, None), **subs}.items():
                 if counts[(kind, variant)] < per_type:
                     counts[(kind, variant)] += 1
                     out.append(

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
 from langchain_core.runnables.configurable import DynamicRunnable
 
 from truthguard.detector import BaseDetector
 from truthguard.errors import LLMCallError
+from truthguard.guard._models import GuardVerdict
 from truthguard.guard._runs import attempt_config
 from truthguard.guard.attempts import AttemptLoop
 from truthguard.guard.usage import UsageCollector
-from truthguard.guard.verdict import NEVER_OPEN
+from truthguard.guard.verdict import NEVER_OPEN, Combine, OnError, decide
 from truthguard.result import DetectionResult
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ __all__ = [
     "base_detector",
     "run_detector",
     "thresholds_for",
+    "verdict_for",
     "we_are_cancelled",
 ]
 
@@ -85,6 +87,35 @@ def thresholds_for(
         if t is not None:
             out[key] = t
     return out
+
+
+class VerdictOptions(Protocol):
+    """The options a guard decides with (``HallucinationGuard``, ``GuardedQueryEngine``)."""
+
+    combine: Combine
+    thresholds: dict[str, float]
+    score_ranges: dict[str, tuple[float, float]]
+    mean_threshold: float
+    on_error: OnError
+
+
+def verdict_for(
+    guard: VerdictOptions,
+    keys: Sequence[str],
+    detectors: Sequence[Runnable[Any, Any]],
+    results: Sequence[DetectionResult],
+) -> GuardVerdict:
+    """The verdict on one answer: :func:`~truthguard.guard.verdict.decide` with ``guard``'s
+    options and the thresholds of :func:`thresholds_for`."""
+    return decide(
+        keys,
+        results,
+        combine=guard.combine,
+        thresholds=thresholds_for(keys, detectors, results, guard.thresholds),
+        ranges=guard.score_ranges,
+        mean_threshold=guard.mean_threshold,
+        on_error=guard.on_error,
+    )
 
 
 def we_are_cancelled() -> bool:

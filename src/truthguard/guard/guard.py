@@ -37,14 +37,14 @@ from truthguard.guard.check import (
     attempt_loop,
     base_detector,
     run_detector,
-    thresholds_for,
+    verdict_for,
     we_are_cancelled,
 )
 from truthguard.guard.extract import answer_of, contexts_of, question_of
 from truthguard.guard.policies import GuardPolicy
 from truthguard.guard.usage import UsageCollector
 from truthguard.guard.validation import input_errors
-from truthguard.guard.verdict import check_detector_options, decide, unique_keys
+from truthguard.guard.verdict import check_detector_options, unique_keys
 from truthguard.result import DetectionResult, Usage
 
 # ``base_detector`` and ``run_detector`` live in ``guard.check``; still importable from here.
@@ -373,16 +373,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         return attempt, None
 
     def _decide(self, results: list[DetectionResult]) -> GuardVerdict:
-        keys = self.detector_keys
-        return decide(
-            keys,
-            results,
-            combine=self.combine,
-            thresholds=thresholds_for(keys, self.detectors, results, self.thresholds),
-            ranges=self.score_ranges,
-            mean_threshold=self.mean_threshold,
-            on_error=self.on_error,
-        )
+        return verdict_for(self, self.detector_keys, self.detectors, results)
 
     async def _check(
         self,

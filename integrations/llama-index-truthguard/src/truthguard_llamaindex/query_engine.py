@@ -55,7 +55,7 @@ from truthguard.guard import (
     Rerun,
 )
 from truthguard.guard.attempts import Action, AskPolicy, AttemptLoop, Finish, RunAttempt
-from truthguard.guard.check import run_detector, thresholds_for
+from truthguard.guard.check import run_detector, verdict_for
 from truthguard.guard.policies import (
     FEEDBACK_TEMPLATE,
     RETRIEVAL_QUERY_KEY,
@@ -63,7 +63,7 @@ from truthguard.guard.policies import (
     SEARCH_KWARGS_FIELD,
 )
 from truthguard.guard.validation import input_errors
-from truthguard.guard.verdict import check_detector_options, decide, unique_keys
+from truthguard.guard.verdict import check_detector_options, unique_keys
 from truthguard.result import DetectionResult, Label, Usage
 from truthguard_llamaindex._ops import (
     Answer,
@@ -433,16 +433,7 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
         )
 
     def _decide(self, results: list[DetectionResult]) -> GuardVerdict:
-        keys = self.detector_keys
-        return decide(
-            keys,
-            results,
-            combine=self.combine,
-            thresholds=thresholds_for(keys, self.detectors, results, self.thresholds),
-            ranges=self.score_ranges,
-            mean_threshold=self.mean_threshold,
-            on_error=self.on_error,
-        )
+        return verdict_for(self, self.detector_keys, self.detectors, results)
 
     def _finish(self, result: GuardResult) -> Response:
         output = result.output
