@@ -1,0 +1,105 @@
+"""What every guard shares (guard/check.py): the detector behind a wrapper, the deadline, the
+threshold rule."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from langchain_core.runnables import ConfigurableField, RunnableLambda
+
+from truthguard.errors import LLMCallError
+from truthguard.guard.check import base_detector, run_detector, thresholds_for, verdict_for
+from truthguard.result import NEVER_OPEN, DetectionResult, Label
+from truthguard.testing import FakeDetector
+
+PAYLOAD = {"question": "Where is Paris?", "answer": "In France.", "contexts": []}
+
+
+def test_base_detector_sees_through_configurable_and_bound_wrappers():
+    det = FakeDetector(score=0.7, threshold=0.5)
+    configurable = det.configurable_fields(threshold=ConfigurableField(id="threshold"))
+    assert base_detector(det) is det
+    assert base_detector(configurable) is det
+    assert base_detector(configurable.with_config(tags=["x"])) is det
+    assert base_detector(RunnableLambda(lambda x: x)) is None
+
+
+def _result(threshold: float | None) -> DetectionResult:
+    return DetectionResult(detector="fake", score=0.7, label=Label.FACTUAL, threshold=threshold)
+
+
+def test_thresholds_come_from_the_guard_then_the_result_then_the_detector():
+    dets = [FakeDetector(threshold=0.5), FakeDetector(threshold=0.5), FakeDetector()]
+    keys = ["a", "b", "c"]
+    results = [_result(0.9), _result(None), _result(None)]
+    assert thresholds_for(keys, dets, results, {}) == {"a": 0.9, "b": 0.5}
+    assert thresholds_for(keys, dets, results, {"a": 0.1, "c": 0.2}) == {
+        "a": 0.1,
+        "b": 0.5,
+        "c": 0.2,
+    }
+
+
+@dataclass
+class Options:
+    thresholds: dict[str, float] = field(default_factory=dict)
+    combine: str = "all"
+    score_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+    mean_threshold: float = 0.5
+    on_error: str = "closed"
+
+
+def test_verdict_for_decides_with_the_guards_options():
+    det = FakeDetector(threshold=0.5)
+    verdict = verdict_for(Options({"fake": 0.8}), ["fake"], [det], [_result(0.5)])
+    assert not verdict.passed and verdict.passes == {"fake": False}  # 0.7 < the guard's 0.8
+    assert verdict_for(Options(), ["fake"], [det], [_result(0.5)]).passed
+
+
+class _Raises(FakeDetector):
+    """Raises ``exc`` from ``ainvoke`` itself, past the base class's own handling."""
+
+    exc: Any = None
+
+    async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        raise self.exc
+
+
+class _NotAResult(FakeDetector):
+    async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        return "passed"
+
+
+async def test_a_result_passes_through():
+    result = await run_detector(FakeDetector(score=0.9), PAYLOAD, None, timeout=5)
+    assert result.score == 0.9 and result.label is Label.FACTUAL
+
+
+async def test_a_time_out_is_invalid_and_may_fail_open():
+    result = await run_detector(FakeDetector(latency=5.0), PAYLOAD, None, timeout=0.05)
+    assert result.label is Label.INVALID and "timed out after 0.05s" in result.invalid_reason
+    assert NEVER_OPEN not in result.details
+
+
+@pytest.mark.parametrize(
+    ("exc", "never_open"),
+    [
+        (LLMCallError("fake", "upstream 500"), False),
+        (ConnectionError("refused"), False),
+        (ValueError("bad input"), True),
+        (asyncio.CancelledError(), True),
+    ],
+)
+async def test_a_raising_detector_is_invalid_and_only_outages_may_fail_open(exc, never_open):
+    result = await run_detector(_Raises(exc=exc), PAYLOAD, None, timeout=5)
+    assert result.label is Label.INVALID and result.detector == "fake"
+    assert bool(result.details.get(NEVER_OPEN)) is never_open
+
+
+async def test_something_other_than_a_result_never_passes():
+    result = await run_detector(_NotAResult(), PAYLOAD, None, timeout=5)
+    assert result.label is Label.INVALID and result.details[NEVER_OPEN]
+    assert result.details["error"] == "bad_result"
