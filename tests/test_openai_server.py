@@ -355,3 +355,53 @@ def test_fewl_selector_over_http(server, embedder):
     picked = selector.select_examples({"question": "Who is the author of Hamlet?"})
     assert picked[0]["answer"] == ANSWERS[HAMLET_Q]
     assert len(server.requests) == 1  # both candidates ranked on one reference answer
+
+
+# -- tool calls ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_a_reply_can_call_tools(streaming):
+    from langchain_core.messages import ToolMessage
+    from langchain_core.tools import tool
+
+    from truthguard.testing import ToolCall
+
+    @tool
+    def search(query: str) -> str:
+        """Search."""
+        return "Ailanthus"
+
+    def reply(messages: list[dict]):
+        if messages[-1]["role"] == "tool":
+            return "It is an Ailanthus."
+        return [ToolCall("search", {"query": "tree of heaven"}), ToolCall("search", {"query": "x"})]
+
+    with OpenAIServer(reply=reply) as server:
+        model = server.chat_model(max_retries=0, timeout=5, streaming=streaming).bind_tools(
+            [search]
+        )
+        first = model.invoke(APP_Q)
+        assert [c["args"] for c in first.tool_calls] == [
+            {"query": "tree of heaven"},
+            {"query": "x"},
+        ]
+        assert first.response_metadata["finish_reason"] == "tool_calls"
+        results = [ToolMessage(content="Ailanthus", tool_call_id=c["id"]) for c in first.tool_calls]
+        second = model.invoke([("user", APP_Q), first, *results])
+        assert second.content == "It is an Ailanthus." and not second.tool_calls
+        sent, answered = server.requests
+        assert [c.id for c in sent.tool_calls] == [c["id"] for c in first.tool_calls]
+        assert sent.params["tools"][0]["function"]["name"] == "search"
+        assert answered.messages[1]["tool_calls"][0]["function"]["name"] == "search"
+        assert first.usage_metadata["output_tokens"] == sent.usage.completion_tokens > 0
+
+
+def test_a_tool_call_needs_a_name_and_mapping_arguments():
+    from truthguard.errors import InvalidInputError
+    from truthguard.testing import ToolCall
+
+    with pytest.raises(InvalidInputError, match="name"):
+        ToolCall("")
+    with pytest.raises(InvalidInputError, match="arguments"):
+        ToolCall("search", ["q"])  # type: ignore[arg-type]

@@ -83,6 +83,7 @@ def test_testing_exports():
         "ScriptedChatModel",
         "ServerRequest",
         "ServerUsage",
+        "ToolCall",
         "prompt_of",
     ]
 

@@ -4,7 +4,8 @@
 SSE streaming (``stream=True``, with ``stream_options.include_usage``), ``usage`` counted with
 tiktoken, and faults injected by rule (:class:`Fault`). Point ``langchain_openai.ChatOpenAI`` (or
 any OpenAI client) at ``server.base_url`` and the whole HTTP path runs for real: the client's own
-retries, time-outs, connection pool and streaming parser.
+retries, time-outs, connection pool and streaming parser. A reply may call tools
+(:class:`ToolCall`), so an agent's whole tool loop runs over HTTP too.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any, Literal
 from truthguard.errors import InvalidInputError
 from truthguard.llm import count_tokens
 
-__all__ = ["Fault", "OpenAIServer", "ServerRequest", "ServerUsage"]
+__all__ = ["Fault", "OpenAIServer", "ServerRequest", "ServerUsage", "ToolCall"]
 
 FaultKind = Literal[
     "429", "500", "stall", "bad_json", "empty_choices", "null_content", "stream_cut"
@@ -38,7 +39,54 @@ FAULT_KINDS: tuple[str, ...] = (
     "stream_cut",
 )
 
-Reply = str | Mapping[str, str] | Callable[[list[dict[str, Any]]], str] | Any
+Reply = str | Mapping[str, Any] | Callable[[list[dict[str, Any]]], Any] | Any
+
+
+@dataclass
+class ToolCall:
+    """A tool call the assistant makes instead of (or beside) answering in text.
+
+    A reply (the string, a mapping value, or what a reply callable returns) may be a
+    ``ToolCall`` or a list of them; the server answers with OpenAI ``tool_calls`` (streamed as
+    ``delta.tool_calls`` pieces) and ``finish_reason="tool_calls"``.
+
+    Example:
+        >>> ToolCall("search", {"query": "tree of heaven"}).arguments
+        {'query': 'tree of heaven'}
+    """
+
+    name: str
+    """The tool's name."""
+    arguments: dict[str, Any] = field(default_factory=dict)
+    """The call's arguments (sent as a JSON string, as OpenAI does)."""
+    id: str | None = None
+    """The call id (default: a fresh ``call_...`` id)."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise InvalidInputError("name", "must be a non-empty string")
+        if not isinstance(self.arguments, Mapping):
+            raise InvalidInputError("arguments", "must be a mapping")
+        if self.id is None:
+            self.id = f"call_{uuid.uuid4().hex[:24]}"
+
+    def wire(self, index: int) -> dict[str, Any]:
+        """The call as an OpenAI ``tool_calls`` entry."""
+        return {
+            "index": index,
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": json.dumps(self.arguments)},
+        }
+
+
+def _tool_calls(out: Any) -> list[ToolCall] | None:
+    """The tool calls a reply makes, or None when it is not a tool-call reply."""
+    if isinstance(out, ToolCall):
+        return [out]
+    if isinstance(out, list | tuple) and out and all(isinstance(c, ToolCall) for c in out):
+        return list(out)
+    return None
 
 
 @dataclass
@@ -109,6 +157,8 @@ class ServerRequest:
     """The fault injected, if any."""
     reply: str | None = None
     """The reply text the server produced (before any fault mangled it)."""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    """The tool calls the reply made (empty for a text reply)."""
     usage: ServerUsage | None = None
     """Usage the server sent to the client; None when it sent none."""
     received_at: float = 0.0
@@ -360,9 +410,18 @@ class OpenAIServer:
         with self._lock:
             self._requests.append(req)
 
-    def _answer(self, messages: list[dict[str, Any]]) -> str:
+    def _answer(self, messages: list[dict[str, Any]]) -> str | list[ToolCall]:
+        out = self._script(messages)
+        calls = _tool_calls(out)
+        if calls is not None:
+            return calls
+        if not isinstance(out, str):
+            raise TypeError(f"reply returned {type(out).__name__}, not str or ToolCall")
+        return out
+
+    def _script(self, messages: list[dict[str, Any]]) -> Any:
         reply = self.reply
-        if isinstance(reply, str):
+        if isinstance(reply, str) or _tool_calls(reply) is not None:
             return reply
         if isinstance(reply, Mapping):
             prompt = ServerRequest(messages, "", False, False).prompt
@@ -381,19 +440,23 @@ class OpenAIServer:
                     [(m.get("role", "user"), _content_text(m.get("content"))) for m in messages]
                 )
             )
+            calls = getattr(out, "tool_calls", None)
+            if calls:
+                return [ToolCall(c["name"], dict(c.get("args") or {}), c.get("id")) for c in calls]
             content = getattr(out, "content", out)
             return content if isinstance(content, str) else _content_text(content)
         if callable(reply):
-            out = reply(messages)
-            if not isinstance(out, str):
-                raise TypeError(f"reply callable returned {type(out).__name__}, not str")
-            return out
+            return reply(messages)
         raise TypeError(f"unsupported reply: {type(reply).__name__}")
 
-    def _usage(self, messages: list[dict[str, Any]], text: str) -> ServerUsage:
+    def _usage(
+        self, messages: list[dict[str, Any]], text: str, calls: Sequence[ToolCall] = ()
+    ) -> ServerUsage:
+        # A tool call costs the tokens of its name and JSON arguments.
+        produced = text + "".join(c.name + json.dumps(c.arguments) for c in calls)
         return ServerUsage(
             prompt_tokens=_prompt_tokens(messages, self.token_encoding),
-            completion_tokens=count_tokens(text, self.token_encoding),
+            completion_tokens=count_tokens(produced, self.token_encoding),
         )
 
     def _wait(self, seconds: float) -> bool:
@@ -533,7 +596,7 @@ class _Handler(BaseHTTPRequestHandler):
             req.status = 499  # the client gave up (or the server is closing)
             return
         try:
-            text = owner._answer(req.messages)
+            answer = owner._answer(req.messages)
         except _NoReply as e:
             req.status = 400
             self._error(400, str(e), "invalid_request_error")
@@ -542,7 +605,10 @@ class _Handler(BaseHTTPRequestHandler):
             req.status = 500
             self._error(500, f"reply script failed: {type(e).__name__}: {e}", "server_error")
             return
-        req.reply = text
+        if isinstance(answer, str):
+            text = req.reply = answer
+        else:
+            text, req.tool_calls = "", answer
         if self._client_gone():  # it timed out while we worked: nothing to deliver
             req.status = 499
             return
@@ -565,19 +631,26 @@ class _Handler(BaseHTTPRequestHandler):
         }
 
     def _complete(self, req: ServerRequest, text: str, kind: str | None) -> None:
-        usage = self.owner._usage(req.messages, text)
+        usage = self.owner._usage(req.messages, text, req.tool_calls)
         usage_body = {
             "prompt_tokens": usage.prompt_tokens,
             "completion_tokens": usage.completion_tokens,
             "total_tokens": usage.total_tokens,
         }
         content: str | None = None if kind == "null_content" else text
+        message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
+        if req.tool_calls:
+            message["content"] = text or None
+            message["tool_calls"] = [
+                {k: v for k, v in c.wire(i).items() if k != "index"}
+                for i, c in enumerate(req.tool_calls)
+            ]
         choices = [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": content, "refusal": None},
+                "message": message,
                 "logprobs": None,
-                "finish_reason": "stop",
+                "finish_reason": "tool_calls" if req.tool_calls else "stop",
             }
         ]
         body = {**self._base("chat.completion"), "choices": choices, "usage": usage_body}
@@ -671,12 +744,21 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "null_content":
             self._event(chunk({"content": None}))
             text = ""
+        elif req.tool_calls:
+            for i, call in enumerate(req.tool_calls):  # name first, then the arguments in pieces
+                head = call.wire(i)
+                arguments = head["function"]["arguments"]
+                head["function"]["arguments"] = ""
+                self._event(chunk({"tool_calls": [head]}))
+                for j in range(0, len(arguments), 8):
+                    part = {"index": i, "function": {"arguments": arguments[j : j + 8]}}
+                    self._event(chunk({"tool_calls": [part]}))
         else:
             for piece in pieces:
                 self._event(chunk({"content": piece}))
-        self._event(chunk({}, "stop"))
+        self._event(chunk({}, "tool_calls" if req.tool_calls else "stop"))
         if req.include_usage:
-            usage = self.owner._usage(req.messages, text)
+            usage = self.owner._usage(req.messages, text, req.tool_calls)
             req.usage = usage
             self._event(
                 {

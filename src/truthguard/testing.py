@@ -22,7 +22,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from truthguard._openai_server import Fault, OpenAIServer, ServerRequest, ServerUsage
+from truthguard._openai_server import Fault, OpenAIServer, ServerRequest, ServerUsage, ToolCall
 from truthguard.detector import BaseDetector, DetectorInput
 from truthguard.errors import MissingRecordingError
 from truthguard.llm import LLMSession, message_text
@@ -36,6 +36,7 @@ __all__ = [
     "ScriptedChatModel",
     "ServerRequest",
     "ServerUsage",
+    "ToolCall",
     "prompt_of",
 ]
 

@@ -1,0 +1,226 @@
+"""Verdicts as OpenTelemetry ``gen_ai.evaluation.result`` events.
+
+The GenAI semantic conventions define one event for the result of evaluating a model's output,
+parented to the span of the operation it evaluates. truthguard emits it for every guard
+verdict (one event per detector), every callback-handler record and every LlamaIndex handler
+record, with the conventions' attributes (``gen_ai.evaluation.name``,
+``gen_ai.evaluation.score.value``, ``gen_ai.evaluation.score.label``,
+``gen_ai.evaluation.explanation``, ``gen_ai.response.id``, ``error.type``) and the guard's own
+under ``truthguard.*`` (``truthguard.decision``, ``truthguard.attempt``, ...).
+
+Where it goes: an event on the current span when it is recording (the LLM, chain or agent span
+an instrumentor opened); otherwise a zero-length span of its own named
+``gen_ai.evaluation.result`` carrying the event, child of the span context it was given (or of
+the current context).
+
+Nothing happens, and nothing is imported, unless the process already uses OpenTelemetry (the
+module ``opentelemetry.trace`` is imported, as any SDK or instrumentor set-up does) or
+:func:`configure` turned emission on. ``configure(enabled=False)`` turns it off.
+
+Example:
+    >>> from truthguard.otel import evaluation_attributes
+    >>> evaluation_attributes("refchecker", score=0.9, label="pass")["gen_ai.evaluation.name"]
+    'refchecker'
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from truthguard.guard._models import GuardVerdict
+    from truthguard.result import DetectionResult
+
+__all__ = [
+    "ATTEMPT",
+    "DECISION",
+    "ERROR_TYPE",
+    "EVALUATION_EVENT",
+    "EXPLANATION",
+    "NAME",
+    "RESPONSE_ID",
+    "SCORE_LABEL",
+    "SCORE_VALUE",
+    "active",
+    "configure",
+    "current_span_context",
+    "emit_evaluation",
+    "emit_result",
+    "emit_verdict",
+    "evaluation_attributes",
+]
+
+EVALUATION_EVENT = "gen_ai.evaluation.result"
+"""The GenAI semantic conventions' event name."""
+NAME = "gen_ai.evaluation.name"
+SCORE_VALUE = "gen_ai.evaluation.score.value"
+SCORE_LABEL = "gen_ai.evaluation.score.label"
+EXPLANATION = "gen_ai.evaluation.explanation"
+RESPONSE_ID = "gen_ai.response.id"
+ERROR_TYPE = "error.type"
+DECISION = "truthguard.decision"
+"""``pass`` or ``fail``: what the guard decided about the answer (all detectors combined)."""
+ATTEMPT = "truthguard.attempt"
+"""The attempt number of the checked answer (1 for the first)."""
+
+_TRACER = "truthguard"
+_MAX_TEXT = 4096  # an explanation is a sentence or two; never ship a whole document
+_enabled: bool | None = None
+
+
+def configure(*, enabled: bool | None) -> None:
+    """Turn emission on (``True``: imports OpenTelemetry if it is installed), off (``False``),
+    or back to automatic (``None``: on once the process uses OpenTelemetry)."""
+    global _enabled
+    _enabled = enabled
+
+
+def active() -> bool:
+    """True when an event would be emitted now (cheap: no import unless asked for)."""
+    if _enabled is False:
+        return False
+    if "opentelemetry.trace" in sys.modules:
+        return True
+    if _enabled is None:
+        return False
+    try:
+        import opentelemetry.trace  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def current_span_context() -> Any:
+    """The current span's context when emission is active (for records emitted later, from
+    another thread); None otherwise."""
+    if not active():
+        return None
+    from opentelemetry import trace
+
+    ctx = trace.get_current_span().get_span_context()
+    return ctx if ctx.is_valid else None
+
+
+def _text(value: str) -> str:
+    return value if len(value) <= _MAX_TEXT else value[: _MAX_TEXT - 1] + "…"
+
+
+def evaluation_attributes(
+    name: str,
+    *,
+    score: float | None = None,
+    label: str | None = None,
+    explanation: str | None = None,
+    response_id: str | None = None,
+    error_type: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The event's attributes (pure): conventions' names, unset values left out."""
+    attrs: dict[str, Any] = {NAME: name}
+    if score is not None:
+        attrs[SCORE_VALUE] = float(score)
+    if label is not None:
+        attrs[SCORE_LABEL] = label
+    if explanation:
+        attrs[EXPLANATION] = _text(explanation)
+    if response_id:
+        attrs[RESPONSE_ID] = response_id
+    if error_type:
+        attrs[ERROR_TYPE] = error_type
+    for key, value in (extra or {}).items():
+        if value is not None:
+            attrs[key] = value
+    return attrs
+
+
+def emit_evaluation(attributes: Mapping[str, Any], *, span_context: Any = None) -> None:
+    """Emit one ``gen_ai.evaluation.result`` event with ``attributes`` (see the module doc)."""
+    if not active():
+        return
+    from opentelemetry import trace
+
+    current = trace.get_current_span()
+    if span_context is None and current.is_recording():
+        current.add_event(EVALUATION_EVENT, dict(attributes))
+        return
+    context = None
+    if span_context is not None:
+        context = trace.set_span_in_context(trace.NonRecordingSpan(span_context))
+    tracer = trace.get_tracer(_TRACER)
+    span = tracer.start_span(
+        EVALUATION_EVENT,
+        context=context,
+        attributes={NAME: attributes[NAME]},
+    )
+    span.add_event(EVALUATION_EVENT, dict(attributes))
+    span.end()
+
+
+def _label(passed: bool | None) -> str | None:
+    return None if passed is None else ("pass" if passed else "fail")
+
+
+def _error_type(result: DetectionResult) -> str | None:
+    from truthguard.result import Label
+
+    if result.label is not Label.INVALID:
+        return None
+    error = (result.details or {}).get("error")
+    return str(error) if error else "invalid"
+
+
+def emit_result(
+    result: DetectionResult,
+    *,
+    name: str | None = None,
+    response_id: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+    span_context: Any = None,
+) -> None:
+    """Emit one detector result (a callback-handler or LlamaIndex-handler record)."""
+    if not active():
+        return
+    attrs = evaluation_attributes(
+        name or result.detector,
+        score=result.score,
+        label=_label(result.passing),
+        explanation=result.explanation or result.invalid_reason,
+        response_id=response_id,
+        error_type=_error_type(result),
+        extra={"truthguard.label": result.label.value, **(extra or {})},
+    )
+    emit_evaluation(attrs, span_context=span_context)
+
+
+def emit_verdict(
+    keys: Sequence[str],
+    results: Sequence[DetectionResult],
+    verdict: GuardVerdict,
+    *,
+    attempt: int,
+    policy: str | None = None,
+    response_id: str | None = None,
+    span_context: Any = None,
+) -> None:
+    """Emit a guard verdict: one event per detector, each with the guard's decision."""
+    if not active():
+        return
+    for key, result in zip(keys, results, strict=True):
+        attrs = evaluation_attributes(
+            key,
+            score=result.score,
+            label=_label(verdict.passes.get(key)),
+            explanation=result.explanation or result.invalid_reason,
+            response_id=response_id,
+            error_type=_error_type(result),
+            extra={
+                DECISION: "pass" if verdict.passed else "fail",
+                ATTEMPT: attempt,
+                "truthguard.policy": policy,
+                "truthguard.label": result.label.value,
+                "truthguard.reason": verdict.reason,
+            },
+        )
+        emit_evaluation(attrs, span_context=span_context)

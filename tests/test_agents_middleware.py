@@ -1,0 +1,353 @@
+"""GroundingMiddleware in a real ``create_agent`` over HTTP.
+
+The agent's model is ``ChatOpenAI`` talking to :class:`~truthguard.testing.OpenAIServer` on
+127.0.0.1; the server plays the model, tool calls included. The tool is a retriever tool over
+one passage; the detector is the default zero-LLM ``RefChecker()``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("langchain.agents")
+pytest.importorskip("langchain_openai")
+
+from langchain.agents import create_agent
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.tools import create_retriever_tool, tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from truthguard.agents import (
+    DEFAULT_FALLBACK,
+    EndRun,
+    GroundingMiddleware,
+    HumanReview,
+)
+from truthguard.errors import GuardRejected, InvalidInputError
+from truthguard.guard import Fallback, Raise, Regenerate, ReRetrieve
+from truthguard.serde import checkpoint_serializer
+from truthguard.testing import FakeDetector, OpenAIServer, ToolCall
+
+QUESTION = "When was the Eiffel Tower completed?"
+PASSAGE = "The Eiffel Tower is in Paris. It was completed in 1889 for the World's Fair."
+GOOD = "The Eiffel Tower was completed in 1889."
+BAD = "The Eiffel Tower was completed in 1925 by Gustave Flaubert."
+BAD_WORDS = ("1925", "Flaubert")
+
+
+class _Docs(BaseRetriever):
+    def _get_relevant_documents(self, query: str, *, run_manager) -> list[Document]:
+        return [Document(page_content=PASSAGE)]
+
+
+SEARCH = create_retriever_tool(_Docs(), "search", "Search the encyclopedia.")
+
+
+def _role(messages: list[dict], i: int = -1) -> str:
+    return messages[i]["role"]
+
+
+def _is_feedback(messages: list[dict]) -> bool:
+    return _role(messages) == "user" and "fact-checker" in (messages[-1]["content"] or "")
+
+
+def script(first: str, regenerated: str = GOOD):
+    """The model: search first, answer ``first`` from the result, ``regenerated`` when told."""
+
+    def reply(messages: list[dict]):
+        if _is_feedback(messages):
+            return regenerated
+        if _role(messages) == "tool":
+            return first
+        return ToolCall("search", {"query": "Eiffel Tower"})
+
+    return reply
+
+
+@pytest.fixture()
+def server():
+    with OpenAIServer(reply=script(GOOD)) as s:
+        yield s
+
+
+def agent_for(server, *, streaming: bool = False, checkpointer=None, **options):
+    model = server.chat_model(max_retries=0, timeout=10, streaming=streaming)
+    return create_agent(
+        model,
+        tools=[SEARCH],
+        middleware=[GroundingMiddleware(**options)],
+        checkpointer=checkpointer,
+    )
+
+
+def ask() -> dict:
+    return {"messages": [("user", QUESTION)]}
+
+
+def texts(messages) -> str:
+    return "\n".join(str(m.content) for m in messages)
+
+
+# -- the three outcomes, sync and async ---------------------------------------------------------
+
+
+def test_a_grounded_answer_passes_with_one_check(server):
+    out = agent_for(server).invoke(ask())
+    assert out["messages"][-1].content == GOOD
+    result = out["truthguard"]
+    assert (result.status, result.n_attempts, result.passed) == ("passed", 1, True)
+    assert result.attempts[0].contexts == [PASSAGE]  # the retriever tool's document
+    assert len(server.requests) == 2  # the tool call and the answer, nothing more
+
+
+async def test_a_contradicting_answer_is_regenerated_then_passes(server):
+    server.reply = script(BAD)
+    out = await agent_for(server).ainvoke(ask())
+    assert out["messages"][-1].content == GOOD
+    assert not any(w in texts(out["messages"]) for w in BAD_WORDS)
+    result = out["truthguard"]
+    assert [a.policy for a in result.attempts] == [None, "regenerate"]
+    assert [a.passed for a in result.attempts] == [False, True]
+    assert result.attempts[0].answer == BAD  # kept for the record, never released
+    regen = server.requests[-1]
+    assert _is_feedback(regen.messages) and BAD in regen.messages[-1]["content"]
+    assert regen.params["tool_choice"] == "none"  # answer from the evidence already found
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_persistently_wrong_answer_falls_back(server, mode):
+    server.reply = script(BAD, regenerated=BAD)
+    agent = agent_for(server)
+    out = agent.invoke(ask()) if mode == "sync" else await agent.ainvoke(ask())
+    assert out["messages"][-1].content == DEFAULT_FALLBACK
+    assert not any(w in texts(out["messages"]) for w in BAD_WORDS)
+    result = out["truthguard"]
+    assert result.status == "fallback"
+    assert [a.policy for a in result.attempts] == [None, "regenerate", "fallback"]
+
+
+def test_end_run_ends_without_an_answer(server):
+    server.reply = script(BAD, regenerated=BAD)
+    out = agent_for(server, policies=[Regenerate(), EndRun()]).invoke(ask())
+    assert isinstance(out["messages"][-1], ToolMessage)  # no answer was added
+    assert not any(w in texts(out["messages"]) for w in BAD_WORDS)
+    assert out["truthguard"].status == "rejected"
+    assert out["truthguard"].answer == BAD  # the last answer is kept in the result
+    assert len(server.requests) == 3
+
+
+def test_raise_carries_every_attempt(server):
+    server.reply = script(BAD, regenerated=BAD)
+    with pytest.raises(GuardRejected) as e:
+        agent_for(server, policies=[Regenerate(), Raise()]).invoke(ask())
+    assert [a.answer for a in e.value.attempts] == [BAD, BAD]
+
+
+def test_no_policy_releases_the_answer_marked_rejected(server):
+    server.reply = script(BAD)
+    out = agent_for(server, policies=[]).invoke(ask())
+    assert out["messages"][-1].content == BAD
+    assert out["truthguard"].status == "rejected"
+
+
+def test_a_regenerated_reply_that_calls_tools_is_a_failed_attempt(server):
+    def reply(messages):
+        if _is_feedback(messages) or _role(messages) != "tool":
+            return ToolCall("search", {"query": "again"})
+        return BAD
+
+    server.reply = reply
+    out = agent_for(server).invoke(ask())
+    assert out["messages"][-1].content == DEFAULT_FALLBACK
+    assert out["truthguard"].attempts[1].error == "the model called tools when asked to answer"
+
+
+def test_a_fallback_runnable_answers_from_the_messages(server):
+    server.reply = script(BAD, regenerated=BAD)
+    from langchain_core.runnables import RunnableLambda
+
+    seen = []
+
+    def fallback(messages):
+        seen.append(messages)
+        return AIMessage(content=GOOD)
+
+    policies = [Fallback(runnable=RunnableLambda(fallback), check=True)]
+    out = agent_for(server, policies=policies).invoke(ask())
+    assert out["messages"][-1].content == GOOD
+    assert out["truthguard"].status == "passed"
+    assert seen[0][0].content == QUESTION
+
+
+# -- zero tokens of a rejected answer reach a stream --------------------------------------------
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_stream_messages_carries_no_token_of_a_rejected_answer(server, streaming):
+    server.reply = script(BAD)
+    agent = agent_for(server, streaming=streaming)
+    chunks = [m for m, _ in agent.stream(ask(), stream_mode="messages")]
+    assert not any(w in texts(chunks) for w in BAD_WORDS)
+    assert chunks[-1].content == GOOD  # the released answer, whole
+    assert any(q.stream for q in server.requests) is streaming
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_astream_messages_carries_no_token_of_a_rejected_answer(server, streaming):
+    server.reply = script(BAD)
+    agent = agent_for(server, streaming=streaming)
+    chunks = [m async for m, _ in agent.astream(ask(), stream_mode="messages")]
+    assert not any(w in texts(chunks) for w in BAD_WORDS)
+    assert chunks[-1].content == GOOD
+
+
+async def test_astream_events_carries_no_token_of_a_rejected_answer(server):
+    server.reply = script(BAD)
+    agent = agent_for(server, streaming=True)
+    tokens, verdicts = [], []
+    async for ev in agent.astream_events(ask(), version="v2"):
+        if ev["event"] == "on_chat_model_stream":
+            tokens.append(ev["data"]["chunk"])
+        if ev["event"] == "on_custom_event" and ev["name"] == "truthguard_verdict":
+            verdicts.append(ev["data"]["verdict"]["passed"])
+    assert not any(w in texts(tokens) for w in BAD_WORDS)
+    assert verdicts == [False, True]
+
+
+def test_without_the_middleware_the_stream_carries_the_wrong_tokens(server):
+    # The failure the middleware prevents: tokens stream before any after_model hook runs.
+    server.reply = script(BAD)
+    model = server.chat_model(max_retries=0, timeout=10, streaming=True)
+    agent = create_agent(model, tools=[SEARCH])
+    chunks = [m for m, _ in agent.stream(ask(), stream_mode="messages")]
+    assert "1925" in texts(chunks)
+
+
+def test_custom_stream_shows_the_check_while_it_runs(server):
+    server.reply = script(BAD)
+    updates = [c for c in agent_for(server).stream(ask(), stream_mode="custom")]
+    stages = [(u["truthguard"]["stage"], u["truthguard"]["attempt"]) for u in updates]
+    assert stages == [("checking", 1), ("verdict", 1), ("checking", 2), ("verdict", 2)]
+    assert [u["truthguard"].get("passed") for u in updates[1::2]] == [False, True]
+
+
+# -- human review -------------------------------------------------------------------------------
+
+
+def _review_agent(server, **review):
+    saver = InMemorySaver(serde=checkpoint_serializer())
+    agent = agent_for(server, policies=[HumanReview(**review)], checkpointer=saver)
+    return agent
+
+
+@pytest.mark.parametrize(
+    ("decision", "released"),
+    [
+        ({"action": "approve"}, BAD),
+        ({"action": "edit", "answer": "Completed in 1889."}, "Completed in 1889."),
+        ({"action": "reject"}, "Not sure."),
+    ],
+)
+def test_human_review_interrupts_and_resumes(server, decision, released):
+    server.reply = script(BAD)
+    agent = _review_agent(server, reject_answer="Not sure.")
+    config = {"configurable": {"thread_id": "t1"}}
+    paused = agent.invoke(ask(), config)
+    (pending,) = paused["__interrupt__"]
+    assert pending.value["answer"] == BAD
+    assert pending.value["evidence"] == [PASSAGE]
+    assert pending.value["verdict"]["passed"] is False
+    assert not any(isinstance(m, AIMessage) and m.content == BAD for m in paused["messages"])
+    calls = len(server.requests)
+    out = agent.invoke(Command(resume=decision), config)
+    assert out["messages"][-1].content == released
+    assert len(server.requests) == calls  # resuming never calls the model again
+    result = out["truthguard"]
+    assert (result.status, result.attempts[-1].policy) == ("fallback", "human_review")
+
+
+async def test_human_review_reject_without_an_answer_ends_the_run(server):
+    server.reply = script(BAD)
+    agent = _review_agent(server)
+    config = {"configurable": {"thread_id": "t2"}}
+    await agent.ainvoke(ask(), config)
+    out = await agent.ainvoke(Command(resume={"action": "reject"}), config)
+    assert isinstance(out["messages"][-1], ToolMessage)
+    assert out["truthguard"].status == "rejected"
+
+
+def test_a_malformed_resume_names_the_field(server):
+    server.reply = script(BAD)
+    agent = _review_agent(server)
+    config = {"configurable": {"thread_id": "t3"}}
+    agent.invoke(ask(), config)
+    with pytest.raises(InvalidInputError, match=r"resume\.action"):
+        agent.invoke(Command(resume={"action": "maybe"}), config)
+
+
+# -- evidence and options -----------------------------------------------------------------------
+
+
+def test_an_answer_without_evidence_is_checked_or_passed(server):
+    server.reply = "Hello! Ask me about the Eiffel Tower."
+    out = agent_for(server).invoke(ask())  # RefChecker has no reference: no verdict, closed
+    assert out["messages"][-1].content == DEFAULT_FALLBACK
+    server.reset()
+    out = agent_for(server, no_evidence="pass").invoke(ask())
+    assert out["messages"][-1].content == "Hello! Ask me about the Eiffel Tower."
+    assert "truthguard" not in out
+    assert len(server.requests) == 1
+
+
+def test_evidence_tools_limits_what_counts(server):
+    detector = FakeDetector(score=0.9)
+    out = agent_for(server, detectors=[detector], evidence_tools=["other"]).invoke(ask())
+    assert out["truthguard"].attempts[0].contexts == []
+
+
+def test_tool_checks_refuse_an_unsupported_claim_before_the_tool_runs(server):
+    sent: list[str] = []
+
+    @tool
+    def send_email(body: str) -> str:
+        """Send an email to the customer."""
+        sent.append(body)
+        return "sent"
+
+    def reply(messages):
+        last = messages[-1]
+        if last["role"] == "tool" and last["content"].startswith("Not run"):
+            return ToolCall("send_email", {"body": GOOD})
+        if last["role"] == "tool" and last["content"] == "sent":
+            return "Done: I emailed the customer."
+        if last["role"] == "tool":
+            return ToolCall("send_email", {"body": BAD})
+        return ToolCall("search", {"query": "Eiffel Tower"})
+
+    server.reply = reply
+    model = server.chat_model(max_retries=0, timeout=10)
+    mw = GroundingMiddleware(tool_checks={"send_email": "body"}, no_evidence="pass")
+    agent = create_agent(model, tools=[SEARCH, send_email], middleware=[mw])
+    out = agent.invoke(ask())
+    assert sent == [GOOD]  # the unsupported body never left
+    refused = [m for m in out["messages"] if isinstance(m, ToolMessage) and m.status == "error"]
+    assert len(refused) == 1 and "'body'" in refused[0].content
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"colour": "red"}, "colour"),
+        ({"detectors": ["refchecker"]}, "detectors[0]"),
+        ({"policies": [ReRetrieve()]}, "policies[0]"),
+        ({"max_attempts": 1}, "max_attempts"),
+        ({"thresholds": {"fewl": 0.5}}, "thresholds"),
+    ],
+)
+def test_bad_options_name_the_field(options, field):
+    with pytest.raises(InvalidInputError) as e:
+        GroundingMiddleware(**options)
+    assert e.value.field == field
