@@ -13,8 +13,8 @@ an instrumentor opened); otherwise a zero-length span of its own named
 ``gen_ai.evaluation.result`` carrying the event, child of the span context it was given (or of
 the current context).
 
-Nothing happens, and nothing is imported, unless the process already uses OpenTelemetry (the
-module ``opentelemetry.trace`` is imported, as any SDK or instrumentor set-up does) or
+Nothing happens unless the process has set an OpenTelemetry tracer provider (as any SDK or
+instrumentor set-up does), and truthguard never imports OpenTelemetry itself unless
 :func:`configure` turned emission on. ``configure(enabled=False)`` turns it off.
 
 Example:
@@ -78,18 +78,21 @@ def configure(*, enabled: bool | None) -> None:
 
 
 def active() -> bool:
-    """True when an event would be emitted now (cheap: no import unless asked for)."""
+    """True when an event would be emitted now: OpenTelemetry is imported and a tracer
+    provider is set (cheap; nothing is imported unless :func:`configure` asked for it)."""
     if _enabled is False:
         return False
-    if "opentelemetry.trace" in sys.modules:
-        return True
-    if _enabled is None:
-        return False
-    try:
-        import opentelemetry.trace  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    if "opentelemetry.trace" not in sys.modules:
+        if _enabled is None:
+            return False
+        try:
+            import opentelemetry.trace  # noqa: F401
+        except ImportError:
+            return False
+    from opentelemetry import trace
+
+    # The API's proxy provider means nobody set an SDK up: every span would be dropped.
+    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
 
 
 def current_span_context() -> Any:

@@ -1,0 +1,264 @@
+"""gen_ai.evaluation.result events: in the SDK's in-memory exporter and over OTLP/HTTP.
+
+The OTLP receiver is a small HTTP server started in the test on 127.0.0.1: it decodes each
+``POST /v1/traces`` body with the OpenTelemetry protobuf definitions, as a collector does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk")
+
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from truthguard import otel
+from truthguard.guard import GuardVerdict
+from truthguard.result import DetectionResult, Label
+
+NAMES = {
+    "gen_ai.evaluation.name",
+    "gen_ai.evaluation.score.value",
+    "gen_ai.evaluation.score.label",
+    "gen_ai.evaluation.explanation",
+}
+
+
+@pytest.fixture(scope="module")
+def exporter():
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)  # once per process: the global provider
+    return exporter
+
+
+@pytest.fixture()
+def spans(exporter):
+    exporter.clear()
+    yield exporter
+    exporter.clear()
+
+
+def tracer():
+    return trace.get_tracer("tests")
+
+
+def events(span, name=otel.EVALUATION_EVENT):
+    return [e for e in span.events if e.name == name]
+
+
+def verdict(passed: bool) -> tuple[list[DetectionResult], GuardVerdict]:
+    result = DetectionResult(
+        detector="refchecker",
+        score=0.9 if passed else 0.1,
+        label=Label.FACTUAL if passed else Label.HALLUCINATED,
+        passing=passed,
+        explanation="claim 1: Contradiction",
+    )
+    v = GuardVerdict(
+        passed=passed,
+        combine="all",
+        score=result.score,
+        scores={"refchecker": result.score},
+        passes={"refchecker": passed},
+        reason="passed" if passed else "rejected: failed: refchecker",
+    )
+    return [result], v
+
+
+def test_a_verdict_is_an_event_on_the_current_span(spans):
+    results, v = verdict(False)
+    with tracer().start_as_current_span("chat gpt-test") as span:
+        otel.emit_verdict(["refchecker"], results, v, attempt=2, response_id="chatcmpl-1")
+    (finished,) = spans.get_finished_spans()
+    assert finished.context.span_id == span.get_span_context().span_id
+    (event,) = events(finished)
+    attrs = dict(event.attributes)
+    assert set(attrs) >= NAMES
+    assert attrs["gen_ai.evaluation.name"] == "refchecker"
+    assert attrs["gen_ai.evaluation.score.value"] == pytest.approx(0.1)
+    assert attrs["gen_ai.evaluation.score.label"] == "fail"
+    assert attrs["gen_ai.response.id"] == "chatcmpl-1"
+    assert (attrs["truthguard.decision"], attrs["truthguard.attempt"]) == ("fail", 2)
+    assert "error.type" not in attrs
+
+
+def test_without_a_current_span_the_event_gets_a_span_of_its_own(spans):
+    with tracer().start_as_current_span("llm") as parent:
+        parent_context = parent.get_span_context()
+    invalid = DetectionResult.invalid("fewl", "check timed out", details={"error": "timeout"})
+    otel.emit_result(invalid, span_context=parent_context, response_id="chatcmpl-2")
+    own = [s for s in spans.get_finished_spans() if s.name == otel.EVALUATION_EVENT]
+    (span,) = own
+    assert span.parent.span_id == parent_context.span_id  # parented to the evaluated span
+    assert span.context.trace_id == parent_context.trace_id
+    attrs = dict(events(span)[0].attributes)
+    assert (attrs["gen_ai.evaluation.name"], attrs["error.type"]) == ("fewl", "timeout")
+    assert "gen_ai.evaluation.score.value" not in attrs
+
+
+def test_an_explanation_is_capped():
+    attrs = otel.evaluation_attributes("x", explanation="word " * 5000)
+    assert len(attrs["gen_ai.evaluation.explanation"]) == 4096
+
+
+def test_configure_turns_emission_off_and_back(spans):
+    results, v = verdict(True)
+    otel.configure(enabled=False)
+    try:
+        with tracer().start_as_current_span("llm"):
+            otel.emit_verdict(["refchecker"], results, v, attempt=1)
+    finally:
+        otel.configure(enabled=None)
+    (span,) = spans.get_finished_spans()
+    assert events(span) == []
+
+
+def test_the_agent_middleware_emits_each_check_on_the_callers_span(spans):
+    pytest.importorskip("langchain.agents")
+    pytest.importorskip("langchain_openai")
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+
+    from truthguard.agents import GroundingMiddleware
+    from truthguard.testing import OpenAIServer, ToolCall
+
+    @tool
+    def search(query: str) -> str:
+        """Search the encyclopedia."""
+        return "The Eiffel Tower was completed in 1889."
+
+    def reply(messages: list[dict]):
+        if "fact-checker" in (messages[-1]["content"] or ""):
+            return "It was completed in 1889."
+        if messages[-1]["role"] == "tool":
+            return "It was completed in 1925."
+        return ToolCall("search", {"query": "Eiffel Tower"})
+
+    with OpenAIServer(reply=reply) as server:
+        model = server.chat_model(max_retries=0, timeout=10)
+        agent = create_agent(model, tools=[search], middleware=[GroundingMiddleware()])
+        with tracer().start_as_current_span("invoke_agent") as span:
+            agent.invoke({"messages": [("user", "When was the Eiffel Tower completed?")]})
+    (finished,) = [s for s in spans.get_finished_spans() if s.name == "invoke_agent"]
+    assert finished.context.span_id == span.get_span_context().span_id
+    got = [dict(e.attributes) for e in events(finished)]
+    assert [(a["truthguard.attempt"], a["truthguard.decision"]) for a in got] == [
+        (1, "fail"),
+        (2, "pass"),
+    ]
+    assert all(a["gen_ai.response.id"].startswith("chatcmpl-") for a in got)
+    assert all(a["gen_ai.evaluation.name"] == "refchecker" for a in got)
+
+
+# -- over OTLP/HTTP into a receiver on 127.0.0.1 ------------------------------------------------
+
+
+class _Receiver(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _ReceiverHandler)
+        self.bodies: list[bytes] = []
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1/traces"
+
+
+class _ReceiverHandler(BaseHTTPRequestHandler):
+    server: _Receiver
+
+    def log_message(self, format, *args) -> None:
+        return
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path == "/v1/traces":
+            self.server.bodies.append(body)
+            self.send_response(200)
+        else:
+            self.send_response(404)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+def test_events_reach_an_otlp_http_receiver():
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    receiver = _Receiver()
+    thread = threading.Thread(target=receiver.serve_forever, daemon=True)
+    thread.start()
+    try:
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(receiver.endpoint)))
+        results, v = verdict(False)
+        with provider.get_tracer("tests").start_as_current_span("chat gpt-test") as span:
+            otel.emit_verdict(["refchecker"], results, v, attempt=1, response_id="chatcmpl-9")
+        provider.shutdown()
+    finally:
+        receiver.shutdown()
+        receiver.server_close()
+    request = ExportTraceServiceRequest()
+    request.ParseFromString(b"".join(receiver.bodies))
+    (sent,) = [s for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans]
+    assert sent.span_id == span.get_span_context().span_id.to_bytes(8, "big")
+    (event,) = [e for e in sent.events if e.name == otel.EVALUATION_EVENT]
+    attrs = {a.key: a.value for a in event.attributes}
+    assert NAMES | {"gen_ai.response.id", "truthguard.decision"} <= set(attrs)
+    assert attrs["gen_ai.evaluation.score.label"].string_value == "fail"
+    assert attrs["gen_ai.evaluation.score.value"].double_value == pytest.approx(0.1)
+
+
+# -- absent or unused: nothing imported, nothing emitted ----------------------------------------
+
+_CHECK = """
+import json, sys
+{block}
+from langchain_core.runnables import RunnableLambda
+from truthguard import otel
+from truthguard.guard import HallucinationGuard
+from truthguard.testing import FakeDetector
+{configure}
+guard = HallucinationGuard(chain=RunnableLambda(lambda q: "Paris."),
+                           detectors=[FakeDetector(score=0.9)])
+status = guard.invoke("Capital of France?").status
+otel.emit_verdict([], [], None, attempt=1)  # must return before touching its arguments
+loaded = sorted(m for m, v in sys.modules.items() if m.startswith("opentelemetry") and v)
+print(json.dumps([status, otel.active(), loaded]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("block", "configure", "loaded"),
+    [
+        # Not installed: nothing imported, even when asked for.
+        ("sys.modules['opentelemetry'] = None", "otel.configure(enabled=True)", False),
+        # Installed (LangSmith imports it) but no tracer provider set: nothing emitted.
+        ("", "", True),
+    ],
+)
+def test_nothing_is_imported_or_emitted_without_opentelemetry(block, configure, loaded):
+    code = _CHECK.format(block=block, configure=configure)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=dict(os.environ), capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    status, active, modules = json.loads(out.stdout.strip().splitlines()[-1])
+    assert (status, active, bool(modules)) == ("passed", False, loaded)
