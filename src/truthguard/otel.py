@@ -13,9 +13,10 @@ an instrumentor opened); otherwise a zero-length span of its own named
 ``gen_ai.evaluation.result`` carrying the event, child of the span context it was given (or of
 the current context).
 
-Nothing happens unless the process has set an OpenTelemetry tracer provider (as any SDK or
-instrumentor set-up does), and truthguard never imports OpenTelemetry itself unless
-:func:`configure` turned emission on. ``configure(enabled=False)`` turns it off.
+Nothing happens unless the process uses OpenTelemetry (``opentelemetry.trace`` is imported, as
+any SDK or instrumentor set-up does) and a span is recording or a tracer provider is set;
+truthguard never imports OpenTelemetry itself unless :func:`configure` turned emission on.
+``configure(enabled=False)`` turns it off.
 
 Example:
     >>> from truthguard.otel import evaluation_attributes
@@ -78,21 +79,19 @@ def configure(*, enabled: bool | None) -> None:
 
 
 def active() -> bool:
-    """True when an event would be emitted now: OpenTelemetry is imported and a tracer
-    provider is set (cheap; nothing is imported unless :func:`configure` asked for it)."""
+    """True when OpenTelemetry is in use in this process (cheap; nothing is imported unless
+    :func:`configure` asked for it)."""
     if _enabled is False:
         return False
-    if "opentelemetry.trace" not in sys.modules:
-        if _enabled is None:
-            return False
-        try:
-            import opentelemetry.trace  # noqa: F401
-        except ImportError:
-            return False
-    from opentelemetry import trace
-
-    # The API's proxy provider means nobody set an SDK up: every span would be dropped.
-    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    if "opentelemetry.trace" in sys.modules:
+        return True
+    if _enabled is None:
+        return False
+    try:
+        import opentelemetry.trace  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def current_span_context() -> Any:
@@ -148,6 +147,8 @@ def emit_evaluation(attributes: Mapping[str, Any], *, span_context: Any = None) 
     if span_context is None and current.is_recording():
         current.add_event(EVALUATION_EVENT, dict(attributes))
         return
+    if span_context is None and isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        return  # no span to attach to and no SDK set up: nowhere to send it
     context = None
     if span_context is not None:
         context = trace.set_span_in_context(trace.NonRecordingSpan(span_context))
