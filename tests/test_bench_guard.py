@@ -29,6 +29,10 @@ def test_bench_guard_json(capsys):
                 "0.01",
                 "--token-latency",
                 "0.005",
+                "--agent-detector",
+                "fake",
+                "--agent-n",
+                "2",
             ]
         )
         == 0
@@ -44,6 +48,13 @@ def test_bench_guard_json(capsys):
     # a sentence is released once the next one starts and its check is done: never earlier
     assert st["first_checked_sentence_s"] >= st["first_sentence_unguarded_s"] > 0
     assert st["total_guarded_s"] > 0 and st["overhead_ratio"] > 0
+    ag = out["agents"]
+    assert ag["answer_status"] == "passed"
+    # two model calls of 20 ms per answer, guarded or not
+    assert ag["agent_guarded_s"] >= ag["agent_s"] > 0.04
+    assert ag["detector_s"] >= 0
+    em = out["emission"]
+    assert em["events"] == em["n"] and em["event_s"] > em["off_s"] > 0
 
 
 def test_bench_guard_table():
@@ -62,8 +73,11 @@ def test_bench_guard_table():
             first_token_latency=0.01,
             stream_n=1,
             stream_detector="fake",
+            agent_detector="fake",
+            agent_n=1,
         )
     )
     table = guard.format_table(result)
     assert "guard, one regeneration" in table and "target < 5%" in table
     assert "first (checked) sentence" in table
+    assert "middleware overhead, ms / answer" in table and "us per event" in table

@@ -8,6 +8,13 @@ Streaming: a scripted model that streams word by word with a per-token delay (a 
 pace) answers a grounded four-sentence answer; the :class:`StreamingGuard` checks every sentence
 with the local RefChecker. Reported: the time to the first released (checked) sentence against
 the time the first sentence is complete in the unguarded stream, and the total overhead.
+
+Agents: a ``create_agent`` agent whose scripted model calls a search tool, then answers; with
+and without :class:`~truthguard.agents.GroundingMiddleware`. Reported per answer: the agent's
+time, the guarded agent's time, the detector's own time on the same answer (run alone), and the
+middleware's overhead (guarded - unguarded - detector). Emission: the cost of one
+``gen_ai.evaluation.result`` event on a recording span (OpenTelemetry SDK, in-memory export),
+and of the call when emission is off.
 """
 
 from __future__ import annotations
@@ -50,6 +57,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=["refchecker", "fake"],
         default="refchecker",
         help="streaming: sentence checker (local RefChecker, or an instant fake)",
+    )
+    parser.add_argument(
+        "--agent-detector",
+        choices=["refchecker", "fake", "none"],
+        default="refchecker",
+        help="agents: the middleware's detector (local RefChecker, an instant fake, or skip)",
+    )
+    parser.add_argument(
+        "--agent-n", type=int, default=10, help="agents: answers per variant and repeat"
     )
     parser.add_argument(
         "--detector-latency",
@@ -177,6 +193,140 @@ def _with_contexts(answer_chain: Any) -> Any:
     ).pick(["context", "answer"])
 
 
+def _tool_model(latency: float) -> Any:
+    """A scripted chat model that calls ``search`` once, then answers from its result."""
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+
+    class ToolLoopModel(BaseChatModel):
+        latency: float = 0.0
+
+        @property
+        def _llm_type(self) -> str:
+            return "bench-tool-loop"
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+        def _reply(self, messages: list[Any]) -> AIMessage:
+            if isinstance(messages[-1], ToolMessage):
+                return AIMessage(content=_ANSWER)
+            call = {"name": "search", "args": {"query": "Eiffel Tower"}, "id": "call_1"}
+            return AIMessage(content="", tool_calls=[call])
+
+        def _generate(self, messages, stop=None, run_manager=None, **kw):  # type: ignore[no-untyped-def]
+            time.sleep(self.latency)
+            return ChatResult(generations=[ChatGeneration(message=self._reply(messages))])
+
+        async def _agenerate(self, messages, stop=None, run_manager=None, **kw):  # type: ignore[no-untyped-def]
+            await asyncio.sleep(self.latency)
+            return ChatResult(generations=[ChatGeneration(message=self._reply(messages))])
+
+    return ToolLoopModel(latency=latency)
+
+
+def _agents(args: argparse.Namespace) -> dict[str, Any] | None:
+    """Per answer: the agent, the guarded agent, the detector alone; the middleware's share."""
+    try:
+        from langchain.agents import create_agent
+    except ImportError:  # LangChain 1.x is optional
+        return None
+    from langchain_core.tools import tool
+
+    from truthguard.agents import GroundingMiddleware
+    from truthguard.testing import FakeDetector
+
+    @tool
+    def search(query: str) -> str:
+        """Search the encyclopedia."""
+        return "\n\n".join(_PASSAGES)
+
+    if args.agent_detector == "refchecker":
+        from truthguard.refchecker import RefChecker
+
+        detector: Any = RefChecker()
+    else:
+        detector = FakeDetector(score=1.0, threshold=0.5)
+    model = _tool_model(args.latency)
+    plain = create_agent(model, tools=[search])
+    guarded = create_agent(
+        model, tools=[search], middleware=[GroundingMiddleware(detectors=[detector])]
+    )
+    question = "Where and when was the Eiffel Tower built?"
+    payload = {"question": question, "answer": _ANSWER, "contexts": ["\n\n".join(_PASSAGES)]}
+
+    def ask(agent: Any) -> Callable[[int], Any]:
+        return lambda i: agent.invoke({"messages": [("user", f"{question} ({i})")]})
+
+    variants: dict[str, Callable[[int], Any]] = {
+        "agent": ask(plain),
+        "agent_guarded": ask(guarded),
+        "detector": lambda i: detector.invoke(payload),
+    }
+    last = guarded.invoke({"messages": [("user", question)]})  # warm-up: model load, schemas
+    for fn in variants.values():
+        fn(0)
+    times: dict[str, list[float]] = {k: [] for k in variants}
+    for _ in range(args.repeats):
+        for name, fn in variants.items():
+            times[name].append(_timed(fn, args.agent_n) / args.agent_n)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    return {
+        "detector": args.agent_detector,
+        "n": args.agent_n * args.repeats,
+        "agent_s": med["agent"],
+        "agent_guarded_s": med["agent_guarded"],
+        "detector_s": med["detector"],
+        "middleware_overhead_s": med["agent_guarded"] - med["agent"] - med["detector"],
+        "answer_status": last["truthguard"].status,
+    }
+
+
+def _emission(n: int = 2000) -> dict[str, Any] | None:
+    """Seconds per verdict event on a recording span, and per call with emission off."""
+    try:
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+            InMemorySpanExporter,
+        )
+    except ImportError:  # the otel extra is optional
+        return None
+    from truthguard import otel
+    from truthguard.guard import GuardVerdict
+    from truthguard.result import DetectionResult, Label
+
+    result = DetectionResult(
+        detector="refchecker", score=0.9, label=Label.FACTUAL, passing=True, explanation="ok"
+    )
+    verdict = GuardVerdict(passed=True, combine="all", passes={"refchecker": True})
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
+    tracer = provider.get_tracer("truthguard-bench")
+
+    def emit_many() -> tuple[float, int]:
+        # 100 events per span: the SDK keeps at most 128 events on one span.
+        recorded, started = 0, time.perf_counter()
+        for batch in range(n // 100):
+            with tracer.start_as_current_span("answer") as span:
+                for i in range(100):
+                    otel.emit_verdict(
+                        ["refchecker"], [result], verdict, attempt=1, response_id=f"{batch}-{i}"
+                    )
+            recorded += len(span.events)  # type: ignore[attr-defined]
+        return (time.perf_counter() - started) / n, recorded
+
+    on, events = emit_many()
+    otel.configure(enabled=False)
+    try:
+        off, _ = emit_many()
+    finally:
+        otel.configure(enabled=None)
+    provider.shutdown()
+    return {"n": n, "event_s": on, "off_s": off, "events": events}
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from langchain_core.prompts import ChatPromptTemplate
 
@@ -225,8 +375,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     med = {k: statistics.median(v) for k, v in times.items()}
     base = med["plain"]
     streaming = _streaming(args)
+    agents = None if args.agent_detector == "none" else _agents(args)
     return {
         "streaming": streaming,
+        "agents": agents,
+        "emission": _emission(),
         "guard_pass_ratio": med["guard_pass"] / base,
         "guard_regenerate_ratio": med["guard_regenerate"] / base,
         "callback_overhead_ratio": med["callback"] / base,
@@ -277,5 +430,25 @@ def format_table(result: dict[str, Any]) -> str:
             f"first sentence {st['first_sentence_added_s'] * 1000:+.0f} ms; total overhead "
             f"{st['overhead_pct']:+.1f}%; {st['sentences_checked']} sentences checked, "
             f"answer passed: {st['answer_passed']}",
+        ]
+    ag = result.get("agents")
+    if ag:
+        lines += [
+            "",
+            f"Agent (create_agent: one tool call, then the answer; model "
+            f"{result['model_latency'] * 1000:.0f} ms per call), GroundingMiddleware with "
+            f"{ag['detector']}, {ag['n']} answers (median)",
+            f"{'agent, ms / answer':<36}{ag['agent_s'] * 1000:>12.1f}",
+            f"{'guarded agent, ms / answer':<36}{ag['agent_guarded_s'] * 1000:>12.1f}",
+            f"{'detector alone, ms / check':<36}{ag['detector_s'] * 1000:>12.1f}",
+            f"{'middleware overhead, ms / answer':<36}{ag['middleware_overhead_s'] * 1000:>12.1f}",
+            f"answer status: {ag['answer_status']}",
+        ]
+    em = result.get("emission")
+    if em:
+        lines += [
+            "",
+            f"OpenTelemetry gen_ai.evaluation.result: {em['event_s'] * 1e6:.1f} us per event on "
+            f"a recording span; {em['off_s'] * 1e6:.2f} us per call with emission off",
         ]
     return "\n".join(lines)
