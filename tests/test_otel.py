@@ -37,9 +37,11 @@ NAMES = {
 @pytest.fixture(scope="module")
 def exporter():
     exporter = InMemorySpanExporter()
-    provider = TracerProvider()
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):  # the global provider can be set only once
+        provider = TracerProvider()
+        trace.set_tracer_provider(provider)
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    trace.set_tracer_provider(provider)  # once per process: the global provider
     return exporter
 
 
@@ -160,6 +162,73 @@ def test_the_agent_middleware_emits_each_check_on_the_callers_span(spans):
     ]
     assert all(a["gen_ai.response.id"].startswith("chatcmpl-") for a in got)
     assert all(a["gen_ai.evaluation.name"] == "refchecker" for a in got)
+
+
+def test_guard_verdicts_are_events_on_the_current_span(spans):
+    from langchain_core.messages import AIMessage
+    from langchain_core.runnables import RunnableLambda
+
+    from truthguard.guard import HallucinationGuard, Regenerate
+    from truthguard.testing import FakeDetector
+
+    calls = []
+
+    def answer(question: str) -> AIMessage:
+        calls.append(question)
+        text = "Paris." if len(calls) > 1 else "Lyon."
+        return AIMessage(content=text, response_metadata={"id": f"chatcmpl-{len(calls)}"})
+
+    guard = HallucinationGuard(
+        chain=RunnableLambda(answer),
+        detectors=FakeDetector(score=lambda i: 1.0 if i.answer == "Paris." else 0.0),
+        policies=[Regenerate(feedback_key=None)],
+    )
+    with tracer().start_as_current_span("chain") as span:
+        assert guard.invoke("Capital of France?").status == "passed"
+    (finished,) = [s for s in spans.get_finished_spans() if s.name == "chain"]
+    assert finished.context.span_id == span.get_span_context().span_id
+    got = [dict(e.attributes) for e in events(finished)]
+    assert [(a["truthguard.attempt"], a["truthguard.decision"]) for a in got] == [
+        (1, "fail"),
+        (2, "pass"),
+    ]
+    assert [a["gen_ai.response.id"] for a in got] == ["chatcmpl-1", "chatcmpl-2"]
+    assert got[1]["truthguard.policy"] == "regenerate"
+
+
+async def test_a_streaming_guard_emits_one_event_per_sentence(spans):
+    from truthguard.guard import StreamingGuard
+    from truthguard.testing import FakeDetector, ScriptedChatModel
+
+    model = ScriptedChatModel(script=lambda p: "Paris is in France. It has a river.")
+    guard = StreamingGuard(chain=model, detector=FakeDetector(score=1.0))
+    with tracer().start_as_current_span("stream"):
+        await guard.ainvoke("Where is Paris?")
+    (finished,) = [s for s in spans.get_finished_spans() if s.name == "stream"]
+    got = [dict(e.attributes) for e in events(finished)]
+    assert [a["gen_ai.evaluation.score.label"] for a in got] == ["pass", "pass"]
+
+
+def test_callback_records_are_parented_to_the_span_of_the_answer(spans):
+    from langchain_core.runnables import RunnableLambda
+
+    from truthguard.callbacks import TruthGuardCallbackHandler
+    from truthguard.testing import FakeDetector
+
+    handler = TruthGuardCallbackHandler(FakeDetector(score=0.2, threshold=0.5), sinks=[])
+    chain = RunnableLambda(lambda q: {"answer": "Lyon.", "context": ["Paris is the capital."]})
+    with tracer().start_as_current_span("chain") as span:
+        chain.invoke({"question": "Capital of France?"}, {"callbacks": [handler]})
+    assert handler.flush(timeout=30)
+    handler.close(timeout=30)
+    (own,) = [s for s in spans.get_finished_spans() if s.name == otel.EVALUATION_EVENT]
+    assert own.parent.span_id == span.get_span_context().span_id  # scored later, same parent
+    attrs = dict(events(own)[0].attributes)
+    assert (attrs["gen_ai.evaluation.name"], attrs["gen_ai.evaluation.score.label"]) == (
+        "fake",
+        "fail",
+    )
+    assert attrs["truthguard.run_id"]
 
 
 # -- over OTLP/HTTP into a receiver on 127.0.0.1 ------------------------------------------------

@@ -40,7 +40,7 @@ from truthguard._sync import run_sync
 from truthguard.detector import context_text
 from truthguard.errors import InvalidInputError
 from truthguard.guard._models import Attempt, GuardVerdict
-from truthguard.guard.guard import base_detector, run_detector
+from truthguard.guard.check import base_detector, run_detector, thresholds_for
 from truthguard.guard.policies import PolicyContext
 from truthguard.guard.validation import input_errors
 from truthguard.guard.verdict import check_detector_options, decide, unique_keys
@@ -199,18 +199,11 @@ def check_node(
 
 
 def _decide(s: CheckSettings, results: list[DetectionResult]) -> GuardVerdict:
-    thresholds: dict[str, float] = {}
-    for key, d, r in zip(s.keys, s.detectors, results, strict=True):
-        t = s.thresholds.get(key)
-        if t is None:
-            t = r.threshold if r.threshold is not None else base_detector(d).threshold  # type: ignore[union-attr]
-        if t is not None:
-            thresholds[key] = t
     return decide(
         s.keys,
         results,
         combine=s.combine,
-        thresholds=thresholds,
+        thresholds=thresholds_for(s.keys, s.detectors, results, s.thresholds),
         ranges={},
         mean_threshold=s.mean_threshold,
         on_error=s.on_error,

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from truthguard.callbacks.records import ScoreRecord
     from truthguard.guard._models import GuardVerdict
     from truthguard.result import DetectionResult
 
@@ -48,9 +49,11 @@ __all__ = [
     "configure",
     "current_span_context",
     "emit_evaluation",
+    "emit_record",
     "emit_result",
     "emit_verdict",
     "evaluation_attributes",
+    "response_id",
 ]
 
 EVALUATION_EVENT = "gen_ai.evaluation.result"
@@ -228,3 +231,30 @@ def emit_verdict(
             },
         )
         emit_evaluation(attrs, span_context=span_context)
+
+
+def emit_record(record: ScoreRecord, *, span_context: Any = None) -> None:
+    """Emit a callback-handler (or LlamaIndex-handler) record, under the span that was current
+    when its answer was captured."""
+    if not active():
+        return
+    attrs = evaluation_attributes(
+        record.detector,
+        score=record.score,
+        label=_label(record.passing),
+        explanation=record.explanation or record.error,
+        error_type=record.failure if record.status == "failed" else None,
+        extra={"truthguard.label": record.label, "truthguard.run_id": record.run_id},
+    )
+    emit_evaluation(attrs, span_context=span_context)
+
+
+def response_id(output: Any) -> str | None:
+    """The provider's id of the completion in a chain output (a message, or a dict holding
+    one), for ``gen_ai.response.id``; None when there is none."""
+    if isinstance(output, Mapping):
+        output = next((v for v in output.values() if hasattr(v, "response_metadata")), None)
+    meta = getattr(output, "response_metadata", None)
+    if isinstance(meta, Mapping) and isinstance(meta.get("id"), str):
+        return meta["id"]
+    return None

@@ -195,3 +195,31 @@ def test_bad_arguments_name_the_field():
         TruthGuardEventHandler(FakeDetector(), when_full="drop")
     with pytest.raises(InvalidInputError, match="entity"):
         TruthGuardEventHandler(FakeDetector(), detector_fields={"entity": "Mars"})
+
+
+def test_records_are_gen_ai_evaluation_events_under_the_query_span(engine, make_handler):
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):  # the global provider can be set only once
+        provider = TracerProvider()
+        trace.set_tracer_provider(provider)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    handler = make_handler(FakeDetector(score=0.9, threshold=0.5), sinks=[])
+    with trace.get_tracer("tests").start_as_current_span("query") as span:
+        engine.query("Where is Olympus Mons?")
+    assert handler.flush(timeout=30)
+    own = [s for s in exporter.get_finished_spans() if s.name == "gen_ai.evaluation.result"]
+    (record,) = own
+    assert record.parent.span_id == span.get_span_context().span_id
+    (event,) = record.events
+    attrs = dict(event.attributes)
+    assert attrs["gen_ai.evaluation.name"] == "fake"
+    assert attrs["gen_ai.evaluation.score.label"] == "pass"
+    assert attrs["gen_ai.evaluation.score.value"] == pytest.approx(0.9)
+    exporter.clear()

@@ -346,3 +346,33 @@ def test_a_result_is_decided_against_the_threshold_it_was_checked_with(index, us
     assert core.invoke(QUESTION).status == "rejected"
     lenient = GuardedQueryEngine(query_engine=qe, detectors=det, thresholds={"fake": 0.6})
     assert _result(lenient.query(QUESTION)).status == "passed"
+
+
+def test_each_verdict_is_a_gen_ai_evaluation_event_on_the_current_span(index):
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):  # the global provider can be set only once
+        provider = TracerProvider()
+        trace.set_tracer_provider(provider)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    qe, _ = _engine(index, _corrects_on_feedback)
+    guarded = GuardedQueryEngine(
+        query_engine=qe,
+        detectors=FakeDetector(score=_rejects_saturn, threshold=0.5),
+        policies=[Regenerate()],
+    )
+    with trace.get_tracer("tests").start_as_current_span("query"):
+        guarded.query(QUESTION)
+    (span,) = [s for s in exporter.get_finished_spans() if s.name == "query"]
+    got = [dict(e.attributes) for e in span.events if e.name == "gen_ai.evaluation.result"]
+    assert [(a["truthguard.attempt"], a["gen_ai.evaluation.score.label"]) for a in got] == [
+        (1, "fail"),
+        (2, "pass"),
+    ]
+    exporter.clear()

@@ -49,7 +49,8 @@ from truthguard.errors import InvalidInputError
 from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
 from truthguard.guard._runs import FEEDBACK_FIELD, scoped_config
 from truthguard.guard.attempts import AskPolicy, AttemptLoop, Finish, ReleaseAnswer, RunAttempt
-from truthguard.guard.guard import VERDICT_EVENT, base_detector, run_detector
+from truthguard.guard.check import base_detector, run_detector, thresholds_for
+from truthguard.guard.guard import VERDICT_EVENT
 from truthguard.guard.policies import (
     TEMPERATURE_FIELD,
     Fallback,
@@ -534,18 +535,11 @@ class GroundingMiddleware(AgentMiddleware):
 
     def _decide(self, results: list[DetectionResult]) -> GuardVerdict:
         s = self.settings
-        thresholds: dict[str, float] = {}
-        for key, d, r in zip(s.keys, s.detectors, results, strict=True):
-            t = s.thresholds.get(key)
-            if t is None:
-                t = r.threshold if r.threshold is not None else base_detector(d).threshold  # type: ignore[union-attr]
-            if t is not None:
-                thresholds[key] = t
         return decide(
             s.keys,
             results,
             combine=s.combine,
-            thresholds=thresholds,
+            thresholds=thresholds_for(s.keys, s.detectors, results, s.thresholds),
             ranges={},
             mean_threshold=s.mean_threshold,
             on_error=s.on_error,

@@ -21,6 +21,7 @@ from truthguard.detector import context_text
 from truthguard.errors import InvalidInputError
 from truthguard.guard.extract import answer_of, contexts_of, question_of
 from truthguard.llm import message_text
+from truthguard.otel import current_span_context
 
 __all__ = ["Capture", "RunTracker"]
 
@@ -39,6 +40,8 @@ class Capture:
     extra: dict[str, Any] = field(default_factory=dict)
     """Input fields forwarded to the detector (``detector_fields``)."""
     captured_at: float = field(default_factory=time.time)
+    span_context: Any = field(default_factory=current_span_context)
+    """The OpenTelemetry span current when the answer was captured (None when unused)."""
 
 
 @dataclass

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from truthguard import _sync
+from truthguard import _sync, otel
 from truthguard.callbacks._tracker import Capture
 from truthguard.callbacks.records import Failure, RecordSink, ScoreRecord, as_sink
 from truthguard.detector import BaseDetector
@@ -255,6 +255,7 @@ class Scorer:
         except Exception as e:  # building the record failed: still one record for the capture
             record = self._failed_record(capture, f"{type(e).__name__}: {e}", "error")
         try:
+            otel.emit_record(record, span_context=capture.span_context)
             self._write(record)
         finally:
             self._release_claim()

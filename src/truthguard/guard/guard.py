@@ -21,6 +21,7 @@ from langchain_core.runnables import (
 )
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from truthguard import otel
 from truthguard._clean import clean_text
 from truthguard._config import with_default_concurrency
 from truthguard._sync import run_sync
@@ -369,6 +370,10 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
             # The verdict event goes to every consumer, streaming ones included.
             event_config = attempt_config(config, run_manager, tag, stream_nested=True)
             await self._emit(number, policy, answer, verdict, event_config)
+            otel.emit_verdict(
+                self.detector_keys, results, verdict, attempt=number, policy=policy,
+                response_id=otel.response_id(output),
+            )  # fmt: skip
         attempt.seconds = time.perf_counter() - started
         return attempt, None
 

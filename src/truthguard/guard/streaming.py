@@ -24,6 +24,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableSerializa
 from langchain_core.runnables.config import ensure_config
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from truthguard import otel
 from truthguard._clean import clean_text
 from truthguard._sync import run_sync
 from truthguard.errors import GuardRejected, InvalidInputError
@@ -382,6 +383,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
                 return self._release(sentence, kind, number, released, None)
             result = task.result()
             verdict = self._passes(result)
+            otel.emit_verdict(list(verdict.passes), [result], verdict, attempt=number)
             outcome.results.append(result)
             outcome.verdict = verdict
             if not verdict.passed:

@@ -42,6 +42,7 @@ from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import QueryBundle
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from truthguard import otel
 from truthguard.detector import BaseDetector, context_text
 from truthguard.errors import InvalidInputError
 from truthguard.guard import (
@@ -409,6 +410,9 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
             attempt.results = results
             attempt.verdict = self._decide(results)
             attempt.check_usage = Usage.total([r.usage for r in results])
+            otel.emit_verdict(
+                self.detector_keys, results, attempt.verdict, attempt=number, policy=policy
+            )
         attempt.seconds = time.perf_counter() - started
         attempt.chain_usage.wall_seconds = attempt.chain_usage.wall_seconds or attempt.seconds
         return attempt
