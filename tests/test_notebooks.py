@@ -14,6 +14,9 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.i
 def test_notebook_code_cells_run(path, embedder, tmp_path, monkeypatch):
     if path.stem == "llamaindex":
         pytest.importorskip("truthguard_llamaindex")  # its own distribution, under integrations/
+    if path.stem == "agents":
+        pytest.importorskip("langchain.agents")  # LangChain 1.x: the agents extra
+        pytest.importorskip("opentelemetry.sdk")
     monkeypatch.chdir(tmp_path)  # notebooks may write logs next to themselves
     cells = json.loads(path.read_text())["cells"]
     namespace: dict = {"__name__": "__notebook__"}
@@ -28,4 +31,4 @@ def test_notebook_code_cells_run(path, embedder, tmp_path, monkeypatch):
 
 
 def test_there_is_a_notebook():
-    assert {"guard.ipynb", "llamaindex.ipynb"} <= {p.name for p in NOTEBOOKS}
+    assert {"guard.ipynb", "llamaindex.ipynb", "agents.ipynb"} <= {p.name for p in NOTEBOOKS}

@@ -1,7 +1,10 @@
 """gen_ai.evaluation.result events: in the SDK's in-memory exporter and over OTLP/HTTP.
 
 The OTLP receiver is a small HTTP server started in the test on 127.0.0.1: it decodes each
-``POST /v1/traces`` body with the OpenTelemetry protobuf definitions, as a collector does.
+``POST /v1/traces`` body with the OpenTelemetry protobuf definitions, as a collector does. Arize
+Phoenix, the receiver teams use, cannot share this virtualenv (it pins its own stack); with
+``TRUTHGUARD_PHOENIX=/path/to/venv/bin/phoenix`` set, a test starts it as a subprocess and reads
+the events back from its REST API.
 """
 
 from __future__ import annotations
@@ -293,6 +296,72 @@ def test_events_reach_an_otlp_http_receiver():
     assert NAMES | {"gen_ai.response.id", "truthguard.decision"} <= set(attrs)
     assert attrs["gen_ai.evaluation.score.label"].string_value == "fail"
     assert attrs["gen_ai.evaluation.score.value"].double_value == pytest.approx(0.1)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.skipif(
+    not os.environ.get("TRUTHGUARD_PHOENIX"),
+    reason="set TRUTHGUARD_PHOENIX to a phoenix executable in its own virtualenv",
+)
+def test_events_reach_arize_phoenix(tmp_path):
+    import time
+    import urllib.request
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    port = _free_port()
+    env = {
+        **os.environ,
+        "PHOENIX_WORKING_DIR": str(tmp_path),
+        "PHOENIX_HOST": "127.0.0.1",
+        "PHOENIX_PORT": str(port),
+        "PHOENIX_GRPC_PORT": str(_free_port()),
+    }
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        [os.environ["TRUTHGUARD_PHOENIX"], "serve"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 300  # Phoenix migrates its database on first start
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/healthz", timeout=2):
+                    break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, "no Phoenix"
+                time.sleep(1)
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(f"{base}/v1/traces")))
+        results, v = verdict(False)
+        with provider.get_tracer("tests").start_as_current_span("chat gpt-test") as span:
+            otel.emit_verdict(["refchecker"], results, v, attempt=1, response_id="chatcmpl-7")
+        provider.shutdown()
+        span_id = format(span.get_span_context().span_id, "016x")
+        deadline = time.monotonic() + 60  # Phoenix writes received spans in batches
+        while True:
+            with urllib.request.urlopen(f"{base}/v1/projects/default/spans?limit=10") as reply:
+                stored = json.load(reply)["data"]
+            if any(s["context"]["span_id"] == span_id for s in stored):
+                break
+            assert time.monotonic() < deadline, "the span never showed up in Phoenix"
+            time.sleep(0.5)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    (sent,) = [s for s in stored if s["context"]["span_id"] == span_id]
+    (event,) = [e for e in sent["events"] if e["name"] == otel.EVALUATION_EVENT]
+    assert set(event["attributes"]) >= NAMES | {"gen_ai.response.id", "truthguard.decision"}
+    assert event["attributes"]["gen_ai.evaluation.score.label"] == "fail"
 
 
 # -- absent or unused: nothing imported, nothing emitted ----------------------------------------
