@@ -8,8 +8,8 @@ record, with the conventions' attributes (``gen_ai.evaluation.name``,
 ``gen_ai.evaluation.explanation``, ``gen_ai.response.id``, ``error.type``) and the guard's own
 under ``truthguard.*`` (``truthguard.decision``, ``truthguard.attempt``, ...).
 
-Where it goes: an event on the current span when it is recording (the LLM, chain or agent span
-an instrumentor opened); otherwise a zero-length span of its own named
+Where it goes: an event on the current span when it is recording (the span around the call
+being checked); otherwise a zero-length span of its own named
 ``gen_ai.evaluation.result`` carrying the event, child of the span context it was given (or of
 the current context).
 
