@@ -308,7 +308,8 @@ def test_evidence_tools_limits_what_counts(server):
     assert out["truthguard"].attempts[0].contexts == []
 
 
-def test_tool_checks_refuse_an_unsupported_claim_before_the_tool_runs(server):
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_tool_checks_refuse_an_unsupported_claim_before_the_tool_runs(server, mode):
     sent: list[str] = []
 
     @tool
@@ -331,7 +332,7 @@ def test_tool_checks_refuse_an_unsupported_claim_before_the_tool_runs(server):
     model = server.chat_model(max_retries=0, timeout=10)
     mw = GroundingMiddleware(tool_checks={"send_email": "body"}, no_evidence="pass")
     agent = create_agent(model, tools=[SEARCH, send_email], middleware=[mw])
-    out = agent.invoke(ask())
+    out = agent.invoke(ask()) if mode == "sync" else await agent.ainvoke(ask())
     assert sent == [GOOD]  # the unsupported body never left
     refused = [m for m in out["messages"] if isinstance(m, ToolMessage) and m.status == "error"]
     assert len(refused) == 1 and "'body'" in refused[0].content
