@@ -352,3 +352,19 @@ def test_bad_options_name_the_field(options, field):
     with pytest.raises(InvalidInputError) as e:
         GroundingMiddleware(**options)
     assert e.value.field == field
+
+
+def test_an_interrupt_inside_a_policy_pauses_the_run_instead_of_failing_it(server):
+    from langchain_core.runnables import RunnableLambda
+    from langgraph.types import interrupt
+
+    server.reply = script(BAD)
+    ask_a_person = RunnableLambda(lambda messages: interrupt("Which answer should I give?"))
+    saver = InMemorySaver(serde=checkpoint_serializer())
+    agent = agent_for(server, policies=[Fallback(runnable=ask_a_person)], checkpointer=saver)
+    config = {"configurable": {"thread_id": "t4"}}
+    paused = agent.invoke(ask(), config)
+    assert paused["__interrupt__"][0].value == "Which answer should I give?"
+    out = agent.invoke(Command(resume=GOOD), config)
+    assert out["messages"][-1].content == GOOD
+    assert out["truthguard"].status == "fallback"

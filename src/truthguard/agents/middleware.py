@@ -39,6 +39,7 @@ from langchain_core.callbacks import (
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import patch_config, var_child_runnable_config
+from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command, interrupt
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -287,6 +288,8 @@ class GroundingMiddleware(AgentMiddleware):
         while True:
             try:
                 value = self._do(op, handler, config, request)
+            except GraphBubbleUp:  # an interrupt or a jump from inside: LangGraph's, not ours
+                raise
             except Exception as e:
                 try:
                     op = flow.throw(e)
@@ -309,6 +312,8 @@ class GroundingMiddleware(AgentMiddleware):
         while True:
             try:
                 value = await self._ado(op, handler, config, request)
+            except GraphBubbleUp:  # an interrupt or a jump from inside: LangGraph's, not ours
+                raise
             except Exception as e:
                 try:
                     op = flow.throw(e)
