@@ -346,6 +346,7 @@ async def test_tool_checks_refuse_an_unsupported_claim_before_the_tool_runs(serv
         ({"policies": [ReRetrieve()]}, "policies[0]"),
         ({"max_attempts": 1}, "max_attempts"),
         ({"thresholds": {"fewl": 0.5}}, "thresholds"),
+        ({"score_ranges": {"refchecker": (1.0, 0.0)}}, "score_ranges.refchecker"),
     ],
 )
 def test_bad_options_name_the_field(options, field):

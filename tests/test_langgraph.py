@@ -132,6 +132,9 @@ def test_bad_options_and_states_name_the_field():
         check_node(FakeDetector(), colour="red")
     assert e.value.field == "colour"
     with pytest.raises(InvalidInputError) as e:
+        check_node(FakeDetector(), score_ranges={"other": (0.0, 1.0)})
+    assert e.value.field == "score_ranges"
+    with pytest.raises(InvalidInputError) as e:
         route_on_verdict(passed=END, failed="a", max_attempts=0)
     assert e.value.field == "max_attempts"
     with pytest.raises(InvalidInputError) as e:

@@ -40,10 +40,10 @@ from truthguard._sync import run_sync
 from truthguard.detector import context_text
 from truthguard.errors import InvalidInputError
 from truthguard.guard._models import Attempt, GuardVerdict
-from truthguard.guard.check import base_detector, run_detector, thresholds_for
+from truthguard.guard.check import base_detector, run_detector, verdict_for
 from truthguard.guard.policies import PolicyContext
 from truthguard.guard.validation import input_errors
-from truthguard.guard.verdict import check_detector_options, decide, unique_keys
+from truthguard.guard.verdict import check_detector_options, unique_keys
 from truthguard.llm import message_text
 from truthguard.result import DetectionResult, Usage
 
@@ -87,6 +87,8 @@ class CheckSettings(BaseModel):
     """``all``: every detector passes; ``any``: one does; ``mean``: mean normalised score."""
     thresholds: dict[str, float] = Field(default_factory=dict)
     """Native-scale threshold per detector key, overriding the detector's own."""
+    score_ranges: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    """Native ``(low, high)`` score range per detector key for normalising (default (0, 1))."""
     mean_threshold: float = Field(default=0.5, ge=0, le=1)
     """Pass mark of the mean normalised score when ``combine="mean"``."""
     on_error: Literal["open", "closed"] = "closed"
@@ -107,7 +109,9 @@ class CheckSettings(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> CheckSettings:
-        check_detector_options(self.keys, thresholds=self.thresholds, score_ranges={})
+        check_detector_options(
+            self.keys, thresholds=self.thresholds, score_ranges=self.score_ranges
+        )
         return self
 
     @property
@@ -199,15 +203,7 @@ def check_node(
 
 
 def _decide(s: CheckSettings, results: list[DetectionResult]) -> GuardVerdict:
-    return decide(
-        s.keys,
-        results,
-        combine=s.combine,
-        thresholds=thresholds_for(s.keys, s.detectors, results, s.thresholds),
-        ranges={},
-        mean_threshold=s.mean_threshold,
-        on_error=s.on_error,
-    )
+    return verdict_for(s, s.keys, s.detectors, results)
 
 
 def route_on_verdict(

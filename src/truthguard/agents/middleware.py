@@ -50,7 +50,7 @@ from truthguard.errors import InvalidInputError
 from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
 from truthguard.guard._runs import FEEDBACK_FIELD, scoped_config
 from truthguard.guard.attempts import AskPolicy, AttemptLoop, Finish, ReleaseAnswer, RunAttempt
-from truthguard.guard.check import base_detector, run_detector, thresholds_for
+from truthguard.guard.check import base_detector, run_detector, verdict_for
 from truthguard.guard.guard import VERDICT_EVENT
 from truthguard.guard.policies import (
     TEMPERATURE_FIELD,
@@ -61,7 +61,7 @@ from truthguard.guard.policies import (
     ReRetrieve,
 )
 from truthguard.guard.validation import input_errors
-from truthguard.guard.verdict import check_detector_options, decide, unique_keys
+from truthguard.guard.verdict import check_detector_options, unique_keys
 from truthguard.llm import message_text
 from truthguard.result import DetectionResult, Usage
 
@@ -118,6 +118,8 @@ class GroundingSettings(BaseModel):
     """``all``: every detector passes; ``any``: one does; ``mean``: mean normalised score."""
     thresholds: dict[str, float] = Field(default_factory=dict)
     """Native-scale threshold per detector key, overriding the detector's own."""
+    score_ranges: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    """Native ``(low, high)`` score range per detector key for normalising (default (0, 1))."""
     mean_threshold: float = Field(default=0.5, ge=0, le=1)
     """Pass mark of the mean normalised score when ``combine="mean"``."""
     on_error: Literal["open", "closed"] = "closed"
@@ -161,7 +163,9 @@ class GroundingSettings(BaseModel):
             from truthguard.refchecker import RefChecker
 
             self.detectors = [RefChecker()]
-        check_detector_options(self.keys, thresholds=self.thresholds, score_ranges={})
+        check_detector_options(
+            self.keys, thresholds=self.thresholds, score_ranges=self.score_ranges
+        )
         for i, p in enumerate(self.policies):
             if isinstance(p, ReRetrieve):
                 raise InvalidInputError(
@@ -540,15 +544,7 @@ class GroundingMiddleware(AgentMiddleware):
 
     def _decide(self, results: list[DetectionResult]) -> GuardVerdict:
         s = self.settings
-        return decide(
-            s.keys,
-            results,
-            combine=s.combine,
-            thresholds=thresholds_for(s.keys, s.detectors, results, s.thresholds),
-            ranges={},
-            mean_threshold=s.mean_threshold,
-            on_error=s.on_error,
-        )
+        return verdict_for(s, s.keys, s.detectors, results)
 
     # -- streaming and events -------------------------------------------------------------------
 
