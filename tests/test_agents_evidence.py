@@ -68,3 +68,18 @@ def test_answer_text_joins_content_blocks_and_final_message_skips_tool_messages(
     assert answer_text(message) == "Paris."
     assert final_message([message, tool("structured")]) is message
     assert final_message([tool("x")]) is None
+
+
+def test_json_tool_output_is_read_as_text():
+    rows = '[{"name": "Eiffel Tower", "completed": 1889}, {"name": "Big Ben", "completed": 1859}]'
+    assert evidence_of([tool(rows)]) == [
+        "name: Eiffel Tower; completed: 1889",
+        "name: Big Ben; completed: 1859",
+    ]
+    record = '{"city": "Paris", "tower": {"height_m": 330, "architect": null}, "tags": ["iron"]}'
+    assert evidence_of([tool(record)]) == [
+        "city: Paris\ntower.height_m: 330\ntower.architect: null\ntags: iron"
+    ]
+    # Not JSON, or JSON that is no object or array: the text as it is.
+    assert evidence_of([tool("[1889] was the year.")]) == ["[1889] was the year."]
+    assert evidence_of([tool('"just a string"')]) == ['"just a string"']

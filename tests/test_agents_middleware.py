@@ -369,3 +369,23 @@ def test_an_interrupt_inside_a_policy_pauses_the_run_instead_of_failing_it(serve
     out = agent.invoke(Command(resume=GOOD), config)
     assert out["messages"][-1].content == GOOD
     assert out["truthguard"].status == "fallback"
+
+
+@pytest.mark.parametrize(("answer", "passed"), [(GOOD, True), (BAD, False)])
+def test_json_rows_from_a_tool_are_evidence(server, answer, passed):
+    @tool
+    def towers(name: str) -> list:
+        """Look a tower up in the database."""
+        return [{"name": "Eiffel Tower", "completed": 1889, "city": "Paris"}]
+
+    def reply(messages):
+        if _role(messages) == "tool":
+            return answer
+        return ToolCall("towers", {"name": "Eiffel"})
+
+    server.reply = reply
+    model = server.chat_model(max_retries=0, timeout=10)
+    agent = create_agent(model, tools=[towers], middleware=[GroundingMiddleware(policies=[])])
+    first = agent.invoke(ask())["truthguard"].attempts[0]
+    assert first.contexts == ["name: Eiffel Tower; completed: 1889; city: Paris"]
+    assert first.passed is passed

@@ -214,7 +214,9 @@ class OpenAIServer:
     user message to a reply (first match in insertion order wins, ``default`` otherwise); a
     callable ``messages -> str``; or a chat model such as
     :class:`~truthguard.testing.ScriptedChatModel` (its sync ``invoke`` is called with the
-    messages). A request nothing answers gets a 400, which OpenAI clients do not retry.
+    messages). Any of them may give a :class:`ToolCall` (or a list of them) instead of text: the
+    reply then calls tools. A request nothing answers gets a 400, which OpenAI clients do not
+    retry.
 
     ``faults`` are checked in order; the first that matches a request and has ``times`` left
     applies. ``latency`` delays every answer. Every request is logged in :attr:`requests`, and

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -29,6 +30,36 @@ def last_question(messages: Sequence[BaseMessage]) -> str:
     raise InvalidInputError("messages", "no human message with text to check the answer against")
 
 
+def _fields(value: Any, prefix: str = "") -> list[str]:
+    """``key: value`` lines of a JSON value, nested keys dotted (``address.city: Paris``)."""
+    if isinstance(value, Mapping):
+        return [line for k, v in value.items() for line in _fields(v, f"{prefix}{k}.")]
+    if isinstance(value, list):
+        return [line for item in value for line in _fields(item, prefix)]
+    name = prefix[:-1]
+    text = "null" if value is None else str(value)
+    return [f"{name}: {text}" if name else text]
+
+
+def json_passages(text: str) -> list[str] | None:
+    """A JSON tool result as readable passages, or None when ``text`` is not a JSON object or
+    array: an object is one passage of ``key: value`` lines; an array of objects (rows from
+    SQL or an API) is one passage per row, its fields joined by ``; ``."""
+    stripped = text.strip()
+    if not stripped.startswith(("{", "[")):
+        return None
+    try:
+        value = json.loads(stripped)
+    except ValueError:
+        return None
+    if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+        return ["; ".join(_fields(row)) for row in value if row]
+    if isinstance(value, Mapping | list):
+        lines = _fields(value)
+        return ["\n".join(lines)] if lines else []
+    return None
+
+
 def _tool_texts(message: ToolMessage) -> list[str]:
     # A retriever tool built with response_format="content_and_artifact" keeps the documents in
     # the artifact: one passage each is closer to the sources than their joined text.
@@ -43,6 +74,9 @@ def _tool_texts(message: ToolMessage) -> list[str]:
         else:
             return texts
     text = clean_text(message_text(message))
+    passages = json_passages(text)
+    if passages is not None:  # JSON output (an API, a SQL tool) read as the text it says
+        return [p for p in passages if p.strip()]
     return [text] if text.strip() else []
 
 
