@@ -50,8 +50,9 @@ def test_bench_guard_json(capsys):
     assert st["total_guarded_s"] > 0 and st["overhead_ratio"] > 0
     ag = out["agents"]
     assert ag["answer_status"] == "passed"
-    # two model calls of 20 ms per answer, guarded or not
-    assert ag["agent_guarded_s"] >= ag["agent_s"] > 0.04
+    # two model calls of 20 ms per answer, guarded or not (the middleware's own few ms are
+    # within the noise of so short a run, so the two are not compared)
+    assert ag["agent_s"] > 0.04 and ag["agent_guarded_s"] > 0.04
     assert ag["detector_s"] >= 0
     em = out["emission"]
     assert em["events"] == em["n"] and em["event_s"] > em["off_s"] > 0
