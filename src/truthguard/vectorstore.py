@@ -17,24 +17,16 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore
 from langchain_core.vectorstores.utils import maximal_marginal_relevance
 
-from truthguard.errors import ConfigurationError, InvalidInputError
+from truthguard.errors import InvalidInputError
+from truthguard.store import chroma
 
 __all__ = ["ChromaVectorStore"]
 
 
 def _client(path: str | Path | None) -> Any:
-    try:
-        import chromadb
-        from chromadb.config import Settings
-    except ImportError as e:
-        raise ConfigurationError(
-            "ChromaVectorStore needs chromadb: pip install 'truthguard[chroma]'"
-        ) from e
-    settings = Settings(anonymized_telemetry=False, allow_reset=False)
     if path is None:
-        return chromadb.EphemeralClient(settings=settings)
-    Path(path).mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(path), settings=settings)
+        return chroma.ephemeral_client("ChromaVectorStore")
+    return chroma.persistent_client(path, "ChromaVectorStore")
 
 
 def _scalar_metadata(meta: dict[str, Any]) -> dict[str, Any]:
@@ -78,10 +70,7 @@ class ChromaVectorStore(VectorStore):
         self._embedding = embedding
         self.client = client if client is not None else _client(persist_directory)
         name = collection_name or f"truthguard_{uuid.uuid4().hex[:12]}"
-        # embedding_function=None: we pass vectors (Chroma's default would download a model).
-        self.collection = self.client.get_or_create_collection(
-            name, embedding_function=None, metadata={"hnsw:space": "cosine"}
-        )
+        self.collection = chroma.cosine_collection(self.client, name)
 
     @property
     def embeddings(self) -> Embeddings:
