@@ -108,9 +108,10 @@ class _QuestionIndex:
             keep[self._rows[exclude]] = False
         candidates = np.flatnonzero(keep)
         if len(candidates) > k:
-            part = np.argpartition(-sims[candidates], k - 1)[:k]
-            candidates = candidates[part]
-        order = candidates[np.lexsort((candidates, -sims[candidates]))]
+            # Keep every tie of the k-th similarity: argpartition picks among ties at random.
+            kth = -np.partition(-sims[candidates], k - 1)[k - 1]
+            candidates = candidates[sims[candidates] >= kth]
+        order = candidates[np.lexsort((candidates, -sims[candidates]))][:k]
         return [
             Neighbor(question=self.documents[i], similarity=float(sims[i]), id=self.ids[i])
             for i in order
