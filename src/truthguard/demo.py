@@ -1,17 +1,24 @@
 """``truthguard demo``: a guarded chain, a scoring callback handler and the FEWL example selector.
 
-Offline (the default) everything runs on recorded outputs of real models, so no model is called:
+Offline (the default) no model is called. The demo first runs on what ships in the package, so it
+needs neither network nor data:
 
-1. a chain "write a passage about <entity>" whose model replays ChatGPT's recorded PHD passages,
-   wrapped in a :class:`~truthguard.guard.HallucinationGuard` running Reverse Validation (EM)
-   on ChatGPT's recorded Reverse Validation outputs; per passage the verdict and what the guard
-   did, then the guard's F1 against the human labels;
-2. a :class:`~truthguard.callbacks.TruthGuardCallbackHandler` on the same chain, scoring every
-   raw passage in the background with the other Reverse Validation variant (QG) into a JSONL log;
-3. the :class:`~truthguard.selectors.FEWLExampleSelector` over the RefChecker benchmark: for each
-   question, six LLMs' recorded answers are the candidates, each scored by FEWL against the
-   other six models' recorded answers (the reference panel), and checked against the human
-   claim labels.
+1. a RAG chain over the packaged corpus whose chat model is scripted (replies written here, some
+   wrong on purpose), wrapped in a :class:`~truthguard.guard.HallucinationGuard` with the local
+   RefChecker, Regenerate and Fallback;
+2. a :class:`~truthguard.callbacks.TruthGuardCallbackHandler` on that chain, logging every answer;
+3. the :class:`~truthguard.selectors.FEWLExampleSelector` over a small pool, with a scripted
+   reference model.
+
+Then the recorded-benchmark sections, when their data is found (else one line says which were
+skipped and how to get the data):
+
+4. a chain "write a passage about <entity>" whose model replays ChatGPT's recorded PHD passages,
+   guarded by Reverse Validation (EM) on ChatGPT's recorded outputs, scored against the human
+   labels, with a callback handler scoring every raw passage with the QG variant;
+5. the FEWL example selector over the RefChecker benchmark: for each question, six LLMs'
+   recorded answers are the candidates, each scored by FEWL against the other six models'
+   recorded answers (the reference panel), and checked against the human claim labels.
 
 ``--live`` runs a RAG chain over the small corpus shipped with truthguard on a real model
 (``langchain-openai``): set ``OPENAI_API_KEY``, or ``OPENAI_BASE_URL`` for any OpenAI-compatible
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import statistics
 import tempfile
@@ -31,10 +39,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+logger = logging.getLogger(__name__)
+
 __all__ = ["add_arguments", "live_model_from_env", "run", "run_live", "run_offline"]
 
 PASSAGE_PROMPT = "Write a short encyclopedia passage about {entity}."
 FALLBACK_ANSWER = "I could not verify a passage about this entity, so I am not showing one."
+CORPUS_FALLBACK = "I cannot answer that reliably from the documents I have."
 # A small pool for the live selector: each question has a right and a wrong candidate answer,
 # written from the shipped corpus; FEWL, with the live model as reference, must tell them apart.
 LIVE_POOL = (
@@ -114,6 +125,198 @@ def _spread(items: list[Any], limit: int | None) -> list[Any]:
     return [items[int(i * step)] for i in range(limit)]
 
 
+# -- offline, embedded: the packaged corpus with scripted replies ------------------------------
+
+# The scripted "LLM" of the embedded demo: canned replies written for truthguard's own corpus.
+# Each entry: a question, the first reply, and the reply after the guard's feedback (None: the
+# same reply again). Some first replies are wrong on purpose, so the guard has work to do.
+EMBEDDED_TURNS = (
+    (
+        "Which planet has the moons Phobos and Deimos?",
+        "Mars has two small moons, Phobos and Deimos.",
+        None,
+    ),
+    (
+        "What gives Mars its red colour?",
+        "Mars owes its red colour to copper in its rocks.",
+        "Mars gets its red colour from iron oxide in the dust on its surface.",
+    ),
+    (
+        "Where was the Gutenberg Bible printed?",
+        "The Gutenberg Bible was printed in Mainz in the 1450s.",
+        None,
+    ),
+    (
+        "When was Pluto reclassified as a dwarf planet, and by whom?",
+        "NASA reclassified Pluto as a dwarf planet in 1995.",
+        "Pluto became a dwarf planet in 1995, by a vote at NASA.",
+    ),
+)
+# The embedded selector's pool: a wrong candidate first, then a right one (our words), and the
+# scripted reference model's answers FEWL scores them against.
+EMBEDDED_POOL = (
+    {
+        "question": "How many planets orbit the Sun?",
+        "answers": [
+            "Nine planets orbit the Sun, the ninth being Pluto.",
+            "Eight planets orbit the Sun; Pluto counts as a dwarf planet.",
+        ],
+    },
+    {
+        "question": "Who printed the Gutenberg Bible, and where?",
+        "answers": [
+            "Aldus Manutius printed it in Venice around 1500.",
+            "Johannes Gutenberg's workshop in Mainz printed it in the 1450s.",
+        ],
+    },
+    {
+        "question": "What gives Mars its red colour?",
+        "answers": [
+            "Copper in its rocks gives Mars its red colour.",
+            "Iron oxide in the dust on its surface makes Mars red.",
+        ],
+    },
+)
+EMBEDDED_REFERENCES = {
+    "How many planets": "Eight planets orbit the Sun. Pluto has been a dwarf planet since 2006.",
+    "Gutenberg Bible": "Johannes Gutenberg printed it in Mainz, in the 1450s.",
+    "red colour": "Iron oxide, a kind of rust, in the dust on its surface makes Mars red.",
+}
+
+
+def _scripted_writer() -> Any:
+    from truthguard.testing import ScriptedChatModel
+
+    def reply(prompt: str) -> str:
+        again = "fact-checker doubted" in prompt  # the guard's Regenerate feedback
+        for question, first, second in EMBEDDED_TURNS:
+            if question in prompt:
+                return (second or first) if again else first
+        return "I cannot tell from the passages."
+
+    return ScriptedChatModel(model_name="scripted-writer", script=reply)
+
+
+def _scripted_reference() -> Any:
+    from truthguard.testing import ScriptedChatModel
+
+    return ScriptedChatModel(
+        model_name="scripted-reference",
+        script=dict(EMBEDDED_REFERENCES),
+        default="I do not know.",
+    )
+
+
+def _embedded_section(out_dir: Path) -> None:
+    from truthguard.callbacks import JSONLSink, TruthGuardCallbackHandler
+    from truthguard.guard import Fallback, HallucinationGuard, Regenerate
+    from truthguard.rag import build_rag_chain, chroma_retriever, corpus_documents
+    from truthguard.refchecker import RefChecker
+
+    docs = corpus_documents()
+    log_path = out_dir / "truthguard_corpus_scores.jsonl"
+    log_path.unlink(missing_ok=True)
+    monitor = TruthGuardCallbackHandler(RefChecker(threshold=0.5), sinks=[JSONLSink(log_path)])
+    chain = build_rag_chain(chroma_retriever(docs, k=2), _scripted_writer()).with_config(
+        callbacks=[monitor]
+    )
+    guard = HallucinationGuard(
+        chain=chain,
+        detectors=[RefChecker(threshold=0.5)],
+        policies=[Regenerate(), Fallback(answer=CORPUS_FALLBACK)],
+    )
+
+    _rule(f"A guarded RAG chain over the packaged corpus ({len(docs)} passages)")
+    _say(
+        "A RAG chain retrieves two passages from the corpus shipped inside truthguard and asks a "
+        "scripted chat model, whose replies are written into the demo (some wrong on purpose). "
+        "HallucinationGuard checks every answer claim by claim against the retrieved passages "
+        "(RefChecker, local checker, no model call). A failing answer is regenerated with the "
+        "checker's notes; if that fails too, a fixed reply is released instead."
+    )
+    for question, _, _ in EMBEDDED_TURNS:
+        r = guard.invoke({"question": question})
+        steps = " -> ".join(
+            f"{a.policy or 'first'}:{'pass' if a.passed else 'fail' if a.verdict else 'no check'}"
+            for a in r.attempts
+        )
+        print()
+        print(f"Q: {question}")
+        for a in r.attempts:
+            if a.results:
+                print(f"   {a.policy or 'first'} answer: {_short(str(a.answer or ''), 80)}")
+                print(f"      checker: {_short(a.results[0].explanation, 80)}")
+        print(f"A: {_short(r.answer, 90)}")
+        print(f"   guard: {r.status}; attempts {steps}")
+
+    _rule("The callback handler's log of the same chain")
+    assert monitor.close(timeout=120)
+    summary = monitor.summary()
+    _say(
+        "The chain also carries a TruthGuardCallbackHandler: it captured every answer the chain "
+        "produced (regenerated ones too), scored it off the request path with its own RefChecker "
+        f"and wrote one JSON line per answer to {log_path}."
+    )
+    print()
+    for line in log_path.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        print(f"  {rec['status']:<8}{rec['label']!s:<14}{_short(rec['answer'], 70)}")
+    rate = summary["pass_rate"]
+    shown_rate = "n/a" if rate is None else f"{100 * rate:.1f}%"
+    print(
+        f"summary: {summary['count']} records, {summary['scored']} scored, pass rate {shown_rate}"
+    )
+
+    _embedded_selector()
+
+
+def _embedded_selector() -> None:
+    from langchain_core.prompts import FewShotPromptTemplate, PromptTemplate
+
+    from truthguard._sync import run_sync
+    from truthguard.embeddings import SimilarityEmbeddings
+    from truthguard.fewl import FEWL
+    from truthguard.selectors import FEWLExampleSelector
+
+    _rule("The FEWL example selector over a small pool")
+    _say(
+        f"{len(EMBEDDED_POOL)} pool questions each have a wrong and a right candidate answer, in "
+        "that order. FEWL scores both against a scripted reference model's answer (one "
+        "reference call per question, no laziness penalty); the selector keeps the better one as "
+        "the question's few-shot answer, where the baseline keeps the first candidate."
+    )
+    fewl = FEWL(
+        reference_models=[_scripted_reference()],
+        mode="single",
+        expertise="uniform",
+        penalty=False,
+        threshold=0.0,  # scores are only compared
+    )
+    selector = run_sync(
+        FEWLExampleSelector.afrom_examples(
+            list(EMBEDDED_POOL), SimilarityEmbeddings(), scorer=fewl, k=2, include_score=True
+        )
+    )
+    query = {"question": "Which planet is red, and why?"}
+    print()
+    print(f"Two exemplars for a new question: {query['question']}")
+    for mode in ("fewl", "baseline"):
+        selector.mode = mode
+        print(f"  {mode}:")
+        for ex in selector.select_examples(query):
+            print(f"    [FEWL {ex['fewl_score']:+.3f}] {ex['question']} -> {ex['answer']}")
+    selector.mode = "fewl"
+    prompt = FewShotPromptTemplate(
+        example_selector=selector,
+        example_prompt=PromptTemplate.from_template("Q: {question}\nA: {answer}"),
+        suffix="Q: {question}\nA:",
+        input_variables=["question"],
+    )
+    print()
+    print("The few-shot prompt the FEWL selector builds (inside a FewShotPromptTemplate):")
+    print(textwrap.indent(prompt.format(**query), "  "))
+
+
 # -- offline: guarded chain over PHD ---------------------------------------------------------------
 
 
@@ -154,7 +357,7 @@ def _phd_section(args: argparse.Namespace, out_dir: Path) -> None:
         batch_concurrency=8,
     )
 
-    _rule("1. A guarded chain over the PHD passages")
+    _rule("Recorded: a guarded chain over the PHD passages")
     _say(
         f"The chain asks for a passage about an entity; its model replays the passage ChatGPT "
         f"wrote for PHD ({len(passages)} passages). HallucinationGuard checks each passage with "
@@ -187,7 +390,7 @@ def _phd_section(args: argparse.Namespace, out_dir: Path) -> None:
         f"{usage / len(results):.0f} tokens per passage (chain + detector, tiktoken counts)"
     )
 
-    _rule("2. The guard against the human labels (non-factual = positive class)")
+    _rule("Recorded: the guard against the human labels (non-factual = positive class)")
     gold = [p.is_hallucinated for p in passages]
     pred = [not r.attempts[0].passed for r in results]
     precision, recall, f1 = _prf(pred, gold)
@@ -207,7 +410,7 @@ def _phd_section(args: argparse.Namespace, out_dir: Path) -> None:
         _, _, f = _prf([q for q, _ in pairs], [g for _, g in pairs])
         print(f"  {domain:<11} F1 {100 * f:5.1f}  ({len(pairs)} passages)")
 
-    _rule("3. The callback handler's log (background scoring, Reverse Validation QG)")
+    _rule("Recorded: the callback handler's log (background scoring, Reverse Validation QG)")
     assert monitor.close(timeout=120)
     summary = monitor.summary()
     _say(
@@ -257,7 +460,7 @@ def _refchecker_panel(args: argparse.Namespace) -> tuple[list[str], dict[str, di
     return complete, by_id
 
 
-def _selector_section(args: argparse.Namespace) -> None:
+def _selector_section(args: argparse.Namespace, out_dir: Path) -> None:
     from langchain_core.prompts import FewShotPromptTemplate, PromptTemplate
 
     from truthguard._sync import run_sync
@@ -280,7 +483,7 @@ def _selector_section(args: argparse.Namespace) -> None:
     proxy = {qid: norm(by_id[qid][proxy_model].response) for qid in ids}
     qid_of = {text: qid for qid, text in proxy.items()}
 
-    _rule("4. FEWL example selector on the RefChecker multi-LLM answers")
+    _rule("Recorded: the FEWL example selector on the RefChecker multi-LLM answers")
     _say(
         f"RefChecker recorded {len(REFCHECKER_MODELS)} LLMs answering the same Natural "
         f"Questions, with human labels on every claim. For {len(ids)} questions, the candidate "
@@ -407,16 +610,43 @@ def _selector_section(args: argparse.Namespace) -> None:
 
 
 def run_offline(args: argparse.Namespace) -> int:
-    """The offline demo (recorded data, no model calls)."""
+    """The offline demo: the packaged corpus, then the recorded benchmarks whose data is there."""
+    from truthguard.errors import DatasetNotFoundError
+
     out_dir = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="truthguard-demo-"))
     out_dir.mkdir(parents=True, exist_ok=True)
-    print("Mode: OFFLINE. Every model output is a recording of a real LLM; no model is called.")
+    print(
+        "Mode: OFFLINE. No model is called: scripted replies over the corpus shipped with "
+        "truthguard, then recordings of real LLMs on public benchmarks when their data is there."
+    )
     started = time.perf_counter()
-    _phd_section(args, out_dir)
-    _selector_section(args)
+    _embedded_section(out_dir)
+    skipped: list[str] = []
+    for name, section in RECORDED_SECTIONS:
+        try:
+            section(args, out_dir)
+        except DatasetNotFoundError as e:
+            skipped.append(name)
+            logger.debug("demo section %s skipped: %s", name, e)
     print()
+    if skipped:
+        print(
+            f"Skipped the recorded-benchmark sections ({', '.join(skipped)}): "
+            + (
+                f"no data in {args.data}"
+                if args.data
+                else "their data is not on this machine and could not be downloaded"
+            )
+            + "; pass --data DIR or set TRUTHGUARD_DATA_DIR to a folder holding phd/ and "
+            "refchecker/, or run once with network access (the data is downloaded into "
+            "~/.cache/truthguard/data)."
+        )
     print(f"Demo finished in {time.perf_counter() - started:.0f}s (mode: offline).")
     return 0
+
+
+RECORDED_SECTIONS = (("PHD guard", _phd_section), ("RefChecker selector", _selector_section))
+"""The demo sections that need benchmark data (name, function), in order."""
 
 
 # -- live ------------------------------------------------------------------------------------------
