@@ -304,3 +304,40 @@ async def test_aadd_examples_validates_every_example_before_scoring(embedder):
     with pytest.raises(InvalidInputError):
         await selector.aadd_examples(BAD_LAST)
     assert calls == []
+
+
+def test_the_default_store_is_made_before_any_scoring(embeddings, tmp_path):
+    scorer = truth_scorer()
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("x")
+    with pytest.raises(Exception):  # noqa: B017 - Chroma's own error for a bad directory
+        FEWLExampleSelector.from_examples(
+            POOL,
+            embeddings,
+            scorer=scorer,
+            vectorstore_kwargs={"persist_directory": not_a_dir / "chroma"},
+        )
+    assert scorer.check_count == 0
+
+
+def test_another_store_class_costs_at_most_the_first_example_when_it_fails(embeddings):
+    class Broken(InMemoryVectorStore):
+        @classmethod
+        async def afrom_texts(cls, *args, **kwargs):
+            raise RuntimeError("cannot make the store")
+
+    scorer = truth_scorer()
+    with pytest.raises(RuntimeError, match="cannot make the store"):
+        FEWLExampleSelector.from_examples(POOL, embeddings, scorer=scorer, vectorstore_cls=Broken)
+    assert scorer.check_count == len(POOL[0]["answers"])
+
+
+def test_built_over_langchain_chroma(embeddings):
+    chroma = pytest.importorskip("langchain_chroma")
+    selector = FEWLExampleSelector.from_examples(
+        POOL, embeddings, scorer=truth_scorer(), vectorstore_cls=chroma.Chroma, k=1
+    )
+    picked = selector.select_examples({"question": "Which city is the capital of France?"})
+    assert picked == [
+        {"question": "What is the capital of France?", "answer": "Paris is the capital of France."}
+    ]

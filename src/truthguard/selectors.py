@@ -273,30 +273,34 @@ class FEWLExampleSelector(BaseExampleSelector, BaseModel):
     ) -> FEWLExampleSelector:
         """Build a selector over a new vector store (Chroma by default) holding ``examples``.
 
-        Every candidate is scored first; the store is then built with the standard
-        ``vectorstore_cls.afrom_texts(questions, embeddings, metadatas=..., **vectorstore_kwargs)``,
-        so any LangChain vector store works (``InMemoryVectorStore``, ``langchain_chroma.Chroma``,
-        FAISS, ...). The default is :class:`~truthguard.vectorstore.ChromaVectorStore`.
+        The store is made before any (paid) scoring call, so a store that cannot be made costs
+        none: the default :class:`~truthguard.vectorstore.ChromaVectorStore` is created empty
+        first. Any other class is built with the standard ``vectorstore_cls.afrom_texts(
+        questions, embeddings, metadatas=..., **vectorstore_kwargs)`` (``InMemoryVectorStore``,
+        ``langchain_chroma.Chroma``, FAISS, ...), which needs a first text: the first example is
+        scored, the store built with it, then the others are scored and added.
         """
         examples = _example_list(examples)
         if not examples:
             raise InvalidInputError("examples", "needs at least one example")
-        if vectorstore_cls is None:
-            from truthguard.vectorstore import ChromaVectorStore
-
-            vectorstore_cls = ChromaVectorStore
         # Validate the options before any scoring, with a throw-away store.
         probe = cls(vectorstore=InMemoryVectorStore(embedding=embeddings), scorer=scorer, **kwargs)
         for e in examples:  # and every example, so a bad one wastes no scoring call
             probe._parse(e)
-        pairs = [await probe._metadata(e) for e in examples]
-        store = await vectorstore_cls.afrom_texts(
-            [q for q, _ in pairs],
-            embeddings,
-            metadatas=[m for _, m in pairs],
-            **(vectorstore_kwargs or {}),
-        )
-        return cls(vectorstore=store, scorer=scorer, **kwargs)
+        if vectorstore_cls is None:
+            from truthguard.vectorstore import ChromaVectorStore
+
+            store: VectorStore = ChromaVectorStore(embeddings, **(vectorstore_kwargs or {}))
+            rest = examples
+        else:
+            question, meta = await probe._metadata(examples[0])
+            store = await vectorstore_cls.afrom_texts(
+                [question], embeddings, metadatas=[meta], **(vectorstore_kwargs or {})
+            )
+            rest = examples[1:]
+        selector = cls(vectorstore=store, scorer=scorer, **kwargs)
+        await selector.aadd_examples(rest)
+        return selector
 
     @classmethod
     def from_examples(

@@ -37,21 +37,45 @@ def chromadb_module(user: str) -> Any:
 
 
 def _settings() -> Any:
+    # Chroma's default settings (read from its environment variables), as ``chromadb.Client()``
+    # and langchain-chroma use: Chroma keeps one system per process for in-memory clients (one
+    # per path for persistent ones) and refuses a second client whose settings differ.
     from chromadb.config import Settings
 
-    return Settings(anonymized_telemetry=False, allow_reset=False)
+    return Settings()
+
+
+def _shared(make: Any, settings: Any) -> Any:
+    """``make(settings)``; if Chroma already runs this system with other settings, with those."""
+    try:
+        return make(settings)
+    except ValueError as e:
+        if "different settings" not in str(e):
+            raise
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        ours = SharedSystemClient._get_identifier_from_settings(settings)
+        system = SharedSystemClient._identifier_to_system.get(ours)
+        if system is None:  # pragma: no cover - Chroma changed how it keys its systems
+            raise ConfigurationError(f"Chroma refused a client: {e}") from e
+        return make(system.settings)
 
 
 def ephemeral_client(user: str) -> Any:
-    """An in-memory client."""
-    return chromadb_module(user).EphemeralClient(settings=_settings())
+    """An in-memory client (in the process's one in-memory Chroma system)."""
+    chromadb = chromadb_module(user)
+    return _shared(lambda settings: chromadb.EphemeralClient(settings=settings), _settings())
 
 
 def persistent_client(path: str | Path, user: str) -> Any:
     """A client on the directory ``path`` (created if missing)."""
     chromadb = chromadb_module(user)
     Path(path).mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(path), settings=_settings())
+    settings = _settings()
+    settings.is_persistent, settings.persist_directory = True, str(path)
+    return _shared(
+        lambda settings: chromadb.PersistentClient(path=str(path), settings=settings), settings
+    )
 
 
 def http_client(
