@@ -234,6 +234,80 @@ def test_callback_records_are_parented_to_the_span_of_the_answer(spans):
     assert attrs["truthguard.run_id"]
 
 
+class _CallbackTracer:
+    """A tracer like OpenInference's LangChain instrumentor: a span per run, opened and ended
+    from callbacks, never made current, found with ``get_span(run_id)``."""
+
+    def __new__(cls):
+        from langchain_core.callbacks import BaseCallbackHandler
+
+        class Tracer(BaseCallbackHandler):
+            def __init__(self) -> None:
+                self.spans: dict = {}
+
+            def get_span(self, run_id):
+                return self.spans.get(run_id)
+
+            def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, **kw):
+                parent = self.spans.get(parent_run_id)
+                context = trace.set_span_in_context(parent) if parent else None
+                name = kw.get("name") or "chain"
+                self.spans[run_id] = tracer().start_span(name, context=context)
+
+            def on_chain_end(self, outputs, *, run_id, **kw):
+                self.spans[run_id].end()
+
+        return Tracer()
+
+
+def test_with_a_callback_tracer_verdicts_land_on_the_runs_span(spans):
+    from langchain_core.runnables import RunnableLambda
+
+    from truthguard.guard import HallucinationGuard
+    from truthguard.testing import FakeDetector
+
+    callback_tracer = _CallbackTracer()
+    guard = HallucinationGuard(
+        chain=RunnableLambda(lambda q: "Paris."), detectors=FakeDetector(score=0.9)
+    )
+    guard.invoke("Capital of France?", {"callbacks": [callback_tracer]})
+    assert trace.get_current_span().is_recording() is False  # nothing was made current
+    (run,) = [s for s in spans.get_finished_spans() if s.name == "HallucinationGuard"]
+    got = [dict(e.attributes) for e in events(run)]
+    assert [(a["gen_ai.evaluation.name"], a["truthguard.decision"]) for a in got] == [
+        ("fake", "pass")
+    ]
+
+
+def test_with_openinference_records_are_parented_to_the_runs_span(spans, monkeypatch):
+    # A record is captured in a callback, outside its run's config: the span is asked of
+    # OpenInference's instrumentor (here a stand-in module with its attribute names).
+    import types
+
+    from langchain_core.runnables import RunnableLambda
+
+    from truthguard.callbacks import TruthGuardCallbackHandler
+    from truthguard.testing import FakeDetector
+
+    callback_tracer = _CallbackTracer()
+    module = types.ModuleType("openinference.instrumentation.langchain")
+    module.LangChainInstrumentor = type(
+        "LangChainInstrumentor", (), {"_instance": types.SimpleNamespace(_tracer=callback_tracer)}
+    )
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    handler = TruthGuardCallbackHandler(FakeDetector(score=0.9, threshold=0.5), sinks=[])
+    chain = RunnableLambda(
+        lambda q: {"answer": "Paris.", "context": ["Paris is the capital."]}, name="rag"
+    )
+    chain.invoke({"question": "Capital of France?"}, {"callbacks": [handler, callback_tracer]})
+    assert handler.flush(timeout=30)
+    handler.close(timeout=30)
+    finished = spans.get_finished_spans()
+    (run,) = [s for s in finished if s.name == "rag"]
+    (own,) = [s for s in finished if s.name == otel.EVALUATION_EVENT]
+    assert own.parent.span_id == run.context.span_id
+
+
 # -- over OTLP/HTTP into a receiver on 127.0.0.1 ------------------------------------------------
 
 

@@ -9,7 +9,9 @@ record, with the conventions' attributes (``gen_ai.evaluation.name``,
 under ``truthguard.*`` (``truthguard.decision``, ``truthguard.attempt``, ...).
 
 Where it goes: an event on the current span when it is recording (the span around the call
-being checked); otherwise a zero-length span of its own named
+being checked), else on the span a callback tracer such as OpenInference's LangChain
+instrumentor keeps for the LangChain run being checked (those tracers never make their spans
+current); otherwise a zero-length span of its own named
 ``gen_ai.evaluation.result`` carrying the event, child of the span context it was given (or of
 the current context).
 
@@ -53,6 +55,7 @@ __all__ = [
     "emit_result",
     "emit_verdict",
     "evaluation_attributes",
+    "langchain_span",
     "response_id",
 ]
 
@@ -97,15 +100,54 @@ def active() -> bool:
     return True
 
 
-def current_span_context() -> Any:
-    """The current span's context when emission is active (for records emitted later, from
-    another thread); None otherwise."""
+def current_span_context(run_id: Any = None) -> Any:
+    """The context of the span to parent a later event to (a record scored on another
+    thread): the current OpenTelemetry span, else the span a LangChain tracer keeps for
+    ``run_id`` (or for the current run); None when there is none or emission is off."""
     if not active():
         return None
     from opentelemetry import trace
 
     ctx = trace.get_current_span().get_span_context()
-    return ctx if ctx.is_valid else None
+    if ctx.is_valid:
+        return ctx
+    span = langchain_span(run_id)
+    return span.get_span_context() if span is not None else None
+
+
+def langchain_span(run_id: Any = None) -> Any:
+    """The span a callback-based tracer (OpenInference's LangChain instrumentor) keeps for
+    ``run_id``, or for the LangChain run the caller is inside; None when there is none.
+
+    Callback tracers do not make their spans current (a callback cannot be sure to detach
+    it), so the current-span lookup alone would miss the run being checked. They are found by
+    duck typing: a callback handler of the current run with ``get_span(run_id)``; for a
+    ``run_id`` outside the current run, OpenInference's instrumentor if it is active.
+    """
+    langchain = sys.modules.get("langchain_core.runnables.config")
+    if langchain is None:
+        return None
+    from langchain_core.callbacks import BaseCallbackManager
+
+    config = langchain.var_child_runnable_config.get() or {}
+    for manager in config.values():
+        if not isinstance(manager, BaseCallbackManager):
+            continue
+        wanted = run_id or manager.parent_run_id
+        if wanted is None:
+            continue
+        for handler in [*manager.handlers, *manager.inheritable_handlers]:
+            get_span = getattr(handler, "get_span", None)
+            span = get_span(wanted) if callable(get_span) else None
+            if span is not None:
+                return span
+    instrumentor = sys.modules.get("openinference.instrumentation.langchain")
+    if run_id is not None and instrumentor is not None:
+        instance = getattr(instrumentor.LangChainInstrumentor, "_instance", None)
+        tracer = getattr(instance, "_tracer", None)
+        if tracer is not None:
+            return tracer.get_span(run_id)
+    return None
 
 
 def _text(value: str) -> str:
@@ -150,6 +192,11 @@ def emit_evaluation(attributes: Mapping[str, Any], *, span_context: Any = None) 
     if span_context is None and current.is_recording():
         current.add_event(EVALUATION_EVENT, dict(attributes))
         return
+    if span_context is None and (run_span := langchain_span()) is not None:
+        if run_span.is_recording():  # the LangChain run being checked, traced by callbacks
+            run_span.add_event(EVALUATION_EVENT, dict(attributes))
+            return
+        span_context = run_span.get_span_context()
     if span_context is None and isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
         return  # no span to attach to and no SDK set up: nowhere to send it
     context = None

@@ -40,8 +40,13 @@ class Capture:
     extra: dict[str, Any] = field(default_factory=dict)
     """Input fields forwarded to the detector (``detector_fields``)."""
     captured_at: float = field(default_factory=time.time)
-    span_context: Any = field(default_factory=current_span_context)
-    """The OpenTelemetry span current when the answer was captured (None when unused)."""
+    span_context: Any = None
+    """The OpenTelemetry span of the answer: the one current when it was captured, or the one
+    a LangChain tracer keeps for its run (None when OpenTelemetry is not in use)."""
+
+    def __post_init__(self) -> None:
+        if self.span_context is None:
+            self.span_context = current_span_context(self.run_id)
 
 
 @dataclass
