@@ -476,3 +476,36 @@ def test_without_a_span_or_a_provider_nothing_is_sent(monkeypatch):
     monkeypatch.setattr(trace, "get_tracer", lambda *a, **k: sent.append(a))
     otel.emit_evaluation(otel.evaluation_attributes("refchecker", score=1.0))
     assert sent == []
+
+
+def test_with_openinferences_langchain_instrumentor_events_land_on_the_runs_spans(spans):
+    # Runs where OpenInference's LangChain instrumentor is installed (not in the dev extra).
+    instrumentation = pytest.importorskip("openinference.instrumentation.langchain")
+    from langchain_core.runnables import RunnableLambda
+
+    from truthguard.callbacks import TruthGuardCallbackHandler
+    from truthguard.guard import HallucinationGuard
+    from truthguard.testing import FakeDetector
+
+    instrumentor = instrumentation.LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=trace.get_tracer_provider())
+    try:
+        guard = HallucinationGuard(
+            chain=RunnableLambda(lambda q: "Paris."), detectors=FakeDetector(score=0.9)
+        )
+        guard.invoke("Capital of France?")
+        handler = TruthGuardCallbackHandler(FakeDetector(score=0.9, threshold=0.5), sinks=[])
+        chain = RunnableLambda(
+            lambda q: {"answer": "Paris.", "context": ["Paris is the capital."]}, name="rag"
+        )
+        chain.invoke({"question": "Capital of France?"}, {"callbacks": [handler]})
+        assert handler.flush(timeout=30)
+        handler.close(timeout=30)
+    finally:
+        instrumentor.uninstrument()
+    finished = spans.get_finished_spans()
+    (run,) = [s for s in finished if s.name == "HallucinationGuard"]
+    assert [e.attributes["truthguard.decision"] for e in events(run)] == ["pass"]
+    (rag,) = [s for s in finished if s.name == "rag"]
+    (own,) = [s for s in finished if s.name == otel.EVALUATION_EVENT]
+    assert own.parent.span_id == rag.context.span_id

@@ -223,3 +223,32 @@ def test_records_are_gen_ai_evaluation_events_under_the_query_span(engine, make_
     assert attrs["gen_ai.evaluation.score.label"] == "pass"
     assert attrs["gen_ai.evaluation.score.value"] == pytest.approx(0.9)
     exporter.clear()
+
+
+def test_with_openinferences_instrumentor_records_are_under_the_query_span(engine, make_handler):
+    # Runs where OpenInference's LlamaIndex instrumentor is installed (not in the dev extra).
+    instrumentation = pytest.importorskip("openinference.instrumentation.llama_index")
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):  # the global provider can be set only once
+        provider = TracerProvider()
+        trace.set_tracer_provider(provider)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instrumentor = instrumentation.LlamaIndexInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        handler = make_handler(FakeDetector(score=0.9, threshold=0.5), sinks=[])
+        engine.query("Where is Olympus Mons?")
+        assert handler.flush(timeout=30)
+    finally:
+        instrumentor.uninstrument()
+    finished = exporter.get_finished_spans()
+    (query,) = [s for s in finished if s.name.endswith("QueryEngine.query")]
+    (own,) = [s for s in finished if s.name == "gen_ai.evaluation.result"]
+    assert own.parent.span_id == query.context.span_id
+    exporter.clear()
