@@ -31,11 +31,11 @@ from typing import Any, get_args
 
 import numpy as np
 
-from truthguard._onnx import onnx_model_path
 from truthguard._progress import progress
 from truthguard._sync import run_sync
 from truthguard.datasets import load_chale
 from truthguard.datasets._loaders import ChaleItem, strip_html
+from truthguard.embedding import onnx_model_path
 from truthguard.refchecker import LocalChecker, LocalExtractor, RefChecker, response_score
 from truthguard.refchecker.aggregate import ScoreMode
 from truthguard.refchecker.segment import segment_references

@@ -112,7 +112,7 @@ def _cold_once(backend: str) -> dict[str, Any]:
 
 def _light_backends() -> tuple[str, ...]:
     """The torch-free encoders this environment can run: OpenVINO (if installed) and ONNX."""
-    from truthguard._openvino import openvino_installed
+    from truthguard.embedding import openvino_installed
 
     return ("openvino", "onnx") if openvino_installed() else ("onnx",)
 

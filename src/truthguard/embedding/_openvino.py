@@ -7,24 +7,28 @@ embeddings stay within 1e-4 cosine of the float32 ones: the matrix products read
 accumulate in float32. Elsewhere it runs float32. Opt-in (``backend="openvino"``): scores move
 by that 1e-4, so it is never chosen for the user.
 
-Same export, tokenizer, pooling and per-token vectors as :class:`~truthguard._onnx.OnnxEncoder`;
-only the runtime differs. The compiled model is cached in ``openvino/`` beside the export, so a
-later process loads it in a fraction of a second. Importing this module imports no runtime.
+Same export, tokenizer, pooling and per-token vectors as
+:class:`~truthguard.embedding.OnnxEncoder`; only the runtime differs. The compiled model is cached
+in ``openvino/`` beside the export, so a later process loads it in a fraction of a second.
+Importing this module imports no runtime.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from truthguard._onnx import OnnxEncoder
+from truthguard.embedding._onnx import OnnxEncoder, export_onnx
+from truthguard.embedding.encoder import Runtime
 from truthguard.errors import ConfigurationError
 
-__all__ = ["OpenVinoEncoder", "openvino_bf16", "openvino_installed"]
+__all__ = ["OpenVinoEncoder", "OpenVinoRuntime", "openvino_bf16", "openvino_installed"]
 
 
 def openvino_installed() -> bool:
@@ -53,7 +57,7 @@ def openvino_bf16() -> bool:
 
 
 class OpenVinoEncoder(OnnxEncoder):
-    """:class:`~truthguard._onnx.OnnxEncoder` on the OpenVINO runtime.
+    """:class:`~truthguard.embedding.OnnxEncoder` on the OpenVINO runtime.
 
     Calls from several threads are safe (each thread has its own infer request) but run one at
     a time on the compiled model's threads (``serial``): give it every core rather than run
@@ -61,7 +65,7 @@ class OpenVinoEncoder(OnnxEncoder):
 
     Args:
         model_dir: The sentence-transformers model directory (tokenizer, pooling config).
-        onnx_path: Its ONNX export (see :func:`~truthguard._onnx.export_onnx`).
+        onnx_path: Its ONNX export (see :func:`~truthguard.embedding.export_onnx`).
         threads: OpenVINO inference threads.
         precision: ``"bf16"``, ``"f32"``, or None for bf16 where the CPU has it natively.
     """
@@ -115,3 +119,26 @@ class OpenVinoEncoder(OnnxEncoder):
             {k: feeds[k] for k in self._inputs}, share_inputs=True, share_outputs=False
         )
         return np.asarray(result[self.compiled.outputs[0]], dtype=np.float32)
+
+
+@functools.lru_cache(maxsize=8)
+def _load(path: str, cache_dir: str, threads: int) -> OpenVinoEncoder:
+    onnx_path = export_onnx(path, cache_dir)
+    return OpenVinoEncoder(Path(path), onnx_path, threads=threads)
+
+
+class OpenVinoRuntime(Runtime):
+    """Runs the ONNX export with OpenVINO, on CPU (opt-in: ``auto`` never picks it)."""
+
+    name: ClassVar[str] = "openvino"
+    cpu_only: ClassVar[bool] = True
+
+    def threads(self, threads: int | None) -> int:
+        """``threads``, else every core: OpenVINO runs one call at a time."""
+        return threads or (os.cpu_count() or 1)
+
+    def load(self, path: str, *, device: str, cache_dir: Path, threads: int | None) -> Any:
+        return _load(path, str(cache_dir), self.threads(threads))
+
+    def placement(self, *, device: str, cache_dir: Path, threads: int | None) -> tuple[Any, ...]:
+        return (str(cache_dir), self.threads(threads))

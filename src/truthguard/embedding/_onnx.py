@@ -14,21 +14,32 @@ exports again. Writers take a file lock and rename atomically: concurrent proces
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import json
 import os
 import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from truthguard.embedding._loading import quiet_transformers
+from truthguard.embedding.encoder import Runtime, TokenVectors
 from truthguard.errors import ConfigurationError
 
-__all__ = ["EXPORT_VERSION", "OnnxEncoder", "export_onnx", "onnx_model_path", "onnx_support"]
+__all__ = [
+    "EXPORT_VERSION",
+    "OnnxEncoder",
+    "OnnxRuntime",
+    "can_export",
+    "export_onnx",
+    "onnx_model_path",
+    "onnx_support",
+]
 
 EXPORT_VERSION = "1"
 """Bumped when the exported graph changes (inputs, outputs, opset), so old exports are redone."""
@@ -147,9 +158,7 @@ def export_onnx(model_dir: str | Path, cache_dir: str | Path) -> Path:
             raise ConfigurationError(
                 "exporting to ONNX needs onnx: pip install 'truthguard[local]'"
             )
-        from truthguard.similarity import _quiet_transformers
-
-        _quiet_transformers()
+        quiet_transformers()
         # Eager attention traces to plain MatMul/Softmax, valid for every sequence length.
         model = AutoModel.from_pretrained(
             str(model_dir), attn_implementation="eager", local_files_only=True
@@ -210,6 +219,8 @@ class OnnxEncoder:
         onnx_path: Its export (see :func:`export_onnx`).
         threads: onnxruntime intra-op threads.
     """
+
+    serial = False
 
     def __init__(self, model_dir: Path, onnx_path: Path, *, threads: int = 1) -> None:
         try:
@@ -295,9 +306,7 @@ class OnnxEncoder:
             out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         return out
 
-    def token_embeddings(
-        self, texts: Sequence[str], *, batch_size: int = 32
-    ) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
+    def token_vectors(self, texts: Sequence[str], *, batch_size: int = 32) -> list[TokenVectors]:
         """Per text: L2-normalised vectors of its non-special tokens and their char offsets."""
         out: list[Any] = [None] * len(texts)
         for rows, encs in self._batches(texts, batch_size):
@@ -308,3 +317,58 @@ class OnnxEncoder:
                 vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
                 out[i] = (vecs, [tuple(e.offsets[t]) for t in keep])
         return out
+
+    token_embeddings = token_vectors  # the name it had before the Encoder interface
+
+
+@functools.cache
+def _default_threads() -> int:
+    """``TRUTHGUARD_EMBEDDING_THREADS``, else the cores the 1-minute load average leaves idle.
+
+    On a shared machine two threads that each wait for a busy core run far slower than one.
+    Decided once per process, so every instance shares one loaded model.
+    """
+    override = os.environ.get("TRUTHGUARD_EMBEDDING_THREADS")
+    if override:
+        return max(1, int(override))
+    cores = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except (AttributeError, OSError):  # pragma: no cover - Windows
+        busy = 0.0
+    return max(1, min(cores, int(cores - busy + 0.5)))
+
+
+@functools.lru_cache(maxsize=8)
+def _load(path: str, cache_dir: str, threads: int) -> OnnxEncoder:
+    onnx_path = export_onnx(path, cache_dir)  # a no-op once the export is on disk
+    return OnnxEncoder(Path(path), onnx_path, threads=threads)
+
+
+class OnnxRuntime(Runtime):
+    """Exports a model directory to ONNX once and runs it with onnxruntime, on CPU."""
+
+    name: ClassVar[str] = "onnx"
+    cpu_only: ClassVar[bool] = True
+
+    def threads(self, threads: int | None) -> int:
+        """``threads``, else the cores the load leaves idle: the encode worker runs sessions
+        side by side for the rest."""
+        return threads or _default_threads()
+
+    def load(self, path: str, *, device: str, cache_dir: Path, threads: int | None) -> Any:
+        return _load(path, str(cache_dir), self.threads(threads))
+
+    def placement(self, *, device: str, cache_dir: Path, threads: int | None) -> tuple[Any, ...]:
+        return (str(cache_dir), self.threads(threads))
+
+    def can_run(self, model_dir: Callable[[], Path], cache_dir: Callable[[], Path]) -> bool:
+        """Whether onnxruntime is installed and can run the model (exported, or exportable)."""
+        if importlib.util.find_spec("onnxruntime") is None:
+            return False
+        if importlib.util.find_spec("tokenizers") is None:
+            return False
+        path = model_dir()
+        if onnx_support(path) is not None:
+            return False
+        return onnx_model_path(path, cache_dir()).is_file() or can_export()

@@ -8,8 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from truthguard._onnx import OnnxEncoder
-from truthguard._openvino import OpenVinoEncoder, openvino_bf16, openvino_installed
+from truthguard.embedding import OnnxEncoder, OpenVinoEncoder, openvino_bf16, openvino_installed
 from truthguard.errors import ConfigurationError
 from truthguard.similarity import EmbeddingSimilarity, parallel_encodes
 
@@ -26,8 +25,7 @@ TEXTS = [
 @pytest.fixture(scope="module")
 def exported(embedder):
     """(model directory, ONNX export) of the packaged MiniLM."""
-    from truthguard._onnx import export_onnx
-    from truthguard.similarity import default_model_cache_dir
+    from truthguard.embedding import default_model_cache_dir, export_onnx
 
     path = embedder.path
     return path, export_onnx(path, default_model_cache_dir())
