@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from truthguard.cli import build_parser, main
@@ -85,3 +91,132 @@ def test_evaluation_commands_report_bad_input_with_exit_code_2(tmp_path, capsys)
     assert "detectors.fake.type" in capsys.readouterr().err
     assert main(["calibrate", str(tmp_path), "-c", str(config), "--target", "precision"]) == 2
     assert "--target" in capsys.readouterr().err
+
+
+# -- bad files and paths: one line naming the file, row or field, exit code 2 ----------------------
+
+_CONFIG = "detectors:\n  fake:\n    type: fake\n    options: {score: 0.4}\n"
+_ROWS = [
+    {"question": "Q1?", "answer": "A1", "label": "factual"},
+    {"question": "Q2?", "answer": "A2", "label": "hallucinated"},
+]
+
+
+def _truthguard(*argv: str, cwd) -> subprocess.CompletedProcess:
+    script = Path(sys.executable).with_name("truthguard")
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "truthguard.cli"]
+    return subprocess.run(
+        [*cmd, *argv], cwd=cwd, capture_output=True, text=True, timeout=300, env=dict(os.environ)
+    )
+
+
+@pytest.fixture()
+def run_dir(tmp_path):
+    """A folder with a config, good rows, a plain file and an evaluate run of the rows."""
+    (tmp_path / "c.yaml").write_text(_CONFIG)
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _ROWS))
+    (tmp_path / "afile").write_text("not a directory")
+    argv = ["evaluate", str(tmp_path / "rows.jsonl"), "-c", str(tmp_path / "c.yaml")]
+    argv += ["-o", str(tmp_path / "run")]
+    assert main([*argv, "--no-progress"]) == 0
+    return tmp_path
+
+
+def _write_bytes(name: str, data: bytes):
+    return lambda d: (d / name).write_bytes(data)
+
+
+def _corrupt_results(d):
+    lines = (d / "run" / "results.jsonl").read_text().splitlines(keepends=True)
+    lines.insert(1, '{"id": "x", "detector": \n')
+    (d / "run" / "results.jsonl").write_text("".join(lines))
+
+
+_GOOD = json.dumps(_ROWS[0]).encode() + b"\n"
+_BAD_INPUT = {
+    "raw bytes": (
+        _write_bytes("in.jsonl", _GOOD + b'{"question": "Q?", "answer": "A\xff\xfe"}\n'),
+        ["evaluate", "in.jsonl", "-c", "c.yaml", "-o", "out"],
+        ["in.jsonl line 2", "not UTF-8"],
+    ),
+    "question 42": (
+        _write_bytes("in.jsonl", _GOOD + b'{"question": 42, "answer": "A"}\n'),
+        ["evaluate", "in.jsonl", "-c", "c.yaml", "-o", "out"],
+        ["in.jsonl line 2.question", "expected a string, got int"],
+    ),
+    "json list of non-objects": (
+        _write_bytes("in.json", b'[{"question": "Q?", "answer": "A"}, 7]'),
+        ["evaluate", "in.json", "-c", "c.yaml", "-o", "out"],
+        ["in.json row 2", "expected a JSON object, got int"],
+    ),
+    "csv bytes": (
+        _write_bytes("in.csv", b"question,answer\nQ?,A\nQ2?,B\xff\n"),
+        ["evaluate", "in.csv", "-c", "c.yaml", "-o", "out"],
+        ["in.csv", "not UTF-8"],
+    ),
+    "config not utf-8": (
+        _write_bytes("latin.yaml", b"# caf\xe9\n" + _CONFIG.encode()),
+        ["evaluate", "rows.jsonl", "-c", "latin.yaml", "-o", "out"],
+        ["config", "latin.yaml", "not UTF-8"],
+    ),
+    "out is a file": (
+        None,
+        ["evaluate", "rows.jsonl", "-c", "c.yaml", "-o", "afile"],
+        ["afile is not a directory"],
+    ),
+    "out is /dev/null": (
+        None,
+        ["evaluate", "rows.jsonl", "-c", "c.yaml", "-o", "/dev/null"],
+        ["/dev/null is not a directory"],
+    ),
+    "out cannot be made": (
+        None,
+        ["evaluate", "rows.jsonl", "-c", "c.yaml", "-o", "afile/out"],
+        ["cannot create the directory afile/out"],
+    ),
+    "corrupt results for evaluate": (
+        _corrupt_results,
+        ["evaluate", "rows.jsonl", "-c", "c.yaml", "-o", "run"],
+        ["results.jsonl line 2", "corrupt result row", "--restart"],
+    ),
+    "corrupt results for report": (
+        _corrupt_results,
+        ["report", "run"],
+        ["results.jsonl line 2", "corrupt result row"],
+    ),
+    "report -o unwritable": (
+        None,
+        ["report", "run", "-o", "afile/report.html"],
+        ["afile"],
+    ),
+    "calibrate --write unwritable": (
+        None,
+        ["calibrate", "run", "-c", "c.yaml", "--write", "afile/calibrated.yaml"],
+        ["afile"],
+    ),
+    "demo output unwritable": (
+        None,
+        ["demo", "--data", "nowhere", "--out", "afile/demo"],
+        ["afile"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(_BAD_INPUT))
+def test_bad_files_and_paths_give_one_line_and_exit_code_2(run_dir, case):
+    setup, argv, expected = _BAD_INPUT[case]
+    if setup is not None:
+        setup(run_dir)
+    done = _truthguard(*argv, cwd=run_dir)
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    for text in expected:
+        assert text in done.stderr
+
+
+def test_a_lone_surrogate_escape_is_cleaned_as_the_python_api_does(run_dir):
+    (run_dir / "in.jsonl").write_text('{"question": "Q\\ud800?", "answer": "A\\udfff"}\n')
+    done = _truthguard("evaluate", "in.jsonl", "-c", "c.yaml", "-o", "out", cwd=run_dir)
+    assert done.returncode == 0, done.stderr
+    row = json.loads((run_dir / "out" / "results.jsonl").read_text())
+    assert (row["question"], row["answer"]) == ("Q\ufffd?", "A\ufffd")

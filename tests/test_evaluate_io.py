@@ -69,11 +69,11 @@ def test_ids_are_stable_and_unique(tmp_path):
 @pytest.mark.parametrize(
     ("row", "field"),
     [
-        ({"answer": "A"}, "row 0.question"),
-        ({"question": "  ", "answer": "A"}, "row 0.question"),
-        ({"question": "Q?"}, "row 0.answer"),
-        ({"question": "Q?", "answer": "A", "contexts": {"p": 1}}, "row 0.contexts"),
-        ({"question": "Q?", "answer": "A", "label": "maybe"}, "row 0.label"),
+        ({"answer": "A"}, "d.jsonl line 1.question"),
+        ({"question": "  ", "answer": "A"}, "d.jsonl line 1.question"),
+        ({"question": "Q?"}, "d.jsonl line 1.answer"),
+        ({"question": "Q?", "answer": "A", "contexts": {"p": 1}}, "d.jsonl line 1.contexts"),
+        ({"question": "Q?", "answer": "A", "label": "maybe"}, "d.jsonl line 1.label"),
     ],
 )
 def test_bad_rows_name_row_and_field(tmp_path, row, field):

@@ -10,7 +10,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 __all__ = ["main"]
 
@@ -119,14 +119,22 @@ def _add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
     conv.add_argument("--limit", type=int, default=None, help="first N questions / passages")
 
 
-def _run_evaluation_command(args: argparse.Namespace) -> int:
+def _one_line(command: str, run: Callable[[], int]) -> int:
+    """``run()``; a bad input or a file that cannot be read or written is one line, exit 2."""
     from truthguard.errors import TruthGuardError
 
     try:
-        return _EVALUATION_COMMANDS[args.command](args)
+        return run()
     except TruthGuardError as e:
-        print(f"truthguard {args.command}: {e}", file=sys.stderr)
-        return 2
+        message = str(e)
+    except OSError as e:  # a path that cannot be read or written: name it
+        message = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
+    print(f"truthguard {command}: {message}", file=sys.stderr)
+    return 2
+
+
+def _run_evaluation_command(args: argparse.Namespace) -> int:
+    return _one_line(args.command, lambda: _EVALUATION_COMMANDS[args.command](args))
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -236,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         from truthguard import demo
 
-        return demo.run(args)
+        return _one_line("demo", lambda: demo.run(args))
     if args.command in _EVALUATION_COMMANDS:
         return _run_evaluation_command(args)
     module = args._module

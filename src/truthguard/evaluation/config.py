@@ -188,7 +188,13 @@ def load_config(source: str | Path | dict[str, Any] | EvaluateConfig) -> Evaluat
         path = Path(source)
         if not path.is_file():
             raise InvalidInputError("config", f"no config file at {path}")
-        text = path.read_text(encoding="utf-8")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            bad = e.object[e.start : e.start + 1].hex()
+            raise InvalidInputError(
+                "config", f"{path} is not UTF-8 text (byte 0x{bad} at offset {e.start})"
+            ) from e
         suffix = path.suffix.lower()
         try:
             if suffix == ".toml":

@@ -9,6 +9,7 @@ by both engines: ``local`` runs it here batch after batch, ``ray`` runs it insid
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -49,6 +50,20 @@ def _check_resumable(
             )
 
 
+def _out_dir(out: str | Path) -> Path:
+    """``out`` as a directory that exists (made here), or an error naming it."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InvalidInputError("out", f"{out} is not a directory (results go into a directory)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InvalidInputError("out", f"cannot create the directory {out}: {e.strerror}") from e
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise InvalidInputError("out", f"cannot write into {out}: permission denied")
+    return out
+
+
 def evaluate(
     data: str | Path,
     config: str | Path | dict[str, Any] | EvaluateConfig,
@@ -81,7 +96,7 @@ def evaluate(
         raise InvalidInputError("limit", "must be a positive integer")
     cfg = load_config(config)
     base_dir = Path(config).resolve().parent if isinstance(config, str | Path) else Path.cwd()
-    out = Path(out)
+    out = _out_dir(out)
     rows = read_rows(data, cfg.columns)
     if limit is not None:
         rows = rows[:limit]

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from truthguard._clean import clean_text
 from truthguard.errors import InvalidInputError
 from truthguard.evaluation.config import ColumnMap
 
@@ -70,28 +71,61 @@ def _contexts(value: Any, field: str) -> list[str]:
     return value
 
 
-def _iter_raw(path: Path) -> Iterator[dict[str, Any]]:
+def _not_utf8(path: Path, e: UnicodeDecodeError, where: str | None = None) -> InvalidInputError:
+    bad = e.object[e.start : e.start + 1].hex()
+    return InvalidInputError(
+        where or str(path), f"not UTF-8 text (byte 0x{bad} at offset {e.start})"
+    )
+
+
+def _object(raw: Any, where: str) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise InvalidInputError(where, f"expected a JSON object, got {type(raw).__name__}")
+    return raw
+
+
+def _iter_raw(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The rows of ``path`` as ``(where, row)``, ``where`` naming the file and the row.
+
+    ``line N`` for JSONL and CSV (the file's own line numbers), ``row N`` for JSON and Parquet;
+    both count from 1.
+    """
+    name = path.name
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
-        with path.open(encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
+        with path.open("rb") as f:
+            for n, data in enumerate(f, 1):
+                where = f"{name} line {n}"
+                try:
+                    line = data.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise _not_utf8(path, e, where) from e
                 if not line.strip():
                     continue
                 try:
                     row = json.loads(line)
                 except json.JSONDecodeError as e:
-                    raise InvalidInputError(f"line {n}", f"not JSON: {e}") from e
-                if not isinstance(row, dict):
-                    raise InvalidInputError(f"line {n}", "expected a JSON object")
-                yield row
+                    raise InvalidInputError(where, f"not JSON: {e}") from e
+                yield where, _object(row, where)
     elif suffix == ".json":
-        data = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as e:
+            raise _not_utf8(path, e) from e
+        except json.JSONDecodeError as e:
+            raise InvalidInputError("data", f"{path} is not JSON: {e}") from e
         if not isinstance(data, list):
             raise InvalidInputError("data", f"{path} must hold a list of objects")
-        yield from data
+        for n, row in enumerate(data, 1):
+            yield f"{name} row {n}", _object(row, f"{name} row {n}")
     elif suffix in (".csv", ".tsv"):
         with path.open(encoding="utf-8", newline="") as f:
-            yield from csv.DictReader(f, delimiter="\t" if suffix == ".tsv" else ",")
+            reader = csv.DictReader(f, delimiter="\t" if suffix == ".tsv" else ",")
+            try:
+                for row in reader:
+                    yield f"{name} line {reader.line_num}", row
+            except UnicodeDecodeError as e:
+                raise _not_utf8(path, e, f"{name} after line {reader.line_num}") from e
     elif suffix in (".parquet", ".pq"):
         try:
             import pyarrow.parquet as pq
@@ -99,11 +133,23 @@ def _iter_raw(path: Path) -> Iterator[dict[str, Any]]:
             raise InvalidInputError(
                 "data", "reading Parquet needs pyarrow: pip install 'truthguard[evaluate]'"
             ) from e
-        yield from pq.read_table(path).to_pylist()
+        for n, row in enumerate(pq.read_table(path).to_pylist(), 1):
+            yield f"{name} row {n}", row
     else:
         raise InvalidInputError(
             "data", f"unknown format {suffix!r}: use .jsonl, .json, .csv, .tsv or .parquet"
         )
+
+
+def _cleaned(value: Any) -> Any:
+    """``value`` with every string in it cleaned (lone surrogates cannot be written as UTF-8)."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        return [_cleaned(v) for v in value]
+    if isinstance(value, dict):
+        return {_cleaned(k): _cleaned(v) for k, v in value.items()}
+    return value
 
 
 def read_rows(path: str | Path, columns: ColumnMap | None = None) -> list[dict[str, Any]]:
@@ -121,13 +167,18 @@ def read_rows(path: str | Path, columns: ColumnMap | None = None) -> list[dict[s
     mapped = {cols.question, cols.answer, cols.contexts, cols.label, cols.id}
     rows: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
-    for index, raw in enumerate(_iter_raw(path)):
-        where = f"row {index}"
+    for index, (where, raw) in enumerate(_iter_raw(path)):
+        raw = _cleaned(raw)  # as the Python API does where text enters
         question, answer = raw.get(cols.question), raw.get(cols.answer)
-        if not isinstance(question, str) or not question.strip():
-            raise InvalidInputError(f"{where}.{cols.question}", "missing or blank question")
-        if not isinstance(answer, str):
-            raise InvalidInputError(f"{where}.{cols.answer}", "missing answer")
+        for field, value in ((cols.question, question), (cols.answer, answer)):
+            if value is None:
+                raise InvalidInputError(f"{where}.{field}", f"missing {field}")
+            if not isinstance(value, str):
+                raise InvalidInputError(
+                    f"{where}.{field}", f"expected a string, got {type(value).__name__}"
+                )
+        if not question.strip():
+            raise InvalidInputError(f"{where}.{cols.question}", "blank question")
         contexts = _contexts(raw.get(cols.contexts), f"{where}.{cols.contexts}")
         gold = gold_label(raw.get(cols.label), field=f"{where}.{cols.label}")
         rid = raw.get(cols.id)
@@ -200,13 +251,29 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     out = []
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            if not line.endswith("\n"):
+    with path.open("rb") as f:
+        for n, data in enumerate(f, 1):
+            if not data.endswith(b"\n"):
                 break  # partial last line of a killed run
-            if line.strip():
-                out.append(json.loads(line))
+            if not data.strip():
+                continue
+            try:
+                row = json.loads(data.decode("utf-8"))
+                if not isinstance(row, dict) or not {"id", "detector"} <= row.keys():
+                    raise ValueError("not a result row")
+            except ValueError as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+                raise InvalidInputError(
+                    f"{path} line {n}",
+                    f"corrupt result row ({_short_error(e)}); delete that line to keep the "
+                    "others, or rerun evaluate with --restart",
+                ) from e
+            out.append(row)
     return out
+
+
+def _short_error(e: Exception) -> str:
+    text = str(e)
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def write_parquet(results: list[dict[str, Any]], path: str | Path) -> Path | None:
