@@ -577,3 +577,50 @@ def test_none_answer_is_not_checked_as_the_text_none():
         HallucinationGuard(
             chain=RunnableLambda(lambda q: {"answer": None}), detectors=moon_detector()
         ).invoke("Q?")
+
+
+# The user's own model client after a sync guard: the script runs in a fresh interpreter, so
+# langchain-openai's per-base-URL async client cache starts empty, as in a real app.
+CLIENT_SCRIPT = """
+import asyncio, sys
+from langchain_core.output_parsers import StrOutputParser
+from truthguard.guard import HallucinationGuard, StreamingGuard
+from truthguard.testing import FakeDetector, OpenAIServer
+
+order = sys.argv[1]
+with OpenAIServer(reply="The sun shines.") as server:
+    model = server.chat_model(max_retries=0, timeout=5)
+    chain = model | StrOutputParser()
+    guard = HallucinationGuard(chain=chain, detectors=FakeDetector(score=0.9))
+    streaming = StreamingGuard(chain=chain, detector=FakeDetector(score=0.9))
+    # langchain-openai binds its async client to the first loop that uses it, so an app gets
+    # one asyncio.run of it: before the sync guards run, or after.
+    if order == "async-first":
+        print(asyncio.run(model.ainvoke("hi")).content)
+    print(guard.invoke("What shines?").answer)
+    print("".join(c.text or "" for c in streaming.stream("What shines?")))
+    if order == "sync-first":  # two calls at once: the pool waits on an asyncio.Event
+        # Deterministic too: the sync guards opened no connection in the user's async client.
+        print(len(model.root_async_client._client._transport._pool.connections))
+        async def two():
+            return await asyncio.gather(model.ainvoke("hi"), model.ainvoke("ho"))
+        print(" ".join(m.content for m in asyncio.run(two())))
+"""
+
+
+@pytest.mark.parametrize("order", ["async-first", "sync-first"])
+def test_sync_guard_leaves_the_users_async_client_usable(order):
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("langchain_openai")
+    done = subprocess.run(
+        [sys.executable, "-c", CLIENT_SCRIPT, order],
+        capture_output=True, text=True, timeout=120, env=os.environ.copy(),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    expected = ["The sun shines."] * 3
+    if order == "sync-first":
+        expected[-1:] = ["0", "The sun shines. The sun shines."]
+    assert done.stdout.splitlines() == expected, done.stdout

@@ -18,12 +18,22 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
+import functools
 import threading
 import weakref
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["call_executor", "mark_private", "on_private_loop", "run_sync", "submit"]
+__all__ = [
+    "call_executor",
+    "invoke_user",
+    "mark_private",
+    "on_private_loop",
+    "run_sync",
+    "stream_user",
+    "submit",
+]
 
 T = TypeVar("T")
 
@@ -119,3 +129,81 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     except BaseException:
         future.cancel()
         raise
+
+
+def has_sync_path(runnable: Any) -> bool:
+    """False for a ``RunnableLambda`` over an async function only (it has no sync ``invoke``)."""
+    from langchain_core.runnables import RunnableLambda
+
+    return not (isinstance(runnable, RunnableLambda) and getattr(runnable, "func", None) is None)
+
+
+async def invoke_user(runnable: Any, input: Any, config: Any) -> Any:
+    """Run a user's chain or model as its caller would: ``ainvoke`` on the caller's loop; on
+    truthguard's own loops (a sync entry point) its sync ``invoke`` on a worker thread, so its
+    async clients never bind to a truthguard loop. Context variables (the ambient config) go
+    with it. Cancelling abandons the thread's call, which ends on its own."""
+    if not (on_private_loop() and has_sync_path(runnable)):
+        return await runnable.ainvoke(input, config)
+    loop = asyncio.get_running_loop()
+    ctx = contextvars.copy_context()
+    fn = functools.partial(ctx.run, runnable.invoke, input, config)
+    return await loop.run_in_executor(call_executor(), fn)
+
+
+_DONE = object()
+
+
+async def stream_user(runnable: Any, input: Any, config: Any) -> AsyncIterator[Any]:
+    """:func:`invoke_user` for streams: ``astream`` on the caller's loop; on truthguard's loops
+    the sync ``stream`` on a worker thread, its chunks handed over one by one. Closing the
+    iterator stops the thread's stream at its next chunk (and closes it there)."""
+    if not (on_private_loop() and has_sync_path(runnable)):
+        stream = runnable.astream(input, config)
+        try:
+            async for chunk in stream:
+                yield chunk
+        finally:
+            await stream.aclose()
+        return
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    stop = threading.Event()
+    ctx = contextvars.copy_context()
+
+    def put(item: Any) -> None:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the loop is gone: nobody is listening
+            stop.set()
+
+    def pump() -> None:
+        try:
+            it = runnable.stream(input, config)
+            try:
+                for chunk in it:
+                    if stop.is_set():
+                        break
+                    put((chunk, None))
+            finally:
+                close = getattr(it, "close", None)
+                if close is not None:
+                    close()
+        except BaseException as e:  # handed to the consumer, raised there
+            put((_DONE, e))
+        else:
+            put((_DONE, None))
+
+    future = loop.run_in_executor(call_executor(), functools.partial(ctx.run, pump))
+    try:
+        while True:
+            item, error = await queue.get()
+            if item is _DONE:
+                if error is not None:
+                    raise error
+                return
+            yield item
+    finally:
+        stop.set()
+        if future.done():
+            future.exception()  # retrieved: pump() never raises, but be sure

@@ -24,7 +24,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_vali
 from truthguard import otel
 from truthguard._clean import clean_text
 from truthguard._config import with_default_concurrency
-from truthguard._sync import run_sync
+from truthguard._sync import invoke_user, run_sync
 from truthguard.errors import GuardRejected, InvalidInputError
 from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
 from truthguard.guard._runs import (
@@ -322,7 +322,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         try:
             try:
                 with scoped_config(child):
-                    output = await runnable.ainvoke(action.input, child)
+                    output = await invoke_user(runnable, action.input, child)
             except asyncio.CancelledError as e:
                 if we_are_cancelled():
                     raise

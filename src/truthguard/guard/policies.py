@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from truthguard._sync import invoke_user
 from truthguard.errors import GuardRejected, InvalidInputError
 from truthguard.guard._models import Attempt
 from truthguard.guard._runs import (
@@ -241,7 +242,7 @@ class ReRetrieve(GuardPolicy):
             return Rerun(input=ctx.input, configurable=configurable)
         new_input = _dict_input(ctx, "rewrite")
         if isinstance(self.rewrite, Runnable):
-            query = await self.rewrite.ainvoke(ctx.question, ctx.config)
+            query = await invoke_user(self.rewrite, ctx.question, ctx.config)
         else:
             query = self.rewrite(ctx.question)
             if inspect.isawaitable(query):

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 from truthguard import otel
 from truthguard._clean import clean_text
-from truthguard._sync import run_sync
+from truthguard._sync import run_sync, stream_user
 from truthguard.errors import GuardRejected, InvalidInputError
 from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
 from truthguard.guard._runs import (
@@ -391,7 +391,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
                 return None
             return self._release(sentence, "sentence", number, released, result)
 
-        stream = runnable.astream(action.input, child)
+        stream = stream_user(runnable, action.input, child)
         try:
             try:
                 with scoped_config(child):
