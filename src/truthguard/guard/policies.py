@@ -23,6 +23,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from truthguard._sync import invoke_user
+from truthguard._text import FencedTemplate
 from truthguard.errors import GuardRejected, InvalidInputError
 from truthguard.guard._models import Attempt
 from truthguard.guard._runs import (
@@ -65,12 +66,13 @@ RETRIEVAL_QUERY_KEY = "retrieval_query"
 
 # Regeneration feedback (our wording). It carries the detector's explanation back to the model,
 # as in the validate / re-ask loop of self-correcting pipelines.
-FEEDBACK_TEMPLATE = (
-    "A fact-checker doubted your previous answer.\n"
-    "Previous answer: {answer}\n"
-    "Checker's notes: {explanation}\n"
+FEEDBACK_TEMPLATE = FencedTemplate(
+    "A fact-checker doubted your previous answer. {data_note}\n"
+    "Previous answer:\n{answer}\n"
+    "Checker's notes:\n{explanation}\n"
     "Answer again. Keep only statements you can support from the context or well-established "
-    "knowledge, and say plainly when you are not sure."
+    "knowledge, and say plainly when you are not sure.",
+    fenced=("answer", "explanation"),
 )
 # Re-ask when the checker gave no verdict (an outage): nothing about the checker's failure.
 REASK_TEMPLATE = (
@@ -78,19 +80,21 @@ REASK_TEMPLATE = (
     "knowledge, and say plainly when you are not sure."
 )
 # The streaming guard's re-ask after a broken stream (our wording): nothing about the failure.
-CONTINUE_AFTER_BREAK_TEMPLATE = (
-    "Your answer so far was:\n{released}\n"
+CONTINUE_AFTER_BREAK_TEMPLATE = FencedTemplate(
+    "{data_note}\nYour answer so far was:\n{released}\n"
     "Continue the answer from where it stops, without repeating it. Keep only statements the "
-    "context supports."
+    "context supports.",
+    fenced=("released",),
 )
 # The streaming guard's repair (our wording): keep what was released, replace the bad sentence.
-CONTINUE_TEMPLATE = (
-    "Your answer so far was:\n{released}\n"
-    "The next sentence you wrote was not supported by the sources and was withheld: {answer}\n"
-    "Checker's notes: {explanation}\n"
+CONTINUE_TEMPLATE = FencedTemplate(
+    "{data_note}\nYour answer so far was:\n{released}\n"
+    "The next sentence you wrote was not supported by the sources and was withheld:\n{answer}\n"
+    "Checker's notes:\n{explanation}\n"
     "Continue the answer from where it stops, without repeating it and without that sentence. "
     "Keep only statements the context supports; if nothing more can be said, reply with an empty "
-    "message."
+    "message.",
+    fenced=("released", "answer", "explanation"),
 )
 
 
