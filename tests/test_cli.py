@@ -74,8 +74,8 @@ def test_evaluate_calibrate_report_loop(tmp_path, capsys):
     assert summary["run"]["skipped"] == 6 and summary["detectors"]["fake"]["n"] == 6
 
     assert main(["calibrate", out, "-c", str(config), "--target", "recall=1.0"]) == 0
-    assert "thresholds written" in capsys.readouterr().out
-    assert "threshold:" in config.read_text()
+    assert "calibrated config written to" in capsys.readouterr().out
+    assert "threshold:" in (tmp_path / "c.calibrated.yaml").read_text()
     assert (tmp_path / "out" / "calibration.json").exists()
 
     assert main(["report", out]) == 0
@@ -220,3 +220,21 @@ def test_a_lone_surrogate_escape_is_cleaned_as_the_python_api_does(run_dir):
     assert done.returncode == 0, done.stderr
     row = json.loads((run_dir / "out" / "results.jsonl").read_text())
     assert (row["question"], row["answer"]) == ("Q\ufffd?", "A\ufffd")
+
+
+def test_calibrate_leaves_the_config_alone_and_says_where_it_wrote(run_dir):
+    config = run_dir / "c.yaml"
+    original = "# thresholds for the nightly run\n" + _CONFIG
+    config.write_text(original)
+    done = _truthguard("calibrate", "run", "-c", "c.yaml", "--target", "recall=1.0", cwd=run_dir)
+    assert done.returncode == 0, done.stderr
+    assert config.read_text() == original  # comments and all
+    calibrated = run_dir / "c.calibrated.yaml"
+    assert "threshold:" in calibrated.read_text()
+    assert f"calibrated config written to {calibrated.name} (c.yaml is unchanged)" in done.stdout
+    # in place only when asked, and then the old file is kept
+    done = _truthguard("calibrate", "run", "-c", "c.yaml", "--write", "c.yaml", cwd=run_dir)
+    assert done.returncode == 0, done.stderr
+    assert "threshold:" in config.read_text()
+    assert (run_dir / "c.yaml.bak").read_text() == original
+    assert "the previous version is kept in c.yaml.bak" in done.stdout

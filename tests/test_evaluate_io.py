@@ -138,3 +138,22 @@ def test_parquet_keeps_nested_fields_as_json(tmp_path):
     assert [r["id"] for r in table] == ["a", "b"]
     assert json.loads(table[1]["details"]) == {"claims": [{"claim": "x"}]}
     assert table[1]["usage_llm_calls"] == 2 and table[1]["contexts"] == ["c"]
+
+
+def test_what_true_means_in_the_label_column_is_configurable(tmp_path):
+    rows = [
+        {"question": "Q1?", "answer": "A", "is_correct": True},
+        {"question": "Q2?", "answer": "B", "is_correct": 0},
+        {"question": "Q3?", "answer": "C", "is_correct": "hallucinated"},  # words mean themselves
+    ]
+    path = _jsonl(tmp_path / "d.jsonl", rows)
+    columns = ColumnMap(label="is_correct", label_true="factual")
+    assert [r["gold"] for r in read_rows(path, columns)] == [
+        "factual",
+        "hallucinated",
+        "hallucinated",
+    ]
+    default = [r["gold"] for r in read_rows(path, ColumnMap(label="is_correct"))]
+    assert default == ["hallucinated", "factual", "hallucinated"]
+    with pytest.raises(InvalidInputError, match="true means factual"):
+        gold_label("maybe", true_means="factual")

@@ -83,7 +83,10 @@ def _add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
     )
     cal.add_argument("--detector", action="append", default=None, help="only this detector")
     cal.add_argument(
-        "--write", default=None, help="write the calibrated config here (default: --config)"
+        "--write",
+        default=None,
+        help="write the calibrated config here (default: NAME.calibrated.SUFFIX beside --config; "
+        "the config itself is never changed unless named here, and is then kept as CONFIG.bak)",
     )
     cal.add_argument("--dry-run", action="store_true", help="print, do not write the config")
     cal.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -169,7 +172,12 @@ def _parse_target(text: str) -> tuple[str, float | None]:
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from truthguard.evaluation.calibrate import calibrate, dump, format_calibration
+    from truthguard.evaluation.calibrate import (
+        calibrate,
+        calibrated_path,
+        dump,
+        format_calibration,
+    )
 
     target, value = _parse_target(args.target)
     result = calibrate(
@@ -178,7 +186,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         value=value,
         detectors=args.detector,
         config=args.config,
-        write_config=None if args.dry_run else (args.write or args.config),
+        write_config=None if args.dry_run else (args.write or calibrated_path(args.config)),
     )
     run_dir = Path(args.results)
     if run_dir.is_dir():
@@ -188,7 +196,13 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     else:
         print(format_calibration(result))
         if not args.dry_run:
-            print(f"thresholds written to {args.write or args.config}")
+            written, backup = result["config_written"], result["config_backup"]
+            kept = (
+                f"the previous version is kept in {backup}"
+                if backup
+                else f"{args.config} is unchanged"
+            )
+            print(f"calibrated config written to {written} ({kept})")
     return 0
 
 
@@ -214,9 +228,15 @@ def _cmd_export_sft(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary))
     else:
+        share = summary["chosen_factual"]
+        labelled = (
+            "no gold labels"
+            if share is None
+            else f"{100 * share:.1f}% of the chosen answers are factual by the gold labels"
+        )
         print(
             f"{summary['examples']} examples from {summary['questions']} questions "
-            f"({summary['selection']} selection) -> {summary['out']}"
+            f"({summary['selection']} selection; {labelled}) -> {summary['out']}"
         )
     return 0
 

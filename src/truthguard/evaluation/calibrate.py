@@ -126,8 +126,10 @@ def calibrate(
         value: The precision or recall to reach, in (0, 1].
         detectors: Only these detector names (default: every one with labelled scores).
         config: The config the run used; with ``write_config`` the thresholds are saved into
-            a copy of it (``write_config`` may be the same path, to update it in place).
-        write_config: Where to write the updated config.
+            a copy of it (``write_config`` may be the same path, to update it in place: the
+            config is then kept as ``CONFIG.bak``, since the rewrite drops its comments).
+        write_config: Where to write the updated config (``calibrated_path(config)`` is what
+            the command line picks).
 
     Returns:
         ``{"target": ..., "detectors": {name: {"chosen": point, "roc": [...], "pr": [...],
@@ -170,11 +172,30 @@ def calibrate(
     if write_config is not None:
         if config is None:
             raise InvalidInputError("config", "needed to write the thresholds (write_config)")
-        _write_thresholds(out, config, write_config)
+        written, backup = _write_thresholds(out, config, write_config)
+        out["config_written"] = str(written)
+        out["config_backup"] = None if backup is None else str(backup)
     return out
 
 
-def _write_thresholds(out: dict[str, Any], config: str | Path, target: str | Path) -> None:
+def calibrated_path(config: str | Path) -> Path:
+    """Where ``truthguard calibrate`` writes by default: ``NAME.calibrated.SUFFIX`` beside it."""
+    path = Path(config)
+    if path.stem.endswith(".calibrated"):  # calibrating a calibrated config again
+        return path
+    return path.with_name(f"{path.stem}.calibrated{path.suffix}")
+
+
+def _write_thresholds(
+    out: dict[str, Any], config: str | Path, target: str | Path
+) -> tuple[Path, Path | None]:
+    """Save the config with the chosen thresholds to ``target``; (target, backup or None).
+
+    Written over the config itself, the config is first copied to ``CONFIG.bak`` (the rewrite
+    drops its comments and layout).
+    """
+    import shutil
+
     from truthguard.evaluation.config import load_config, save_config
 
     cfg = load_config(config)
@@ -193,7 +214,13 @@ def _write_thresholds(out: dict[str, Any], config: str | Path, target: str | Pat
             "n": entry["n"],
             "auroc": entry["auroc"],
         }
+    target = Path(target)
+    backup = None
+    if target.exists() and target.resolve() == Path(config).resolve():
+        backup = target.with_name(target.name + ".bak")
+        shutil.copy2(target, backup)
     save_config(cfg, target)
+    return target, backup
 
 
 def _round(v: float | None) -> float | None:

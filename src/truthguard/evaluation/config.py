@@ -128,7 +128,11 @@ class ColumnMap(_Spec):
     contexts: str = "contexts"
     """Column holding the retrieved contexts (a list, or a JSON list in CSV)."""
     label: str = "label"
-    """Column holding the gold label (optional): hallucinated / factual, true / false, 1 / 0."""
+    """Column holding the gold label (optional): the words ``hallucinated`` / ``factual``, or a
+    boolean / 1 / 0 read as ``label_true`` says."""
+    label_true: Literal["hallucinated", "factual"] = "hallucinated"
+    """What true (and 1, ``yes``) means in the label column: ``hallucinated`` (the default, as in
+    an ``is_hallucinated`` column) or ``factual`` (as in an ``is_correct`` column)."""
     id: str = "id"
     """Column holding a stable row id (optional: a content hash is used otherwise)."""
 

@@ -14,7 +14,7 @@ import math
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from truthguard._clean import clean_text
 from truthguard.errors import InvalidInputError
@@ -28,27 +28,42 @@ __all__ = [
     "write_parquet",
 ]
 
-_HALLUCINATED = {"hallucinated", "non-factual", "nonfactual", "halu", "1", "true", "yes"}
-_FACTUAL = {"factual", "non-halu", "0", "false", "no", "correct"}
+_WORDS = {
+    **dict.fromkeys(("hallucinated", "non-factual", "nonfactual", "halu"), "hallucinated"),
+    **dict.fromkeys(("factual", "non-halu", "correct"), "factual"),
+}
+_TRUE = {"1", "true", "yes"}
+_FALSE = {"0", "false", "no"}
 
 
-def gold_label(value: Any, *, field: str = "label") -> str | None:
+def gold_label(
+    value: Any,
+    *,
+    field: str = "label",
+    true_means: Literal["hallucinated", "factual"] = "hallucinated",
+) -> str | None:
     """Normalise a gold label to ``hallucinated`` / ``factual`` (None when missing).
 
-    Accepted: those two words (and ``non-factual``), booleans and 1 / 0 meaning *hallucinated*.
+    Accepted: those two words (and ``non-factual``), and booleans, 1 / 0 and yes / no, where
+    true means ``true_means`` (*hallucinated* by default).
     """
     if value is None or (isinstance(value, float) and math.isnan(value)) or value == "":
         return None
+    false_means = "factual" if true_means == "hallucinated" else "hallucinated"
     if isinstance(value, bool):
-        return "hallucinated" if value else "factual"
+        return true_means if value else false_means
     text = str(int(value) if isinstance(value, float) and value.is_integer() else value)
     text = text.strip().lower()
-    if text in _HALLUCINATED:
-        return "hallucinated"
-    if text in _FACTUAL:
-        return "factual"
+    if text in _WORDS:
+        return _WORDS[text]
+    if text in _TRUE:
+        return true_means
+    if text in _FALSE:
+        return false_means
     raise InvalidInputError(
-        field, f"unknown label {value!r}: use hallucinated / factual, true / false or 1 / 0"
+        field,
+        f"unknown label {value!r}: use hallucinated / factual, or true / false and 1 / 0 "
+        f"(true means {true_means}; set columns.label_true to change that)",
     )
 
 
@@ -180,7 +195,9 @@ def read_rows(path: str | Path, columns: ColumnMap | None = None) -> list[dict[s
         if not question.strip():
             raise InvalidInputError(f"{where}.{cols.question}", "blank question")
         contexts = _contexts(raw.get(cols.contexts), f"{where}.{cols.contexts}")
-        gold = gold_label(raw.get(cols.label), field=f"{where}.{cols.label}")
+        gold = gold_label(
+            raw.get(cols.label), field=f"{where}.{cols.label}", true_means=cols.label_true
+        )
         rid = raw.get(cols.id)
         if rid is None or rid == "":
             digest = hashlib.sha1(
