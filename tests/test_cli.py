@@ -238,3 +238,20 @@ def test_calibrate_leaves_the_config_alone_and_says_where_it_wrote(run_dir):
     assert "threshold:" in config.read_text()
     assert (run_dir / "c.yaml.bak").read_text() == original
     assert "the previous version is kept in c.yaml.bak" in done.stdout
+
+
+def test_export_sft_prints_the_factual_share_without_json(tmp_path, capsys):
+    rows = [
+        {"question": "Capital of France?", "answer": "Lyon is the capital.", "label": 1},
+        {"question": "Capital of France?", "answer": "Paris is the capital.", "label": 0},
+    ]
+    reference = {"provider": "scripted", "kwargs": {"script": ["Paris is the capital."] * 9}}
+    fewl = {"type": "fewl", "reference_models": [reference], "threshold": 0.0}
+    fewl["options"] = {"expertise": "uniform", "penalty": False}
+    data, config = tmp_path / "rows.jsonl", tmp_path / "fewl.json"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config.write_text(json.dumps({"detectors": {"fewl": fewl}}))
+    out = str(tmp_path / "sft.jsonl")
+    assert main(["export-sft", str(data), "-c", str(config), "-o", out]) == 0
+    out = capsys.readouterr().out
+    assert "100.0% of the chosen answers are factual by the gold labels" in out
