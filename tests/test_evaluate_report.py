@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -106,7 +107,27 @@ def test_the_report_renders_with_every_plot(run_dir, tmp_path):
     assert set(plots) == expected, f"missing plots: {expected - set(plots)}"
     for name, body in plots.items():
         assert re.search(r"<(rect|path)\b", body), f"plot {name} draws nothing"
-    assert 'class="operating-point"' in plots["roc:rc"]
+    for kind in ("roc", "pr", "hist"):  # the threshold in use (the calibrated one) on every plot
+        assert 'class="threshold-marker"' in plots[f"{kind}:rc"], kind
+        assert re.search(r">threshold 0\.\d+<", plots[f"{kind}:rc"]), kind
+    for kind in ("roc", "pr"):  # tick values on both axes
+        ticks = re.findall(r'<text class="tick"[^>]*>([^<]+)</text>', plots[f"{kind}:rc"])
+        assert ticks.count("0.00") == 2 and ticks.count("0.50") == 2 and ticks.count("1.00") == 2
+    # the pass-rate bar is drawn to scale against 100%
+    from truthguard.evaluation.engine import summarize
+    from truthguard.evaluation.io import read_results
+
+    rate = summarize(read_results(run_dir))["detectors"]["rc"]["pass_rate"]
+    height = float(re.search(r'<rect [^>]*height="([\d.]+)"', plots["pass:all"]).group(1))
+    assert abs(height / (220 - 36 - 10) - rate) < 0.01
+    # correct answers the calibrated threshold flags are listed
+    threshold = json.loads((run_dir / "calibration.json").read_text())["detectors"]["rc"]
+    threshold = threshold["chosen"]["threshold"]
+    flagged = {
+        r["id"] for r in read_results(run_dir) if r["gold"] == "factual" and r["score"] < threshold
+    }
+    listed = set(re.findall(r'<li class="flagged-correct" data-row="([^"]+)"', dom))
+    assert listed == flagged and "Correct answers that were flagged" in dom
     # the contradicted claim is highlighted in the answer, the entailed one is not
     assert '<mark class="contradicted">It has 90 million inhabitants</mark>' in dom
     assert not re.search(r"<mark[^>]*>Paris is the capital", dom)
@@ -120,3 +141,42 @@ def test_no_labels_means_no_curves_and_empty_results_are_refused(tmp_path):
     assert 'data-plot="hist:rc"' in text and 'data-plot="roc:rc"' not in text
     with pytest.raises(InvalidInputError, match="results"):
         render_report(tmp_path / "empty")
+
+
+def test_a_conflicting_fact_is_marked_alone_and_zero_llm_runs_draw_no_cost_charts(tmp_path):
+    answer = "The tower opened in 1991. It is in Paris."
+    claims = [
+        {
+            "claim": "The tower opened in 1991.",
+            "label": "Contradiction",
+            "start": 0,
+            "end": 25,
+            "evidence": {"text": "The tower opened in 1889."},
+            "issues": [
+                {
+                    "kind": "number",
+                    "relation": "conflict",
+                    "text": "1991",
+                    "evidence": {"text": "1889"},
+                    "claim_start": 20,
+                    "claim_end": 24,
+                }
+            ],
+        },
+        {"claim": "It is in Paris.", "label": "Entailment", "start": 26, "end": 41},
+    ]
+    zero = {"llm_calls": 0, "cached_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    rows = [{**_row(0, 0.0, "hallucinated", claims), "answer": answer}]
+    rows += [_row(i, i / 10, "factual" if i > 2 else "hallucinated") for i in range(1, 8)]
+    rows = [{**r, "threshold": 0.45, "usage": {**r["usage"], **zero}} for r in rows]
+    ResultWriter(tmp_path / "run" / "results.jsonl").write(rows)
+    page = render_report(tmp_path / "run")
+    dom = _chromium("--dump-dom", page.as_uri(), tmp_path=tmp_path)
+    assert 'The tower opened in <mark class="contradicted">1991</mark>.' in dom
+    assert "“1991” against “1889”" in dom
+    plots = set(re.findall(r'<svg class="plot" data-plot="([^"]+)"', dom))
+    assert "tokens:all" not in plots and "calls:all" not in plots and "pass:all" in plots
+    assert "these detectors call no model" in dom
+    # no calibration: the run's own threshold is the one marked, and its flagged correct answers
+    assert "Threshold 0.4500 (used in the run)" in dom
+    assert set(re.findall(r'<li class="flagged-correct" data-row="([^"]+)"', dom)) == {"r3", "r4"}

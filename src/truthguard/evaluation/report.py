@@ -2,9 +2,11 @@
 
 Everything is inline (CSS and SVG plots drawn here, no script, no CDN), so the file can be mailed,
 attached to a ticket or opened offline. Sections: a summary table; per detector the score
-distribution per gold label, pass rates, and ROC / precision-recall curves when labels exist
-(with the operating point ``truthguard calibrate`` chose, if it ran); cost; and the worst answers
-with their unsupported claims highlighted in the answer text and the evidence shown.
+distribution per gold label, pass rates, and ROC / precision-recall curves when labels exist,
+with tick values; the threshold in use (the one ``truthguard calibrate`` chose, else the run's)
+marked on every plot; cost (token and model-call charts only when some detector calls a model); the
+correct answers the threshold flags; and the worst answers, with the conflicting facts of a
+contradicted claim (else the unsupported claim) highlighted and the evidence shown.
 """
 
 from __future__ import annotations
@@ -55,6 +57,29 @@ def _axes(x_label: str, y_label: str) -> str:
     )
 
 
+def _ticks(axis: str, lo: float, hi: float, n: int = 4, fmt: str = ".2f") -> str:
+    """``n + 1`` labelled ticks from ``lo`` to ``hi`` on the x or y axis."""
+    out = []
+    for i in range(n + 1):
+        v = lo + (hi - lo) * i / n
+        label = _e(format(v, fmt))
+        if axis == "x":
+            x = _sx(v, lo, hi)
+            out.append(
+                f'<line x1="{x:.1f}" y1="{_H - _PAD}" x2="{x:.1f}" y2="{_H - _PAD + 4}" '
+                f'stroke="#868e96"/><text class="tick" x="{x:.1f}" y="{_H - _PAD + 14}" '
+                f'font-size="9" text-anchor="middle">{label}</text>'
+            )
+        else:
+            y = _sy(v, lo, hi)
+            out.append(
+                f'<line x1="{_PAD - 4}" y1="{y:.1f}" x2="{_PAD}" y2="{y:.1f}" stroke="#868e96"/>'
+                f'<text class="tick" x="{_PAD - 6}" y="{y + 3:.1f}" font-size="9" '
+                f'text-anchor="end">{label}</text>'
+            )
+    return "".join(out)
+
+
 def _svg(kind: str, name: str, body: str, title: str) -> str:
     return (
         f'<figure><svg class="plot" data-plot="{_e(kind)}:{_e(name)}" width="{_W}" '
@@ -71,7 +96,7 @@ def _sy(v: float, lo: float, hi: float) -> float:
     return _H - _PAD - (v - lo) / ((hi - lo) or 1.0) * (_H - _PAD - 10)
 
 
-def _histogram(name: str, rows: list[dict[str, Any]]) -> str:
+def _histogram(name: str, rows: list[dict[str, Any]], threshold: float | None = None) -> str:
     scores = [r["score"] for r in rows if r["score"] is not None]
     if not scores:
         return _svg("hist", name, _axes("score", "answers") + _nodata(), f"{name}: no scores")
@@ -100,11 +125,17 @@ def _histogram(name: str, rows: list[dict[str, Any]]) -> str:
                 f'height="{_H - _PAD - y:.1f}" fill="{_COLORS[key]}" opacity="0.8">'
                 f"<title>{_e(key)}: {c}</title></rect>"
             )
-    body += (
-        f'<text x="{_PAD}" y="{_H - _PAD + 12}" font-size="10">{lo:.2f}</text>'
-        f'<text x="{_W - 10}" y="{_H - _PAD + 12}" font-size="10" text-anchor="end">{hi:.2f}</text>'
-        f'<text x="{_PAD + 4}" y="20" font-size="10">max {top}</text>'
-    )
+    body += _ticks("x", lo, hi) + _ticks("y", 0, top, n=min(top, 4), fmt=".0f")
+    if threshold is not None and lo <= threshold <= hi:
+        x = _sx(threshold, lo, hi)
+        body += (
+            f'<line class="threshold-marker" x1="{x:.1f}" y1="10" x2="{x:.1f}" '
+            f'y2="{_H - _PAD}" stroke="#f08c00" stroke-width="2" stroke-dasharray="5 3">'
+            f"<title>threshold {threshold:.4g}: answers left of it are flagged</title></line>"
+            f'<text x="{x + 3 if x < _W / 2 else x - 3:.1f}" y="20" font-size="10" '
+            f'fill="#e8590c" text-anchor="{"start" if x < _W / 2 else "end"}">'
+            f"threshold {threshold:.3g}</text>"
+        )
     return _svg("hist", name, body, f"{name}: score distribution per gold label")
 
 
@@ -126,21 +157,28 @@ def _curve(
             f'<line x1="{_sx(0, 0, 1)}" y1="{_sy(0, 0, 1)}" x2="{_sx(1, 0, 1)}" '
             f'y2="{_sy(1, 0, 1)}" stroke="#ced4da" stroke-dasharray="4"/>'
         )
-    if chosen is not None and None not in chosen:
+    body += _ticks("x", 0, 1) + _ticks("y", 0, 1)
+    if chosen is not None and None not in chosen[:2]:
+        x, y, threshold = _sx(chosen[0], 0, 1), _sy(chosen[1], 0, 1), chosen[2]
         body += (
-            f'<circle class="operating-point" cx="{_sx(chosen[0], 0, 1):.1f}" '
-            f'cy="{_sy(chosen[1], 0, 1):.1f}" r="5" fill="#f08c00">'
-            "<title>chosen operating point</title></circle>"
+            f'<circle class="threshold-marker" cx="{x:.1f}" cy="{y:.1f}" r="5" fill="#f08c00">'
+            f"<title>threshold {threshold:.4g} in use</title></circle>"
+            f'<text x="{min(x + 7, _W - 80):.1f}" y="{max(y - 6, 20):.1f}" font-size="10" '
+            f'fill="#e8590c">threshold {threshold:.3g}</text>'
         )
     title = "ROC (hallucinated = positive)" if kind == "roc" else "precision-recall"
     return _svg(kind, name, body, f"{name}: {title}")
 
 
-def _bars(kind: str, title: str, values: dict[str, float], fmt: str = ".0f") -> str:
+def _bars(
+    kind: str, title: str, values: dict[str, float], fmt: str = ".0f", top: float | None = None
+) -> str:
+    """One bar per detector, to scale from 0 to ``top`` (default: the largest value)."""
     body = _axes("", title)
     if not values:
         return _svg(kind, "all", body + _nodata(), title)
-    top = max(values.values()) or 1.0
+    top = top or max(values.values()) or 1.0
+    body += _ticks("y", 0, top, fmt=".3g")
     n = len(values)
     slot = (_W - 10 - _PAD) / n
     for i, (name, v) in enumerate(values.items()):
@@ -157,18 +195,36 @@ def _bars(kind: str, title: str, values: dict[str, float], fmt: str = ".0f") -> 
     return _svg(kind, "all", body, title)
 
 
-def _highlight(answer: str, claims: list[dict[str, Any]]) -> str:
-    """The answer with each non-entailed claim's text marked where it occurs."""
-    spans: list[tuple[int, int, str]] = []
-    for c in claims:
-        if c.get("label") == "Entailment":
-            continue
-        text = (c.get("claim") or "").strip().rstrip(".")
+def _claim_spans(answer: str, claim: dict[str, Any]) -> list[tuple[int, int, str]]:
+    """Where to mark a non-entailed claim: its conflicting facts (``1991``), else the claim."""
+    cls = "contradicted" if claim.get("label") == "Contradiction" else "unsupported"
+    start, end = claim.get("start"), claim.get("end")
+    if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(answer)):
+        text = (claim.get("claim") or "").strip().rstrip(".")
         start = answer.find(text) if text else -1
         if start < 0:
-            continue
-        cls = "contradicted" if c.get("label") == "Contradiction" else "unsupported"
-        spans.append((start, start + len(text), cls))
+            return []
+        end = start + len(text)
+        if answer[start:end] != text:
+            return []
+    conflicts = [
+        (start + i["claim_start"], start + i["claim_end"], "contradicted")
+        for i in claim.get("issues") or []
+        if isinstance(i, dict)
+        and i.get("relation") == "conflict"
+        and isinstance(i.get("claim_start"), int)
+        and isinstance(i.get("claim_end"), int)
+        and 0 <= i["claim_start"] < i["claim_end"] <= end - start
+    ]
+    return conflicts or [(start, end, cls)]
+
+
+def _highlight(answer: str, claims: list[dict[str, Any]]) -> str:
+    """The answer with each non-entailed claim marked: its conflicting span, else its text."""
+    spans: list[tuple[int, int, str]] = []
+    for c in claims:
+        if isinstance(c, dict) and c.get("label") != "Entailment":
+            spans += _claim_spans(answer, c)
     out, pos = [], 0
     for start, end, cls in sorted(spans):
         if start < pos:
@@ -197,8 +253,13 @@ def _worst(name: str, rows: list[dict[str, Any]], k: int) -> str:
             if c.get("label") == "Entailment":
                 continue
             ev = (c.get("evidence") or {}).get("text")
+            conflicts = "".join(
+                f"; “{_e(i.get('text'))}” against “{_e((i.get('evidence') or {}).get('text'))}”"
+                for i in c.get("issues") or []
+                if isinstance(i, dict) and i.get("relation") == "conflict"
+            )
             block.append(
-                f'<p class="evidence">{_e(c.get("label"))}: “{_e(c.get("claim"))}”'
+                f'<p class="evidence">{_e(c.get("label"))}: “{_e(c.get("claim"))}”{conflicts}'
                 + (f" — closest evidence: “{_e(ev)}”" if ev else "")
                 + "</p>"
             )
@@ -207,6 +268,48 @@ def _worst(name: str, rows: list[dict[str, Any]], k: int) -> str:
         block.append("</div>")
         parts.append("".join(block))
     return "\n".join(parts)
+
+
+def _threshold_in_use(rows: list[dict[str, Any]], calibrated: dict[str, Any] | None) -> tuple:
+    """(threshold, where it comes from): the calibrated one, else the run's, else (None, None)."""
+    if calibrated and calibrated.get("chosen", {}).get("threshold") is not None:
+        return float(calibrated["chosen"]["threshold"]), "calibrated"
+    used = {r.get("threshold") for r in rows if r.get("threshold") is not None}
+    if len(used) == 1:
+        return float(used.pop()), "used in the run"
+    return None, None
+
+
+def _flagged(row: dict[str, Any], threshold: float | None) -> bool:
+    """Whether the answer is flagged at ``threshold`` (else by the run's own verdict)."""
+    if threshold is not None and row["score"] is not None:
+        return row["score"] < threshold
+    if row.get("passing") is not None:
+        return not row["passing"]
+    return row.get("label") == "hallucinated"
+
+
+def _point_at(points: list[dict[str, Any]], threshold: float) -> dict[str, Any]:
+    """The sweep point that flags what ``score < threshold`` flags."""
+    return next((p for p in points if p["threshold"] >= threshold), points[-1])
+
+
+def _flagged_correct(name: str, rows: list[dict[str, Any]], threshold: float | None) -> str:
+    wrong = [r for r in rows if r["gold"] == "factual" and _flagged(r, threshold)]
+    rule = "below the threshold" if threshold is not None else "not passing"
+    head = (
+        f'<h3 id="flagged-correct-{_e(name)}">{_e(name)}: {len(wrong)} correct answers flagged '
+        f"({rule}; gold label factual)</h3>"
+    )
+    if not wrong:
+        return head + "<p>None.</p>"
+    wrong.sort(key=lambda r: (-(r["score"] if r["score"] is not None else -1.0), r["index"]))
+    items = "".join(
+        f'<li class="flagged-correct" data-row="{_e(r["id"])}"><b>{_e(r["question"])}</b> '
+        f"(score {_fmt(r['score'])}): {_e(r['answer'][:300])}</li>"
+        for r in wrong
+    )
+    return head + f"<ol>{items}</ol>"
 
 
 def render_report(
@@ -262,15 +365,17 @@ def render_report(
     ]
     from truthguard.evaluation.calibrate import sweep
 
+    in_use = {name: _threshold_in_use(rs, calibration.get(name)) for name, rs in by.items()}
     for name, rs in by.items():
-        plots = [_histogram(name, rs)]
+        threshold, source = in_use[name]
+        plots = [_histogram(name, rs, threshold)]
         labelled = [r for r in rs if r["gold"] is not None and r["score"] is not None]
         golds = {r["gold"] for r in labelled}
         if len(golds) == 2:
             points = sweep(
                 [r["score"] for r in labelled], [r["gold"] == "hallucinated" for r in labelled]
             )
-            cal = (calibration.get(name) or {}).get("chosen")
+            at = None if threshold is None else _point_at(points, threshold)
             roc = [(p["fpr"], p["recall"]) for p in points]
             pr = [(p["recall"], p["precision"]) for p in points if p["precision"] is not None]
             plots.append(
@@ -278,7 +383,7 @@ def render_report(
                     "roc",
                     name,
                     roc,
-                    (cal["fpr"], cal["recall"]) if cal else None,
+                    (at["fpr"], at["recall"], threshold) if at else None,
                     ("false positive rate", "recall"),
                 )
             )
@@ -287,7 +392,7 @@ def render_report(
                     "pr",
                     name,
                     pr,
-                    (cal["recall"], cal["precision"]) if cal else None,
+                    (at["recall"], at["precision"], threshold) if at else None,
                     ("recall", "precision"),
                 )
             )
@@ -296,19 +401,41 @@ def render_report(
             c = calibration[name]["chosen"]
             sections.append(
                 f"<p>Calibrated threshold {c['threshold']:.4f}: precision {_fmt(c['precision'])}, "
-                f"recall {_fmt(c['recall'])}, F1 {_fmt(c['f1'])}.</p>"
+                f"recall {_fmt(c['recall'])}, F1 {_fmt(c['f1'])}. The orange marks show it.</p>"
             )
+        elif threshold is not None:
+            sections.append(
+                f"<p>Threshold {threshold:.4f} ({source}); the orange marks show it.</p>"
+            )
+        else:
+            sections.append("<p>No threshold in use: flagged means the answer did not pass.</p>")
         sections.append(f'<div class="plots">{"".join(plots)}</div>')
     sections.append("<h2>Pass rates and cost</h2>")
     d = summary["detectors"]
+    pass_rates = {n: 100 * (e["pass_rate"] or 0.0) for n, e in d.items()}
+    plots = [
+        _bars("pass", "pass rate (%)", pass_rates, ".1f", top=100.0),
+        _bars("seconds", "check seconds", {n: e["check_seconds"] for n, e in d.items()}, ".1f"),
+    ]
+    no_llm = []
+    for kind, title, key in (("tokens", "tokens", "tokens"), ("calls", "model calls", "llm_calls")):
+        values = {n: float(e[key]) for n, e in d.items()}
+        if any(values.values()):
+            plots.append(_bars(kind, title, values))
+        else:
+            no_llm.append(title)
+    sections.append(f'<div class="plots">{"".join(plots)}</div>')
+    if no_llm:
+        sections.append(
+            f"<p>No {' and no '.join(no_llm)} to show: these detectors call no model.</p>"
+        )
+    sections.append("<h2>Correct answers that were flagged</h2>")
     sections.append(
-        '<div class="plots">'
-        + _bars("pass", "pass rate (%)", {n: 100 * (e["pass_rate"] or 0.0) for n, e in d.items()})
-        + _bars("tokens", "tokens", {n: float(e["tokens"]) for n, e in d.items()})
-        + _bars("calls", "model calls", {n: float(e["llm_calls"]) for n, e in d.items()})
-        + _bars("seconds", "check seconds", {n: e["check_seconds"] for n, e in d.items()}, ".1f")
-        + "</div>"
+        "<p>Answers labelled factual that the detector flags at the threshold in use: the "
+        "cost of the threshold, and what to read before moving it.</p>"
     )
+    for name, rs in by.items():
+        sections.append(_flagged_correct(name, rs, in_use[name][0]))
     sections.append("<h2>Worst answers</h2>")
     for name, rs in by.items():
         sections.append(_worst(name, rs, worst))
