@@ -5,7 +5,11 @@ import asyncio
 import pytest
 from langchain_core.runnables import RunnableLambda
 from llama_index.core import VectorStoreIndex
-from llama_index.core.base.response.schema import Response
+from llama_index.core.base.response.schema import (
+    AsyncStreamingResponse,
+    Response,
+    StreamingResponse,
+)
 from llama_index.core.query_engine import CustomQueryEngine
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
@@ -243,11 +247,39 @@ async def test_aquery_is_natively_async_and_concurrent(index):
     assert model.call_count == 18
 
 
-def test_streaming_engine_answer_is_checked_whole(index):
-    qe, _ = _engine(index, lambda p: "Mars has two moons.", streaming=True)
-    det = FakeDetector(score=lambda inp: 1.0 if inp.answer == "Mars has two moons." else 0.0)
+def test_a_streaming_engine_streams_the_released_sentences(index):
+    answer = "Mars has two moons. They are Phobos and Deimos."
+    qe, _ = _engine(index, lambda p: answer, streaming=True)
+    det = FakeDetector(score=lambda inp: 1.0 if inp.answer == answer else 0.0)
     response = GuardedQueryEngine(query_engine=qe, detectors=det).query(QUESTION)
-    assert response.response == "Mars has two moons." and _result(response).passed
+    assert isinstance(response, StreamingResponse)
+    assert _result(response).passed and response.source_nodes
+    assert list(response.response_gen) == ["Mars has two moons. ", "They are Phobos and Deimos."]
+
+
+def test_a_streaming_engine_never_streams_a_rejected_answer(index):
+    qe, _ = _engine(index, lambda p: "Phobos and Deimos orbit Saturn.", streaming=True)
+    guarded = GuardedQueryEngine(
+        query_engine=qe,
+        detectors=FakeDetector(score=_rejects_saturn),
+        policies=[Fallback(answer="I cannot tell.")],
+    )
+    response = guarded.query(QUESTION)
+    assert isinstance(response, StreamingResponse)
+    assert "".join(response.response_gen) == "I cannot tell."
+    assert _result(response).status == "fallback"
+
+
+async def test_a_streaming_engine_streams_asynchronously_too(index):
+    answer = "Mars has two moons. They are Phobos and Deimos."
+    qe, _ = _engine(index, lambda p: answer, streaming=True)
+    guarded = GuardedQueryEngine(query_engine=qe, detectors=FakeDetector())
+    response = await guarded.aquery(QUESTION)
+    assert isinstance(response, AsyncStreamingResponse)
+    assert [s async for s in response.async_response_gen()] == [
+        "Mars has two moons. ",
+        "They are Phobos and Deimos.",
+    ]
 
 
 def test_engine_without_retriever_gets_the_feedback_in_its_query(index):

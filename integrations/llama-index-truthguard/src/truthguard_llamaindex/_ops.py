@@ -61,6 +61,12 @@ class EngineRunnable(Runnable[Any, Any]):
 class Answer:
     response: Response
     usage: Usage
+    streamed: bool = False
+    """The engine answered with a stream (read whole here, so it could be checked)."""
+
+
+def _streams(output: Any) -> bool:
+    return isinstance(output, StreamingResponse | AsyncStreamingResponse)
 
 
 def _to_response(output: Any) -> Response:
@@ -112,13 +118,15 @@ class Query(Op):
 
     def run(self) -> Answer:
         with _counting(self):
-            response = _to_response(self.engine.query(self.bundle))
-        return Answer(response, self.spent or Usage())
+            out = self.engine.query(self.bundle)
+            response = _to_response(out)
+        return Answer(response, self.spent or Usage(), _streams(out))
 
     async def arun(self) -> Answer:
         with _counting(self):
-            response = await _whole(await self.engine.aquery(self.bundle))
-        return Answer(response, self.spent or Usage())
+            out = await self.engine.aquery(self.bundle)
+            response = await _whole(out)
+        return Answer(response, self.spent or Usage(), _streams(out))
 
 
 @dataclass
@@ -134,15 +142,17 @@ class RetrieveThenSynthesize(Op):
         engine = self.engine.with_retriever(self.retriever)
         with _counting(self):
             nodes = engine.retrieve(self.retrieval)
-            response = _to_response(engine.synthesize(self.synthesis, nodes))
-        return Answer(response, self.spent or Usage())
+            out = engine.synthesize(self.synthesis, nodes)
+            response = _to_response(out)
+        return Answer(response, self.spent or Usage(), _streams(out))
 
     async def arun(self) -> Answer:
         engine = self.engine.with_retriever(self.retriever)
         with _counting(self):
             nodes = await engine.aretrieve(self.retrieval)
-            response = await _whole(await engine.asynthesize(self.synthesis, nodes))
-        return Answer(response, self.spent or Usage())
+            out = await engine.asynthesize(self.synthesis, nodes)
+            response = await _whole(out)
+        return Answer(response, self.spent or Usage(), _streams(out))
 
 
 @dataclass

@@ -34,7 +34,9 @@ from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.base.response.schema import (
     RESPONSE_TYPE,
+    AsyncStreamingResponse,
     Response,
+    StreamingResponse,
 )
 from llama_index.core.callbacks.base import CallbackManager
 from llama_index.core.prompts.mixin import PromptMixinType
@@ -147,6 +149,10 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
     The engine's LLM usage is read from LlamaIndex's instrumentation events: the first engine
     built registers a span tracker and a usage listener on the root dispatcher (once per
     process; both only do bookkeeping).
+
+    Over a streaming engine (``as_query_engine(streaming=True)``) each answer is read whole and
+    checked; the released answer then comes back as a ``StreamingResponse`` (``aquery``: an
+    ``AsyncStreamingResponse``) yielding its sentences, so nothing unchecked is streamed.
 
     When attempts run out without a ``Raise`` policy, the last answer is returned with status
     ``rejected``: it is never lost. ``Raise()`` raises :class:`~truthguard.errors.GuardRejected`
@@ -268,28 +274,30 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
     # -- the two drivers ---------------------------------------------------------------------------
 
     def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
-        loop = self._loop(query_bundle)
+        streamed: list[bool] = []
+        loop = self._loop(query_bundle, streamed)
         value: Any = None
         error: BaseException | None = None
         while True:
             try:
                 op = loop.throw(error) if error is not None else loop.send(value)
             except StopIteration as stop:
-                return stop.value
+                return _as_stream(stop.value) if any(streamed) else stop.value
             try:
                 value, error = op.run(), None
             except Exception as e:
                 value, error = None, e
 
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
-        loop = self._loop(query_bundle)
+        streamed: list[bool] = []
+        loop = self._loop(query_bundle, streamed)
         value: Any = None
         error: BaseException | None = None
         while True:
             try:
                 op = loop.throw(error) if error is not None else loop.send(value)
             except StopIteration as stop:
-                return stop.value
+                return _as_async_stream(stop.value) if any(streamed) else stop.value
             try:
                 value, error = await op.arun(), None
             except Exception as e:
@@ -297,7 +305,7 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
 
     # -- the loop (no I/O of its own) --------------------------------------------------------------
 
-    def _loop(self, bundle: QueryBundle) -> Loop:
+    def _loop(self, bundle: QueryBundle, streamed: list[bool]) -> Loop:
         question = bundle.query_str
         if not question or not question.strip():
             raise InvalidInputError("query_str", "must not be blank")
@@ -319,7 +327,7 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
         while not isinstance(action, Finish):
             if isinstance(action, RunAttempt):
                 attempt = yield from self._attempt(
-                    question, action.number, action.policy, op, action.check
+                    question, action.number, action.policy, op, action.check, streamed
                 )
                 action = loop.attempted(attempt)
             elif isinstance(action, AskPolicy):
@@ -377,11 +385,18 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
         return RetrieveThenSynthesize(engine, retriever, retrieval, QueryBundle(synthesis))
 
     def _attempt(
-        self, question: str, number: int, policy: str | None, op: Op, check: bool
+        self,
+        question: str,
+        number: int,
+        policy: str | None,
+        op: Op,
+        check: bool,
+        streamed: list[bool],
     ) -> Generator[Op, Any, Attempt]:
         started = time.perf_counter()
         try:
             answer_: Answer = yield op
+            streamed.append(answer_.streamed)
             response = answer_.response
             if response.response is None:
                 raise InvalidInputError("response", "the engine returned an empty response")
@@ -448,6 +463,40 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
             source_nodes=list(source.source_nodes),
             metadata={**(source.metadata or {}), METADATA_KEY: result},
         )
+
+
+def _released_sentences(text: str | None) -> list[str]:
+    """``text`` cut after each sentence (whitespace kept, so the pieces join back to it)."""
+    from truthguard.refchecker.segment import split_sentences
+
+    if not text:
+        return []
+    spans = split_sentences(text)
+    cuts = [s.start for s in spans[1:]]
+    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True) if text[a:b]]
+
+
+def _as_stream(response: Response) -> StreamingResponse:
+    """The released answer as a stream of its sentences (checked before the first one)."""
+    return StreamingResponse(
+        response_gen=iter(_released_sentences(response.response)),
+        source_nodes=response.source_nodes,
+        metadata=response.metadata,
+    )
+
+
+def _as_async_stream(response: Response) -> AsyncStreamingResponse:
+    """The async twin of :func:`_as_stream`."""
+
+    async def sentences() -> Any:
+        for sentence in _released_sentences(response.response):
+            yield sentence
+
+    return AsyncStreamingResponse(
+        response_gen=sentences(),
+        source_nodes=response.source_nodes,
+        metadata=response.metadata,
+    )
 
 
 def _has_top_k(retriever: BaseRetriever) -> bool:
