@@ -32,10 +32,12 @@ def test_exports_are_locked():
         [
             "DEFAULT_EXAMPLE_TEMPLATE",
             "METADATA_KEY",
+            "ChatModelLLM",
             "FEWLEvaluator",
             "FEWLFewShot",
             "FallbackEngine",
             "GuardedQueryEngine",
+            "MiniLMEmbedding",
             "RefCheckerEvaluator",
             "ReverseValidationEvaluator",
             "TruthGuardBatchEvalRunner",
