@@ -135,7 +135,7 @@ def test_end_run_ends_without_an_answer(server):
     assert isinstance(out["messages"][-1], ToolMessage)  # no answer was added
     assert not any(w in texts(out["messages"]) for w in BAD_WORDS)
     assert out["truthguard"].status == "rejected"
-    assert out["truthguard"].answer == BAD  # the last answer is kept in the result
+    assert out["truthguard"].last_answer == BAD  # the last answer is kept in the result
     assert len(server.requests) == 3
 
 

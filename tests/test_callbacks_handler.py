@@ -109,3 +109,92 @@ async def test_background_checks_stay_out_of_the_observed_chain_trace():
     assert await asyncio.to_thread(handler.close, 10)
     assert len(records) == 2 and all(r.status == "scored" for r in records)
     assert "FakeDetector" not in tracer.names
+
+
+def test_the_default_checker_gives_a_pass_rate_over_http():
+    from doubles import ListRetriever
+    from truthguard.rag import build_rag_chain
+    from truthguard.refchecker import RefChecker
+    from truthguard.testing import OpenAIServer
+
+    passages = ["Dubai is a city in the United Arab Emirates (UAE)."]
+    replies = {"Where is Dubai": "Dubai is in France.", "Which country": "Dubai is in the UAE."}
+    records: list[ScoreRecord] = []
+    handler = TruthGuardCallbackHandler(RefChecker(), sinks=records.append)
+    with OpenAIServer(reply=replies, default="I do not know.") as server:
+        chain = build_rag_chain(
+            ListRetriever(passages=passages), server.chat_model(max_retries=0, timeout=5)
+        )
+        for q in ["Where is Dubai?", "Which country is Dubai in?"]:
+            chain.invoke({"question": q}, {"callbacks": [handler]})
+        assert handler.flush(timeout=30)
+    assert sorted(r.passing for r in records) == [False, True]
+    assert handler.summary()["pass_rate"] == 0.5
+    handler.close()
+
+
+@pytest.mark.parametrize("handler_cls", [TruthGuardCallbackHandler, AsyncTruthGuardCallbackHandler])
+async def test_on_a_guard_run_the_guards_verdict_and_contexts_are_recorded(handler_cls):
+    from doubles import ListRetriever
+    from truthguard.guard import HallucinationGuard
+    from truthguard.rag import build_rag_chain
+    from truthguard.refchecker import RefChecker
+    from truthguard.testing import OpenAIServer
+
+    passages = ["Dubai is a city in the United Arab Emirates (UAE)."]
+    replies = {"Where is Dubai": "Dubai is in France.", "Which country": "Dubai is in the UAE."}
+    records: list[ScoreRecord] = []
+    spare = FakeDetector(score=0.0)  # the handler's own detector: never needed here
+    handler = handler_cls(spare, sinks=records.append)
+    with OpenAIServer(reply=replies, default="I do not know.") as server:
+        chain = build_rag_chain(
+            ListRetriever(passages=passages), server.chat_model(max_retries=0, timeout=5)
+        )
+        guard = HallucinationGuard(chain=chain, detectors=RefChecker())
+        outs = [
+            await guard.ainvoke({"question": q}, {"callbacks": [handler]})
+            for q in ["Where is Dubai?", "Which country is Dubai in?"]
+        ]
+        assert await asyncio.to_thread(handler.flush, 30)
+        requests = len(server.requests)
+    assert [o.status for o in outs] == ["rejected", "passed"]
+    assert requests == 2 and spare.check_count == 0  # no second check
+    by_q = {r.question: r for r in records}
+    bad, good = by_q["Where is Dubai?"], by_q["Which country is Dubai in?"]
+    assert bad.contexts == passages and good.contexts == passages
+    assert (bad.answer, bad.passing, bad.label) == ("Dubai is in France.", False, "hallucinated")
+    assert (good.passing, good.label, good.detector) == (True, "factual", "refchecker")
+    assert (
+        good.metadata["truthguard_source"] == "guard" and bad.metadata["guard_status"] == "rejected"
+    )
+    assert handler.summary()["pass_rate"] == 0.5
+    handler.close()
+
+
+def test_on_a_guard_run_recheck_runs_the_handlers_detector_on_the_checked_answer():
+    from doubles import ListRetriever
+    from truthguard.guard import HallucinationGuard
+    from truthguard.rag import build_rag_chain
+    from truthguard.testing import OpenAIServer
+
+    passages = ["p1", "p2"]
+    records: list[ScoreRecord] = []
+    seen: list[list[str]] = []
+
+    def score(inp):
+        seen.append(inp.contexts)
+        return 0.9
+
+    handler = TruthGuardCallbackHandler(FakeDetector(score=score), sinks=records.append,
+                                        recheck=True)  # fmt: skip
+    with OpenAIServer(reply="An answer.") as server:
+        chain = build_rag_chain(
+            ListRetriever(passages=passages, search_kwargs={"k": 2}),
+            server.chat_model(max_retries=0, timeout=5),
+        )
+        guard = HallucinationGuard(chain=chain, detectors=FakeDetector(score=1.0))
+        guard.invoke({"question": "Q?"}, {"callbacks": [handler]})
+        assert handler.flush(timeout=30)
+    assert seen == [passages]
+    assert len(records) == 1 and records[0].score == 0.9 and records[0].contexts == passages
+    handler.close()

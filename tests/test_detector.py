@@ -49,7 +49,48 @@ def test_threshold_sets_passing_and_result_echoes_input():
     r = FakeDetector(score=0.4, threshold=0.5).invoke(QA)
     assert r.passing is False and r.label == Label.HALLUCINATED and r.threshold == 0.5
     assert (r.question, r.answer) == (QA["question"], QA["answer"])
-    assert FakeDetector(score=0.4).invoke(QA).passing is None
+    # Without a threshold the label decides: a decided result always says whether it passes.
+    assert FakeDetector(score=0.4).invoke(QA).passing is False
+    assert FakeDetector(score=0.9).invoke(QA).passing is True
+    assert FakeDetector(score=lambda i: None).invoke(QA).passing is None  # unverifiable
+
+
+@pytest.mark.parametrize("threshold", [float("nan"), float("inf"), 2.0, -1.0, 1.0001])
+def test_a_threshold_outside_the_score_range_is_refused(threshold):
+    from truthguard.refchecker import RefChecker
+    from truthguard.rv import ReverseValidation
+
+    with pytest.raises(InvalidInputError) as info:
+        RefChecker(threshold=threshold)
+    assert info.value.field == "threshold"
+    model = ScriptedChatModel(script=["x"])
+    with pytest.raises(InvalidInputError) as info:
+        ReverseValidation(model=model, threshold=threshold)
+    assert info.value.field == "threshold"
+
+
+def test_threshold_bounds_hold_only_for_bounded_scores():
+    from truthguard.fewl import FEWL
+    from truthguard.refchecker import RefChecker
+
+    assert RefChecker(threshold=0.0).threshold == 0.0 and RefChecker(threshold=1).threshold == 1
+    model = ScriptedChatModel(script=["x"])
+    fewl = FEWL(reference_models=[model], threshold=-3.5)
+    assert fewl.threshold == -3.5  # FEWL scores are unbounded
+    with pytest.raises(InvalidInputError) as info:
+        FEWL(reference_models=[model], threshold=float("nan"))
+    assert info.value.field == "threshold"
+
+
+def test_a_wrong_detector_option_names_the_field():
+    from truthguard.refchecker import RefChecker
+
+    with pytest.raises(InvalidInputError) as info:
+        RefChecker(score="x")
+    assert info.value.field == "score" and "entailment_ratio" in str(info.value)
+    with pytest.raises(InvalidInputError) as info:
+        FakeDetector(colour="red")
+    assert info.value.field == "colour"
 
 
 async def test_ainvoke_abatch_and_batch_agree():

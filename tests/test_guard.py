@@ -50,7 +50,8 @@ def test_attempts_exhausted_keeps_last_answer():
     )
     out = guard.invoke({"question": "Q?"})
     assert out.status == "rejected" and not out.passed
-    assert out.answer == "moon 3" and model.call_count == 3
+    assert out.answer is None and out.output is None  # nothing rejected is released
+    assert out.last_answer == "moon 3" and model.call_count == 3
     assert [a.answer for a in out.attempts] == ["moon 1", "moon 2", "moon 3"]
 
 
@@ -61,7 +62,7 @@ def test_detector_outage_fails_open_or_closed(on_error, status):
     guard = HallucinationGuard(chain=chain, detectors=broken, on_error=on_error)
     out = guard.invoke({"question": "Q?"})
     assert out.status == status
-    assert out.answer == "an answer"  # never lost
+    assert out.last_answer == "an answer"  # never lost
     assert "backend down" in out.verdict.errors["fake"]
     assert out.verdict.failed_open is (on_error == "open")
 
@@ -71,7 +72,7 @@ async def test_check_timeout_counts_as_detector_error():
     slow = FakeDetector(score=1.0, latency=5.0)
     guard = HallucinationGuard(chain=chain, detectors=slow, check_timeout=0.05, on_error="closed")
     out = await guard.ainvoke({"question": "Q?"})
-    assert out.status == "rejected" and out.answer == "an answer"
+    assert out.status == "rejected" and out.last_answer == "an answer"
     assert "timed out" in out.verdict.errors["fake"]
     assert out.attempts[0].results[0].is_invalid
 
@@ -131,7 +132,7 @@ def test_later_chain_error_does_not_lose_the_first_answer():
         chain=RunnableLambda(flaky), detectors=moon_detector(), policies=[Regenerate()]
     )
     out = guard.invoke({"question": "Q?"})
-    assert out.status == "rejected" and out.answer == "the moon"
+    assert out.status == "rejected" and out.last_answer == "the moon"
     assert "model unreachable" in out.attempts[1].error
 
 
@@ -310,7 +311,7 @@ async def test_cancelled_error_from_a_detector_is_a_failure_not_an_escape():
     chain, _ = scripted_chain(["an answer"])
     failing = HallucinationGuard(chain=chain, detectors=CancelsItself(), on_error="open")
     res = await failing.ainvoke("Q?")
-    assert res.status == "rejected" and res.answer == "an answer"
+    assert res.status == "rejected" and res.last_answer == "an answer"
 
 
 @pytest.mark.parametrize("bad", [5, float("nan"), ["a"], {}])
@@ -339,7 +340,7 @@ def test_fail_open_never_passes_an_answer_the_detector_raised_on():
     chain, _ = scripted_chain(["an answer"])
     guard = HallucinationGuard(chain=chain, detectors=FakeDetector(score=picky), on_error="open")
     out = guard.invoke({"question": "Where is Dubai \ud800?"})
-    assert out.status == "rejected" and out.answer == "an answer"
+    assert out.status == "rejected" and out.last_answer == "an answer"
     assert "TypeError" in out.verdict.errors["fake"] and not out.verdict.failed_open
     assert out.question == "Where is Dubai \ufffd?"
 
@@ -449,7 +450,7 @@ def test_check_timeout_holds_over_http_when_the_checker_stalls(timeout):
         out = guard.invoke({"question": "What shines?"})
         elapsed = time.perf_counter() - started
     chain_seconds = out.attempts[0].chain_usage.wall_seconds
-    assert out.status == "rejected" and out.answer == "The sun shines."
+    assert out.status == "rejected" and out.last_answer == "The sun shines."
     assert "timed out" in out.verdict.errors["fake"]
     assert elapsed - chain_seconds < 1.1 * timeout + 0.2
 
@@ -493,7 +494,7 @@ def test_arbitrary_unicode_through_the_guard(on_error):
             on_error=on_error,
         )
         out = guard.invoke({"question": question})
-        assert out.answer == clean_text(answer)  # never lost (lone surrogates made U+FFFD)
+        assert out.last_answer == clean_text(answer)  # never lost (lone surrogates made U+FFFD)
         if "moon" in answer:
             assert out.status == "rejected"  # a failing check never passes
         else:
@@ -511,7 +512,10 @@ def test_lone_surrogates_do_not_open_the_guard_with_the_local_refchecker():
     for on_error in ("open", "closed"):
         guard = HallucinationGuard(chain=chain, detectors=RefChecker(), on_error=on_error)
         out = guard.invoke({"question": "Where is Dubai \ud800?"})
-        assert out.answer == "Dubai \ufffd is in Oman." and out.question == "Where is Dubai \ufffd?"
+        assert (
+            out.last_answer == "Dubai \ufffd is in Oman."
+            and out.question == "Where is Dubai \ufffd?"
+        )
         result = out.attempts[0].results[0]
         assert not result.is_invalid and result.score is not None  # a real verdict, no crash
 
@@ -536,7 +540,7 @@ def test_retry_output_without_an_answer_keeps_the_first_answer():
         chain=RunnableLambda(chain), detectors=moon_detector(), policies=[Regenerate()]
     )
     out = guard.invoke({"question": "Q?"})
-    assert out.status == "rejected" and out.answer == "the moon"
+    assert out.status == "rejected" and out.last_answer == "the moon"
     assert out.attempts[1].answer is None
     assert "none of the keys" in out.attempts[1].error
     assert out.attempts[1].output == {"unexpected": "shape"}
@@ -571,7 +575,7 @@ def test_none_answer_is_not_checked_as_the_text_none():
     )
     out = guard.invoke({"question": "Q?"})
     assert "None" not in seen
-    assert out.status == "rejected" and out.answer == "the moon"
+    assert out.status == "rejected" and out.last_answer == "the moon"
     assert "None" in out.attempts[1].error
     with pytest.raises(InvalidInputError):
         HallucinationGuard(
@@ -624,3 +628,44 @@ def test_sync_guard_leaves_the_users_async_client_usable(order):
     if order == "sync-first":
         expected[-1:] = ["0", "The sun shines. The sun shines."]
     assert done.stdout.splitlines() == expected, done.stdout
+
+
+def test_a_runaway_checker_reply_is_capped_and_the_verdict_says_the_checker_was_unavailable():
+    from truthguard.result import RAW_OUTPUT_LIMIT
+    from truthguard.testing import OpenAIServer
+
+    huge = "maybe " * 350_000  # a 2 MB reply the checker cannot use
+
+    def reply(messages: list[dict[str, Any]]) -> str:
+        return huge if str(messages[-1]["content"]).startswith("Check:") else "The sun shines."
+
+    with OpenAIServer(reply=reply) as server:
+        checker = YesNoChecker(model=server.chat_model(max_retries=0, timeout=10))
+        guard = HallucinationGuard(chain=http_chain(server, timeout=5), detectors=checker)
+        out = guard.invoke({"question": "What shines?"})
+    result = out.attempts[0].results[0]
+    assert result.is_invalid and len(result.raw_output) == RAW_OUTPUT_LIMIT
+    assert result.raw_output_chars == len(huge.strip())
+    assert out.status == "rejected"
+    assert "yesno was unavailable or gave no verdict" in out.verdict.reason
+    assert "the guard fails closed" in out.verdict.reason
+
+
+def test_the_default_checker_says_whether_an_answer_passes_over_http():
+    from doubles import ListRetriever
+    from truthguard.rag import build_rag_chain
+    from truthguard.refchecker import RefChecker
+    from truthguard.testing import OpenAIServer
+
+    passages = ["Dubai is a city in the United Arab Emirates (UAE)."]
+    replies = {"Where is Dubai": "Dubai is in France.", "Where is Abu": "Dubai is in the UAE."}
+    with OpenAIServer(reply=replies, default="I do not know.") as server:
+        chain = build_rag_chain(
+            ListRetriever(passages=passages), server.chat_model(max_retries=0, timeout=5)
+        )
+        guard = HallucinationGuard(chain=chain, detectors=RefChecker())
+        bad = guard.invoke({"question": "Where is Dubai?"})
+    result = bad.attempts[0].results[0]
+    assert result.threshold is None and result.label == "hallucinated"
+    assert result.passing is False  # an `if result.passing:` edge routes it as a failure
+    assert bad.verdict.passes == {"refchecker": False}

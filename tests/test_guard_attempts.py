@@ -125,7 +125,7 @@ def test_policies_go_in_order_each_up_to_its_max_uses_then_the_last_answer_is_ke
     assert seen == [(2, 1, "feedback"), (3, 2, "feedback"), (4, 1, None)]
     assert action == Finish("rejected")
     result = loop.result()
-    assert result.status == "rejected" and not result.passed and result.answer == "answer 4"
+    assert result.status == "rejected" and not result.passed and result.last_answer == "answer 4"
 
 
 def test_at_max_attempts_only_terminal_policies_are_asked():
@@ -138,7 +138,7 @@ def test_at_max_attempts_only_terminal_policies_are_asked():
 def test_max_attempts_of_one_without_terminal_policies_rejects_at_once():
     loop = loop_of(max_attempts=1)
     assert loop.attempted(checked(loop.start(), False)) == Finish("rejected")
-    assert loop.result().answer == "Mars."
+    assert loop.result().last_answer == "Mars."
 
 
 async def test_a_fixed_fallback_is_released_and_recorded_in_the_guards_own_form():
@@ -174,7 +174,7 @@ async def test_an_unchecked_fallback_without_an_answer_keeps_the_earlier_one():
     failed = Attempt(number=run.number, policy=run.policy, error="ValueError: no")
     assert loop.attempted(failed, error=ValueError("no")) == Finish("rejected")
     result = loop.result()
-    assert result.answer == "Venus." and result.attempts[-1].error == "ValueError: no"
+    assert result.last_answer == "Venus." and result.attempts[-1].error == "ValueError: no"
 
 
 async def test_the_raise_policy_ends_the_request_with_its_own_error():
@@ -209,7 +209,7 @@ def test_a_broken_last_policy_rejects_with_the_answer_kept():
     asked(loop.attempted(checked(loop.start(), False)))
     assert loop.policy_failed(ValueError("boom")) == Finish("rejected")
     result = loop.result()
-    assert result.answer == "Mars." and result.n_attempts == 2
+    assert result.last_answer == "Mars." and result.n_attempts == 2
 
 
 def test_a_policys_own_calls_count_into_the_attempt_it_produces():
@@ -253,7 +253,7 @@ def test_an_error_after_an_answer_keeps_that_answer():
     asked(loop.attempted(checked(loop.start(), False, answer="Venus.")))
     run = loop.stepped(Rerun(input=INPUT))
     loop.attempted(Attempt(number=run.number, error="TimeoutError: "), error=TimeoutError())
-    assert loop.chain_error() is None and loop.result().answer == "Venus."
+    assert loop.chain_error() is None and loop.result().last_answer == "Venus."
 
 
 def test_the_streaming_rule_can_override_passed_and_answered():

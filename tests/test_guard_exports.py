@@ -11,6 +11,7 @@ EXPORTS = {
         "VERDICT_EVENT",
         "Attempt",
         "Fallback",
+        "Filter",
         "GuardChunk",
         "GuardPolicy",
         "GuardResult",
@@ -38,6 +39,7 @@ EXPORTS = {
         "attempt_loop",
         "base_detector",
         "run_detector",
+        "score_bounds",
         "thresholds_for",
         "verdict_for",
         "we_are_cancelled",
@@ -56,6 +58,7 @@ EXPORTS = {
     "truthguard.guard.verdict": {
         "NEVER_OPEN",
         "check_detector_options",
+        "check_threshold",
         "decide",
         "never_open",
         "normalise",

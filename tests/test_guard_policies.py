@@ -310,5 +310,96 @@ def test_rewriter_without_a_query_is_a_visible_policy_failure(rewritten):
     )
     out = guard.invoke({"question": "what shines?"})
     assert seen == [None]  # no retrieval on the text "None" or on a blank query
-    assert out.status == "rejected" and out.answer == "the moon"
+    assert out.status == "rejected" and out.last_answer == "the moon"
     assert "returned no retrieval query" in out.attempts[1].error
+
+
+def test_policies_build_on_each_other_over_http():
+    """README's ``[ReRetrieve(k=[6]), Regenerate(), Fallback()]`` on a chain retrieving 1 passage:
+    the regenerated answer is checked against the 6 passages ReRetrieve fetched."""
+    from truthguard.rag import build_rag_chain
+    from truthguard.refchecker import RefChecker
+    from truthguard.testing import OpenAIServer
+
+    fact = "Mars has two moons, Phobos and Deimos."
+    passages = ["Jupiter is the largest planet.", "Venus is hot.", fact, "Saturn has rings."]
+
+    def reply(messages: list[dict[str, Any]]) -> str:
+        asked_again = "Answer again" in str(messages[-1]["content"])
+        return fact if asked_again else "Mars has five moons."
+
+    with OpenAIServer(reply=reply) as server:
+        retriever = ListRetriever(passages=passages, search_kwargs={"k": 1})
+        chain = build_rag_chain(retriever, server.chat_model(max_retries=0, timeout=5))
+        guard = HallucinationGuard(
+            chain=chain,
+            detectors=RefChecker(),
+            policies=[ReRetrieve(k=[6]), Regenerate(), Fallback(answer="I don't know.")],
+        )
+        out = guard.invoke({"question": "Which moons does Mars have?"})
+        prompts = [str(r.messages[0]["content"]) for r in server.requests]
+    assert [a.policy for a in out.attempts] == [None, "re_retrieve", "regenerate"]
+    assert [len(a.contexts) for a in out.attempts] == [1, 4, 4]  # regenerate kept k=6
+    assert fact in prompts[2]
+    assert out.status == "passed" and out.answer == fact
+
+
+def test_a_later_policy_keeps_earlier_input_keys_and_sets_its_own():
+    seen: list[tuple[dict[str, Any], dict[str, Any]]] = []
+
+    def answer(inp: dict[str, Any], config: RunnableConfig) -> str:
+        seen.append((dict(inp), dict(config.get("configurable", {}))))
+        return "the moon"
+
+    class AddHint(GuardPolicy):
+        async def astep(self, ctx):  # type: ignore[no-untyped-def]
+            return Rerun(input={**ctx.input, "hint": "h"}, configurable={"depth": 2})
+
+    class Override(GuardPolicy):
+        async def astep(self, ctx):  # type: ignore[no-untyped-def]
+            return Rerun(input=ctx.input, configurable={"depth": 3})
+
+    guard = HallucinationGuard(
+        chain=RunnableLambda(answer),
+        detectors=moon_detector(),
+        policies=[AddHint(), Override(), Regenerate()],
+        max_attempts=4,
+    )
+    out = guard.invoke({"question": "Q?"})
+    assert out.status == "rejected" and out.answer is None
+    assert seen[1] == ({"question": "Q?", "hint": "h"}, {"depth": 2})
+    assert seen[2] == ({"question": "Q?", "hint": "h"}, {"depth": 3})
+    assert seen[3][0]["hint"] == "h" and seen[3][0]["feedback"] and seen[3][1]["depth"] == 3
+
+
+def test_filter_releases_only_the_supported_sentences_over_http():
+    from truthguard.guard import Filter
+    from truthguard.guard.policies import FILTER_NOTICE
+    from truthguard.rag import build_rag_chain
+    from truthguard.refchecker import RefChecker
+    from truthguard.testing import OpenAIServer
+
+    fact = "Mars has two moons, Phobos and Deimos."
+    replies = {
+        "moons": f"{fact} Mars has a ring of solid gold.",
+        "rings": "Mars has a ring of solid gold.",
+    }
+    with OpenAIServer(reply=replies) as server:
+        chain = build_rag_chain(
+            ListRetriever(passages=[fact]), server.chat_model(max_retries=0, timeout=5)
+        )
+        guard = HallucinationGuard(
+            chain=chain,
+            detectors=RefChecker(),
+            policies=[Filter(), Fallback(answer="I don't know.")],
+        )
+        out = guard.invoke({"question": "Which moons does Mars have?"})
+        nothing = guard.invoke({"question": "What rings does Mars have?"})
+    assert out.status == "filtered" and not out.passed
+    assert out.answer == f"{fact} {FILTER_NOTICE}"
+    assert [a.policy for a in out.attempts] == [None, "filter"]
+    assert [r.passing for r in out.attempts[-1].results] == [True, False]
+    assert out.attempts[-1].contexts == [fact]
+    # Nothing supported: the filter fails and the next policy answers.
+    assert nothing.status == "fallback" and nothing.answer == "I don't know."
+    assert "no sentence" in nothing.attempts[1].error

@@ -84,6 +84,7 @@ def test_testing_exports():
         "ServerRequest",
         "ServerUsage",
         "ToolCall",
+        "assert_grounded",
         "prompt_of",
     ]
 

@@ -38,6 +38,16 @@ def test_to_llama_index_maps_every_field():
     assert ev.invalid_result is False
 
 
+def test_a_runaway_reply_is_kept_only_up_to_the_limit():
+    from truthguard.result import RAW_OUTPUT_LIMIT
+
+    big = "na" * 1_000_000  # a 2 MB reply
+    r = DetectionResult.invalid("x", "could not parse", raw_output=big)
+    assert r.raw_output == big[:RAW_OUTPUT_LIMIT] and r.raw_output_chars == len(big)
+    small = DetectionResult.invalid("x", "could not parse", raw_output="garbage!")
+    assert small.raw_output_chars is None
+
+
 def test_invalid_result_keeps_raw_text():
     r = DetectionResult.invalid("x", "could not parse", raw_output="garbage!")
     assert r.label == Label.INVALID and r.is_invalid

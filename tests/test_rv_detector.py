@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from pydantic import ValidationError
 
 from truthguard.errors import InvalidInputError, LLMCallError
 from truthguard.llm import LLMSettings
@@ -247,15 +246,15 @@ def test_async_batch_of_passages_keeps_order():
 
 
 def test_configuration_errors_name_the_field():
-    with pytest.raises(ValidationError, match="matcher"):
+    with pytest.raises(InvalidInputError, match="matcher"):
         ReverseValidation(model=em_model("x"), matcher="fuzzy")
-    with pytest.raises(ValidationError, match="similarity"):
+    with pytest.raises(InvalidInputError, match="similarity"):
         ReverseValidation(model=em_model("x"), matcher="paper", similarity=object())
-    with pytest.raises(ValidationError, match="judge"):
+    with pytest.raises(InvalidInputError, match="judge"):
         ReverseValidation(model=em_model("x"), judge=em_model("y"))
-    with pytest.raises(ValidationError, match="variant"):
+    with pytest.raises(InvalidInputError, match="variant"):
         ReverseValidation(model=em_model("x"), variant="nli")
-    with pytest.raises(ValidationError, match="model"):
+    with pytest.raises(InvalidInputError, match="model"):
         ReverseValidation(model=42)
 
 

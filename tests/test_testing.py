@@ -214,3 +214,40 @@ async def test_a_paced_model_streams_its_reply_over_its_latency():
     started = _time.monotonic()
     stamps = [_time.monotonic() - started async for _ in whole.astream("q")]
     assert stamps[0] >= 0.1  # without first_token_latency the reply comes whole, after latency
+
+
+def test_assert_grounded_passes_a_supported_answer_from_a_model_over_http():
+    from truthguard.rag import build_rag_chain
+    from truthguard.testing import OpenAIServer, assert_grounded
+
+    fact = "Mars has two moons, Phobos and Deimos."
+    from doubles import ListRetriever
+
+    with OpenAIServer(reply=fact) as server:
+        chain = build_rag_chain(
+            ListRetriever(passages=[fact]), server.chat_model(max_retries=0, timeout=5)
+        )
+        out = chain.invoke({"question": "Which moons does Mars have?"})
+    result = assert_grounded(out["answer"], out["context"], question=out["question"])
+    assert result.passing is True and result.detector == "refchecker"
+
+
+def test_assert_grounded_fails_naming_the_unsupported_statement():
+    from truthguard.testing import assert_grounded
+
+    with pytest.raises(AssertionError) as info:
+        assert_grounded(
+            "Mars has two moons. Mars has a ring of solid gold.",
+            ["Mars has two moons, Phobos and Deimos."],
+        )
+    assert "refchecker says hallucinated" in str(info.value) and "gold" in str(info.value)
+
+
+def test_assert_grounded_never_passes_an_unverified_answer():
+    from truthguard.errors import LLMCallError
+    from truthguard.testing import FakeDetector, assert_grounded
+
+    with pytest.raises(AssertionError, match="invalid"):
+        assert_grounded("x", ["y"], detector=FakeDetector(error=LLMCallError("s", "down")))
+    with pytest.raises(AssertionError, match=r"below 0\.95"):
+        assert_grounded("x", ["y"], detector=FakeDetector(score=0.9), min_score=0.95)

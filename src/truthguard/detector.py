@@ -129,13 +129,31 @@ class BaseDetector(RunnableSerializable[dict[str, Any], DetectionResult], ABC):
 
     detector_name: ClassVar[str] = "detector"
     input_model: ClassVar[type[DetectorInput]] = DetectorInput
+    score_bounds: ClassVar[tuple[float, float] | None] = None
+    """The range every score of this detector lies in (None: unbounded); a ``threshold``
+    outside it would pass or fail every answer, so it is refused."""
 
     threshold: float | None = None
-    """Scores at or above this pass; None leaves ``passing`` unset."""
+    """Scores at or above this pass; None lets the label decide ``passing`` (factual passes)."""
     llm_settings: LLMSettings = Field(default_factory=LLMSettings)
     """Concurrency bound, retries, time-out and error policy for model calls."""
     batch_concurrency: int = Field(default=4, ge=1)
     """Default bound for ``batch`` / ``abatch`` when the config sets no ``max_concurrency``."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        try:
+            super().__init__(**kwargs)
+        except ValidationError as e:  # a wrong option names its field, as bad input does
+            raise _validation_to_input_error(e) from e
+
+    @field_validator("threshold")
+    @classmethod
+    def _threshold_in_bounds(cls, v: float | None) -> float | None:
+        from truthguard.guard.verdict import check_threshold
+
+        if v is not None:
+            check_threshold("threshold", v, cls.score_bounds)
+        return v
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -342,16 +360,11 @@ class BaseDetector(RunnableSerializable[dict[str, Any], DetectionResult], ABC):
         usage = session.usage()
         usage.wall_seconds = time.perf_counter() - started
         passing = result.passing
-        if (
-            self.threshold is not None
-            and result.score is not None
-            and result.label
-            not in (
-                Label.INVALID,
-                Label.UNVERIFIABLE,
-            )
-        ):
+        decided = result.label in (Label.FACTUAL, Label.HALLUCINATED)
+        if self.threshold is not None and result.score is not None and decided:
             passing = result.score >= self.threshold
+        elif passing is None and decided:  # no threshold: the label says whether it passes
+            passing = result.label == Label.FACTUAL
         return result.model_copy(
             update={
                 "usage": usage,

@@ -40,7 +40,7 @@ from truthguard._sync import run_sync
 from truthguard.detector import context_text
 from truthguard.errors import InvalidInputError
 from truthguard.guard._models import Attempt, GuardVerdict
-from truthguard.guard.check import base_detector, run_detector, verdict_for
+from truthguard.guard.check import base_detector, run_detector, score_bounds, verdict_for
 from truthguard.guard.policies import PolicyContext
 from truthguard.guard.validation import input_errors
 from truthguard.guard.verdict import check_detector_options, unique_keys
@@ -110,8 +110,9 @@ class CheckSettings(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> CheckSettings:
         check_detector_options(
-            self.keys, thresholds=self.thresholds, score_ranges=self.score_ranges
-        )
+            self.keys, thresholds=self.thresholds, score_ranges=self.score_ranges,
+            bounds=score_bounds(self.keys, self.detectors),
+        )  # fmt: skip
         return self
 
     @property

@@ -5,12 +5,18 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["NEVER_OPEN", "DetectionResult", "Label", "Usage"]
+from truthguard._text import MAX_SCAN
+
+__all__ = ["NEVER_OPEN", "RAW_OUTPUT_LIMIT", "DetectionResult", "Label", "Usage"]
 
 NEVER_OPEN = "never_open"
 """``details`` flag of an invalid result that must fail even with ``on_error="open"``."""
+
+RAW_OUTPUT_LIMIT = MAX_SCAN
+"""Most characters of a model reply a result keeps in ``raw_output``: what the parsers read
+(sinks and memory stay bounded; ``raw_output_chars`` then gives the reply's full length)."""
 
 
 class Label(StrEnum):
@@ -106,13 +112,25 @@ class DetectionResult(BaseModel):
     invalid_reason: str | None = None
     """Why the result is invalid (parse failure, model error)."""
     raw_output: str | None = None
-    """The model text that could not be used, kept verbatim when invalid."""
+    """The model text that could not be used, kept verbatim when invalid (its first
+    :data:`RAW_OUTPUT_LIMIT` characters)."""
+    raw_output_chars: int | None = None
+    """Length of the model text when ``raw_output`` holds only its start; None when whole."""
     question: str | None = None
     """The question that was checked (for EvaluationResult.query)."""
     answer: str | None = None
     """The answer that was checked (for EvaluationResult.response)."""
     contexts: list[str] | None = None
     """The contexts the answer was checked against, if any."""
+
+    @model_validator(mode="after")
+    def _cap_raw_output(self) -> DetectionResult:
+        raw = self.raw_output
+        if raw is not None and len(raw) > RAW_OUTPUT_LIMIT:
+            # A runaway reply (megabytes) must not ride along into every sink and log line.
+            object.__setattr__(self, "raw_output", raw[:RAW_OUTPUT_LIMIT])
+            object.__setattr__(self, "raw_output_chars", len(raw))
+        return self
 
     @property
     def is_invalid(self) -> bool:

@@ -37,6 +37,7 @@ __all__ = [
     "ServerRequest",
     "ServerUsage",
     "ToolCall",
+    "assert_grounded",
     "prompt_of",
 ]
 
@@ -327,3 +328,52 @@ class FakeDetector(BaseDetector):
             label=label,
             explanation=f"fake score {score:.3f} against {cut:.3f}",
         )
+
+
+def assert_grounded(
+    answer: str,
+    contexts: Sequence[Any],
+    *,
+    question: str = "What do the sources say?",
+    detector: BaseDetector | None = None,
+    min_score: float | None = None,
+) -> DetectionResult:
+    """Assert, in a test, that ``answer`` is supported by ``contexts``; return the check.
+
+    Put grounding checks in your own test suite (pytest or unittest): the check is the
+    detector's (default: the local ``RefChecker``, no model call, so the test stays offline),
+    and a failure says which statements the sources do not support. A check that gives no
+    verdict (an outage, an unparseable reply, nothing to check against) fails too: an
+    unverified answer is never reported grounded.
+
+    Args:
+        answer: The text to check.
+        contexts: The passages it must be grounded in (strings or Documents).
+        question: The question the answer responds to (some detectors read it).
+        detector: The detector to check with (default: ``RefChecker()``).
+        min_score: Also require ``score >= min_score`` (default: the detector's own verdict).
+
+    Raises:
+        AssertionError: The answer is not grounded, or the check gave no verdict.
+
+    Example:
+        >>> assert_grounded("Mars has two moons.", ["Mars has two moons, Phobos and Deimos."])
+        ... # doctest: +ELLIPSIS
+        DetectionResult(detector='refchecker', ...)
+    """
+    if detector is None:
+        from truthguard.refchecker import RefChecker
+
+        detector = RefChecker()
+    result = detector.invoke({"question": question, "answer": answer, "contexts": list(contexts)})
+    problems = []
+    if result.passing is not True:
+        problems.append(f"{result.detector} says {result.label.value}")
+    if min_score is not None and (result.score is None or result.score < min_score):
+        problems.append(f"score {result.score} below {min_score}")
+    if problems:
+        raise AssertionError(
+            f"answer not grounded in its {len(contexts)} context(s) ({'; '.join(problems)}): "
+            f"{result.explanation}\nanswer: {answer[:500]!r}"
+        )
+    return result

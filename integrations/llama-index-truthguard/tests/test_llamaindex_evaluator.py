@@ -181,7 +181,7 @@ async def test_batch_eval_runner_with_fields_set_once():
         response_strs=["Mars is red.", "Mars has one moon."],
         contexts_list=[["c1"], ["c2"]],
     )
-    assert [r.passing for r in results["claims"]] == [None, None]
+    assert [r.passing for r in results["claims"]] == [True, False]  # the label decides
     assert [r.score for r in results["claims"]] == [1.0, 0.0]
     assert seen == [["Mars has two moons."]] * 2
 
@@ -219,3 +219,14 @@ async def test_runner_with_per_row_fields_and_responses():
         ("Mars?", ["r1"], ["Mars has two moons."]),
         ("Moon?", ["r2", "r3"], []),
     ]
+
+
+def test_the_default_refchecker_evaluator_says_a_contradicted_answer_fails():
+    from truthguard.refchecker import RefChecker
+
+    ev = RefCheckerEvaluator(RefChecker())
+    context = ["Dubai is a city in the United Arab Emirates."]
+    bad = ev.evaluate(query="Where is Dubai?", response="Dubai is in France.", contexts=context)
+    good = ev.evaluate(query="Where is Dubai?", response="Dubai is in the United Arab Emirates.",
+                       contexts=context)  # fmt: skip
+    assert (bad.passing, good.passing) == (False, True)

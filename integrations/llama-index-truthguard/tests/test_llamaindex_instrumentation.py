@@ -92,13 +92,15 @@ def test_a_guarded_engine_is_one_capture_with_the_released_answer(engine, make_h
     response = guarded.query("Where is Olympus Mons?")
     handler.flush(timeout=30)
     assert len(records) == 1  # the inner engine's two queries are not scored separately
-    assert records[0].answer == response.response
+    result = response.metadata["truthguard"]
+    assert response.response is None and result.status == "rejected"  # nothing released
+    assert records[0].answer == result.last_answer  # the refused answer is still logged
     assert records[0].metadata["span_id"].startswith("GuardedQueryEngine.query")
     assert records[0].metadata["guard_status"] == response.metadata["truthguard"].status
     handler.close()
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT answer FROM truthguard_scores").fetchall()
-    assert rows == [(response.response,)]
+    assert rows == [(result.last_answer,)]
 
 
 class _RetrieveAndJoin(CustomQueryEngine):

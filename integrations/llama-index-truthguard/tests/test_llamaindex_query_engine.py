@@ -209,7 +209,8 @@ def test_attempts_running_out_keep_the_last_answer(index):
         query_engine=qe, detectors=FakeDetector(score=0.0, threshold=0.5), policies=[Regenerate()]
     )
     response = guarded.query(QUESTION)
-    assert response.response == "Saturn." and _result(response).status == "rejected"
+    assert response.response is None and _result(response).status == "rejected"
+    assert _result(response).last_answer == "Saturn."  # kept in the attempts, not released
 
 
 def test_a_failing_retry_keeps_the_earlier_answer(index):
@@ -219,7 +220,7 @@ def test_a_failing_retry_keeps_the_earlier_answer(index):
         query_engine=qe, detectors=FakeDetector(score=0.0, threshold=0.5), policies=[Regenerate()]
     )
     result = _result(guarded.query(QUESTION))
-    assert result.status == "rejected" and result.answer == "Saturn."
+    assert result.status == "rejected" and result.last_answer == "Saturn."
     assert "injected failure" in result.attempts[1].error
     assert result.attempts[1].chain_usage.failed_calls == 1  # the failed call is still counted
     assert result.usage.llm_calls == 2

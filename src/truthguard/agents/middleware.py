@@ -50,7 +50,7 @@ from truthguard.errors import InvalidInputError
 from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
 from truthguard.guard._runs import FEEDBACK_FIELD, scoped_config
 from truthguard.guard.attempts import AskPolicy, AttemptLoop, Finish, ReleaseAnswer, RunAttempt
-from truthguard.guard.check import base_detector, run_detector, verdict_for
+from truthguard.guard.check import base_detector, run_detector, score_bounds, verdict_for
 from truthguard.guard.guard import VERDICT_EVENT
 from truthguard.guard.policies import (
     TEMPERATURE_FIELD,
@@ -164,8 +164,9 @@ class GroundingSettings(BaseModel):
 
             self.detectors = [RefChecker()]
         check_detector_options(
-            self.keys, thresholds=self.thresholds, score_ranges=self.score_ranges
-        )
+            self.keys, thresholds=self.thresholds, score_ranges=self.score_ranges,
+            bounds=score_bounds(self.keys, self.detectors),
+        )  # fmt: skip
         for i, p in enumerate(self.policies):
             if isinstance(p, ReRetrieve):
                 raise InvalidInputError(
@@ -508,8 +509,8 @@ class GroundingMiddleware(AgentMiddleware):
         final = next((a for a in reversed(loop.attempts) if a.answer is not None), None)
         result = GuardResult(
             question=loop.question,
-            answer=final.answer if final else None,
-            output=final.output if final else None,
+            answer=None,  # withheld: the refused answers stay in the attempts
+            output=None,
             status="rejected",
             passed=False,
             verdict=final.verdict if final else None,

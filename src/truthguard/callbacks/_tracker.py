@@ -3,6 +3,8 @@
 A *capture root* is the top-most run this handler sees: a run with no parent, or whose parent
 the handler never saw (it was attached below the top). Retriever results anywhere under a root
 become its contexts; when the root ends, its input and output give the question and answer.
+A root that is a ``HallucinationGuard`` gives its :class:`~truthguard.guard.GuardResult`: the
+answer it checked, that attempt's contexts and the guard's own verdict.
 Pure bookkeeping, no I/O; callers hold no lock (this class has its own).
 """
 
@@ -19,6 +21,7 @@ from truthguard._clean import clean_text
 from truthguard.callbacks.records import json_safe
 from truthguard.detector import context_text
 from truthguard.errors import InvalidInputError
+from truthguard.guard._models import GuardResult
 from truthguard.guard.extract import answer_of, contexts_of, question_of
 from truthguard.llm import message_text
 from truthguard.otel import current_span_context
@@ -43,6 +46,11 @@ class Capture:
     span_context: Any = None
     """The OpenTelemetry span of the answer: the one current when it was captured, or the one
     a LangChain tracer keeps for its run (None when OpenTelemetry is not in use)."""
+    guard_attempt: Any = None
+    """The guard's :class:`~truthguard.guard.Attempt` this answer came from, when the run was a
+    ``HallucinationGuard`` (its results and verdict may be recorded instead of a new check)."""
+    guard_status: str | None = None
+    """The guard's status (passed / fallback / filtered / rejected), when the run was a guard."""
 
     def __post_init__(self) -> None:
         if self.span_context is None:
@@ -157,6 +165,8 @@ class RunTracker:
             root = self._roots.pop(run_id)
         if inputs is not None:
             root.inputs = inputs
+        if isinstance(output, GuardResult):
+            return self._guard_capture(run_id, root, output)
         try:
             if root.question is not None:  # a model run: output is an LLMResult
                 question, answer = root.question, _generation_text(output)
@@ -182,6 +192,30 @@ class RunTracker:
             tags=root.tags,
             metadata=root.metadata,
             extra=extra,
+        )
+
+    def _guard_capture(self, run_id: UUID, root: _Root, result: GuardResult) -> Capture | None:
+        """A guard's run: the answer its verdict is on (the released one, or when rejected the
+        last one refused), with the contexts of that attempt, not of every attempt."""
+        attempt = next((a for a in reversed(result.attempts) if a.answer is not None), None)
+        if attempt is None:
+            with self._lock:
+                self.skipped += 1
+            return None
+        extra = {}
+        if self.detector_fields and isinstance(root.inputs, Mapping):
+            extra = {k: root.inputs[k] for k in self.detector_fields if k in root.inputs}
+        return Capture(
+            run_id=run_id,
+            parent_run_id=root.parent_run_id,
+            question=clean_text(result.question),
+            answer=clean_text(attempt.answer or ""),
+            contexts=[clean_text(c) for c in attempt.contexts or root.contexts],
+            tags=root.tags,
+            metadata=root.metadata,
+            extra=extra,
+            guard_attempt=attempt,
+            guard_status=result.status,
         )
 
     def forget(self, run_id: UUID) -> None:

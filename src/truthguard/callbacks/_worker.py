@@ -110,8 +110,10 @@ class Scorer:
         concurrency: int,
         when_full: WhenFull,
         timeout: float | None,
+        recheck: bool = False,
     ) -> None:
         self.detector = detector
+        self.recheck = recheck
         self.sinks = list(sinks)
         self.when_full = when_full
         self.timeout = timeout
@@ -146,6 +148,7 @@ class Scorer:
         concurrency: int,
         when_full: WhenFull,
         timeout: float | None,
+        recheck: bool = False,
     ) -> Scorer:
         """A scorer from a handler's user-facing options, each checked and named in the error.
 
@@ -180,6 +183,7 @@ class Scorer:
             concurrency=concurrency,
             when_full=when_full,
             timeout=timeout,
+            recheck=bool(recheck),
         )
 
     # -- submission -----------------------------------------------------------------------------
@@ -188,6 +192,13 @@ class Scorer:
         """Queue a capture (never raises; a capture that cannot be queued is recorded failed)."""
         if self._closed:
             self._write(self._failed_record(capture, "handler closed", "closed"))
+            return
+        attempt = capture.guard_attempt
+        if attempt is not None and attempt.verdict is not None and not self.recheck:
+            # A guard already checked this answer: record its verdict, never check it twice.
+            record = self._guard_record(capture, attempt)
+            otel.emit_record(record, span_context=capture.span_context)
+            self._write(record)
             return
         loop = _sync._portal_loop()
         # Waiting for room on the loop's own thread would wait for that very thread: deadlock.
@@ -339,6 +350,53 @@ class Scorer:
                 **self._base(capture),
             )
         return self._scored_record(capture, r, seconds)
+
+    def _guard_record(self, capture: Capture, attempt: Any) -> ScoreRecord:
+        """The record of an answer a guard checked: its verdict, no new check.
+
+        ``score`` is the verdict's mean normalised score and ``passing`` whether the guard let
+        the answer through; the label is the one detector's label (or, with several, factual
+        when the verdict passed). A verdict no checker could give (every result an outage) is a
+        failed record, as it would be for the handler's own check.
+        """
+        verdict, results = attempt.verdict, list(attempt.results)
+        base = self._base(capture)
+        base["detector"] = "+".join(r.detector for r in results) or base["detector"]
+        base["metadata"] = {
+            **base["metadata"],
+            "truthguard_source": "guard",
+            "guard_status": capture.guard_status,
+            "guard_attempt": attempt.number,
+        }
+        usage = attempt.check_usage.model_dump()
+        if results and all(_is_outage(r) for r in results):
+            return ScoreRecord(
+                status="failed",
+                failure="outage",
+                label="invalid",
+                explanation=verdict.reason,
+                error="detector outage: "
+                + "; ".join(r.invalid_reason or r.explanation for r in results),
+                usage=usage,
+                scored_at=time.time(),
+                score_seconds=attempt.check_usage.wall_seconds,
+                **base,
+            )
+        if len(results) == 1:
+            label = results[0].label.value
+        else:
+            label = "factual" if verdict.passed else "hallucinated"
+        return ScoreRecord(
+            status="scored",
+            score=verdict.score,
+            passing=verdict.passed,
+            label=label,
+            explanation=verdict.reason,
+            usage=usage,
+            scored_at=time.time(),
+            score_seconds=attempt.check_usage.wall_seconds,
+            **base,
+        )
 
     def _scored_record(self, capture: Capture, r: DetectionResult, seconds: float) -> ScoreRecord:
         return ScoreRecord(

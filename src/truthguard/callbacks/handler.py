@@ -32,6 +32,7 @@ class _Core:
         question_key: str | None,
         answer_key: str | None,
         detector_fields: Sequence[str],
+        recheck: bool,
     ) -> None:
         self.tracker = RunTracker(question_key, answer_key, tuple(detector_fields))
         self.scorer = Scorer.from_options(
@@ -41,6 +42,7 @@ class _Core:
             concurrency=concurrency,
             when_full=when_full,
             timeout=timeout,
+            recheck=recheck,
         )
 
     def end(self, run_id: UUID, output: Any, inputs: Any = None) -> None:
@@ -77,6 +79,12 @@ _DOC = """
         answer_key: Output key of the answer.
         detector_fields: Input keys of the captured run passed on to the detector (for
             example ``entity`` for Reverse Validation).
+        recheck: On a ``HallucinationGuard`` run, check the answer again with ``detector``.
+            Off (default): the guard has just checked it, so its verdict is recorded as it is
+            (no second check, no model call), with the checked answer (the released one, or
+            when rejected the last one refused) and that attempt's contexts; the record's
+            ``metadata`` says ``truthguard_source: "guard"``. An unchecked fallback answer is
+            checked by ``detector`` either way.
 
     Every capture gets exactly one record. Streamed runs (``stream`` / ``astream``) are
     captured like invoked ones. A check whose model calls failed is recorded ``failed``
@@ -123,6 +131,7 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
         question_key: str | None = None,
         answer_key: str | None = None,
         detector_fields: Sequence[str] = (),
+        recheck: bool = False,
     ) -> None:
         self._core = _Core(
             detector,
@@ -134,6 +143,7 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
             question_key=question_key,
             answer_key=answer_key,
             detector_fields=detector_fields,
+            recheck=recheck,
         )
         # "block" may wait for room: in async chains run the hooks in an executor, not on the loop.
         self.run_inline = when_full != "block"
@@ -259,6 +269,7 @@ class AsyncTruthGuardCallbackHandler(AsyncCallbackHandler):
         question_key: str | None = None,
         answer_key: str | None = None,
         detector_fields: Sequence[str] = (),
+        recheck: bool = False,
     ) -> None:
         self._core = _Core(
             detector,
@@ -270,6 +281,7 @@ class AsyncTruthGuardCallbackHandler(AsyncCallbackHandler):
             question_key=question_key,
             answer_key=answer_key,
             detector_fields=detector_fields,
+            recheck=recheck,
         )
 
     async def _end(self, run_id: UUID, output: Any, inputs: Any = None) -> None:

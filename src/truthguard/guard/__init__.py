@@ -4,6 +4,7 @@ from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
 from truthguard.guard.guard import VERDICT_EVENT, HallucinationGuard
 from truthguard.guard.policies import (
     Fallback,
+    Filter,
     GuardPolicy,
     PolicyContext,
     Raise,
@@ -18,6 +19,7 @@ __all__ = [
     "VERDICT_EVENT",
     "Attempt",
     "Fallback",
+    "Filter",
     "GuardChunk",
     "GuardPolicy",
     "GuardResult",

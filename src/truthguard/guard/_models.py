@@ -71,8 +71,10 @@ class GuardResult(BaseModel):
     """The guard's output: the released answer plus everything that led to it.
 
     ``status`` is ``"passed"`` when a checked answer passed, ``"fallback"`` when a fallback answer
-    was released unchecked, and ``"rejected"`` when attempts ran out (``answer`` then holds the
-    last answer the chain produced, so it is never lost).
+    was released unchecked, ``"filtered"`` when only the supported sentences of an answer were
+    released (``Filter``, with a notice), and ``"rejected"`` when attempts ran out. A rejected
+    result releases nothing: ``answer`` and ``output`` are None, and the answers the guard
+    refused stay in ``attempts`` (:attr:`last_answer` is the last of them), so none is lost.
     """
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
@@ -80,15 +82,16 @@ class GuardResult(BaseModel):
     question: str
     """The question the chain was asked."""
     answer: str | None
-    """The released answer text."""
+    """The released answer text (None when rejected: nothing was released)."""
     output: Any = None
-    """The chain output the answer came from (a string, message or dict)."""
-    status: Literal["passed", "fallback", "rejected"]
+    """The chain output the released answer came from (a string, message or dict)."""
+    status: Literal["passed", "fallback", "filtered", "rejected"]
     """How the guard ended (see the class docstring)."""
     passed: bool
     """True only when the released answer passed a check."""
     verdict: GuardVerdict | None = None
-    """Verdict on the released answer (None for an unchecked fallback)."""
+    """Verdict on the released answer (None for an unchecked fallback); when rejected, the
+    verdict on the last answer refused."""
     attempts: list[Attempt]
     """Every attempt, in order."""
     usage: Usage
@@ -97,6 +100,11 @@ class GuardResult(BaseModel):
     @property
     def n_attempts(self) -> int:
         return len(self.attempts)
+
+    @property
+    def last_answer(self) -> str | None:
+        """The last answer any attempt produced, released or not (for inspection)."""
+        return next((a.answer for a in reversed(self.attempts) if a.answer is not None), None)
 
 
 # LangGraph checkpoints and pickles record a class by its ``__module__``: give them the public

@@ -21,7 +21,7 @@ it from async code, the LlamaIndex ``GuardedQueryEngine`` from a generator run s
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -31,7 +31,7 @@ from truthguard.errors import GuardRejected
 from truthguard.guard._models import Attempt, GuardResult
 from truthguard.guard.policies import GuardPolicy, PolicyContext, Release, Step
 from truthguard.guard.usage import UsageCollector
-from truthguard.result import Usage
+from truthguard.result import DetectionResult, Usage
 
 __all__ = [
     "Action",
@@ -45,8 +45,9 @@ __all__ = [
 
 logger = logging.getLogger("truthguard.guard")
 
-Status = Literal["passed", "fallback", "rejected"]
-"""How a guard ended: a checked answer passed, a fallback was released, or nothing passed."""
+Status = Literal["passed", "fallback", "filtered", "rejected"]
+"""How a guard ended: a checked answer passed, a fallback was released, the supported sentences
+of an answer were released (``Filter``), or nothing passed."""
 
 
 @dataclass
@@ -89,6 +90,12 @@ class ReleaseAnswer:
     """The attempt it is recorded as."""
     policy: str
     """Name of the policy that gave it."""
+    status: Literal["fallback", "filtered"] = "fallback"
+    """How the loop ends once it is released."""
+    contexts: list[str] = field(default_factory=list)
+    """The contexts the answer was checked against (``filtered``)."""
+    results: list[DetectionResult] = field(default_factory=list)
+    """The checks behind the answer (``filtered``: one per sentence)."""
 
 
 @dataclass
@@ -109,6 +116,17 @@ def _no_config(number: int, usage: UsageCollector) -> RunnableConfig | None:
     return None
 
 
+def _carry_input(carried: Any, original: Any, new: Any) -> Any:
+    """The input of the next run of the guarded chain: ``new`` on top of what earlier steps
+    changed. A step that passes the original input on keeps the carried one; a step that adds
+    keys to the original dict keeps the keys earlier steps added (its own values win)."""
+    if new is original:
+        return carried
+    if isinstance(new, Mapping) and isinstance(carried, Mapping):
+        return {**carried, **new}
+    return new
+
+
 class AttemptLoop:
     """The attempt loop of one guarded request: which action comes next, and the records.
 
@@ -117,6 +135,9 @@ class AttemptLoop:
     is recorded as a failed attempt and the next one is asked, except for
     :class:`~truthguard.errors.GuardRejected` (the ``Raise`` policy), which ends the request.
     The model calls a policy makes (a query rewriter) are counted into the attempt it produces.
+    Policies build on each other: a step that runs the guarded chain again keeps the
+    ``configurable`` values and input keys earlier steps set (``ReRetrieve(k=[6])`` then
+    ``Regenerate()`` regenerates over the 6 passages), unless it sets them itself.
 
     Args:
         question: The question being answered.
@@ -175,6 +196,9 @@ class AttemptLoop:
         self._pending: Action | None = None
         self._collector = UsageCollector()  # the asked policy's own model calls
         self._policy_usage = Usage()
+        # What earlier policies changed (more passages, a rewritten query): later ones keep it.
+        self._carried_input: Any = input
+        self._carried_configurable: dict[str, Any] = {}
 
     # -- what the guard reports -----------------------------------------------------------------
 
@@ -225,15 +249,27 @@ class AttemptLoop:
         self._policy_usage = self._collector.usage()
         if isinstance(step, Release):
             return self._hand(
-                ReleaseAnswer(answer=step.answer, number=action.number, policy=action.policy.name)
+                ReleaseAnswer(
+                    answer=step.answer,
+                    number=action.number,
+                    policy=action.policy.name,
+                    status=step.status,
+                    contexts=list(step.contexts),
+                    results=list(step.results),
+                )
             )
+        step_input, configurable = step.input, dict(step.configurable)
+        if step.runnable is None:  # the guarded chain again: build on what earlier steps changed
+            step_input = _carry_input(self._carried_input, self.input, step_input)
+            configurable = {**self._carried_configurable, **configurable}
+            self._carried_input, self._carried_configurable = step_input, configurable
         return self._hand(
             RunAttempt(
                 number=action.number,
-                input=step.input,
+                input=step_input,
                 policy=action.policy.name,
                 runnable=step.runnable,
-                configurable=step.configurable,
+                configurable=configurable,
                 check=step.check,
             )
         )
@@ -266,7 +302,8 @@ class AttemptLoop:
 
     def released(self, output: Any) -> Finish:
         """Record the answer a :class:`ReleaseAnswer` handed out (``output``: in the guard's
-        own form, such as a LlamaIndex ``Response``); the loop ends with ``fallback``."""
+        own form, such as a LlamaIndex ``Response``); the loop ends with the action's status
+        (``fallback``, or ``filtered`` for :class:`~truthguard.guard.Filter`)."""
         action = self._take(ReleaseAnswer)
         self.attempts.append(
             Attempt(
@@ -274,10 +311,13 @@ class AttemptLoop:
                 policy=action.policy,
                 answer=action.answer,
                 output=output,
+                contexts=action.contexts,
+                results=action.results,
                 chain_usage=self._policy_usage,
+                check_usage=Usage.total([r.usage for r in action.results]),
             )
         )
-        return self._finish("fallback")
+        return self._finish(action.status)
 
     # -- what the guard builds its output from --------------------------------------------------
 
@@ -294,8 +334,9 @@ class AttemptLoop:
         return None
 
     def result(self) -> GuardResult:
-        """The guard's result: the last attempt's answer, or when the loop ended rejected on an
-        attempt without one, the last answer there was (an answer is never lost).
+        """The guard's result: the answer of the last attempt when it passed or was a released
+        fallback. A rejected result releases nothing (``answer`` and ``output`` are None); its
+        verdict is that of the last answer there was, which stays in ``attempts``.
 
         Raises:
             RuntimeError: The loop has not finished.
@@ -308,10 +349,11 @@ class AttemptLoop:
             final = next((a for a in reversed(self.attempts) if a.answer is not None), None)
         if final is None:  # nothing to release or keep: the caller sees the chain's own error
             raise self.chain_error() or RuntimeError("the guarded chain gave no answer")
+        released = self.status != "rejected"  # a rejected answer is kept only in the attempts
         return GuardResult(
             question=self.question,
-            answer=final.answer,
-            output=final.output,
+            answer=final.answer if released else None,
+            output=final.output if released else None,
             status=self.status,
             passed=self.status == "passed",
             verdict=final.verdict,

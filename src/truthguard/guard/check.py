@@ -33,6 +33,7 @@ __all__ = [
     "attempt_loop",
     "base_detector",
     "run_detector",
+    "score_bounds",
     "thresholds_for",
     "verdict_for",
     "we_are_cancelled",
@@ -61,6 +62,15 @@ def base_detector(runnable: Any) -> BaseDetector | None:
             return None
         seen += 1
     return None
+
+
+def score_bounds(
+    keys: Sequence[str], detectors: Sequence[Runnable[Any, Any]]
+) -> dict[str, tuple[float, float] | None]:
+    """The range each detector key's scores lie in (``BaseDetector.score_bounds``), for
+    :func:`~truthguard.guard.verdict.check_detector_options`."""
+    found = [base_detector(d) for d in detectors]
+    return {k: None if d is None else d.score_bounds for k, d in zip(keys, found, strict=True)}
 
 
 def thresholds_for(

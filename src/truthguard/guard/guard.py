@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import time
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -38,6 +37,7 @@ from truthguard.guard.check import (
     attempt_loop,
     base_detector,
     run_detector,
+    score_bounds,
     verdict_for,
     we_are_cancelled,
 )
@@ -162,21 +162,14 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
                 )
         return list(items)
 
-    @field_validator("thresholds")
-    @classmethod
-    def _finite_thresholds(cls, v: dict[str, float]) -> dict[str, float]:
-        for key, value in v.items():
-            if not math.isfinite(value):
-                raise InvalidInputError(f"thresholds.{key}", f"must be finite, got {value}")
-        return v
-
     @model_validator(mode="after")
     def _check_keys(self) -> HallucinationGuard:
-        for key, (lo, hi) in self.score_ranges.items():
-            if not (math.isfinite(lo) and math.isfinite(hi)):
-                raise InvalidInputError(f"score_ranges.{key}", "must be finite")
+        keys = self.detector_keys
         check_detector_options(
-            self.detector_keys, thresholds=self.thresholds, score_ranges=self.score_ranges
+            keys,
+            thresholds=self.thresholds,
+            score_ranges=self.score_ranges,
+            bounds=score_bounds(keys, self.detectors),
         )
         self._check_policies()
         return self

@@ -5,7 +5,8 @@ far) and returns a step:
 
 * :class:`Rerun`: invoke the chain (or another runnable) again with a new input and/or
   ``configurable`` values; the new answer is checked unless ``check=False``.
-* :class:`Release`: hand out a fixed answer, unchecked, and stop.
+* :class:`Release`: hand out an answer and stop (a fixed fallback answer, unchecked, or the
+  supported sentences of the last answer, each checked: :class:`Filter`).
 
 or raises :class:`~truthguard.errors.GuardRejected`. Write your own by subclassing
 :class:`GuardPolicy` and implementing ``astep``.
@@ -17,14 +18,14 @@ import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from truthguard._sync import invoke_user
 from truthguard._text import FencedTemplate
-from truthguard.errors import GuardRejected, InvalidInputError
+from truthguard.errors import GuardRejected, InvalidInputError, TruthGuardError
 from truthguard.guard._models import Attempt
 from truthguard.guard._runs import (
     FEEDBACK_FIELD,
@@ -35,17 +36,19 @@ from truthguard.guard._runs import (
 )
 from truthguard.guard.validation import input_errors
 from truthguard.llm import message_text
-from truthguard.result import Label, Usage
+from truthguard.result import DetectionResult, Label, Usage
 
 __all__ = [
     "CONTINUE_TEMPLATE",
     "FEEDBACK_FIELD",
     "FEEDBACK_TEMPLATE",
+    "FILTER_NOTICE",
     "RETRIEVAL_QUERY_KEY",
     "RETRIEVER_FIELD",
     "SEARCH_KWARGS_FIELD",
     "TEMPERATURE_FIELD",
     "Fallback",
+    "Filter",
     "GuardPolicy",
     "PolicyContext",
     "Raise",
@@ -164,10 +167,17 @@ class Rerun:
 
 @dataclass
 class Release:
-    """Release this answer unchecked and stop."""
+    """Release this answer and stop."""
 
     answer: str
     """The answer to release."""
+    status: Literal["fallback", "filtered"] = "fallback"
+    """How the guard ends: ``fallback`` (an unchecked answer) or ``filtered`` (the supported
+    sentences of an answer, each checked)."""
+    contexts: list[str] = field(default_factory=list)
+    """The contexts the released text was checked against (``filtered``)."""
+    results: list[DetectionResult] = field(default_factory=list)
+    """The checks behind the released text (``filtered``: one per sentence)."""
 
 
 Step = Rerun | Release
@@ -377,6 +387,68 @@ class Fallback(GuardPolicy):
         if self.answer is not None:
             return Release(answer=self.answer)
         return Rerun(input=ctx.input, runnable=self.runnable, check=self.check)
+
+
+FILTER_NOTICE = "[Some statements were removed: the sources do not support them.]"
+"""What :class:`Filter` appends to the sentences it releases (our wording)."""
+
+
+class Filter(GuardPolicy):
+    """Release only the sentences of the last answer that the sources support (terminal).
+
+    Each sentence of the last checked answer is checked on its own against that attempt's
+    contexts by ``detector`` (default: the local ``RefChecker``, no model call); the sentences
+    that pass are released, in order, followed by ``notice``, and the guard ends with status
+    ``filtered``. When no sentence passes the policy fails and the next one is asked (put a
+    ``Fallback`` after it). Sentences are checked concurrently; a sentence whose check gives no
+    verdict (an outage, nothing to check against) is left out.
+
+    Example:
+        >>> Filter().notice == FILTER_NOTICE
+        True
+    """
+
+    name: ClassVar[str] = "filter"
+    terminal: ClassVar[bool] = True
+
+    detector: Runnable[Any, Any] | None = None
+    """Checks one sentence against the contexts (default: a local ``RefChecker``)."""
+    notice: str = FILTER_NOTICE
+    """Appended to the released sentences (an empty string appends nothing)."""
+
+    async def astep(self, ctx: PolicyContext) -> Step:
+        import asyncio
+
+        from truthguard.refchecker.segment import split_sentences
+
+        last = next((a for a in reversed(ctx.attempts) if a.answer and a.verdict), None)
+        if last is None or not last.answer:
+            raise TruthGuardError("filter: no checked answer to filter")
+        sentences = [s.text.strip() for s in split_sentences(last.answer) if s.text.strip()]
+        detector = self.detector
+        if detector is None:
+            from truthguard.refchecker import RefChecker
+
+            detector = RefChecker()
+        results: list[DetectionResult] = list(
+            await asyncio.gather(
+                *(
+                    detector.ainvoke(
+                        {"question": ctx.question, "answer": s, "contexts": last.contexts},
+                        ctx.config,
+                    )
+                    for s in sentences
+                )
+            )
+        )
+        kept = [s for s, r in zip(sentences, results, strict=True) if r.passing is True]
+        if not kept:
+            raise TruthGuardError("filter: no sentence of the answer is supported by the sources")
+        text = " ".join(kept)
+        if self.notice and len(kept) < len(sentences):
+            text = f"{text} {self.notice}"
+        return Release(answer=text, status="filtered", contexts=list(last.contexts),
+                       results=results)  # fmt: skip
 
 
 class Raise(GuardPolicy):

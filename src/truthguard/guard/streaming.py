@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -47,7 +46,7 @@ from truthguard.guard.extract import ANSWER_KEYS, CONTEXT_KEYS, contexts_of, que
 from truthguard.guard.policies import GuardPolicy
 from truthguard.guard.usage import UsageCollector
 from truthguard.guard.validation import input_errors
-from truthguard.guard.verdict import decide
+from truthguard.guard.verdict import check_threshold, decide
 from truthguard.llm import message_text
 from truthguard.result import DetectionResult, Usage
 
@@ -174,8 +173,10 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
 
     @model_validator(mode="after")
     def _check_policies(self) -> StreamingGuard:
-        if self.threshold is not None and not math.isfinite(self.threshold):
-            raise InvalidInputError("threshold", "must be finite")
+        if self.threshold is not None:
+            found = base_detector(self.detector) if self.detector is not None else None
+            bounds = (0.0, 1.0) if found is None else found.score_bounds  # default: RefChecker
+            check_threshold("threshold", self.threshold, bounds)
         if self.max_attempts == 1 and any(not p.terminal for p in self.policies):
             raise InvalidInputError("max_attempts", "is 1, so the repair policies could never run")
         for p in self.policies:

@@ -5,6 +5,7 @@ Every guard decides with this rule: the core guards and the LlamaIndex ``Guarded
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
@@ -15,6 +16,7 @@ from truthguard.result import NEVER_OPEN, DetectionResult, Label
 __all__ = [
     "NEVER_OPEN",
     "check_detector_options",
+    "check_threshold",
     "decide",
     "never_open",
     "normalise",
@@ -57,13 +59,23 @@ def check_detector_options(
     *,
     thresholds: Mapping[str, float],
     score_ranges: Mapping[str, tuple[float, float]],
+    bounds: Mapping[str, tuple[float, float] | None] | None = None,
 ) -> None:
     """Refuse per-detector options that :func:`decide` could not use.
 
+    Args:
+        keys: The detector keys.
+        thresholds: Native-scale threshold per key.
+        score_ranges: Native score range per key.
+        bounds: The range each key's detector scores lie in (``BaseDetector.score_bounds``);
+            a threshold outside it would pass or fail every answer. Not applied to a key
+            given its own ``score_ranges``.
+
     Raises:
         InvalidInputError: A threshold or score range names no detector key (the field is
-            ``thresholds`` / ``score_ranges``), or a score range is not ``high > low``
-            (``score_ranges.<key>``).
+            ``thresholds`` / ``score_ranges``), a threshold is not finite or lies outside its
+            detector's bounds (``thresholds.<key>``), or a score range is not finite or not
+            ``high > low`` (``score_ranges.<key>``).
     """
     known = set(keys)
     for name, mapping in (("thresholds", thresholds), ("score_ranges", score_ranges)):
@@ -73,8 +85,30 @@ def check_detector_options(
                 name, f"unknown detector keys {unknown}; known: {sorted(known)}"
             )
     for key, (lo, hi) in score_ranges.items():
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise InvalidInputError(f"score_ranges.{key}", "must be finite")
         if hi <= lo:
             raise InvalidInputError(f"score_ranges.{key}", "needs high > low")
+    for key, t in thresholds.items():
+        check_threshold(
+            f"thresholds.{key}", t, None if key in score_ranges else (bounds or {}).get(key)
+        )
+
+
+def check_threshold(field: str, value: float, bounds: tuple[float, float] | None) -> None:
+    """Refuse a threshold that is not finite or lies outside the detector's score ``bounds``.
+
+    Raises:
+        InvalidInputError: Naming ``field``.
+    """
+    if not math.isfinite(value):
+        raise InvalidInputError(field, f"must be finite, got {value}")
+    if bounds is not None and not bounds[0] <= value <= bounds[1]:
+        raise InvalidInputError(
+            field,
+            f"must lie in [{bounds[0]:g}, {bounds[1]:g}], the range of the detector's scores, "
+            f"got {value:g} (outside it every answer would pass or every one fail)",
+        )
 
 
 def normalise(score: float, lo: float, hi: float) -> float:
@@ -150,7 +184,7 @@ def decide(
         passes=passes,
         errors=errors,
         failed_open=failed_open,
-        reason=_reason(passed, combine, passes, errors, mean, mean_threshold, on_error),
+        reason=_reason(passed, combine, passes, errors, hard, mean, mean_threshold, on_error),
     )
 
 
@@ -159,6 +193,7 @@ def _reason(
     combine: Combine,
     passes: Mapping[str, bool | None],
     errors: Mapping[str, str],
+    hard: set[str],
     mean: float | None,
     mean_threshold: float,
     on_error: OnError,
@@ -170,8 +205,21 @@ def _reason(
         parts.append(f"mean normalised score {shown} against {mean_threshold:.3f}")
     elif failing:
         parts.append(f"failed: {', '.join(failing)}")
-    else:
-        parts.append("no detector failed" if combine == "all" else "a detector passed")
-    if errors:
-        parts.append(f"no verdict from {', '.join(errors)} (fail-{on_error})")
+    elif combine == "any" and passed:
+        parts.append("a detector passed")
+    elif not errors:
+        parts.append("no detector failed")
+    elif combine == "all" and len(errors) < len(passes):
+        parts.append("the other detectors passed")
+    unavailable = [k for k in errors if k not in hard]
+    if unavailable:
+        who = f"{', '.join(unavailable)} {'was' if len(unavailable) == 1 else 'were'}"
+        counted = (
+            "a pass (the guard fails open)"
+            if on_error == "open"
+            else "a failure (the guard fails closed)"
+        )
+        parts.append(f"{who} unavailable or gave no verdict, counted as {counted}")
+    if hard:
+        parts.append(f"{', '.join(sorted(hard))} raised on the input (never a pass)")
     return ("passed: " if passed else "rejected: ") + "; ".join(parts)

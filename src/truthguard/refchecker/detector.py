@@ -66,6 +66,7 @@ class RefChecker(BaseDetector):
 
     detector_name = "refchecker"
     input_model = RefCheckerInput
+    score_bounds = (0.0, 1.0)
 
     extractor: ClaimExtractor = Field(default_factory=LocalExtractor)
     """Turns the answer into claims (``LocalExtractor`` or ``LLMExtractor``)."""

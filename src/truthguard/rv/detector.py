@@ -79,6 +79,7 @@ class ReverseValidation(BaseDetector):
 
     detector_name: ClassVar[str] = "reverse_validation"
     input_model: ClassVar[type[DetectorInput]] = ReverseValidationInput
+    score_bounds: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
 
     model: Any
     """The chat model that builds the query and answers it (any LangChain chat model)."""

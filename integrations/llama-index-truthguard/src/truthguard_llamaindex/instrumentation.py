@@ -227,14 +227,20 @@ class TruthGuardEventHandler(BaseEventHandler):
         if root is None:
             return
         answer = _answer_text(event.response)
+        guard = (getattr(event.response, "metadata", None) or {}).get(METADATA_KEY)
+        refused = None
+        if answer is None and guard is not None:  # a guard released nothing: log what it refused
+            refused = next((a for a in reversed(guard.attempts) if a.answer is not None), None)
+            answer = refused.answer if refused is not None else None
         if answer is None:
             with self._lock:
                 self._skipped += 1
             return
         sources = getattr(event.response, "source_nodes", None) or []
         contexts = [context_text(n) for n in sources] or list(dict.fromkeys(root.contexts))
+        if refused is not None and refused.contexts:
+            contexts = list(refused.contexts)
         meta: dict[str, Any] = {"span_id": event.span_id, "kind": root.kind, **root.tags}
-        guard = (getattr(event.response, "metadata", None) or {}).get(METADATA_KEY)
         if guard is not None:  # answered by a GuardedQueryEngine: keep how the guard ended
             meta["guard_status"] = guard.status
         self._scorer.submit(

@@ -58,7 +58,7 @@ from truthguard.guard import (
     Rerun,
 )
 from truthguard.guard.attempts import Action, AskPolicy, AttemptLoop, Finish, RunAttempt
-from truthguard.guard.check import run_detector, verdict_for
+from truthguard.guard.check import run_detector, score_bounds, verdict_for
 from truthguard.guard.policies import (
     FEEDBACK_TEMPLATE,
     RETRIEVAL_QUERY_KEY,
@@ -215,8 +215,9 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
     @model_validator(mode="after")
     def _check_config(self) -> GuardedQueryEngine:
         check_detector_options(
-            self.detector_keys, thresholds=self.thresholds, score_ranges=self.score_ranges
-        )
+            self.detector_keys, thresholds=self.thresholds, score_ranges=self.score_ranges,
+            bounds=score_bounds(self.detector_keys, self.detectors),
+        )  # fmt: skip
         self._check_fields()
         for i, policy in enumerate(self.policies):
             self._check_policy(f"policies[{i}]", policy)
