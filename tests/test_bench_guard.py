@@ -33,6 +33,10 @@ def test_bench_guard_json(capsys):
                 "fake",
                 "--agent-n",
                 "2",
+                "--burst",
+                "1,3",
+                "--burst-timeout",
+                "2",
             ]
         )
         == 0
@@ -54,6 +58,16 @@ def test_bench_guard_json(capsys):
     # within the noise of so short a run, so the two are not compared)
     assert ag["agent_s"] > 0.04 and ag["agent_guarded_s"] > 0.04
     assert ag["detector_s"] >= 0
+    burst = out["burst"]
+    rows = {(r["check_loop"], r["concurrency"]): r for r in burst["rows"]}
+    assert set(rows) == {("caller", 1), ("caller", 3), ("truthguard", 1), ("truthguard", 3)}
+    for (loop, _), r in rows.items():
+        assert r["answers_per_s"] > 0 and r["cpu_ms_per_answer"] > 0
+        assert r["overrun_max_s"] >= r["overrun_p50_s"] >= 0
+        assert ("cpu_share_client" in r) is (loop == "caller")
+    # one chain call and one check per answer: the handler records the guard's verdict
+    assert rows[("truthguard", 3)]["requests_per_answer"] == 2.0
+    assert burst["handler_checks"] == 0
     em = out["emission"]
     assert em["events"] == em["n"] and em["event_s"] > em["off_s"] > 0
 
@@ -76,9 +90,13 @@ def test_bench_guard_table():
             stream_detector="fake",
             agent_detector="fake",
             agent_n=1,
+            burst="2",
+            burst_latency=0.01,
+            burst_timeout=2.0,
         )
     )
     table = guard.format_table(result)
+    assert "Burst over HTTP" in table and "overrun p50" in table
     assert "guard, one regeneration" in table and "target < 5%" in table
     assert "first (checked) sentence" in table
     assert "middleware overhead, ms / answer" in table and "us per event" in table

@@ -669,3 +669,35 @@ def test_the_default_checker_says_whether_an_answer_passes_over_http():
     assert result.threshold is None and result.label == "hallucinated"
     assert result.passing is False  # an `if result.passing:` edge routes it as a failure
     assert bad.verdict.passes == {"refchecker": False}
+
+
+@pytest.mark.parametrize(
+    ("check_loop", "status"), [("caller", "rejected"), ("truthguard", "passed")]
+)
+async def test_check_loop_truthguard_decides_the_deadline_while_the_callers_loop_is_blocked(
+    check_loop, status
+):
+    """The checker answers in 0.1 s, the deadline is 1 s, and the caller's loop is busy for 2 s
+    from the moment the check is sent: on the caller's loop the verdict is decided late (a
+    time-out); on truthguard's loop it is decided on time (the answer passes)."""
+    from truthguard.testing import OpenAIServer
+
+    with OpenAIServer(reply=http_reply, latency=0.1) as server:
+        checker = YesNoChecker(model=server.chat_model(max_retries=0, timeout=5))
+        guard = HallucinationGuard(
+            chain=http_chain(server, timeout=5),
+            detectors=checker,
+            check_timeout=1.0,
+            check_loop=check_loop,
+        )
+
+        async def saturate() -> None:
+            while not any(str(r.messages[-1]["content"]).startswith("Check:") for r in
+                          server.requests):  # fmt: skip
+                await asyncio.sleep(0.005)
+            time.sleep(2.0)  # a loop saturated by other requests' work
+
+        out, _ = await asyncio.gather(guard.ainvoke({"question": "What shines?"}), saturate())
+    assert out.status == status
+    if check_loop == "caller":
+        assert "timed out" in out.verdict.errors["yesno"]

@@ -12,7 +12,11 @@ the time the first sentence is complete in the unguarded stream, and the total o
 Agents: a ``create_agent`` agent whose scripted model calls a search tool, then answers; with
 and without :class:`~truthguard.agents.GroundingMiddleware`. Reported per answer: the agent's
 time, the guarded agent's time, the detector's own time on the same answer (run alone), and the
-middleware's overhead (guarded - unguarded - detector). Emission: the cost of one
+middleware's overhead (guarded - unguarded - detector). Burst: 1, 30 and 300 concurrent guarded
+runs of a ``ChatOpenAI`` chain over HTTP with the callback handler attached: answers/s, CPU ms
+per answer (and, with checks on the caller's loop, the share of it in truthguard and in the
+HTTP client stack), requests per answer, and how late each deadline was decided, with checks on
+the caller's loop and on truthguard's. Emission: the cost of one
 ``gen_ai.evaluation.result`` event on a recording span (OpenTelemetry SDK, in-memory export),
 and of the call when emission is off.
 """
@@ -66,6 +70,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--agent-n", type=int, default=10, help="agents: answers per variant and repeat"
+    )
+    parser.add_argument(
+        "--burst",
+        default="1,30,300",
+        help="burst: concurrent guarded runs over HTTP, comma-separated ('' to skip)",
+    )
+    parser.add_argument(
+        "--burst-latency", type=float, default=0.02, help="burst: seconds per server reply"
+    )
+    parser.add_argument(
+        "--burst-timeout", type=float, default=1.0, help="burst: the guard's check_timeout"
     )
     parser.add_argument(
         "--detector-latency",
@@ -380,6 +395,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "streaming": streaming,
         "agents": agents,
         "emission": _emission(),
+        "burst": _burst(args),
         "guard_pass_ratio": med["guard_pass"] / base,
         "guard_regenerate_ratio": med["guard_regenerate"] / base,
         "callback_overhead_ratio": med["callback"] / base,
@@ -444,6 +460,8 @@ def format_table(result: dict[str, Any]) -> str:
             f"{'middleware overhead, ms / answer':<36}{ag['middleware_overhead_s'] * 1000:>12.1f}",
             f"answer status: {ag['answer_status']}",
         ]
+    if result.get("burst"):
+        lines += _format_burst(result["burst"])
     em = result.get("emission")
     if em:
         lines += [
@@ -452,3 +470,173 @@ def format_table(result: dict[str, Any]) -> str:
             f"a recording span; {em['off_s'] * 1e6:.2f} us per call with emission off",
         ]
     return "\n".join(lines)
+
+
+# -- a burst of concurrent guarded runs over HTTP (issue 24, item 13) ---------------------------
+
+_CLIENT_MODULES = ("/openai/", "/httpx/", "/httpcore/", "/langchain_openai/", "/h11/", "/anyio/")
+
+
+def _burst_levels(text: str) -> list[int]:
+    levels = [int(x) for x in text.split(",") if x.strip()]
+    if not levels or any(n < 1 for n in levels):
+        raise ValueError(f"--burst needs positive integers, got {text!r}")
+    return levels
+
+
+def _cpu_split(profile: Any) -> dict[str, float]:
+    """Seconds of own CPU time (tottime) in truthguard, in the HTTP client stack, and elsewhere."""
+    import pstats
+
+    split = {"truthguard": 0.0, "client": 0.0, "other": 0.0}
+    for (filename, _, _), row in pstats.Stats(profile).stats.items():  # type: ignore[attr-defined]
+        tottime = row[2]
+        if "/truthguard/" in filename:
+            split["truthguard"] += tottime
+        elif any(m in filename for m in _CLIENT_MODULES):
+            split["client"] += tottime
+        else:
+            split["other"] += tottime
+    return split
+
+
+def _burst_once(
+    loop: asyncio.AbstractEventLoop, guard: Any, handler: Any, n: int, *, profile: bool
+) -> tuple[list[Any], float, float, dict[str, float] | None]:
+    """``n`` concurrent ``ainvoke`` calls on ``loop`` (a user's server loop, in a thread of its
+    own): results, wall seconds, process CPU seconds, and the loop thread's CPU split."""
+    import cProfile
+
+    async def burst() -> tuple[list[Any], float, float, dict[str, float] | None]:
+        prof = cProfile.Profile() if profile else None
+        cpu, wall = time.process_time(), time.perf_counter()
+        if prof is not None:
+            prof.enable()
+        results = await asyncio.gather(
+            *(
+                guard.ainvoke({"question": f"burst question {i}?"}, {"callbacks": [handler]})
+                for i in range(n)
+            )
+        )
+        if prof is not None:
+            prof.disable()
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        return list(results), wall, cpu, _cpu_split(prof) if prof is not None else None
+
+    return asyncio.run_coroutine_threadsafe(burst(), loop).result()
+
+
+def _burst(args: argparse.Namespace) -> dict[str, Any] | None:
+    """Answers/s, CPU per answer and the deadline overrun at each burst size, over HTTP.
+
+    A ``ChatOpenAI`` chain and a checker that makes one ``ChatOpenAI`` call per check, both
+    against :class:`~truthguard.testing.OpenAIServer` (``--burst-latency`` per reply), the
+    callback handler attached. Throughput: every check answers. Deadline: every check's reply
+    stalls past ``--burst-timeout``, so every verdict is decided at the deadline; the overrun is
+    how much later than the deadline each check was decided. Both check loops are measured.
+    """
+    if not getattr(args, "burst", None):
+        return None
+    import threading
+
+    from langchain_core.output_parsers import StrOutputParser
+    from langchain_core.prompts import ChatPromptTemplate
+
+    from truthguard.callbacks import AsyncTruthGuardCallbackHandler
+    from truthguard.guard import HallucinationGuard
+    from truthguard.testing import FakeDetector, Fault, OpenAIServer
+
+    levels = _burst_levels(args.burst)
+    timeout = args.burst_timeout
+    loop = asyncio.new_event_loop()  # the user's loop: one for the whole run (HTTP clients)
+    thread = threading.Thread(target=loop.run_forever, name="bench-burst", daemon=True)
+    thread.start()
+    rows: list[dict[str, Any]] = []
+    handler_checks = 0
+
+    def reply(messages: list[dict[str, Any]]) -> str:
+        return "yes" if "burst answer" in str(messages[-1]["content"]) else "A burst answer."
+
+    with OpenAIServer(reply=reply, latency=args.burst_latency) as server:
+        prompt = ChatPromptTemplate.from_messages([("human", "Q: {question}")])
+        chain = prompt | server.chat_model(max_retries=0, timeout=30) | StrOutputParser()
+        for mode in ("caller", "truthguard"):
+            checker = FakeDetector(
+                score=1.0, threshold=0.5, model=server.chat_model(max_retries=0, timeout=30)
+            )
+            guard = HallucinationGuard(
+                chain=chain, detectors=checker, check_timeout=timeout, check_loop=mode
+            )
+            spare = FakeDetector(score=1.0)  # the handler's own detector: a guard needs none
+            handler = AsyncTruthGuardCallbackHandler(spare, sinks=[], max_queue=10_000)
+            _burst_once(loop, guard, handler, 1, profile=False)  # warm-up: clients, imports
+            for n in levels:
+                server.faults = []
+                server.reset()
+                results, wall, cpu, split = _burst_once(
+                    loop, guard, handler, n, profile=mode == "caller"
+                )
+                requests = len(server.requests)
+                passed = sum(r.passed for r in results)
+                server.faults = [Fault("stall", match="burst answer", stall_seconds=timeout + 1)]
+                stalled, _, _, _ = _burst_once(loop, guard, handler, n, profile=False)
+                server.faults = []
+                server.wait_idle(timeout + 5)  # the stalled replies end before the next level
+                overrun = sorted(
+                    max(0.0, a.seconds - a.chain_usage.wall_seconds - timeout)
+                    for r in stalled
+                    for a in r.attempts[:1]
+                )
+                row = {
+                    "check_loop": mode,
+                    "concurrency": n,
+                    "answers_per_s": n / wall,
+                    "cpu_ms_per_answer": 1000 * cpu / n,
+                    "requests_per_answer": requests / n,
+                    "passed": passed,
+                    "overrun_p50_s": statistics.median(overrun),
+                    "overrun_max_s": overrun[-1],
+                }
+                if split is not None:  # the caller's thread only: where caller-loop checks run
+                    total = sum(split.values()) or 1.0
+                    for k, v in split.items():
+                        row[f"cpu_share_{k}"] = v / total
+                rows.append(row)
+            handler.close(timeout=10)
+            handler_checks += spare.check_count
+        server.faults = []
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=10)
+    return {
+        "latency": args.burst_latency,
+        "check_timeout": timeout,
+        "rows": rows,
+        "handler_checks": handler_checks,
+    }
+
+
+def _format_burst(b: dict[str, Any]) -> list[str]:
+    lines = [
+        "",
+        f"Burst over HTTP (ChatOpenAI -> OpenAIServer, {b['latency'] * 1000:.0f} ms per reply; "
+        f"chain + one checker call; handler attached), check_timeout {b['check_timeout']:g} s",
+        f"{'check loop':<12}{'runs':>6}{'answers/s':>11}{'CPU ms/ans':>12}{'req/ans':>9}"
+        f"{'passed':>8}{'ours/client':>13}{'overrun p50':>13}{'max':>8}",
+    ]
+    for r in b["rows"]:
+        share = (
+            f"{r['cpu_share_truthguard']:.0%}/{r['cpu_share_client']:.0%}"
+            if "cpu_share_client" in r
+            else "-"
+        )
+        lines.append(
+            f"{r['check_loop']:<12}{r['concurrency']:>6}{r['answers_per_s']:>11.1f}"
+            f"{r['cpu_ms_per_answer']:>12.1f}{r['requests_per_answer']:>9.2f}"
+            f"{r['passed']:>8}{share:>13}"
+            f"{r['overrun_p50_s']:>12.3f}s{r['overrun_max_s']:>7.3f}s"
+        )
+    lines.append(
+        f"the handler's own detector ran {b['handler_checks']} time(s): it records the guard's "
+        "verdict (2 requests per answer: the chain and the one check)"
+    )
+    return lines

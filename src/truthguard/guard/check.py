@@ -145,13 +145,21 @@ async def run_detector(
     config: RunnableConfig | None,
     *,
     timeout: float | None,
+    off_loop: bool = False,
 ) -> DetectionResult:
     """One detector on one answer, never raising: errors and time-outs become ``invalid``.
 
     The deadline is the guard's own: a detector that does not stop when cancelled is abandoned
     after a short grace, so the guard returns on time. A detector that raised (bad input, a bug,
     a stray ``CancelledError``) is flagged to fail even with ``on_error="open"``.
+
+    With ``off_loop`` the check runs on truthguard's own event loop (its model calls through
+    the models' sync API on worker threads, as sync ``invoke`` does), where the deadline is
+    decided on time even when the caller's loop is saturated; the caller picks the decided
+    result up as soon as its loop is free.
     """
+    if off_loop:
+        return await _on_truthguard_loop(detector, payload, config, timeout=timeout)
     name = base_detector(detector).detector_name  # type: ignore[union-attr]
     task = asyncio.ensure_future(detector.ainvoke(payload, config))
     try:
@@ -189,6 +197,28 @@ async def run_detector(
     return DetectionResult.invalid(
         name, f"detector raised {type(exc).__name__}: {exc}", details=details
     )
+
+
+async def _on_truthguard_loop(
+    detector: Runnable[Any, Any],
+    payload: dict[str, Any],
+    config: RunnableConfig | None,
+    *,
+    timeout: float | None,
+) -> DetectionResult:
+    from truthguard import _sync
+
+    portal = _sync._portal_loop()
+    if asyncio.get_running_loop() is portal:  # a sync invoke: already on truthguard's loop
+        return await run_detector(detector, payload, config, timeout=timeout)
+    future = asyncio.run_coroutine_threadsafe(
+        run_detector(detector, payload, config, timeout=timeout), portal
+    )
+    try:
+        return await asyncio.wrap_future(future)
+    except asyncio.CancelledError:
+        future.cancel()  # the check on truthguard's loop stops too
+        raise
 
 
 def attempt_loop(

@@ -115,6 +115,11 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     check_timeout: float | None = Field(default=60.0, gt=0)
     """Seconds one detector may spend on one answer (the guard returns within it even when the
     detector ignores cancellation); None for no limit."""
+    check_loop: Literal["caller", "truthguard"] = "caller"
+    """Where async checks run: on the caller's event loop, or on truthguard's own loop (model
+    calls through the sync API on worker threads). Under a burst that saturates the caller's
+    loop, ``"truthguard"`` decides each check's deadline on time and keeps the checks' CPU off
+    the caller's loop; the caller still sees the verdict only when its loop is free."""
     on_error: Literal["open", "closed"] = "closed"
     """An unavailable checker (outage / time-out / non-verdict) counts as a pass (open) or a
     failure (closed). A detector that raises on the input always counts as a failure."""
@@ -388,7 +393,13 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         return list(
             await asyncio.gather(
                 *(
-                    run_detector(d, payload, config, timeout=self.check_timeout)
+                    run_detector(
+                        d,
+                        payload,
+                        config,
+                        timeout=self.check_timeout,
+                        off_loop=self.check_loop == "truthguard",
+                    )
                     for d in self.detectors
                 )
             )
