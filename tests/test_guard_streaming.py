@@ -236,3 +236,32 @@ async def test_stream_breaking_off_mid_answer_is_continued_without_blaming_the_t
     assert result.status == "passed" and result.answer == "Paris is in France. It is tall."
     assert "ConnectionError" in result.attempts[0].error
     assert "not supported" not in model.calls[1] and "Paris is in France." in model.calls[1]
+
+
+async def test_filter_drops_failing_sentences_and_streams_on_over_http():
+    from truthguard.guard import Filter
+    from truthguard.guard.policies import FILTER_NOTICE
+    from truthguard.testing import OpenAIServer
+
+    with OpenAIServer(reply=FIRST) as server:
+        chain = build_rag_chain(
+            ListRetriever(passages=PASSAGES),
+            server.chat_model(max_retries=0, timeout=5, streaming=True),
+        )
+        guard = StreamingGuard(chain=chain, detector=no_moon(), policies=[Filter()])
+        chunks = [c async for c in guard.astream({"question": "Where is the Eiffel Tower?"})]
+        requests = len(server.requests)
+    assert not any("moon" in c.text for c in chunks)
+    assert texts(chunks, "sentence") == ["Paris is the capital of France.", " It is tall."]
+    assert texts(chunks, "notice") == [" " + FILTER_NOTICE]
+    result = chunks[-1].result
+    assert result.status == "filtered" and not result.passed and requests == 1
+    assert result.answer == f"Paris is the capital of France. It is tall. {FILTER_NOTICE}"
+
+
+def test_filter_with_repair_policies_is_refused_in_a_streaming_guard():
+    from truthguard.guard import Filter
+
+    with pytest.raises(InvalidInputError) as info:
+        StreamingGuard(chain=repairing_model(), policies=[Regenerate(), Filter()])
+    assert info.value.field == "policies"

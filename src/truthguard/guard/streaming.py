@@ -8,6 +8,8 @@ closed, the stream says so (a ``notice`` chunk) and the policies apply: ``Regene
 model to continue from the last released sentence without the withheld one (a repair),
 ``ReRetrieve`` answers again with more context (sentences already released are not repeated),
 ``Fallback`` releases its answer, ``Raise`` raises :class:`~truthguard.errors.GuardRejected`.
+With ``Filter`` a failing sentence is dropped instead and the stream goes on; the guard ends
+with status ``filtered`` and streams the filter's notice.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from truthguard.guard.check import (
     we_are_cancelled,
 )
 from truthguard.guard.extract import ANSWER_KEYS, CONTEXT_KEYS, contexts_of, question_of
-from truthguard.guard.policies import GuardPolicy
+from truthguard.guard.policies import Filter, GuardPolicy
 from truthguard.guard.usage import UsageCollector
 from truthguard.guard.validation import input_errors
 from truthguard.guard.verdict import check_threshold, decide
@@ -91,6 +93,10 @@ class _Outcome:
         self.results: list[DetectionResult] = []
         self.verdict: GuardVerdict | None = None
         self.streamed_text = ""
+        self.withheld: list[str] = []  # failing sentences dropped by a Filter policy
+
+
+_WITHHELD = GuardChunk(kind="notice")  # judge()'s "dropped, go on" (never yielded)
 
 
 def _split_complete(buffer: str) -> tuple[list[str], str]:
@@ -179,10 +185,20 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
             check_threshold("threshold", self.threshold, bounds)
         if self.max_attempts == 1 and any(not p.terminal for p in self.policies):
             raise InvalidInputError("max_attempts", "is 1, so the repair policies could never run")
+        if self._filters and any(not p.terminal for p in self.policies):
+            raise InvalidInputError(
+                "policies",
+                "Filter drops failing sentences as the answer streams, so no sentence would "
+                "ever reach the repair policies: use Filter with Fallback / Raise only",
+            )
         for p in self.policies:
             p.validate_chain(self.chain)
         self._chain_for_attempts, self._n_models = with_feedback_slot(self.chain)
         return self
+
+    @property
+    def _filters(self) -> list[Filter]:
+        return [p for p in self.policies if isinstance(p, Filter)]
 
     @property
     def OutputType(self) -> Any:  # LangChain's name
@@ -262,6 +278,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
             pass
         question = clean_text(question_of(input, self.question_key))
         released: list[str] = []
+        withheld: list[str] = []  # sentences a Filter policy dropped
         loop = attempt_loop(self, question, input, run_manager, config)
         verdict: GuardVerdict | None = None
         action: Action = loop.start()
@@ -291,6 +308,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
                     seconds=time.perf_counter() - started,
                 )
                 verdict = outcome.verdict
+                withheld.extend(outcome.withheld)
                 action = loop.attempted(
                     attempt,
                     error=outcome.error,
@@ -322,13 +340,20 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
             error = loop.chain_error()
             if not released and error is not None:
                 raise error  # nothing was produced at all: the chain's own error
+        status = action.status
+        if status == "passed" and withheld:  # a Filter dropped sentences: say so
+            status = "filtered"
+            notice = self._filters[0].notice
+            if notice:
+                yield self._notice(notice, len(loop.attempts), released)
+                released.append(notice)
         answer = " ".join(released) if released else None
         result = GuardResult(
             question=question,
             answer=answer,
             output=answer,
-            status=action.status,
-            passed=action.status == "passed",
+            status=status,
+            passed=status == "passed",
             verdict=verdict,
             attempts=loop.attempts,
             usage=loop.usage(),
@@ -379,6 +404,8 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
             pending.append((sentence, task))
 
         def judge(sentence: str, task: asyncio.Future[DetectionResult] | None) -> GuardChunk | None:
+            """The chunk to release; None to stop the stream (a failing sentence), or, when
+            filtering, ``_WITHHELD`` (the sentence is dropped and the stream goes on)."""
             if task is None:
                 kind: Literal["sentence", "fallback"] = "sentence" if check else "fallback"
                 return self._release(sentence, kind, number, released, None)
@@ -388,6 +415,9 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
             outcome.results.append(result)
             outcome.verdict = verdict
             if not verdict.passed:
+                if self._filters:
+                    outcome.withheld.append(sentence)
+                    return _WITHHELD
                 outcome.failed = (sentence, result, verdict)
                 return None
             return self._release(sentence, "sentence", number, released, result)
@@ -410,7 +440,8 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
                             out = judge(*pending.popleft())
                             if out is None:
                                 return
-                            yield out
+                            if out is not _WITHHELD:
+                                yield out
             except asyncio.CancelledError as e:
                 if we_are_cancelled():
                     raise
@@ -429,7 +460,8 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
                 out = judge(sentence, task)
                 if out is None:
                     return
-                yield out
+                if out is not _WITHHELD:
+                    yield out
         finally:
             for _, task in pending:
                 if task is not None:
