@@ -467,6 +467,8 @@ class OpenAIServer:
 
 
 class _QuietServer(ThreadingHTTPServer):
+    request_queue_size = 1024  # a burst of hundreds of clients connects at once (listen backlog)
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that hung up (time-out, cancelled call) is routine here, not an error.
         return

@@ -516,7 +516,8 @@ def _burst_once(
             *(
                 guard.ainvoke({"question": f"burst question {i}?"}, {"callbacks": [handler]})
                 for i in range(n)
-            )
+            ),
+            return_exceptions=True,  # a chain call that failed under the burst is counted
         )
         if prof is not None:
             prof.disable()
@@ -577,7 +578,8 @@ def _burst(args: argparse.Namespace) -> dict[str, Any] | None:
                     loop, guard, handler, n, profile=mode == "caller"
                 )
                 requests = len(server.requests)
-                passed = sum(r.passed for r in results)
+                errors = sum(isinstance(r, BaseException) for r in results)
+                passed = sum(r.passed for r in results if not isinstance(r, BaseException))
                 server.faults = [Fault("stall", match="burst answer", stall_seconds=timeout + 1)]
                 stalled, _, _, _ = _burst_once(loop, guard, handler, n, profile=False)
                 server.faults = []
@@ -585,8 +587,10 @@ def _burst(args: argparse.Namespace) -> dict[str, Any] | None:
                 overrun = sorted(
                     max(0.0, a.seconds - a.chain_usage.wall_seconds - timeout)
                     for r in stalled
+                    if not isinstance(r, BaseException)
                     for a in r.attempts[:1]
-                )
+                    if a.answer is not None  # the check ran: its deadline was decided
+                ) or [float("nan")]
                 row = {
                     "check_loop": mode,
                     "concurrency": n,
@@ -594,6 +598,7 @@ def _burst(args: argparse.Namespace) -> dict[str, Any] | None:
                     "cpu_ms_per_answer": 1000 * cpu / n,
                     "requests_per_answer": requests / n,
                     "passed": passed,
+                    "errors": errors,
                     "overrun_p50_s": statistics.median(overrun),
                     "overrun_max_s": overrun[-1],
                 }
@@ -621,7 +626,7 @@ def _format_burst(b: dict[str, Any]) -> list[str]:
         f"Burst over HTTP (ChatOpenAI -> OpenAIServer, {b['latency'] * 1000:.0f} ms per reply; "
         f"chain + one checker call; handler attached), check_timeout {b['check_timeout']:g} s",
         f"{'check loop':<12}{'runs':>6}{'answers/s':>11}{'CPU ms/ans':>12}{'req/ans':>9}"
-        f"{'passed':>8}{'ours/client':>13}{'overrun p50':>13}{'max':>8}",
+        f"{'passed':>8}{'errors':>8}{'ours/client':>13}{'overrun p50':>13}{'max':>8}",
     ]
     for r in b["rows"]:
         share = (
@@ -632,7 +637,7 @@ def _format_burst(b: dict[str, Any]) -> list[str]:
         lines.append(
             f"{r['check_loop']:<12}{r['concurrency']:>6}{r['answers_per_s']:>11.1f}"
             f"{r['cpu_ms_per_answer']:>12.1f}{r['requests_per_answer']:>9.2f}"
-            f"{r['passed']:>8}{share:>13}"
+            f"{r['passed']:>8}{r['errors']:>8}{share:>13}"
             f"{r['overrun_p50_s']:>12.3f}s{r['overrun_max_s']:>7.3f}s"
         )
     lines.append(
