@@ -124,6 +124,12 @@ def _paced_model(first_token: float, per_token: float) -> Any:
                 await asyncio.sleep(self.token_latency)
                 yield chunk
 
+        # A sync guard streams the chain through its sync API (on a worker thread): same pace.
+        def _stream(self, messages, stop=None, run_manager=None, **kw):  # type: ignore[no-untyped-def]
+            for chunk in super()._stream(messages, stop, run_manager, **kw):
+                time.sleep(self.token_latency)
+                yield chunk
+
     return PacedChatModel(script=lambda p: _ANSWER, latency=first_token, token_latency=per_token)
 
 
