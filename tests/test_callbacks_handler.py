@@ -198,3 +198,28 @@ def test_on_a_guard_run_recheck_runs_the_handlers_detector_on_the_checked_answer
     assert seen == [passages]
     assert len(records) == 1 and records[0].score == 0.9 and records[0].contexts == passages
     handler.close()
+
+
+def test_on_a_guard_returning_text_the_verdict_event_is_recorded_without_a_second_check():
+    from doubles import ListRetriever
+    from truthguard.guard import HallucinationGuard
+    from truthguard.rag import build_rag_chain
+    from truthguard.refchecker import RefChecker
+    from truthguard.testing import OpenAIServer
+
+    passages = ["Dubai is a city in the United Arab Emirates (UAE)."]
+    records: list[ScoreRecord] = []
+    spare = FakeDetector(score=0.0)
+    handler = TruthGuardCallbackHandler(spare, sinks=records.append)
+    with OpenAIServer(reply="Dubai is in the UAE.") as server:
+        chain = build_rag_chain(
+            ListRetriever(passages=passages), server.chat_model(max_retries=0, timeout=5)
+        )
+        guard = HallucinationGuard(chain=chain, detectors=RefChecker(), output="answer")
+        text = guard.invoke({"question": "Which country is Dubai in?"}, {"callbacks": [handler]})
+        assert handler.flush(timeout=30)
+    assert text == "Dubai is in the UAE." and spare.check_count == 0
+    (record,) = records
+    assert (record.answer, record.contexts, record.passing) == (text, passages, True)
+    assert record.detector == "refchecker" and record.metadata["truthguard_source"] == "guard"
+    handler.close()

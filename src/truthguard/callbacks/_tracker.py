@@ -65,6 +65,7 @@ class _Root:
     metadata: dict[str, Any]
     contexts: list[str] = field(default_factory=list)
     question: str | None = None  # set for model roots (last human message)
+    verdicts: list[Any] = field(default_factory=list)  # a guard's truthguard_verdict events
 
 
 def _last_human(messages: Any) -> str | None:
@@ -167,6 +168,21 @@ class RunTracker:
             root.inputs = inputs
         if isinstance(output, GuardResult):
             return self._guard_capture(run_id, root, output)
+        if isinstance(output, str) and root.verdicts:  # a guard with output="answer"
+            released = next((a for a in reversed(root.verdicts) if a.answer == output), None)
+            if released is not None:
+                result = GuardResult(
+                    question=question_of(root.inputs, self.question_key)
+                    if root.inputs is not None
+                    else released.answer,
+                    answer=output,
+                    status="passed" if released.passed else "fallback",
+                    passed=released.passed,
+                    verdict=released.verdict,
+                    attempts=[released],
+                    usage=released.check_usage,
+                )
+                return self._guard_capture(run_id, root, result)
         try:
             if root.question is not None:  # a model run: output is an LLMResult
                 question, answer = root.question, _generation_text(output)
@@ -217,6 +233,29 @@ class RunTracker:
             guard_attempt=attempt,
             guard_status=result.status,
         )
+
+    def verdict(self, run_id: UUID, data: Any) -> None:
+        """A guard's ``truthguard_verdict`` event: kept on the root, so a guard returning its
+        answer as text (``output="answer"``) is recorded with its verdict too."""
+        from truthguard.guard._models import Attempt, GuardVerdict
+
+        if not isinstance(data, Mapping) or "verdict" not in data:
+            return
+        try:
+            attempt = Attempt(
+                number=int(data.get("attempt") or 1),
+                policy=data.get("policy"),
+                answer=data.get("answer"),
+                contexts=list(data.get("contexts") or []),
+                verdict=GuardVerdict.model_validate(data["verdict"]),
+            )
+        except Exception:  # an event of another shape: nothing to keep
+            return
+        with self._lock:
+            root_id = self._root_of.get(run_id)
+            root = self._roots.get(root_id) if root_id is not None else None
+            if root is not None:
+                root.verdicts.append(attempt)
 
     def forget(self, run_id: UUID) -> None:
         """Drop a run that gives nothing to score: one that failed, or a tool / retriever run

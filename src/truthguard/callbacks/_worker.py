@@ -361,7 +361,8 @@ class Scorer:
         """
         verdict, results = attempt.verdict, list(attempt.results)
         base = self._base(capture)
-        base["detector"] = "+".join(r.detector for r in results) or base["detector"]
+        names = [r.detector for r in results] or list(verdict.passes)
+        base["detector"] = "+".join(names) or base["detector"]
         base["metadata"] = {
             **base["metadata"],
             "truthguard_source": "guard",
@@ -384,6 +385,8 @@ class Scorer:
             )
         if len(results) == 1:
             label = results[0].label.value
+        elif not results and verdict.errors and not any(verdict.passes.values()):
+            label = "invalid" if verdict.score is None else "hallucinated"
         else:
             label = "factual" if verdict.passed else "hallucinated"
         return ScoreRecord(

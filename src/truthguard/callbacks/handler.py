@@ -13,6 +13,7 @@ from truthguard.callbacks._tracker import RunTracker
 from truthguard.callbacks._worker import Scorer, WhenFull
 from truthguard.callbacks.records import RecordSink
 from truthguard.detector import BaseDetector
+from truthguard.guard.guard import VERDICT_EVENT
 
 __all__ = ["AsyncTruthGuardCallbackHandler", "TruthGuardCallbackHandler"]
 
@@ -167,6 +168,10 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
         self._core.tracker.forget(run_id)
 
+    def on_custom_event(self, name: str, data: Any, *, run_id: UUID, **kw: Any) -> None:
+        if name == VERDICT_EVENT:
+            self._core.tracker.verdict(run_id, data)
+
     def on_chat_model_start(
         self,
         serialized: Any,
@@ -306,6 +311,10 @@ class AsyncTruthGuardCallbackHandler(AsyncCallbackHandler):
 
     async def on_chain_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
         self._core.tracker.forget(run_id)
+
+    async def on_custom_event(self, name: str, data: Any, *, run_id: UUID, **kw: Any) -> None:
+        if name == VERDICT_EVENT:
+            self._core.tracker.verdict(run_id, data)
 
     async def on_chat_model_start(
         self,

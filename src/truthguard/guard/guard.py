@@ -367,7 +367,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
             attempt.check_usage = Usage.total([r.usage for r in results])
             # The verdict event goes to every consumer, streaming ones included.
             event_config = attempt_config(config, run_manager, tag, stream_nested=True)
-            await self._emit(number, policy, answer, verdict, event_config)
+            await self._emit(number, policy, answer, verdict, event_config, contexts)
             otel.emit_verdict(
                 self.detector_keys, results, verdict, attempt=number, policy=policy,
                 response_id=otel.response_id(output),
@@ -412,11 +412,13 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         answer: str,
         verdict: GuardVerdict,
         config: RunnableConfig,
+        contexts: list[str] | None = None,
     ) -> None:
         data = {
             "attempt": number,
             "policy": policy,
             "answer": answer,
             "verdict": verdict.model_dump(),
+            "contexts": list(contexts or []),
         }
         await adispatch_custom_event(VERDICT_EVENT, data, config=config)
