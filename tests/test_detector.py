@@ -266,6 +266,13 @@ def test_clean_text_replaces_surrogates_and_drops_controls():
     assert clean_text("Zürich 東京 🙂") == "Zürich 東京 🙂"
     text = "x" * 1_000_000 + "\ud800"
     assert clean_text(text).endswith("\ufffd") and len(clean_text(text)) == len(text)
+    # A long text is cleaned piece by piece (bounded regex calls): the same result, pairs and
+    # controls on a piece boundary included.
+    from truthguard._clean import _PIECE
+
+    long = "é" * (_PIECE - 1) + "\ud83d\ude00" + "\x00" * 3 + "a\ud800" * _PIECE
+    expected = "é" * (_PIECE - 1) + "\U0001f600" + "a\ufffd" * _PIECE
+    assert clean_text(long) == expected
 
 
 def test_every_text_field_is_cleaned_once_at_the_boundary():

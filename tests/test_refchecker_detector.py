@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+from typing import Any
 
 import numpy as np
 import pytest
@@ -438,3 +439,96 @@ def test_aprefetch_leaves_nothing_for_the_checks_to_encode(embedder):
     before, results = asyncio.run(run())
     assert "It is 330 metres tall." in before and "The tower is painted blue." in before
     assert sim.encoded == before and len(results) == len(BATCH_ANSWERS)
+
+
+# -- size: bounded by default, and a huge answer never holds the event loop --------------------
+
+
+def _towers(n_chars: int) -> str:
+    sents = (
+        f"The tower number {i} was built in {1800 + i % 200} by Alpha {i}." for i in range(10**6)
+    )
+    out, size = [], 0
+    for s in sents:
+        if size >= n_chars:
+            break
+        out.append(s)
+        size += len(s) + 1
+    return " ".join(out)
+
+
+def test_an_answer_or_context_over_the_limit_is_unverifiable_too_large():
+    big = _towers(60_000)
+    r = RefChecker().invoke({"question": "Which towers?", "answer": big, "contexts": ["x"]})
+    assert r.label == Label.UNVERIFIABLE and r.details["reason"] == "too_large"
+    assert r.details["answer_chars"] == len(big) and "max_answer_chars" in r.explanation
+    ctx = [_towers(3_000)] * 200
+    small = RefChecker(max_context_chars=100_000)
+    r = small.invoke({"question": "Which towers?", "answer": "The tower is old.", "contexts": ctx})
+    assert r.details["reason"] == "too_large" and "max_context_chars" in r.explanation
+    with pytest.raises(ValidationError):
+        RefChecker(max_answer_chars=0)
+
+
+def test_claims_are_placed_in_linear_time_in_a_long_answer():
+    import time
+
+    from truthguard.refchecker.detector import _place_claims
+
+    answer = _towers(1_000_000)
+    # Not verbatim (an LLM extractor's rewording): each is aligned near the previous claim.
+    claims = [f"Tower number {i} was built in {1800 + i % 200} by Alpha {i}" for i in range(0, 100)]
+    started = time.perf_counter()
+    placed = _place_claims(answer, claims)
+    assert time.perf_counter() - started < 5  # a whole-answer alignment takes ~2.5 s per claim
+    start, end, _ = placed[7]
+    assert "number 7 was built in 1807 by Alpha 7" in answer[start:end]
+
+
+async def test_a_5_mb_answer_keeps_the_guards_deadline_and_never_stalls_the_loop():
+    import time
+
+    from langchain_core.runnables import RunnableLambda
+
+    from truthguard.guard import HallucinationGuard
+
+    big = _towers(5_000_000)
+    answers = [_towers(2_000)]
+    chain = RunnableLambda(
+        lambda q: {"answer": answers.pop(0) if answers else big, "context": ["Tower 1 is old."]}
+    )
+    guard = HallucinationGuard(
+        chain=chain, detectors=RefChecker(max_answer_chars=None), check_timeout=1.0
+    )
+    await guard.ainvoke("Which towers?")  # first-use imports and model loading
+
+    async def measured() -> tuple[float, float, Any]:
+        stall, done = 0.0, asyncio.Event()
+
+        async def ticker() -> None:
+            nonlocal stall
+            last = time.perf_counter()
+            while not done.is_set():
+                await asyncio.sleep(0.01)
+                now = time.perf_counter()
+                stall, last = max(stall, now - last - 0.01), now
+
+        ticking = asyncio.ensure_future(ticker())
+        started = time.perf_counter()
+        out = await guard.ainvoke("Which towers?")
+        elapsed = time.perf_counter() - started
+        done.set()
+        await ticking
+        return elapsed, stall, out
+
+    # A blocked loop stalls for seconds every time; on a busy machine the OS alone can hold the
+    # process for 100 ms now and then, so the best of three runs is what is compared.
+    runs = []
+    for _ in range(3):
+        runs.append(await measured())
+        if runs[-1][1] < 0.1:
+            break
+    elapsed, stall, out = min(runs, key=lambda r: r[1])
+    assert out.attempts[0].results[0].label == Label.INVALID  # the check ran out of time
+    assert elapsed < 1.1 + 0.3  # check_timeout within 10 %, plus the chain and the cleaning
+    assert stall < 0.1, f"the event loop stalled {stall * 1000:.0f} ms"

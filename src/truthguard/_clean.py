@@ -27,8 +27,26 @@ def clean_text(text: str) -> str:
         >>> clean_text("Dubai \ud800 is\x00 in the UAE.") == "Dubai \ufffd is in the UAE."
         True
     """
+    if len(text) > _PIECE:
+        return _clean_long(text)
     if text.isascii():
         return _CONTROL.sub("", text) if _CONTROL.search(text) else text
     if _UNENCODABLE.search(text):
         text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return _CONTROL.sub("", text)
+
+
+_PIECE = 1 << 18
+"""Characters per regex call on a long text: each call holds the GIL, so a long text cleaned
+on a worker thread never keeps the event loop's thread waiting for long."""
+
+
+def _clean_long(text: str) -> str:
+    """:func:`clean_text` for a long text, one bounded regex call at a time (same result)."""
+    starts = range(0, len(text), _PIECE)
+    if any(_UNENCODABLE.search(text, i, i + _PIECE) for i in starts):
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        starts = range(0, len(text), _PIECE)
+    if not any(_CONTROL.search(text, i, i + _PIECE) for i in starts):
+        return text
+    return "".join(_CONTROL.sub("", text[i : i + _PIECE]) for i in starts)

@@ -58,6 +58,20 @@ def context_text(item: Any, *, field: str = "contexts") -> str:
     raise InvalidInputError(field, f"expected str or Document, got {type(item).__name__}")
 
 
+_LONG_INPUT = 100_000
+"""Characters of answer (plus contexts) above which ``ainvoke`` validates on a worker thread."""
+
+
+def _long_input(input: Any) -> bool:
+    if not isinstance(input, Mapping):
+        return False
+    answer, contexts = input.get("answer"), input.get("contexts")
+    size = len(answer) if isinstance(answer, str) else 0
+    if isinstance(contexts, list):
+        size += sum(len(c) for c in contexts if isinstance(c, str))
+    return size > _LONG_INPUT
+
+
 class DetectorInput(BaseModel):
     """What every detector accepts: a question, an answer and optional contexts."""
 
@@ -181,7 +195,10 @@ class BaseDetector(RunnableSerializable[dict[str, Any], DetectionResult], ABC):
     async def ainvoke(
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
     ) -> DetectionResult:
-        inp = self.validate_input(input)
+        if _long_input(input):  # cleaning megabytes of text would hold the event loop
+            inp = await asyncio.to_thread(self.validate_input, input)
+        else:
+            inp = self.validate_input(input)
         return await self._acall_with_config(
             self._invoke_async, inp, config, run_type="chain", **kwargs
         )

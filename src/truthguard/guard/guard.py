@@ -53,6 +53,9 @@ __all__ = ["VERDICT_EVENT", "HallucinationGuard", "base_detector", "run_detector
 
 logger = logging.getLogger("truthguard.guard")
 
+_LONG_ANSWER = 100_000
+"""Characters above which an answer is cleaned on a worker thread."""
+
 VERDICT_EVENT = "truthguard_verdict"
 """Name of the custom callback event the guard dispatches after every check."""
 
@@ -327,7 +330,11 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
                 # A model raised CancelledError on its own: a failed call, not our cancellation.
                 raise RuntimeError(f"the chain raised CancelledError: {e}") from e
             # An output without a usable answer is a failed attempt too: earlier answers stay.
-            answer = clean_text(answer_of(output, self.answer_key))
+            answer = answer_of(output, self.answer_key)
+            if len(answer) > _LONG_ANSWER:  # megabytes of text: cleaned off the event loop
+                answer = await asyncio.to_thread(clean_text, answer)
+            else:
+                answer = clean_text(answer)
             if not answer.strip():  # an empty reply (null content, no choices) is no answer
                 raise InvalidInputError("answer", "the chain returned an empty answer")
             contexts = [clean_text(c) for c in contexts_of(output, self.context_key)]

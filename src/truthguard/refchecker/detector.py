@@ -85,6 +85,13 @@ class RefChecker(BaseDetector):
     """Embedding model for retrieval and localisation (default: the packaged MiniLM)."""
     store: ArtifactStore | None = None
     """Optional artifact store: extracted claims and LLM labels are cached there."""
+    max_answer_chars: int | None = Field(default=50_000, ge=1)
+    """Longest answer checked, in characters (the cost grows with its sentences: about 50 k
+    characters, some 900 sentences, take a few seconds locally); a longer one gives an
+    ``unverifiable`` result with reason ``too_large`` and no work. None for no limit."""
+    max_context_chars: int | None = Field(default=500_000, ge=1)
+    """Most characters of ``references`` and ``contexts`` together; more gives an
+    ``unverifiable`` result with reason ``too_large``. None for no limit."""
 
     def batch(
         self,
@@ -169,9 +176,37 @@ class RefChecker(BaseDetector):
             # the caller expects it: raised, or returned per input with ``return_exceptions``.
             return
 
+    def _too_large(self, answer: str, references: list[str]) -> DetectionResult | None:
+        """The ``too_large`` result when the answer or the references exceed their limits."""
+        context_chars = sum(len(r) for r in references)
+        over = []
+        if self.max_answer_chars is not None and len(answer) > self.max_answer_chars:
+            over.append(f"the answer has {len(answer):,} characters (max_answer_chars="
+                        f"{self.max_answer_chars:,})")  # fmt: skip
+        if self.max_context_chars is not None and context_chars > self.max_context_chars:
+            over.append(f"the references have {context_chars:,} characters (max_context_chars="
+                        f"{self.max_context_chars:,})")  # fmt: skip
+        if not over:
+            return None
+        return DetectionResult(
+            detector=self.detector_name,
+            label=Label.UNVERIFIABLE,
+            explanation=f"Not checked: {' and '.join(over)}; raise the limit to check it.",
+            details={
+                "reason": "too_large",
+                "answer_chars": len(answer),
+                "context_chars": context_chars,
+                "max_answer_chars": self.max_answer_chars,
+                "max_context_chars": self.max_context_chars,
+            },
+        )
+
     async def _acheck(self, inp: DetectorInput, session: LLMSession) -> DetectionResult:
         assert isinstance(inp, RefCheckerInput)
         references = [*inp.references, *inp.contexts]
+        too_large = self._too_large(inp.answer, references)
+        if too_large is not None:
+            return too_large
         segments = segment_references(references, size=self.segment_size)
         if not segments:
             return DetectionResult(
@@ -273,30 +308,44 @@ def _evidence(retrieval: Retrieval, i: int, chosen: dict[str, Any] | None) -> di
     return out
 
 
+_WHOLE_ANSWER = 20_000
+"""Up to this many characters a claim is looked for in the whole answer; beyond it, in a
+window after the previous claim (claims come in answer order), so placement stays linear."""
+
+
 def _place_claims(answer: str, claims: list[str]) -> list[tuple[int, int, list] | None]:
     """Where each claim sits in the answer: (start, end, char map claim -> answer) or None.
 
     Claims are usually verbatim pieces of the answer; otherwise (rejoined clauses, a question
-    prefix, LLM-written claims) their characters are mapped by alignment where they match.
+    prefix, LLM-written claims) their characters are mapped by alignment where they match. In
+    a long answer both searches stay within a window around the previous claim's end.
     """
     import difflib
 
     out: list[tuple[int, int, list] | None] = []
     cursor = 0
+    whole = len(answer) <= _WHOLE_ANSWER
     for text in claims:
-        at = answer.find(text, cursor)
+        if whole:
+            lo, hi = 0, len(answer)
+        else:  # a window a few claims long on both sides of the previous claim's end
+            reach = 4 * len(text) + 2_000
+            lo, hi = max(0, cursor - reach), min(len(answer), cursor + reach)
+        at = answer.find(text, cursor, hi)
         if at < 0:
-            at = answer.find(text)
+            at = answer.find(text, lo, hi)
         if at >= 0:
             out.append((at, at + len(text), []))
             cursor = at + len(text)
             continue
-        blocks = difflib.SequenceMatcher(None, text, answer, autojunk=False).get_matching_blocks()
+        window = answer[lo:hi]
+        blocks = difflib.SequenceMatcher(None, text, window, autojunk=False).get_matching_blocks()
         blocks = [b for b in blocks if b.size >= 3]
         if not blocks:
             out.append(None)
             continue
-        out.append((blocks[0].b, blocks[-1].b + blocks[-1].size, [tuple(b) for b in blocks]))
+        moved = [(a, lo + b, size) for a, b, size in blocks]
+        out.append((moved[0][1], moved[-1][1] + moved[-1][2], moved))
     return out
 
 

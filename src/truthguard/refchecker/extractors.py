@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import threading
 from abc import ABC, abstractmethod
 from typing import Any, Literal
 
@@ -20,10 +22,13 @@ from truthguard.refchecker._prompts import (
     SUBSENTENCE_EXTRACTION_PROMPT,
     TRIPLET_EXTRACTION_PROMPT,
 )
-from truthguard.refchecker.segment import split_clauses, split_sentences
+from truthguard.refchecker.segment import iter_sentences, split_clauses
 from truthguard.store import ArtifactStore, cached_call
 
 __all__ = ["Claim", "ClaimExtractor", "Extraction", "LLMExtractor", "LocalExtractor"]
+
+_OFF_LOOP_CHARS = 10_000
+"""Answers longer than this are split into claims on a worker thread, not on the event loop."""
 
 
 class Claim(BaseModel):
@@ -141,12 +146,25 @@ class LocalExtractor(ClaimExtractor):
     async def aextract(
         self, question: str, answer: str, session: LLMSession, *, store: ArtifactStore | None
     ) -> Extraction:
-        return Extraction(claims=self.extract(question, answer))
+        if len(answer) <= _OFF_LOOP_CHARS:
+            return Extraction(claims=self.extract(question, answer))
+        # A long answer is split on a worker thread, which stops when the check is cancelled.
+        stop = threading.Event()
+        try:
+            claims = await asyncio.to_thread(self._extract, question, answer, stop)
+        finally:
+            stop.set()
+        return Extraction(claims=claims)
 
     def extract(self, question: str, answer: str) -> list[Claim]:
         """The synchronous core (pure function of the texts)."""
+        return self._extract(question, answer, None)
+
+    def _extract(self, question: str, answer: str, stop: threading.Event | None) -> list[Claim]:
         texts: list[str] = []
-        for sentence in split_sentences(answer):
+        for sentence in iter_sentences(answer):
+            if stop is not None and stop.is_set():
+                return []  # abandoned: nobody reads the claims
             if not any(ch.isalnum() for ch in sentence.text):
                 continue
             pieces = (

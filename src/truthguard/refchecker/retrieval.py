@@ -8,6 +8,7 @@ is, and each reference sentence is encoded once instead of once alone and once i
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,7 +43,30 @@ async def aretrieve(
 ) -> Retrieval:
     """Embed claims and reference sentences in one call, then rank segments for each claim."""
     spans = [(j, span) for j, seg in enumerate(segments) for span in seg.spans]
-    vecs = await embedder.aembed([c.text for c in claims] + [sp.text for _, sp in spans])
+    texts = [c.text for c in claims] + [sp.text for _, sp in spans]
+    if len(texts) <= _CHUNK:
+        vecs = await embedder.aembed(texts)
+    else:  # each chunk's cache look-up is its own short step on the loop
+        parts = [texts[i : i + _CHUNK] for i in range(0, len(texts), _CHUNK)]
+        vecs = np.concatenate(await asyncio.gather(*(embedder.aembed(p) for p in parts)))
+    if len(claims) * max(1, len(segments)) > _OFF_LOOP_PAIRS:  # numpy work off the event loop
+        return await asyncio.to_thread(_rank, claims, segments, spans, vecs, top_k)
+    return _rank(claims, segments, spans, vecs, top_k)
+
+
+_CHUNK = 2_048
+"""Texts per embedding request of one retrieval."""
+_OFF_LOOP_PAIRS = 20_000
+"""Claim x segment pairs above which the ranking runs on a worker thread."""
+
+
+def _rank(
+    claims: list[Claim],
+    segments: list[Segment],
+    spans: list[tuple[int, Span]],
+    vecs: np.ndarray,
+    top_k: int,
+) -> Retrieval:
     n = len(claims)
     span_sims = vecs[:n] @ vecs[n:].T
     span_seg = np.array([j for j, _ in spans])

@@ -8,9 +8,17 @@ the sentences inside them are the *spans* evidence is localised to.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["Segment", "Span", "segment_references", "split_clauses", "split_sentences"]
+__all__ = [
+    "Segment",
+    "Span",
+    "iter_sentences",
+    "segment_references",
+    "split_clauses",
+    "split_sentences",
+]
 
 # A sentence ends at . ! ? (optionally followed by a closing quote/bracket) and white space, or
 # at a line break. Tokenised corpora write "word ." with a space, which this accepts too.
@@ -39,6 +47,11 @@ class Span:
 
 def split_sentences(text: str) -> list[Span]:
     """Split ``text`` into sentences; offsets index into ``text``."""
+    return list(iter_sentences(text))
+
+
+def iter_sentences(text: str) -> Iterator[Span]:
+    """:func:`split_sentences` one sentence at a time (a long text can be left half-read)."""
     spans: list[Span] = []
     start = 0
     for m in _SENT_END.finditer(text):
@@ -48,8 +61,10 @@ def split_sentences(text: str) -> list[Span]:
             continue  # "Dr. Smith": not a boundary
         _append(spans, text, start, m.start())
         start = m.end()
+        yield from spans
+        spans.clear()
     _append(spans, text, start, len(text))
-    return spans
+    yield from spans
 
 
 def _append(spans: list[Span], text: str, start: int, end: int) -> None:
