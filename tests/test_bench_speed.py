@@ -119,3 +119,31 @@ def test_throughput_compares_every_light_backend_with_onnx(embedder):
         assert out[name]["texts_per_second"] > 0
         if name != "onnx":
             assert 0 <= out[name]["max_cosine_gap"] < 1e-3
+
+
+def test_size_scaling_reports_time_against_answer_and_context_length(embedder):
+    from truthguard.bench.speed import size_scaling
+
+    out = size_scaling(answer_sizes=(500, 1_500), context_sizes=(3_000,))
+    kinds = [(r["kind"], r["reason"]) for r in out["rows"]]
+    assert kinds == [
+        ("answer", None),
+        ("answer", None),
+        ("context", None),
+        ("over limit", "too_large"),
+    ]
+    answers = [r for r in out["rows"] if r["kind"] == "answer"]
+    assert answers[0]["claims"] < answers[1]["claims"]  # longer answer, more claims checked
+    assert (
+        out["rows"][-1]["claims"] == 0 and out["rows"][-1]["answer_chars"] > out["max_answer_chars"]
+    )
+    table = format_table({**_minimal_result(), "size": out})
+    assert "time per check against length" in table and "over limit (too_large)" in table
+
+
+def _minimal_result() -> dict:
+    return {
+        "latency": 0.3, "repeats": 1, "cores": 2, "load_average": 1.0, "cold_start": {},
+        "embedding": {"texts": 1, "tokens": 1}, "question_embedding_ms": 1.0, "knn": {},
+        "checks": {}, "peak_rss_mib": 1.0,
+    }  # fmt: skip

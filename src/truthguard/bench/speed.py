@@ -453,6 +453,59 @@ def single_checks(
 # -- the benchmark ------------------------------------------------------------------------------
 
 
+def _distinct_sentences(n_chars: int, salt: str) -> str:
+    """Distinct factual sentences (nothing cached from an earlier size), ``n_chars`` long."""
+    out, size, i = [], 0, 0
+    while size < n_chars:
+        s = f"The {salt} tower number {i} was finished in {1700 + i % 300} by builder {i * 7}."
+        out.append(s)
+        size += len(s) + 1
+        i += 1
+    return " ".join(out)
+
+
+def size_scaling(
+    answer_sizes: tuple[int, ...] = (5_000, 20_000, 50_000),
+    context_sizes: tuple[int, ...] = (20_000, 50_000, 100_000),
+) -> dict[str, Any]:
+    """Seconds of one local RefChecker check against answer length (a short context) and
+    against context length (a one-sentence answer; each context seen for the first time), and
+    of an answer over ``max_answer_chars`` (``too_large``, no work)."""
+    from truthguard.refchecker import RefChecker
+
+    checker = RefChecker(max_answer_chars=None, max_context_chars=None).warm_up()
+    short_ctx = [_distinct_sentences(2_000, "short")]
+    rows: list[dict[str, Any]] = []
+
+    def timed(kind: str, answer: str, contexts: list[str], detector: Any = checker) -> None:
+        started, cpu = time.perf_counter(), time.process_time()
+        r = detector.invoke({"question": "Which towers?", "answer": answer, "contexts": contexts})
+        rows.append({
+            "kind": kind, "answer_chars": len(answer),
+            "context_chars": sum(len(c) for c in contexts),
+            "seconds": time.perf_counter() - started, "cpu_seconds": time.process_time() - cpu,
+            "claims": len(r.details.get("claims", [])), "reason": r.details.get("reason"),
+        })  # fmt: skip
+
+    timed("answer", _distinct_sentences(200, "warm"), short_ctx)  # first use out of the figures
+    rows.clear()
+    for n in answer_sizes:
+        timed("answer", _distinct_sentences(n, f"a{n}"), short_ctx)
+    for n in context_sizes:
+        timed(
+            "context", "The tower number 3 was finished in 1703.", [_distinct_sentences(n, f"c{n}")]
+        )
+    limited = RefChecker()
+    timed(
+        "over limit", _distinct_sentences(limited.max_answer_chars + 1, "big"), short_ctx, limited
+    )  # type: ignore[operator]
+    return {
+        "max_answer_chars": limited.max_answer_chars,
+        "max_context_chars": limited.max_context_chars,
+        "rows": rows,
+    }
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from truthguard.datasets import load_chale
 
@@ -474,6 +527,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     first_token = args.latency * share if share is not None and share >= 0 else None
     result["first_token"] = first_token
     result["checks"] = single_checks(questions, args.latency, repeats, first_token=first_token)
+    result["size"] = size_scaling()
     result["peak_rss_mib"] = _rss_mib()
     if hasattr(os, "getloadavg"):
         result["load_average_after"] = os.getloadavg()[0]
@@ -545,5 +599,22 @@ def format_table(result: dict[str, Any]) -> str:
             f"  {name:<22} {row['calls']:>5} {row['stages']:>6} {row['seconds']:>7.3f} "
             f"{ratio:>8} {row['overhead_ms']:>9.0f} {pct:>8} {cpu:>7}"
         )
+    size = result.get("size")
+    if size:
+        lines += [
+            "",
+            "local RefChecker, time per check against length (limits: max_answer_chars "
+            f"{size['max_answer_chars']:,}, max_context_chars {size['max_context_chars']:,})",
+            f"  {'varied':<22} {'answer chars':>12} {'context chars':>13} {'claims':>6} "
+            f"{'wall s':>7} {'cpu s':>6} {'ms/1k chars':>11}",
+        ]
+        for row in size["rows"]:
+            varied = row["answer_chars"] if row["kind"] == "answer" else row["context_chars"]
+            per = f"{1000 * row['seconds'] / max(1, varied) * 1000:.1f}"
+            kind = row["kind"] + (f" ({row['reason']})" if row.get("reason") else "")
+            lines.append(
+                f"  {kind:<22} {row['answer_chars']:>12,} {row['context_chars']:>13,} "
+                f"{row['claims']:>6} {row['seconds']:>7.2f} {row['cpu_seconds']:>6.2f} {per:>11}"
+            )
     lines += ["", f"peak RSS of this process: {result['peak_rss_mib']:.0f} MiB"]
     return "\n".join(lines)

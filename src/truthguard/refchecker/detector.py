@@ -89,8 +89,9 @@ class RefChecker(BaseDetector):
     """Longest answer checked, in characters (the cost grows with its sentences: about 50 k
     characters, some 900 sentences, take a few seconds locally); a longer one gives an
     ``unverifiable`` result with reason ``too_large`` and no work. None for no limit."""
-    max_context_chars: int | None = Field(default=500_000, ge=1)
-    """Most characters of ``references`` and ``contexts`` together; more gives an
+    max_context_chars: int | None = Field(default=100_000, ge=1)
+    """Most characters of ``references`` and ``contexts`` together (new references cost about as
+    much per sentence as the answer the first time they are seen); more gives an
     ``unverifiable`` result with reason ``too_large``. None for no limit."""
 
     def batch(
