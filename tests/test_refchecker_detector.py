@@ -466,7 +466,7 @@ def test_an_answer_or_context_over_the_limit_is_unverifiable_too_large():
     small = RefChecker(max_context_chars=100_000)
     r = small.invoke({"question": "Which towers?", "answer": "The tower is old.", "contexts": ctx})
     assert r.details["reason"] == "too_large" and "max_context_chars" in r.explanation
-    with pytest.raises(ValidationError):
+    with pytest.raises(InvalidInputError, match="max_answer_chars"):
         RefChecker(max_answer_chars=0)
 
 
