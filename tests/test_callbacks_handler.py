@@ -66,6 +66,11 @@ def test_sync_batch_records_every_run_with_run_ids():
 def test_bad_options_name_the_field():
     with pytest.raises(InvalidInputError, match="max_queue"):
         TruthGuardCallbackHandler(FakeDetector(), max_queue=0)
+    for bad in (float("nan"), "10", 2.5, True):
+        with pytest.raises(InvalidInputError, match="max_queue"):
+            TruthGuardCallbackHandler(FakeDetector(), max_queue=bad)
+        with pytest.raises(InvalidInputError, match="concurrency"):
+            TruthGuardCallbackHandler(FakeDetector(), concurrency=bad)
     with pytest.raises(InvalidInputError, match="when_full"):
         TruthGuardCallbackHandler(FakeDetector(), when_full="drop")  # type: ignore[arg-type]
     for bad in (0, -1.0, float("nan"), "2", True):

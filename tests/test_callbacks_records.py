@@ -184,3 +184,78 @@ def test_any_text_gets_exactly_one_record_in_every_sink(tmp_path_factory, questi
     assert len(lines) == rows == len(memory)
     for r in memory:  # an error never counts as a pass
         assert r.status == "scored" or r.passing is None
+
+
+_BIG_WRITER = """
+import sys
+from truthguard.callbacks import JSONLSink, ScoreRecord
+sink = JSONLSink(sys.argv[1])
+print("open", flush=True)
+big = "x" * 1_500_000
+for i in range(int(sys.argv[2])):
+    sink.write(ScoreRecord(
+        run_id=f"{sys.argv[3]}-{i}", status="scored", question="q", answer=big,
+        detector="fake", captured_at=0.0,
+    ))
+print("done", flush=True)
+"""
+
+
+def test_a_record_torn_by_a_kill_is_cut_when_the_sink_reopens(tmp_path):
+    import time
+
+    path = tmp_path / "big.jsonl"
+    for k in range(3):  # killed while writing 1.5 MB records, three times
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _BIG_WRITER, str(path), "1000", f"kill{k}"],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert proc.stdout.readline().strip() == "open"
+        time.sleep(0.3 + 0.1 * k)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        proc.stdout.close()
+    # A file left torn for certain, as a kill inside write() leaves it.
+    with path.open("ab") as f:
+        f.write(b'{"run_id": "torn", "status": "sco')
+    done = subprocess.run(
+        [sys.executable, "-c", _BIG_WRITER, str(path), "2", "last"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    ids = [json.loads(line)["run_id"] for line in path.read_text().splitlines()]  # all parse
+    assert ids[-2:] == ["last-0", "last-1"] and "torn" not in ids
+    assert any(i.startswith("kill") for i in ids)
+
+
+_TERM_SCRIPT = """
+import sys
+from langchain_core.runnables import RunnableLambda
+from truthguard.callbacks import TruthGuardCallbackHandler
+from truthguard.testing import FakeDetector
+
+handler = TruthGuardCallbackHandler(FakeDetector(latency=0.3), sinks=[sys.argv[1]], concurrency=1)
+chain = RunnableLambda(lambda q: "an answer")
+for i in range(5):
+    chain.invoke(f"question {i}?", {"callbacks": [handler]})
+print("queued", flush=True)
+import time
+time.sleep(60)
+"""
+
+
+def test_sigterm_scores_the_queued_captures_before_the_process_ends(tmp_path):
+    path = tmp_path / "term.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _TERM_SCRIPT, str(path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout.readline().strip() == "queued"  # five captures, ~1.5 s of scoring
+        os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [r["status"] for r in records] == ["scored"] * 5

@@ -18,6 +18,7 @@ import contextvars
 import functools
 import itertools
 import logging
+import signal
 import threading
 import time
 import weakref
@@ -75,7 +76,24 @@ def _install_exit_hooks() -> None:
             with contextlib.suppress(RuntimeError):  # already shutting down
                 register(_drain_open)
         atexit.register(_close_open)
+        _install_sigterm_exit()
         _hooks_installed = True
+
+
+def _install_sigterm_exit() -> None:
+    """A SIGTERM kills a process without its exit hooks; where the application left SIGTERM at
+    its default, make it a normal exit (``SystemExit``, status 143) so pending captures are
+    scored or recorded before the process ends. An application's own handler is left alone."""
+    if threading.current_thread() is not threading.main_thread():
+        return  # signal handlers can only be set from the main thread
+    with contextlib.suppress(ValueError, OSError, AttributeError):
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _exit_on_sigterm)
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM kills at once
+    raise SystemExit(128 + signum)
 
 
 def _is_outage(result: DetectionResult) -> bool:
@@ -160,10 +178,12 @@ class Scorer:
             raise InvalidInputError(
                 "detector", f"expected a truthguard detector, got {type(detector).__name__}"
             )
-        if max_queue < 1:
-            raise InvalidInputError("max_queue", "must be at least 1")
-        if concurrency < 1:
-            raise InvalidInputError("concurrency", "must be at least 1")
+        for name, value in (("max_queue", max_queue), ("concurrency", concurrency)):
+            # bool is an int, NaN compares false with everything, '10' is no number: all refused.
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidInputError(
+                    name, f"expected a whole number of at least 1, got {value!r}"
+                )
         if when_full not in ("record", "block"):
             raise InvalidInputError("when_full", "expected 'record' or 'block'")
         if timeout is not None and (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -103,8 +104,40 @@ class RecordSink(Protocol):
     def close(self) -> None: ...
 
 
+def _cut_torn_tail(path: Path) -> None:
+    """Cut a last line left unfinished by a killed writer, so appends start on a fresh line."""
+    try:
+        f = open(path, "r+b")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        return
+    with f:
+        end = f.seek(0, os.SEEK_END)
+        if end == 0:
+            return
+        f.seek(end - 1)
+        if f.read(1) == b"\n":
+            return
+        pos = end
+        while pos > 0:  # read backwards, a block at a time, to the last complete line
+            start = max(0, pos - 65536)
+            f.seek(start)
+            block = f.read(pos - start)
+            at = block.rfind(b"\n")
+            if at >= 0:
+                pos = start + at + 1
+                break
+            pos = start
+        logging.getLogger("truthguard.callbacks").warning(
+            "truthguard: %s ended in an unfinished record (%d bytes); cut", path, end - pos
+        )
+        f.truncate(pos)
+
+
 class JSONLSink:
     """Append one JSON line per record to a file (flushed after each record).
+
+    A last line left unfinished by a killed process is cut when the sink opens the file, so
+    every line stays one valid record.
 
     A record written after :meth:`close` is still appended (the file is opened for that one
     write), so a capture that reaches a closed handler leaves its ``failed`` record on disk.
@@ -117,6 +150,7 @@ class JSONLSink:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        _cut_torn_tail(self.path)
         self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
     def write(self, record: ScoreRecord) -> None:
