@@ -545,3 +545,13 @@ def test_a_failed_store_write_never_loses_the_result(tmp_path, caplog):
         result = det.invoke(QA)
     assert result.score == 1.0 and result.label == Label.FACTUAL
     assert "vector index unavailable" in caplog.text
+
+
+def test_contexts_given_as_a_dict_are_refused_not_read_as_keys():
+    from truthguard.refchecker import RefChecker
+
+    with pytest.raises(InvalidInputError, match="contexts") as info:
+        FakeDetector().invoke({"question": "q?", "answer": "a", "contexts": {"doc": "text"}})
+    assert "dict" in str(info.value)
+    with pytest.raises(InvalidInputError, match="references"):
+        RefChecker().invoke({"question": "q?", "answer": "a", "references": {"doc": "text"}})

@@ -25,3 +25,22 @@ def test_one_retry_layer_by_default():
     assert settings.retries_for(ChatOpenAI(model="m", api_key="k", max_retries=0)) == 2
     assert settings.retries_for(ScriptedChatModel()) == 2
     assert LLMSettings(max_retries=1).retries_for(own) == 1
+
+
+def test_bad_settings_raise_the_librarys_error_naming_the_field():
+    import pickle
+
+    from truthguard.errors import InvalidInputError
+    from truthguard.llm import LLMSettings
+
+    for kwargs, field in (
+        ({"max_concurrency": 0}, "max_concurrency"),
+        ({"timeout": "soon"}, "timeout"),
+        ({"retries": 3}, "retries"),
+    ):
+        with pytest.raises(InvalidInputError) as info:
+            LLMSettings(**kwargs)
+        assert info.value.field == field
+    good = LLMSettings(timeout=3.0)
+    assert pickle.loads(pickle.dumps(good)) == good
+    assert good.model_copy(update={"timeout": 4.0}).timeout == 4.0

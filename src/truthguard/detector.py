@@ -104,8 +104,9 @@ class DetectorInput(BaseModel):
     def _coerce_contexts(cls, v: Any) -> Any:
         if v is None:
             return []
-        if isinstance(v, str | bytes) or not hasattr(v, "__iter__"):
-            raise ValueError("must be a list of strings or Documents")
+        if isinstance(v, str | bytes | Mapping) or not hasattr(v, "__iter__"):
+            # a dict would iterate over its keys: never silently check against those
+            raise ValueError(f"must be a list of strings or Documents, got {type(v).__name__}")
         return [context_text(item, field=f"contexts[{i}]") for i, item in enumerate(v)]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = ["DEFAULT_RETRIES", "LLMSettings"]
 
@@ -20,6 +20,17 @@ class LLMSettings(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid")
+
+    def __init__(self, **kwargs: Any) -> None:
+        try:
+            super().__init__(**kwargs)
+        except ValidationError as e:  # the library's error, naming the field
+            from truthguard.errors import InvalidInputError
+
+            err = e.errors()[0]
+            field = ".".join(str(p) for p in err.get("loc", ())) or "llm_settings"
+            msg = "is not an accepted field" if err.get("type") == "extra_forbidden" else err["msg"]
+            raise InvalidInputError(field, msg) from e
 
     max_concurrency: int = Field(default=256, ge=1)
     """Most model calls of one check in flight at once."""

@@ -38,8 +38,8 @@ class RefCheckerInput(DetectorInput):
     def _coerce_references(cls, v: Any) -> Any:
         if v is None:
             return []
-        if isinstance(v, str | bytes) or not hasattr(v, "__iter__"):
-            raise ValueError("must be a list of strings or Documents")
+        if isinstance(v, str | bytes | dict) or not hasattr(v, "__iter__"):
+            raise ValueError(f"must be a list of strings or Documents, got {type(v).__name__}")
         return [context_text(item, field=f"references[{i}]") for i, item in enumerate(v)]
 
 
