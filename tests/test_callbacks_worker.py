@@ -356,3 +356,33 @@ async def test_sync_handler_in_block_mode_does_not_block_the_event_loop():
     )
     assert await asyncio.to_thread(handler.close, 10)
     assert len(records) == 2 and opened[0] is True
+
+
+@pytest.mark.parametrize("reply", ["", "maybe?"])
+def test_an_empty_or_unparseable_checker_reply_is_unavailable_as_in_the_guard(reply):
+    from truthguard.detector import BaseDetector
+    from truthguard.errors import InvalidLLMOutput
+    from truthguard.guard import HallucinationGuard
+    from truthguard.result import DetectionResult
+
+    class YesNo(BaseDetector):
+        detector_name = "yesno"
+        model: Any = None
+
+        async def _acheck(self, inp: Any, session: Any) -> DetectionResult:
+            text = (await session.acall(self.model, inp.answer, stage="yesno")).strip()
+            if text not in ("yes", "no"):
+                raise InvalidLLMOutput("expected yes or no", raw=text, stage="yesno")
+            return DetectionResult(detector="yesno", score=float(text == "yes"))
+
+    records: list[ScoreRecord] = []
+    checker = YesNo(model=ScriptedChatModel(script=lambda p: reply))
+    handler = TruthGuardCallbackHandler(checker, sinks=records.append)
+    RunnableLambda(lambda q: "The sun shines.").invoke("Q?", {"callbacks": [handler]})
+    handler.close(timeout=10)
+    r = records[0]
+    assert (r.status, r.failure, r.label) == ("failed", "outage", "invalid")
+    assert r.error.startswith("checker unavailable") and r.raw_output == reply
+    guard = HallucinationGuard(chain=RunnableLambda(lambda q: "The sun shines."), detectors=checker)
+    out = guard.invoke("Q?")
+    assert "unavailable" in out.verdict.reason

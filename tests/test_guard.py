@@ -701,3 +701,16 @@ async def test_check_loop_truthguard_decides_the_deadline_while_the_callers_loop
     assert out.status == status
     if check_loop == "caller":
         assert "timed out" in out.verdict.errors["yesno"]
+
+
+def test_an_empty_model_answer_is_a_model_fault_not_bad_input():
+    model = ScriptedChatModel(script=["", "The sun."])
+    guard = HallucinationGuard(
+        chain=model, detectors=FakeDetector(score=0.9), policies=[Regenerate(feedback_key=None)]
+    )
+    out = guard.invoke("What shines?")
+    assert out.status == "passed" and out.answer == "The sun."
+    assert (
+        out.attempts[0].error.startswith("InvalidLLMOutput")
+        and "empty answer" in out.attempts[0].error
+    )

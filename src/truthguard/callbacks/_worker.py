@@ -97,13 +97,9 @@ def _exit_on_sigterm(signum: int, frame: Any) -> None:
 
 
 def _is_outage(result: DetectionResult) -> bool:
-    """An invalid result caused by a failed model call, not by an answer the detector judged."""
-    if not result.is_invalid:
-        return False
-    details = result.details or {}
-    return details.get("failure") == "llm_call" or (
-        "error" in details and result.raw_output is None
-    )
+    """The checker gave no verdict: a failed model call, or a reply that was empty or could
+    not be parsed (the guards' "unavailable"). Either way nothing was judged."""
+    return result.is_invalid
 
 
 class Scorer:
@@ -363,7 +359,8 @@ class Scorer:
                 failure="outage",
                 label=r.label.value,
                 explanation=r.explanation,
-                error=f"detector outage: {r.invalid_reason}",
+                error=f"checker unavailable: {r.invalid_reason}",
+                raw_output=r.raw_output,
                 usage=r.usage.model_dump(),
                 scored_at=time.time(),
                 score_seconds=seconds,
@@ -396,7 +393,7 @@ class Scorer:
                 failure="outage",
                 label="invalid",
                 explanation=verdict.reason,
-                error="detector outage: "
+                error="checker unavailable: "
                 + "; ".join(r.invalid_reason or r.explanation for r in results),
                 usage=usage,
                 scored_at=time.time(),

@@ -75,6 +75,8 @@ class ScoreRecord(BaseModel):
     """The detector's explanation."""
     error: str | None = None
     """Why the answer was not scored (status ``failed``)."""
+    raw_output: str | None = None
+    """The checker's reply kept verbatim when it gave no verdict (empty or unparseable)."""
     usage: dict[str, Any] = Field(default_factory=dict)
     """The detector's own LLM usage for this answer."""
     tags: list[str] = Field(default_factory=list)

@@ -24,7 +24,7 @@ from truthguard import otel
 from truthguard._clean import clean_text
 from truthguard._config import with_default_concurrency
 from truthguard._sync import invoke_user, run_sync
-from truthguard.errors import GuardRejected, InvalidInputError
+from truthguard.errors import GuardRejected, InvalidInputError, InvalidLLMOutput
 from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
 from truthguard.guard._runs import (
     RetrieverCapture,
@@ -336,7 +336,9 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
             else:
                 answer = clean_text(answer)
             if not answer.strip():  # an empty reply (null content, no choices) is no answer
-                raise InvalidInputError("answer", "the chain returned an empty answer")
+                # A model fault (null content, no choices), not bad input from the user.
+                raise InvalidLLMOutput("the chain's model gave an empty answer", raw=answer,
+                                       stage="chain")  # fmt: skip
             contexts = [clean_text(c) for c in contexts_of(output, self.context_key)]
         except Exception as e:
             logger.warning("truthguard: attempt %d raised %s: %s", number, type(e).__name__, e)
