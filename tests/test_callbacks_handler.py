@@ -228,3 +228,12 @@ def test_on_a_guard_returning_text_the_verdict_event_is_recorded_without_a_secon
     assert (record.answer, record.contexts, record.passing) == (text, passages, True)
     assert record.detector == "refchecker" and record.metadata["truthguard_source"] == "guard"
     handler.close()
+
+
+@pytest.mark.parametrize("reply", ["", "   ", "..."])
+def test_an_empty_chain_reply_is_never_logged_factual(reply):
+    records: list = []
+    handler = TruthGuardCallbackHandler(FakeDetector(score=0.9), sinks=records.append)
+    RunnableLambda(lambda q: reply).invoke("Q?", {"callbacks": [handler]})
+    handler.close(timeout=10)
+    assert len(records) == 1 and records[0].label != "factual" and records[0].passing is not True

@@ -13,6 +13,8 @@ from langchain_core.documents import Document
 from pydantic import Field
 
 from truthguard import DetectionResult, InvalidInputError, Label, LLMCallError, LLMSettings
+from truthguard._clean import clean_text
+from truthguard._text import has_content
 from truthguard.detector import BaseDetector, DetectorInput
 from truthguard.errors import InvalidLLMOutput
 from truthguard.testing import FakeDetector, ScriptedChatModel
@@ -395,7 +397,9 @@ def test_any_text_gives_a_result_or_an_input_error(question, answer, contexts):
         return
     assert _fields_ok(question)
     r.model_dump_json()
-    if any("\ud800" <= c <= "\udfff" for c in answer):
+    if not has_content(clean_text(answer)):
+        assert r.label == Label.UNVERIFIABLE and r.details["reason"] == "no_content"
+    elif any("\ud800" <= c <= "\udfff" for c in answer):
         assert r.passing is False  # the scripted score saw the replacement character
 
 

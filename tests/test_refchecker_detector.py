@@ -73,9 +73,22 @@ def test_no_claim_abstains(embedder):
     assert r.details["aggregate"]["strict"] == "Abstain"
     assert r.details["aggregate"]["soft"]["Abstain"] == 1.0
     assert checker_llm.call_count == 0
-    # the local extractor abstains on an answer with no words
+    # an answer with nothing in it is not even extracted: no content, no verdict
     local = RefChecker().invoke({"question": Q, "answer": " ... ", "references": REFS})
-    assert local.details["reason"] == "abstain"
+    assert local.label == Label.UNVERIFIABLE and local.details["reason"] == "no_content"
+
+
+@pytest.mark.parametrize("answer", ["", "   ", "...", "N/A"])
+def test_an_answer_without_content_gets_no_verdict_and_no_model_call(answer):
+    extractor_llm = ScriptedChatModel(default='("Dubai", "is in", "UAE")')
+    checker_llm = ScriptedChatModel(default="Entailment")
+    rc = RefChecker(
+        extractor=LLMExtractor(model=extractor_llm), checker=LLMChecker(model=checker_llm)
+    )
+    r = rc.invoke({"question": Q, "answer": answer, "references": REFS})
+    assert r.label == Label.UNVERIFIABLE and r.passing is None
+    assert r.details["reason"] == "no_content" and r.usage.llm_calls == 0
+    assert extractor_llm.call_count == checker_llm.call_count == 0
 
 
 def test_llm_pipeline_per_claim(embedder, extractor_llm):

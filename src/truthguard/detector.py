@@ -23,6 +23,7 @@ from pydantic import (
 from truthguard._clean import clean_text
 from truthguard._config import with_default_concurrency
 from truthguard._sync import run_sync
+from truthguard._text import has_content
 from truthguard.errors import InvalidInputError, InvalidLLMOutput, LLMCallError
 from truthguard.llm import LLMSession, LLMSettings
 from truthguard.result import NEVER_OPEN, DetectionResult, Label
@@ -338,6 +339,15 @@ class BaseDetector(RunnableSerializable[dict[str, Any], DetectionResult], ABC):
 
     async def _checked(self, inp: DetectorInput, session: LLMSession) -> DetectionResult:
         """:meth:`_acheck` with model failures turned into ``invalid`` results."""
+        if not has_content(getattr(inp, "answer", None)):
+            # One rule for every detector: an answer with nothing in it ('', '...', 'N/A') gets
+            # no verdict, and no model is asked about it.
+            return DetectionResult(
+                detector=self.detector_name,
+                label=Label.UNVERIFIABLE,
+                explanation="Nothing to check: the answer has no content.",
+                details={"reason": "no_content"},
+            )
         try:
             result = await self._acheck(inp, session)
         except InvalidLLMOutput as e:
