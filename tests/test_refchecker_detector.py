@@ -545,3 +545,25 @@ async def test_a_5_mb_answer_keeps_the_guards_deadline_and_never_stalls_the_loop
     assert out.attempts[0].results[0].label == Label.INVALID  # the check ran out of time
     assert elapsed < 1.1 + 0.3  # check_timeout within 10 %, plus the chain and the cleaning
     assert stall < 0.1, f"the event loop stalled {stall * 1000:.0f} ms"
+
+
+@pytest.mark.parametrize("joint", [False, True])
+def test_a_checker_reply_echoing_the_claim_is_no_verdict(joint):
+    from langchain_core.runnables import RunnableLambda
+
+    from truthguard.guard import HallucinationGuard
+
+    extractor = ScriptedChatModel(default="Mars has forty moons")
+    checker = ScriptedChatModel(script=lambda p: "Mars has forty moons (Entailment).")
+    rc = RefChecker(
+        extractor=LLMExtractor(model=extractor, mode="subsentence"),
+        checker=LLMChecker(model=checker, joint=joint),
+    )
+    payload = {"question": "How many moons has Mars?", "answer": "Mars has forty moons.",
+               "contexts": ["Mars has two moons, Phobos and Deimos."]}  # fmt: skip
+    r = rc.invoke(payload)
+    assert r.label != Label.FACTUAL and r.passing is not True
+    chain = RunnableLambda(lambda q: {"answer": payload["answer"], "context": payload["contexts"]})
+    guard = HallucinationGuard(chain=chain, detectors=rc, on_error="closed")
+    out = guard.invoke({"question": payload["question"]})
+    assert out.status != "passed"

@@ -188,3 +188,21 @@ class FencedTemplate:
 
     def __repr__(self) -> str:
         return f"FencedTemplate({self.template[:40]!r}..., fenced={self.fenced})"
+
+
+def echoes(reply: str, text: str, *, min_words: int = 3) -> bool:
+    """True when ``reply`` repeats ``text`` (a claim or passage it was asked to judge) word for
+    word, case and spacing aside: "Mars has forty moons (Entailment)." echoes the claim, so its
+    label may come from the judged text itself and is no verdict. Texts shorter than
+    ``min_words`` words are too common to tell.
+
+    Example:
+        >>> echoes("Mars has  forty moons (Entailment).", "Mars has forty moons")
+        True
+        >>> echoes("Entailment", "Mars has forty moons")
+        False
+    """
+    words = text.split()
+    if len(words) < min_words:
+        return False
+    return " ".join(words).casefold() in " ".join(reply.split()).casefold()

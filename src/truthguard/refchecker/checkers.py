@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
-from truthguard.errors import ConfigurationError
+from truthguard._text import echoes
+from truthguard.errors import ConfigurationError, InvalidLLMOutput
 from truthguard.llm import LLMSession, as_runnable
 from truthguard.refchecker._parse import parse_joint_labels, parse_label
 from truthguard.refchecker._prompts import CHECK_PROMPT, JOINT_CHECK_PROMPT, PROMPT_VERSION
@@ -140,9 +141,9 @@ class LLMChecker(ClaimChecker):
             stage="refchecker.check",
             extra=_digest(claim.prompt_text(), reference),
             metadata={"replay_key": f"check:{question}\x1f{claim.prompt_text()}"},
-            validate=lambda t: parse_label(t, stage="refchecker.check"),
+            validate=lambda t: _verdict_label(t, claim),
         )
-        label = parse_label(text, stage="refchecker.check")
+        label = _verdict_label(text, claim)
         return ClaimVerdict(label=label, support=float(label == "Entailment"), raw=text, mode=mode)
 
     async def _ask_joint(
@@ -173,6 +174,10 @@ class LLMChecker(ClaimChecker):
             metadata={"replay_key": f"joint:{question}\x1f{listed}"},
         )
         labels = parse_joint_labels(text, len(chunk))
+        if any(
+            echoes(text, claims[i].text) or echoes(text, claims[i].prompt_text()) for i in chunk
+        ):
+            labels = None  # it repeats a claim: its labels may be the claim's own words
         if labels is None:  # misaligned: re-ask each claim on its own
             return await session.gather(
                 self._ask(
@@ -499,3 +504,15 @@ class NLIChecker(LocalChecker):
         ]
         scores = self.nli_model().scores(pairs)
         return _nli_verdicts(self, claims, retrieval, scores, self.nli_threshold)
+
+
+def _verdict_label(text: str, claim: Claim) -> str:
+    """The label of a one-claim reply; a reply that repeats the claim is no verdict."""
+    label = parse_label(text, stage="refchecker.check")
+    if echoes(text, claim.text) or echoes(text, claim.prompt_text()):
+        raise InvalidLLMOutput(
+            "the reply repeats the claim it was asked to judge, so its label is no verdict",
+            raw=text,
+            stage="refchecker.check",
+        )
+    return label
