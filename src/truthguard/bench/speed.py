@@ -366,7 +366,11 @@ async def _refchecker_check(latency: float, *, joint: bool) -> dict[str, Any]:
     )
     t0 = time.perf_counter()
     result = await detector.ainvoke(
-        {"question": "Tell me about the Eiffel Tower.", "answer": "...", "references": [_PASSAGE]}
+        {
+            "question": "Tell me about the Eiffel Tower.",
+            "answer": "The Eiffel Tower is in Paris.",  # scripted: the extractor ignores it
+            "references": [_PASSAGE],
+        }
     )
     wall = time.perf_counter() - t0
     if result.label.value == "invalid":

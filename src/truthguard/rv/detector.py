@@ -284,16 +284,6 @@ class ReverseValidation(BaseDetector):
         if extraction_raw is not None:
             details["entity_extraction_output"] = extraction_raw
         explanation = _explain(self.variant, entity, answer, outcome, leak, unmet)
-        if outcome.matched and leak["still_leaking"]:
-            # The query named the entity, so finding it in the answer proves nothing.
-            result = DetectionResult.invalid(
-                self.detector_name,
-                f"the stage-1 query still names the entity {entity!r}, so its match is no "
-                f"verdict. {explanation}",
-                raw_output=query,
-                details={**details, "stage": "rv.query"},
-            )
-            return result
         return DetectionResult(
             detector=self.detector_name,
             score=1.0 if outcome.matched else 0.0,
