@@ -8,9 +8,11 @@ import shutil
 import pytest
 
 from truthguard.datasets import (
+    HALUEVAL_TASKS,
     REFCHECKER_MODELS,
     dataset_dir,
     load_chale,
+    load_halueval,
     load_phd,
     load_refchecker,
     load_rv_records,
@@ -115,3 +117,70 @@ def test_rv_record_label_is_not_taken_for_the_human_label(data_dir):
     assert not hasattr(recs[0], "label")
     assert sum(r.recorded_label != human[r.entity] for r in recs) > 0
     assert {r.is_same for r in recs} == {None, "Yes.", "No."}
+
+
+HALUEVAL_ROWS = {
+    "qa": {
+        "knowledge": "The lighthouse was built in 1881.",
+        "question": "When was the lighthouse built?",
+        "right_answer": "1881",
+        "hallucinated_answer": "It was built in 1902.",
+    },
+    "dialogue": {
+        "knowledge": "Ann Lee wrote Blue Harbour.",
+        "dialogue_history": "[Human]: Who wrote it? [Assistant]: Ann Lee. [Human]: Nice! ",
+        "right_response": "She wrote it in her thirties.",
+        "hallucinated_response": "Tom Ray co-wrote it.",
+    },
+    "summarization": {
+        "document": "The council closed the bridge for repairs on Monday.",
+        "right_summary": "Bridge closed for repairs.",
+        "hallucinated_summary": "Bridge closed after a crash.",
+    },
+}
+
+
+def test_halueval_rows_per_task(tmp_path):
+    folder = tmp_path / "halueval"
+    folder.mkdir()
+    for task, row in HALUEVAL_ROWS.items():
+        (folder / f"{task}.jsonl").write_text(json.dumps(row) + "\n\n" + json.dumps(row) + "\n")
+    qa = load_halueval("qa", tmp_path)
+    assert [i.index for i in qa] == [0, 2] and qa[0].question.startswith("When")
+    assert qa[0].right == "1881" and qa[0].reference.endswith("1881.")
+    dialogue = load_halueval("dialogue", tmp_path, limit=1)
+    assert len(dialogue) == 1 and dialogue[0].history.startswith("[Human]")
+    assert dialogue[0].question is None
+    summary = load_halueval("summarization", folder)[0]
+    assert summary.hallucinated == "Bridge closed after a crash." and summary.history is None
+    assert set(HALUEVAL_TASKS) == set(HALUEVAL_ROWS)
+
+
+def test_halueval_names_a_bad_row_and_a_bad_task(tmp_path):
+    folder = tmp_path / "halueval"
+    folder.mkdir()
+    (folder / "qa.jsonl").write_text(json.dumps({"knowledge": "k"}) + "\n")
+    with pytest.raises(DatasetNotFoundError, match="line 1"):
+        load_halueval("qa", tmp_path)
+    with pytest.raises(InvalidInputError, match="task"):
+        load_halueval("general", tmp_path)  # type: ignore[arg-type]
+    with pytest.raises(DatasetNotFoundError, match="dialogue"):
+        load_halueval("dialogue", tmp_path)
+
+
+def test_halueval_downloads_upstream_files(tmp_path, monkeypatch):
+    upstream = tmp_path / "upstream" / "RUCAIBox" / "HaluEval" / "main" / "data"
+    upstream.mkdir(parents=True)
+    for task, row in HALUEVAL_ROWS.items():
+        (upstream / f"{task}_data.json").write_text(json.dumps(row) + "\n")
+    monkeypatch.delenv("TRUTHGUARD_DATA_DIR", raising=False)
+    monkeypatch.setenv("TRUTHGUARD_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TRUTHGUARD_DATA_URL", (tmp_path / "upstream").as_uri())
+    assert load_halueval("dialogue")[0].right.startswith("She wrote")
+    assert (tmp_path / "home" / "data" / "halueval" / "qa.jsonl").is_file()
+
+
+def test_halueval_development_half(data_dir):
+    for task in HALUEVAL_TASKS:
+        rows = load_halueval(task, data_dir, limit=50)
+        assert len(rows) == 50 and all(r.right and r.hallucinated and r.reference for r in rows)

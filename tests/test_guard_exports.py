@@ -61,6 +61,7 @@ EXPORTS = {
         "check_threshold",
         "decide",
         "never_open",
+        "nothing_to_check",
         "normalise",
         "unique_keys",
     },

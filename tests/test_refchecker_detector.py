@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
 from pydantic import ValidationError
 
 from truthguard.errors import ConfigurationError, InvalidInputError
@@ -272,7 +273,7 @@ def test_local_nli_checker_uses_upstream_label_rule(embedder):
 
 
 def test_threshold_decides_the_label_and_bad_references_name_the_field(embedder):
-    rc = RefChecker(threshold=0.4)
+    rc = RefChecker(threshold=0.4, score="entailment_ratio")
     r = rc.invoke(
         {"question": Q, "answer": "The Eiffel Tower is in Paris. Moon.", "references": REFS}
     )
@@ -567,3 +568,175 @@ def test_a_checker_reply_echoing_the_claim_is_no_verdict(joint):
     guard = HallucinationGuard(chain=chain, detectors=rc, on_error="closed")
     out = guard.invoke({"question": payload["question"]})
     assert out.status != "passed"
+
+
+# -- answers as real models write them ---------------------------------------------------------
+
+OBSERVATORY = [
+    "The Kestrel Ridge Observatory was founded by Dr. Maria Okafor in 1987. The main telescope "
+    "at the observatory has a mirror 4.2 metres in diameter. The observatory sits on a ridge "
+    "1,900 metres above sea level.",
+    "Redbridge Rovers won the Northern Cup in 1998 after beating Eastfield 2-1 in the final.",
+    "Tom Ashworth captained Redbridge Rovers from 1995 to 2001.",
+]
+CORRECT_ANSWERS = [
+    "Maria Okafor set it up in 1987; the main mirror is 4.2 m wide.",
+    "It was founded by Dr. Okafor in nineteen eighty-seven.",
+    "Redbridge Rovers won the 1998 Northern Cup, captained by Tom Ashworth.",
+    "Based on the passages, the observatory was founded in 1987.",
+    "Here is a summary: Dr. Maria Okafor founded the observatory in 1987, and its telescope has "
+    "a 4.2-metre mirror.",
+]
+WRONG_ANSWERS = [
+    "The Kestrel Ridge Observatory was founded by Dr. Maria Okafor in 1991.",
+    "It was founded by John Smith in 1987.",
+    "The main telescope has a mirror 6 metres in diameter.",
+    "Redbridge Rovers won the Northern Cup in 1998, captained by Peter Hale.",
+    "Redbridge Rovers lost the Northern Cup final in 1998.",
+]
+REFUSALS = ["I don't know.", "I cannot tell from the passages.", "Not mentioned in the context."]
+
+
+def _check(answer, **extra):
+    return RefChecker().invoke(
+        {"question": "Tell me about it.", "answer": answer, "contexts": OBSERVATORY, **extra}
+    )
+
+
+@pytest.mark.parametrize("answer", CORRECT_ANSWERS)
+def test_correct_paraphrases_pass(embedder, answer):
+    r = _check(answer)
+    assert r.label == Label.FACTUAL and r.passing is True, r.explanation
+
+
+@pytest.mark.parametrize("answer", WRONG_ANSWERS)
+def test_invented_facts_fail(embedder, answer):
+    r = _check(answer)
+    assert r.label == Label.HALLUCINATED and r.passing is False, r.explanation
+    assert any(c["label"] != "Entailment" for c in r.details["claims"])
+
+
+@pytest.mark.parametrize("answer", REFUSALS)
+def test_a_refusal_is_unverifiable_never_hallucinated(embedder, answer):
+    r = _check(answer)
+    assert r.label == Label.UNVERIFIABLE and r.details["reason"] == "refusal"
+    assert r.passing is True and r.score is None
+
+
+def test_talk_around_facts_is_not_counted_but_the_facts_in_it_are(embedder):
+    chat = _check("Great question! I love this observatory. Have you been there?")
+    assert chat.label == Label.UNVERIFIABLE and chat.details["reason"] == "no_facts"
+    kinds = {s["kind"] for s in chat.details["skipped"]}
+    assert {"greeting", "opinion", "question"} <= kinds
+    wrong = _check("I love how Dr. Okafor founded it in 1987 with John Smith.")
+    assert wrong.label == Label.HALLUCINATED
+    [claim] = wrong.details["claims"]
+    assert claim["kind"] == "opinion" and [i["text"] for i in claim["issues"]] == ["John", "Smith"]
+
+
+def test_the_chat_history_is_evidence_of_what_was_said(embedder):
+    answer = "Yes, the one you visited with Ana Lima is the Kestrel Ridge Observatory."
+    without = _check(answer)
+    assert any(i["text"] == "Ana" for c in without.details["claims"] for i in c["issues"])
+    history = [
+        ("human", "I visited an observatory on a ridge with my friend Ana Lima last summer."),
+        ("ai", "That sounds lovely."),
+    ]
+    r = _check(answer, history=history)
+    assert not any(i["text"] == "Ana" for c in r.details["claims"] for i in c["issues"])
+    sources = {c["evidence"]["source"] for c in r.details["claims"]}
+    assert sources <= {"history", "reference"}
+
+
+def test_history_accepts_text_messages_and_pairs_and_names_a_bad_turn():
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from truthguard.detector import DetectorInput
+
+    inp = DetectorInput(
+        question="q", answer="a", history=[HumanMessage("hi"), AIMessage("hello"), ("user", "x")]
+    )
+    assert inp.history == ["hi", "hello", "x"]
+    assert DetectorInput(question="q", answer="a", history="one turn").history == ["one turn"]
+    with pytest.raises(InvalidInputError, match=r"history\[1\]"):
+        RefChecker().validate_input({"question": "q", "answer": "a", "history": ["ok", 3]})
+
+
+def test_every_claim_keeps_its_label_span_and_evidence_with_the_decision(embedder):
+    r = _check("Dr. Maria Okafor founded the observatory in 1987. Its mirror is 6 metres wide.")
+    decision = r.details["decision"]
+    assert 0.0 <= decision["p_hallucinated"] <= 1.0 and r.score == pytest.approx(
+        1 - decision["p_hallucinated"], abs=1e-3
+    )
+    labels = [c["label"] for c in r.details["claims"]]
+    assert labels[0] == "Entailment" and labels[1] != "Entailment"
+    bad = r.details["claims"][1]
+    assert bad["start"] is not None and bad["evidence"]["source"] == "reference"
+    assert r.label == Label.HALLUCINATED
+
+
+def test_strict_verdict_is_still_available(embedder):
+    rc = RefChecker(verdict="strict", score="entailment_ratio")
+    r = rc.invoke({"question": "q", "answer": CORRECT_ANSWERS[0], "contexts": OBSERVATORY})
+    assert r.details["aggregate"]["strict"] != "Entailment" or r.label == Label.FACTUAL
+    assert r.passing == (r.label == Label.FACTUAL)
+
+
+# -- the same answers through the guard, as a new user runs it: ChatOpenAI over HTTP -----------
+
+
+def _guarded(reply: str, **guard_options):
+    pytest.importorskip("langchain_openai")
+    from langchain_openai import ChatOpenAI
+
+    from truthguard.guard import HallucinationGuard
+    from truthguard.rag import build_rag_chain
+    from truthguard.testing import OpenAIServer
+
+    class Passages(BaseRetriever):
+        def _get_relevant_documents(self, query, *, run_manager):
+            return [Document(page_content=p) for p in OBSERVATORY]
+
+    server = OpenAIServer(reply=reply)
+    server.start()
+    model = ChatOpenAI(base_url=server.base_url, api_key="k", model="m", max_retries=0)
+    guard = HallucinationGuard(
+        chain=build_rag_chain(Passages(), model), detectors=[RefChecker()], **guard_options
+    )
+    return guard, server
+
+
+@pytest.mark.parametrize(
+    ("reply", "status"),
+    [
+        (CORRECT_ANSWERS[0], "passed"),
+        (CORRECT_ANSWERS[2], "passed"),
+        (CORRECT_ANSWERS[3], "passed"),
+        (WRONG_ANSWERS[0], "rejected"),
+        (WRONG_ANSWERS[3], "rejected"),
+        (REFUSALS[1], "passed"),
+    ],
+)
+def test_the_guard_releases_correct_answers_and_refusals_and_rejects_invented_facts(
+    embedder, reply, status
+):
+    guard, server = _guarded(reply)
+    try:
+        result = guard.invoke({"question": "Who founded the observatory, and when?"})
+    finally:
+        server.close()
+    assert result.status == status, result.verdict
+    assert len(result.attempts) == 1  # no retry spent on a refusal or a correct paraphrase
+
+
+def test_a_refusal_can_be_retried_when_asked(embedder):
+    from truthguard.guard import Fallback
+
+    guard, server = _guarded(
+        REFUSALS[0], refusals="retry", policies=[Fallback(answer="Please ask the front desk.")]
+    )
+    try:
+        result = guard.invoke({"question": "Who founded the observatory?"})
+    finally:
+        server.close()
+    assert result.status == "fallback" and len(result.attempts) == 2

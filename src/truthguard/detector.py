@@ -73,6 +73,30 @@ def _long_input(input: Any) -> bool:
     return size > _LONG_INPUT
 
 
+def _turn_text(item: Any, i: int) -> str:
+    """Text of one chat turn: a string, a LangChain message, a (role, text) pair or a dict."""
+    if isinstance(item, str):
+        return clean_text(item)
+    if isinstance(item, tuple | list) and len(item) == 2 and isinstance(item[1], str):
+        return clean_text(item[1])
+    if isinstance(item, Mapping) and isinstance(item.get("content"), str):
+        return clean_text(item["content"])
+    content = getattr(item, "content", None)
+    if isinstance(content, str):
+        return clean_text(content)
+    if isinstance(content, list):  # multi-part message content: its text parts
+        parts = [
+            p if isinstance(p, str) else p.get("text", "")
+            for p in content
+            if isinstance(p, str | dict)
+        ]
+        return clean_text(" ".join(x for x in parts if isinstance(x, str)))
+    raise InvalidInputError(
+        f"history[{i}]",
+        f"expected str, a message or a (role, text) pair, got {type(item).__name__}",
+    )
+
+
 class DetectorInput(BaseModel):
     """What every detector accepts: a question, an answer and optional contexts."""
 
@@ -84,6 +108,21 @@ class DetectorInput(BaseModel):
     """The answer to check."""
     contexts: list[str] = Field(default_factory=list)
     """Retrieved passages (strings or Documents); some detectors check against them."""
+    history: list[str] = Field(default_factory=list)
+    """The conversation before the answer, one text per turn: a string, a list of strings,
+    LangChain messages or ``(role, text)`` pairs. Evidence of what was said: a reply that
+    repeats the chat's own words is not a hallucination (RefChecker reads it; others ignore it)."""
+
+    @field_validator("history", mode="before")
+    @classmethod
+    def _coerce_history(cls, v: Any) -> Any:
+        if v is None:
+            return []
+        if isinstance(v, str):
+            return [clean_text(v)] if v.strip() else []
+        if isinstance(v, bytes) or not hasattr(v, "__iter__"):
+            raise ValueError("must be a string, a list of strings, messages or (role, text) pairs")
+        return [t for i, item in enumerate(v) if (t := _turn_text(item, i)).strip()]
 
     @model_validator(mode="before")
     @classmethod

@@ -25,6 +25,7 @@ BENCHMARKS: dict[str, str] = {
     "speed": "truthguard.bench.speed",
     "fuzz": "truthguard.bench.fuzz",
     "grounding": "truthguard.bench.grounding",
+    "halueval": "truthguard.bench.halueval",
 }
 
 

@@ -18,14 +18,17 @@ from pydantic import BaseModel, ConfigDict
 from truthguard.errors import DatasetNotFoundError, InvalidInputError
 
 __all__ = [
+    "HALUEVAL_TASKS",
     "REFCHECKER_MODELS",
     "ChaleItem",
+    "HaluEvalItem",
     "PHDPassage",
     "RVRecord",
     "RefCheckerClaim",
     "RefCheckerResponse",
     "dataset_dir",
     "load_chale",
+    "load_halueval",
     "load_phd",
     "load_refchecker",
     "load_rv_records",
@@ -74,8 +77,20 @@ _UPSTREAM: dict[str, tuple[str, list[tuple[str, str]]]] = {
             for model in REFCHECKER_MODELS
         ],
     ),
+    # Upstream names its files *_data.json (one JSON object per line); ours are <task>.jsonl.
+    "halueval": (
+        "RUCAIBox/HaluEval",
+        [
+            (f"data/{task}_data.json", f"{task}.jsonl")
+            for task in ("qa", "dialogue", "summarization")
+        ],
+    ),
 }
-_PROBE = {"phd": "PHD_benchmark.json", "chale": "hallucinated_ans_final_filtered.json"}
+_PROBE = {
+    "phd": "PHD_benchmark.json",
+    "chale": "hallucinated_ans_final_filtered.json",
+    "halueval": "qa.jsonl",
+}
 PHD_DOMAINS = {"wiki_10w": "PHD-Low", "wiki_1000w": "PHD-Medium", "wiki_1y": "PHD-High"}
 
 
@@ -87,6 +102,8 @@ def _cache_root() -> Path:
 def _has_dataset(folder: Path, name: str) -> bool:
     if name == "refchecker":
         return any(folder.glob("*_context/*_answers.json"))
+    if name == "halueval":
+        return any((folder / f"{task}.jsonl").is_file() for task in HALUEVAL_TASKS)
     return (folder / _PROBE[name]).is_file()
 
 
@@ -384,4 +401,83 @@ def load_refchecker(
                     claims=tuple(claims),
                 )
             )
+    return out
+
+
+# -- HaluEval -------------------------------------------------------------------------------------
+
+HALUEVAL_TASKS = ("qa", "dialogue", "summarization")
+"""The HaluEval tasks this loader reads (general user queries carry no reference text)."""
+
+# Per task: the reference field, the prompt field (None: no prompt), the right / hallucinated
+# output fields, as upstream names them.
+_HALUEVAL_FIELDS = {
+    "qa": ("knowledge", "question", "right_answer", "hallucinated_answer"),
+    "dialogue": ("knowledge", "dialogue_history", "right_response", "hallucinated_response"),
+    "summarization": ("document", None, "right_summary", "hallucinated_summary"),
+}
+
+
+class HaluEvalItem(_Record):
+    """One HaluEval row: a reference text, its prompt, a correct and a hallucinated output."""
+
+    task: Literal["qa", "dialogue", "summarization"]
+    index: int
+    """Line number in the task's file, from 0."""
+    reference: str
+    """The knowledge (QA, dialogue) or the news article (summarization)."""
+    question: str | None = None
+    """The question (QA); None for the other tasks."""
+    history: str | None = None
+    """The chat so far, as upstream writes it ("[Human]: ... [Assistant]: ..."), for dialogue."""
+    right: str
+    """The correct output."""
+    hallucinated: str
+    """The output ChatGPT was asked to write with a plausible hallucination."""
+
+
+def load_halueval(
+    task: Literal["qa", "dialogue", "summarization"],
+    data_dir: str | Path | None = None,
+    *,
+    limit: int | None = None,
+) -> list[HaluEvalItem]:
+    """HaluEval rows of one task in file order (``limit``: only the first rows).
+
+    Reads ``<task>.jsonl`` from the ``halueval`` folder (one JSON object per line, upstream's
+    format); downloads upstream's ``data/<task>_data.json`` files when no folder is found.
+    """
+    if task not in _HALUEVAL_FIELDS:
+        raise InvalidInputError(
+            "task", f"unknown HaluEval task {task!r}; expected one of {list(HALUEVAL_TASKS)}"
+        )
+    if limit is not None and limit < 0:
+        raise InvalidInputError("limit", "must be >= 0")
+    path = dataset_dir("halueval", data_dir) / f"{task}.jsonl"
+    if not path.is_file():
+        raise DatasetNotFoundError(f"no HaluEval {task} file at {path}")
+    ref_key, prompt_key, right_key, hallu_key = _HALUEVAL_FIELDS[task]
+    out: list[HaluEvalItem] = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f):
+            if limit is not None and len(out) >= limit:
+                break
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                prompt = str(row[prompt_key]) if prompt_key else None
+                out.append(
+                    HaluEvalItem(
+                        task=task,
+                        index=n,
+                        reference=str(row[ref_key]),
+                        question=prompt if task == "qa" else None,
+                        history=prompt if task == "dialogue" else None,
+                        right=str(row[right_key]),
+                        hallucinated=str(row[hallu_key]),
+                    )
+                )
+            except (json.JSONDecodeError, KeyError, TypeError) as e:
+                raise DatasetNotFoundError(f"{path}, line {n + 1}: not a HaluEval row ({e})") from e
     return out

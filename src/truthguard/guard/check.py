@@ -125,6 +125,8 @@ def verdict_for(
         ranges=guard.score_ranges,
         mean_threshold=guard.mean_threshold,
         on_error=guard.on_error,
+        # an answer with nothing to check is released unless the options say "retry"
+        refusals=getattr(guard, "refusals", "release"),
     )
 
 

@@ -126,6 +126,10 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     on_error: Literal["open", "closed"] = "closed"
     """An unavailable checker (outage / time-out / non-verdict) counts as a pass (open) or a
     failure (closed). A detector that raises on the input always counts as a failure."""
+    refusals: Literal["release", "retry"] = "release"
+    """An answer with nothing to check (a refusal such as "I don't know", or only greetings and
+    opinions) is released as it is (``release``), or treated as failing so the policies try
+    again (``retry``)."""
     question_key: str | None = None
     """Input key of the question (default: the first of question, input, query)."""
     answer_key: str | None = None

@@ -146,6 +146,10 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
     """Seconds one sentence check may take; None for no limit."""
     on_error: Literal["open", "closed"] = "closed"
     """An unavailable checker counts as a pass (open) or a failure (closed)."""
+    refusals: Literal["release", "retry"] = "release"
+    """An answer with nothing to check (a refusal such as "I don't know", or only greetings and
+    opinions) is released as it is (``release``), or treated as failing so the policies try
+    again (``retry``)."""
     question_key: str | None = None
     """Input key of the question (default: the first of question, input, query)."""
     answer_key: str | None = None
@@ -268,6 +272,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
             ranges={},
             mean_threshold=0.5,
             on_error=self.on_error,
+            refusals=self.refusals,
         )
 
     async def _agenerate(

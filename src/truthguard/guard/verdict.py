@@ -20,6 +20,7 @@ __all__ = [
     "decide",
     "never_open",
     "normalise",
+    "nothing_to_check",
     "unique_keys",
 ]
 
@@ -118,7 +119,16 @@ def normalise(score: float, lo: float, hi: float) -> float:
     return min(1.0, max(0.0, (score - lo) / (hi - lo)))
 
 
+def nothing_to_check(result: DetectionResult) -> bool:
+    """The detector found nothing in the answer that could be wrong: a refusal ("I don't know",
+    "the context does not say") or only talk around facts. Such a result is unverifiable and
+    passing."""
+    return result.label == Label.UNVERIFIABLE and result.passing is True
+
+
 def _passes(result: DetectionResult, threshold: float | None) -> bool | None:
+    if nothing_to_check(result):
+        return True
     if result.label in (Label.INVALID, Label.UNVERIFIABLE) or result.score is None:
         return None
     if threshold is not None:
@@ -137,6 +147,7 @@ def decide(
     ranges: Mapping[str, tuple[float, float]],
     mean_threshold: float,
     on_error: OnError,
+    refusals: Literal["release", "retry"] = "release",
 ) -> GuardVerdict:
     """Decide whether an answer passes, given one result per detector key.
 
@@ -144,6 +155,10 @@ def decide(
     output) or unverifiable. ``on_error="open"`` counts such a detector as passing (and, for
     ``mean``, leaves it out); ``"closed"`` counts it as failing (score 0 for ``mean``). A result
     flagged :data:`NEVER_OPEN` (the detector raised) fails in both modes.
+
+    An answer with nothing to check (:func:`nothing_to_check`: a refusal, or only greetings,
+    questions and opinions) passes with ``refusals="release"``; ``"retry"`` counts it as a
+    failure, so the policies try for an answer (say, after retrieving more passages).
     """
     scores: dict[str, float | None] = {}
     passes: dict[str, bool | None] = {}
@@ -151,15 +166,19 @@ def decide(
     hard: set[str] = set()
     for key, r in zip(keys, results, strict=True):
         ok = _passes(r, thresholds.get(key))
+        if ok and refusals == "retry" and nothing_to_check(r):
+            ok = False
         passes[key] = ok
         if ok is None:
             scores[key] = None
             errors[key] = r.invalid_reason or r.explanation or r.label.value
             if never_open(r):
                 hard.add(key)
+        elif r.score is None:  # nothing to check: no score to average
+            scores[key] = 1.0 if ok else 0.0
         else:
             lo, hi = ranges.get(key, (0.0, 1.0))
-            scores[key] = normalise(float(r.score), lo, hi)  # type: ignore[arg-type]
+            scores[key] = normalise(float(r.score), lo, hi)
     open_ = on_error == "open"
     effective = [(open_ and k not in hard) if p is None else p for k, p in passes.items()]
     given = [s for s in scores.values() if s is not None]

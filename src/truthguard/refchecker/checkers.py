@@ -33,7 +33,7 @@ from truthguard.llm import LLMSession, as_runnable
 from truthguard.refchecker._parse import parse_joint_labels, parse_label
 from truthguard.refchecker._prompts import CHECK_PROMPT, JOINT_CHECK_PROMPT, PROMPT_VERSION
 from truthguard.refchecker.extractors import Claim
-from truthguard.refchecker.grounding import Grounding, SoftMatcher, ground_claim
+from truthguard.refchecker.grounding import EvidencePool, Grounding, SoftMatcher, ground_claim
 from truthguard.refchecker.lexical import content_recall
 from truthguard.refchecker.nli import NLIModel
 from truthguard.refchecker.retrieval import Retrieval
@@ -220,6 +220,11 @@ class LLMChecker(ClaimChecker):
         return [v for part in parts for v in part]
 
 
+def _everything(retrieval: Retrieval) -> EvidencePool:
+    """Words and facts of every sentence of every segment."""
+    return EvidencePool.of([span.text for seg in retrieval.segments for span in seg.spans])
+
+
 def _pool(retrieval: Retrieval, i: int) -> tuple[list[tuple[int, int, str]], int]:
     """Sentences of claim ``i``'s top-k segments (reference, offset, text) and the hint index."""
     sentences = []
@@ -322,13 +327,26 @@ class LocalChecker(ClaimChecker):
         return self._soft
 
     def ground(
-        self, claim: str, retrieval: Retrieval, i: int, *, content: bool = True
+        self,
+        claim: str,
+        retrieval: Retrieval,
+        i: int,
+        *,
+        content: bool = True,
+        pool: EvidencePool | None = None,
     ) -> Grounding:
-        """The grounding of claim ``i`` (text ``claim``) in its top-k segments."""
+        """The grounding of claim ``i`` (text ``claim``) in its top-k segments.
+
+        Its names, numbers and words may also be found anywhere in ``pool`` (default: every
+        segment of the references): evidence can span passages.
+        """
         sentences, hint = _pool(retrieval, i)
+        if pool is None:
+            pool = _everything(retrieval)
         return ground_claim(
             claim,
             sentences,
+            pool=pool,
             hint=hint,
             soft=self._matcher() if content else None,
             word_floor=self.word_floor,
@@ -373,13 +391,17 @@ class LocalChecker(ClaimChecker):
 
     def _ground_all(self, claims: list[Claim], retrieval: Retrieval) -> list[ClaimVerdict]:
         out = []
+        pool = _everything(retrieval)
         for i, claim in enumerate(claims):
-            g = self.ground(claim.text, retrieval, i)
+            # talk around facts (opinions, questions, ...): only its names and numbers count
+            g = self.ground(claim.text, retrieval, i, content=claim.kind == "fact", pool=pool)
             raw = {
                 "precision": round(g.precision, 4),
                 "cosine": round(retrieval.support(i), 4),
                 "soft": g.soft,
                 "issues": [f"{x.relation}:{x.kind}:{x.text}" for x in g.issues],
+                "n_facts": g.n_facts,
+                "n_content": g.n_content,
             }
             out.append(
                 ClaimVerdict(

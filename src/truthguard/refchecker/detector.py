@@ -14,7 +14,14 @@ from truthguard.errors import InvalidInputError
 from truthguard.llm import LLMSession
 from truthguard.refchecker.aggregate import ABSTAIN, ScoreMode, aggregate, response_score
 from truthguard.refchecker.checkers import ClaimChecker, LocalChecker
-from truthguard.refchecker.extractors import ClaimExtractor, LocalExtractor
+from truthguard.refchecker.claimkind import is_refusal
+from truthguard.refchecker.decision import (
+    GroundingDecision,
+    answer_features,
+    decided_by_claims,
+)
+from truthguard.refchecker.extractors import Claim, ClaimExtractor, LocalExtractor
+from truthguard.refchecker.grounding import analyse
 from truthguard.refchecker.retrieval import Retrieval, aretrieve
 from truthguard.refchecker.segment import segment_references
 from truthguard.result import DetectionResult, Label
@@ -72,11 +79,19 @@ class RefChecker(BaseDetector):
     """Turns the answer into claims (``LocalExtractor`` or ``LLMExtractor``)."""
     checker: ClaimChecker = Field(default_factory=LocalChecker)
     """Labels each claim (``LocalChecker`` or ``LLMChecker``)."""
-    score: ScoreMode = "entailment_ratio"
-    """Numeric score: ``entailment_ratio``, ``mean_support`` or ``min_support`` (see
+    score: ScoreMode | Literal["calibrated"] = "calibrated"
+    """Numeric score: ``calibrated`` (``1 - P(hallucinated)`` of :attr:`decision`; with a
+    checker other than the local grounding one, ``entailment_ratio``), ``entailment_ratio``,
+    ``mean_support`` or ``min_support`` (see
     :func:`~truthguard.refchecker.aggregate.response_score`)."""
-    verdict: Literal["strict", "major"] = "strict"
-    """Aggregate that sets the label when no ``threshold`` is given: Entailment is factual."""
+    verdict: Literal["calibrated", "strict", "major"] = "calibrated"
+    """What sets the label when no ``threshold`` is given. ``calibrated``: hallucinated when
+    ``P(hallucinated)`` reaches the decision's threshold (the local grounding checker; other
+    checkers fall back to ``strict``). ``strict`` / ``major``: the claims' aggregate, factual
+    only on Entailment."""
+    decision: GroundingDecision | None = None
+    """The calibrated answer-level decision (None: the packaged one, fitted on HaluEval's
+    development half; see :mod:`~truthguard.refchecker.decision`)."""
     segment_size: int = Field(default=80, ge=1)
     """Most words per reference segment."""
     top_k: int = Field(default=3, ge=1)
@@ -133,8 +148,11 @@ class RefChecker(BaseDetector):
             except InvalidInputError:
                 continue  # the check itself reports it
             assert isinstance(inp, RefCheckerInput)
-            segments = segment_references([*inp.references, *inp.contexts], size=self.segment_size)
+            segments = segment_references(
+                [*inp.references, *inp.contexts, *inp.history], size=self.segment_size
+            )
             claims = self.extractor.extract(inp.question, inp.answer) if segments else []
+            claims = [c for c in claims if _checkable(c)]
             if not claims:
                 continue  # unverifiable or abstains: nothing is embedded
             texts.update(dict.fromkeys(c.text for c in claims))
@@ -208,23 +226,54 @@ class RefChecker(BaseDetector):
         too_large = self._too_large(inp.answer, references)
         if too_large is not None:
             return too_large
-        segments = segment_references(references, size=self.segment_size)
-        if not segments:
+        n_references = len(references)
+        segments = segment_references([*references, *inp.history], size=self.segment_size)
+        if not any(seg.reference < n_references for seg in segments):
             return DetectionResult(
                 detector=self.detector_name,
                 label=Label.UNVERIFIABLE,
                 explanation="No reference to check against: pass `references` or `contexts`.",
                 details={"reason": "no_references"},
             )
+        if is_refusal(inp.answer):
+            # declining to answer states nothing a passage could support or contradict
+            return DetectionResult(
+                detector=self.detector_name,
+                label=Label.UNVERIFIABLE,
+                passing=True,
+                explanation="The answer declines to answer (a refusal): nothing to check.",
+                details={"reason": "refusal", "claims": []},
+            )
         extraction = await self.extractor.aextract(
             inp.question, inp.answer, session, store=self.store
         )
-        claims = extraction.claims
+        skipped = [c for c in extraction.claims if not _checkable(c)]
+        claims = [c for c in extraction.claims if _checkable(c)]
         base_details: dict[str, Any] = {
             "extractor_output": extraction.raw,
             "unparsed": extraction.unparsed,
             "n_segments": len(segments),
+            "skipped": [{"claim": c.text, "kind": c.kind} for c in skipped],
         }
+        if not claims and skipped:
+            kinds = sorted({c.kind for c in skipped})
+            refusal = "refusal" in kinds
+            return DetectionResult(
+                detector=self.detector_name,
+                label=Label.UNVERIFIABLE,
+                passing=True,
+                explanation=(
+                    "The answer declines to answer (a refusal): nothing to check."
+                    if refusal
+                    else f"No checkable fact: the answer is only {', '.join(kinds)}."
+                ),
+                details={
+                    **base_details,
+                    "reason": "refusal" if refusal else "no_facts",
+                    "aggregate": aggregate([]),
+                    "claims": [],
+                },
+            )
         if not claims:
             return DetectionResult(
                 detector=self.detector_name,
@@ -244,7 +293,7 @@ class RefChecker(BaseDetector):
         )
         labels = [v.label for v in verdicts]
         agg = aggregate(labels)
-        score = response_score(labels, [v.support for v in verdicts], self.score)
+        supports = [v.support for v in verdicts]
         placed = _place_claims(inp.answer, [c.text for c in claims])
         details = {
             **base_details,
@@ -252,6 +301,7 @@ class RefChecker(BaseDetector):
             "claims": [
                 {
                     "claim": c.text,
+                    "kind": c.kind,
                     "triplet": list(c.triplet) if c.triplet else None,
                     "label": v.label,
                     "support": round(v.support, 4),
@@ -260,23 +310,71 @@ class RefChecker(BaseDetector):
                     "segments": retrieval.top_k[i],
                     "start": placed[i][0] if placed[i] else None,
                     "end": placed[i][1] if placed[i] else None,
-                    "evidence": _evidence(retrieval, i, v.evidence),
+                    "evidence": _evidence(retrieval, i, v.evidence, n_references),
                     "issues": [_issue(x, placed[i]) for x in v.issues],
                 }
                 for i, (c, v) in enumerate(zip(claims, verdicts, strict=True))
             ],
         }
-        decided = agg[self.verdict]
+        features = answer_features(details["claims"])
+        decision: GroundingDecision | None = None
+        p_hallucinated: float | None = None
+        by_claims = None
+        if features is not None:
+            decision = self.decision or GroundingDecision.default()
+            p_hallucinated = decision.probability(features)
+            by_claims = decided_by_claims(
+                details["claims"], chat=bool(inp.history), decision=decision
+            )
+            if by_claims is not None:
+                # the claims decide (see decided_by_claims): the score agrees with them
+                if by_claims[0]:
+                    p_hallucinated = max(p_hallucinated, decision.threshold)
+                else:
+                    p_hallucinated = min(p_hallucinated, decision.threshold * 0.999)
+        if p_hallucinated is not None:
+            assert decision is not None
+            details["decision"] = {
+                "p_hallucinated": round(p_hallucinated, 4),
+                "threshold": decision.threshold,
+                "decided_by": by_claims[1] if by_claims is not None else "answer",
+                "deciding_claim": (
+                    by_claims[2]["claim"] if by_claims is not None and by_claims[2] else None
+                ),
+                "features": {k: round(x, 4) for k, x in features.items()},  # type: ignore[union-attr]
+            }
+        if self.score == "calibrated":
+            score = (
+                1.0 - p_hallucinated
+                if p_hallucinated is not None
+                else response_score(labels, supports, "entailment_ratio")
+            )
+        else:
+            score = response_score(labels, supports, self.score)
+        verdict = self.verdict
+        if verdict == "calibrated" and p_hallucinated is None:
+            verdict = "strict"  # another checker: its claims' labels decide
+        passing: bool | None = None
         if self.threshold is not None and score is not None:
             label = Label.FACTUAL if score >= self.threshold else Label.HALLUCINATED
+            decided = f"score {score:.2f} vs threshold {self.threshold:.2f}"
+        elif verdict == "calibrated":
+            assert p_hallucinated is not None and decision is not None
+            label = Label.FACTUAL if p_hallucinated < decision.threshold else Label.HALLUCINATED
+            decided = f"P(hallucinated) {p_hallucinated:.2f} vs {decision.threshold:.2f}"
         else:
-            label = Label.FACTUAL if decided == "Entailment" else Label.HALLUCINATED
+            outcome = agg[verdict]
+            assert outcome != ABSTAIN
+            label = Label.FACTUAL if outcome == "Entailment" else Label.HALLUCINATED
+            decided = str(outcome)
+        if self.threshold is None:
+            passing = label == Label.FACTUAL
         soft = agg["soft"]
-        assert isinstance(soft, dict) and decided != ABSTAIN
+        assert isinstance(soft, dict)
         explanation = (
             f"{len(claims)} claim(s): {soft['Entailment']:.0%} entailed, "
             f"{soft['Neutral']:.0%} neutral, {soft['Contradiction']:.0%} contradicted "
-            f"({self.verdict}: {decided})."
+            f"({verdict}: {decided})."
         )
         bad = [d["claim"] for d in details["claims"] if d["label"] != "Entailment"]
         if bad:
@@ -286,12 +384,24 @@ class RefChecker(BaseDetector):
             detector=self.detector_name,
             score=score,
             label=label,
+            passing=passing,
             explanation=explanation,
             details=details,
         )
 
 
-def _evidence(retrieval: Retrieval, i: int, chosen: dict[str, Any] | None) -> dict[str, Any]:
+def _checkable(claim: Claim) -> bool:
+    """A fact, or talk around facts that names or numbers something (checked on those alone)."""
+    if claim.kind == "fact":
+        return True
+    if claim.kind in ("refusal", "framing"):
+        return False
+    return bool(analyse(claim.text).facts)
+
+
+def _evidence(
+    retrieval: Retrieval, i: int, chosen: dict[str, Any] | None, n_references: int
+) -> dict[str, Any]:
     j, span, sim = retrieval.evidence[i]
     out = {
         "reference": retrieval.segments[j].reference,
@@ -306,6 +416,11 @@ def _evidence(retrieval: Retrieval, i: int, chosen: dict[str, Any] | None) -> di
     ):
         # the checker compared the claim with another sentence: show that one (cosine unknown)
         out = {**chosen, "similarity": None}
+    # references come first, then the chat history's turns
+    if out["reference"] >= n_references:
+        out = {**out, "source": "history", "turn": out["reference"] - n_references}
+    else:
+        out = {**out, "source": "reference"}
     return out
 
 

@@ -22,6 +22,7 @@ from truthguard.refchecker._prompts import (
     SUBSENTENCE_EXTRACTION_PROMPT,
     TRIPLET_EXTRACTION_PROMPT,
 )
+from truthguard.refchecker.claimkind import ClaimKind, claim_kind, strip_frame
 from truthguard.refchecker.segment import iter_sentences, split_clauses
 from truthguard.store import ArtifactStore, cached_call
 
@@ -40,6 +41,10 @@ class Claim(BaseModel):
     """The claim as a sentence (a triplet is written as "subject predicate object")."""
     triplet: tuple[str, str, str] | None = None
     """The (subject, predicate, object) triplet, when the extractor wrote one."""
+    kind: ClaimKind = "fact"
+    """``fact`` for a statement about the world; otherwise the talk around facts (question,
+    greeting, opinion, hedge, framing, refusal; see :mod:`~truthguard.refchecker.claimkind`),
+    of which only names, numbers and titles are checked."""
 
     def prompt_text(self) -> str:
         """How the claim is shown to a checker LLM."""
@@ -136,6 +141,9 @@ class LocalExtractor(ClaimExtractor):
         ['It rains.', 'Cats sleep.']
     """
 
+    classify: bool = True
+    """Tag each claim with its kind (fact, opinion, question, ...) and cut framing lead-ins
+    ("Based on the passages, ..."); off: every piece is a fact, as written."""
     split_clauses: bool = True
     """Also split sentences at clause boundaries (semicolons, ", and", ", which", ...)."""
     min_clause_words: int = Field(default=4, ge=1)
@@ -161,7 +169,7 @@ class LocalExtractor(ClaimExtractor):
         return self._extract(question, answer, None)
 
     def _extract(self, question: str, answer: str, stop: threading.Event | None) -> list[Claim]:
-        texts: list[str] = []
+        texts: list[tuple[str, ClaimKind]] = []
         for sentence in iter_sentences(answer):
             if stop is not None and stop.is_set():
                 return []  # abandoned: nobody reads the claims
@@ -175,13 +183,16 @@ class LocalExtractor(ClaimExtractor):
             for piece in pieces:
                 if not has_content(piece):
                     continue  # "- - - -" between two clauses is no claim
+                kind: ClaimKind = claim_kind(piece) if self.classify else "fact"
+                if kind == "fact" and self.classify:
+                    piece = strip_frame(piece)[0]
                 if len(piece.split()) < self.question_context_words:
                     piece = f"{question.strip().rstrip('?').strip()}: {piece}"
-                texts.append(piece)
+                texts.append((piece, kind))
         seen: set[str] = set()
         claims = []
-        for t in texts:
+        for t, kind in texts:
             if t.casefold() not in seen:
                 seen.add(t.casefold())
-                claims.append(Claim(text=t))
+                claims.append(Claim(text=t, kind=kind))
         return claims

@@ -190,6 +190,10 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
     """Seconds one detector may spend on one answer; None for no limit."""
     on_error: Literal["open", "closed"] = "closed"
     """A detector error / time-out / non-verdict counts as a pass (open) or a failure (closed)."""
+    refusals: Literal["release", "retry"] = "release"
+    """An answer with nothing to check (a refusal such as "I don't know", or only greetings and
+    opinions) is released as it is (``release``), or treated as failing so the policies try
+    again (``retry``)."""
     retrievers: dict[str, BaseRetriever] = Field(default_factory=dict)
     """Fallback retrievers by name, for ``ReRetrieve(alternative=name)``."""
     detector_fields: dict[str, Any] = Field(default_factory=dict)

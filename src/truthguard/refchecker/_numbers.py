@@ -1,0 +1,371 @@
+"""Numbers and dates of a text: digits, number words, spoken years, units and numeric dates."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from truthguard.refchecker._tokens import Fact, Token
+
+__all__ = ["MONTHS", "MONTH_ABBR", "covered", "is_number_word", "numbers", "numeric_dates"]
+
+
+_UNITS_W = {
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+}
+_TENS_W = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
+_ORD_W = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "eleventh": 11,
+    "twelfth": 12,
+    "thirteenth": 13,
+    "fourteenth": 14,
+    "fifteenth": 15,
+    "sixteenth": 16,
+    "seventeenth": 17,
+    "eighteenth": 18,
+    "nineteenth": 19,
+    "twentieth": 20,
+    "thirtieth": 30,
+    "fortieth": 40,
+    "fiftieth": 50,
+    "sixtieth": 60,
+    "seventieth": 70,
+    "eightieth": 80,
+    "ninetieth": 90,
+    "hundredth": 100,
+    "thousandth": 1000,
+}
+_SCALES = {
+    "hundred": 100,
+    "thousand": 1_000,
+    "million": 1_000_000,
+    "billion": 1_000_000_000,
+    "trillion": 1_000_000_000_000,
+    "dozen": 12,
+}
+_SCALE_ABBR = {"k": 1_000, "m": 1_000_000, "mn": 1_000_000, "bn": 1_000_000_000, "b": 1_000_000_000}
+_MONTHS = {
+    "january": 1,
+    "february": 2,
+    "march": 3,
+    "april": 4,
+    "may": 5,
+    "june": 6,
+    "july": 7,
+    "august": 8,
+    "september": 9,
+    "october": 10,
+    "november": 11,
+    "december": 12,
+}
+_MONTH_ABBR = {
+    "jan": 1,
+    "feb": 2,
+    "mar": 3,
+    "apr": 4,
+    "jun": 6,
+    "jul": 7,
+    "aug": 8,
+    "sep": 9,
+    "sept": 9,
+    "oct": 10,
+    "nov": 11,
+    "dec": 12,
+}
+_UNIT_ALIASES = {
+    "%": "%",
+    "percent": "%",
+    "per cent": "%",
+    "percentage": "%",
+    "$": "$",
+    "dollar": "$",
+    "dollars": "$",
+    "usd": "$",
+    "us$": "$",
+    "£": "£",
+    "pound": "£",
+    "pounds": "£",
+    "gbp": "£",
+    "€": "€",
+    "euro": "€",
+    "euros": "€",
+    "eur": "€",
+    "¥": "¥",
+    "yen": "¥",
+    "km": "km",
+    "kilometre": "km",
+    "kilometres": "km",
+    "kilometer": "km",
+    "kilometers": "km",
+    "m": "m",
+    "metre": "m",
+    "metres": "m",
+    "meter": "m",
+    "meters": "m",
+    "cm": "cm",
+    "centimetre": "cm",
+    "centimetres": "cm",
+    "centimeter": "cm",
+    "centimeters": "cm",
+    "mi": "mi",
+    "mile": "mi",
+    "miles": "mi",
+    "ft": "ft",
+    "foot": "ft",
+    "feet": "ft",
+    "in": "in",
+    "inch": "in",
+    "inches": "in",
+    "kg": "kg",
+    "kilogram": "kg",
+    "kilograms": "kg",
+    "lb": "lb",
+    "lbs": "lb",
+    "pound-weight": "lb",
+    "g": "g",
+    "gram": "g",
+    "grams": "g",
+    "year": "year",
+    "years": "year",
+    "month": "month",
+    "months": "month",
+    "day": "day",
+    "days": "day",
+    "hour": "hour",
+    "hours": "hour",
+    "minute": "minute",
+    "minutes": "minute",
+    "century": "century",
+    "centuries": "century",
+}
+
+
+def _number_value(word: str) -> tuple[float, str | None] | None:
+    """Value of one numeric token ("1,200", "11th", "1960s", "3.5") and its kind of suffix."""
+    m = re.fullmatch(r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(st|nd|rd|th|s)?", word)
+    if not m:
+        return None
+    value = float(m.group(1).replace(",", ""))
+    suffix = m.group(2)
+    return value, ("decade" if suffix == "s" else "ordinal" if suffix else None)
+
+
+def _word_number(tokens: list[Token], i: int) -> tuple[float, int] | None:
+    """A number written in words starting at token ``i``: (value, tokens used)."""
+    year = _spoken_year(tokens, i)
+    if year is not None:
+        return year
+    total, current, used, seen = 0.0, 0.0, 0, False
+    j = i
+    while j < len(tokens):
+        parts = tokens[j].norm.split("-")
+        ok = True
+        for p in parts:
+            if p in _UNITS_W:
+                current += _UNITS_W[p]
+            elif p in _TENS_W:
+                current += _TENS_W[p]
+            elif p in _ORD_W:
+                current += _ORD_W[p] if _ORD_W[p] < 100 else 0
+                current = current * _ORD_W[p] if _ORD_W[p] >= 100 else current
+            elif p in _SCALES and (seen or p == "dozen"):
+                if p == "dozen":
+                    current = (current or 1) * 12
+                elif _SCALES[p] == 100:
+                    current = (current or 1) * 100
+                else:
+                    total += (current or 1) * _SCALES[p]
+                    current = 0
+            else:
+                ok = False
+                break
+            seen = True
+        if not ok:
+            if seen and j == i and parts[0] and parts[0] not in _SCALES:
+                used = 1  # "two-day", "one-off": the number word leads a compound
+            break
+        j += 1
+        used = j - i
+        if parts[-1] in _ORD_W:
+            break  # an ordinal ends the number
+        # "two hundred and five": "and" joins only when a number word follows
+        if j + 1 < len(tokens) and tokens[j].norm == "and" and _is_number_word(tokens[j + 1].norm):
+            j += 1
+    if not seen or used == 0:  # "one-" and the like: no whole number word
+        return None
+    return total + current, used
+
+
+def _spoken_year(tokens: list[Token], i: int) -> tuple[float, int] | None:
+    """A year said in two halves ("nineteen eighty-seven", "nineteen oh five") read as one number.
+
+    The word-number reader adds the halves (19 + 87); a year is two numbers from 10 to 99 side by
+    side, the first at least 11 and the second a tens word or "oh" with a unit, no scale word.
+    """
+    first = tokens[i].norm
+    if first not in _UNITS_W or not 11 <= _UNITS_W[first] <= 19:
+        return None
+    value = float(_UNITS_W[first])
+    j = i + 1
+    if j >= len(tokens):
+        return None
+    parts = tokens[j].norm.split("-")
+    if parts[0] in _TENS_W and all(p in _UNITS_W and _UNITS_W[p] < 10 for p in parts[1:]):
+        second = _TENS_W[parts[0]] + sum(_UNITS_W[p] for p in parts[1:])
+        if len(parts) == 1 and j + 1 < len(tokens) and tokens[j + 1].norm in _UNITS_W:
+            u = _UNITS_W[tokens[j + 1].norm]
+            if 0 < u < 10:
+                return value * 100 + second + u, 3  # "nineteen eighty seven"
+        return value * 100 + second, 2
+    if parts[0] in _UNITS_W and 10 <= _UNITS_W[parts[0]] <= 19 and len(parts) == 1:
+        return value * 100 + _UNITS_W[parts[0]], 2  # "nineteen twelve"
+    if parts == ["oh"] and j + 1 < len(tokens) and tokens[j + 1].norm in _UNITS_W:
+        u = _UNITS_W[tokens[j + 1].norm]
+        if 0 < u < 10:
+            return value * 100 + u, 3  # "nineteen oh five"
+    return None
+
+
+def _is_number_word(norm: str) -> bool:
+    return all(
+        p in _UNITS_W or p in _TENS_W or p in _ORD_W or p in _SCALES for p in norm.split("-")
+    )
+
+
+def _unit_after(tokens: list[Token], j: int) -> tuple[str | None, int]:
+    if j < len(tokens):
+        two = f"{tokens[j].norm} {tokens[j + 1].norm}" if j + 1 < len(tokens) else ""
+        if two in _UNIT_ALIASES:
+            return _UNIT_ALIASES[two], 2
+        if tokens[j].norm in _UNIT_ALIASES:
+            return _UNIT_ALIASES[tokens[j].norm], 1
+    return None, 0
+
+
+_NUM_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b|\b(\d{1,2})/(\d{1,2})/(\d{2,4})\b")
+
+
+def _numeric_dates(text: str) -> tuple[list[Fact], list[tuple[int, int]]]:
+    facts: list[Fact] = []
+    spans = []
+    for m in _NUM_DATE.finditer(text):
+        spans.append((m.start(), m.end()))
+        if m.group(1):
+            y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
+            facts += [
+                Fact("number", float(y), m.start(1), m.end(1), m.group(1)),
+                Fact("month", mo, m.start(2), m.end(2), m.group(2)),
+                Fact("number", float(d), m.start(3), m.end(3), m.group(3)),
+            ]
+        else:
+            a, b, y = int(m.group(4)), int(m.group(5)), int(m.group(6))
+            if y < 100:
+                y += 2000 if y < 50 else 1900
+            facts.append(Fact("number", float(y), m.start(6), m.end(6), m.group(6)))
+            # day/month order is ambiguous: each part is a number that may be a month
+            for g, v in ((4, a), (5, b)):
+                alt = frozenset({("month", v)}) if v <= 12 else frozenset()
+                facts.append(Fact("number", float(v), m.start(g), m.end(g), m.group(g), None, alt))
+    return facts, spans
+
+
+def covered(tokens: list[Token], spans: list[Any]) -> set[int]:
+    """Indices of the tokens starting inside one of ``spans`` (objects with start / end)."""
+    import bisect
+
+    starts = [t.start for t in tokens]
+    out: set[int] = set()
+    for sp in spans:
+        lo = bisect.bisect_left(starts, sp.start)
+        hi = bisect.bisect_left(starts, sp.end)
+        out.update(range(lo, hi))
+    return out
+
+
+def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> list[Fact]:
+    facts: list[Fact] = []
+    skip_idx = covered(tokens, [Fact("span", None, s, e, "") for s, e in skip])
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if skip_idx and i in skip_idx:
+            i += 1
+            continue
+        parsed = _number_value(tok.text)
+        used = 1
+        if parsed is not None:
+            value, suffix = parsed
+        else:
+            wn = _word_number(tokens, i)
+            if wn is None:
+                i += 1
+                continue
+            value, used = wn
+            suffix = None
+        j = i + used
+        # a scale word after digits: "1.2 million", "3 bn"
+        if parsed is not None and j < len(tokens):
+            nxt = tokens[j].norm
+            if nxt in _SCALES and nxt != "dozen":
+                value *= _SCALES[nxt]
+                j += 1
+            elif nxt in _SCALE_ABBR and tokens[j].start == tokens[j - 1].end:
+                value *= _SCALE_ABBR[nxt]
+                j += 1
+        unit = "decade" if suffix == "decade" else None
+        before = tokens[i - 1].norm if i > 0 else ""
+        if before in ("$", "£", "€", "¥", "us$") and tokens[i - 1].end >= tok.start - 1:
+            unit = _UNIT_ALIASES[before]
+        if unit is None:
+            unit, _ = _unit_after(tokens, j)
+            if unit == "in":
+                unit = None  # "in" is a preposition far more often than inches
+        start, end = tok.start, tokens[j - 1].end
+        facts.append(Fact("number", value, start, end, text[start:end], unit))
+        i = j
+    return facts
+
+
+MONTHS = _MONTHS
+MONTH_ABBR = _MONTH_ABBR
+is_number_word = _is_number_word
+numbers = _numbers
+numeric_dates = _numeric_dates

@@ -1,0 +1,99 @@
+"""Word tokens with offsets, case and accent folding, and a light stem (no model needed)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+__all__ = ["Fact", "Token", "fold", "stem", "tokenize"]
+
+
+@dataclass(frozen=True)
+class Token:
+    """A word of a text with its offsets; ``norm`` is case- and accent-folded."""
+
+    text: str
+    start: int
+    end: int
+    norm: str
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A hard fact: ``kind`` is number, month, name or title; ``value`` its normal form."""
+
+    kind: str
+    value: object
+    start: int
+    end: int
+    text: str
+    unit: str | None = None
+    alternatives: frozenset = field(default_factory=frozenset)
+    """Other values the same text may stand for (a numeric date part that may be a month)."""
+
+
+_WORD = re.compile(
+    r"\d+(?:[.,:]\d+)*(?:st|nd|rd|th|s)?|[^\W\d_]+(?:['’.\-][^\W\d_]+)*\.?|[$£€¥%]", re.UNICODE
+)
+
+
+def fold(text: str) -> str:
+    """Case-fold and strip accents ("Lajčák" -> "lajcak"), unify apostrophes."""
+    text = unicodedata.normalize("NFKD", text.replace("’", "'"))
+    return "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
+
+
+def tokenize(text: str) -> list[Token]:
+    """Word tokens with offsets; a trailing period is kept only on initials and abbreviations."""
+    out = []
+    for m in _WORD.finditer(text):
+        s, e = m.start(), m.end()
+        word = m.group()
+        if word.endswith(".") and len(word) > 2 and not re.fullmatch(r"(?:[A-Za-z]\.)+", word):
+            e -= 1  # a sentence's last word, not an abbreviation
+            word = word[:-1]
+        out.append(Token(word, s, e, fold(word)))
+    return out
+
+
+_SUFFIXES = (
+    "ational",
+    "ization",
+    "fulness",
+    "ousness",
+    "iveness",
+    "ements",
+    "ments",
+    "ement",
+    "ment",
+    "ations",
+    "ation",
+    "ings",
+    "ing",
+    "ies",
+    "ied",
+    "edly",
+    "ed",
+    "ers",
+    "er",
+    "est",
+    "ness",
+    "ly",
+    "es",
+    "s",
+)
+
+
+def stem(word: str) -> str:
+    """A light suffix-stripping stem: "arrangements" / "arranged" / "arranging" -> "arrang"."""
+    w = fold(word).replace("'s", "").strip("'")
+    if len(w) <= 3:
+        return w
+    for suf in _SUFFIXES:
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            w = w[: -len(suf)]
+            break
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
+        w = w[:-1]  # "stopped" -> "stopp" -> "stop"
+    return w.rstrip("e") if len(w) > 4 else w

@@ -1,0 +1,179 @@
+"""What a claim is: a checkable statement of fact, or talk around one.
+
+An answer mixes facts with things that are not facts about the world: questions back to the user
+("Have you seen it?"), greetings and thanks, opinions and feelings ("I loved it", "you'll like
+it"), hedges ("I'm not sure"), framing ("Here is a summary", "Based on the passages") and
+refusals ("I don't know", "The context does not say"). None of these can be supported or
+contradicted by a passage, so counting them against the answer would reject correct replies.
+
+:func:`claim_kind` names the kind of one claim; :func:`strip_frame` removes a framing lead-in
+so the statement after it is checked alone; :func:`is_refusal` says whether an answer, taken
+whole, declines to answer. A name, number or title inside an opinion ("I love Tom Hanks in
+Zodiac") is still a fact: callers check those facts and only skip the claim's other words.
+
+Everything here is a rule over English wording, written for no data set.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+__all__ = ["ClaimKind", "claim_kind", "is_refusal", "strip_frame"]
+
+ClaimKind = Literal["fact", "question", "greeting", "opinion", "hedge", "framing", "refusal"]
+
+_I = r"(?:i|we)"
+_YOU = r"(?:you|u)"
+
+# Declining to answer, or saying the sources do not hold the answer.
+_REFUSAL = re.compile(
+    r"""^(?:(?:sorry|unfortunately|i'?m\ sorry|i\ am\ sorry|apologies)[,.!]?\s*(?:but\s*)?)?
+    (?:
+        (?:i|we)\s+(?:really\s+)?(?:do\s*n[o']t|don't|dont|did\s*n[o']t|cannot|can't|can\s+not|
+            am\s+not\s+able\s+to|
+            'm\s+not\s+able\s+to|am\s+unable\s+to|'m\s+unable\s+to|could\s*n[o']t|couldn't|
+                have\s+no|do\s+not\s+have)
+            \s*(?:know|tell|say|answer|find|determine|have|see|confirm|be\s+sure|sure|idea|
+                information|access)
+      | (?:i\s*'?m|i\s+am)\s+(?:not\s+sure|unsure|uncertain)\b
+      | no\s+idea\b
+      | (?:that|this|it|the\ answer)\s+(?:is|was)\s+(?:not|n't)\s+(?:mentioned|stated|given|
+          provided|specified|said|clear|known|included|available)
+      | (?:not|never)\s+(?:mentioned|stated|given|provided|specified|included|available|answered)\b
+      | (?:the\s+)?(?:context|passages?|documents?|sources?|texts?|references?|articles?|
+          information|provided\s+\w+)\s+
+            (?:does|do|did)\s*(?:n[o']t|n't)\s+(?:say|mention|contain|provide|specify|include|
+                state|give|tell|answer|cover|indicate)
+      | there\s+(?:is|are)\s+no\s+(?:information|mention|details?|data|record|answer)
+      | (?:the\s+)?(?:answer|information)\s+(?:is\s+)?(?:not|n't)\s+(?:in|available|found|provided)
+      | (?:unknown|n/?a|none\ given|no\ answer)\b
+    )""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+_GREETING = re.compile(
+    r"""^(?:hi|hello|hey|greetings|good\s+(?:morning|afternoon|evening|luck|night)|thanks?|
+        thank\s+you|
+    you'?re\s+welcome|welcome|no\s+problem|my\s+pleasure|cheers|bye|goodbye|see\s+you|take\s+care|
+    have\s+(?:a|fun)|enjoy|glad|happy\s+to\s+help|hope\s+(?:this|that|it|you)|of\s+course|sure|
+        okay|ok|
+    alright|yes|yeah|yep|yup|no|nope|oh|wow|haha|lol|great|cool|awesome|nice|right|indeed|
+        absolutely|
+    definitely|exactly|me\s+too|same\s+here|good\s+(?:question|choice|idea|pick))\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+# Feelings, tastes and recommendations: first person, or a prediction of the user's taste.
+_OPINION = re.compile(
+    rf"""(?:^|\b)(?:
+        {_I}\s+(?:really\s+|also\s+|absolutely\s+|just\s+|personally\s+|do\s+|would\s+|'d\s+|
+            totally\s+|
+            highly\s+|definitely\s+|still\s+)*
+            (?:love|loved|like|liked|enjoy|enjoyed|adore|prefer|hate|dislike|think|thought|
+                believe|feel|felt|
+            guess|suppose|hope|wish|recommend|suggest|find|found\s+it|agree|am\s+a\s+(?:big\s+|
+                huge\s+)?fan|
+            'm\s+a\s+(?:big\s+|huge\s+)?fan|would\s+say|'d\s+say|can\s+see\s+why|want|wanted|
+                need|know\s+what\s+you\s+mean)\b
+      | {_I}'?(?:m|\s+am|'ve|\s+have)\s+(?:a\s+)?(?:big\s+|huge\s+)?(?:fan|glad|happy|sorry|
+          excited|curious|
+            interested|never|always|heard|been|seen|read|watched)\b
+      | {_YOU}\s+(?:will|'ll|would|'d|might|may|should|could|must|can)\s+(?:really\s+|
+          definitely\s+|probably\s+|also\s+)?
+            (?:love|like|enjoy|check|try|want|find|appreciate|read|watch|see|consider|look)\b
+      | {_YOU}'ll\s+(?:really\s+|definitely\s+|probably\s+|also\s+)?(?:love|like|enjoy|want|find|
+          appreciate)\b
+      | (?:it|that|this|they|he|she)\s*(?:'s|\s+is|\s+was|\s+are|\s+were|'re)\s+(?:such\s+|
+          really\s+|very\s+|so\s+|also\s+|
+            quite\s+|definitely\s+|one\s+of\s+)?(?:a\s+|an\s+|my\s+)?(?:great|good|fun|wonderful|
+                amazing|excellent|awesome|
+            nice|interesting|favou?rites?|classic|must|beautiful|fantastic|brilliant|lovely|
+                terrific|cool|funny|
+            hilarious|sad|scary|boring|overrated|underrated|worth|enjoyable|entertaining)\b
+      | (?:my|our)\s+(?:all[-\s]time\s+)?favou?rite
+      | (?:highly|definitely|strongly)\s+recommend
+      | (?:sounds|looks|seems)\s+(?:like\s+)?(?:a\s+)?(?:good|great|fun|interesting|nice|cool|
+          awesome)
+      | (?:what\s+a|such\s+a)\s+\w+
+      | (?:let\s+me\s+know|check\s+(?:it|them)\s+out|give\s+it\s+a\s+try)
+    )""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+_HEDGE = re.compile(
+    r"""^(?:(?:i'?m|i\s+am)\s+not\s+(?:sure|certain)|not\s+sure|maybe|perhaps|possibly|probably|
+    i\s+(?:could\s+be|might\s+be|may\s+be)\s+wrong|if\s+i\s+(?:remember|recall)\s+correctly|
+        i\s+(?:don't|do\s+not)\s+know\s+(?:if|whether))\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+# Lead-ins that frame what follows without stating anything ("Based on the passages, X").
+_FRAME = re.compile(
+    r"""^\s*(?:
+        (?:here\s+is|here's|here\s+are|below\s+is)\s+(?:a|an|the|my)?\s*(?:brief\s+|short\s+|
+            concise\s+|quick\s+)?
+            (?:summary|answer|overview|response|rundown|recap)(?:\s+of\s+[^:,.]{0,60})?\s*[:.,-]?
+      | (?:based\s+on|according\s+to|from|given|per|as\s+(?:stated|mentioned|
+          described)\s+in)\s+(?:the|these|this|your|my)?\s*
+            (?:provided\s+|given\s+|available\s+|retrieved\s+)?(?:passages?|context|documents?|
+                sources?|texts?|article|
+            information|references?|excerpts?|knowledge|data|records?)\s*(?:provided|given|above|
+                below)?\s*[,:]?
+      | (?:in\s+summary|to\s+summari[sz]e|in\s+short|in\s+brief|overall|to\s+sum\s+up|
+          summary)\s*[,:]
+    )\s*""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+# A reply's opening particle ("Yes, ...", "No, ...", "Well, ..."): it answers the user's
+# question, and the statement after it carries the fact.
+_PARTICLE = re.compile(
+    r"^\s*(?:yes|yeah|yep|yup|no|nope|nah|sure|okay|ok|well|oh|ah|wow|indeed|right|alright|"
+    r"absolutely|definitely|of\s+course|actually|hmm)\b\s*[,.!:;-]*\s*(?:,\s*)?",
+    re.IGNORECASE,
+)
+
+
+def strip_frame(text: str) -> tuple[str, int]:
+    """``text`` without a framing lead-in or an opening particle, and where the rest starts."""
+    at = 0
+    for pattern in (_PARTICLE, _FRAME, _PARTICLE):
+        m = pattern.match(text[at:])  # "^" anchors at the slice's start
+        end = at + m.end() if m else at
+        if m and end < len(text.rstrip()) and text[end:].strip(" .:,;-!"):
+            at = end
+    return text[at:], at
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.replace("’", "'").strip().strip("\"“”'").split())
+
+
+def claim_kind(text: str) -> ClaimKind:
+    """The kind of one claim (a sentence or clause of an answer)."""
+    t = _norm(text)
+    if not t:
+        return "greeting"
+    if _REFUSAL.match(t):
+        return "refusal"
+    if t.rstrip(")]\"'").endswith("?"):
+        return "question"
+    frame = _FRAME.match(t)
+    if frame and not t[frame.end() :].strip(" .:,-"):
+        return "framing"
+    if _HEDGE.match(t):
+        return "hedge"
+    if _OPINION.search(t):
+        return "opinion"
+    words = re.findall(r"[^\W\d_]+", t)
+    if _GREETING.match(t) and len(words) <= 4:
+        return "greeting"
+    return "fact"
+
+
+def is_refusal(answer: str) -> bool:
+    """True when the answer, taken whole, declines to answer or says the sources lack it."""
+    t = _norm(answer)
+    return bool(t) and len(t) <= 300 and bool(_REFUSAL.match(t))

@@ -1,0 +1,313 @@
+"""The answer-level decision of the local RefChecker: a probability that an answer hallucinates.
+
+"Any claim not entailed rejects the answer" fails on real answers: a four-sentence summary that
+compresses its article, or a chat reply that adds a remark, almost always holds one claim the
+grounding cannot fully align, so correct answers were rejected nearly as often as wrong ones.
+
+Instead, the claims' grounding is summarised in a few numbers (:func:`answer_features`: the
+share of claims entailed or contradicted, the share of the answer's names and numbers and of
+its content words missing from the evidence, how close its claims come to the evidence) and a
+logistic model turns them into ``P(hallucinated)``. The answer is hallucinated when that
+probability reaches the decision threshold.
+
+The packaged coefficients (``decision.json``, a few hundred bytes) were fitted on the
+development half of HaluEval (QA, dialogue and summarization pooled, each task weighted equally
+and each class within it) by ``benchmarks/fit_grounding_decision.py``; the threshold is the one
+that keeps at least 80% of correct answers passing on every task of the fitting rows while
+rejecting as many hallucinated ones as possible. Refit them on your own labelled answers with
+:meth:`GroundingDecision.fit` (or ``truthguard calibrate``) and pass the result as
+``RefChecker(decision=...)``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "FEATURES",
+    "GroundingDecision",
+    "answer_features",
+    "decided_by_claims",
+    "retelling_deviation",
+]
+
+FEATURES: tuple[str, ...] = (
+    "entailed",
+    "contradicted",
+    "any_contradiction",
+    "facts_missing",
+    "facts_missing_count",
+    "names_missing",
+    "numbers_missing",
+    "claims_with_missing_facts",
+    "content_missing",
+    "content_missing_count",
+    "log_claims",
+    "mean_precision",
+    "min_precision",
+    "mean_cosine",
+    "min_cosine",
+    # the same evidence weighs more in an answer of few claims: each times 1 / claims
+    "few_facts_missing",
+    "few_names_missing",
+    "few_numbers_missing",
+    "few_content_missing",
+    "few_entailed",
+    "few_mean_cosine",
+)
+"""The answer-level features, in the order of :attr:`GroundingDecision.coefficients`."""
+
+
+def _claim_numbers(claim: Mapping[str, Any]) -> dict[str, Any]:
+    raw = claim.get("checker_output")
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError:
+            parsed = {}
+        if isinstance(parsed, dict):
+            return parsed
+    return {}
+
+
+def answer_features(claims: Sequence[Mapping[str, Any]]) -> dict[str, float] | None:
+    """The features of one answer from its checked claims (as in ``details["claims"]``).
+
+    Each claim needs its ``label`` and ``issues``, and the grounding numbers the local checker
+    writes in ``checker_output`` (``precision``, ``cosine``, ``n_facts``, ``n_content``). Returns
+    None when there is no claim or a claim lacks those numbers (another checker labelled it).
+    """
+    if not claims:
+        return None
+    n = len(claims)
+    entailed = contradicted = 0
+    facts = facts_missing = content = content_missing = 0
+    names_missing = numbers_missing = claims_missing = 0
+    precisions: list[float] = []
+    cosines: list[float] = []
+    for c in claims:
+        numbers = _claim_numbers(c)
+        if "n_facts" not in numbers or "precision" not in numbers:
+            return None
+        entailed += c.get("label") == "Entailment"
+        contradicted += c.get("label") == "Contradiction"
+        issues = c.get("issues") or []
+        facts += int(numbers["n_facts"])
+        content += int(numbers.get("n_content", 0))
+        fact_issues = [i for i in issues if i.get("kind") not in ("content", "negation")]
+        facts_missing += len(fact_issues)
+        names_missing += sum(1 for i in fact_issues if i.get("kind") in ("name", "title"))
+        numbers_missing += sum(1 for i in fact_issues if i.get("kind") in ("number", "month"))
+        claims_missing += bool(fact_issues)
+        content_missing += sum(1 for i in issues if i.get("kind") == "content")
+        precisions.append(float(numbers["precision"]))
+        cosines.append(float(numbers.get("cosine", 0.0)))
+    out = {
+        "entailed": entailed / n,
+        "contradicted": contradicted / n,
+        "any_contradiction": float(contradicted > 0),
+        "facts_missing": facts_missing / facts if facts else 0.0,
+        "facts_missing_count": math.log1p(facts_missing),
+        "names_missing": math.log1p(names_missing),
+        "numbers_missing": math.log1p(numbers_missing),
+        "claims_with_missing_facts": claims_missing / n,
+        "content_missing": content_missing / content if content else 0.0,
+        "content_missing_count": math.log1p(content_missing),
+        "log_claims": math.log(n),
+        "mean_precision": float(np.mean(precisions)),
+        "min_precision": float(min(precisions)),
+        "mean_cosine": float(np.mean(cosines)),
+        "min_cosine": float(min(cosines)),
+    }
+    for name in ("facts_missing", "names_missing", "numbers_missing", "content_missing"):
+        out[f"few_{name}"] = out[name] / n
+    out["few_entailed"] = out["entailed"] / n
+    out["few_mean_cosine"] = out["mean_cosine"] / n
+    return out
+
+
+def decided_by_claims(
+    claims: Sequence[Mapping[str, Any]], *, chat: bool, decision: GroundingDecision
+) -> tuple[bool, str, Mapping[str, Any] | None] | None:
+    """When the claims alone decide the answer: ``(hallucinated, rule, claim)``, else None.
+
+    Rules, in order: a contradicted or altered retelling (``"claim"``) makes it hallucinated;
+    every claim entailed (``"all_entailed"``) makes it factual; a short direct answer (no chat
+    history, at most :attr:`GroundingDecision.strict_claims` claims) with a claim not entailed
+    (``"short_answer"``) makes it hallucinated. Otherwise the model weighs the answer.
+    """
+    deviation = retelling_deviation(claims, decision.retelling_cosine)
+    if deviation is not None:
+        return True, "claim", deviation
+    if claims and all(c.get("label") == "Entailment" for c in claims):
+        return False, "all_entailed", None
+    if not chat and 0 < len(claims) <= decision.strict_claims:
+        bad = next(c for c in claims if c.get("label") != "Entailment")
+        return True, "short_answer", bad
+    return None
+
+
+def retelling_deviation(
+    claims: Sequence[Mapping[str, Any]], cosine: float
+) -> Mapping[str, Any] | None:
+    """The first claim that contradicts its evidence, or retells an evidence sentence closely
+    (cosine at least ``cosine``) with something changed; None when there is none.
+
+    A paraphrase or a summary words things its own way and may leave a detail unaligned; a
+    sentence copied from the evidence with one name, number or word swapped is the classic
+    planted error, and one such claim decides the answer whatever the rest says.
+    """
+    for c in claims:
+        if c.get("label") == "Contradiction":
+            return c
+        if c.get("label") == "Neutral" and float(_claim_numbers(c).get("cosine", 0.0)) >= cosine:
+            return c
+    return None
+
+
+def _default_path() -> Any:
+    return files("truthguard.refchecker") / "decision.json"
+
+
+class GroundingDecision(BaseModel):
+    """A logistic model from answer features to ``P(hallucinated)``, with its threshold.
+
+    Example:
+        >>> d = GroundingDecision.default()
+        >>> 0.0 < d.probability({name: 0.0 for name in FEATURES}) < 1.0
+        True
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    coefficients: dict[str, float]
+    """One weight per feature of :data:`FEATURES` (on standardised features)."""
+    means: dict[str, float]
+    """Feature means used to standardise."""
+    scales: dict[str, float]
+    """Feature standard deviations used to standardise."""
+    intercept: float
+    """The model's intercept."""
+    threshold: float = Field(default=0.5, gt=0.0, lt=1.0)
+    """``P(hallucinated)`` at or above which the answer is hallucinated."""
+    strict_claims: int = Field(default=1, ge=0)
+    """An answer to a question (no chat history) that makes at most this many checkable claims
+    is decided by its claims: hallucinated unless every one is entailed. A short direct answer
+    is its claim; a chat reply or a long answer is weighed by the model (0 turns this off)."""
+    retelling_cosine: float = Field(default=0.85, gt=0.0, le=1.01)
+    """A claim this close to its evidence sentence (cosine) that is not entailed makes the
+    answer hallucinated on its own, as a contradicted claim does (see
+    :func:`retelling_deviation`); above 1 turns the rule off for all but contradictions."""
+    fitted_on: str = ""
+    """Where the coefficients come from (free text)."""
+
+    @field_validator("coefficients", "means", "scales")
+    @classmethod
+    def _all_features(cls, v: dict[str, float]) -> dict[str, float]:
+        missing = [f for f in FEATURES if f not in v]
+        if missing:
+            raise ValueError(f"missing features {missing}")
+        if not all(math.isfinite(x) for x in v.values()):
+            raise ValueError("must be finite numbers")
+        return v
+
+    @classmethod
+    def default(cls) -> GroundingDecision:
+        """The packaged decision (fitted on HaluEval's development half)."""
+        return _load_default()
+
+    @classmethod
+    def load(cls, path: str | Path) -> GroundingDecision:
+        """A decision saved with :meth:`save`."""
+        return cls.model_validate_json(Path(path).read_text(encoding="utf-8"))
+
+    def save(self, path: str | Path) -> None:
+        """Write the decision as JSON."""
+        Path(path).write_text(self.model_dump_json(indent=1) + "\n", encoding="utf-8")
+
+    def logit(self, features: Mapping[str, float]) -> float:
+        """The model's log-odds of hallucination for one answer's features."""
+        z = self.intercept
+        for name in FEATURES:
+            x = (float(features[name]) - self.means[name]) / (self.scales[name] or 1.0)
+            z += self.coefficients[name] * x
+        return z
+
+    def probability(self, features: Mapping[str, float]) -> float:
+        """``P(hallucinated)`` of one answer."""
+        z = self.logit(features)
+        return 1.0 / (1.0 + math.exp(-z)) if z > -500 else 0.0
+
+    @classmethod
+    def fit(
+        cls,
+        features: Sequence[Mapping[str, float]],
+        hallucinated: Sequence[bool],
+        *,
+        weights: Sequence[float] | None = None,
+        l2: float = 1.0,
+        threshold: float = 0.5,
+        fitted_on: str = "",
+    ) -> GroundingDecision:
+        """Fit the logistic model by Newton's method with an L2 penalty.
+
+        Args:
+            features: One feature mapping per answer (see :func:`answer_features`).
+            hallucinated: The gold labels (True = hallucinated).
+            weights: Per-answer weights (default: each class weighted to half the total).
+            l2: Penalty on the (standardised) coefficients, not on the intercept.
+            threshold: The decision threshold to store.
+            fitted_on: A note saying where the rows come from.
+        """
+        if len(features) != len(hallucinated) or not features:
+            raise ValueError("features and hallucinated must be non-empty and align")
+        y = np.asarray(hallucinated, dtype=float)
+        if y.min() == y.max():
+            raise ValueError("need both hallucinated and correct answers to fit")
+        x = np.array([[float(f[name]) for name in FEATURES] for f in features])
+        means = x.mean(axis=0)
+        scales = x.std(axis=0)
+        scales[scales < 1e-9] = 1.0
+        xs = np.hstack([np.ones((len(x), 1)), (x - means) / scales])
+        if weights is None:
+            pos = y.sum()
+            w = np.where(y > 0, 0.5 / pos, 0.5 / (len(y) - pos)) * len(y)
+        else:
+            w = np.asarray(weights, dtype=float)
+        beta = np.zeros(xs.shape[1])
+        penalty = np.full(xs.shape[1], l2)
+        penalty[0] = 0.0
+        for _ in range(100):
+            p = 1.0 / (1.0 + np.exp(-np.clip(xs @ beta, -30, 30)))
+            grad = xs.T @ (w * (p - y)) + penalty * beta
+            hess = (xs * (w * p * (1 - p))[:, None]).T @ xs + np.diag(penalty + 1e-9)
+            step = np.linalg.solve(hess, grad)
+            beta -= step
+            if np.abs(step).max() < 1e-8:
+                break
+        return cls(
+            coefficients={n: float(b) for n, b in zip(FEATURES, beta[1:], strict=True)},
+            means={n: float(m) for n, m in zip(FEATURES, means, strict=True)},
+            scales={n: float(s) for n, s in zip(FEATURES, scales, strict=True)},
+            intercept=float(beta[0]),
+            threshold=threshold,
+            fitted_on=fitted_on,
+        )
+
+
+_DEFAULT: GroundingDecision | None = None
+
+
+def _load_default() -> GroundingDecision:
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = GroundingDecision.model_validate_json(_default_path().read_text("utf-8"))
+    return _DEFAULT
