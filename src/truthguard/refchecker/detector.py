@@ -12,7 +12,7 @@ from truthguard._sync import run_sync
 from truthguard.detector import BaseDetector, DetectorInput, context_text
 from truthguard.errors import InvalidInputError
 from truthguard.llm import LLMSession
-from truthguard.refchecker.aggregate import ABSTAIN, ScoreMode, aggregate, response_score
+from truthguard.refchecker.aggregate import ABSTAIN, aggregate, response_score
 from truthguard.refchecker.checkers import ClaimChecker, LocalChecker
 from truthguard.refchecker.claimkind import is_refusal
 from truthguard.refchecker.decision import (
@@ -79,7 +79,7 @@ class RefChecker(BaseDetector):
     """Turns the answer into claims (``LocalExtractor`` or ``LLMExtractor``)."""
     checker: ClaimChecker = Field(default_factory=LocalChecker)
     """Labels each claim (``LocalChecker`` or ``LLMChecker``)."""
-    score: ScoreMode | Literal["calibrated"] = "calibrated"
+    score: Literal["calibrated", "entailment_ratio", "mean_support", "min_support"] = "calibrated"
     """Numeric score: ``calibrated`` (``1 - P(hallucinated)`` of :attr:`decision`; with a
     checker other than the local grounding one, ``entailment_ratio``), ``entailment_ratio``,
     ``mean_support`` or ``min_support`` (see
