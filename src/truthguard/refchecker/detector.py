@@ -331,7 +331,10 @@ class RefChecker(BaseDetector):
                 if by_claims[0]:
                     p_hallucinated = max(p_hallucinated, decision.threshold)
                 else:
-                    p_hallucinated = min(p_hallucinated, decision.threshold * 0.999)
+                    # every claim entailed: as likely wrong as its least-supported claim says
+                    p_hallucinated = min(
+                        p_hallucinated, 1.0 - min(supports), decision.threshold * 0.999
+                    )
         if p_hallucinated is not None:
             assert decision is not None
             details["decision"] = {
