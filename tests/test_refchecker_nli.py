@@ -89,3 +89,19 @@ def test_missing_model_error_names_it_and_says_how_to_get_it(monkeypatch, embedd
     assert "someone/not-downloaded-nli-model" in message and "hf download" in message
     with pytest.raises(ValueError):
         NLIChecker(model=" ")
+
+
+def test_a_local_path_is_named_as_a_folder_never_as_a_hub_id(tmp_path, embedder):
+    missing = NLIChecker(model=str(tmp_path / "no-such-model"))
+    with pytest.raises(ConfigurationError) as e:
+        RefChecker(checker=missing).invoke({"question": Q, "answer": REF, "references": [REF]})
+    assert "there is no folder at" in str(e.value) and "hub" not in str(e.value)
+    empty = tmp_path / "empty-model"
+    empty.mkdir()
+    with pytest.raises(ConfigurationError) as e:
+        RefChecker(checker=NLIChecker(model=str(empty))).invoke(
+            {"question": Q, "answer": REF, "references": [REF]}
+        )
+    message = str(e.value)
+    assert "local folder" in message and "config.json" in message
+    assert "hub" not in message and "hf download" not in message.split("(what")[0]

@@ -35,7 +35,14 @@ def _load(model: str, device: str) -> tuple[Any, Any]:
         raise ConfigurationError(
             "NLIChecker needs transformers and torch: pip install 'truthguard[local]'"
         ) from e
-    local = Path(model).exists()
+    local = Path(model).expanduser().exists()
+    if not local and model.startswith((".", "/", "~", "\\")):  # a path, not a hub id
+        raise ConfigurationError(
+            f"could not load the NLI model {model!r}: there is no folder at "
+            f"{Path(model).expanduser()}"
+        )
+    if local:
+        model = str(Path(model).expanduser())
     offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false", "False")
     try:
         tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=local or offline)
@@ -43,12 +50,18 @@ def _load(model: str, device: str) -> tuple[Any, Any]:
             model, local_files_only=local or offline
         )
     except Exception as e:  # OSError, ValueError, HTTP errors: all mean "not available here"
-        where = "the local path" if local else "the Hugging Face hub id"
+        if local:
+            raise ConfigurationError(
+                f"could not load the NLI model from the local folder {model!r}: "
+                f"{type(e).__name__}: {e}. The folder must hold a transformers "
+                "sequence-classification model: config.json, the weights and the tokenizer files "
+                "(what save_pretrained or `hf download MODEL --local-dir FOLDER` writes)."
+            ) from e
         raise ConfigurationError(
-            f"could not load the NLI model {model!r} ({where}): {type(e).__name__}: {e}. "
-            f"If this machine is offline, fetch it where the hub is reachable with "
-            f"`hf download {model} --local-dir ./nli-model` (huggingface_hub's CLI), copy the "
-            f"folder here and pass NLIChecker(model='./nli-model')."
+            f"could not load the NLI model {model!r} (the Hugging Face hub id): "
+            f"{type(e).__name__}: {e}. If this machine is offline, fetch it where the hub is "
+            f"reachable with `hf download {model} --local-dir ./nli-model` (huggingface_hub's "
+            f"CLI), copy the folder here and pass NLIChecker(model='./nli-model')."
         ) from e
     net.eval()
     net.to(device)
