@@ -20,8 +20,10 @@ def test_one_retry_layer_by_default():
 
     settings = LLMSettings()
     own = ChatOpenAI(model="m", api_key="k", base_url="http://127.0.0.1:9/v1")  # max_retries=2
-    assert settings.retries_for(own) == 0
-    assert settings.retries_for(own.bind(stop=["x"])) == 0
+    # The session makes the retries the client would have made (its own are turned off).
+    assert settings.retries_for(own) == 2
+    assert settings.retries_for(own.bind(stop=["x"])) == 2
+    assert settings.retries_for(ChatOpenAI(model="m", api_key="k", max_retries=5)) == 5
     assert settings.retries_for(ChatOpenAI(model="m", api_key="k", max_retries=0)) == 2
     assert settings.retries_for(ScriptedChatModel()) == 2
     assert LLMSettings(max_retries=1).retries_for(own) == 1

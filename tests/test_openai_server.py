@@ -253,22 +253,23 @@ def test_a_transient_fault_is_retried_once(server, embedder, stores, kind, strea
         assert (r.usage.prompt_tokens, r.usage.completion_tokens) == (prompt, completion)
 
 
-def test_the_clients_own_retries_are_the_only_layer_by_default(server, embedder, stores):
-    # ChatOpenAI retries 429s itself (max_retries=2 by default): the session then does not.
+def test_one_retry_layer_by_default(server, embedder, stores):
+    # ChatOpenAI retries 429s itself (max_retries=2 by default): the session makes those retries
+    # instead, with the client's own turned off, so a failing call still sends 3 requests.
     model = server.chat_model(timeout=5)
     det, inp = build("rv-em", model, embedder, stores, settings=LLMSettings())
     server.faults = [Fault("429", match=STAGE["rv-em"], retry_after=0.01)]
     r = det.invoke(inp)
     assert r.label is Label.INVALID and r.answer == PASSAGE
     assert [q.status for q in server.requests] == [429, 429, 429]
-    # Both layers when asked for: (1 + 1) session attempts x (1 + 1) client requests.
+    # LLMSettings.max_retries sets the count, whatever the client's own: 1 + 1 requests.
     server.reset()
-    both = server.chat_model(timeout=5, max_retries=1)
+    both = server.chat_model(timeout=5, max_retries=3)
     det, inp = build(
         "rv-em", both, embedder, stores, settings=FAST.model_copy(update={"max_retries": 1})
     )
     det.invoke(inp)
-    assert [q.status for q in server.requests] == [429] * 4
+    assert [q.status for q in server.requests] == [429] * 2
 
 
 T = 1.0

@@ -4,6 +4,7 @@ A :class:`LLMSession` runs the model calls of one check (bounded, retried, timed
 :class:`LLMSettings` says how. The modules, one concept each:
 
 * ``settings``: :class:`LLMSettings` and how many retries it means for a model;
+* ``retries``: the session owns the retries (the model's twin without its client's own);
 * ``identity``: :func:`as_runnable` and :func:`model_id`, a model's stable name in cache keys;
 * ``messages``: the text of prompts and replies (:func:`message_text`), a reply cut short;
 * ``tokens``: :func:`count_tokens` and the tap that collects the usage models report;

@@ -33,6 +33,7 @@ from truthguard.errors import (
 )
 from truthguard.llm.identity import as_runnable, model_id
 from truthguard.llm.messages import IncompleteReply, Prompt, cut_short, output_text, prompt_text
+from truthguard.llm.retries import CallPlan, call_plan, retry_delay, retryable
 from truthguard.llm.settings import LLMSettings
 from truthguard.llm.streaming import reply_so_far, stream_async, stream_sync, streams_like_invoke
 from truthguard.llm.tokens import UsageTap, count_tokens, with_tap
@@ -61,11 +62,13 @@ class CallRecord:
     """Time spent waiting for a concurrency slot."""
 
 
-def _retryable(exc: BaseException) -> bool:
+def _retryable(exc: BaseException, retry_on: tuple[type[BaseException], ...]) -> bool:
     # A missing recording, bad input or a reply that is not text fails the same way every time.
-    return isinstance(exc, Exception) and not isinstance(
+    if not isinstance(exc, Exception) or isinstance(
         exc, MissingRecordingError | InvalidInputError | InvalidLLMOutput
-    )
+    ):
+        return False
+    return isinstance(exc, _TimedOut | IncompleteReply) or retryable(exc, retry_on)
 
 
 def _has_sync_path(runnable: Runnable[Any, Any]) -> bool:
@@ -79,7 +82,8 @@ class LLMSession:
     Cancellation is never retried: cancelling a check (``asyncio.wait_for``, a guard's time-out)
     cancels its calls in flight at once. On truthguard's own loops (sync entry points) model calls
     run through the model's sync API on worker threads; a cancelled one is abandoned there and
-    ends with the client's own time-out.
+    ends with the client's own time-out, without a retry (the session owns the retries, see
+    :mod:`truthguard.llm.retries`).
 
     Example:
         >>> session = LLMSession(LLMSettings(max_concurrency=4))
@@ -203,7 +207,7 @@ class LLMSession:
             MissingRecordingError: A replay model has no recording for this call.
             asyncio.CancelledError: The check was cancelled (never retried).
         """
-        runnable = as_runnable(model)
+        plan = call_plan(as_runnable(model), self.settings.max_retries)
         name = model_id(model)
         config: RunnableConfig = {
             **self.config,
@@ -216,7 +220,6 @@ class LLMSession:
             },
         }
         settings = self.settings
-        retries = settings.retries_for(model)
         record = CallRecord(stage, name, 0.0, attempts=0)
         queued = time.perf_counter()
         started = queued
@@ -227,7 +230,7 @@ class LLMSession:
                     raise asyncio.CancelledError()
                 started = time.perf_counter()
                 record.wait_seconds = started - queued
-                text = await self._attempts(runnable, prompt, config, retries, record, on_text)
+                text = await self._attempts(plan, prompt, config, record, on_text)
         except MissingRecordingError:  # no call was made: nothing to record
             raise
         except InvalidLLMOutput as e:
@@ -256,14 +259,14 @@ class LLMSession:
 
     async def _attempts(
         self,
-        runnable: Runnable[Any, Any],
+        plan: CallPlan,
         prompt: Prompt,
         config: RunnableConfig,
-        retries: int,
         record: CallRecord,
         on_text: Callable[[str], None] | None = None,
     ) -> str:
         settings = self.settings
+        runnable = plan.runnable
         while True:
             record.attempts += 1
             tap = UsageTap()
@@ -285,13 +288,15 @@ class LLMSession:
             except Exception as e:
                 # Whatever the model did send is paid for, kept or not.
                 self._count(record, prompt, tap, reply_so_far(output, partial), None)
-                if not _retryable(e) or record.attempts > retries:
+                if record.attempts > plan.retries or not _retryable(e, plan.retry_on):
                     raise
+                failure = e
             except asyncio.CancelledError:
                 self._count(record, prompt, tap, reply_so_far(output, partial), None)
                 raise
-            delay = min(settings.backoff_max, settings.backoff_initial * 2 ** (record.attempts - 1))
-            await asyncio.sleep(delay + random.uniform(0, settings.backoff_initial))
+            first = settings.backoff_initial
+            backoff = min(settings.backoff_max, first * 2 ** (record.attempts - 1))
+            await asyncio.sleep(retry_delay(failure, backoff + random.uniform(0, first)))
 
     def _count(
         self,
