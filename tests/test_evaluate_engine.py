@@ -91,7 +91,13 @@ def test_a_row_the_detector_refuses_becomes_an_invalid_result(tmp_path):
         "detectors": {
             "rv": {
                 "type": "reverse_validation",
-                "model": {"provider": "scripted", "kwargs": {"default": "Hamlet"}},
+                "model": {
+                    "provider": "scripted",
+                    "kwargs": {
+                        "script": {"Write one question": "Which play has a Danish prince?"},
+                        "default": "Hamlet",
+                    },
+                },
                 "options": {"variant": "qg", "entity_extraction": "heuristic"},
             }
         }
@@ -123,7 +129,8 @@ def test_rv_replay_on_phd_rows_matches_the_benchmark(tmp_path, data_dir):
                     "provider": "rv-replay",
                     "kwargs": {"variant": "em", "data_dir": str(data_dir)},
                 },
-                "options": {"variant": "em", "rebuild_leaks": False},
+                # the recordings as the paper ran them: no rebuilt query, leaks counted
+                "options": {"variant": "em", "rebuild_leaks": False, "trust_leaking_queries": True},
             }
         },
         "concurrency": 8,

@@ -181,6 +181,8 @@ def test_leak_that_survives_the_rebuild_is_reported():
     assert r.details["leak"]["rebuilt"] and r.details["leak"]["still_leaking"]
     assert model.call_count == 3
     assert "names 'Ailanthus' even after a rebuild" in r.explanation
+    # ... so the match counts for nothing: no verdict, and a closed guard never passes it
+    assert r.label is Label.INVALID and r.passing is None and r.raw_output.startswith("1.")
 
 
 def test_leak_rebuild_can_be_turned_off():
@@ -190,7 +192,35 @@ def test_leak_rebuild_can_be_turned_off():
         {"answer": PASSAGE, "entity": "Ailanthus"}
     )
     assert r.details["leak"] == {"detected": True, "rebuilt": False, "still_leaking": True}
-    assert model.call_count == 2
+    assert model.call_count == 2 and r.label is Label.INVALID
+
+
+def test_a_leaking_match_is_no_verdict_and_a_closed_guard_never_passes_it():
+    from truthguard.guard import HallucinationGuard
+
+    leaky = "1. Ailanthus altissima is its best-known species\n2. Tree genus"
+    rv = ReverseValidation(model=em_model("Ailanthus, 100%.", features=leaky))
+    r = rv.invoke({"answer": PASSAGE, "entity": "Ailanthus"})
+    assert r.label is Label.INVALID and "still names the entity" in r.invalid_reason
+    assert r.details["query"] == leaky and r.details["match"]["matched"]
+    chain = ScriptedChatModel(script=[PASSAGE])
+    guard = HallucinationGuard(chain=chain, detectors=rv, on_error="closed", max_attempts=1)
+    out = guard.invoke("Tell me about Ailanthus.")
+    assert out.status == "rejected" and out.answer is None
+    # Replays of the paper's recorded runs count such a match, as the paper did.
+    trusted = rv.model_copy(update={"trust_leaking_queries": True})
+    r = trusted.invoke({"answer": PASSAGE, "entity": "Ailanthus"})
+    assert r.label is Label.FACTUAL and r.details["leak"]["still_leaking"]
+
+
+def test_a_common_phrase_sharing_a_titles_words_is_no_leak():
+    features = "1. Romantic comedy film\n2. A successful wedding planner falls in love"
+    model = em_model("The Wedding Planner, 100%.", features=features)
+    passage = "The Wedding Planner is a 2001 romantic comedy."
+    r = ReverseValidation(model=model, rebuild_leaks=False).invoke(
+        {"answer": passage, "entity": "The Wedding Planner"}
+    )
+    assert not r.details["leak"]["detected"] and r.label is Label.FACTUAL
 
 
 # -- model trouble --------------------------------------------------------------------------------

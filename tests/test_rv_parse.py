@@ -65,6 +65,14 @@ def test_acronym_of_multiword_names_only():
         ("What organisms use cnidocytes to sting?", "Cnidocyte", True),
         ("Which island lies in Orkney near Hoyland?", "Hoy", False),
         ("What is the largest island of Orkney?", "Hoy", False),
+        # A sentence-case title is named in lower case; a proper name only as a name.
+        ("What does a high condition number indicate?", "Condition number", True),
+        ("Who falls in love while a successful wedding planner?", "The Wedding Planner", False),
+        ("Which film is The Wedding Planner's sequel?", "The Wedding Planner", True),
+        ("Which rebellion of 1837 shook Lower Canada?", "Lower Canada", True),
+        ("Which colony lay lower than Canada?", "Lower Canada", False),
+        ("What does the Bank of England set?", "Bank of England", True),
+        ("Two species: Greater Rhea and Lesser Rhea", "Rhea (bird)", True),
     ],
 )
 def test_leak_check_matches_whole_words(query, entity, leaks):

@@ -182,7 +182,7 @@ def test_two_processes_share_artifacts_through_a_chroma_server(chroma_server, tm
             "store": {"url": chroma_server, "namespace": "twoproc"},
         }
 
-    answering = {"script": {"Generate": "Which tree is this?"}, "default": "Ailanthus"}
+    answering = {"script": {"Write one question": "Which tree is this?"}, "default": "Ailanthus"}
     first = evaluate(data, config(answering), tmp_path / "first", progress=False)
     assert first["detectors"]["rv"]["llm_calls"] == 4  # stage 1 and stage 2 of each row
     assert first["detectors"]["rv"]["invalid"] == 0

@@ -104,13 +104,25 @@ async def _check_all(
 
 def _detector(variant: str, matcher: str, records: list[RVRecord], concurrency: int) -> Any:
     # The recordings hold no rebuilt stage-1 query: detect and report leaks, do not rebuild.
+    # The paper counted a match under a query that names the entity: so does its replay.
     return ReverseValidation(
         model=replay_model(variant, records=records),  # type: ignore[arg-type]
         variant=variant,
         matcher=matcher,
         rebuild_leaks=False,
+        trust_leaking_queries=True,
         batch_concurrency=max(1, concurrency),
     )
+
+
+def _leaking_matches(items: Sequence[PHDPassage], results: Sequence[DetectionResult]) -> list[str]:
+    """Entities whose match came under a stage-1 query naming them (a default detector would
+    give these no verdict)."""
+    return [
+        p.entity
+        for p, r in zip(items, results, strict=True)
+        if r.label == Label.FACTUAL and (r.details or {}).get("leak", {}).get("still_leaking")
+    ]
 
 
 def _flagged(result: DetectionResult) -> bool:
@@ -149,6 +161,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for d in DOMAINS
         if any(p.domain == d for p in items)
     }
+    out["leaking_matches"] = _leaking_matches(items, results)
     out["wikibio_accuracy"] = _wikibio_accuracy(args, variant, matcher, show)
     out["tokens_per_passage"] = round(fmean(r.usage.total_tokens for r in results), 1)
     out["seconds_per_passage"] = round(fmean(r.usage.wall_seconds for r in results), 4)
@@ -196,8 +209,11 @@ def format_table(result: dict[str, Any]) -> str:
             f"{pub['domains'][d]:.1f}"
         )
     wb = result["wikibio_accuracy"]
+    leaking = result["leaking_matches"]
     lines += [
         "",
+        f"matches under a query that names the entity: {len(leaking)}, counted as the paper "
+        "did (a default detector gives them no verdict)",
         f"WikiBio-GPT3 accuracy: {'n/a (no wiki_bio_*_record.json)' if wb is None else _pct(wb)}"
         f"   published {pub['wikibio_accuracy']:.1f}",
         f"tokens / passage:  {result['tokens_per_passage']:8.1f}   published "

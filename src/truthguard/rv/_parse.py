@@ -158,11 +158,36 @@ def find_name(words: list[str], tokens: list[Token]) -> int | None:
 
 
 def leaks_entity(query: str, entity: str) -> bool:
-    """True when a stage-1 query names the entity (whole words, case and accents ignored).
+    """True when a stage-1 query names the entity.
 
-    Reads the first :data:`~truthguard._text.MAX_SCAN` characters of the query.
+    The entity's words must appear in order, as whole words (a plural ``-s`` allowed), accents
+    and case ignored, with one exception: a name of several words each written with a capital
+    ("The Wedding Planner", "Lower Canada") counts only where the query writes it so, since
+    "a successful wedding planner" does not name the film. A sentence-case title ("Condition
+    number", "Human skin color") and a single word ("Chalk") match in any case: lower case is how
+    a query names them. Reads the first :data:`~truthguard._text.MAX_SCAN` characters.
     """
-    return find_name(name_words(entity), tokenize(query[:MAX_SCAN])) is not None
+    name = [t for t in tokenize(strip_parenthetical(entity)) if t.is_word]
+    i = 0
+    while len(name) - i > 1 and name[i].word in _ARTICLES:
+        i += 1
+    name = name[i:]
+    if not name:
+        return False
+    words = [t.word for t in name]
+    proper = len(name) > 1 and all(t.capitalized for t in name if t.word not in _NAME_LINKS)
+    seq = [t for t in tokenize(query[:MAX_SCAN]) if t.is_word]
+    n = len(words)
+    for i in range(len(seq) - n + 1):
+        if all(same_word(seq[i + k].word, words[k]) for k in range(n)) and (
+            not proper or all(seq[i + k].capitalized for k in range(n) if name[k].capitalized)
+        ):
+            return True
+    return False
+
+
+# Words a proper name may keep in lower case ("Bank of England", "Isle of Man").
+_NAME_LINKS = frozenset({"of", "the", "and", "de", "du", "la", "le", "von", "van", "der", "da"})
 
 
 # -- entity extraction ----------------------------------------------------------------------------

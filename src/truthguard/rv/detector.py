@@ -99,6 +99,11 @@ class ReverseValidation(BaseDetector):
     rebuild_leaks: bool = True
     """Rebuild a stage-1 query that names the entity, once. Replays of recordings that hold no
     rebuilt query should turn this off (the leak is still detected and reported)."""
+    trust_leaking_queries: bool = False
+    """Count a match whose stage-1 query still names the entity (``leak.still_leaking``), as
+    the paper's recorded runs did; only for reproducing them. By default such a match proves
+    nothing (the query gave the entity away), so the result is ``invalid`` and a closed guard
+    never passes it."""
     store: ArtifactStore | None = None
     """Cache of stage outputs (keyed by passage / query, entity, model and prompt version)."""
     threshold: float | None = Field(default=0.5)
@@ -284,6 +289,15 @@ class ReverseValidation(BaseDetector):
         if extraction_raw is not None:
             details["entity_extraction_output"] = extraction_raw
         explanation = _explain(self.variant, entity, answer, outcome, leak, unmet)
+        if outcome.matched and leak["still_leaking"] and not self.trust_leaking_queries:
+            # The query named the entity, so finding it in the answer proves nothing.
+            return DetectionResult.invalid(
+                self.detector_name,
+                f"the stage-1 query still names the entity {entity!r}, so its match is no "
+                f"verdict. {explanation}",
+                raw_output=query,
+                details={**details, "stage": "rv.query"},
+            )
         return DetectionResult(
             detector=self.detector_name,
             score=1.0 if outcome.matched else 0.0,
