@@ -1,4 +1,8 @@
-"""``truthguard bench guard``: keys and the shape of the measurement (small, fast run)."""
+"""``truthguard bench guard``: keys, counts and the shape of the measurement (small, fast run).
+
+Timings are reported, never asserted against each other: on a busy machine any of them can
+stretch, so only what is counted (records, requests, sentences, faults) is checked exactly.
+"""
 
 from __future__ import annotations
 
@@ -37,6 +41,8 @@ def test_bench_guard_json(capsys):
                 "1,3",
                 "--burst-timeout",
                 "2",
+                "--load",
+                "20",
             ]
         )
         == 0
@@ -44,13 +50,12 @@ def test_bench_guard_json(capsys):
     out = json.loads(capsys.readouterr().out)
     for key in ("guard_pass_ratio", "guard_regenerate_ratio", "callback_overhead_ratio"):
         assert out[key] > 0
-    # one regeneration means two model calls of 20 ms instead of one
-    assert out["guard_regenerate_ratio"] > 1.5
+    # one regeneration means two model calls of 20 ms: never faster than 40 ms per call
+    assert out["seconds_per_call"]["guard_regenerate"] >= 0.04
     assert out["callback_records"] == 4 and out["callback_failed"] == 0  # warm-up + 3 calls
     st = out["streaming"]
     assert st["answer_passed"] and st["sentences_checked"] == 4
-    # a sentence is released once the next one starts and its check is done: never earlier
-    assert st["first_checked_sentence_s"] >= st["first_sentence_unguarded_s"] > 0
+    assert st["first_checked_sentence_s"] > 0 and st["first_sentence_unguarded_s"] > 0
     assert st["total_guarded_s"] > 0 and st["overhead_ratio"] > 0
     ag = out["agents"]
     assert ag["answer_status"] == "passed"
@@ -69,7 +74,18 @@ def test_bench_guard_json(capsys):
     assert rows[("truthguard", 3)]["requests_per_answer"] == 2.0
     assert burst["handler_checks"] == 0
     em = out["emission"]
-    assert em["events"] == em["n"] and em["event_s"] > em["off_s"] > 0
+    assert em["events"] == em["n"] and em["event_s"] > 0 and em["off_s"] > 0
+    load = out["load"]
+    rows = {(r["mode"], r["variant"]): r for r in load["rows"]}
+    assert len(rows) == 6 and load["calls"] == 20 and load["faults_armed"] == 2
+    for (mode, variant), r in rows.items():
+        # one chain request per call, one more per check that calls the model; 5% of each kind
+        # failed once and was retried (the chain by ChatOpenAI, the check by the session)
+        calls_model = "calls ChatOpenAI" in variant
+        assert r["requests_per_call"] == (2.1 if calls_model else 1.05), (mode, variant)
+        assert r["faults_served"] == (2 if calls_model else 1) and r["errors"] == 0
+        assert r["cpu_ms_per_call"] > 0 and r["cpu_ratio"] > 0
+        assert r["passed"] == (0 if variant == "bare chain" else 20)
 
 
 def test_bench_guard_table():
@@ -100,3 +116,4 @@ def test_bench_guard_table():
     assert "guard, one regeneration" in table and "target < 5%" in table
     assert "first (checked) sentence" in table
     assert "middleware overhead, ms / answer" in table and "us per event" in table
+    assert "Load:" not in table  # --load not given: skipped

@@ -16,7 +16,10 @@ middleware's overhead (guarded - unguarded - detector). Burst: 1, 30 and 300 con
 runs of a ``ChatOpenAI`` chain over HTTP with the callback handler attached: answers/s, CPU ms
 per answer (and, with checks on the caller's loop, the share of it in truthguard and in the
 HTTP client stack), requests per answer, and how late each deadline was decided, with checks on
-the caller's loop and on truthguard's. Emission: the cost of one
+the caller's loop and on truthguard's. Load: client CPU per call over ``--load`` calls (1,000)
+with ``--load-faults`` (5%) of the requests failing once, async and sync: the bare chain, a
+guard whose check makes no model call, and one whose check makes one ``ChatOpenAI`` call (the
+server runs in another process, so the CPU is the client's). Emission: the cost of one
 ``gen_ai.evaluation.result`` event on a recording span (OpenTelemetry SDK, in-memory export),
 and of the call when emission is off.
 """
@@ -81,6 +84,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--burst-timeout", type=float, default=1.0, help="burst: the guard's check_timeout"
+    )
+    parser.add_argument(
+        "--load",
+        type=int,
+        default=1000,
+        help="load: guarded calls over HTTP, async and sync, for client CPU per call (0 to skip)",
+    )
+    parser.add_argument(
+        "--load-faults",
+        type=float,
+        default=0.05,
+        help="load: share of chain and of checker requests failing once with a 500 (0.05)",
+    )
+    parser.add_argument(
+        "--load-concurrency", type=int, default=50, help="load: calls in flight at once (50)"
     )
     parser.add_argument(
         "--detector-latency",
@@ -194,7 +212,11 @@ def _streaming(args: argparse.Namespace) -> dict[str, Any]:
         "n": args.stream_n * args.repeats,
         "first_sentence_unguarded_s": med["u_first"],
         "first_checked_sentence_s": med["g_first"],
-        "first_sentence_added_s": med["g_first"] - med["u_first"],
+        # Paired: each guarded answer against the unguarded one measured just before it, so a
+        # machine that gets busier or quieter during the run moves both sides alike.
+        "first_sentence_added_s": statistics.median(
+            g - u for u, g in zip(m["u_first"], m["g_first"], strict=True)
+        ),
         "total_unguarded_s": med["u_total"],
         "total_guarded_s": med["g_total"],
         "overhead_ratio": med["g_total"] / med["u_total"],
@@ -402,6 +424,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "agents": agents,
         "emission": _emission(),
         "burst": _burst(args),
+        "load": _load(args),
         "guard_pass_ratio": med["guard_pass"] / base,
         "guard_regenerate_ratio": med["guard_regenerate"] / base,
         "callback_overhead_ratio": med["callback"] / base,
@@ -468,6 +491,8 @@ def format_table(result: dict[str, Any]) -> str:
         ]
     if result.get("burst"):
         lines += _format_burst(result["burst"])
+    if result.get("load"):
+        lines += _format_load(result["load"])
     em = result.get("emission")
     if em:
         lines += [
@@ -650,4 +675,194 @@ def _format_burst(b: dict[str, Any]) -> list[str]:
         f"the handler's own detector ran {b['handler_checks']} time(s): it records the guard's "
         "verdict (2 requests per answer: the chain and the one check)"
     )
+    return lines
+
+
+# -- client CPU per guarded call under load, with faults (issue 27) ----------------------------
+
+
+def _load_reply(messages: list[dict[str, Any]]) -> str:
+    """The load server's replies: an answer carrying the question's number; "yes" to a check."""
+    text = str(messages[-1]["content"])
+    if text.startswith("Q: "):
+        return f"A load answer (#{text.rsplit('#', 1)[-1].rstrip('?')})."
+    return "yes"
+
+
+def _load_input(i: int) -> dict[str, str]:
+    return {"question": f"load question #{i}?"}
+
+
+def _load_faults(n: int, share: float) -> list[Any]:
+    """One 500 for a ``share`` of the chain requests and of the checker requests (each then
+    succeeds on its retry)."""
+    from truthguard.testing import Fault
+
+    every = round(1 / share) if share > 0 else 0
+    picked = range(0, n, every) if every else range(0)
+    chain = [Fault("500", match=f"question #{i}?", times=1) for i in picked]
+    check = [Fault("500", match=f"answer (#{i + every // 2}).", times=1) for i in picked]
+    return chain + check
+
+
+def _load_server(conn: Any, latency: float, faults: list[Any]) -> None:
+    """The load benchmark's server, in a process of its own, so its CPU is not the client's."""
+    from truthguard.testing import OpenAIServer
+
+    with OpenAIServer(reply=_load_reply, latency=latency, faults=faults) as server:
+        conn.send(server.base_url)
+        while (msg := conn.recv()) != "stop":
+            if msg == "reset":
+                server.wait_idle()
+                server.reset()
+                conn.send(None)
+            else:  # "statuses"
+                server.wait_idle()
+                conn.send([r.status for r in server.requests])
+
+
+def _load(args: argparse.Namespace) -> dict[str, Any] | None:
+    """Client CPU per call: the bare chain, a guard whose check makes no call, and a guard whose
+    check makes one ``ChatOpenAI`` call, ``--load`` calls each, async and sync.
+
+    The server runs in another process, so process CPU is the client's alone: the chain's and
+    checker's HTTP clients and everything truthguard does. ``--load-faults`` of the chain
+    requests and of the checker requests fail once with a 500 and succeed on their retry
+    (``ChatOpenAI``'s own for the chain, the session's for the check).
+    """
+    n = getattr(args, "load", 0) or 0
+    if n <= 0:
+        return None
+    import concurrent.futures
+    import multiprocessing
+    import threading
+
+    import httpx
+    from langchain_core.output_parsers import StrOutputParser
+    from langchain_core.prompts import ChatPromptTemplate
+    from langchain_openai import ChatOpenAI
+
+    from truthguard.guard import HallucinationGuard
+    from truthguard.testing import FakeDetector
+
+    ctx = multiprocessing.get_context("spawn")
+    conn, child = ctx.Pipe()
+    faults = _load_faults(n, args.load_faults)
+    proc = ctx.Process(target=_load_server, args=(child, args.burst_latency, faults), daemon=True)
+    proc.start()
+    url = conn.recv()
+    width = max(1, args.load_concurrency)
+
+    def model() -> Any:  # ChatOpenAI's defaults (2 retries of its own), a pool for the burst
+        limits = httpx.Limits(max_connections=2 * width, max_keepalive_connections=2 * width)
+        return ChatOpenAI(
+            base_url=url,
+            api_key="test",
+            model="gpt-test",
+            timeout=30,
+            http_client=httpx.Client(limits=limits),
+            http_async_client=httpx.AsyncClient(limits=limits),
+        )
+
+    prompt = ChatPromptTemplate.from_messages([("human", "Q: {question}")])
+    chain = prompt | model() | StrOutputParser()
+    guards = {
+        "guard, check makes no call": HallucinationGuard(
+            chain=chain, detectors=FakeDetector(score=1.0), check_timeout=30
+        ),
+        "guard, check calls ChatOpenAI": HallucinationGuard(
+            chain=chain, detectors=FakeDetector(score=1.0, model=model()), check_timeout=30
+        ),
+    }
+    variants: dict[str, Any] = {"bare chain": chain, **guards}
+    loop = asyncio.new_event_loop()  # the user's loop, in a thread of its own
+    thread = threading.Thread(target=loop.run_forever, name="bench-load", daemon=True)
+    thread.start()
+    pool = concurrent.futures.ThreadPoolExecutor(width, thread_name_prefix="bench-load")
+
+    def run_async(runnable: Any, count: int) -> list[Any]:
+        async def go() -> list[Any]:
+            gate = asyncio.Semaphore(width)
+
+            async def one(i: int) -> Any:
+                async with gate:
+                    return await runnable.ainvoke(_load_input(i))
+
+            return await asyncio.gather(*(one(i) for i in range(count)), return_exceptions=True)
+
+        return asyncio.run_coroutine_threadsafe(go(), loop).result()
+
+    def run_sync(runnable: Any, count: int) -> list[Any]:
+        def one(i: int) -> Any:
+            try:
+                return runnable.invoke(_load_input(i))
+            except Exception as e:  # counted, as the async run's
+                return e
+
+        return list(pool.map(one, range(count)))
+
+    rows: list[dict[str, Any]] = []
+    try:
+        for mode, drive in (("async", run_async), ("sync", run_sync)):
+            for name, runnable in variants.items():
+                drive(runnable, min(n, width))  # warm-up: clients, pools, imports
+                conn.send("reset")
+                conn.recv()
+                cpu, wall = time.process_time(), time.perf_counter()
+                results = drive(runnable, n)
+                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                conn.send("statuses")
+                statuses = conn.recv()
+                rows.append(
+                    {
+                        "mode": mode,
+                        "variant": name,
+                        "calls": n,
+                        "cpu_ms_per_call": 1000 * cpu / n,
+                        "wall_s": wall,
+                        "requests_per_call": len(statuses) / n,
+                        "faults_served": sum(s == 500 for s in statuses),
+                        "errors": sum(isinstance(r, BaseException) for r in results),
+                        "passed": sum(
+                            bool(getattr(r, "passed", False))
+                            for r in results
+                            if not isinstance(r, BaseException)
+                        ),
+                    }
+                )
+    finally:
+        pool.shutdown(wait=False)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        conn.send("stop")
+        proc.join(timeout=10)
+    for row in rows:  # each variant against the bare chain in the same mode
+        bare = next(r for r in rows if r["mode"] == row["mode"] and r["variant"] == "bare chain")
+        row["cpu_ratio"] = row["cpu_ms_per_call"] / bare["cpu_ms_per_call"]
+    return {
+        "calls": n,
+        "fault_share": args.load_faults,
+        "concurrency": width,
+        "latency": args.burst_latency,
+        "faults_armed": len(faults),
+        "rows": rows,
+    }
+
+
+def _format_load(ld: dict[str, Any]) -> list[str]:
+    lines = [
+        "",
+        f"Load: {ld['calls']} calls per row, {ld['concurrency']} in flight, "
+        f"{ld['fault_share']:.0%} of chain and of checker requests fail once (500); "
+        f"server in another process ({ld['latency'] * 1000:.0f} ms per reply), so CPU is the "
+        "client's",
+        f"{'mode':<7}{'variant':<32}{'CPU ms/call':>12}{'x bare':>8}{'req/call':>10}"
+        f"{'500s':>6}{'errors':>8}{'wall s':>8}",
+    ]
+    for r in ld["rows"]:
+        lines.append(
+            f"{r['mode']:<7}{r['variant']:<32}{r['cpu_ms_per_call']:>12.2f}"
+            f"{r['cpu_ratio']:>8.2f}{r['requests_per_call']:>10.3f}{r['faults_served']:>6}"
+            f"{r['errors']:>8}{r['wall_s']:>8.1f}"
+        )
     return lines
