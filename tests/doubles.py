@@ -1,4 +1,5 @@
-"""Chains, retrievers, detectors and handlers shared by the guard and callback tests."""
+"""Chains, retrievers, detectors and handlers shared by the guard and callback tests; a tiny
+NLI model for the checker tests."""
 
 from __future__ import annotations
 
@@ -96,3 +97,49 @@ def echo_chain() -> Any:
     """A prompt and a scripted model that answers with the question it was given."""
     model = ScriptedChatModel(script=lambda p: f"answer: {p.split(':', 1)[1].strip()}")
     return ChatPromptTemplate.from_template("question: {question}") | model
+
+
+def tiny_nli(path: Any, favour: str, words: list[str] | None = None) -> str:
+    """A 1-layer BERT NLI classifier saved in ``path`` whose output always favours ``favour``."""
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    words = words or [
+        "bi",
+        "sheng",
+        "made",
+        "movable",
+        "type",
+        "from",
+        "baked",
+        "clay",
+        "in",
+        "the",
+        "eleventh",
+        "ninth",
+        "century",
+    ]
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *words]
+    (path / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    labels = {0: "contradiction", 1: "entailment", 2: "neutral"}
+    config = transformers.BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=8,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=16,
+        max_position_embeddings=512,
+        num_labels=3,
+        id2label=labels,
+        label2id={v: k for k, v in labels.items()},
+    )
+    torch.manual_seed(0)
+    model = transformers.BertForSequenceClassification(config)
+    with torch.no_grad():
+        model.classifier.weight.zero_()
+        model.classifier.bias.copy_(torch.tensor([0.0, 0.0, 0.0]))
+        model.classifier.bias[{v: k for k, v in labels.items()}[favour]] = 6.0
+    model.save_pretrained(path)
+    transformers.BertTokenizerFast(vocab_file=str(path / "vocab.txt")).save_pretrained(path)
+    return str(path)

@@ -72,3 +72,21 @@ def test_bench_runs_end_to_end(folder, embedder, capsys):
     assert main(["bench", "halueval", "--data", str(folder), "--n", "1", "--tasks", "qa"]) == 0
     table = capsys.readouterr().out
     assert "| qa |" in table and "| dialogue |" not in table
+
+
+def test_bench_measures_an_nli_checker(folder, embedder, capsys, tmp_path):
+    from doubles import tiny_nli
+
+    model = tmp_path / "nli"
+    model.mkdir()
+    tiny_nli(model, "entailment")
+    argv = ["bench", "halueval", "--data", str(folder), "--n", "1", "--no-baseline"]
+    assert main([*argv, "--tasks", "qa", "--checker", f"nli:{model}", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["checker"] == f"nli:{model}"
+    # the model entails everything; the fact check still rejects the changed year
+    assert result["tasks"]["qa"]["hallucinated_rejected"] == 100.0
+    assert main([*argv, "--tasks", "qa", "--checker", f"nli:{model}"]) == 0
+    assert f"checker nli:{model}" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="--checker"):
+        main([*argv, "--checker", "deberta"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from doubles import tiny_nli
 from truthguard.errors import ConfigurationError
 from truthguard.refchecker import NLIChecker, RefChecker
 from truthguard.result import Label
@@ -12,52 +13,8 @@ REF = "Bi Sheng made movable type from baked clay in the eleventh century."
 Q = "Who made movable type?"
 
 
-def _tiny_nli(path, favour: str) -> str:
-    """A 1-layer BERT classifier whose output always favours ``favour``."""
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    words = [
-        "bi",
-        "sheng",
-        "made",
-        "movable",
-        "type",
-        "from",
-        "baked",
-        "clay",
-        "in",
-        "the",
-        "eleventh",
-        "ninth",
-        "century",
-    ]
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *words]
-    (path / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    labels = {0: "contradiction", 1: "entailment", 2: "neutral"}
-    config = transformers.BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=8,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=16,
-        max_position_embeddings=64,
-        num_labels=3,
-        id2label=labels,
-        label2id={v: k for k, v in labels.items()},
-    )
-    torch.manual_seed(0)
-    model = transformers.BertForSequenceClassification(config)
-    with torch.no_grad():
-        model.classifier.weight.zero_()
-        model.classifier.bias.copy_(torch.tensor([0.0, 0.0, 0.0]))
-        model.classifier.bias[{v: k for k, v in labels.items()}[favour]] = 6.0
-    model.save_pretrained(path)
-    transformers.BertTokenizerFast(vocab_file=str(path / "vocab.txt")).save_pretrained(path)
-    return str(path)
-
-
 def test_nli_judges_the_relation_and_the_fact_check_guards_numbers(tmp_path, embedder):
-    rc = RefChecker(checker=NLIChecker(model=_tiny_nli(tmp_path, "entailment")))
+    rc = RefChecker(checker=NLIChecker(model=tiny_nli(tmp_path, "entailment")))
     good = rc.invoke({"question": Q, "answer": REF, "references": [REF]})
     assert good.label == Label.FACTUAL
     claim = good.details["claims"][0]
@@ -74,7 +31,7 @@ def test_nli_judges_the_relation_and_the_fact_check_guards_numbers(tmp_path, emb
 
 
 def test_nli_contradiction_label(tmp_path, embedder):
-    rc = RefChecker(checker=NLIChecker(model=_tiny_nli(tmp_path, "contradiction")))
+    rc = RefChecker(checker=NLIChecker(model=tiny_nli(tmp_path, "contradiction")))
     r = rc.invoke({"question": Q, "answer": REF, "references": [REF]})
     assert r.details["claims"][0]["label"] == "Contradiction" and r.label == Label.HALLUCINATED
 

@@ -9,13 +9,14 @@ ChatGPT wrote with a plausible hallucination, for three tasks:
 * **summarization**: a news article and a 3-4 sentence summary.
 
 Every figure is the decision a guard would release on: the result's ``passing`` (or, where
-unset, ``label == factual``) of ``RefChecker()`` at its defaults. Reported per task: correct
-outputs passed, hallucinated outputs rejected, their mean (balanced accuracy), the AUROC of the
-score, milliseconds per answer and per checked claim (warm, CPU of the process over wall clock
-on a shared machine: both given). Beside it: the HaluEval paper's ChatGPT judge (accuracy on
-balanced pairs, as published) and a whole-answer cosine baseline (the packaged MiniLM, the
-answer against its closest reference passage; its decision at the cut that is best on the same
-rows, so it is an upper bound for that baseline).
+unset, ``label == factual``) of ``RefChecker()`` at its defaults (``--checker nli:MODEL``: with
+an ``NLIChecker`` labelling the claims instead, e.g. a model ``truthguard train-checker`` wrote).
+Reported per task: correct outputs passed, hallucinated outputs rejected, their mean (balanced
+accuracy), the AUROC of the score, milliseconds per answer and per checked claim (warm, CPU of
+the process over wall clock on a shared machine: both given). Beside it: the HaluEval paper's
+ChatGPT judge (accuracy on balanced pairs, as published) and a whole-answer cosine baseline (the
+packaged MiniLM, the answer against its closest reference passage; its decision at the cut that
+is best on the same rows, so it is an upper bound for that baseline).
 
 Rows: the first ``--n`` of each task's file in ``$TRUTHGUARD_DATA_DIR/halueval`` (or ``--data``),
 downloading HaluEval's public files when no folder is found. The coefficients of the default
@@ -37,7 +38,15 @@ from truthguard.datasets import HALUEVAL_TASKS, load_halueval
 from truthguard.datasets._loaders import HaluEvalItem
 from truthguard.metrics import auroc
 
-__all__ = ["HELP", "PAPER_JUDGE", "add_arguments", "check_items", "format_table", "run"]
+__all__ = [
+    "HELP",
+    "PAPER_JUDGE",
+    "add_arguments",
+    "build_detector",
+    "check_items",
+    "format_table",
+    "run",
+]
 
 HELP = "default RefChecker decisions on HaluEval (qa, dialogue, summarization)"
 
@@ -129,19 +138,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tasks", nargs="+", choices=HALUEVAL_TASKS, default=list(HALUEVAL_TASKS))
     parser.add_argument("--n", type=int, default=200, help="rows per task (from the start)")
     parser.add_argument("--no-baseline", action="store_true", help="skip the cosine baseline")
+    parser.add_argument(
+        "--checker",
+        default="local",
+        help="claim checker: local (the default grounding) or nli:MODEL (NLIChecker with a hub id "
+        "or a folder, e.g. one written by truthguard train-checker)",
+    )
+
+
+def build_detector(checker: str = "local") -> Any:
+    """``RefChecker()``, or with ``nli:MODEL`` one whose claims an ``NLIChecker`` labels."""
+    from truthguard.refchecker import RefChecker
+
+    if checker == "local":
+        return RefChecker()
+    kind, _, model = checker.partition(":")
+    if kind != "nli" or not model.strip():
+        raise SystemExit(f"--checker: expected local or nli:MODEL, got {checker!r}")
+    from truthguard.refchecker import NLIChecker
+
+    return RefChecker(checker=NLIChecker(model=model))
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import os
 
-    from truthguard.refchecker import RefChecker
-
     if args.n < 1:
         raise SystemExit("--n must be at least 1")
-    detector = RefChecker()
+    checker = getattr(args, "checker", "local")
+    detector = build_detector(checker)
     # warm: load the model and compile the rules once before timing
     run_sync(detector.ainvoke({"question": "Q?", "answer": "A cat sat.", "contexts": ["A cat."]}))
-    out: dict[str, Any] = {"rows_per_task": args.n, "tasks": {}}
+    out: dict[str, Any] = {"rows_per_task": args.n, "checker": checker, "tasks": {}}
     for task in args.tasks:
         items = load_halueval(task, args.data, limit=args.n)
         cpu0, wall0 = os.times(), time.perf_counter()
@@ -189,8 +217,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def format_table(result: dict[str, Any]) -> str:
     lines = [
-        f"HaluEval, first {result['rows_per_task']} rows per task; RefChecker() defaults "
-        "(decisions: passing)",
+        f"HaluEval, first {result['rows_per_task']} rows per task; RefChecker() defaults"
+        + ("" if result.get("checker", "local") == "local" else f", checker {result['checker']}")
+        + " (decisions: passing)",
         "",
         "| task | correct passed | hallucinated rejected | balanced acc. | AUROC | ms/answer "
         "| ms/claim (CPU) | ChatGPT judge (paper) | cosine AUROC / best-cut bal. acc. |",
