@@ -78,6 +78,7 @@ def test_testing_exports():
     assert sorted(truthguard.testing.__all__) == [
         "FakeDetector",
         "Fault",
+        "NotGrounded",
         "OpenAIServer",
         "ReplayChatModel",
         "ScriptedChatModel",

@@ -37,6 +37,7 @@ __all__ = [
     "ServerRequest",
     "ServerUsage",
     "ToolCall",
+    "NotGrounded",
     "assert_grounded",
     "prompt_of",
 ]
@@ -330,6 +331,14 @@ class FakeDetector(BaseDetector):
         )
 
 
+class NotGrounded(AssertionError):
+    """Raised by :func:`assert_grounded`: the answer is not grounded; ``result`` is the check."""
+
+    def __init__(self, message: str, result: DetectionResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
 def assert_grounded(
     answer: str,
     contexts: Sequence[Any],
@@ -354,7 +363,8 @@ def assert_grounded(
         min_score: Also require ``score >= min_score`` (default: the detector's own verdict).
 
     Raises:
-        AssertionError: The answer is not grounded, or the check gave no verdict.
+        NotGrounded: (an ``AssertionError``, carrying the ``result``) the answer is not
+            grounded, or the check gave no verdict.
 
     Example:
         >>> assert_grounded("Mars has two moons.", ["Mars has two moons, Phobos and Deimos."])
@@ -372,8 +382,9 @@ def assert_grounded(
     if min_score is not None and (result.score is None or result.score < min_score):
         problems.append(f"score {result.score} below {min_score}")
     if problems:
-        raise AssertionError(
+        raise NotGrounded(
             f"answer not grounded in its {len(contexts)} context(s) ({'; '.join(problems)}): "
-            f"{result.explanation}\nanswer: {answer[:500]!r}"
+            f"{result.explanation}\nanswer: {answer[:500]!r}",
+            result,
         )
     return result
