@@ -5,8 +5,6 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-import pytest
-
 pytest_plugins = ["pytester"]
 
 # Off by name, then on by module: the same run whether or not the entry point is installed.

@@ -82,9 +82,7 @@ def _load_detector(spec: str) -> Any:
 @pytest.fixture(scope="session")
 def grounding_detector(pytestconfig: pytest.Config) -> Any:
     """The detector ``assert_grounded`` checks with; override it in a ``conftest.py``."""
-    spec = pytestconfig.getoption("grounding_detector") or pytestconfig.getini(
-        "grounding_detector"
-    )
+    spec = pytestconfig.getoption("grounding_detector") or pytestconfig.getini("grounding_detector")
     if spec:
         return _load_detector(spec)
     from truthguard.refchecker import RefChecker
@@ -93,9 +91,7 @@ def grounding_detector(pytestconfig: pytest.Config) -> Any:
 
 
 @pytest.fixture
-def assert_grounded(
-    grounding_detector: Any, request: pytest.FixtureRequest
-) -> Callable[..., Any]:
+def assert_grounded(grounding_detector: Any, request: pytest.FixtureRequest) -> Callable[..., Any]:
     """``assert_grounded(answer, contexts, *, question=..., min_score=None)``: fail the test
     unless the answer is supported by the contexts; returns the ``DetectionResult``."""
     from truthguard.testing import NotGrounded
@@ -147,9 +143,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         return
     failed = sum(not c.get("grounded") for c in checks)
     terminalreporter.section("truthguard")
-    terminalreporter.write_line(
-        f"{len(checks)} grounding check(s), {failed} not grounded"
-    )
+    terminalreporter.write_line(f"{len(checks)} grounding check(s), {failed} not grounded")
     for c in checks:
         score = "-" if c.get("score") is None else f"{c['score']:.3f}"
         mark = "ok  " if c.get("grounded") else "FAIL"

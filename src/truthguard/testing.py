@@ -31,13 +31,13 @@ from truthguard.result import DetectionResult, Label
 __all__ = [
     "FakeDetector",
     "Fault",
+    "NotGrounded",
     "OpenAIServer",
     "ReplayChatModel",
     "ScriptedChatModel",
     "ServerRequest",
     "ServerUsage",
     "ToolCall",
-    "NotGrounded",
     "assert_grounded",
     "prompt_of",
 ]
