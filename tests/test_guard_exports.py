@@ -35,6 +35,7 @@ EXPORTS = {
         "Status",
     },
     "truthguard.guard.check": {
+        "CheckLoop",
         "OUTAGES",
         "attempt_loop",
         "base_detector",

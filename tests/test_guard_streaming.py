@@ -265,3 +265,43 @@ def test_filter_with_repair_policies_is_refused_in_a_streaming_guard():
     with pytest.raises(InvalidInputError) as info:
         StreamingGuard(chain=repairing_model(), policies=[Regenerate(), Filter()])
     assert info.value.field == "policies"
+
+
+@pytest.mark.parametrize(("check_loop", "passed"), [("caller", False), ("truthguard", True)])
+async def test_check_loop_truthguard_decides_each_sentence_deadline_while_the_loop_is_blocked(
+    check_loop, passed
+):
+    """Each sentence check is one ChatOpenAI call answered in 0.1 s, the deadline is 1 s, and
+    the caller's loop is busy for 2 s from the moment the first check is sent: on the caller's
+    loop that check is decided late (a time-out, the stream stops); on truthguard's loop it is
+    decided on time and the whole answer streams."""
+    from truthguard.testing import OpenAIServer
+
+    answer = "The sun shines. It is warm."
+
+    def reply(messages: list[dict[str, Any]]) -> str:
+        return answer if str(messages[-1]["content"]).startswith("Q:") else "ok"
+
+    with OpenAIServer(reply=reply, latency=0.1) as server:
+        prompt = ChatPromptTemplate.from_messages([("human", "Q: {question}")])
+        chain = prompt | server.chat_model(max_retries=0, timeout=5, streaming=True)
+        checker = FakeDetector(
+            score=1.0, threshold=0.5, model=server.chat_model(max_retries=0, timeout=5)
+        )
+        guard = StreamingGuard(
+            chain=chain, detector=checker, check_timeout=1.0, check_loop=check_loop
+        )
+
+        async def saturate() -> None:
+            while not any(not str(r.messages[-1]["content"]).startswith("Q:") for r in
+                          server.requests):  # fmt: skip
+                await asyncio.sleep(0.005)
+            time.sleep(2.0)  # a loop saturated by other requests' work
+
+        out, _ = await asyncio.gather(guard.ainvoke({"question": "What shines?"}), saturate())
+    assert out.passed is passed
+    if passed:
+        assert out.answer == answer
+    else:
+        assert "timed out" in out.attempts[0].results[0].explanation
+        assert "sun" not in (out.answer or "")  # nothing undecided was released

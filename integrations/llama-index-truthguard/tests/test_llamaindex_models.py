@@ -53,3 +53,40 @@ def test_a_guarded_index_over_minilm_and_chat_openai(minilm):
     assert result.status == "passed"
     assert any("Phobos" in n.node.get_content() for n in response.source_nodes)
     assert result.usage.prompt_tokens > 0  # the server's reported usage reached the guard
+
+
+@pytest.mark.parametrize(
+    ("reply", "released"),
+    [
+        ("Mars has two small moons. They are Phobos and Deimos.", None),
+        ("Phobos and Deimos orbit Saturn.", "I cannot tell."),
+    ],
+)
+def test_a_guarded_streaming_engine_over_chat_openai_streams_only_checked_text(
+    minilm, reply, released
+):
+    pytest.importorskip("langchain_openai")
+    from llama_index.core.base.response.schema import StreamingResponse
+
+    from truthguard.guard import Fallback
+    from truthguard.testing import OpenAIServer
+
+    index = VectorStoreIndex(corpus_nodes(), embed_model=minilm)
+    with OpenAIServer(reply=reply) as server:
+        llm = ChatModelLLM(model=server.chat_model(max_retries=0, timeout=10, streaming=True))
+        engine = index.as_query_engine(llm=llm, similarity_top_k=2, streaming=True)
+        guarded = GuardedQueryEngine(
+            query_engine=engine,
+            detectors=RefChecker(threshold=0.5),
+            policies=[Fallback(answer="I cannot tell.")],
+        )
+        response = guarded.query("Which planet has the moons Phobos and Deimos?")
+        assert server.requests[0].stream  # the engine really streamed
+    assert isinstance(response, StreamingResponse)
+    pieces = list(response.response_gen)
+    result = response.metadata["truthguard"]
+    if released is None:
+        assert result.status == "passed" and len(pieces) == 2 and "".join(pieces) == reply
+    else:
+        assert result.status == "fallback" and pieces == [released]
+        assert "Saturn" in result.attempts[0].answer  # the refused answer is kept, never streamed

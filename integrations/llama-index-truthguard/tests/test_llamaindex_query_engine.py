@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 from langchain_core.runnables import RunnableLambda
@@ -409,3 +410,46 @@ def test_each_verdict_is_a_gen_ai_evaluation_event_on_the_current_span(index):
         (2, "pass"),
     ]
     exporter.clear()
+
+
+@pytest.mark.parametrize(
+    ("check_loop", "status"), [("caller", "rejected"), ("truthguard", "passed")]
+)
+async def test_check_loop_truthguard_decides_the_deadline_while_the_callers_loop_is_blocked(
+    index, check_loop, status
+):
+    """The answer and the check are ChatOpenAI calls answered in 0.1 s, the deadline is 1 s,
+    and the caller's loop is busy for 2 s from the moment the check is sent: on the caller's
+    loop the verdict is decided late (a time-out); on truthguard's loop, on time."""
+    pytest.importorskip("langchain_openai")
+    from truthguard.testing import OpenAIServer
+
+    answer = "Mars has two moons, Phobos and Deimos."
+
+    def reply(messages):
+        return "ok" if messages[-1]["content"] == answer else answer
+
+    with OpenAIServer(reply=reply, latency=0.1) as server:
+        llm = ChatModelLLM(model=server.chat_model(max_retries=0, timeout=5))
+        checker = FakeDetector(
+            score=1.0, threshold=0.5, model=server.chat_model(max_retries=0, timeout=5)
+        )
+        guarded = GuardedQueryEngine(
+            query_engine=index.as_query_engine(llm=llm, similarity_top_k=2),
+            detectors=checker,
+            check_timeout=1.0,
+            check_loop=check_loop,
+        )
+
+        async def saturate() -> None:
+            while not any(r.messages[-1]["content"] == answer for r in server.requests):
+                await asyncio.sleep(0.005)
+            time.sleep(2.0)  # a loop saturated by other requests' work
+
+        response, _ = await asyncio.gather(guarded.aquery(QUESTION), saturate())
+    result = _result(response)
+    assert result.status == status
+    if status == "rejected":
+        assert "timed out" in result.verdict.errors["fake"] and response.response is None
+    else:
+        assert response.response == answer

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
 from langchain_core.runnables.configurable import DynamicRunnable
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OUTAGES",
+    "CheckLoop",
     "attempt_loop",
     "base_detector",
     "run_detector",
@@ -38,6 +39,11 @@ __all__ = [
     "verdict_for",
     "we_are_cancelled",
 ]
+
+CheckLoop = Literal["caller", "truthguard"]
+"""Where a guard's async checks run: the caller's event loop, or truthguard's own loop (the
+model calls through their sync API on worker threads), where each check's deadline is decided
+on time even when the caller's loop is saturated (``run_detector(off_loop=True)``)."""
 
 # Exceptions that mean "the checker is unavailable" (fail-open may pass the answer); anything
 # else a detector raises is a fault on this input and never a pass.

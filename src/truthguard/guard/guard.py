@@ -34,6 +34,7 @@ from truthguard.guard._runs import (
 )
 from truthguard.guard.attempts import Action, AskPolicy, Finish, RunAttempt
 from truthguard.guard.check import (
+    CheckLoop,
     attempt_loop,
     base_detector,
     run_detector,
@@ -118,7 +119,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     check_timeout: float | None = Field(default=60.0, gt=0)
     """Seconds one detector may spend on one answer (the guard returns within it even when the
     detector ignores cancellation); None for no limit."""
-    check_loop: Literal["caller", "truthguard"] = "caller"
+    check_loop: CheckLoop = "caller"
     """Where async checks run: on the caller's event loop, or on truthguard's own loop (model
     calls through the sync API on worker threads). Under a burst that saturates the caller's
     loop, ``"truthguard"`` decides each check's deadline on time and keeps the checks' CPU off

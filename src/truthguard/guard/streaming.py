@@ -38,6 +38,7 @@ from truthguard.guard._runs import (
 )
 from truthguard.guard.attempts import Action, AskPolicy, Finish, RunAttempt
 from truthguard.guard.check import (
+    CheckLoop,
     attempt_loop,
     base_detector,
     run_detector,
@@ -144,6 +145,10 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
     """Most chain streams per request, the first included (terminal policies still apply)."""
     check_timeout: float | None = Field(default=30.0, gt=0)
     """Seconds one sentence check may take; None for no limit."""
+    check_loop: CheckLoop = "caller"
+    """Where async sentence checks run: on the caller's event loop, or on truthguard's own loop
+    (model calls through the sync API on worker threads), where each check's deadline holds
+    when the caller's loop is saturated (as ``HallucinationGuard.check_loop``)."""
     on_error: Literal["open", "closed"] = "closed"
     """An unavailable checker counts as a pass (open) or a failure (closed)."""
     refusals: Literal["release", "retry"] = "release"
@@ -403,7 +408,11 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
             with scoped_config(check_config):
                 task = asyncio.ensure_future(
                     run_detector(
-                        self._detector(), payload, check_config, timeout=self.check_timeout
+                        self._detector(),
+                        payload,
+                        check_config,
+                        timeout=self.check_timeout,
+                        off_loop=self.check_loop == "truthguard",
                     )
                 )
             pending.append((sentence, task))

@@ -58,7 +58,7 @@ from truthguard.guard import (
     Rerun,
 )
 from truthguard.guard.attempts import Action, AskPolicy, AttemptLoop, Finish, RunAttempt
-from truthguard.guard.check import run_detector, score_bounds, verdict_for
+from truthguard.guard.check import CheckLoop, run_detector, score_bounds, verdict_for
 from truthguard.guard.policies import (
     FEEDBACK_TEMPLATE,
     RETRIEVAL_QUERY_KEY,
@@ -188,6 +188,11 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
     """Most answers per query, the first included (terminal policies still apply)."""
     check_timeout: float | None = Field(default=60.0, gt=0)
     """Seconds one detector may spend on one answer; None for no limit."""
+    check_loop: CheckLoop = "caller"
+    """Where ``aquery``'s checks run: on the caller's event loop, or on truthguard's own loop
+    (model calls through the sync API on worker threads), where each check's deadline holds
+    when the caller's loop is saturated (as ``HallucinationGuard.check_loop``). ``query`` runs
+    its checks on truthguard's loop either way."""
     on_error: Literal["open", "closed"] = "closed"
     """A detector error / time-out / non-verdict counts as a pass (open) or a failure (closed)."""
     refusals: Literal["release", "retry"] = "release"
@@ -450,7 +455,13 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
         return list(
             await asyncio.gather(
                 *(
-                    run_detector(d, payload(d), None, timeout=self.check_timeout)
+                    run_detector(
+                        d,
+                        payload(d),
+                        None,
+                        timeout=self.check_timeout,
+                        off_loop=self.check_loop == "truthguard",
+                    )
                     for d in self.detectors
                 )
             )
