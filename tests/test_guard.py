@@ -669,6 +669,9 @@ def test_the_default_checker_says_whether_an_answer_passes_over_http():
     assert result.threshold is None and result.label == "hallucinated"
     assert result.passing is False  # an `if result.passing:` edge routes it as a failure
     assert bad.verdict.passes == {"refchecker": False}
+    # nothing rejected is reachable as the answer; the refused one stays in the attempts
+    assert bad.status == "rejected" and bad.answer is None and bad.output is None
+    assert bad.last_answer == "Dubai is in France."
 
 
 @pytest.mark.parametrize(

@@ -151,3 +151,33 @@ def test_bad_options_and_states_name_the_field():
     with pytest.raises(InvalidInputError) as e:
         g.compile().invoke({"question": QUESTION})
     assert e.value.field == "answer"
+
+
+def test_a_hand_written_edge_on_result_passing_routes_the_default_checkers_verdicts():
+    """A graph that calls the default RefChecker itself (no threshold) and routes with
+    ``if result.passing``: grounded answers go on, contradicted ones go back."""
+
+    class Plain(TypedDict, total=False):
+        answer: str
+        passing: bool | None
+        route: str
+
+    checker = RefChecker()
+
+    def check(state: Plain) -> dict:
+        result = checker.invoke(
+            {"question": QUESTION, "answer": state["answer"], "contexts": [PASSAGE]}
+        )
+        return {"passing": result.passing}
+
+    g = StateGraph(Plain)
+    g.add_node("check", check)
+    g.add_node("ok", lambda s: {"route": "ok"})
+    g.add_node("retry", lambda s: {"route": "retry"})
+    g.add_edge(START, "check")
+    g.add_conditional_edges("check", lambda s: "ok" if s["passing"] else "retry", ["ok", "retry"])
+    g.add_edge("ok", END)
+    g.add_edge("retry", END)
+    app = g.compile()
+    assert app.invoke({"answer": GOOD}) == {"answer": GOOD, "passing": True, "route": "ok"}
+    assert app.invoke({"answer": BAD})["route"] == "retry"
