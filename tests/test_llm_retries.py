@@ -51,6 +51,22 @@ def test_the_session_calls_a_twin_without_the_clients_retries():
     assert call_plan(model, 5).retries == 5
 
 
+def test_the_twins_requests_end_with_the_sessions_attempt():
+    model = openai()  # no request time-out of its own
+    assert model.root_client.timeout is None
+    twin = call_plan(model, None, 30.0).runnable
+    assert twin.root_client.timeout == 30.0 and twin.root_async_client.timeout == 30.0
+    assert model.root_client.timeout is None  # still the user's
+    assert call_plan(openai(timeout=5), None, 30.0).runnable.root_client.timeout == 5
+    # No retries of its own, but no time-out either: a twin all the same.
+    bare = openai(max_retries=0)
+    plan = call_plan(bare, None, 30.0)
+    assert plan.runnable is not bare and plan.runnable.root_client.timeout == 30.0
+    assert plan.retries == 2
+    short = openai(max_retries=0, timeout=5)
+    assert call_plan(short, None, 30.0).runnable is short  # nothing to change
+
+
 def test_bindings_and_with_retry_are_unwrapped_into_the_sessions_retries():
     model = openai(max_retries=1)
     bound = model.bind(stop=["x"])
@@ -102,6 +118,19 @@ def test_a_server_asking_for_a_long_wait_is_not_retried():
         with pytest.raises(LLMCallError, match="429"):
             call(session, server.chat_model(timeout=5), "q")
         assert [r.status for r in server.requests] == [429]
+
+
+def test_an_abandoned_sync_request_ends_at_the_sessions_time_out():
+    # ChatOpenAI's default has no request time-out: the worker thread of a sync call that the
+    # session gave up on would wait for the stalled server for as long as it stalls.
+    with OpenAIServer(reply="fine", faults=[Fault("stall", stall_seconds=8)]) as server:
+        session = LLMSession(LLMSettings(timeout=0.5, max_retries=0))
+        started = time.perf_counter()
+        with pytest.raises(LLMCallError, match="timed out"):
+            call(session, server.chat_model(max_retries=0), "q")
+        assert server.wait_idle(timeout=3)  # the client hung up, well before the stall ended
+        assert time.perf_counter() - started < 4
+        assert [r.status for r in server.requests] == [499]
 
 
 @pytest.mark.parametrize("kind", ["500", "stall"])

@@ -8,8 +8,8 @@ the model whose client sends one request per call, and retries as often as the c
 (or ``LLMSettings.max_retries``), which stops the moment the check is cancelled.
 
 The user's model is never changed. The twin is a shallow copy that shares its connection pool,
-rate limiter, callbacks and every setting but the retry count, made once per model (and again
-if the model's fields change).
+rate limiter, callbacks and every setting but the retry count (and a request time-out no longer
+than the session's per attempt), made once per model (and again if the model's fields change).
 """
 
 from __future__ import annotations
@@ -45,21 +45,37 @@ class CallPlan:
     """Exceptions a retry is made for (a ``with_retry()`` wrapper's ``retry_exception_types``)."""
 
 
-def call_plan(model: Any, max_retries: int | None) -> CallPlan:
+def call_plan(model: Any, max_retries: int | None, timeout: float | None = None) -> CallPlan:
     """The twin to call and the retries to make for ``model`` (see ``LLMSettings.max_retries``).
 
     A model whose own retries can be turned off is called through its twin and the session
     retries as often as the model would have (or ``max_retries``). One whose retries cannot be
-    turned off keeps them, and the session adds none unless ``max_retries`` says so.
+    turned off keeps them, and the session adds none unless ``max_retries`` says so. The twin's
+    requests also end at ``timeout`` (the session's limit per attempt) when the client's own
+    limit is longer or unset (``ChatOpenAI``'s default), so a call abandoned on a worker thread
+    ends with its attempt instead of holding the thread for good.
     """
     own = own_retries(model)
-    if own == 0:
+    if own == 0 and _sdk_root(model) is None:  # nothing to turn off: the model itself
         return CallPlan(model, DEFAULT_RETRIES if max_retries is None else max_retries)
-    twin = _twin(model)
+    twin = _twin(model, timeout)
     if twin is None:
         return CallPlan(model, 0 if max_retries is None else max_retries)
     runnable, retry_on = twin
-    return CallPlan(runnable, own if max_retries is None else max_retries, retry_on)
+    retries = (own or DEFAULT_RETRIES) if max_retries is None else max_retries
+    return CallPlan(runnable, retries, retry_on)
+
+
+def _sdk_root(model: Any) -> Any:
+    """The SDK client (``root_client``) of the chat model under any bindings, if it has one."""
+    from langchain_core.runnables.base import RunnableBindingBase
+
+    for _ in range(_MAX_LAYERS):
+        if not isinstance(model, RunnableBindingBase):
+            root = getattr(model, "root_client", None)
+            return root if callable(getattr(root, "with_options", None)) else None
+        model = model.bound
+    return None
 
 
 def own_retries(model: Any) -> int:
@@ -91,21 +107,23 @@ def _client_retries(model: Any) -> int | None:
     return None
 
 
-# Twins by id(model), with a weak reference that drops the entry when the model goes away, and
-# the model's fields as they were when the twin was made (a changed field makes a new twin).
-_twins: dict[int, tuple[dict[str, Any], Any, tuple[type[BaseException], ...]]] = {}
+# Twins by (id(model), timeout), with a weak reference that drops the entries when the model goes
+# away, and the model's fields as they were when the twin was made (a changed field makes a new
+# twin).
+_Twin = tuple[Any, tuple[type[BaseException], ...]]  # the model to call, what to retry on
+_twins: dict[tuple[int, float | None], tuple[dict[str, Any], _Twin]] = {}
 _lock = threading.Lock()
 
 
-def _twin(model: Any) -> tuple[Any, tuple[type[BaseException], ...]] | None:
+def _twin(model: Any, timeout: float | None) -> _Twin | None:
     fields = getattr(model, "__dict__", None)
     if fields is None:
         return None
-    key = id(model)
+    key = (id(model), timeout)
     entry = _twins.get(key)
     if entry is not None and _same(entry[0], fields):
-        return entry[1], entry[2]
-    built = _build_twin(model, 0)
+        return entry[1]
+    built = _build_twin(model, timeout, 0)
     if built is None:
         return None
     with _lock:
@@ -114,7 +132,7 @@ def _twin(model: Any) -> tuple[Any, tuple[type[BaseException], ...]] | None:
                 weakref.finalize(model, _twins.pop, key, None)
             except TypeError:  # not weak-referenceable: built each time
                 return built
-        _twins[key] = (dict(fields), *built)
+        _twins[key] = (dict(fields), built)
     return built
 
 
@@ -125,7 +143,7 @@ def _same(old: dict[str, Any], new: dict[str, Any]) -> bool:
 _MISSING = object()
 
 
-def _build_twin(model: Any, depth: int) -> tuple[Any, tuple[type[BaseException], ...]] | None:
+def _build_twin(model: Any, timeout: float | None, depth: int) -> _Twin | None:
     from langchain_core.runnables.base import RunnableBindingBase
     from langchain_core.runnables.retry import RunnableRetry
 
@@ -134,9 +152,9 @@ def _build_twin(model: Any, depth: int) -> tuple[Any, tuple[type[BaseException],
     if not isinstance(model, RunnableBindingBase):  # a binding forwards root_client to its model
         root = getattr(model, "root_client", None)
         if root is not None and callable(getattr(root, "with_options", None)):
-            return _openai_twin(model, root), (Exception,)
+            return _openai_twin(model, root, timeout), (Exception,)
         return (model, (Exception,)) if not _client_retries(model) else None
-    inner = _build_twin(model.bound, depth + 1)
+    inner = _build_twin(model.bound, timeout, depth + 1)
     if inner is None:
         return None
     runnable, retry_on = inner
@@ -145,16 +163,32 @@ def _build_twin(model: Any, depth: int) -> tuple[Any, tuple[type[BaseException],
     return model.model_copy(update={"bound": runnable}), retry_on
 
 
-def _openai_twin(model: Any, root: Any) -> Any:
+def _openai_twin(model: Any, root: Any, timeout: float | None) -> Any:
     # The SDK's documented per-request override: a client copy sharing the HTTP pool.
+    limit = _bounded(getattr(root, "timeout", None), timeout)
+    if getattr(root, "max_retries", None) == 0 and limit is getattr(root, "timeout", None):
+        return model  # nothing to change
     update: dict[str, Any] = {"max_retries": 0}
-    update["root_client"] = sync = root.with_options(max_retries=0)
+    update["root_client"] = sync = root.with_options(max_retries=0, timeout=limit)
     update["client"] = sync.chat.completions
     aroot = getattr(model, "root_async_client", None)
     if aroot is not None and callable(getattr(aroot, "with_options", None)):
-        update["root_async_client"] = async_ = aroot.with_options(max_retries=0)
+        alimit = _bounded(getattr(aroot, "timeout", None), timeout)
+        update["root_async_client"] = async_ = aroot.with_options(max_retries=0, timeout=alimit)
         update["async_client"] = async_.chat.completions
     return model.model_copy(update=update)
+
+
+def _bounded(current: Any, limit: float | None) -> Any:
+    """The client's time-out, no longer than ``limit`` (an ``httpx.Timeout`` the user set up
+    field by field is kept as it is)."""
+    if limit is None:
+        return current
+    if current is None:
+        return limit
+    if isinstance(current, int | float) and not isinstance(current, bool):
+        return current if current <= limit else limit
+    return current
 
 
 def retryable(exc: BaseException, retry_on: tuple[type[BaseException], ...]) -> bool:

@@ -207,7 +207,7 @@ class LLMSession:
             MissingRecordingError: A replay model has no recording for this call.
             asyncio.CancelledError: The check was cancelled (never retried).
         """
-        plan = call_plan(as_runnable(model), self.settings.max_retries)
+        plan = call_plan(as_runnable(model), self.settings.max_retries, self.settings.timeout)
         name = model_id(model)
         config: RunnableConfig = {
             **self.config,

@@ -38,7 +38,9 @@ class LLMSettings(BaseModel):
     max_concurrency: int = Field(default=256, ge=1)
     """Most model calls of one check in flight at once."""
     timeout: float | None = Field(default=120.0, gt=0)
-    """Seconds one attempt of one call may take; None for no limit."""
+    """Seconds one attempt of one call may take; None for no limit. A model client with a
+    longer time-out or none (``ChatOpenAI``'s default) gets this one for truthguard's calls, so
+    a request abandoned on a worker thread ends with its attempt."""
     total_timeout: float | None = Field(default=None, gt=0)
     """Seconds all the model calls of one check may take together, waiting for a slot, retries
     and back-off included; past it the check returns an ``invalid`` result. None for no limit."""
