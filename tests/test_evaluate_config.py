@@ -156,3 +156,51 @@ def test_store_headers_read_the_environment(monkeypatch, tmp_path):
 def test_config_object_passes_through():
     cfg = EvaluateConfig(detectors={"f": {"type": "fake"}})
     assert load_config(cfg) is cfg
+
+
+def test_the_readmes_fewl_config_runs_against_an_openai_compatible_server(tmp_path, embedder):
+    """README's fewl.yaml, as written, scores rows through `truthguard evaluate` with the
+    reference model reached over HTTP (OPENAI_BASE_URL pointing at OpenAIServer)."""
+    import os
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from truthguard.testing import OpenAIServer
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    yaml_text = re.search(r"cat > fewl\.yaml <<'EOF'\n(.*?)\nEOF\n", readme, re.S).group(1)
+    (tmp_path / "fewl.yaml").write_text(yaml_text + "\n")
+    rows = [
+        {"question": "What colour is the sky?", "answer": "The sky is blue.", "label": False},
+        {"question": "What colour is grass?", "answer": "Grass is purple.", "label": True},
+    ]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    def reply(messages: list[dict]) -> str:
+        asked = re.search(r"Write (\d+) different answers", str(messages[-1]["content"]))
+        if asked:  # the IW/CO pairs FEWL asks for
+            n = int(asked.group(1))
+            return "\n".join(
+                f"{i}. Wrong: The thing is made of cheese {i}.\n"
+                f"{i}. Corrected: The thing is made of rock {i}."
+                for i in range(1, n + 1)
+            )
+        return "The sky is blue and grass is green."
+
+    embedder.warm_up()
+    with OpenAIServer(reply=reply) as server:
+        env = dict(os.environ, OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test")
+        done = subprocess.run(
+            [sys.executable, "-m", "truthguard.cli", "evaluate", "rows.jsonl", "-c", "fewl.yaml",
+             "-o", "runs/fewl", "--no-progress"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        asked_for = {r.model for r in server.requests}
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert asked_for == {"gpt-4o-mini"}
+    results = [json.loads(line) for line in (tmp_path / "runs/fewl/results.jsonl").open()]
+    assert [r["detector"] for r in results] == ["fewl", "fewl"]
+    assert all(r["label"] != "invalid" and r["score"] is not None for r in results)
+    assert (tmp_path / "runs/fewl-store").is_dir()  # the store path the config names
