@@ -230,6 +230,41 @@ def test_on_a_guard_returning_text_the_verdict_event_is_recorded_without_a_secon
     handler.close()
 
 
+@pytest.mark.parametrize("how", ["invoke", "stream"])
+def test_on_a_streaming_guard_run_the_guards_verdict_and_contexts_are_recorded(how):
+    from doubles import ListRetriever
+    from truthguard.guard import StreamingGuard
+    from truthguard.rag import build_rag_chain
+    from truthguard.testing import OpenAIServer
+
+    passages = ["Dubai is a city in the United Arab Emirates (UAE)."]
+    replies = {"Where is": "Dubai is in the UAE. It is a city.", "Which": "Dubai is in France."}
+    records: list[ScoreRecord] = []
+    spare = FakeDetector(score=0.0)  # the handler's own detector: never needed here
+    handler = TruthGuardCallbackHandler(spare, sinks=records.append)
+    with OpenAIServer(reply=replies) as server:
+        model = server.chat_model(max_retries=0, timeout=5, streaming=True)
+        guard = StreamingGuard(chain=build_rag_chain(ListRetriever(passages=passages), model))
+        for question in ["Where is Dubai?", "Which country is Dubai in?"]:
+            config = {"callbacks": [handler]}
+            if how == "invoke":
+                guard.invoke({"question": question}, config)
+            else:
+                list(guard.stream({"question": question}, config))
+        assert handler.flush(timeout=30)
+        requests = len(server.requests)
+    assert requests == 2 and spare.check_count == 0  # no second check
+    by_q = {r.question: r for r in records}
+    good, bad = by_q["Where is Dubai?"], by_q["Which country is Dubai in?"]
+    assert good.contexts == passages and bad.contexts == passages
+    assert (good.answer, good.passing, good.label) == ("Dubai is in the UAE. It is a city.", True,
+                                                       "factual")  # fmt: skip
+    assert (bad.passing, bad.label, bad.metadata["guard_status"]) == (False, "hallucinated",
+                                                                      "rejected")  # fmt: skip
+    assert good.detector == "refchecker" and good.metadata["truthguard_source"] == "guard"
+    handler.close()
+
+
 @pytest.mark.parametrize("reply", ["", "   ", "..."])
 def test_an_empty_chain_reply_is_never_logged_factual(reply):
     records: list = []

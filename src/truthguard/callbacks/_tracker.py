@@ -166,6 +166,8 @@ class RunTracker:
             root = self._roots.pop(run_id)
         if inputs is not None:
             root.inputs = inputs
+        if isinstance(getattr(output, "result", None), GuardResult):  # StreamingGuard's last chunk
+            output = output.result
         if isinstance(output, GuardResult):
             return self._guard_capture(run_id, root, output)
         if isinstance(output, str) and root.verdicts:  # a guard with output="answer"

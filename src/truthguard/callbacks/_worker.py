@@ -378,7 +378,8 @@ class Scorer:
         """
         verdict, results = attempt.verdict, list(attempt.results)
         base = self._base(capture)
-        names = [r.detector for r in results] or list(verdict.passes)
+        # one name per detector: a streaming guard's attempt has a result per sentence
+        names = list(dict.fromkeys(r.detector for r in results)) or list(verdict.passes)
         base["detector"] = "+".join(names) or base["detector"]
         base["metadata"] = {
             **base["metadata"],
