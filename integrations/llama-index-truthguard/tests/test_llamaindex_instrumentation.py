@@ -103,6 +103,41 @@ def test_a_guarded_engine_is_one_capture_with_the_released_answer(engine, make_h
     assert rows == [(result.last_answer,)]
 
 
+@pytest.mark.parametrize("recheck", [False, True])
+def test_a_guarded_engine_over_chat_openai_is_recorded_with_the_guards_verdict(
+    index, make_handler, recheck
+):
+    """The guard has just checked the answer: the handler records that verdict with the
+    attempt's contexts and makes no second check, unless told to re-check."""
+    pytest.importorskip("langchain_openai")
+    from truthguard.refchecker import RefChecker
+    from truthguard.testing import OpenAIServer
+
+    records = []
+    own = FakeDetector(score=0.2, threshold=0.5)  # the handler's own detector
+    handler = make_handler(own, sinks=records.append, recheck=recheck)
+    answer = "Mars has two moons, Phobos and Deimos."
+    with OpenAIServer(reply=answer) as server:
+        llm = ChatModelLLM(model=server.chat_model(max_retries=0, timeout=5))
+        guarded = GuardedQueryEngine(
+            query_engine=index.as_query_engine(llm=llm, similarity_top_k=2),
+            detectors=RefChecker(threshold=0.5),
+        )
+        response = guarded.query("Which planet has the moons Phobos and Deimos?")
+        assert handler.flush(timeout=30)
+        requests = len(server.requests)
+    result = response.metadata["truthguard"]
+    (record,) = records
+    assert requests == 1 and result.status == "passed" and record.answer == answer
+    assert record.contexts == result.attempts[0].contexts
+    if recheck:
+        assert own.check_count == 1 and (record.detector, record.passing) == ("fake", False)
+    else:
+        assert own.check_count == 0 and record.metadata["truthguard_source"] == "guard"
+        assert (record.detector, record.passing, record.label) == ("refchecker", True, "factual")
+        assert record.metadata["guard_status"] == "passed"
+
+
 class _RetrieveAndJoin(CustomQueryEngine):
     """A hand-written engine returning a plain string: its contexts come from the retrieval."""
 

@@ -106,6 +106,12 @@ class TruthGuardEventHandler(BaseEventHandler):
             wait for room.
         timeout: Seconds one check may take before it is recorded as failed; None for no limit.
         detector_fields: Extra detector input fields for every capture (e.g. ``references``).
+        recheck: On a ``GuardedQueryEngine`` query, check the answer again with ``detector``.
+            Off (default): the guard has just checked it, so its verdict is recorded as it is
+            (no second check, no model call), with the checked answer (the released one, or
+            when rejected the last one refused) and that attempt's contexts; the record's
+            ``metadata`` says ``truthguard_source: "guard"``. An unchecked fallback answer is
+            checked by ``detector`` either way.
 
     ``flush()`` waits until every capture has a record; ``close()`` flushes, records whatever is
     still pending after its time-out as failed, and closes the sinks. A record's ``run_id`` is
@@ -141,6 +147,7 @@ class TruthGuardEventHandler(BaseEventHandler):
         when_full: WhenFull = "record",
         timeout: float | None = 120.0,
         detector_fields: dict[str, Any] | None = None,
+        recheck: bool = False,
     ) -> None:
         super().__init__()
         scorer = Scorer.from_options(
@@ -150,6 +157,7 @@ class TruthGuardEventHandler(BaseEventHandler):
             concurrency=concurrency,
             when_full=when_full,
             timeout=timeout,
+            recheck=recheck,
         )
         fields = dict(detector_fields or {})
         if fields:  # a wrong field fails here, not in every background check
@@ -228,18 +236,19 @@ class TruthGuardEventHandler(BaseEventHandler):
             return
         answer = _answer_text(event.response)
         guard = (getattr(event.response, "metadata", None) or {}).get(METADATA_KEY)
-        refused = None
-        if answer is None and guard is not None:  # a guard released nothing: log what it refused
-            refused = next((a for a in reversed(guard.attempts) if a.answer is not None), None)
-            answer = refused.answer if refused is not None else None
+        checked = None  # the guard's attempt on the answer: the released one, or the last refused
+        if guard is not None:
+            checked = next((a for a in reversed(guard.attempts) if a.answer is not None), None)
+            if answer is None and checked is not None:  # nothing released: log what it refused
+                answer = checked.answer
         if answer is None:
             with self._lock:
                 self._skipped += 1
             return
         sources = getattr(event.response, "source_nodes", None) or []
         contexts = [context_text(n) for n in sources] or list(dict.fromkeys(root.contexts))
-        if refused is not None and refused.contexts:
-            contexts = list(refused.contexts)
+        if checked is not None and checked.contexts:
+            contexts = list(checked.contexts)
         meta: dict[str, Any] = {"span_id": event.span_id, "kind": root.kind, **root.tags}
         if guard is not None:  # answered by a GuardedQueryEngine: keep how the guard ended
             meta["guard_status"] = guard.status
@@ -254,6 +263,8 @@ class TruthGuardEventHandler(BaseEventHandler):
                 metadata=json_safe(meta),
                 extra=dict(self._fields),
                 captured_at=time.time(),
+                guard_attempt=checked,
+                guard_status=guard.status if guard is not None else None,
             )
         )
 
