@@ -14,7 +14,7 @@ from truthguard.refchecker._analysis import NON_CONTENT as _NON_CONTENT
 from truthguard.refchecker._analysis import Analysed
 from truthguard.refchecker._facts import Fact, stem
 
-__all__ = ["Issue", "conflict", "fact_in", "negation_issue", "tokens_of"]
+__all__ = ["Issue", "conflict", "fact_in", "negation_issue", "swapped", "tokens_of"]
 
 
 @dataclass
@@ -163,6 +163,29 @@ def _conflict(
     return None
 
 
+def _swapped(fact: Fact, other: Fact, claim: Analysed, sent: Analysed, ops: list) -> bool:
+    """Whether the claim copies the sentence around ``fact`` with only that value replaced by
+    ``other``: one replaced stretch holding no more than the two values (and a word each side),
+    between words both sides share. Then the claim says something else about the *same* slot,
+    even if its value occurs elsewhere in the evidence."""
+    idx = _tokens_of(claim, fact.start, fact.end)
+    jdx = _tokens_of(sent, other.start, other.end)
+    if not idx or not jdx:
+        return False
+    tag, i1, i2, j1, j2 = _opcode_of(ops, idx[0])
+    if tag != "replace":
+        return False
+    k = next((n for n, op in enumerate(ops) if op[1] == i1 and op[0] == tag), 0)
+    if not (any(op[0] == "equal" for op in ops[:k]) or any(op[0] == "equal" for op in ops[k + 1 :])):
+        return False
+    return (
+        i1 >= idx[0] - 1
+        and i2 <= idx[-1] + 2
+        and j1 >= jdx[0] - 1
+        and j2 <= jdx[-1] + 2
+    )
+
+
 def _negates_shared_word(text: Analysed, k: int, aligned: list[tuple[int, int]]) -> bool:
     """Whether the negation at token ``k`` governs a word both sides share: the next content
     word after it (within four tokens) lies in an aligned stretch ("is not a tower" / "is a
@@ -212,4 +235,5 @@ def _negation_issue(claim: Analysed, sent: Analysed, ops: list) -> tuple[Issue, 
 fact_in = _fact_in
 conflict = _conflict
 negation_issue = _negation_issue
+swapped = _swapped
 tokens_of = _tokens_of

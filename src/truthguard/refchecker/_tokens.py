@@ -34,7 +34,10 @@ class Fact:
 
 
 _WORD = re.compile(
-    r"\d+(?:[.,:]\d+)*(?:st|nd|rd|th|s)?|[^\W\d_]+(?:['’.\-][^\W\d_]+)*\.?|[$£€¥%]", re.UNICODE
+    # "U.S." and "J.K." are one word; "Whale.David" (two passages pasted together) two
+    r"\d+(?:[.,:]\d+)*(?:st|nd|rd|th|s)?|[^\W\d_]+(?:(?:['’\-]|\.(?![A-Z][a-z]))[^\W\d_]+)*\.?"
+    r"|[$£€¥%]",
+    re.UNICODE,
 )
 
 

@@ -221,8 +221,10 @@ class LLMChecker(ClaimChecker):
 
 
 def _everything(retrieval: Retrieval) -> EvidencePool:
-    """Words and facts of every sentence of every segment."""
-    return EvidencePool.of([span.text for seg in retrieval.segments for span in seg.spans])
+    """Words and facts of every segment (a passage), sentence by sentence."""
+    return EvidencePool.of_passages(
+        [[span.text for span in seg.spans] for seg in retrieval.segments]
+    )
 
 
 def _pool(retrieval: Retrieval, i: int) -> tuple[list[tuple[int, int, str]], int]:

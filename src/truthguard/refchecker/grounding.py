@@ -25,10 +25,18 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
-from truthguard.refchecker._alignment import Issue, conflict, fact_in, negation_issue
+from truthguard.refchecker._alignment import (
+    Issue,
+    conflict,
+    fact_in,
+    negation_issue,
+    swapped,
+    tokens_of,
+)
 from truthguard.refchecker._analysis import Analysed, analyse
 from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker.softmatch import SoftMatcher
@@ -63,22 +71,107 @@ class Grounding:
 
 
 @dataclass(frozen=True)
-class EvidencePool:
-    """The words and hard facts of all the evidence a claim may draw on (every passage)."""
+class _Group:
+    """The words and facts of one passage (a segment: a few consecutive sentences)."""
 
+    texts: frozenset[str]
     norms: frozenset[str]
     stems: frozenset[str]
     facts: tuple[Fact, ...]
 
+
+def _group(texts: Sequence[str]) -> _Group:
+    parts = [analyse(t) for t in texts]
+    return _Group(
+        frozenset(texts),
+        frozenset().union(*(a.norms for a in parts)) if parts else frozenset(),
+        frozenset().union(*(a.stems for a in parts)) if parts else frozenset(),
+        tuple(f for a in parts for f in a.facts),
+    )
+
+
+@dataclass(frozen=True)
+class EvidencePool:
+    """The words and hard facts of all the evidence a claim may draw on, sentence by sentence
+    within each passage."""
+
+    passages: tuple[tuple[_Group, ...], ...]
+
     @classmethod
     def of(cls, texts: Sequence[str]) -> EvidencePool:
-        """The pool of ``texts`` (each analysed once; analyses are memoised)."""
-        parts = [analyse(t) for t in texts]
-        return cls(
-            frozenset().union(*(a.norms for a in parts)) if parts else frozenset(),
-            frozenset().union(*(a.stems for a in parts)) if parts else frozenset(),
-            tuple(f for a in parts for f in a.facts),
-        )
+        """The pool of ``texts``, each a passage of one sentence (analyses are memoised)."""
+        return cls(tuple((_group([t]),) for t in texts))
+
+    @classmethod
+    def of_passages(cls, passages: Sequence[Sequence[str]]) -> EvidencePool:
+        """The pool of passages, each given as its sentences in order."""
+        return cls(tuple(tuple(_group([t]) for t in p) for p in passages))
+
+    @cached_property
+    def everything(self) -> _Group:
+        """All sentences as one."""
+        return _merge([g for p in self.passages for g in p])
+
+    def linked(self, subject: Sequence[Fact]) -> _Group:
+        """The sentences that are about ``subject``: those naming it, and those that go on
+        about it by a pronoun ("He was inducted ...") right after one that does."""
+        out: list[_Group] = []
+        for passage in self.passages:
+            on = False
+            for g in passage:
+                if all(fact_in(f, list(g.facts), g.norms, g.stems) for f in subject):
+                    on = True
+                elif not (on and _continues(g)):
+                    on = False
+                if on:
+                    out.append(g)
+        return _merge(out)
+
+
+def _merge(groups: Sequence[_Group]) -> _Group:
+    return _Group(
+        frozenset().union(*(g.texts for g in groups)) if groups else frozenset(),
+        frozenset().union(*(g.norms for g in groups)) if groups else frozenset(),
+        frozenset().union(*(g.stems for g in groups)) if groups else frozenset(),
+        tuple(f for g in groups for f in g.facts),
+    )
+
+
+_PRONOUNS = frozenset(
+    "he she it they his her its their him them this these".split()
+)
+
+
+def _continues(g: _Group) -> bool:
+    """Whether a sentence opens with a pronoun (it goes on about the sentence before)."""
+    text = next(iter(g.texts), "")
+    first = text.split(maxsplit=1)[0].strip(",;:'\"").casefold() if text.strip() else ""
+    return first in _PRONOUNS
+
+
+_SUBJECT_START = 4
+"""Tokens a claim's subject may follow ("In 1998, Redbridge Rovers won ...")."""
+
+
+def claim_subject(claim: Analysed) -> list[Fact] | None:
+    """The name a claim is about: its first run of adjacent name words, when it opens the
+    claim (within :data:`_SUBJECT_START` tokens) and the claim states other facts about it."""
+    names = [f for f in claim.facts if f.kind == "name"]
+    if not names or len(claim.facts) < 2:
+        return None
+    first = tokens_of(claim, names[0].start, names[0].end)
+    if not first or first[0] > _SUBJECT_START:
+        return None
+    run = [names[0]]
+    for f in names[1:]:
+        idx = tokens_of(claim, f.start, f.end)
+        prev = tokens_of(claim, run[-1].start, run[-1].end)
+        if not idx or not prev or idx[0] != prev[-1] + 1:
+            break
+        run.append(f)
+    if len(run) == len(claim.facts):
+        return None  # nothing else is said about it
+    return run
 
 
 def ground_claim(
@@ -111,9 +204,19 @@ def ground_claim(
     norms = frozenset().union(*(e.norms for e in evid)) if evid else frozenset()
     stems = frozenset().union(*(e.stems for e in evid)) if evid else frozenset()
     all_facts = [f for e in evid for f in e.facts]
+    # a name or number stated elsewhere counts when it is stated of the claim's subject: found
+    # in a passage that names it ("Cia Berg was inducted into the Hall of Fame" is not grounded
+    # by a passage saying David Lee Roth was)
+    subject = claim_subject(claim) if pool is not None else None
+    fact_norms, fact_stems, fact_pool = norms, stems, all_facts
     if pool is not None:
-        norms, stems = norms | pool.norms, stems | pool.stems
-        all_facts = [*all_facts, *pool.facts]
+        everything = pool.everything
+        norms, stems = norms | everything.norms, stems | everything.stems
+        all_facts = [*all_facts, *everything.facts]
+        fact_norms, fact_stems, fact_pool = norms, stems, all_facts
+        if subject:
+            linked = pool.linked(subject)
+            fact_norms, fact_stems, fact_pool = linked.norms, linked.stems, list(linked.facts)
 
     # evidence sentence: most shared content stems and facts, the embedding's choice on a tie
     claim_stems = {stem(claim.tokens[i].norm) for i in claim.content}
@@ -137,14 +240,18 @@ def ground_claim(
         ).get_opcodes()
         n_claim = max(len(claim.content) + len(claim.facts), 1)
         close = best_key[0] / n_claim >= 0.6
+        sent_linked = not subject or text in linked.texts
         for fact in claim.facts:
-            if fact_in(fact, sent.facts, sent.norms, sent.stems):
-                continue
-            if fact_in(fact, all_facts, norms, stems):
-                # evidence may span sentences: a value stated elsewhere in the evidence is
-                # supported there, whatever else the closest sentence mentions
+            if sent_linked and fact_in(fact, sent.facts, sent.norms, sent.stems):
                 continue
             other = conflict(fact, claim, sent, ops, close, claim.facts)
+            if fact_in(fact, fact_pool, fact_norms, fact_stems) and (
+                other is None or not swapped(fact, other, claim, sent, ops)
+            ):
+                # evidence may span sentences: a value stated elsewhere in the evidence is
+                # supported there, unless the claim copies this sentence with only that value
+                # swapped for the sentence's own ("Universe 2 is erased" / "Universe 6 ...")
+                continue
             if other is not None:
                 ev = (ref, offset + other.start, offset + other.end, other.text)
                 issues.append(Issue(fact.kind, "conflict", fact.start, fact.end, fact.text, ev))

@@ -24,7 +24,11 @@ __all__ = [
 # at a line break. Tokenised corpora write "word ." with a space, which this accepts too.
 # (?<!\s): a line-break match may only start where a white-space run starts; "\s*\n+\s*" was
 # retried at every position of a long run (quadratic: minutes on 100,000 spaces).
-_SENT_END = re.compile(r"""(?<=[.!?])["')\]]*\s+(?=\S)|(?<!\s)[^\S\n]*\n\s*""")
+# Pasted-together passages ("... the band Whale.David Lee Roth is ...") end a sentence at a
+# period between a lower-case word and a capitalised one with no space.
+_SENT_END = re.compile(
+    r"""(?<=[.!?])["')\]]*\s+(?=\S)|(?<!\s)[^\S\n]*\n\s*|(?<=[a-z]{2}[.!?])(?=[A-Z][a-z])"""
+)
 # Longest text an abbreviation check needs to see before a boundary ("Prof." and a word break).
 _ABBREV_WINDOW = 16
 # Common abbreviations that end with a period but do not end a sentence.
