@@ -153,6 +153,18 @@ _SUBJECT_START = 4
 """Tokens a claim's subject may follow ("In 1998, Redbridge Rovers won ...")."""
 
 
+def _name_runs(claim: Analysed) -> dict[int, list[Fact]]:
+    """Each name word of the claim (by ``id``) with the run of adjacent name words it is in."""
+    out: dict[int, list[Fact]] = {}
+    run: list[Fact] = []
+    for f in [f for f in claim.facts if f.kind == "name"]:
+        if run and (claim.text[run[-1].end : f.start].strip() or f.start - run[-1].end > 1):
+            run = []
+        run.append(f)
+        out[id(f)] = run
+    return out
+
+
 def claim_subject(claim: Analysed) -> list[Fact] | None:
     """The name a claim is about: its first run of adjacent name words, when it opens the
     claim (within :data:`_SUBJECT_START` tokens) and the claim states other facts about it."""
@@ -164,9 +176,8 @@ def claim_subject(claim: Analysed) -> list[Fact] | None:
         return None
     run = [names[0]]
     for f in names[1:]:
-        idx = tokens_of(claim, f.start, f.end)
-        prev = tokens_of(claim, run[-1].start, run[-1].end)
-        if not idx or not prev or idx[0] != prev[-1] + 1:
+        gap = claim.text[run[-1].end : f.start]
+        if gap.strip() or len(gap) > 1:  # "Robby Mook, Hillary Clinton's": two names
             break
         run.append(f)
     if len(run) == len(claim.facts):
@@ -241,17 +252,27 @@ def ground_claim(
         n_claim = max(len(claim.content) + len(claim.facts), 1)
         close = best_key[0] / n_claim >= 0.6
         sent_linked = not subject or text in linked.texts
+
+        def about_subject(f: Fact) -> bool:
+            return (sent_linked and fact_in(f, sent.facts, sent.norms, sent.stems)) or fact_in(
+                f, fact_pool, fact_norms, fact_stems
+            )
+
+        runs = _name_runs(claim) if subject else {}
         for fact in claim.facts:
             if sent_linked and fact_in(fact, sent.facts, sent.norms, sent.stems):
                 continue
             other = conflict(fact, claim, sent, ops, close, claim.facts)
-            if fact_in(fact, fact_pool, fact_norms, fact_stems) and (
-                other is None or not swapped(fact, other, claim, sent, ops)
-            ):
+            if other is None or not swapped(fact, other, claim, sent, ops):
                 # evidence may span sentences: a value stated elsewhere in the evidence is
                 # supported there, unless the claim copies this sentence with only that value
                 # swapped for the sentence's own ("Universe 2 is erased" / "Universe 6 ...")
-                continue
+                if fact_in(fact, fact_pool, fact_norms, fact_stems):
+                    continue
+                if fact_in(fact, all_facts, norms, stems) and any(
+                    about_subject(g) for g in runs.get(id(fact), ()) if g is not fact
+                ):
+                    continue  # "Hillary" of "Hillary Clinton's", "Clinton" said of the subject
             if other is not None:
                 ev = (ref, offset + other.start, offset + other.end, other.text)
                 issues.append(Issue(fact.kind, "conflict", fact.start, fact.end, fact.text, ev))
