@@ -67,6 +67,9 @@ def _fact_in(fact: Fact, facts: list[Fact], norms: frozenset[str], stems: frozen
 def _name_in(name: str, facts: list[Fact], norms: frozenset[str], stems: frozenset[str]) -> bool:
     if name in norms or stem(name) in stems:
         return True
+    bare = name.removesuffix("'s")
+    if any(str(f.value).removesuffix("'s") == bare for f in facts if f.kind == "name"):
+        return True  # "Apple's" / "Apple"
     parts = [p for p in name.replace(".", " ").replace("-", " ").split() if p]
     if len(parts) > 1 and all(p in norms or len(p) == 1 for p in parts):
         return True  # "Jean-Paul", "J.K." against "Jean Paul", "Joanne K."
@@ -122,6 +125,16 @@ def _approximate(text: Analysed, i: int) -> bool:
     return bool(before & _APPROX)
 
 
+_WEEKDAYS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday".split()
+)
+
+
+def _weekday(fact: Fact) -> bool:
+    """A day of the week is a name, but never stands in the slot of a person or place."""
+    return fact.kind == "name" and str(fact.value) in _WEEKDAYS
+
+
 def _conflict(
     fact: Fact, claim: Analysed, sent: Analysed, ops: list, close: bool, claim_facts: list[Fact]
 ) -> Fact | None:
@@ -148,6 +161,7 @@ def _conflict(
                 f.kind == fact.kind
                 and lo <= f.start < hi
                 and same_unit
+                and _weekday(fact) == _weekday(f)
                 and not _fact_in(f, claim_facts, frozenset(), frozenset())
             ):
                 return f
@@ -178,12 +192,19 @@ def _swapped(fact: Fact, other: Fact, claim: Analysed, sent: Analysed, ops: list
     k = next((n for n, op in enumerate(ops) if op[1] == i1 and op[0] == tag), 0)
     if not (any(op[0] == "equal" for op in ops[:k]) or any(op[0] == "equal" for op in ops[k + 1 :])):
         return False
+    copied = sum(op[2] - op[1] for op in ops if op[0] == "equal")
     return (
         i1 >= idx[0] - 1
         and i2 <= idx[-1] + 2
         and j1 >= jdx[0] - 1
         and j2 <= jdx[-1] + 2
+        and copied >= _COPIED * len(claim.tokens)
     )
+
+
+_COPIED = 0.7
+"""Share of a claim's words that must be copied from the sentence for a swapped value to
+conflict with the sentence even when the value is stated elsewhere."""
 
 
 def _negates_shared_word(text: Analysed, k: int, aligned: list[tuple[int, int]]) -> bool:
@@ -195,6 +216,13 @@ def _negates_shared_word(text: Analysed, k: int, aligned: list[tuple[int, int]])
             continue
         return any(lo <= m < hi for lo, hi in aligned)
     return False
+
+
+def _same_word_start(a: Analysed, ia: range, b: Analysed, jb: range, skip: set[int]) -> bool:
+    """Whether a word of ``b[jb]`` starts like a word of ``a[ia]`` (negations skipped):
+    "make" / "made", "win" / "won" are one verb."""
+    heads = {a.tokens[i].norm[:1] for i in ia if i not in skip and a.tokens[i].norm}
+    return any(b.tokens[j].norm[:1] in heads for j in jb if b.tokens[j].norm)
 
 
 def _negation_issue(claim: Analysed, sent: Analysed, ops: list) -> tuple[Issue, Any] | None:
@@ -213,7 +241,13 @@ def _negation_issue(claim: Analysed, sent: Analysed, ops: list) -> tuple[Issue, 
         interior = j1 >= first_eq and j2 <= last_eq
         if a > b:
             i = next(i for i in range(i1, i2) if i in cneg)
-            swapped = tag == "replace" and j2 - j1 <= 2 and interior  # "did not make" / "made"
+            # "did not make" / "made": the other side is the same verb without the negation
+            swapped = (
+                tag == "replace"
+                and j2 - j1 <= 2
+                and interior
+                and _same_word_start(claim, range(i1, i2), sent, range(j1, j2), cneg)
+            )
             if not swapped and not _negates_shared_word(claim, i, claim_equal):
                 continue  # "no longer work" for "banned from working": other words, no flip
             t = claim.tokens[i]

@@ -227,7 +227,10 @@ def ground_claim(
         fact_norms, fact_stems, fact_pool = norms, stems, all_facts
         if subject:
             linked = pool.linked(subject)
-            fact_norms, fact_stems, fact_pool = linked.norms, linked.stems, list(linked.facts)
+            if linked.texts:
+                fact_norms, fact_stems, fact_pool = linked.norms, linked.stems, list(linked.facts)
+            else:
+                subject = None  # never named: the claim's other facts are looked up anywhere
 
     # evidence sentence: most shared content stems and facts, the embedding's choice on a tie
     claim_stems = {stem(claim.tokens[i].norm) for i in claim.content}
@@ -260,9 +263,12 @@ def ground_claim(
 
         runs = _name_runs(claim) if subject else {}
         for fact in claim.facts:
-            if sent_linked and fact_in(fact, sent.facts, sent.norms, sent.stems):
+            in_sentence = fact_in(fact, sent.facts, sent.norms, sent.stems)
+            if in_sentence and sent_linked:
                 continue
-            other = conflict(fact, claim, sent, ops, close, claim.facts)
+            # a value this sentence states is never set against it (only, perhaps, not said
+            # of the claim's subject)
+            other = None if in_sentence else conflict(fact, claim, sent, ops, close, claim.facts)
             if other is None or not swapped(fact, other, claim, sent, ops):
                 # evidence may span sentences: a value stated elsewhere in the evidence is
                 # supported there, unless the claim copies this sentence with only that value
