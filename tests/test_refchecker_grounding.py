@@ -176,3 +176,59 @@ def test_similarity_mode_keeps_the_earlier_score(embedder):
 def test_half_written_number_words_end_the_number():
     # a number word leading a compound counts; extraction always moves on
     assert _values("a one- or two-day event") == [(1.0, None), (2.0, None)]
+
+
+# -- evidence across sentences: whose fact it is ---------------------------------------------
+
+PASTED = (
+    "Cia Berg (born 2 December 1963) is a Swedish television presenter and singer. She was the "
+    "lead singer of the rock band Whale.David Lee Roth (born October 10, 1954) is an American "
+    "rock vocalist. He was inducted into the Rock and Roll Hall of Fame in 2007."
+)
+
+
+def _pool_ground(claim, passages):
+    from truthguard.refchecker.grounding import EvidencePool
+    from truthguard.refchecker.segment import split_sentences
+
+    sents = [[s.text for s in split_sentences(p)] for p in passages]
+    flat = [(k, 0, s) for k, p in enumerate(sents) for s in p]
+    return ground_claim(claim, flat, pool=EvidencePool.of_passages(sents))
+
+
+def test_a_fact_elsewhere_counts_only_when_said_of_the_claims_subject():
+    g = _pool_ground("David Lee Roth was inducted into the Rock and Roll Hall of Fame.", [PASTED])
+    assert g.label == "Entailment", g.issues
+    # the same words said of someone the passage never links them to
+    g = _pool_ground("Cia Berg was inducted into the Rock and Roll Hall of Fame.", [PASTED])
+    assert g.label == "Neutral"
+    assert {i.text for i in g.issues} >= {"Hall", "Fame"}
+    # a claim joining two passages that both name its subject is grounded
+    passages = [
+        "Redbridge Rovers won the 1998 Northern Cup after a replay.",
+        "Tom Ashworth captained Redbridge Rovers for six seasons.",
+    ]
+    g = _pool_ground(
+        "Redbridge Rovers won the 1998 Northern Cup, captained by Tom Ashworth.", passages
+    )
+    assert g.label == "Entailment", g.issues
+
+
+def test_a_value_swapped_into_a_copied_sentence_conflicts_even_if_stated_elsewhere():
+    passages = [
+        "With all of their fighters eliminated, Universe 6 is promptly erased. Universe 2 "
+        "fights on."
+    ]
+    g = _pool_ground(
+        "With all of their fighters eliminated, Universe 2 is promptly erased.", passages
+    )
+    assert g.label == "Contradiction"
+    assert [(i.text, i.relation) for i in g.issues] == [("2", "conflict")]
+
+
+def test_a_weekday_never_stands_in_for_a_name_and_possessives_match():
+    passages = ["On Thursday, Apple released a new version of its phone software."]
+    g = _pool_ground("Apple's new phone software was released on Thursday.", passages)
+    assert g.label == "Entailment", g.issues
+    g = _pool_ground("On Thursday, Google released a new version of its phone software.", passages)
+    assert [(i.text, i.relation) for i in g.issues] == [("Google", "conflict")]

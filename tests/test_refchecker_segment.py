@@ -72,3 +72,18 @@ def test_local_extractor_drops_clauses_without_content():
     answer = "Paris is a big city; - - - -; and more words here too."
     claims = LocalExtractor().extract("Q?", answer)
     assert [c.text for c in claims] == ["Paris is a big city", "and more words here too."]
+
+
+def test_passages_pasted_without_a_space_split_but_abbreviations_stay():
+    from truthguard.refchecker._tokens import tokenize
+
+    text = (
+        "He sang in the band Whale.David Lee Roth sang in Van Halen. Dr. Smith met the U.S. team."
+    )
+    assert [s.text for s in split_sentences(text)] == [
+        "He sang in the band Whale.",
+        "David Lee Roth sang in Van Halen.",
+        "Dr. Smith met the U.S. team.",
+    ]
+    words = [t.text for t in tokenize("band Whale.David, the U.S. Army and J.K. Rowling")]
+    assert words == ["band", "Whale", "David", "the", "U.S.", "Army", "and", "J.K.", "Rowling"]

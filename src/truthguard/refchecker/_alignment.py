@@ -125,9 +125,7 @@ def _approximate(text: Analysed, i: int) -> bool:
     return bool(before & _APPROX)
 
 
-_WEEKDAYS = frozenset(
-    "monday tuesday wednesday thursday friday saturday sunday".split()
-)
+_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
 
 
 def _weekday(fact: Fact) -> bool:
@@ -190,7 +188,9 @@ def _swapped(fact: Fact, other: Fact, claim: Analysed, sent: Analysed, ops: list
     if tag != "replace":
         return False
     k = next((n for n, op in enumerate(ops) if op[1] == i1 and op[0] == tag), 0)
-    if not (any(op[0] == "equal" for op in ops[:k]) or any(op[0] == "equal" for op in ops[k + 1 :])):
+    if not (
+        any(op[0] == "equal" for op in ops[:k]) or any(op[0] == "equal" for op in ops[k + 1 :])
+    ):
         return False
     copied = sum(op[2] - op[1] for op in ops if op[0] == "equal")
     return (
