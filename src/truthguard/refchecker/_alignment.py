@@ -125,7 +125,9 @@ def _approximate(text: Analysed, i: int) -> bool:
     return bool(before & _APPROX)
 
 
-_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+_WEEKDAYS = frozenset(
+    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+)
 
 
 def _weekday(fact: Fact) -> bool:

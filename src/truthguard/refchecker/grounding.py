@@ -137,7 +137,9 @@ def _merge(groups: Sequence[_Group]) -> _Group:
     )
 
 
-_PRONOUNS = frozenset("he she it they his her its their him them this these".split())
+_PRONOUNS = frozenset(
+    ["he", "she", "it", "they", "his", "her", "its", "their", "him", "them", "this", "these"]
+)
 
 
 def _continues(g: _Group) -> bool:
