@@ -14,7 +14,16 @@ from truthguard.refchecker._analysis import NON_CONTENT as _NON_CONTENT
 from truthguard.refchecker._analysis import Analysed
 from truthguard.refchecker._facts import Fact, stem
 
-__all__ = ["Issue", "conflict", "fact_in", "negation_issue", "swapped", "tokens_of"]
+__all__ = [
+    "COPIED",
+    "Issue",
+    "conflict",
+    "copied_share",
+    "fact_in",
+    "negation_issue",
+    "swapped",
+    "tokens_of",
+]
 
 
 @dataclass
@@ -194,14 +203,19 @@ def _swapped(fact: Fact, other: Fact, claim: Analysed, sent: Analysed, ops: list
         any(op[0] == "equal" for op in ops[:k]) or any(op[0] == "equal" for op in ops[k + 1 :])
     ):
         return False
-    copied = sum(op[2] - op[1] for op in ops if op[0] == "equal")
     return (
         i1 >= idx[0] - 1
         and i2 <= idx[-1] + 2
         and j1 >= jdx[0] - 1
         and j2 <= jdx[-1] + 2
-        and copied >= _COPIED * len(claim.tokens)
+        and _copied_share(ops, claim) >= _COPIED
     )
+
+
+def _copied_share(ops: list, claim: Analysed) -> float:
+    """Share of the claim's words that the alignment copies from the sentence."""
+    copied = sum(op[2] - op[1] for op in ops if op[0] == "equal")
+    return copied / max(len(claim.tokens), 1)
 
 
 _COPIED = 0.7
@@ -272,4 +286,6 @@ fact_in = _fact_in
 conflict = _conflict
 negation_issue = _negation_issue
 swapped = _swapped
+copied_share = _copied_share
+COPIED = _COPIED
 tokens_of = _tokens_of

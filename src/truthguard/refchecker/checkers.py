@@ -404,6 +404,7 @@ class LocalChecker(ClaimChecker):
                 "issues": [f"{x.relation}:{x.kind}:{x.text}" for x in g.issues],
                 "n_facts": g.n_facts,
                 "n_content": g.n_content,
+                "copied": g.copied,
             }
             out.append(
                 ClaimVerdict(

@@ -34,6 +34,8 @@ from truthguard.refchecker._alignment import (
     conflict,
     fact_in,
     negation_issue,
+    COPIED,
+    copied_share,
     swapped,
     tokens_of,
 )
@@ -68,6 +70,8 @@ class Grounding:
     """Hard facts of the claim (numbers, dates, names, titles)."""
     n_content: int = 0
     """Content words of the claim that were checked (0 when content is not checked)."""
+    copied: float = 0.0
+    """Share of the claim's words copied, in order, from its evidence sentence."""
 
 
 @dataclass(frozen=True)
@@ -298,15 +302,22 @@ def ground_claim(
     matches: list[float] = []
     soft_words: dict[str, float] = {}
     if check_content and claim.content:
+        # in a near-copy of the evidence sentence, a word put in place of one of its words must
+        # match there ("protects him with a condition" for "... with a barrier"), not anywhere
+        swapped_words: set[int] = set()
+        if best is not None and copied_share(ops, claim) >= COPIED:
+            swapped_words = {i for op in ops if op[0] == "replace" for i in range(op[1], op[2])}
+        sent_words = (evid[best].norms, evid[best].stems) if best is not None else None
         unaligned = []
         for i in claim.content:
             t = claim.tokens[i]
             w = t.norm.replace("'s", "").strip(".'")
             parts = [p for p in w.split("-") if p]
+            ns, ss = sent_words if i in swapped_words and sent_words else (norms, stems)
             if (
-                w in norms
-                or stem(w) in stems
-                or (parts and all(p in norms or stem(p) in stems for p in parts))
+                w in ns
+                or stem(w) in ss
+                or (parts and all(p in ns or stem(p) in ss for p in parts))
             ):
                 matches.append(1.0)
             else:
@@ -335,5 +346,13 @@ def ground_claim(
         label, support = "Entailment", precision
     n_content = len(claim.content) if check_content else 0
     return Grounding(
-        label, support, precision, issues, sentence, soft_words, len(claim.facts), n_content
+        label,
+        support,
+        precision,
+        issues,
+        sentence,
+        soft_words,
+        len(claim.facts),
+        n_content,
+        round(copied_share(ops, claim), 4) if ops else 0.0,
     )
