@@ -5,7 +5,7 @@ Writes ``src/truthguard/refchecker/decision.json`` (the packaged default). The r
 left out of the fit, so its figures are measured on rows the coefficients never saw; the
 kept-aside half of HaluEval is the final check.
 
-    python benchmarks/fit_grounding_decision.py --data ../shared/data --rows 600
+    python benchmarks/fit_grounding_decision.py --data ../shared/data
 
 Each task counts equally, and within a task each class; the threshold is the highest
 ``P(hallucinated)`` cut that still lets ``--min-pass`` of the correct answers of every task pass
@@ -46,14 +46,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=None, help="data root (default: $TRUTHGUARD_DATA_DIR)")
     parser.add_argument("--skip", type=int, default=200, help="rows per task left for the bench")
-    parser.add_argument("--rows", type=int, default=600, help="rows per task to fit on")
+    parser.add_argument("--rows", type=int, default=400, help="rows per task to fit on")
     parser.add_argument("--l2", type=float, default=1.0, help="L2 penalty")
-    parser.add_argument("--min-pass", type=float, default=0.85, help="correct answers to pass")
+    parser.add_argument("--min-pass", type=float, default=0.8, help="correct answers to pass")
     parser.add_argument("--features", default=None, help="cache of computed features (JSONL)")
     parser.add_argument(
         "--retelling-cosine", type=float, default=0.85, help="see GroundingDecision"
     )
     parser.add_argument("--strict-claims", type=int, default=1, help="see GroundingDecision")
+    parser.add_argument(
+        "--retelling-copied", type=float, default=1.01, help="see GroundingDecision"
+    )
+    parser.add_argument(
+        "--invented",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="see GroundingDecision.invented",
+    )
     parser.add_argument(
         "-o",
         "--output",
@@ -86,10 +95,15 @@ def main(argv: list[str] | None = None) -> int:
                         "reason": r.details.get("reason"),
                         "claims": [
                             {
+                                "claim": c["claim"],
                                 "label": c["label"],
                                 "kind": c.get("kind"),
-                                "cosine": json.loads(c["checker_output"]).get("cosine"),
-                                "issues": [(i["kind"], i["relation"]) for i in c["issues"]],
+                                "checker_output": c["checker_output"],
+                                "issues": [
+                                    {k: i.get(k) for k in ("kind", "relation", "text")}
+                                    | {"claim_start": i.get("claim_start")}
+                                    for i in c["issues"]
+                                ],
                             }
                             for c in r.details.get("claims") or []
                         ],
@@ -100,15 +114,16 @@ def main(argv: list[str] | None = None) -> int:
 
     # answers a contradicted or altered retelling decides are left out of the fit: the model
     # weighs the evidence of the rest
-    rules = _neutral().model_copy(
-        update={"retelling_cosine": args.retelling_cosine, "strict_claims": args.strict_claims}
-    )
+    settings = {
+        "retelling_cosine": args.retelling_cosine,
+        "retelling_copied": args.retelling_copied,
+        "strict_claims": args.strict_claims,
+        "invented": args.invented,
+    }
+    rules = _neutral().model_copy(update=settings)
 
     def decided(r: dict) -> tuple[bool, str, Any] | None:
-        claims = [
-            {**c, "checker_output": json.dumps({"cosine": c["cosine"] or 0.0})} for c in r["claims"]
-        ]
-        return decided_by_claims(claims, chat=r["chat"], decision=rules)
+        return decided_by_claims(r["claims"], chat=r["chat"], decision=rules)
 
     fit_rows = [r for r in rows if r["features"] is not None and decided(r) is None]
     weights = []
@@ -160,8 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     decision = decision.model_copy(
         update={
             "threshold": round(threshold, 3),
-            "retelling_cosine": args.retelling_cosine,
-            "strict_claims": args.strict_claims,
+            **settings,
             "fitted_on": (
                 f"HaluEval development half, rows {args.skip}-{args.skip + args.rows - 1} "
                 f"of each of {', '.join(HALUEVAL_TASKS)}; l2={args.l2}; the threshold keeps "

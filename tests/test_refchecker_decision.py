@@ -83,3 +83,51 @@ def test_a_decision_names_what_is_missing_or_not_finite():
         )
     with pytest.raises(ValidationError):
         GroundingDecision(coefficients=zeros, means=zeros, scales=zeros, intercept=0, threshold=1.5)
+
+
+def _said(text, label, issues, n_facts, **numbers):
+    out = {
+        "claim": text,
+        "label": label,
+        "checker_output": json.dumps({"n_facts": n_facts, "precision": 1.0, **numbers}),
+        "issues": [
+            {"kind": k, "relation": "ungrounded", "text": t, "claim_start": text.find(t)}
+            for k, t in issues
+        ],
+    }
+    return out
+
+
+def test_a_claim_whose_names_and_numbers_are_all_missing_is_invented():
+    from truthguard.refchecker.decision import invented
+
+    made_up = _said("Robin Lee.", "Neutral", [("name", "Robin"), ("name", "Lee")], 2)
+    assert invented(made_up)
+    # one of its names is grounded: not invented (the model weighs it)
+    half = _said("Tom Hanks met Robin Lee.", "Neutral", [("name", "Robin"), ("name", "Lee")], 4)
+    assert not invented(half)
+    # who said it, and a hedged figure, are not what the claim asserts about the world
+    byline = "Salil Shetty: Countries that use executions are on the wrong side of history."
+    assert not invented(_said(byline, "Neutral", [("name", "Salil"), ("name", "Shetty")], 2))
+    hedged = "The penalty is more than 10 times the previous record."
+    assert not invented(_said(hedged, "Neutral", [("number", "10")], 1))
+    assert invented(_said("The penalty is 10 times the record.", "Neutral", [("number", "10")], 1))
+    assert not invented(_said("The film was loved.", "Neutral", [], 0))
+
+
+def test_rules_decide_before_the_model():
+    from truthguard.refchecker.decision import decided_by_claims
+
+    d = GroundingDecision.default().model_copy(
+        update={"invented": True, "retelling_copied": 0.7, "strict_claims": 1}
+    )
+    ok = _said("Bi Sheng made type.", "Entailment", [], 1)
+    made_up = _said("Robin Lee.", "Neutral", [("name", "Robin"), ("name", "Lee")], 2)
+    assert decided_by_claims([ok, made_up], chat=False, decision=d)[:2] == (True, "invented")
+    # in a chat the history may hold what the reply builds on: the model weighs it
+    assert decided_by_claims([ok, made_up], chat=True, decision=d) is None
+    copied = _said("He protects him with a condition.", "Neutral", [("content", "condition")], 0)
+    copied["checker_output"] = json.dumps({"n_facts": 0, "precision": 0.8, "copied": 0.85})
+    assert decided_by_claims([ok, copied], chat=False, decision=d)[:2] == (True, "claim")
+    assert decided_by_claims([ok, ok], chat=False, decision=d) == (False, "all_entailed", None)
+    assert decided_by_claims([made_up], chat=False, decision=d)[1] == "short_answer"

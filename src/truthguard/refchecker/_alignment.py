@@ -65,9 +65,14 @@ def _fact_in(fact: Fact, facts: list[Fact], norms: frozenset[str], stems: frozen
             for f in facts
         )
     if fact.kind == "title":
-        return fact.value in " ".join(sorted(norms)) or any(
+        if any(
             f.kind == "title" and (fact.value in f.value or f.value in fact.value) for f in facts
-        )
+        ):
+            return True
+        # a quotation is found when its words are ("fight of the century," / "... century")
+        words = [w.strip(".,;:!?'\"") for w in str(fact.value).split()]
+        words = [w for w in words if w]
+        return bool(words) and all(w in norms or stem(w) in stems for w in words)
     if fact.kind == "name":
         return _name_in(str(fact.value), facts, norms, stems)
     return False

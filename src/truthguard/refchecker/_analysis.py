@@ -54,6 +54,8 @@ _NON_CONTENT = (
             "throughout",
             "'s",
             "s",
+            "him",
+            "due",
         ]
     )
 )
@@ -238,6 +240,7 @@ def analyse(text: str) -> Analysed:
         and t.norm not in _COLOURING
         and any(ch.isalpha() for ch in t.norm)
         and not t.norm.endswith("n't")
+        and t.norm.split("'")[0] not in _NON_CONTENT  # "they'll", "it's", "we've"
         and t.norm not in ("not", "never", "no", "nor", "cannot")
     ]
     norms: set[str] = set()

@@ -19,7 +19,14 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-__all__ = ["ClaimKind", "claim_kind", "is_refusal", "strip_frame"]
+__all__ = [
+    "ClaimKind",
+    "attribution_names",
+    "claim_kind",
+    "hedged_at",
+    "is_refusal",
+    "strip_frame",
+]
 
 ClaimKind = Literal["fact", "question", "greeting", "opinion", "hedge", "framing", "refusal"]
 
@@ -177,3 +184,34 @@ def is_refusal(answer: str) -> bool:
     """True when the answer, taken whole, declines to answer or says the sources lack it."""
     t = _norm(answer)
     return bool(t) and len(t) <= 300 and bool(_REFUSAL.match(t))
+
+
+_NAME_WORDS = r"[A-Z][\w'’.\-]*(?:\s+[A-Z][\w'’.\-]*){0,3}"
+_SAYS = r"(?:says|said|writes|wrote|asks|asked|argues|argued|notes|noted|tells|told|adds|added)"
+_ATTRIBUTION = re.compile(
+    rf"^\s*(?P<lead>{_NAME_WORDS})\s*:"  # "Salil Shetty: Countries that ..."
+    rf"|\b{_SAYS}\s+(?P<after>{_NAME_WORDS})"  # "..., writes Silvia Marchetti."
+    rf"|(?P<before>{_NAME_WORDS})\s+{_SAYS}\b"  # "O'Mara says such cameras ..."
+    rf"|\baccording\s+to\s+(?P<source>{_NAME_WORDS})"
+)
+_HEDGED_NUMBER = re.compile(
+    r"\b(?:more\s+than|less\s+than|fewer\s+than|at\s+least|at\s+most|about|around|nearly|"
+    r"almost|over|under|up\s+to|some|roughly|approximately|an\s+estimated|estimated)\s+$",
+    re.IGNORECASE,
+)
+
+
+def attribution_names(claim: str) -> set[str]:
+    """The name words a claim attributes its statement to ("Salil Shetty: ...", "..., writes
+    Silvia Marchetti", "O'Mara says ..."): who said it, not what is said about the world."""
+    words: set[str] = set()
+    for m in _ATTRIBUTION.finditer(claim):
+        for group in ("lead", "after", "before", "source"):
+            if m.group(group):
+                words.update(w.strip(".,'’") for w in m.group(group).split())
+    return words
+
+
+def hedged_at(claim: str, start: int) -> bool:
+    """Whether the number at ``start`` in ``claim`` is hedged ("more than 10", "at least four")."""
+    return bool(_HEDGED_NUMBER.search(claim[max(0, start - 30) : start]))

@@ -31,11 +31,14 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from truthguard.refchecker.claimkind import attribution_names, hedged_at
+
 __all__ = [
     "FEATURES",
     "GroundingDecision",
     "answer_features",
     "decided_by_claims",
+    "invented",
     "retelling_deviation",
 ]
 
@@ -142,9 +145,13 @@ def decided_by_claims(
     Rules, in order: a contradicted or altered retelling (``"claim"``) makes it hallucinated;
     every claim entailed (``"all_entailed"``) makes it factual; a short direct answer (no chat
     history, at most :attr:`GroundingDecision.strict_claims` claims) with a claim not entailed
-    (``"short_answer"``) makes it hallucinated. Otherwise the model weighs the answer.
+    (``"short_answer"``) makes it hallucinated; outside a chat, a claim about names or numbers
+    none of which the evidence holds (``"invented"``, see :func:`invented`) makes it
+    hallucinated. Otherwise the model weighs the answer.
     """
-    deviation = retelling_deviation(claims, decision.retelling_cosine)
+    deviation = retelling_deviation(
+        claims, decision.retelling_cosine, copied=decision.retelling_copied
+    )
     if deviation is not None:
         return True, "claim", deviation
     if claims and all(c.get("label") == "Entailment" for c in claims):
@@ -152,14 +159,19 @@ def decided_by_claims(
     if not chat and 0 < len(claims) <= decision.strict_claims:
         bad = next(c for c in claims if c.get("label") != "Entailment")
         return True, "short_answer", bad
+    if not chat and decision.invented:
+        made_up = next((c for c in claims if invented(c)), None)
+        if made_up is not None:
+            return True, "invented", made_up
     return None
 
 
 def retelling_deviation(
-    claims: Sequence[Mapping[str, Any]], cosine: float
+    claims: Sequence[Mapping[str, Any]], cosine: float, *, copied: float = 1.01
 ) -> Mapping[str, Any] | None:
     """The first claim that contradicts its evidence, or retells an evidence sentence closely
-    (cosine at least ``cosine``) with something changed; None when there is none.
+    (cosine at least ``cosine``, or at least a share ``copied`` of its words copied from it in
+    order) with something changed; None when there is none.
 
     A paraphrase or a summary words things its own way and may leave a detail unaligned; a
     sentence copied from the evidence with one name, number or word swapped is the classic
@@ -168,9 +180,47 @@ def retelling_deviation(
     for c in claims:
         if c.get("label") == "Contradiction":
             return c
-        if c.get("label") == "Neutral" and float(_claim_numbers(c).get("cosine", 0.0)) >= cosine:
-            return c
+        if c.get("label") == "Neutral":
+            numbers = _claim_numbers(c)
+            if float(numbers.get("cosine", 0.0)) >= cosine:
+                return c
+            if float(numbers.get("copied", 0.0)) >= copied:
+                return c
     return None
+
+
+_FACT_KINDS = ("name", "title", "number", "month")
+
+
+def invented(claim: Mapping[str, Any]) -> bool:
+    """Whether a claim states names or numbers of which the evidence holds none.
+
+    Who a statement is attributed to ("Salil Shetty: ...", "..., writes Silvia Marchetti") and
+    hedged numbers ("more than 10 times") are left out: an op-ed's author or a rounded figure
+    is often missing from a correct summary's source, an invented person or date is not.
+    """
+    numbers = _claim_numbers(claim)
+    n_facts = int(numbers.get("n_facts", 0) or 0)
+    if n_facts == 0:
+        return False
+    text = str(claim.get("claim", ""))
+    missing = [
+        i
+        for i in claim.get("issues") or []
+        if i.get("kind") in _FACT_KINDS and i.get("relation") == "ungrounded"
+    ]
+    if len(missing) < n_facts:
+        return False  # something of it is grounded
+    speakers = attribution_names(text)
+    for i in missing:
+        word = str(i.get("text", "")).strip(".,'’")
+        if i.get("kind") == "name" and (word in speakers or word.removesuffix("'s") in speakers):
+            continue
+        at = i.get("claim_start")
+        if i.get("kind") == "number" and isinstance(at, int) and hedged_at(text, at):
+            continue
+        return True
+    return False
 
 
 def _default_path() -> Any:
@@ -206,6 +256,20 @@ class GroundingDecision(BaseModel):
     """A claim this close to its evidence sentence (cosine) that is not entailed makes the
     answer hallucinated on its own, as a contradicted claim does (see
     :func:`retelling_deviation`); above 1 turns the rule off for all but contradictions."""
+    retelling_copied: float = Field(default=1.01, gt=0.0, le=1.01)
+    """A claim that copies at least this share of its words, in order, from its evidence
+    sentence and is not entailed makes the answer hallucinated, as a close cosine does (above 1
+    turns it off)."""
+    invented: bool = False
+    """Outside a chat, an answer with a claim whose names and numbers are all missing from the
+    evidence is hallucinated (see :func:`invented`)."""
+    retelling_copied: float = Field(default=1.01, gt=0.0, le=1.01)
+    """A claim that copies at least this share of its words, in order, from its evidence
+    sentence and is not entailed makes the answer hallucinated, as a close cosine does (above 1
+    turns it off)."""
+    invented: bool = False
+    """Outside a chat, an answer with a claim whose names and numbers are all missing from the
+    evidence is hallucinated (see :func:`invented`)."""
     fitted_on: str = ""
     """Where the coefficients come from (free text)."""
 

@@ -170,8 +170,9 @@ def _name_runs(claim: Analysed) -> dict[int, list[Fact]]:
 
 
 def claim_subject(claim: Analysed) -> list[Fact] | None:
-    """The name a claim is about: its first run of adjacent name words, when it opens the
-    claim (within :data:`_SUBJECT_START` tokens) and the claim states other facts about it."""
+    """The name a claim is about: its first run of two or more adjacent name words ("Cia
+    Berg"), when it opens the claim (within :data:`_SUBJECT_START` tokens) and the claim states
+    other facts about it."""
     names = [f for f in claim.facts if f.kind == "name"]
     if not names or len(claim.facts) < 2:
         return None
@@ -184,8 +185,10 @@ def claim_subject(claim: Analysed) -> list[Fact] | None:
         if gap.strip() or len(gap) > 1:  # "Robby Mook, Hillary Clinton's": two names
             break
         run.append(f)
-    if len(run) == len(claim.facts):
-        return None  # nothing else is said about it
+    if len(run) < 2 or len(run) == len(claim.facts):
+        # one word ("Japanese", "Clinton") is as often an adjective or a short reference as a
+        # subject; a claim of names only says nothing else about it
+        return None
     return run
 
 
@@ -306,7 +309,15 @@ def ground_claim(
         # match there ("protects him with a condition" for "... with a barrier"), not anywhere
         swapped_words: set[int] = set()
         if best is not None and copied_share(ops, claim) >= COPIED:
-            swapped_words = {i for op in ops if op[0] == "replace" for i in range(op[1], op[2])}
+            # only where a content word of the sentence was replaced: "Abe did express" for
+            # "He did express" names who it is, "a condition" for "a barrier" changes what
+            content_of_sent = set(evid[best].content)
+            swapped_words = {
+                i
+                for op in ops
+                if op[0] == "replace" and any(j in content_of_sent for j in range(op[3], op[4]))
+                for i in range(op[1], op[2])
+            }
         sent_words = (evid[best].norms, evid[best].stems) if best is not None else None
         unaligned = []
         for i in claim.content:
@@ -314,11 +325,7 @@ def ground_claim(
             w = t.norm.replace("'s", "").strip(".'")
             parts = [p for p in w.split("-") if p]
             ns, ss = sent_words if i in swapped_words and sent_words else (norms, stems)
-            if (
-                w in ns
-                or stem(w) in ss
-                or (parts and all(p in ns or stem(p) in ss for p in parts))
-            ):
+            if w in ns or stem(w) in ss or (parts and all(p in ns or stem(p) in ss for p in parts)):
                 matches.append(1.0)
             else:
                 unaligned.append(i)
