@@ -30,12 +30,12 @@ from functools import cached_property
 import numpy as np
 
 from truthguard.refchecker._alignment import (
+    COPIED,
     Issue,
     conflict,
+    copied_share,
     fact_in,
     negation_issue,
-    COPIED,
-    copied_share,
     swapped,
     tokens_of,
 )
