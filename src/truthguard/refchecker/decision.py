@@ -170,8 +170,9 @@ def retelling_deviation(
     claims: Sequence[Mapping[str, Any]], cosine: float, *, copied: float = 1.01
 ) -> Mapping[str, Any] | None:
     """The first claim that contradicts its evidence, or retells an evidence sentence closely
-    (cosine at least ``cosine``, or at least a share ``copied`` of its words copied from it in
-    order) with something changed; None when there is none.
+    (cosine at least ``cosine``) with something changed, or copies at least a share ``copied``
+    of its words from it in order with a name or number the evidence lacks; None when there is
+    none.
 
     A paraphrase or a summary words things its own way and may leave a detail unaligned; a
     sentence copied from the evidence with one name, number or word swapped is the classic
@@ -184,16 +185,36 @@ def retelling_deviation(
             numbers = _claim_numbers(c)
             if float(numbers.get("cosine", 0.0)) >= cosine:
                 return c
-            if float(numbers.get("copied", 0.0)) >= copied:
+            if float(numbers.get("copied", 0.0)) >= copied and _missing_facts(c):
                 return c
     return None
+
+
+def _missing_facts(claim: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The claim's names and numbers not found in the evidence, leaving out who a statement is
+    attributed to ("Salil Shetty: ...") and hedged figures ("more than 10 times")."""
+    text = str(claim.get("claim", ""))
+    speakers = attribution_names(text)
+    out = []
+    for i in claim.get("issues") or []:
+        if i.get("kind") not in _FACT_KINDS or i.get("relation") != "ungrounded":
+            continue
+        word = str(i.get("text", "")).strip(".,'’")
+        if i.get("kind") == "name" and (word in speakers or word.removesuffix("'s") in speakers):
+            continue
+        at = i.get("claim_start")
+        if i.get("kind") == "number" and isinstance(at, int) and hedged_at(text, at):
+            continue
+        out.append(i)
+    return out
 
 
 _FACT_KINDS = ("name", "title", "number", "month")
 
 
 def invented(claim: Mapping[str, Any]) -> bool:
-    """Whether a claim states names or numbers of which the evidence holds none.
+    """Whether a claim states names or numbers of which the evidence holds none (or, without
+    names or numbers, words of which it holds none).
 
     Who a statement is attributed to ("Salil Shetty: ...", "..., writes Silvia Marchetti") and
     hedged numbers ("more than 10 times") are left out: an op-ed's author or a rounded figure
@@ -201,26 +222,18 @@ def invented(claim: Mapping[str, Any]) -> bool:
     """
     numbers = _claim_numbers(claim)
     n_facts = int(numbers.get("n_facts", 0) or 0)
+    issues = claim.get("issues") or []
     if n_facts == 0:
-        return False
-    text = str(claim.get("claim", ""))
+        # no names or numbers: invented when none of its words is found ("The skin.")
+        n_content = int(numbers.get("n_content", 0) or 0)
+        missing_words = sum(1 for i in issues if i.get("kind") == "content")
+        return n_content > 0 and missing_words >= n_content
     missing = [
-        i
-        for i in claim.get("issues") or []
-        if i.get("kind") in _FACT_KINDS and i.get("relation") == "ungrounded"
+        i for i in issues if i.get("kind") in _FACT_KINDS and i.get("relation") == "ungrounded"
     ]
     if len(missing) < n_facts:
         return False  # something of it is grounded
-    speakers = attribution_names(text)
-    for i in missing:
-        word = str(i.get("text", "")).strip(".,'’")
-        if i.get("kind") == "name" and (word in speakers or word.removesuffix("'s") in speakers):
-            continue
-        at = i.get("claim_start")
-        if i.get("kind") == "number" and isinstance(at, int) and hedged_at(text, at):
-            continue
-        return True
-    return False
+    return bool(_missing_facts(claim))
 
 
 def _default_path() -> Any:
@@ -258,15 +271,15 @@ class GroundingDecision(BaseModel):
     :func:`retelling_deviation`); above 1 turns the rule off for all but contradictions."""
     retelling_copied: float = Field(default=1.01, gt=0.0, le=1.01)
     """A claim that copies at least this share of its words, in order, from its evidence
-    sentence and is not entailed makes the answer hallucinated, as a close cosine does (above 1
-    turns it off)."""
+    sentence and states a name or number the evidence lacks makes the answer hallucinated, as a
+    close cosine does (above 1 turns it off)."""
     invented: bool = False
     """Outside a chat, an answer with a claim whose names and numbers are all missing from the
     evidence is hallucinated (see :func:`invented`)."""
     retelling_copied: float = Field(default=1.01, gt=0.0, le=1.01)
     """A claim that copies at least this share of its words, in order, from its evidence
-    sentence and is not entailed makes the answer hallucinated, as a close cosine does (above 1
-    turns it off)."""
+    sentence and states a name or number the evidence lacks makes the answer hallucinated, as a
+    close cosine does (above 1 turns it off)."""
     invented: bool = False
     """Outside a chat, an answer with a claim whose names and numbers are all missing from the
     evidence is hallucinated (see :func:`invented`)."""
