@@ -126,8 +126,13 @@ def test_rules_decide_before_the_model():
     assert decided_by_claims([ok, made_up], chat=False, decision=d)[:2] == (True, "invented")
     # in a chat the history may hold what the reply builds on: the model weighs it
     assert decided_by_claims([ok, made_up], chat=True, decision=d) is None
-    copied = _said("He protects him with a condition.", "Neutral", [("content", "condition")], 0)
-    copied["checker_output"] = json.dumps({"n_facts": 0, "precision": 0.8, "copied": 0.85})
+    # a near-copy of its evidence sentence with a name the evidence lacks decides; a near-copy
+    # with a word of its own is left to the model (summaries reword what they copy)
+    copied = _said("No. 17 protects him with a wall.", "Neutral", [("content", "wall")], 1)
+    copied["checker_output"] = json.dumps({"n_facts": 1, "precision": 0.8, "copied": 0.85})
+    assert decided_by_claims([ok, copied], chat=False, decision=d) is None
+    copied = _said("Goku protects him with a barrier.", "Neutral", [("name", "Goku")], 1)
+    copied["checker_output"] = json.dumps({"n_facts": 2, "precision": 1.0, "copied": 0.85})
     assert decided_by_claims([ok, copied], chat=False, decision=d)[:2] == (True, "claim")
     assert decided_by_claims([ok, ok], chat=False, decision=d) == (False, "all_entailed", None)
     assert decided_by_claims([made_up], chat=False, decision=d)[1] == "short_answer"
