@@ -117,3 +117,19 @@ def test_bench_guard_table():
     assert "first (checked) sentence" in table
     assert "middleware overhead, ms / answer" in table and "us per event" in table
     assert "Load:" not in table  # --load not given: skipped
+
+
+def test_bench_guard_load_faults_must_be_a_share():
+    import pytest
+
+    from truthguard.bench import guard
+    from truthguard.errors import InvalidInputError
+
+    for share in (1.5, -0.1, float("nan")):
+        with pytest.raises(InvalidInputError, match="load-faults"):
+            guard._load_faults(100, share)
+    assert len(guard._load_faults(100, 0.05)) == 10  # 5 chain and 5 checker requests
+    with pytest.raises(SystemExit) as e:  # the flag: a usage error, no traceback
+        main(["bench", "guard", "--load-faults", "2"])
+    assert e.value.code == 2
+    assert guard._load_faults(100, 0.0) == []

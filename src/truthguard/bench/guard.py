@@ -93,7 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--load-faults",
-        type=float,
+        type=_share,
         default=0.05,
         help="load: share of chain and of checker requests failing once with a 500 (0.05)",
     )
@@ -106,6 +106,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=0.0,
         help="seconds each guard check takes (default 0: measure truthguard's own overhead)",
     )
+
+
+def _share(text: str) -> float:
+    """An argparse type: a number from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a share from 0 to 1, got {text!r}")
+    return value
 
 
 def _timed(fn: Callable[[int], Any], n: int) -> float:
@@ -698,8 +709,11 @@ def _load_input(i: int) -> dict[str, str]:
 def _load_faults(n: int, share: float) -> list[Any]:
     """One 500 for a ``share`` of the chain requests and of the checker requests (each then
     succeeds on its retry)."""
+    from truthguard.errors import InvalidInputError
     from truthguard.testing import Fault
 
+    if not 0 <= share <= 1:  # NaN too
+        raise InvalidInputError("--load-faults", f"expected a share from 0 to 1, got {share!r}")
     every = round(1 / share) if share > 0 else 0
     picked = range(0, n, every) if every else range(0)
     chain = [Fault("500", match=f"question #{i}?", times=1) for i in picked]
