@@ -1,7 +1,8 @@
 """The ``truthguard`` command.
 
 ``demo``, ``bench NAME``, and the evaluation loop on your own data: ``convert`` (benchmark data
-to rows), ``evaluate``, ``calibrate``, ``report``, ``export-sft``.
+to rows), ``evaluate``, ``calibrate``, ``report``, ``export-sft``; ``train-checker`` (a small
+NLI checker fine-tuned on CPU).
 """
 
 from __future__ import annotations
@@ -89,6 +90,17 @@ def _add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
         "the config itself is never changed unless named here, and is then kept as CONFIG.bak)",
     )
     cal.add_argument("--dry-run", action="store_true", help="print, do not write the config")
+    cal.add_argument(
+        "--refit-decision",
+        default=None,
+        metavar="OUT.json",
+        help="also refit the answer-level decision of the local RefChecker in the results on "
+        "their gold labels and save it here (for RefChecker(decision=OUT.json); a written "
+        "config names it in that detector's options); its threshold is chosen for --target",
+    )
+    cal.add_argument(
+        "--l2", type=float, default=1.0, help="--refit-decision: penalty on the coefficients"
+    )
     cal.add_argument("--json", action="store_true", help="print the result as JSON")
 
     rep = sub.add_parser("report", help="write a self-contained HTML report of evaluate results")
@@ -113,6 +125,8 @@ def _add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
     sft.add_argument("--system", default=None, help="system message added to every example")
     sft.add_argument("--json", action="store_true", help="print the summary as JSON")
 
+    _add_train_checker(sub)
+
     conv = sub.add_parser(
         "convert", help="write the CHALE or PHD benchmark data as rows for evaluate"
     )
@@ -120,6 +134,50 @@ def _add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
     conv.add_argument("--out", "-o", required=True, help="output .jsonl")
     conv.add_argument("--data", default=None, help="data directory (default: $TRUTHGUARD_DATA_DIR)")
     conv.add_argument("--limit", type=int, default=None, help="first N questions / passages")
+
+
+def _add_train_checker(sub: argparse._SubParsersAction) -> None:
+    tc = sub.add_parser(
+        "train-checker",
+        help="fine-tune a small cross-encoder on CPU from the packaged MiniLM, for "
+        "NLIChecker(model=DIR)",
+    )
+    tc.add_argument(
+        "data", nargs="?", default=None, help="JSONL of pairs: {claim, evidence, label}"
+    )
+    tc.add_argument("--out", "-o", required=True, help="folder to write the model to")
+    tc.add_argument(
+        "--from-halueval",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="DIR",
+        help="also build pairs from HaluEval rows --skip onwards (DIR holds halueval/; "
+        "default: $TRUTHGUARD_DATA_DIR, else download)",
+    )
+    tc.add_argument(
+        "--skip", type=int, default=200, help="HaluEval rows per task left out (bench halueval's)"
+    )
+    tc.add_argument(
+        "--halueval-rows", type=int, default=None, help="HaluEval rows per task after --skip"
+    )
+    tc.add_argument("--tasks", nargs="+", choices=("qa", "dialogue", "summarization"), default=None)
+    tc.add_argument(
+        "--write-pairs",
+        default=None,
+        help="also write the pairs (all of them, before --max-rows) as JSONL",
+    )
+    tc.add_argument("--pairs-only", action="store_true", help="write --write-pairs, no training")
+    tc.add_argument("--epochs", type=int, default=1, help="passes over the pairs")
+    tc.add_argument("--max-rows", type=int, default=None, help="train on at most N pairs")
+    tc.add_argument("--max-steps", type=int, default=None, help="stop after N steps")
+    tc.add_argument("--batch-size", type=int, default=16, help="pairs per step")
+    tc.add_argument("--max-length", type=int, default=256, help="tokens per pair")
+    tc.add_argument("--learning-rate", type=float, default=5e-5, help="AdamW peak rate")
+    tc.add_argument("--seed", type=int, default=0, help="same seed, same weights")
+    tc.add_argument("--base", default=None, help="starting model folder (default: packaged)")
+    tc.add_argument("--json", action="store_true", help="print the summary as JSON")
+    tc.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
 def _one_line(command: str, run: Callable[[], int]) -> int:
@@ -187,6 +245,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         detectors=args.detector,
         config=args.config,
         write_config=None if args.dry_run else (args.write or calibrated_path(args.config)),
+        refit_decision=args.refit_decision,
+        l2=args.l2,
     )
     run_dir = Path(args.results)
     if run_dir.is_dir():
@@ -249,12 +309,64 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_train_checker(args: argparse.Namespace) -> int:
+    from truthguard.errors import InvalidInputError
+    from truthguard.refchecker.train import train_checker
+    from truthguard.refchecker.training_data import halueval_pairs, read_pairs, write_pairs
+
+    if args.data is None and args.from_halueval is None:
+        raise InvalidInputError("data", "give a JSONL of pairs, --from-halueval, or both")
+    if args.pairs_only and not args.write_pairs:
+        raise InvalidInputError("--pairs-only", "needs --write-pairs FILE")
+    pairs = read_pairs(args.data) if args.data is not None else []
+    if args.from_halueval is not None:
+        pairs += halueval_pairs(
+            args.from_halueval or None,
+            tasks=args.tasks,
+            skip=args.skip,
+            rows=args.halueval_rows,
+        )
+    if args.write_pairs:
+        n = write_pairs(pairs, args.write_pairs)
+        if args.pairs_only:
+            print(
+                json.dumps({"pairs": n, "out": args.write_pairs})
+                if args.json
+                else (f"{n} pairs -> {args.write_pairs}")
+            )
+            return 0
+    summary = train_checker(
+        pairs,
+        args.out,
+        base=args.base,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        learning_rate=args.learning_rate,
+        seed=args.seed,
+        max_rows=args.max_rows,
+        max_steps=args.max_steps,
+        show_progress=not args.no_progress,
+    )
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        labels = ", ".join(f"{k} {v}" for k, v in summary["labels"].items())
+        print(
+            f"trained on {summary['pairs']} pairs ({labels}), {summary['steps']} steps in "
+            f"{summary['seconds']:.0f} s; loss {summary['first_loss']} -> {summary['last_loss']}"
+        )
+        print(f"model in {summary['out']}: RefChecker(checker=NLIChecker(model={args.out!r}))")
+    return 0
+
+
 _EVALUATION_COMMANDS = {
     "evaluate": _cmd_evaluate,
     "calibrate": _cmd_calibrate,
     "report": _cmd_report,
     "export-sft": _cmd_export_sft,
     "convert": _cmd_convert,
+    "train-checker": _cmd_train_checker,
 }
 
 
