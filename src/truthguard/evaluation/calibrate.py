@@ -117,6 +117,8 @@ def calibrate(
     detectors: Sequence[str] | None = None,
     config: str | Path | None = None,
     write_config: str | Path | None = None,
+    refit_decision: str | Path | None = None,
+    l2: float = 1.0,
 ) -> dict[str, Any]:
     """Choose a threshold per detector from labelled results of ``truthguard evaluate``.
 
@@ -130,10 +132,17 @@ def calibrate(
             config is then kept as ``CONFIG.bak``, since the rewrite drops its comments).
         write_config: Where to write the updated config (``calibrated_path(config)`` is what
             the command line picks).
+        refit_decision: Also refit the answer-level decision of the local RefChecker in the
+            results (the one of ``detectors`` when several) and save it to this file (see
+            :mod:`~truthguard.evaluation.refit`); that detector then gets no score threshold,
+            and a written config names the file in its ``options.decision``.
+        l2: The refit's penalty on the standardised coefficients.
 
     Returns:
         ``{"target": ..., "detectors": {name: {"chosen": point, "roc": [...], "pr": [...],
-        "auroc": ..., "n": ..., "skipped": ...}}}``.
+        "auroc": ..., "n": ..., "skipped": ...}}}``; with ``refit_decision`` also
+        ``"decision": {"detector": name, "path": ..., "threshold": ..., "before": ...,
+        "after": ...}``.
     """
     from truthguard.evaluation.io import read_results
 
@@ -147,7 +156,12 @@ def calibrate(
         if missing:
             raise InvalidInputError("detectors", f"no results for {missing}")
     out: dict[str, Any] = {"target": target, "value": value, "detectors": {}}
+    refit_name = None
+    if refit_decision is not None:
+        refit_name = _refit(out, by, refit_decision, config, l2, str(results)[:200])
     for name, rs in by.items():
+        if name == refit_name:
+            continue  # its scores came from the decision being replaced
         usable = [r for r in rs if r["gold"] is not None and r["score"] is not None]
         if not usable:
             continue
@@ -167,7 +181,7 @@ def calibrate(
             "roc": [(p["fpr"], p["recall"]) for p in points],
             "pr": [(p["recall"], p["precision"]) for p in points if p["precision"] is not None],
         }
-    if not out["detectors"]:
+    if not out["detectors"] and refit_name is None:
         raise InvalidInputError("label", "no result has both a gold label and a score")
     if write_config is not None:
         if config is None:
@@ -176,6 +190,52 @@ def calibrate(
         out["config_written"] = str(written)
         out["config_backup"] = None if backup is None else str(backup)
     return out
+
+
+def _refit(
+    out: dict[str, Any],
+    by: dict[str, list[dict[str, Any]]],
+    path: str | Path,
+    config: str | Path | None,
+    l2: float,
+    source: str,
+) -> str:
+    """Refit the decision of the one RefChecker in ``by``; records it in ``out``; its name."""
+    from truthguard.evaluation.refit import base_decision, refit_decision
+
+    names = [
+        name
+        for name, rs in by.items()
+        if any(isinstance(r.get("details"), dict) and r["details"].get("decision") for r in rs)
+    ]
+    if not names:
+        raise InvalidInputError(
+            "refit_decision",
+            "no result of a local RefChecker with its decision in the details "
+            f"(detectors: {sorted(by)})",
+        )
+    if len(names) > 1:
+        raise InvalidInputError(
+            "detectors", f"several RefCheckers {names}: name the one to refit (--detector)"
+        )
+    name = names[0]
+    options: dict[str, Any] = {}
+    if config is not None:
+        from truthguard.evaluation.config import load_config
+
+        spec = load_config(config).detectors.get(name)
+        options = dict(spec.options) if spec is not None else {}
+    fitted = refit_decision(
+        by[name],
+        path,
+        base=base_decision(options),
+        target=out["target"],
+        value=out["value"],
+        l2=l2,
+        source=source,
+    )
+    out["decision"] = {"detector": name, **fitted}
+    return name
 
 
 def calibrated_path(config: str | Path) -> Path:
@@ -199,6 +259,21 @@ def _write_thresholds(
     from truthguard.evaluation.config import load_config, save_config
 
     cfg = load_config(config)
+    refit = out.get("decision")
+    if refit is not None:
+        if refit["detector"] not in cfg.detectors:
+            raise InvalidInputError("detectors", f"{refit['detector']!r} is not in {config}")
+        spec = cfg.detectors[refit["detector"]]
+        spec.options = {**spec.options, "decision": str(Path(refit["path"]).resolve())}
+        spec.threshold = None  # the decision's own threshold decides
+        spec.calibration = {
+            "refit_decision": str(Path(refit["path"]).resolve()),
+            "target": out["target"],
+            "value": out["value"],
+            "n": refit["n"],
+            "threshold": refit["threshold"],
+            **refit["after"],
+        }
     for name, entry in out["detectors"].items():
         if name not in cfg.detectors:
             raise InvalidInputError("detectors", f"{name!r} is not in {config}")
@@ -244,6 +319,21 @@ def format_calibration(result: dict[str, Any]) -> str:
             f"{name:<16} {e['n']:>5} {c['threshold']:>10.4f} {f(c['precision']):>6} "
             f"{f(c['recall']):>6} {f(c['f1']):>6} {f(e['auroc']):>6}"
         )
+    refit = result.get("decision")
+    if refit is not None:
+        b, a = refit["before"], refit["after"]
+
+        def pct(v: Any) -> str:
+            return "-" if v is None else f"{v:.1f}%"
+
+        lines.append(
+            f"{refit['detector']}: decision refit on {refit['n']} labelled answers "
+            f"({refit['fitted_rows']} weighed by the model), threshold "
+            f"P(hallucinated) >= {refit['threshold']:.3f}; on these rows: correct passed "
+            f"{pct(b['correct_passed'])} -> {pct(a['correct_passed'])}, hallucinated rejected "
+            f"{pct(b['hallucinated_rejected'])} -> {pct(a['hallucinated_rejected'])}"
+        )
+        lines.append(f"decision saved to {refit['path']}: RefChecker(decision={refit['path']!r})")
     return "\n".join(lines)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path, PurePath
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -91,7 +92,8 @@ class RefChecker(BaseDetector):
     only on Entailment."""
     decision: GroundingDecision | None = None
     """The calibrated answer-level decision (None: the packaged one, fitted on HaluEval's
-    development half; see :mod:`~truthguard.refchecker.decision`)."""
+    development half; see :mod:`~truthguard.refchecker.decision`), or the path of one saved
+    with ``GroundingDecision.save`` (what ``truthguard calibrate --refit-decision`` writes)."""
     segment_size: int = Field(default=80, ge=1)
     """Most words per reference segment."""
     top_k: int = Field(default=3, ge=1)
@@ -108,6 +110,19 @@ class RefChecker(BaseDetector):
     """Most characters of ``references`` and ``contexts`` together (new references cost about as
     much per sentence as the answer the first time they are seen); more gives an
     ``unverifiable`` result with reason ``too_large``. None for no limit."""
+
+    @field_validator("decision", mode="before")
+    @classmethod
+    def _decision_file(cls, v: Any) -> Any:
+        if not isinstance(v, str | PurePath):
+            return v
+        path = Path(v).expanduser()
+        if not path.is_file():
+            raise ValueError(f"no decision file at {path}")
+        try:
+            return GroundingDecision.load(path)
+        except ValueError as e:  # not JSON, or not a decision: ValidationError is a ValueError
+            raise ValueError(f"{path} holds no saved GroundingDecision: {e}") from e
 
     def batch(
         self,
