@@ -73,7 +73,8 @@ def test_refit_fits_the_weighed_answers_and_keeps_the_rules(tmp_path):
     base = GroundingDecision.default().model_copy(update={"strict_claims": 2})
     out = tmp_path / "decision.json"
     fitted = refit_decision(_rows(), out, base=base, source="unit rows")
-    assert (fitted["n"], fitted["fitted_rows"], fitted["fixed_rows"]) == (15, 12, 3)
+    assert (fitted["n"], fitted["weighed_rows"], fitted["fixed_rows"]) == (15, 12, 3)
+    assert fitted["fitted_rows"] == 12  # both kinds weighed: the rule-decided ones are not fitted
     saved = GroundingDecision.load(out)
     assert saved.strict_claims == 2 and saved.retelling_cosine == base.retelling_cosine
     assert saved.coefficients != base.coefficients and "unit rows" in saved.fitted_on
@@ -88,6 +89,16 @@ def test_refit_fits_the_weighed_answers_and_keeps_the_rules(tmp_path):
     # the file is what RefChecker(decision=PATH) takes
     assert RefChecker(decision=str(out)).decision == saved
     assert RefChecker(decision=out).decision == saved
+
+
+def test_with_one_kind_weighed_the_rule_decided_answers_are_fitted_too(tmp_path):
+    entailed = [_claim("Entailment", 1.0, 0.9 - k / 50, 0) for k in range(2)]
+    rows = [r for r in _rows() if r["gold"] == "hallucinated"]
+    rows += [_row("factual", entailed, "all_entailed", p=0.1) for _ in range(3)]
+    fitted = refit_decision(rows, tmp_path / "d.json")
+    assert (fitted["weighed_rows"], fitted["fitted_rows"]) == (6, 6 + 1 + 3)
+    assert fitted["after"]["hallucinated_rejected"] == 100.0
+    assert fitted["after"]["correct_passed"] == 100.0
 
 
 def test_refit_needs_both_kinds_among_the_weighed_answers(tmp_path):

@@ -306,9 +306,12 @@ def format_calibration(result: dict[str, Any]) -> str:
     """The chosen operating points as a text table."""
     lines = [
         f"target: {result['target']}"
-        + ("" if result["value"] is None else f" >= {result['value']}"),
-        f"{'detector':<16} {'n':>5} {'threshold':>10} {'P':>6} {'R':>6} {'F1':>6} {'AUROC':>6}",
+        + ("" if result["value"] is None else f" >= {result['value']}")
     ]
+    if result["detectors"]:
+        lines.append(
+            f"{'detector':<16} {'n':>5} {'threshold':>10} {'P':>6} {'R':>6} {'F1':>6} {'AUROC':>6}"
+        )
     for name, e in result["detectors"].items():
         c = e["chosen"]
 
@@ -328,7 +331,8 @@ def format_calibration(result: dict[str, Any]) -> str:
 
         lines.append(
             f"{refit['detector']}: decision refit on {refit['n']} labelled answers "
-            f"({refit['fitted_rows']} weighed by the model), threshold "
+            f"({refit['weighed_rows']} weighed by the model, fitted on {refit['fitted_rows']}), "
+            "threshold "
             f"P(hallucinated) >= {refit['threshold']:.3f}; on these rows: correct passed "
             f"{pct(b['correct_passed'])} -> {pct(a['correct_passed'])}, hallucinated rejected "
             f"{pct(b['hallucinated_rejected'])} -> {pct(a['hallucinated_rejected'])}"

@@ -10,7 +10,8 @@ Which rows teach what:
 
 * an answer the model weighed (``details["decision"]["decided_by"] == "answer"``) is a fitting
   row: its features are recomputed from its claims (:func:`~truthguard.refchecker.decision.
-  answer_features`);
+  answer_features`); when those are all of one kind (every factual answer had all its claims
+  entailed, say), the answers the rules decided are fitted on too;
 * an answer its claims decided (a contradicted claim, every claim entailed, a short direct
   answer) keeps that outcome: the rules and their options are kept from the decision the run
   used, only the coefficients and the threshold change;
@@ -48,13 +49,17 @@ def base_decision(options: dict[str, Any] | None = None) -> Any:
 
 def _outcomes(
     rows: Sequence[dict[str, Any]],
-) -> tuple[list[dict[str, float]], list[bool], list[tuple[bool, bool]]]:
-    """(features, gold) of the fitting rows, and (gold, flagged) of the answers decided already."""
+) -> tuple[
+    list[dict[str, float]], list[bool], list[tuple[bool, bool]], list[tuple[dict[str, float], bool]]
+]:
+    """(features, gold) of the answers the model weighed, (gold, flagged) of the answers decided
+    already, and (features, gold) of those among them that have features."""
     from truthguard.refchecker.decision import FEATURES, answer_features
 
     features: list[dict[str, float]] = []
     gold: list[bool] = []
     fixed: list[tuple[bool, bool]] = []
+    ruled: list[tuple[dict[str, float], bool]] = []
     for r in rows:
         hallucinated = r["gold"] == "hallucinated"
         details = r.get("details") or {}
@@ -66,6 +71,9 @@ def _outcomes(
         if decision.get("decided_by") != "answer":
             flagged = float(decision["p_hallucinated"]) >= float(decision["threshold"])
             fixed.append((hallucinated, flagged))
+            feats = answer_features(details.get("claims") or [])
+            if feats is not None:
+                ruled.append((feats, hallucinated))
             continue
         feats = answer_features(details.get("claims") or [])
         if feats is None:
@@ -82,7 +90,7 @@ def _outcomes(
             feats = {name: float(recorded[name]) for name in FEATURES}
         features.append(feats)
         gold.append(hallucinated)
-    return features, gold, fixed
+    return features, gold, fixed, ruled
 
 
 def _figures(pairs: Sequence[tuple[bool, bool]]) -> dict[str, float | None]:
@@ -131,15 +139,21 @@ def refit_decision(
     from truthguard.refchecker.decision import GroundingDecision
 
     labelled = [r for r in rows if r.get("gold") is not None]
-    features, gold, fixed = _outcomes(labelled)
+    features, gold, fixed, ruled = _outcomes(labelled)
+    fit_x, fit_y = features, gold
     if len(set(gold)) < 2:
+        # one kind only among the weighed answers: learn from the rule-decided ones as well
+        fit_x = features + [f for f, _ in ruled]
+        fit_y = gold + [g for _, g in ruled]
+    if not features or len(set(fit_y)) < 2:
         raise InvalidInputError(
             "label",
-            f"{len(features)} labelled answer(s) were weighed by the decision's model; refitting "
-            "needs both hallucinated and factual ones among them",
+            f"{len(features)} labelled answer(s) were weighed by the decision's model, "
+            f"{len(fit_y) - len(features)} more have claims to learn from; refitting needs "
+            "both hallucinated and factual ones among them",
         )
     base = base if base is not None else GroundingDecision.default()
-    fitted = GroundingDecision.fit(features, gold, l2=l2)
+    fitted = GroundingDecision.fit(fit_x, fit_y, l2=l2)
     probs = [fitted.probability(f) for f in features]
     candidates = sorted({min(max(p, 1e-6), 1 - 1e-6) for p in probs} | {0.5})
     points = []
@@ -165,7 +179,8 @@ def refit_decision(
             "threshold": threshold,
             "fitted_on": (
                 f"truthguard calibrate --refit-decision: {len(labelled)} labelled answers of "
-                f"{note} ({len(features)} weighed by the model); l2={l2}; threshold for "
+                f"{note} ({len(features)} weighed by the model, fitted on {len(fit_x)}); "
+                f"l2={l2}; threshold for "
                 f"{target}" + ("" if value is None else f" >= {value}")
             ),
         }
@@ -180,7 +195,8 @@ def refit_decision(
     return {
         "path": str(out),
         "n": len(labelled),
-        "fitted_rows": len(features),
+        "weighed_rows": len(features),
+        "fitted_rows": len(fit_x),
         "fixed_rows": len(fixed),
         "threshold": round(threshold, 4),
         "precision": None if chosen["precision"] is None else round(chosen["precision"], 4),
