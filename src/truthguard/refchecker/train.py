@@ -180,6 +180,8 @@ def train_checker(
         optimizer.step()
         scheduler.step()
         losses.append(round(float(loss.item()), 4))
+        if show_progress and len(losses) % 5 == 0:
+            bar.set_postfix(loss=f"{sum(losses[-10:]) / len(losses[-10:]):.3f}")  # type: ignore[attr-defined]
     net.eval()
     out.mkdir(parents=True, exist_ok=True)
     net.save_pretrained(out)
