@@ -23,7 +23,7 @@ from truthguard.refchecker.decision import (
 )
 from truthguard.refchecker.extractors import Claim, ClaimExtractor, LocalExtractor
 from truthguard.refchecker.grounding import analyse
-from truthguard.refchecker.retrieval import Retrieval, aretrieve
+from truthguard.refchecker.retrieval import Retrieval, aretrieve, lexical_candidates
 from truthguard.refchecker.segment import segment_references
 from truthguard.result import DetectionResult, Label
 from truthguard.similarity import EmbeddingSimilarity, embedding_cache, get_default_similarity
@@ -171,7 +171,9 @@ class RefChecker(BaseDetector):
             if not claims:
                 continue  # unverifiable or abstains: nothing is embedded
             texts.update(dict.fromkeys(c.text for c in claims))
-            texts.update(dict.fromkeys(sp.text for seg in segments for sp in seg.spans))
+            spans = [sp.text for seg in segments for sp in seg.spans]
+            keep = lexical_candidates([c.text for c in claims], spans)
+            texts.update(dict.fromkeys(t for t, k in zip(spans, keep, strict=True) if k))
         return list(texts)
 
     async def aprefetch(

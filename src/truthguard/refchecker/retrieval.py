@@ -9,15 +9,18 @@ is, and each reference sentence is encoded once instead of once alone and once i
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from truthguard.refchecker._analysis import analyse
+from truthguard.refchecker._facts import stem
 from truthguard.refchecker.extractors import Claim
 from truthguard.refchecker.segment import Segment, Span
 from truthguard.similarity import EmbeddingSimilarity
 
-__all__ = ["Retrieval", "aretrieve"]
+__all__ = ["Retrieval", "aretrieve", "lexical_candidates"]
 
 
 @dataclass
@@ -43,15 +46,52 @@ async def aretrieve(
 ) -> Retrieval:
     """Embed claims and reference sentences in one call, then rank segments for each claim."""
     spans = [(j, span) for j, seg in enumerate(segments) for span in seg.spans]
-    texts = [c.text for c in claims] + [sp.text for _, sp in spans]
+    span_texts = [sp.text for _, sp in spans]
+    if len(span_texts) > _LEXICAL_MIN:  # word look-ups off the loop for long references
+        keep = await asyncio.to_thread(lexical_candidates, [c.text for c in claims], span_texts)
+    else:
+        keep = [True] * len(span_texts)
+    kept = [t for t, k in zip(span_texts, keep, strict=True) if k]
+    texts = [c.text for c in claims] + kept
     if len(texts) <= _CHUNK:
         vecs = await embedder.aembed(texts)
     else:  # each chunk's cache look-up is its own short step on the loop
         parts = [texts[i : i + _CHUNK] for i in range(0, len(texts), _CHUNK)]
         vecs = np.concatenate(await asyncio.gather(*(embedder.aembed(p) for p in parts)))
+    if len(kept) < len(span_texts):
+        # sentences sharing no word or fact with any claim are not encoded: similarity 0
+        full = np.zeros((len(claims) + len(span_texts), vecs.shape[1]), dtype=vecs.dtype)
+        full[: len(claims)] = vecs[: len(claims)]
+        full[len(claims) + np.flatnonzero(keep)] = vecs[len(claims) :]
+        vecs = full
     if len(claims) * max(1, len(segments)) > _OFF_LOOP_PAIRS:  # numpy work off the event loop
         return await asyncio.to_thread(_rank, claims, segments, spans, vecs, top_k)
     return _rank(claims, segments, spans, vecs, top_k)
+
+
+_LEXICAL_MIN = 12
+"""Reference sentences of one check up to which all are encoded (no lexical filter)."""
+
+
+def lexical_candidates(claims: Sequence[str], spans: Sequence[str]) -> list[bool]:
+    """Which reference sentences can be evidence: those sharing a content word (by stem) or
+    a name / number with some claim. Encoding dominates a local check, and in a long reference
+    most sentences share nothing with a short answer; a sentence sharing nothing could only be
+    the evidence of a claim the grounding would find unsupported anyway. All of them when there
+    are at most :data:`_LEXICAL_MIN`, or when none shares anything."""
+    if len(spans) <= _LEXICAL_MIN:
+        return [True] * len(spans)
+    stems: set[str] = set()
+    values: set[tuple[str, object]] = set()
+    for text in claims:
+        a = analyse(text)
+        stems.update(stem(a.tokens[i].norm) for i in a.content)
+        values.update((f.kind, f.value) for f in a.facts)
+    out = []
+    for text in spans:
+        a = analyse(text)
+        out.append(bool(stems & a.stems) or any((f.kind, f.value) in values for f in a.facts))
+    return out if any(out) else [True] * len(spans)
 
 
 _CHUNK = 2_048
