@@ -180,8 +180,14 @@ def claim_kind(text: str) -> ClaimKind:
     return "fact"
 
 
+_REFUSAL_SCAN = 3_000
+"""Longest answer (in characters, white space included) read as a possible refusal."""
+
+
 def is_refusal(answer: str) -> bool:
     """True when the answer, taken whole, declines to answer or says the sources lack it."""
+    if len(answer) > _REFUSAL_SCAN:
+        return False  # a refusal is short: never normalise a long answer here (on the loop)
     t = _norm(answer)
     return bool(t) and len(t) <= 300 and bool(_REFUSAL.match(t))
 
