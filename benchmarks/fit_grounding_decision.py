@@ -54,9 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         "--retelling-cosine", type=float, default=0.85, help="see GroundingDecision"
     )
     parser.add_argument("--strict-claims", type=int, default=1, help="see GroundingDecision")
-    parser.add_argument(
-        "--retelling-copied", type=float, default=0.8, help="see GroundingDecision"
-    )
+    parser.add_argument("--retelling-copied", type=float, default=0.8, help="see GroundingDecision")
     parser.add_argument(
         "--invented",
         action=argparse.BooleanOptionalAction,
