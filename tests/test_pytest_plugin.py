@@ -98,7 +98,8 @@ def test_the_option_names_a_detector_and_a_bad_one_names_the_field(pytester):
 
 
 def test_without_checks_there_is_no_summary_section(pytester):
-    pytester.makepyfile("def test_plain():\n    assert True\n")
+    # a suite that never asks for a grounding check (its own test does ordinary work)
+    pytester.makepyfile("def test_plain():\n    assert sorted([3, 1, 2]) == [1, 2, 3]\n")
     run = pytester.runpytest(*PLUGIN)
     run.assert_outcomes(passed=1)
     assert "truthguard" not in run.stdout.str()
