@@ -179,12 +179,7 @@ def claim_subject(claim: Analysed) -> list[Fact] | None:
     first = tokens_of(claim, names[0].start, names[0].end)
     if not first or first[0] > _SUBJECT_START:
         return None
-    run = [names[0]]
-    for f in names[1:]:
-        gap = claim.text[run[-1].end : f.start]
-        if gap.strip() or len(gap) > 1:  # "Robby Mook, Hillary Clinton's": two names
-            break
-        run.append(f)
+    run = _name_runs(claim)[id(names[0])]  # "Robby Mook, Hillary Clinton's": two runs
     if len(run) < 2 or len(run) == len(claim.facts):
         # one word ("Japanese", "Clinton") is as often an adjective or a short reference as a
         # subject; a claim of names only says nothing else about it
