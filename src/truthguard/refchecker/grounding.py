@@ -102,11 +102,6 @@ class EvidencePool:
     passages: tuple[tuple[_Group, ...], ...]
 
     @classmethod
-    def of(cls, texts: Sequence[str]) -> EvidencePool:
-        """The pool of ``texts``, each a passage of one sentence (analyses are memoised)."""
-        return cls(tuple((_group([t]),) for t in texts))
-
-    @classmethod
     def of_passages(cls, passages: Sequence[Sequence[str]]) -> EvidencePool:
         """The pool of passages, each given as its sentences in order."""
         return cls(tuple(tuple(_group([t]) for t in p) for p in passages))
