@@ -232,3 +232,28 @@ def test_a_weekday_never_stands_in_for_a_name_and_possessives_match():
     assert g.label == "Entailment", g.issues
     g = _pool_ground("On Thursday, Google released a new version of its phone software.", passages)
     assert [(i.text, i.relation) for i in g.issues] == [("Google", "conflict")]
+
+
+def test_a_word_swapped_one_for_one_into_a_copied_sentence_conflicts_unless_it_means_the_same(
+    embedder,
+):
+    from truthguard.refchecker.grounding import SoftMatcher
+
+    ref = "No. 17 protects him with a barrier while Goku charges his final attack."
+    soft = SoftMatcher(embedder)
+
+    def ground(claim):
+        return ground_claim(claim, [(0, 0, ref)], soft=soft)
+
+    g = ground("No. 17 protects him with a condition while Goku charges his final attack.")
+    assert g.label == "Contradiction", g.issues
+    [issue] = g.issues
+    assert (issue.text, issue.relation) == ("condition", "conflict")
+    assert issue.evidence is not None and ref[issue.evidence[1] : issue.evidence[2]] == "barrier"
+    # a word that means the same in that slot is a paraphrase
+    g = ground("No. 17 protects him with a barrier while Goku charges his last attack.")
+    assert g.label == "Entailment", g.issues
+    # the same word in a claim worded its own way is only not found
+    g = ground("Goku charges up while a condition protects him.")
+    assert g.label != "Contradiction"
+    assert ("condition", "ungrounded") in {(i.text, i.relation) for i in g.issues}

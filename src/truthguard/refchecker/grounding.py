@@ -13,7 +13,10 @@ it:
    a negation present on one side of the aligned words and not on the other.
 3. Its **content words** must align with the evidence: same word or same stem, else a soft match
    of contextual MiniLM token vectors (BERTScore-style: the best cosine of the word against the
-   evidence words). The soft precision is the mean match over the claim's content words.
+   evidence words). The soft precision is the mean match over the claim's content words. In a
+   near-copy of the evidence sentence, one content word put in place of one of the sentence's
+   ("protects him with a condition" for "... with a barrier") that matches nothing closely is a
+   **conflict**: the claim says something else in the sentence's own slot.
 
 Label: Contradiction on a conflict; Neutral when a hard fact is not in the evidence, when a
 content word matches nothing closely (below ``word_floor``) or the precision is below
@@ -298,16 +301,19 @@ def ground_claim(
         # in a near-copy of the evidence sentence, a word put in place of one of its words must
         # match there ("protects him with a condition" for "... with a barrier"), not anywhere
         swapped_words: set[int] = set()
+        one_for_one: dict[int, int] = {}
         if best is not None and copied_share(ops, claim) >= COPIED:
             # only where a content word of the sentence was replaced: "Abe did express" for
             # "He did express" names who it is, "a condition" for "a barrier" changes what
             content_of_sent = set(evid[best].content)
-            swapped_words = {
-                i
+            replaced = [
+                op
                 for op in ops
                 if op[0] == "replace" and any(j in content_of_sent for j in range(op[3], op[4]))
-                for i in range(op[1], op[2])
-            }
+            ]
+            swapped_words = {i for op in replaced for i in range(op[1], op[2])}
+            # one word put for one: unless it means the same, the claim says something else
+            one_for_one = {op[1]: op[3] for op in replaced if op[2] - op[1] == op[4] - op[3] == 1}
         sent_words = (evid[best].norms, evid[best].stems) if best is not None else None
         unaligned = []
         for i in claim.content:
@@ -329,7 +335,11 @@ def ground_claim(
                 t = claim.tokens[i]
                 soft_words[t.text] = round(s, 4)
                 matches.append(max(min(s, 1.0), 0.0))
-                if s < word_floor:
+                if s < word_floor and i in one_for_one and best is not None and sentence:
+                    o = evid[best].tokens[one_for_one[i]]
+                    ev = (sentence[0], sentence[1] + o.start, sentence[1] + o.end, o.text)
+                    issues.append(Issue("content", "conflict", t.start, t.end, t.text, ev))
+                elif s < word_floor:
                     issues.append(Issue("content", "ungrounded", t.start, t.end, t.text))
     precision = float(np.mean(matches)) if matches else 1.0
 
