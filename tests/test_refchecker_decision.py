@@ -136,3 +136,38 @@ def test_rules_decide_before_the_model():
     assert decided_by_claims([ok, copied], chat=False, decision=d)[:2] == (True, "claim")
     assert decided_by_claims([ok, ok], chat=False, decision=d) == (False, "all_entailed", None)
     assert decided_by_claims([made_up], chat=False, decision=d)[1] == "short_answer"
+
+
+def test_a_short_opening_answer_not_entailed_decides_outside_a_chat():
+    from truthguard.refchecker.decision import decided_by_claims, leading_answer
+
+    d = GroundingDecision.default().model_copy(update={"lead_words": 6, "invented": False})
+    explained = _said(
+        "The retina is the innermost, light-sensitive layer of tissue of the eye.",
+        "Entailment",
+        [],
+        0,
+    )
+    wrong = _said("The vascular layer of the eye.", "Neutral", [("content", "vascular")], 0)
+    assert leading_answer([wrong, explained], 6) is wrong
+    assert decided_by_claims([wrong, explained], chat=False, decision=d)[:2] == (
+        True,
+        "lead_answer",
+    )
+    # entailed, in a chat, longer than the limit, or the rule off: the model weighs the answer
+    right = _said("The innermost layer of the eye.", "Entailment", [], 0)
+    assert decided_by_claims([right, explained], chat=False, decision=d) == (
+        False,
+        "all_entailed",
+        None,
+    )
+    assert decided_by_claims([wrong, explained], chat=True, decision=d) is None
+    assert leading_answer([wrong, explained], 5) is None
+    off = d.model_copy(update={"lead_words": 0})
+    assert decided_by_claims([wrong, explained], chat=False, decision=off) is None
+    # a clause cut from a longer sentence, talk around facts, or an answer of one claim
+    clause = _said("The layer is vascular", "Neutral", [("content", "vascular")], 0)
+    assert leading_answer([clause, explained], 6) is None
+    opinion = {**wrong, "kind": "opinion"}
+    assert leading_answer([opinion, explained], 6) is None
+    assert leading_answer([wrong], 6) is None

@@ -257,3 +257,36 @@ def test_a_word_swapped_one_for_one_into_a_copied_sentence_conflicts_unless_it_m
     g = ground("Goku charges up while a condition protects him.")
     assert g.label != "Contradiction"
     assert ("condition", "ungrounded") in {(i.text, i.relation) for i in g.issues}
+
+
+def test_a_list_item_swapped_in_a_copied_sentence_conflicts_through_its_sentence():
+    ref = "Ben Barnes, Ed Skrein, and Jason R. Moore also star."
+    answer = "Ben Barnes, David James, and Jason R. Moore also star."
+    item = "Ben Barnes, David James"
+    # on its own the item is too short to be a near-copy: its names are only not found
+    g = ground_claim(item, [(0, 0, ref)])
+    assert g.label == "Neutral"
+    g = ground_claim(item, [(0, 0, ref)], context=answer)
+    assert g.label == "Contradiction", g.issues
+    assert {(i.text, i.relation) for i in g.issues} == {
+        ("David", "conflict"),
+        ("James", "conflict"),
+    }
+    assert all(i.evidence is not None and i.evidence[3] == "Ed" for i in g.issues)
+    assert all(item[i.start : i.end] == i.text for i in g.issues)
+    # a sentence worded its own way sets nothing against the item
+    g = ground_claim(item, [(0, 0, ref)], context=f"{item} joined the cast in the spring.")
+    assert g.label == "Neutral"
+
+
+def test_the_detector_grounds_each_clause_within_its_sentence(embedder):
+    rc = RefChecker(checker=LocalChecker(similarity=embedder))
+    r = rc.invoke(
+        {
+            "question": "Who stars in it?",
+            "answer": "Ben Barnes, David James, and Jason R. Moore also star.",
+            "references": ["Ben Barnes, Ed Skrein, and Jason R. Moore also star."],
+        }
+    )
+    assert r.label == Label.HALLUCINATED
+    assert [c["label"] for c in r.details["claims"]] == ["Contradiction", "Entailment"]

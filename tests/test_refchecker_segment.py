@@ -21,6 +21,18 @@ def test_sentences_keep_offsets_and_skip_abbreviations():
     assert all(text[s.start : s.end] == s.text for s in spans)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ohio Gov. John Kasich signed the bill.",
+        "Sen. Warren and Lt. Gen. Adams spoke on Jan. 5 in Washington.",
+        "It was built by Acme Corp. in Ft. Worth.",
+    ],
+)
+def test_titles_and_abbreviated_months_do_not_end_a_sentence(text):
+    assert [s.text for s in split_sentences(text)] == [text]
+
+
 def test_clauses_split_at_connectives_and_glue_short_pieces():
     text = "The city was founded in 1833; it grew into a port, which made it the largest one"
     assert split_clauses(text) == [
@@ -72,6 +84,10 @@ def test_local_extractor_drops_clauses_without_content():
     answer = "Paris is a big city; - - - -; and more words here too."
     claims = LocalExtractor().extract("Q?", answer)
     assert [c.text for c in claims] == ["Paris is a big city", "and more words here too."]
+    # a clause keeps the sentence it was cut from; a whole sentence needs none
+    assert {c.sentence for c in claims} == {answer}
+    [whole] = LocalExtractor().extract("Q?", "Paris is a big city.")
+    assert whole.sentence is None
 
 
 def test_passages_pasted_without_a_space_split_but_abbreviations_stay():

@@ -336,6 +336,7 @@ class LocalChecker(ClaimChecker):
         *,
         content: bool = True,
         pool: EvidencePool | None = None,
+        context: str | None = None,
     ) -> Grounding:
         """The grounding of claim ``i`` (text ``claim``) in its top-k segments.
 
@@ -356,6 +357,7 @@ class LocalChecker(ClaimChecker):
                 0.8 if self.entailment_threshold is None else self.entailment_threshold
             ),
             check_content=content,
+            context=context,
         )
 
     async def acheck(
@@ -396,7 +398,14 @@ class LocalChecker(ClaimChecker):
         pool = _everything(retrieval)
         for i, claim in enumerate(claims):
             # talk around facts (opinions, questions, ...): only its names and numbers count
-            g = self.ground(claim.text, retrieval, i, content=claim.kind == "fact", pool=pool)
+            g = self.ground(
+                claim.text,
+                retrieval,
+                i,
+                content=claim.kind == "fact",
+                pool=pool,
+                context=claim.sentence,
+            )
             raw = {
                 "precision": round(g.precision, 4),
                 "cosine": round(retrieval.support(i), 4),

@@ -39,6 +39,7 @@ __all__ = [
     "answer_features",
     "decided_by_claims",
     "invented",
+    "leading_answer",
     "retelling_deviation",
 ]
 
@@ -145,7 +146,8 @@ def decided_by_claims(
     Rules, in order: a contradicted or altered retelling (``"claim"``) makes it hallucinated;
     every claim entailed (``"all_entailed"``) makes it factual; a short direct answer (no chat
     history, at most :attr:`GroundingDecision.strict_claims` claims) with a claim not entailed
-    (``"short_answer"``) makes it hallucinated; outside a chat, a claim about names or numbers
+    (``"short_answer"``) makes it hallucinated; outside a chat, a short opening sentence not
+    entailed (``"lead_answer"``, see :func:`leading_answer`) or a claim about names or numbers
     none of which the evidence holds (``"invented"``, see :func:`invented`) makes it
     hallucinated. Otherwise the model weighs the answer.
     """
@@ -159,11 +161,31 @@ def decided_by_claims(
     if not chat and 0 < len(claims) <= decision.strict_claims:
         bad = next(c for c in claims if c.get("label") != "Entailment")
         return True, "short_answer", bad
+    if not chat and decision.lead_words:
+        lead = leading_answer(claims, decision.lead_words)
+        if lead is not None and lead.get("label") != "Entailment":
+            return True, "lead_answer", lead
     if not chat and decision.invented:
         made_up = next((c for c in claims if invented(c)), None)
         if made_up is not None:
             return True, "invented", made_up
     return None
+
+
+def leading_answer(claims: Sequence[Mapping[str, Any]], max_words: int) -> Mapping[str, Any] | None:
+    """The answer's opening sentence when it is a short statement of fact followed by more
+    claims ("Fourth Dynasty pharaoh Khufu. Originally, the Great Pyramid ..."), else None.
+
+    An answer that puts its direct answer first and explains after it is only as right as that
+    first sentence: the explanation is often taken from the sources and would outweigh it.
+    """
+    if len(claims) < 2:
+        return None
+    first = claims[0]
+    text = str(first.get("claim", "")).strip()
+    if first.get("kind", "fact") != "fact" or not text.endswith((".", "!", "?")):
+        return None  # a clause cut from a longer sentence, or talk around facts
+    return first if len(text.split()) <= max_words else None
 
 
 def retelling_deviation(
@@ -276,13 +298,10 @@ class GroundingDecision(BaseModel):
     invented: bool = False
     """Outside a chat, an answer with a claim whose names and numbers are all missing from the
     evidence is hallucinated (see :func:`invented`)."""
-    retelling_copied: float = Field(default=1.01, gt=0.0, le=1.01)
-    """A claim that copies at least this share of its words, in order, from its evidence
-    sentence and states a name or number the evidence lacks makes the answer hallucinated, as a
-    close cosine does (above 1 turns it off)."""
-    invented: bool = False
-    """Outside a chat, an answer with a claim whose names and numbers are all missing from the
-    evidence is hallucinated (see :func:`invented`)."""
+    lead_words: int = Field(default=0, ge=0)
+    """Outside a chat, an answer that opens with a sentence of at most this many words (its
+    direct answer: "The vascular middle layer of the eye.") that is not entailed is
+    hallucinated, however well the explanation after it is supported (0 turns it off)."""
     fitted_on: str = ""
     """Where the coefficients come from (free text)."""
 

@@ -45,6 +45,9 @@ class Claim(BaseModel):
     """``fact`` for a statement about the world; otherwise the talk around facts (question,
     greeting, opinion, hedge, framing, refusal; see :mod:`~truthguard.refchecker.claimkind`),
     of which only names, numbers and titles are checked."""
+    sentence: str | None = None
+    """The answer sentence the claim was cut from, when it is a clause or list item of it (the
+    local extractor); None when the claim is a whole sentence or was written by an LLM."""
 
     def prompt_text(self) -> str:
         """How the claim is shown to a checker LLM."""
@@ -169,7 +172,7 @@ class LocalExtractor(ClaimExtractor):
         return self._extract(question, answer, None)
 
     def _extract(self, question: str, answer: str, stop: threading.Event | None) -> list[Claim]:
-        texts: list[tuple[str, ClaimKind]] = []
+        texts: list[tuple[str, ClaimKind, str | None]] = []
         for sentence in iter_sentences(answer):
             if stop is not None and stop.is_set():
                 return []  # abandoned: nobody reads the claims
@@ -188,11 +191,12 @@ class LocalExtractor(ClaimExtractor):
                     piece = strip_frame(piece)[0]
                 if len(piece.split()) < self.question_context_words:
                     piece = f"{question.strip().rstrip('?').strip()}: {piece}"
-                texts.append((piece, kind))
+                whole = sentence.text if piece != sentence.text else None
+                texts.append((piece, kind, whole))
         seen: set[str] = set()
         claims = []
-        for t, kind in texts:
+        for t, kind, whole in texts:
             if t.casefold() not in seen:
                 seen.add(t.casefold())
-                claims.append(Claim(text=t, kind=kind))
+                claims.append(Claim(text=t, kind=kind, sentence=whole))
         return claims

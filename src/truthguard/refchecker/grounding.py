@@ -26,7 +26,7 @@ content word matches nothing closely (below ``word_floor``) or the precision is 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -195,6 +195,7 @@ def ground_claim(
     word_floor: float = 0.5,
     precision_threshold: float = 0.8,
     check_content: bool = True,
+    context: str | None = None,
 ) -> Grounding:
     """Ground one claim in evidence sentences.
 
@@ -209,6 +210,10 @@ def ground_claim(
         word_floor: Best cosine below which a content word counts as not in the evidence.
         precision_threshold: Soft precision below which the claim is Neutral.
         check_content: Check content words (off when an NLI model judges the relation instead).
+        context: The answer sentence the claim was cut from, if it was (a clause or a list
+            item). A claim too short to be a near-copy of its evidence sentence on its own may
+            be one inside that sentence: "Ben Barnes, David James" of "Ben Barnes, David James
+            and Jason R. Moore also star." swaps a name of "Ben Barnes, Ed Skrein and ...".
     """
     claim = analyse(claim_text)
     evid = [analyse(text) for _, _, text in sentences]
@@ -342,6 +347,23 @@ def ground_claim(
                 elif s < word_floor:
                     issues.append(Issue("content", "ungrounded", t.start, t.end, t.text))
     precision = float(np.mean(matches)) if matches else 1.0
+    copied = copied_share(ops, claim) if ops else 0.0
+    if context and copied < COPIED and any(i.relation == "ungrounded" for i in issues):
+        issues = _conflicts_in_context(
+            claim_text,
+            context,
+            issues,
+            lambda text: ground_claim(
+                text,
+                sentences,
+                pool=pool,
+                hint=hint,
+                soft=soft,
+                word_floor=word_floor,
+                precision_threshold=precision_threshold,
+                check_content=check_content,
+            ),
+        )
 
     if any(i.relation == "conflict" for i in issues):
         label, support = "Contradiction", 0.0
@@ -361,5 +383,29 @@ def ground_claim(
         soft_words,
         len(claim.facts),
         n_content,
-        round(copied_share(ops, claim), 4) if ops else 0.0,
+        round(copied, 4),
     )
+
+
+def _conflicts_in_context(
+    claim_text: str, context: str, issues: list[Issue], ground: Callable[[str], Grounding]
+) -> list[Issue]:
+    """The claim's issues, with the conflicts its sentence shows inside the claim's span.
+
+    Only when the claim lies in ``context`` verbatim; the sentence is grounded as a whole and
+    each of its conflicts that falls within the claim replaces what the claim alone reported
+    at that span (an ungrounded name becomes the name put in place of the sentence's own).
+    """
+    offset = context.find(claim_text)
+    if offset < 0 or context == claim_text:
+        return issues
+    end = offset + len(claim_text)
+    found = [
+        Issue(x.kind, x.relation, x.start - offset, x.end - offset, x.text, x.evidence)
+        for x in ground(context).issues
+        if x.relation == "conflict" and offset <= x.start and x.end <= end
+    ]
+    if not found:
+        return issues
+    spans = {(x.start, x.end) for x in found}
+    return [x for x in issues if (x.start, x.end) not in spans] + found

@@ -33,7 +33,8 @@ _SENT_END = re.compile(
 _ABBREV_WINDOW = 16
 # Common abbreviations that end with a period but do not end a sentence.
 _ABBREV = re.compile(
-    r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|vs|etc|e\.g|i\.e|No|Inc|Ltd|Co)|\b[A-Z])\.$"
+    r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|vs|etc|e\.g|i\.e|No|Inc|Ltd|Co|Corp|Gov|Sen|Rep|"
+    r"Gen|Col|Lt|Capt|Sgt|Rev|Mt|Ft|Jan|Feb|Apr|Aug|Sept?|Oct|Nov|Dec)|\b[A-Z])\.$"
 )
 # Clause boundaries: semicolons, and a comma before a coordinating or relative connective.
 _CLAUSE = re.compile(r";\s+|,\s+(?=(?:and|but|while|whereas|although|which|who)\s)", re.IGNORECASE)
