@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--strict-claims", type=int, default=1, help="see GroundingDecision")
     parser.add_argument("--retelling-copied", type=float, default=0.8, help="see GroundingDecision")
-    parser.add_argument("--lead-words", type=int, default=6, help="see GroundingDecision")
+    parser.add_argument("--lead-words", type=int, default=5, help="see GroundingDecision")
     parser.add_argument(
         "--invented",
         action=argparse.BooleanOptionalAction,

@@ -39,6 +39,8 @@ def test_a_fact_with_a_negation_or_a_name_at_the_start_stays_a_fact():
     assert claim_kind("Nobody knows who built it.") == "fact"
     assert claim_kind("No vaccine was approved before 1990.") == "fact"
     assert claim_kind("Sure Start centres opened in 1999.") == "fact"
+    assert claim_kind("No. 11 also reappears") == "fact"  # a character's number, not "No."
+    assert claim_kind("No, it is not.") == "greeting"
 
 
 @pytest.mark.parametrize(

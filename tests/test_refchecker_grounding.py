@@ -290,3 +290,14 @@ def test_the_detector_grounds_each_clause_within_its_sentence(embedder):
     )
     assert r.label == Label.HALLUCINATED
     assert [c["label"] for c in r.details["claims"]] == ["Contradiction", "Entailment"]
+
+
+def test_a_value_the_sentence_holds_twice_conflicts_where_the_claim_replaces_one():
+    sents = [
+        (0, 0, "Gohan and Universe 10's angel, Cus, mourn Universe 10's erasure."),
+        (0, 70, "Universe 5 fights next."),
+    ]
+    g = ground_claim("Gohan and Universe 5's angel, Cus, mourn Universe 10's erasure.", sents)
+    assert [(i.text, i.relation) for i in g.issues] == [("5", "conflict")]
+    g = ground_claim("Gohan and Universe 10's angel, Cus, mourn Universe 10's erasure.", sents)
+    assert g.label == "Entailment", g.issues

@@ -176,7 +176,7 @@ def _conflict(
                 and lo <= f.start < hi
                 and same_unit
                 and _weekday(fact) == _weekday(f)
-                and not _fact_in(f, claim_facts, frozenset(), frozenset())
+                and _times(f, claim_facts) < _times(f, sent.facts)
             ):
                 return f
     if close and short and fact.kind in ("number", "month"):
@@ -189,6 +189,13 @@ def _conflict(
             ):
                 return f
     return None
+
+
+def _times(fact: Fact, facts: list[Fact]) -> int:
+    """How many of ``facts`` state ``fact``'s value: a value the sentence holds twice ("Universe
+    10's angel mourns Universe 10's erasure") is replaced once even if the claim keeps the
+    other."""
+    return sum(_fact_in(fact, [f], frozenset(), frozenset()) for f in facts)
 
 
 def _swapped(fact: Fact, other: Fact, claim: Analysed, sent: Analysed, ops: list) -> bool:

@@ -67,7 +67,8 @@ _GREETING = re.compile(
         okay|ok|
     alright|yes|yeah|yep|yup|no|nope|oh|wow|haha|lol|great|cool|awesome|nice|right|indeed|
         absolutely|
-    definitely|exactly|me\s+too|same\s+here|good\s+(?:question|choice|idea|pick))\b""",
+    definitely|exactly|me\s+too|same\s+here|good\s+(?:question|choice|idea|pick))\b
+    (?!\.?\s*\d)  # "No. 11 also reappears" numbers a character""",
     re.IGNORECASE | re.VERBOSE,
 )
 
