@@ -50,3 +50,68 @@ def test_onnx_path_imports_no_torch(embed_in_new_process):
     backend, norm, heavy = embed_in_new_process()
     assert backend == "onnx" and norm == pytest.approx(1.0, abs=1e-5)
     assert heavy == ["onnxruntime"]  # and nothing of torch, transformers, sentence-transformers
+
+
+def _padded(lengths, cuts):
+    return sum((e - s) * lengths[e - 1] for s, e in cuts)
+
+
+def test_length_batches_cover_the_texts_in_order_within_the_batch_size():
+    from truthguard.embedding import length_batches
+
+    lengths = sorted([4, 7, 7, 9, 12, 30, 31, 33, 60, 61, 200] * 7)
+    cuts = length_batches(lengths, 8)
+    assert [s for s, _ in cuts] == [0, *[e for _, e in cuts[:-1]]]  # contiguous
+    assert cuts[-1][1] == len(lengths) and all(0 < e - s <= 8 for s, e in cuts)
+    assert length_batches([], 32) == []
+    assert length_batches([5], 32) == [(0, 1)]
+
+
+def test_length_batches_keep_short_texts_apart_from_long_ones():
+    from truthguard.embedding import length_batches
+
+    # a grounding check: short claims and long reference sentences in one call
+    lengths = [9, 10, 11, 12, 55, 58, 60, 64]
+    cuts = length_batches(lengths, 32)
+    assert cuts == [(0, 4), (4, 8)]
+    assert _padded(lengths, cuts) < _padded(lengths, [(0, 8)])
+    # equal lengths are never cut below the batch size (each run has a fixed cost)
+    assert len(length_batches([20] * 40, 32)) == 2
+
+
+def test_length_batches_are_optimal():
+    import itertools
+    import random
+
+    from truthguard.embedding._onnx import RUN_OVERHEAD_TOKENS, length_batches
+
+    rng = random.Random(0)
+    for _ in range(30):
+        lengths = sorted(rng.randint(1, 80) for _ in range(rng.randint(1, 9)))
+        n, size = len(lengths), rng.randint(1, 4)
+        best = None
+        for mask in itertools.product([0, 1], repeat=n - 1):  # every way to cut the sorted list
+            ends = [i + 1 for i, m in enumerate(mask) if m] + [n]
+            cuts = list(zip([0, *ends[:-1]], ends, strict=True))
+            if all(e - s <= size for s, e in cuts):
+                cost = _padded(lengths, cuts) + RUN_OVERHEAD_TOKENS * len(cuts)
+                best = cost if best is None else min(best, cost)
+        got = length_batches(lengths, size)
+        assert _padded(lengths, got) + RUN_OVERHEAD_TOKENS * len(got) == best
+
+
+def test_vectors_do_not_depend_on_the_batch(embedder):
+    texts = ["Paris.", "The capital of France is Paris, on the Seine.", "a cat", "x " * 70]
+    model = embedder.model
+    before = dict(model.stats)
+    together = model.encode(texts)
+    alone = np.concatenate([model.encode([t]) for t in texts])
+    np.testing.assert_allclose(together, alone, atol=1e-6)
+    tokens_together = model.token_vectors(texts)
+    for t, (vecs, offsets) in zip(texts, tokens_together, strict=True):
+        ((v1, o1),) = model.token_vectors([t])
+        assert offsets == o1
+        np.testing.assert_allclose(vecs, v1, atol=1e-6)
+    stats = {k: model.stats[k] - before[k] for k in before}
+    assert stats["texts"] == 2 * len(texts) * 2
+    assert stats["tokens"] <= stats["padded_tokens"]

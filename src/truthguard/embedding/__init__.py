@@ -25,6 +25,7 @@ from truthguard.embedding._onnx import (
     OnnxRuntime,
     can_export,
     export_onnx,
+    length_batches,
     onnx_model_path,
     onnx_support,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "embedding_cache",
     "encode_worker",
     "export_onnx",
+    "length_batches",
     "load_lock",
     "onnx_model_path",
     "onnx_support",

@@ -37,6 +37,7 @@ __all__ = [
     "OnnxRuntime",
     "can_export",
     "export_onnx",
+    "length_batches",
     "onnx_model_path",
     "onnx_support",
 ]
@@ -195,6 +196,40 @@ def export_onnx(model_dir: str | Path, cache_dir: str | Path) -> Path:
     return target
 
 
+RUN_OVERHEAD_TOKENS = 12
+"""The fixed cost of one session run, in tokens' worth of compute (MiniLM on one x86 core: about
+1.5 ms a run, 0.13 ms a token)."""
+
+
+def length_batches(lengths: Sequence[int], batch_size: int) -> list[tuple[int, int]]:
+    """Cut texts sorted by token count into batches of at most ``batch_size``, as ``(start,
+    end)`` ranges, minimising the padded tokens plus :data:`RUN_OVERHEAD_TOKENS` a batch.
+
+    Fixed 32-text batches padded a quarter of the tokens of a grounding check (a claim of ten
+    tokens batched with reference sentences of sixty). Exact dynamic programming over the
+    sorted lengths: a batch always ends at its longest member.
+
+    Example:
+        >>> length_batches([5, 5, 5, 60, 60], 32)
+        [(0, 3), (3, 5)]
+    """
+    n = len(lengths)
+    best = [0] * (n + 1)  # best[end]: the least cost of texts [0, end)
+    cut = [0] * (n + 1)  # where the last batch of that best starts
+    for end in range(1, n + 1):
+        width = lengths[end - 1]
+        best[end], cut[end] = min(
+            (best[start] + (end - start) * width + RUN_OVERHEAD_TOKENS, start)
+            for start in range(max(0, end - batch_size), end)
+        )
+    out = []
+    end = n
+    while end > 0:
+        out.append((cut[end], end))
+        end = cut[end]
+    return out[::-1]
+
+
 def _session_options(threads: int) -> Any:
     import onnxruntime as ort
 
@@ -211,8 +246,9 @@ def _session_options(threads: int) -> Any:
 class OnnxEncoder:
     """Sentence embeddings and per-token vectors of an exported model, on onnxruntime.
 
-    Texts are tokenised once, sorted by length and run in batches padded to their longest
-    member, so short texts never pay for a long one.
+    Texts are tokenised once, sorted by length and cut into batches by
+    :func:`length_batches`, each padded to its longest member: short texts never pay for a long
+    one. A text's vectors do not depend on the batch it ran in (rows are computed apart).
 
     Args:
         model_dir: The sentence-transformers model directory (tokenizer, pooling config).
@@ -240,6 +276,9 @@ class OnnxEncoder:
         tok.no_padding()  # we pad per length-sorted batch ourselves
         tok.enable_truncation(self.max_seq_length)
         self.tokenizer = tok
+        self.stats = dict.fromkeys(("texts", "tokens", "padded_tokens", "runs"), 0)
+        """So far: texts encoded, their tokens, tokens run (padding included), session runs."""
+        self._stats_lock = threading.Lock()
         self._load()
 
     def _load(self) -> None:
@@ -280,8 +319,15 @@ class OnnxEncoder:
     def _batches(self, texts: Sequence[str], batch_size: int) -> Iterator[tuple[list[int], Any]]:
         encodings = self.tokenizer.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        for s in range(0, len(order), batch_size):
-            rows = order[s : s + batch_size]
+        lengths = [len(encodings[i].ids) for i in order]
+        cuts = length_batches(lengths, batch_size)
+        with self._stats_lock:
+            self.stats["texts"] += len(texts)
+            self.stats["tokens"] += sum(lengths)
+            self.stats["padded_tokens"] += sum((e - s) * lengths[e - 1] for s, e in cuts)
+            self.stats["runs"] += len(cuts)
+        for s, e in cuts:
+            rows = order[s:e]
             yield rows, [encodings[i] for i in rows]
 
     def encode(
