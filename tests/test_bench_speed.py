@@ -119,6 +119,8 @@ def test_throughput_compares_every_light_backend_with_onnx(embedder):
         assert out[name]["texts_per_second"] > 0
         if name != "onnx":
             assert 0 <= out[name]["max_cosine_gap"] < 1e-3
+    int8 = out["onnx-int8"]  # opt-in int8 weights: timed, and further from float32
+    assert int8["precision"] == "i8" and 1e-5 < int8["max_cosine_gap"] < 0.05
 
 
 def test_size_scaling_reports_time_against_answer_and_context_length(embedder):

@@ -161,7 +161,7 @@ def embedding_throughput(texts: list[str], repeats: int, *, with_st: bool) -> di
     tokens = sum(len(e.ids) for e in onnx.model.tokenizer.encode_batch(texts))
     out: dict[str, Any] = {"texts": len(texts), "tokens": tokens}
     vectors: dict[str, np.ndarray] = {}
-    names = [*_light_backends(), *(["sentence-transformers"] if with_st else [])]
+    names = [*_light_backends(), "onnx-int8", *(["sentence-transformers"] if with_st else [])]
     for name in names:
         sim = EmbeddingSimilarity(backend=name)  # type: ignore[arg-type]
         sim.warm_up()
@@ -180,7 +180,7 @@ def embedding_throughput(texts: list[str], repeats: int, *, with_st: bool) -> di
             "tokens_per_second": tokens / wall,
             "cpu_ms_per_1k_tokens": 1000 * _median(cpus) / tokens * 1000,
             "threads": getattr(sim.model, "threads", None),
-            "precision": getattr(sim.model, "precision", "f32"),
+            "precision": getattr(sim.model, "precision", "i8" if name == "onnx-int8" else "f32"),
         }
     reference = "sentence-transformers" if with_st else "onnx"
     out["reference"] = reference
@@ -562,7 +562,7 @@ def format_table(result: dict[str, Any]) -> str:
         f"embedding throughput ({emb['texts']} CHALE texts, {emb['tokens']} tokens; gap = "
         f"largest 1 - cosine to {ref}; default backend: {emb.get('default', '-')})",
     ]
-    for name in ("openvino", "onnx", "sentence-transformers"):
+    for name in ("openvino", "onnx", "onnx-int8", "sentence-transformers"):
         if name in emb:
             row = emb[name]
             gap = f"{row['max_cosine_gap']:.1e}" if "max_cosine_gap" in row else "-"

@@ -2,8 +2,9 @@
 
 * :class:`Encoder`: a loaded model (``encode``, ``token_vectors``, ``serial``); one
   :class:`Runtime` per way of running it, each in a module of its own: sentence-transformers
-  (any torch device), ONNX (onnxruntime + ``tokenizers``, no torch at run time) and OpenVINO
-  (the same ONNX export, bfloat16 where the CPU has it). :func:`runtime` finds one by its
+  (any torch device), ONNX (onnxruntime + ``tokenizers``, no torch at run time), ONNX with
+  int8 weights (``"onnx-int8"``, quantized locally from the export) and OpenVINO (the same
+  export, bfloat16 where the CPU has it). :func:`runtime` finds one by its
   ``backend`` name and :func:`choose_runtime` says what ``"auto"`` means.
 * the encode worker pool (:func:`encode_worker`): the threads that run a loaded encoder's
   encode calls, sharing one call among every request waiting for it.
@@ -36,6 +37,7 @@ from truthguard.embedding._openvino import (
     openvino_installed,
 )
 from truthguard.embedding._paths import default_model_cache_dir, default_model_path
+from truthguard.embedding._quantized import OnnxInt8Runtime, quantize_onnx, quantized_path
 from truthguard.embedding._sentence_transformers import (
     SentenceTransformerEncoder,
     SentenceTransformerRuntime,
@@ -56,6 +58,7 @@ __all__ = [
     "EmbeddingCache",
     "Encoder",
     "OnnxEncoder",
+    "OnnxInt8Runtime",
     "OnnxRuntime",
     "OpenVinoEncoder",
     "OpenVinoRuntime",
@@ -77,6 +80,8 @@ __all__ = [
     "openvino_bf16",
     "openvino_installed",
     "parallel_encodes",
+    "quantize_onnx",
+    "quantized_path",
     "quiet_transformers",
     "runtime",
     "sentence_transformers_class",
