@@ -301,3 +301,32 @@ def test_a_value_the_sentence_holds_twice_conflicts_where_the_claim_replaces_one
     assert [(i.text, i.relation) for i in g.issues] == [("5", "conflict")]
     g = ground_claim("Gohan and Universe 10's angel, Cus, mourn Universe 10's erasure.", sents)
     assert g.label == "Entailment", g.issues
+
+
+def test_a_negation_before_a_reworded_word_still_flips_the_sentence():
+    ref = "New York is an important centre for international diplomacy."
+    g = ground_claim("New York is not a major centre for international diplomacy.", [(0, 0, ref)])
+    assert [(i.kind, i.relation) for i in g.issues] == [("negation", "conflict")]
+    # a negation over words the sentence does not have at all flips nothing there
+    g = ground_claim("New York is not cheap and hosts international diplomacy.", [(0, 0, ref)])
+    assert all(i.kind != "negation" for i in g.issues)
+
+
+def test_the_unmatched_half_of_a_compound_is_what_is_matched_softly(embedder):
+    from truthguard.refchecker.grounding import SoftMatcher
+
+    ref = "The ride is a motion-based 3D dark ride at Islands of Adventure."
+    soft = SoftMatcher(embedder)
+    g = ground_claim(
+        "The ride is a popularity-based 3D dark ride at Islands of Adventure.",
+        [(0, 0, ref)],
+        soft=soft,
+    )
+    assert g.label == "Contradiction", g.issues
+    assert [(i.text, i.relation) for i in g.issues] == [("popularity-based", "conflict")]
+    g = ground_claim(
+        "The ride is a movement-based 3D dark ride at Islands of Adventure.",
+        [(0, 0, ref)],
+        soft=soft,
+    )
+    assert g.label == "Entailment", (g.issues, g.soft)

@@ -235,14 +235,22 @@ _COPIED = 0.7
 conflict with the sentence even when the value is stated elsewhere."""
 
 
-def _negates_shared_word(text: Analysed, k: int, aligned: list[tuple[int, int]]) -> bool:
-    """Whether the negation at token ``k`` governs a word both sides share: the next content
-    word after it (within four tokens) lies in an aligned stretch ("is not a tower" / "is a
-    tower"). A negation whose words the other side does not have at all flips nothing there."""
+def _negates_shared_word(
+    text: Analysed, k: int, aligned: list[tuple[int, int]], *, words: int = 1
+) -> bool:
+    """Whether the negation at token ``k`` governs a word both sides share: one of the next
+    ``words`` content words after it (within four tokens) lies in an aligned stretch ("is not a
+    tower" / "is a tower"; with two, "is not an important centre" / "is a major centre"). A
+    negation whose words the other side does not have at all flips nothing there."""
+    seen = 0
     for m in range(k + 1, min(k + 5, len(text.tokens))):
         if text.tokens[m].norm in _NON_CONTENT or m in text.negations:
             continue
-        return any(lo <= m < hi for lo, hi in aligned)
+        if any(lo <= m < hi for lo, hi in aligned):
+            return True
+        seen += 1
+        if seen == words:
+            break
     return False
 
 
@@ -276,7 +284,9 @@ def _negation_issue(claim: Analysed, sent: Analysed, ops: list) -> tuple[Issue, 
                 and interior
                 and _same_word_start(claim, range(i1, i2), sent, range(j1, j2), cneg)
             )
-            if not swapped and not _negates_shared_word(claim, i, claim_equal):
+            # the claim's own negation may sit before a word it reworded ("not an important
+            # centre" for "a major centre"): the next two words count
+            if not swapped and not _negates_shared_word(claim, i, claim_equal, words=2):
                 continue  # "no longer work" for "banned from working": other words, no flip
             t = claim.tokens[i]
             return Issue("negation", "conflict", t.start, t.end, t.text), None

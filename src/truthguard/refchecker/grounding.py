@@ -26,6 +26,7 @@ content word matches nothing closely (below ``word_floor``) or the precision is 
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -321,21 +322,28 @@ def ground_claim(
             one_for_one = {op[1]: op[3] for op in replaced if op[2] - op[1] == op[4] - op[3] == 1}
         sent_words = (evid[best].norms, evid[best].stems) if best is not None else None
         unaligned = []
+        spans: list[tuple[int, int]] = []
         for i in claim.content:
             t = claim.tokens[i]
             w = t.norm.replace("'s", "").strip(".'")
             parts = [p for p in w.split("-") if p]
             ns, ss = sent_words if i in swapped_words and sent_words else (norms, stems)
-            if w in ns or stem(w) in ss or (parts and all(p in ns or stem(p) in ss for p in parts)):
+            found = [p in ns or stem(p) in ss for p in parts]
+            if w in ns or stem(w) in ss or (parts and all(found)):
                 matches.append(1.0)
             else:
                 unaligned.append(i)
+                spans.append(_unmatched_part(t.start, t.text, found))
         if unaligned:
             # soft matches are sought in the evidence sentence (and the embedding's choice):
             # encoding every passage sentence would cost more than the whole check
             picks = (best, hint)
             near = [evid[k] for k in dict.fromkeys(picks) if k is not None and k < len(evid)]
-            sims = soft.best(claim, unaligned, near) if soft is not None else [0.0] * len(unaligned)
+            sims = (
+                soft.best(claim, unaligned, near, spans=spans)
+                if soft is not None
+                else [0.0] * len(unaligned)
+            )
             for i, s in zip(unaligned, sims, strict=True):
                 t = claim.tokens[i]
                 soft_words[t.text] = round(s, 4)
@@ -385,6 +393,17 @@ def ground_claim(
         n_content,
         round(copied, 4),
     )
+
+
+def _unmatched_part(start: int, text: str, found: list[bool]) -> tuple[int, int]:
+    """The character span of a word to match softly: the first part of a hyphenated compound
+    the evidence lacks when it holds the others ("popularity-based" for "motion-based" is
+    judged by "popularity"), else the whole word."""
+    pieces = [m for m in re.finditer(r"[^-]+", text)]
+    if len(pieces) == len(found) and any(found) and not all(found):
+        m = pieces[found.index(False)]
+        return start + m.start(), start + m.end()
+    return start, start + len(text)
 
 
 def _conflicts_in_context(

@@ -62,15 +62,27 @@ class SoftMatcher:
             rows.append(v / n if n > 0 else v)
         return np.stack(rows).astype(np.float32) if rows else np.zeros((0, 1), np.float32)
 
-    def best(self, claim: Analysed, words: list[int], evidence: Sequence[Analysed]) -> list[float]:
-        """For each claim token index in ``words``: its best cosine with an evidence word."""
+    def best(
+        self,
+        claim: Analysed,
+        words: list[int],
+        evidence: Sequence[Analysed],
+        *,
+        spans: Sequence[tuple[int, int]] | None = None,
+    ) -> list[float]:
+        """For each claim token index in ``words``: its best cosine with an evidence word.
+
+        ``spans`` (character offsets in the claim, one per word) narrows a word to a part of it,
+        such as the unmatched half of a hyphenated compound."""
         if not words or not evidence:
             return [0.0] * len(words)
         encoded = self._token_vectors([claim.text, *[ev.text for ev in evidence]])
         cv, co = encoded[0]
         if cv.size == 0:
             return [0.0] * len(words)
-        cw = self._words(cv, co, [(claim.tokens[i].start, claim.tokens[i].end) for i in words])
+        if spans is None:
+            spans = [(claim.tokens[i].start, claim.tokens[i].end) for i in words]
+        cw = self._words(cv, co, list(spans))
         mats = []
         for ev, (ev_v, ev_o) in zip(evidence, encoded[1:], strict=True):
             if ev.content and ev_v.size:
