@@ -21,6 +21,7 @@ from truthguard.refchecker import (
     LocalExtractor,
     RefChecker,
 )
+from truthguard.refchecker.segment import segment_references
 from truthguard.result import Label
 from truthguard.similarity import EmbeddingSimilarity
 from truthguard.testing import ScriptedChatModel
@@ -453,6 +454,26 @@ def test_aprefetch_leaves_nothing_for_the_checks_to_encode(embedder):
     before, results = asyncio.run(run())
     assert "It is 330 metres tall." in before and "The tower is painted blue." in before
     assert sim.encoded == before and len(results) == len(BATCH_ANSWERS)
+
+
+def test_a_batch_cuts_each_reference_into_segments_once(embedder, monkeypatch):
+    from truthguard.refchecker import detector as module
+
+    cut: list[tuple[str, ...]] = []
+
+    def counting(texts, *, size):
+        cut.append(tuple(texts))
+        return segment_references(texts, size=size)
+
+    module._segmented.cache_clear()
+    monkeypatch.setattr(module, "segment_references", counting)
+    inputs = _batch_inputs()
+    expected = RefChecker().batch(inputs)  # the prefetch and every check segment
+    distinct = {tuple(i["references"]) for i in inputs}
+    assert len(cut) == len(distinct) < 2 * len(inputs)
+    again = RefChecker().batch(inputs)
+    assert len(cut) == len(distinct)  # memoised across batches too
+    assert [r.score for r in again] == [r.score for r in expected]
 
 
 # -- size: bounded by default, and a huge answer never holds the event loop --------------------

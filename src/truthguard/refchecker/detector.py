@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path, PurePath
 from typing import Any, Literal
 
@@ -24,7 +25,7 @@ from truthguard.refchecker.decision import (
 from truthguard.refchecker.extractors import Claim, ClaimExtractor, LocalExtractor
 from truthguard.refchecker.grounding import analyse
 from truthguard.refchecker.retrieval import Retrieval, aretrieve, lexical_candidates
-from truthguard.refchecker.segment import segment_references
+from truthguard.refchecker.segment import Segment, segment_references
 from truthguard.result import DetectionResult, Label
 from truthguard.similarity import EmbeddingSimilarity, embedding_cache, get_default_similarity
 from truthguard.store import ArtifactStore
@@ -33,6 +34,18 @@ __all__ = ["RefChecker", "RefCheckerInput"]
 
 _PREFETCH_CHUNK = 256
 """Texts per encode call when a batch's texts are embedded up front (chunks run concurrently)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _segmented(texts: tuple[str, ...], size: int) -> tuple[Segment, ...]:
+    # A batch segments each input's references twice (prefetch, then the check), and inputs
+    # often share references: long ones take milliseconds to cut. Segments are immutable.
+    return tuple(segment_references(list(texts), size=size))
+
+
+def _segments(texts: list[str], size: int) -> list[Segment]:
+    """:func:`segment_references` of ``texts``, memoised for the last few hundred inputs."""
+    return list(_segmented(tuple(texts), size))
 
 
 class RefCheckerInput(DetectorInput):
@@ -163,7 +176,7 @@ class RefChecker(BaseDetector):
             except InvalidInputError:
                 continue  # the check itself reports it
             assert isinstance(inp, RefCheckerInput)
-            segments = segment_references(
+            segments = _segments(
                 [*inp.references, *inp.contexts, *inp.history], size=self.segment_size
             )
             claims = self.extractor.extract(inp.question, inp.answer) if segments else []
@@ -244,7 +257,7 @@ class RefChecker(BaseDetector):
         if too_large is not None:
             return too_large
         n_references = len(references)
-        segments = segment_references([*references, *inp.history], size=self.segment_size)
+        segments = _segments([*references, *inp.history], size=self.segment_size)
         if not any(seg.reference < n_references for seg in segments):
             return DetectionResult(
                 detector=self.detector_name,
