@@ -303,6 +303,16 @@ def test_a_value_the_sentence_holds_twice_conflicts_where_the_claim_replaces_one
     assert g.label == "Entailment", g.issues
 
 
+def test_no_before_a_number_numbers_something_and_negates_nothing():
+    from truthguard.refchecker._analysis import analyse
+
+    assert analyse("No. 17 and No. 18 join Goku.").negations == []
+    assert analyse("No, 17 people came.").negations == [0]
+    assert analyse("There is no 17th floor.").negations == [2]
+    g = ground_claim("No. 17 joins Goku.", [(0, 0, "Goku is joined by No. 17 and others.")])
+    assert all(i.kind != "negation" for i in g.issues)
+
+
 def test_a_negation_before_a_reworded_word_still_flips_the_sentence():
     ref = "New York is an important centre for international diplomacy."
     g = ground_claim("New York is not a major centre for international diplomacy.", [(0, 0, ref)])
@@ -330,3 +340,41 @@ def test_the_unmatched_half_of_a_compound_is_what_is_matched_softly(embedder):
         soft=soft,
     )
     assert g.label == "Entailment", (g.issues, g.soft)
+
+
+def test_a_number_stated_more_often_than_in_the_sentence_is_not_all_the_sentences_own():
+    sents = [
+        (0, 0, "He is confronted by all three remaining warriors from Universe 2."),
+        (0, 70, "Universe 2 has two angels."),
+    ]
+    g = ground_claim("He is confronted by all two remaining warriors from Universe 2.", sents)
+    assert [(i.text, i.relation) for i in g.issues] == [("two", "conflict")]
+    g = ground_claim("Universe 2 has two angels.", sents)
+    assert g.label == "Entailment", g.issues
+
+
+def test_the_sentence_a_claim_copies_is_its_evidence_though_another_shares_more_facts():
+    sents = [
+        (0, 0, "With all of their fighters eliminated, Universe 6 is promptly erased."),
+        (0, 70, "All of Universe 2's fighters have been eliminated."),
+    ]
+    g = ground_claim("All of Universe 6's fighters have been eliminated.", sents)
+    assert g.label == "Contradiction", g.issues
+    assert g.sentence is not None and g.sentence[3] == sents[1][2]
+    g = ground_claim("All of Universe 2's fighters have been eliminated.", sents)
+    assert g.label == "Entailment", g.issues
+
+
+def test_a_clause_is_read_in_its_sentence_against_the_sentences_found_for_all_its_clauses():
+    own = [(0, 0, "Universe 23 sends Zirloin and Rabanra to battle No. 18 and Goku.")]
+    battle = (
+        1,
+        0,
+        "Goku, No. 17, and No. 18 battle Zirloin and Rabanra while Gohan fights Saonel.",
+    )
+    answer = "Goku, No. 23, and No. 18 battle Zirloin and Rabanra while Gohan fights Saonel."
+    clause = "Goku, No. 23, and No. 18 battle Zirloin and Rabanra"
+    # what was found for the clause alone holds 23 and is no copy of its sentence
+    assert ground_claim(clause, own, context=answer).label == "Entailment"
+    g = ground_claim(clause, own, context=answer, context_sentences=[*own, battle])
+    assert [(i.text, i.relation) for i in g.issues] == [("23", "conflict")]

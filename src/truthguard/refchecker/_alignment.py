@@ -308,6 +308,7 @@ fact_in = _fact_in
 conflict = _conflict
 negation_issue = _negation_issue
 swapped = _swapped
+times = _times
 copied_share = _copied_share
 COPIED = _COPIED
 tokens_of = _tokens_of

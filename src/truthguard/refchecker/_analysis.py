@@ -252,7 +252,7 @@ def analyse(text: str) -> Analysed:
                 norms.add(w)
                 stems.add(stem(w))
     out = Analysed(
-        text, tokens, facts, negations(tokens), content, frozenset(norms), frozenset(stems)
+        text, tokens, facts, negations(tokens, text), content, frozenset(norms), frozenset(stems)
     )
     with _cache_lock:
         _cache[text] = out

@@ -43,13 +43,23 @@ _NEG = frozenset(
 )
 
 
-def negations(tokens: list[Token]) -> list[int]:
-    """Indices of negation cues among ``tokens``."""
+def negations(tokens: list[Token], text: str = "") -> list[int]:
+    """Indices of negation cues among ``tokens`` (of ``text``, when given: "No. 17" numbers
+    something there, it negates nothing)."""
     return [
         i
         for i, t in enumerate(tokens)
-        if t.norm in _NEG or t.norm.endswith("n't") or t.norm == "n't"
+        if (t.norm in _NEG and not _number_sign(tokens, i, text))
+        or t.norm.endswith("n't")
+        or t.norm == "n't"
     ]
+
+
+def _number_sign(tokens: list[Token], i: int, text: str) -> bool:
+    if tokens[i].norm != "no" or i + 1 >= len(tokens) or not text:
+        return False
+    gap = text[tokens[i].end : tokens[i + 1].start]
+    return gap.strip() == "." and tokens[i + 1].text[:1].isdigit()
 
 
 def _is_sentence_start(text: str, tokens: list[Token], i: int) -> bool:

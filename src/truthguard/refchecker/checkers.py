@@ -337,6 +337,7 @@ class LocalChecker(ClaimChecker):
         content: bool = True,
         pool: EvidencePool | None = None,
         context: str | None = None,
+        context_sentences: list[tuple[int, int, str]] | None = None,
     ) -> Grounding:
         """The grounding of claim ``i`` (text ``claim``) in its top-k segments.
 
@@ -358,6 +359,7 @@ class LocalChecker(ClaimChecker):
             ),
             check_content=content,
             context=context,
+            context_sentences=context_sentences,
         )
 
     async def acheck(
@@ -396,6 +398,12 @@ class LocalChecker(ClaimChecker):
     def _ground_all(self, claims: list[Claim], retrieval: Retrieval) -> list[ClaimVerdict]:
         out = []
         pool = _everything(retrieval)
+        # a clause is also read in its sentence, against what was found for all its clauses
+        by_sentence: dict[str, list[tuple[int, int, str]]] = {}
+        for i, claim in enumerate(claims):
+            if claim.sentence is not None:
+                found = by_sentence.setdefault(claim.sentence, [])
+                found += [s for s in _pool(retrieval, i)[0] if s not in found]
         for i, claim in enumerate(claims):
             # talk around facts (opinions, questions, ...): only its names and numbers count
             g = self.ground(
@@ -405,6 +413,7 @@ class LocalChecker(ClaimChecker):
                 content=claim.kind == "fact",
                 pool=pool,
                 context=claim.sentence,
+                context_sentences=by_sentence.get(claim.sentence or ""),
             )
             raw = {
                 "precision": round(g.precision, 4),

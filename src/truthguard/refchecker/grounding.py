@@ -41,6 +41,7 @@ from truthguard.refchecker._alignment import (
     fact_in,
     negation_issue,
     swapped,
+    times,
     tokens_of,
 )
 from truthguard.refchecker._analysis import Analysed, analyse
@@ -197,6 +198,7 @@ def ground_claim(
     precision_threshold: float = 0.8,
     check_content: bool = True,
     context: str | None = None,
+    context_sentences: Sequence[tuple[int, int, str]] | None = None,
 ) -> Grounding:
     """Ground one claim in evidence sentences.
 
@@ -215,6 +217,8 @@ def ground_claim(
             item). A claim too short to be a near-copy of its evidence sentence on its own may
             be one inside that sentence: "Ben Barnes, David James" of "Ben Barnes, David James
             and Jason R. Moore also star." swaps a name of "Ben Barnes, Ed Skrein and ...".
+        context_sentences: The evidence sentences ``context`` is read against (default:
+            ``sentences``), such as those found for every clause of it.
     """
     claim = analyse(claim_text)
     evid = [analyse(text) for _, _, text in sentences]
@@ -241,13 +245,20 @@ def ground_claim(
     # evidence sentence: most shared content stems and facts, the embedding's choice on a tie
     claim_stems = {stem(claim.tokens[i].norm) for i in claim.content}
     best, best_key = None, (-1.0, 0)
+    shares: list[int] = []
     for k, e in enumerate(evid):
         shared = len(claim_stems & e.stems) + sum(
             fact_in(f, e.facts, e.norms, e.stems) for f in claim.facts
         )
         key = (shared, int(k == hint))
+        shares.append(shared)
         if key > best_key:
             best, best_key = k, key
+    if best is not None and len(evid) > 1:
+        # a sentence the claim copies nearly word for word is its evidence, even when another
+        # shares more of its facts ("All of Universe 6's fighters have been eliminated" copies
+        # the Universe 2 sentence, not "... fighters eliminated, Universe 6 is erased")
+        best, best_key = _nearest_copy(claim, evid, shares, best, best_key)
     issues: list[Issue] = []
     sentence = None
     ops: list = []
@@ -269,7 +280,12 @@ def ground_claim(
 
         runs = _name_runs(claim) if subject else {}
         for fact in claim.facts:
-            in_sentence = fact_in(fact, sent.facts, sent.norms, sent.stems)
+            # a number the claim states more often than the sentence does ("all two remaining
+            # warriors from Universe 2" / "all three remaining warriors from Universe 2") is
+            # not, each time, the sentence's own
+            in_sentence = fact_in(fact, sent.facts, sent.norms, sent.stems) and (
+                fact.kind != "number" or times(fact, claim.facts) <= times(fact, sent.facts)
+            )
             if in_sentence and sent_linked:
                 continue
             # a value this sentence states is never set against it (only, perhaps, not said
@@ -356,14 +372,21 @@ def ground_claim(
                     issues.append(Issue("content", "ungrounded", t.start, t.end, t.text))
     precision = float(np.mean(matches)) if matches else 1.0
     copied = copied_share(ops, claim) if ops else 0.0
-    if context and copied < COPIED and any(i.relation == "ungrounded" for i in issues):
+    # a clause with something not found, or with names or numbers that may be found only
+    # elsewhere ("No. 11 also reappears" of "No. 11 also reappears, but ..." against "No. 17
+    # also reappears, but ..." and "Universe 11 is erased"), is read in its sentence
+    if (
+        context
+        and copied < COPIED
+        and (claim.facts or any(i.relation == "ungrounded" for i in issues))
+    ):
         issues = _conflicts_in_context(
             claim_text,
             context,
             issues,
             lambda text: ground_claim(
                 text,
-                sentences,
+                context_sentences or sentences,
                 pool=pool,
                 hint=hint,
                 soft=soft,
@@ -393,6 +416,35 @@ def ground_claim(
         n_content,
         round(copied, 4),
     )
+
+
+def _copied_from(claim: Analysed, sent: Analysed) -> float:
+    words = [t.norm for t in claim.tokens]
+    blocks = difflib.SequenceMatcher(
+        None, words, [t.norm for t in sent.tokens], autojunk=False
+    ).get_matching_blocks()
+    return sum(b.size for b in blocks) / max(len(words), 1)
+
+
+def _nearest_copy(
+    claim: Analysed,
+    evid: Sequence[Analysed],
+    shares: list[int],
+    best: int,
+    best_key: tuple[float, int],
+) -> tuple[int, tuple[float, int]]:
+    """The evidence sentence the claim copies most (at least :data:`COPIED` of its words, in
+    order) among those sharing at least half as much as ``best``; else ``best``."""
+    floor = best_key[0] / 2
+    top, top_share = best, _copied_from(claim, evid[best])
+    if top_share >= COPIED:
+        return best, best_key
+    for k, e in enumerate(evid):
+        if k != best and shares[k] > 0 and shares[k] >= floor:
+            share = _copied_from(claim, e)
+            if share >= COPIED and share > top_share:
+                top, top_share = k, share
+    return (best, best_key) if top == best else (top, (float(shares[top]), 0))
 
 
 def _unmatched_part(start: int, text: str, found: list[bool]) -> tuple[int, int]:
