@@ -100,9 +100,13 @@ def test_length_batches_are_optimal():
         assert _padded(lengths, got) + RUN_OVERHEAD_TOKENS * len(got) == best
 
 
-def test_vectors_do_not_depend_on_the_batch(embedder):
+def test_vectors_do_not_depend_on_the_batch(embedder, monkeypatch):
+    from truthguard.embedding import _onnx
+
+    monkeypatch.setattr(_onnx, "KEPT_TOKENS", 0)  # token vectors from runs of their own
     texts = ["Paris.", "The capital of France is Paris, on the Seine.", "a cat", "x " * 70]
     model = embedder.model
+    model.forget_hidden_states()
     before = dict(model.stats)
     together = model.encode(texts)
     alone = np.concatenate([model.encode([t]) for t in texts])
@@ -115,3 +119,31 @@ def test_vectors_do_not_depend_on_the_batch(embedder):
     stats = {k: model.stats[k] - before[k] for k in before}
     assert stats["texts"] == 2 * len(texts) * 2
     assert stats["tokens"] <= stats["padded_tokens"]
+
+
+def test_token_vectors_of_just_encoded_texts_need_no_second_run(embedder):
+    model = embedder.model
+    texts = ["The bridge opened in 1932.", "It spans the harbour of the city."]
+    model.encode(texts)
+    runs, hits = model.stats["runs"], model.stats["kept_hits"]
+    kept = model.token_vectors(texts)
+    assert model.stats["runs"] == runs and model.stats["kept_hits"] == hits + 2
+    model.forget_hidden_states()  # computed afresh, and equal
+    fresh = model.token_vectors(texts)
+    assert model.stats["runs"] == runs + 1
+    for (va, oa), (vb, ob) in zip(kept, fresh, strict=True):
+        assert oa == ob
+        np.testing.assert_allclose(va, vb, atol=1e-6)
+
+
+def test_kept_hidden_states_are_bounded_by_tokens(embedder, monkeypatch):
+    from truthguard.embedding import _onnx
+
+    monkeypatch.setattr(_onnx, "KEPT_TOKENS", 40)
+    model = embedder.model
+    model.forget_hidden_states()
+    texts = [f"Sentence number {i} is about rivers and their bridges." for i in range(6)]
+    model.encode(texts)
+    assert 0 < model._kept_size <= 40
+    assert sum(len(e.ids) for _, e in model._kept.values()) == model._kept_size
+    assert texts[-1] in model._kept and texts[0] not in model._kept  # the newest are kept

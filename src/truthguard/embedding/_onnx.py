@@ -21,6 +21,7 @@ import json
 import os
 import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -201,6 +202,12 @@ RUN_OVERHEAD_TOKENS = 12
 1.5 ms a run, 0.13 ms a token)."""
 
 
+KEPT_TOKENS = 32_768
+"""Tokens of last hidden states an encoder keeps after ``encode`` (about 48 MiB at 384 float32
+dimensions). The grounding asks for the token vectors of claims and reference sentences it has
+just encoded for retrieval; keeping them spares a second run of the model."""
+
+
 def length_batches(lengths: Sequence[int], batch_size: int) -> list[tuple[int, int]]:
     """Cut texts sorted by token count into batches of at most ``batch_size``, as ``(start,
     end)`` ranges, minimising the padded tokens plus :data:`RUN_OVERHEAD_TOKENS` a batch.
@@ -276,9 +283,13 @@ class OnnxEncoder:
         tok.no_padding()  # we pad per length-sorted batch ourselves
         tok.enable_truncation(self.max_seq_length)
         self.tokenizer = tok
-        self.stats = dict.fromkeys(("texts", "tokens", "padded_tokens", "runs"), 0)
-        """So far: texts encoded, their tokens, tokens run (padding included), session runs."""
+        self.stats = dict.fromkeys(("texts", "tokens", "padded_tokens", "runs", "kept_hits"), 0)
+        """So far: texts run, their tokens, tokens run (padding included), session runs, and
+        texts whose token vectors were served from the kept hidden states."""
         self._stats_lock = threading.Lock()
+        self._kept: OrderedDict[str, tuple[np.ndarray, Any]] = OrderedDict()
+        self._kept_size = 0
+        self._kept_lock = threading.Lock()
         self._load()
 
     def _load(self) -> None:
@@ -338,7 +349,11 @@ class OnnxEncoder:
         normalize_embeddings: bool = True,
         **_: Any,
     ) -> np.ndarray:
-        """Pooled sentence embeddings, shape ``(len(texts), dim)``, in input order."""
+        """Pooled sentence embeddings, shape ``(len(texts), dim)``, in input order.
+
+        The texts' last hidden states are kept for a while (see :data:`KEPT_TOKENS`): a
+        :meth:`token_vectors` call for them soon after needs no second run of the model.
+        """
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for rows, encs in self._batches(texts, batch_size):
             hidden, mask = self._hidden(encs)
@@ -348,23 +363,55 @@ class OnnxEncoder:
                 m = mask[..., None].astype(hidden.dtype)
                 pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
             out[rows] = pooled
+            self._keep([texts[i] for i in rows], hidden, encs)
         if normalize_embeddings and len(texts):
             out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         return out
 
     def token_vectors(self, texts: Sequence[str], *, batch_size: int = 32) -> list[TokenVectors]:
         """Per text: L2-normalised vectors of its non-special tokens and their char offsets."""
-        out: list[Any] = [None] * len(texts)
-        for rows, encs in self._batches(texts, batch_size):
+        with self._kept_lock:  # hits are taken now: another thread may evict them
+            kept = [self._kept.get(t) for t in texts]
+        with self._stats_lock:
+            self.stats["kept_hits"] += sum(k is not None for k in kept)
+        missing = [i for i, k in enumerate(kept) if k is None]
+        for rows, encs in self._batches([texts[i] for i in missing], batch_size):
             hidden, _ = self._hidden(encs)
+            self._keep([texts[missing[i]] for i in rows], hidden, encs)
             for b, (i, e) in enumerate(zip(rows, encs, strict=True)):
-                keep = [t for t, special in enumerate(e.special_tokens_mask) if not special]
-                vecs = hidden[b, keep].astype(np.float32)
-                vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-                out[i] = (vecs, [tuple(e.offsets[t]) for t in keep])
-        return out
+                kept[missing[i]] = (hidden[b, : len(e.ids)], e)
+        return [_token_vectors(*k) for k in kept]  # type: ignore[misc]
+
+    def forget_hidden_states(self) -> None:
+        """Drop the kept last hidden states (see :data:`KEPT_TOKENS`)."""
+        with self._kept_lock:
+            self._kept.clear()
+            self._kept_size = 0
+
+    def _keep(self, texts: list[str], hidden: np.ndarray, encodings: list[Any]) -> None:
+        """Keep the last hidden states of the newest texts, up to :data:`KEPT_TOKENS` tokens."""
+        if KEPT_TOKENS <= 0:
+            return
+        with self._kept_lock:
+            for b, (t, e) in enumerate(zip(texts, encodings, strict=True)):
+                old = self._kept.pop(t, None)
+                self._kept_size -= len(old[1].ids) if old else 0
+                self._kept[t] = (hidden[b, : len(e.ids)].copy(), e)
+                self._kept_size += len(e.ids)
+            while self._kept_size > KEPT_TOKENS:
+                _, (_, e) = self._kept.popitem(last=False)
+                self._kept_size -= len(e.ids)
 
     token_embeddings = token_vectors  # the name it had before the Encoder interface
+
+
+def _token_vectors(hidden: np.ndarray, encoding: Any) -> TokenVectors:
+    """One text's normalised vectors of its non-special tokens, and their char offsets."""
+    offsets = encoding.offsets  # a fresh list at each access: read it once
+    keep = [t for t, special in enumerate(encoding.special_tokens_mask) if not special]
+    vecs = hidden[keep].astype(np.float32)
+    vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+    return vecs, [tuple(offsets[t]) for t in keep]
 
 
 @functools.cache
