@@ -149,3 +149,20 @@ def _minimal_result() -> dict:
         "embedding": {"texts": 1, "tokens": 1}, "question_embedding_ms": 1.0, "knn": {},
         "checks": {}, "peak_rss_mib": 1.0,
     }  # fmt: skip
+
+
+def test_grounding_speed_reports_what_the_encoder_did_per_claim(embedder):
+    from truthguard.bench.speed import grounding_speed
+
+    ref = "The bridge opened in 1932. It spans the harbour. Its arch is 503 metres long."
+    answers = ["The bridge opened in 1932.", "The bridge opened in 1947.", "Its arch is long."]
+    inputs = [{"question": "When?", "answer": a, "references": [ref]} for a in answers]
+    embedder.model.forget_hidden_states()
+    out = grounding_speed(inputs, batch=2)
+    assert out["answers"] == 3 and out["claims"] == 3
+    assert out["ms_per_claim"] > 0 and out["cpu_ms_per_claim"] > 0
+    assert 0 <= out["texts_encoded_per_claim"] <= 2  # 3 claims + 3 sentences at most
+    assert out["tokens_per_claim"] >= out["texts_encoded_per_claim"]
+    assert 0 <= out["padding_share"] < 1 and 0 <= out["encoder_share_of_cpu"]
+    table = format_table({**_minimal_result(), "grounding": out})
+    assert "warm grounding" in table and "texts," in table

@@ -1,12 +1,15 @@
 """``truthguard bench speed``: how fast truthguard is from the first request.
 
-Five measurements, each the median of ``--repeats`` runs:
+Six measurements, each the median of ``--repeats`` runs (the warm grounding runs once):
 
 * **cold start**: a fresh interpreter imports truthguard and checks one answer with the default
   (local) RefChecker; wall and CPU seconds, peak RSS, and whether torch was imported. The ONNX
   export is made beforehand (warm disk); ``sentence-transformers`` is timed once for comparison.
 * **embedding throughput**: texts and tokens per second on CHALE answers and references, per
   backend, and the largest cosine gap between the ONNX and sentence-transformers vectors.
+* **warm grounding**: the local RefChecker on ``bench grounding``'s perturbations
+  (``--grounding-per-type``): ms per claim, wall and CPU, and per claim what the encoder did
+  (texts, tokens, padding, runs, milliseconds in runs and their share of the CPU time).
 * **KNN**: seconds per query question over 1k and 10k stored questions (random unit vectors:
   search time does not depend on content): ``ArtifactStore.nearest`` (an exact search over its
   in-memory copy of the questions), Chroma's HNSW query on the same collection and a bare
@@ -79,6 +82,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="do not time the sentence-transformers backend (its import takes seconds)",
     )
     parser.add_argument("--texts", type=int, default=256, help="texts in the throughput test")
+    parser.add_argument(
+        "--grounding-per-type",
+        type=int,
+        default=20,
+        help="perturbations per type and variant in the warm grounding test (0: skip it)",
+    )
     parser.add_argument(
         "--first-token",
         type=float,
@@ -190,6 +199,61 @@ def embedding_throughput(texts: list[str], repeats: int, *, with_st: bool) -> di
             out[name]["max_cosine_gap"] = float(np.max(1.0 - cos))
     out["default"] = EmbeddingSimilarity().backend
     return out
+
+
+# -- warm grounding ------------------------------------------------------------------------------
+
+
+def grounding_speed(inputs: list[dict[str, Any]], *, batch: int = 64) -> dict[str, Any]:
+    """The local RefChecker on ``inputs`` as ``bench grounding`` runs it (model loaded, vector
+    cache as it is): ms per claim, wall and CPU, and what its encoder did per claim."""
+    from truthguard.bench.grounding import _n_claims, _run_all
+    from truthguard.refchecker import RefChecker
+    from truthguard.similarity import get_default_similarity
+
+    detector = RefChecker(batch_concurrency=2)
+    model = get_default_similarity().model  # loaded outside the timing
+    stats = getattr(model, "stats", None)
+    before = dict(stats) if stats is not None else None
+    started, cpu = time.perf_counter(), time.process_time()
+    results = run_sync(_run_all(detector, inputs, batch, False))
+    seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu
+    claims = max(_n_claims(results), 1)
+    out: dict[str, Any] = {
+        "answers": len(inputs),
+        "claims": claims,
+        "ms_per_claim": 1000 * seconds / claims,
+        "cpu_ms_per_claim": 1000 * cpu_seconds / claims,
+        "threads": getattr(model, "threads", None),
+    }
+    if stats is not None and before is not None:
+        d = {k: stats[k] - before[k] for k in before}
+        out.update(
+            texts_encoded_per_claim=d["texts"] / claims,
+            tokens_per_claim=d["tokens"] / claims,
+            padding_share=1 - d["tokens"] / max(d["padded_tokens"], 1),
+            runs_per_claim=d["runs"] / claims,
+            token_vectors_kept_per_claim=d["kept_hits"] / claims,
+            encoder_ms_per_claim=1000 * d["run_seconds"] / claims,
+            encoder_share_of_cpu=d["run_seconds"] / max(cpu_seconds, 1e-9),
+        )
+    return out
+
+
+def _grounding_inputs(data: str | None, per_type: int) -> list[dict[str, Any]]:
+    from truthguard.bench.grounding import build_perturbations, strip_html
+    from truthguard.datasets import load_chale
+
+    items = load_chale(data)
+    references = [strip_html(it.long_answer) for it in items]
+    return [
+        {
+            "question": items[p["ref_id"]].question,
+            "answer": p["answer"],
+            "references": [p["reference"]],
+        }
+        for p in build_perturbations(references, per_type=per_type, seed=0)
+    ]
 
 
 # -- KNN ----------------------------------------------------------------------------------------
@@ -524,6 +588,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     result["cold_start"] = cold_start(repeats, with_st=with_st)
     texts = _sample_texts(args.data, args.texts)
     result["embedding"] = embedding_throughput(texts, repeats, with_st=with_st)
+    per_type = getattr(args, "grounding_per_type", 20)
+    if per_type > 0:
+        result["grounding"] = grounding_speed(_grounding_inputs(args.data, per_type))
     questions = [it.question for it in load_chale(args.data)]
     result["question_embedding_ms"] = question_embedding_ms(questions[-200:])
     result["knn"] = knn()
@@ -571,6 +638,22 @@ def format_table(result: dict[str, Any]) -> str:
                 f"{row['tokens_per_second']:>8.0f} tokens/s "
                 f"{row['cpu_ms_per_1k_tokens']:>6.0f} CPU ms per 1k tokens "
                 f"{row.get('precision', 'f32'):>5} gap {gap}"
+            )
+    g = result.get("grounding")
+    if g:
+        lines += [
+            "",
+            f"warm grounding, local RefChecker ({g['answers']} perturbed CHALE answers, "
+            f"{g['claims']} claims; encoder threads {g['threads']})",
+            f"  {g['ms_per_claim']:.1f} ms/claim wall, {g['cpu_ms_per_claim']:.1f} CPU ms/claim",
+        ]
+        if "texts_encoded_per_claim" in g:
+            lines.append(
+                f"  encoder per claim: {g['texts_encoded_per_claim']:.2f} texts, "
+                f"{g['tokens_per_claim']:.0f} tokens ({100 * g['padding_share']:.0f}% padding "
+                f"on top), {g['runs_per_claim']:.2f} runs, {g['encoder_ms_per_claim']:.1f} ms in "
+                f"runs ({100 * g['encoder_share_of_cpu']:.0f}% of CPU); "
+                f"{g['token_vectors_kept_per_claim']:.2f} token-vector texts kept from encode"
             )
     lines += [
         "",

@@ -20,6 +20,7 @@ import importlib.util
 import json
 import os
 import threading
+import time
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -283,9 +284,11 @@ class OnnxEncoder:
         tok.no_padding()  # we pad per length-sorted batch ourselves
         tok.enable_truncation(self.max_seq_length)
         self.tokenizer = tok
-        self.stats = dict.fromkeys(("texts", "tokens", "padded_tokens", "runs", "kept_hits"), 0)
-        """So far: texts run, their tokens, tokens run (padding included), session runs, and
-        texts whose token vectors were served from the kept hidden states."""
+        keys = ("texts", "tokens", "padded_tokens", "runs", "run_seconds", "kept_hits")
+        self.stats: dict[str, float] = dict.fromkeys(keys, 0)
+        """So far: texts run, their tokens, tokens run (padding included), session runs, wall
+        seconds in them (summed over threads), and texts whose token vectors were served from
+        the kept hidden states."""
         self._stats_lock = threading.Lock()
         self._kept: OrderedDict[str, tuple[np.ndarray, Any]] = OrderedDict()
         self._kept_size = 0
@@ -325,7 +328,11 @@ class OnnxEncoder:
             mask[row, :n] = e.attention_mask
             types[row, :n] = e.type_ids
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        return self._run(feeds), mask
+        started = time.perf_counter()
+        hidden = self._run(feeds)
+        with self._stats_lock:
+            self.stats["run_seconds"] += time.perf_counter() - started
+        return hidden, mask
 
     def _batches(self, texts: Sequence[str], batch_size: int) -> Iterator[tuple[list[int], Any]]:
         encodings = self.tokenizer.encode_batch(list(texts))
