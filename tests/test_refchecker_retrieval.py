@@ -41,3 +41,21 @@ def test_sentences_left_out_are_never_encoded_and_rank_last(embedder):
     assert not any("filler" in t for t in seen)
     _, span, cosine = r.evidence[0]
     assert span.text == "Bi Sheng made movable type from baked clay." and cosine > 0.5
+
+
+def test_evidence_is_the_best_sentence_of_the_best_segment(embedder):
+    reference = (
+        "The harbour is deep. Ships dock there daily. "
+        "Bi Sheng made movable type from baked clay. He lived in the eleventh century. "
+        "Paper came earlier. Ink was made of soot."
+    )
+    segments = segment_references([reference], size=8)
+    texts = ["Bi Sheng made movable type from clay.", "Ink was made of soot."]
+    claims = [Claim(text=t) for t in texts]
+    r = asyncio.run(aretrieve(claims, segments, embedder, top_k=2))
+    for i in range(len(claims)):
+        j, span, cos = r.evidence[i]
+        assert j == r.top_k[i][0] and span in segments[j].spans
+        assert cos == r.support(i) == float(r.segment_sims[i, j]) == r.segment_sims[i].max()
+    assert r.evidence[0][1].text == "Bi Sheng made movable type from baked clay."
+    assert r.evidence[1][1].text == "Ink was made of soot."

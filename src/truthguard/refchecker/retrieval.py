@@ -113,19 +113,14 @@ def _rank(
     # Best sentence per segment: spans are stored segment by segment, in order.
     starts = np.r_[0, np.flatnonzero(np.diff(span_seg)) + 1]
     seg_sims = np.maximum.reduceat(span_sims, starts, axis=1)
-    best_span = [
-        [
-            s + int(np.argmax(span_sims[i, s : s + len(segments[j].spans)]))
-            for j, s in enumerate(starts)
-        ]
-        for i in range(n)
-    ]
     k = min(top_k, len(segments))
     top: list[list[int]] = []
     evidence: list[tuple[int, Span, float]] = []
     for i in range(n):
         chosen = [int(j) for j in np.argsort(-seg_sims[i], kind="stable")[:k]]
         top.append(chosen)
-        b = best_span[i][chosen[0]]
+        # the evidence is the best sentence of the best segment (only that one is looked up)
+        s = int(starts[chosen[0]])
+        b = s + int(np.argmax(span_sims[i, s : s + len(segments[chosen[0]].spans)]))
         evidence.append((chosen[0], spans[b][1], float(span_sims[i, b])))
     return Retrieval(segments, top, seg_sims, evidence)
