@@ -9,13 +9,15 @@ kept-aside half of HaluEval is the final check.
 
 Each task counts equally, and within a task each class; the threshold is the highest
 ``P(hallucinated)`` cut that still lets ``--min-pass`` of the correct answers of every task pass
-... within the fitting rows only.
+... within the fitting rows only. Chat replies (rows with a history) get their own cut, saved as
+an offset of their log-odds (``chat_offset``), so one threshold serves both.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -48,13 +50,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", type=int, default=200, help="rows per task left for the bench")
     parser.add_argument("--rows", type=int, default=400, help="rows per task to fit on")
     parser.add_argument("--l2", type=float, default=1.0, help="L2 penalty")
-    parser.add_argument("--min-pass", type=float, default=0.8, help="correct answers to pass")
+    parser.add_argument(
+        "--min-pass",
+        type=float,
+        default=0.81,
+        help="correct answers to pass on the fit rows (a point of margin for unseen rows)",
+    )
     parser.add_argument("--features", default=None, help="cache of computed features (JSONL)")
     parser.add_argument(
         "--retelling-cosine", type=float, default=0.85, help="see GroundingDecision"
     )
     parser.add_argument("--strict-claims", type=int, default=1, help="see GroundingDecision")
     parser.add_argument("--retelling-copied", type=float, default=0.8, help="see GroundingDecision")
+    parser.add_argument(
+        "--separate-chat",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="fit chat replies' own cut (GroundingDecision.chat_offset)",
+    )
     parser.add_argument("--lead-words", type=int, default=5, help="see GroundingDecision")
     parser.add_argument(
         "--invented",
@@ -140,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     # threshold: the largest share of hallucinated answers rejected with every task's correct
-    # answers passing at least --min-pass (answers without features pass: nothing was checked)
+    # answers passing at least --min-pass (answers without features pass: nothing was checked);
+    # chat replies get their own cut, kept as an offset of their log-odds (see chat_offset)
     def prob(r: dict) -> float:
         rule = decided(r)
         if rule is not None:
@@ -149,37 +163,55 @@ def main(argv: list[str] | None = None) -> int:
 
     probs = {id(r): prob(r) for r in rows if r["features"] is not None}
 
-    def rates(t: float) -> dict[str, tuple[float, float]]:
+    def rates(mine: list[dict], t: float) -> dict[str, tuple[float, float]]:
         out = {}
-        for task in HALUEVAL_TASKS:
-            mine = [r for r in rows if r["task"] == task]
-            right = [r for r in mine if not r["hallucinated"]]
-            wrong = [r for r in mine if r["hallucinated"]]
+        for task in dict.fromkeys(r["task"] for r in mine):
+            right = [r for r in mine if r["task"] == task and not r["hallucinated"]]
+            wrong = [r for r in mine if r["task"] == task and r["hallucinated"]]
             passed = sum(1 for r in right if r["features"] is None or probs[id(r)] < t)
             caught = sum(1 for r in wrong if r["features"] is not None and probs[id(r)] >= t)
             out[task] = (passed / max(len(right), 1), caught / max(len(wrong), 1))
         return out
 
-    best = None
-    for t in np.linspace(0.05, 0.95, 181):
-        r = rates(float(t))
-        if min(p for p, _ in r.values()) < args.min_pass:
-            continue
-        bal = float(np.mean([(p + c) / 2 for p, c in r.values()]))
-        if best is None or bal > best[0]:
-            best = (bal, float(t), r)
-    if best is None:
+    def cut(mine: list[dict]) -> tuple[float, dict[str, tuple[float, float]]] | None:
+        best = None
+        for t in np.linspace(0.05, 0.95, 181):
+            r = rates(mine, float(t))
+            if min(p for p, _ in r.values()) < args.min_pass:
+                continue
+            bal = float(np.mean([(p + c) / 2 for p, c in r.values()]))
+            if best is None or bal > best[0]:
+                best = (bal, round(float(t), 3), r)
+        return None if best is None else best[1:]
+
+    answers = [r for r in rows if not r["chat"]]
+    replies = [r for r in rows if r["chat"]]
+    if not args.separate_chat:
+        answers, replies = rows, []
+    found = cut(answers)
+    chat_found = cut(replies) if replies else None
+    if found is None or (replies and chat_found is None):
         print("no threshold keeps every task's correct answers passing", file=sys.stderr)
         return 1
-    bal, threshold, r = best
+    threshold, r = found
+    offset = 0.0
+    if chat_found is not None:
+        chat_threshold, chat_rates = chat_found
+        r = {**r, **chat_rates}
+        offset = math.log(threshold / (1 - threshold)) - math.log(
+            chat_threshold / (1 - chat_threshold)
+        )
+    bal = float(np.mean([(p + c) / 2 for p, c in r.values()]))
     decision = decision.model_copy(
         update={
-            "threshold": round(threshold, 3),
+            "threshold": threshold,
+            "chat_offset": round(offset, 4),
             **settings,
             "fitted_on": (
                 f"HaluEval development half, rows {args.skip}-{args.skip + args.rows - 1} "
                 f"of each of {', '.join(HALUEVAL_TASKS)}; l2={args.l2}; the threshold keeps "
                 f">= {args.min_pass:.0%} of correct answers passing per task"
+                + (", chat replies by their own cut (chat_offset)" if chat_found else "")
             ),
         }
     )
@@ -187,7 +219,10 @@ def main(argv: list[str] | None = None) -> int:
     for task, (p, c) in r.items():
         bal_task = (p + c) / 2
         print(f"{task:14} correct passed {p:6.1%}  rejected {c:6.1%}  balanced {bal_task:6.1%}")
-    print(f"threshold {threshold:.3f}, mean balanced accuracy {bal:.1%} -> {args.output}")
+    print(
+        f"threshold {threshold:.3f}, chat offset {offset:+.3f}, mean balanced accuracy "
+        f"{bal:.1%} -> {args.output}"
+    )
     print(json.dumps(decision.coefficients, indent=1))
     return 0
 

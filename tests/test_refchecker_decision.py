@@ -171,3 +171,11 @@ def test_a_short_opening_answer_not_entailed_decides_outside_a_chat():
     opinion = {**wrong, "kind": "opinion"}
     assert leading_answer([opinion, explained], 6) is None
     assert leading_answer([wrong], 6) is None
+
+
+def test_a_chat_reply_is_weighed_with_the_chat_offset():
+    d = GroundingDecision.default().model_copy(update={"chat_offset": 1.0})
+    f = dict.fromkeys(FEATURES, 0.0)
+    p, p_chat = d.probability(f), d.probability(f, chat=True)
+    assert math.isclose(math.log(p_chat / (1 - p_chat)) - math.log(p / (1 - p)), 1.0)
+    assert GroundingDecision.default().chat_offset > 0  # fitted: replies have their own cut

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import math
 from typing import Any
 
 import numpy as np
@@ -761,3 +762,20 @@ def test_a_refusal_can_be_retried_when_asked(embedder):
     finally:
         server.close()
     assert result.status == "fallback" and len(result.attempts) == 2
+
+
+def test_a_chat_reply_is_weighed_on_the_chat_scale():
+    from truthguard.refchecker.decision import GroundingDecision
+
+    ref = "The Kell bridge was closed by the council on Monday. It will reopen in May."
+    answer = "The council shut the Kell bridge on Monday, and drivers face a detour until May."
+    ask = {"question": "Is the bridge open?", "answer": answer, "references": [ref]}
+    decision = GroundingDecision.default()
+    rc = RefChecker(decision=decision.model_copy(update={"chat_offset": 0.0}))
+    plain = rc.invoke(ask).details["decision"]
+    chat = rc.invoke({**ask, "history": "User: Is the Kell bridge open?"}).details["decision"]
+    assert plain["decided_by"] == chat["decided_by"] == "answer"
+    assert math.isclose(plain["p_hallucinated"], chat["p_hallucinated"], abs_tol=1e-4)
+    shifted = RefChecker(decision=decision.model_copy(update={"chat_offset": 1.0}))
+    p = shifted.invoke({**ask, "history": "User: Is the Kell bridge open?"}).details["decision"]
+    assert p["p_hallucinated"] > chat["p_hallucinated"] + 0.05

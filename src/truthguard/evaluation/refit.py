@@ -177,6 +177,7 @@ def refit_decision(
             "scales": fitted.scales,
             "intercept": fitted.intercept,
             "threshold": threshold,
+            "chat_offset": 0.0,  # one threshold for the user's own rows, chat or not
             "fitted_on": (
                 f"truthguard calibrate --refit-decision: {len(labelled)} labelled answers of "
                 f"{note} ({len(features)} weighed by the model, fitted on {len(fit_x)}); "

@@ -302,6 +302,11 @@ class GroundingDecision(BaseModel):
     """Outside a chat, an answer that opens with a sentence of at most this many words (its
     direct answer: "The vascular middle layer of the eye.") that is not entailed is
     hallucinated, however well the explanation after it is supported (0 turns it off)."""
+    chat_offset: float = 0.0
+    """Added to the log-odds of a chat reply (an answer with a chat history). A reply in a chat
+    carries remarks and things the user knows that no passage holds, so at the same risk its
+    grounding reads worse than an answer's; the offset is fitted so that the same share of
+    correct replies passes as of correct answers."""
     fitted_on: str = ""
     """Where the coefficients come from (free text)."""
 
@@ -337,9 +342,10 @@ class GroundingDecision(BaseModel):
             z += self.coefficients[name] * x
         return z
 
-    def probability(self, features: Mapping[str, float]) -> float:
-        """``P(hallucinated)`` of one answer."""
-        z = self.logit(features)
+    def probability(self, features: Mapping[str, float], *, chat: bool = False) -> float:
+        """``P(hallucinated)`` of one answer (``chat``: a reply in a chat, see
+        :attr:`chat_offset`)."""
+        z = self.logit(features) + (self.chat_offset if chat else 0.0)
         return 1.0 / (1.0 + math.exp(-z)) if z > -500 else 0.0
 
     @classmethod

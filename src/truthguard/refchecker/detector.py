@@ -352,10 +352,9 @@ class RefChecker(BaseDetector):
         by_claims = None
         if features is not None:
             decision = self.decision or GroundingDecision.default()
-            p_hallucinated = decision.probability(features)
-            by_claims = decided_by_claims(
-                details["claims"], chat=bool(inp.history), decision=decision
-            )
+            chat = bool(inp.history)
+            p_hallucinated = decision.probability(features, chat=chat)
+            by_claims = decided_by_claims(details["claims"], chat=chat, decision=decision)
             if by_claims is not None:
                 # the claims decide (see decided_by_claims): the score agrees with them
                 if by_claims[0]:
