@@ -113,6 +113,20 @@ def test_a_claim_whose_names_and_numbers_are_all_missing_is_invented():
     assert not invented(_said(hedged, "Neutral", [("number", "10")], 1))
     assert invented(_said("The penalty is 10 times the record.", "Neutral", [("number", "10")], 1))
     assert not invented(_said("The film was loved.", "Neutral", [], 0))
+    # without names or numbers: of three or more words, all but its subject missing
+    gold = _said(
+        "Mars has a ring of solid gold.",
+        "Neutral",
+        [("content", "ring"), ("content", "solid"), ("content", "gold")],
+        0,
+        n_content=4,
+    )
+    assert invented(gold)
+    rock = _said(
+        "Mars has moons of solid rock.", "Neutral", [("content", "solid"), ("content", "rock")], 0
+    )
+    rock["checker_output"] = json.dumps({"n_facts": 0, "precision": 0.6, "n_content": 4})
+    assert not invented(rock)
 
 
 def test_rules_decide_before_the_model():

@@ -236,7 +236,7 @@ _FACT_KINDS = ("name", "title", "number", "month")
 
 def invented(claim: Mapping[str, Any]) -> bool:
     """Whether a claim states names or numbers of which the evidence holds none (or, without
-    names or numbers, words of which it holds none).
+    names or numbers, words of which it holds none, or of three or more words at most one).
 
     Who a statement is attributed to ("Salil Shetty: ...", "..., writes Silvia Marchetti") and
     hedged numbers ("more than 10 times") are left out: an op-ed's author or a rounded figure
@@ -246,9 +246,12 @@ def invented(claim: Mapping[str, Any]) -> bool:
     n_facts = int(numbers.get("n_facts", 0) or 0)
     issues = claim.get("issues") or []
     if n_facts == 0:
-        # no names or numbers: invented when none of its words is found ("The skin.")
+        # no names or numbers: invented when none of its words is found ("The skin."), or of
+        # three or more all but one, its subject ("Mars has a ring of solid gold.")
         n_content = int(numbers.get("n_content", 0) or 0)
         missing_words = sum(1 for i in issues if i.get("kind") == "content")
+        if n_content >= 3:
+            return missing_words >= n_content - 1
         return n_content > 0 and missing_words >= n_content
     missing = [
         i for i in issues if i.get("kind") in _FACT_KINDS and i.get("relation") == "ungrounded"
