@@ -378,3 +378,18 @@ def test_a_clause_is_read_in_its_sentence_against_the_sentences_found_for_all_it
     assert ground_claim(clause, own, context=answer).label == "Entailment"
     g = ground_claim(clause, own, context=answer, context_sentences=[*own, battle])
     assert [(i.text, i.relation) for i in g.issues] == [("23", "conflict")]
+
+
+def test_an_abbreviated_title_is_neither_a_name_nor_a_word_to_find():
+    from truthguard.refchecker._analysis import analyse
+
+    ref = "Senator Jim Inhofe said nuclear power is the largest source of clean energy."
+    g = ground_claim("Sen. Jim Inhofe said nuclear power is the largest source.", [(0, 0, ref)])
+    assert g.label == "Entailment", g.issues
+    # the name after a title is a name, though the title's period precedes it
+    assert [f.text for f in analyse("Gen. Adams spoke.").facts] == ["Adams"]
+    g = ground_claim("Sen. Tom Udall said nuclear power is the largest source.", [(0, 0, ref)])
+    assert {i.text for i in g.issues} >= {"Tom", "Udall"}
+    # a title word that stands alone is a word like any other
+    a = analyse("The band formed in Mr, England.")
+    assert "Mr" in [a.tokens[i].text for i in a.content]

@@ -18,6 +18,7 @@ from truthguard.refchecker._facts import (
     Token,
     covered,
     extract_facts,
+    honorific,
     negations,
     stem,
     tokenize,
@@ -242,6 +243,7 @@ def analyse(text: str) -> Analysed:
         and not t.norm.endswith("n't")
         and t.norm.split("'")[0] not in _NON_CONTENT  # "they'll", "it's", "we've"
         and t.norm not in ("not", "never", "no", "nor", "cannot")
+        and not honorific(tokens, i, text)
     ]
     norms: set[str] = set()
     stems: set[str] = set()

@@ -15,7 +15,14 @@ Everything here is rule-based and written to English, not to any data set:
 
 from __future__ import annotations
 
-from truthguard.refchecker._names import FUNCTION_WORDS, common_words, names, negations, titles
+from truthguard.refchecker._names import (
+    FUNCTION_WORDS,
+    common_words,
+    honorific,
+    names,
+    negations,
+    titles,
+)
 from truthguard.refchecker._numbers import MONTH_ABBR, MONTHS, covered, numbers, numeric_dates
 from truthguard.refchecker._tokens import Fact, Token, fold, stem, tokenize
 
@@ -27,6 +34,7 @@ __all__ = [
     "covered",
     "extract_facts",
     "fold",
+    "honorific",
     "negations",
     "stem",
     "tokenize",

@@ -65,6 +65,8 @@ def _number_sign(tokens: list[Token], i: int, text: str) -> bool:
 def _is_sentence_start(text: str, tokens: list[Token], i: int) -> bool:
     if i == 0:
         return True
+    if tokens[i - 1].norm.rstrip(".") in _HONORIFICS:
+        return False  # "Dr. Smith", "Sen. Jim Inhofe": the period ends the title
     gap = text[tokens[i - 1].end : tokens[i].start]
     prev = tokens[i - 1].text
     return bool(re.search(r"[.!?:;\"“(\[]", gap)) or prev in (".", "!", "?")
@@ -202,8 +204,26 @@ _OPENERS = frozenset(
 
 
 _HONORIFICS = frozenset(
-    ["mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "sir", "dame", "madam", "rev"]
+    (
+        *("mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "sir", "dame", "madam"),
+        "rev",
+        # abbreviated offices and ranks before a name ("Sen. Jim Inhofe", "Lt. Gen. Adams")
+        *("sen", "gov", "rep", "pres", "gen", "col", "lt", "capt", "sgt", "cpl", "adm", "cmdr"),
+    )
 )
+
+
+def honorific(tokens: list[Token], i: int, text: str) -> bool:
+    """Whether token ``i`` of ``text`` is a title before a name ("Dr. Smith", "Sen. Jim
+    Inhofe"): neither a name nor a word the evidence must hold (it may say "Senator")."""
+    if i + 1 >= len(tokens) or not tokens[i].text[:1].isupper():
+        return False
+    gap = text[tokens[i].end : tokens[i + 1].start].strip()
+    return (
+        tokens[i].norm.rstrip(".") in _HONORIFICS
+        and gap in ("", ".")
+        and tokens[i + 1].text[:1].isupper()
+    )
 
 
 def _common_word_opener(text: str, tokens: list[Token], i: int) -> bool:
