@@ -254,21 +254,17 @@ def ground_claim(
         shares.append(shared)
         if key > best_key:
             best, best_key = k, key
-    if best is not None and len(evid) > 1:
-        # a sentence the claim copies nearly word for word is its evidence, even when another
-        # shares more of its facts ("All of Universe 6's fighters have been eliminated" copies
-        # the Universe 2 sentence, not "... fighters eliminated, Universe 6 is erased")
-        best, best_key = _nearest_copy(claim, evid, shares, best, best_key)
     issues: list[Issue] = []
     sentence = None
     ops: list = []
     if best is not None:
+        # a sentence the claim copies nearly word for word is its evidence, even when another
+        # shares more of its facts ("All of Universe 6's fighters have been eliminated" copies
+        # the Universe 2 sentence, not "... fighters eliminated, Universe 6 is erased")
+        best, best_key, ops = _nearest_copy(claim, evid, shares, best, best_key)
         ref, offset, text = sentences[best]
         sentence = (ref, offset, offset + len(text), text)
         sent = evid[best]
-        ops = difflib.SequenceMatcher(
-            None, [t.norm for t in claim.tokens], [t.norm for t in sent.tokens], autojunk=False
-        ).get_opcodes()
         n_claim = max(len(claim.content) + len(claim.facts), 1)
         close = best_key[0] / n_claim >= 0.6
         sent_linked = not subject or text in linked.texts
@@ -380,15 +376,18 @@ def ground_claim(
         and copied < COPIED
         and (claim.facts or any(i.relation == "ungrounded" for i in issues))
     ):
+        around = list(context_sentences or sentences)
+        # the embedding's choice for the claim, where it stands among the sentence's evidence
+        at = hint < len(sentences) and sentences[hint] in around
         issues = _conflicts_in_context(
             claim_text,
             context,
             issues,
             lambda text: ground_claim(
                 text,
-                context_sentences or sentences,
+                around,
                 pool=pool,
-                hint=hint,
+                hint=around.index(sentences[hint]) if at else 0,
                 soft=soft,
                 word_floor=word_floor,
                 precision_threshold=precision_threshold,
@@ -418,12 +417,11 @@ def ground_claim(
     )
 
 
-def _copied_from(claim: Analysed, sent: Analysed) -> float:
-    words = [t.norm for t in claim.tokens]
-    blocks = difflib.SequenceMatcher(
-        None, words, [t.norm for t in sent.tokens], autojunk=False
-    ).get_matching_blocks()
-    return sum(b.size for b in blocks) / max(len(words), 1)
+def _align(claim: Analysed, sent: Analysed) -> list:
+    """The word alignment (``difflib`` opcodes) of a claim with an evidence sentence."""
+    return difflib.SequenceMatcher(
+        None, [t.norm for t in claim.tokens], [t.norm for t in sent.tokens], autojunk=False
+    ).get_opcodes()
 
 
 def _nearest_copy(
@@ -432,19 +430,23 @@ def _nearest_copy(
     shares: list[int],
     best: int,
     best_key: tuple[float, int],
-) -> tuple[int, tuple[float, int]]:
+) -> tuple[int, tuple[float, int], list]:
     """The evidence sentence the claim copies most (at least :data:`COPIED` of its words, in
-    order) among those sharing at least half as much as ``best``; else ``best``."""
-    floor = best_key[0] / 2
-    top, top_share = best, _copied_from(claim, evid[best])
-    if top_share >= COPIED:
-        return best, best_key
+    order) among those sharing at least half as much as ``best``, else ``best``; with its key
+    and the claim's alignment with it."""
+    ops = _align(claim, evid[best])
+    if copied_share(ops, claim) >= COPIED or len(evid) == 1:
+        return best, best_key, ops
+    top, top_ops, top_share = best, ops, copied_share(ops, claim)
     for k, e in enumerate(evid):
-        if k != best and shares[k] > 0 and shares[k] >= floor:
-            share = _copied_from(claim, e)
+        if k != best and shares[k] > 0 and shares[k] >= best_key[0] / 2:
+            k_ops = _align(claim, e)
+            share = copied_share(k_ops, claim)
             if share >= COPIED and share > top_share:
-                top, top_share = k, share
-    return (best, best_key) if top == best else (top, (float(shares[top]), 0))
+                top, top_ops, top_share = k, k_ops, share
+    if top == best:
+        return best, best_key, ops
+    return top, (float(shares[top]), 0), top_ops
 
 
 def _unmatched_part(start: int, text: str, found: list[bool]) -> tuple[int, int]:
