@@ -399,11 +399,11 @@ class LocalChecker(ClaimChecker):
         out = []
         pool = _everything(retrieval)
         # a clause is also read in its sentence, against what was found for all its clauses
-        by_sentence: dict[str, list[tuple[int, int, str]]] = {}
+        found: dict[str, dict[tuple[int, int, str], None]] = {}
         for i, claim in enumerate(claims):
             if claim.sentence is not None:
-                found = by_sentence.setdefault(claim.sentence, [])
-                found += [s for s in _pool(retrieval, i)[0] if s not in found]
+                found.setdefault(claim.sentence, {}).update(dict.fromkeys(_pool(retrieval, i)[0]))
+        by_sentence = {text: list(sents) for text, sents in found.items()}
         for i, claim in enumerate(claims):
             # talk around facts (opinions, questions, ...): only its names and numbers count
             g = self.ground(
