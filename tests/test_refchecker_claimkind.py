@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from truthguard.refchecker.claimkind import claim_kind, is_refusal, strip_frame
+from truthguard.refchecker.claimkind import (
+    claim_kind,
+    claim_parts,
+    is_refusal,
+    refusal_turn,
+    strip_frame,
+)
 
 
 @pytest.mark.parametrize(
@@ -70,3 +76,127 @@ def test_refusal_is_a_property_of_the_whole_answer():
     assert is_refusal("  The provided passages do not mention the founder. ")
     assert not is_refusal("Maria Okafor founded it in 1987.")
     assert not is_refusal("")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Not sure when it was released",
+        "Not that I can see",
+        "No, I don't think I know anything else",
+        "I’m not sure.",
+    ],
+)
+def test_more_ways_of_declining_are_refusals(text):
+    assert claim_kind(text) == "refusal"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "parts"),
+    [
+        (
+            "I don't have any additional information on Twisted just that it was written by "
+            "Laurie.",
+            [
+                ("I don't have any additional information on Twisted", "refusal"),
+                ("it was written by Laurie.", "fact"),
+            ],
+        ),
+        (
+            "Not sure when it was released, but it is a sci-fi produced by Adam Schroeder.",
+            [
+                ("Not sure when it was released", "refusal"),
+                ("but it is a sci-fi produced by Adam Schroeder.", "fact"),
+            ],
+        ),
+        (
+            "Not that I can see but I can recommend Gone Girl and Fifty Shades of Grey, which "
+            "were released in the same year.",
+            [
+                ("Not that I can see", "refusal"),
+                ("I can recommend Gone Girl and Fifty Shades of Grey", "fact"),
+                ("which were released in the same year.", "fact"),
+            ],
+        ),
+        (
+            "I don't know, but it is a film by Ridley Scott.",  # too short to be its own clause
+            [("I don't know", "refusal"), ("it is a film by Ridley Scott.", "fact")],
+        ),
+        (
+            "I am not sure if he played last weekend as he is working at Harvard now.",
+            [
+                ("I am not sure if he played last weekend", "refusal"),
+                ("he is working at Harvard now.", "fact"),
+            ],
+        ),
+        (
+            "I don't know but I'm not sure but it opened in 1987 in Leeds.",
+            [
+                ("I don't know", "refusal"),
+                ("I'm not sure", "refusal"),
+                ("it opened in 1987 in Leeds.", "fact"),
+            ],
+        ),
+    ],
+)
+def test_a_statement_after_an_opening_refusal_is_a_claim_of_its_own(sentence, parts):
+    assert claim_parts(sentence) == parts
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "I don't know as much as you about Tom Hanks films.",  # "as" with no clause after it
+        "I can't tell anything but the year.",  # too short to state anything
+        "I can't say since I haven't seen it.",
+        "Sorry, but I don't have information about that.",
+    ],
+)
+def test_a_refusal_without_a_statement_after_it_stays_whole(sentence):
+    assert claim_parts(sentence) == [(sentence, "refusal")]
+    assert refusal_turn(sentence) is None
+
+
+def test_the_turn_gives_where_the_refusal_ends_and_the_statement_starts():
+    text = "I don't know when, but it was shot in Rome."
+    end, start = refusal_turn(text)
+    assert text[:end] == "I don't know when" and text[start:] == "it was shot in Rome."
+    assert refusal_turn("It was shot in Rome, but I don't know when.") is None
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I don't know.",
+        "I cannot tell from the passages.",
+        "Not mentioned in the context.",
+        "I'm not sure. Do you like sci-fi?",
+        "No, I don't think I know anything else",
+        "Great question! I don't know. I love that film, though.",
+        "“I don’t know.”",
+    ],
+)
+def test_a_refusal_with_only_talk_around_it_is_a_refusal(answer):
+    assert is_refusal(answer)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I don't have any additional information on Twisted just that it was written by "
+        "Laurie.  Wintergirls however is a romance novel.",
+        "Not sure when it was released, but it is a sci-fi produced by Adam Schroeder. Do you "
+        "enjoy watch Sci-Fi movies?",
+        "Not that I can see but I can recommend Gone Girl and Fifty Shades of Grey, which were "
+        "released in the same year.",
+        "I am not sure. However, I know William H. Macy starred in Door to Door.",
+        "I'm not sure. Do you like sci-fi? It was directed by Ridley Scott.",
+        "Hope you enjoy!",  # nothing refuses
+    ],
+)
+def test_an_answer_that_states_a_fact_or_refuses_nothing_is_no_refusal(answer):
+    assert not is_refusal(answer)
+
+
+def test_a_long_answer_is_never_read_as_a_refusal():
+    assert not is_refusal("I don't know. " + "Do you like it? " * 300)

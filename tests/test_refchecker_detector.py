@@ -616,7 +616,21 @@ WRONG_ANSWERS = [
     "Redbridge Rovers won the Northern Cup in 1998, captained by Peter Hale.",
     "Redbridge Rovers lost the Northern Cup final in 1998.",
 ]
-REFUSALS = ["I don't know.", "I cannot tell from the passages.", "Not mentioned in the context."]
+REFUSALS = [
+    "I don't know.",
+    "I cannot tell from the passages.",
+    "Not mentioned in the context.",
+    "I'm not sure. Do you like sci-fi?",
+    "No, I don't think I know anything else",
+]
+# A refusal that goes on to state facts: its facts are checked.
+REFUSING_THEN_STATING = [
+    ("I don't know who built it, but it was founded by John Smith in 1987.", Label.HALLUCINATED),
+    (
+        "I'm not sure about the mirror, but it was founded by Dr. Maria Okafor in 1987.",
+        Label.FACTUAL,
+    ),
+]
 
 
 def _check(answer, **extra):
@@ -643,6 +657,54 @@ def test_a_refusal_is_unverifiable_never_hallucinated(embedder, answer):
     r = _check(answer)
     assert r.label == Label.UNVERIFIABLE and r.details["reason"] == "refusal"
     assert r.passing is True and r.score is None
+
+
+@pytest.mark.parametrize(("answer", "label"), REFUSING_THEN_STATING)
+def test_the_facts_after_a_refusal_are_checked(embedder, answer, label):
+    r = _check(answer)
+    assert r.label == label and "reason" not in r.details, r.explanation
+    [skipped] = r.details["skipped"]
+    assert skipped["kind"] == "refusal" and answer.startswith(skipped["claim"])
+    [claim] = r.details["claims"]
+    assert claim["claim"].endswith("in 1987.") and claim["start"] is not None
+
+
+NOVELS = [
+    "Twisted is a 2007 novel by Laurie Halse Anderson about a high school senior. Wintergirls is "
+    "a 2009 young adult novel by Laurie Halse Anderson about two girls with eating disorders."
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "facts"),
+    [
+        (
+            "I don't have any additional information on Twisted just that it was written by "
+            "Laurie.  Wintergirls however is a romance novel.",
+            ["it was written by Laurie.", "Wintergirls however is a romance novel."],
+        ),
+        (
+            "Not sure when it was released, but it is a sci-fi produced by Adam Schroeder. Do "
+            "you enjoy watch Sci-Fi movies?",
+            ["but it is a sci-fi produced by Adam Schroeder."],
+        ),
+        (
+            "Not that I can see but I can recommend Gone Girl and Fifty Shades of Grey, which "
+            "were released in the same year.",
+            [
+                "I can recommend Gone Girl and Fifty Shades of Grey",
+                "which were released in the same year.",
+            ],
+        ),
+    ],
+)
+def test_a_chat_reply_that_opens_with_a_refusal_is_checked_on_its_facts(embedder, answer, facts):
+    r = RefChecker().invoke({"question": "Tell me more.", "answer": answer, "contexts": NOVELS})
+    assert r.details.get("reason") != "refusal" and r.label == Label.HALLUCINATED
+    checked = {c["claim"]: c for c in r.details["claims"]}
+    assert set(facts) <= set(checked)
+    assert all(checked[f]["kind"] == "fact" for f in facts)
+    assert "refusal" in {s["kind"] for s in r.details["skipped"]}
 
 
 def test_talk_around_facts_is_not_counted_but_the_facts_in_it_are(embedder):
@@ -737,6 +799,8 @@ def _guarded(reply: str, **guard_options):
         (WRONG_ANSWERS[0], "rejected"),
         (WRONG_ANSWERS[3], "rejected"),
         (REFUSALS[1], "passed"),
+        (REFUSALS[3], "passed"),
+        (REFUSING_THEN_STATING[0][0], "rejected"),
     ],
 )
 def test_the_guard_releases_correct_answers_and_refusals_and_rejects_invented_facts(

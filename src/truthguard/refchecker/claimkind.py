@@ -7,9 +7,13 @@ refusals ("I don't know", "The context does not say"). None of these can be supp
 contradicted by a passage, so counting them against the answer would reject correct replies.
 
 :func:`claim_kind` names the kind of one claim; :func:`strip_frame` removes a framing lead-in
-so the statement after it is checked alone; :func:`is_refusal` says whether an answer, taken
-whole, declines to answer. A name, number or title inside an opinion ("I love Tom Hanks in
-Zodiac") is still a fact: callers check those facts and only skip the claim's other words.
+so the statement after it is checked alone; :func:`refusal_turn` finds the statement that
+follows an opening refusal in the same sentence ("I don't know when, but it was shot in
+Rome"); :func:`claim_parts` cuts a sentence into claims with those rules, the way the local
+extractor does; :func:`is_refusal` says whether an answer, taken whole, declines to answer
+(some part of it refuses and no part states a fact). A name, number or title inside an opinion
+("I love Tom Hanks in Zodiac") is still a fact: callers check those facts and only skip the
+claim's other words.
 
 Everything here is a rule over English wording, written for no data set.
 """
@@ -19,12 +23,17 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from truthguard._text import has_content
+from truthguard.refchecker.segment import iter_sentences, split_clauses
+
 __all__ = [
     "ClaimKind",
     "attribution_names",
     "claim_kind",
+    "claim_parts",
     "hedged_at",
     "is_refusal",
+    "refusal_turn",
     "strip_frame",
 ]
 
@@ -41,9 +50,13 @@ _REFUSAL = re.compile(
             am\s+not\s+able\s+to|
             'm\s+not\s+able\s+to|am\s+unable\s+to|'m\s+unable\s+to|could\s*n[o']t|couldn't|
                 have\s+no|do\s+not\s+have)
-            \s*(?:know|tell|say|answer|find|determine|have|see|confirm|be\s+sure|sure|idea|
+            \s*(?:think\s+(?:i|we)\s+)?
+            (?:know|tell|say|answer|find|determine|have|see|confirm|be\s+sure|sure|idea|
                 information|access)
-      | (?:i\s*'?m|i\s+am)\s+(?:not\s+sure|unsure|uncertain)\b
+      | (?:i\s*'?m\s+|i\s+am\s+)?not\s+sure\b
+      | (?:i\s*'?m|i\s+am)\s+(?:unsure|uncertain)\b
+      | not\s+that\s+(?:i|we)\s+(?:can\s+(?:see|tell|find)|know|recall|remember|'?m\s+aware|
+          am\s+aware)\b
       | no\s+idea\b
       | (?:that|this|it|the\ answer)\s+(?:is|was)\s+(?:not|n't)\s+(?:mentioned|stated|given|
           provided|specified|said|clear|known|included|available)
@@ -159,12 +172,24 @@ def _norm(text: str) -> str:
     return " ".join(text.replace("’", "'").strip().strip("\"“”'").split())
 
 
+def _refusal_end(text: str) -> int | None:
+    """Where the refusal ``text`` opens with ends (after an answering particle: "No, I don't
+    know"), as an offset in ``text``; None when it opens with none."""
+    t = text.replace("’", "'")  # same length: offsets stay those of ``text``
+    at = len(t) - len(t.lstrip(" \t\n\"“”'"))
+    m = _REFUSAL.match(t[at:])
+    if m is None and (lead := _PARTICLE.match(t[at:])) is not None and lead.end():
+        at += lead.end()
+        m = _REFUSAL.match(t[at:])  # "^" anchors at the slice's start
+    return None if m is None else at + m.end()
+
+
 def claim_kind(text: str) -> ClaimKind:
     """The kind of one claim (a sentence or clause of an answer)."""
     t = _norm(text)
     if not t:
         return "greeting"
-    if _REFUSAL.match(t):
+    if _refusal_end(t) is not None:
         return "refusal"
     if t.rstrip(")]\"'").endswith("?"):
         return "question"
@@ -181,16 +206,87 @@ def claim_kind(text: str) -> ClaimKind:
     return "fact"
 
 
+# A turn from a refusal to a statement in the same sentence: "I don't know when, but it was
+# shot in Rome", "No information on Twisted, just that it was written by Laurie", "Not sure as
+# he is ...". "as", "since", "because" only before a subject and its verb ("I don't know as
+# much as you about it" goes on with no statement).
+_TURN = re.compile(
+    r"""[\s,;:–—-]+
+    (?:but|however|though|although|except(?:\s+that)?|just\s+that|only\s+that|
+        other\s+than(?:\s+that)?|apart\s+from\s+that|besides(?:\s+that)?|
+        (?:as|since|because)
+            (?=\s+(?:he|she|it|they|we|i|you|there|this|that)
+                (?:['’]\w|\s+(?:\w+ly\s+)?(?:is|was|are|were|has|had|have|does|did|do|can|
+                    could|will|would|may|might|must|should)\b))
+    )\b[\s,]*""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def refusal_turn(text: str, *, min_words: int = 4) -> tuple[int, int] | None:
+    """Where the refusal ``text`` opens with gives way to a statement, or None.
+
+    "I don't know when, but it was shot in Rome": the refusal is ``text[:end]`` and the
+    statement after the connective, ``text[start:]``, is a claim of its own. A rest shorter than
+    ``min_words`` words is no statement ("I can't tell anything but the year").
+
+    Returns:
+        ``(end, start)``: where the refusal ends and where the statement starts.
+    """
+    end = _refusal_end(text)
+    if end is None:
+        return None
+    turn = _TURN.search(text, end)
+    if turn is None or len(text[turn.end() :].split()) < min_words:
+        return None
+    return turn.start(), turn.end()
+
+
+def claim_parts(
+    sentence: str, *, min_words: int = 4, clauses: bool = True
+) -> list[tuple[str, ClaimKind]]:
+    """The claims of one answer sentence with their kinds, as the local extractor cuts them.
+
+    The sentence is split at clause boundaries (``clauses``; pieces shorter than ``min_words``
+    are glued to a neighbour), and a refusal that gives way to a statement ("I don't know when,
+    but it was shot in Rome") is cut there: the statement is classified on its own.
+    """
+    pieces = split_clauses(sentence, min_words=min_words) if clauses else [sentence]
+    out: list[tuple[str, ClaimKind]] = []
+    for piece in pieces:
+        while True:  # a statement after a refusal may itself turn again
+            kind = claim_kind(piece)
+            cut = refusal_turn(piece, min_words=min_words) if kind == "refusal" else None
+            if cut is None:
+                out.append((piece, kind))
+                break
+            out.append((piece[: cut[0]], kind))
+            piece = piece[cut[1] :]
+    return out
+
+
 _REFUSAL_SCAN = 3_000
 """Longest answer (in characters, white space included) read as a possible refusal."""
 
 
 def is_refusal(answer: str) -> bool:
-    """True when the answer, taken whole, declines to answer or says the sources lack it."""
+    """True when the answer declines to answer or says the sources lack it, and states nothing.
+
+    The answer is cut into claims as the local extractor cuts it (:func:`claim_parts`): it is a
+    refusal when some claim is one and none is a fact; questions, greetings, opinions and hedges
+    may come with it ("I'm not sure. Do you like sci-fi?"). The reading stops at the first fact.
+    """
     if len(answer) > _REFUSAL_SCAN:
-        return False  # a refusal is short: never normalise a long answer here (on the loop)
-    t = _norm(answer)
-    return bool(t) and len(t) <= 300 and bool(_REFUSAL.match(t))
+        return False  # a refusal is short: never cut a long answer here (on the loop)
+    refused = False
+    for sentence in iter_sentences(answer):
+        for piece, kind in claim_parts(sentence.text):
+            if not has_content(piece):
+                continue  # the extractor makes no claim of it
+            if kind == "fact":
+                return False
+            refused = refused or kind == "refusal"
+    return refused
 
 
 _NAME_WORDS = r"[A-Z][\w'’.\-]*(?:\s+[A-Z][\w'’.\-]*){0,3}"

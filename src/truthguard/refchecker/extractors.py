@@ -22,7 +22,7 @@ from truthguard.refchecker._prompts import (
     SUBSENTENCE_EXTRACTION_PROMPT,
     TRIPLET_EXTRACTION_PROMPT,
 )
-from truthguard.refchecker.claimkind import ClaimKind, claim_kind, strip_frame
+from truthguard.refchecker.claimkind import ClaimKind, claim_parts, strip_frame
 from truthguard.refchecker.segment import iter_sentences, split_clauses
 from truthguard.store import ArtifactStore, cached_call
 
@@ -148,7 +148,9 @@ class LocalExtractor(ClaimExtractor):
     """Tag each claim with its kind (fact, opinion, question, ...) and cut framing lead-ins
     ("Based on the passages, ..."); off: every piece is a fact, as written."""
     split_clauses: bool = True
-    """Also split sentences at clause boundaries (semicolons, ", and", ", which", ...)."""
+    """Also split sentences at clause boundaries (semicolons, ", and", ", which", ...).
+    With ``classify`` on, a refusal that gives way to a statement ("I don't know when, but it
+    was shot in Rome") is cut there even when this is off."""
     min_clause_words: int = Field(default=4, ge=1)
     """Clauses shorter than this are glued back to a neighbour."""
     question_context_words: int = Field(default=0, ge=0)
@@ -178,15 +180,21 @@ class LocalExtractor(ClaimExtractor):
                 return []  # abandoned: nobody reads the claims
             if not any(ch.isalnum() for ch in sentence.text):
                 continue
-            pieces = (
-                split_clauses(sentence.text, min_words=self.min_clause_words)
-                if self.split_clauses
-                else [sentence.text]
-            )
-            for piece in pieces:
+            parts: list[tuple[str, ClaimKind]]
+            if self.classify:  # clauses, and the statement after an opening refusal
+                parts = claim_parts(
+                    sentence.text, min_words=self.min_clause_words, clauses=self.split_clauses
+                )
+            elif self.split_clauses:
+                parts = [
+                    (p, "fact")
+                    for p in split_clauses(sentence.text, min_words=self.min_clause_words)
+                ]
+            else:
+                parts = [(sentence.text, "fact")]
+            for piece, kind in parts:
                 if not has_content(piece):
                     continue  # "- - - -" between two clauses is no claim
-                kind: ClaimKind = claim_kind(piece) if self.classify else "fact"
                 if kind == "fact" and self.classify:
                     piece = strip_frame(piece)[0]
                 if len(piece.split()) < self.question_context_words:
