@@ -669,6 +669,20 @@ def test_the_facts_after_a_refusal_are_checked(embedder, answer, label):
     assert claim["claim"].endswith("in 1987.") and claim["start"] is not None
 
 
+def test_an_llm_pipeline_asks_no_model_about_a_refusal_but_extracts_the_facts_after_one(embedder):
+    extractor_llm = ScriptedChatModel(default='("observatory", "founded by", "John Smith")')
+    checker_llm = ScriptedChatModel(default="Contradiction")
+    rc = RefChecker(
+        extractor=LLMExtractor(model=extractor_llm), checker=LLMChecker(model=checker_llm)
+    )
+    refusal = rc.invoke({"question": "Who?", "answer": REFUSALS[3], "contexts": OBSERVATORY})
+    assert refusal.details["reason"] == "refusal" and refusal.passing is True
+    assert extractor_llm.call_count == checker_llm.call_count == 0
+    answer = REFUSING_THEN_STATING[0][0]
+    r = rc.invoke({"question": "Who?", "answer": answer, "contexts": OBSERVATORY})
+    assert r.label == Label.HALLUCINATED and extractor_llm.call_count == 1
+
+
 NOVELS = [
     "Twisted is a 2007 novel by Laurie Halse Anderson about a high school senior. Wintergirls is "
     "a 2009 young adult novel by Laurie Halse Anderson about two girls with eating disorders."

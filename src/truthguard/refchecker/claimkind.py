@@ -172,10 +172,14 @@ def _norm(text: str) -> str:
     return " ".join(text.replace("’", "'").strip().strip("\"“”'").split())
 
 
+_LEAD_CHARS = 300
+"""Characters read for a refusal lead-in: one is a few words, and a long text is not copied."""
+
+
 def _refusal_end(text: str) -> int | None:
     """Where the refusal ``text`` opens with ends (after an answering particle: "No, I don't
     know"), as an offset in ``text``; None when it opens with none."""
-    t = text.replace("’", "'")  # same length: offsets stay those of ``text``
+    t = text[:_LEAD_CHARS].replace("’", "'")  # same length: offsets stay those of ``text``
     at = len(t) - len(t.lstrip(" \t\n\"“”'"))
     m = _REFUSAL.match(t[at:])
     if m is None and (lead := _PARTICLE.match(t[at:])) is not None and lead.end():
@@ -211,7 +215,7 @@ def claim_kind(text: str) -> ClaimKind:
 # he is ...". "as", "since", "because" only before a subject and its verb ("I don't know as
 # much as you about it" goes on with no statement).
 _TURN = re.compile(
-    r"""[\s,;:–—-]+
+    r"""(?<![\s,;:–—-])[\s,;:–—-]+  # from the start of a run only: no retry inside a long one
     (?:but|however|though|although|except(?:\s+that)?|just\s+that|only\s+that|
         other\s+than(?:\s+that)?|apart\s+from\s+that|besides(?:\s+that)?|
         (?:as|since|because)
@@ -237,7 +241,7 @@ def refusal_turn(text: str, *, min_words: int = 4) -> tuple[int, int] | None:
     if end is None:
         return None
     turn = _TURN.search(text, end)
-    if turn is None or len(text[turn.end() :].split()) < min_words:
+    if turn is None or len(text[turn.end() :].split(maxsplit=min_words)) < min_words:
         return None
     return turn.start(), turn.end()
 
@@ -254,14 +258,11 @@ def claim_parts(
     pieces = split_clauses(sentence, min_words=min_words) if clauses else [sentence]
     out: list[tuple[str, ClaimKind]] = []
     for piece in pieces:
-        while True:  # a statement after a refusal may itself turn again
-            kind = claim_kind(piece)
-            cut = refusal_turn(piece, min_words=min_words) if kind == "refusal" else None
-            if cut is None:
-                out.append((piece, kind))
-                break
-            out.append((piece[: cut[0]], kind))
+        # a statement after a refusal may itself turn again; each cut reads only a lead-in
+        while (cut := refusal_turn(piece, min_words=min_words)) is not None:
+            out.append((piece[: cut[0]], "refusal"))
             piece = piece[cut[1] :]
+        out.append((piece, claim_kind(piece)))
     return out
 
 
