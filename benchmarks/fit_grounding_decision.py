@@ -74,6 +74,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--lead-words", type=int, default=5, help="see GroundingDecision")
     parser.add_argument(
+        "--other-value",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="see GroundingDecision.other_value",
+    )
+    parser.add_argument(
         "--invented",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -136,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         "strict_claims": args.strict_claims,
         "invented": args.invented,
         "lead_words": args.lead_words,
+        "other_value": args.other_value,
     }
     rules = _neutral().model_copy(update=settings)
 

@@ -393,3 +393,41 @@ def test_an_abbreviated_title_is_neither_a_name_nor_a_word_to_find():
     # a title word that stands alone is a word like any other
     a = analyse("The band formed in Mr, England.")
     assert "Mr" in [a.tokens[i].text for i in a.content]
+
+
+def test_a_value_in_a_slot_the_evidence_fills_with_another_is_an_other_value():
+    sents = [
+        (0, 0, "Christopher Nolan directed The Prestige."),
+        (0, 41, "The Prestige is starring Michael Caine."),
+    ]
+    g = ground_claim("The Prestige stars Orlando Bloom and Zac Efron.", sents)
+    assert {(i.text, i.relation) for i in g.issues} == {
+        (name, "other_value") for name in ("Orlando", "Bloom", "Zac", "Efron")
+    }
+    assert g.label == "Neutral"
+    assert g.issues[0].evidence == (0, 66, 79, "Michael Caine")
+    # one of the evidence's values named: the same list, the rest only not found
+    g = ground_claim("It stars Michael Caine and Hugh Jackman.", sents)
+    assert {(i.text, i.relation) for i in g.issues} == {
+        ("Hugh", "ungrounded"),
+        ("Jackman", "ungrounded"),
+    }
+    # a value added to the slot, the slot of another relation, another subject, the speaker's
+    # own verb: nothing is set against the evidence
+    for claim in (
+        "The Prestige also stars Orlando Bloom.",
+        "The Prestige is written by Orlando Bloom.",
+        "Inception stars Orlando Bloom.",
+        "Did you know Orlando Bloom starred in it?",
+    ):
+        assert all(i.relation == "ungrounded" for i in ground_claim(claim, sents).issues), claim
+
+
+def test_a_year_is_set_against_the_year_its_slot_holds():
+    sents = [(0, 0, "Defending Jacob was released 2012. It sold 2 million copies.")]
+    g = ground_claim("It was released in 2013.", sents)
+    assert [(i.text, i.relation, i.evidence) for i in g.issues] == [
+        ("2013", "other_value", (0, 29, 33, "2012"))
+    ]
+    g = ground_claim("It sold 3 million copies in 2013.", sents)
+    assert {i.relation for i in g.issues} <= {"ungrounded", "conflict"}

@@ -21,6 +21,7 @@ __all__ = [
     "copied_share",
     "fact_in",
     "negation_issue",
+    "other_value",
     "swapped",
     "tokens_of",
 ]
@@ -312,3 +313,168 @@ times = _times
 copied_share = _copied_share
 COPIED = _COPIED
 tokens_of = _tokens_of
+
+
+_ADDITIVE = frozenset(["also", "too", "another", "other", "besides", "additionally", "either"])
+"""Words by which a claim adds a value to a slot rather than naming the slot's value."""
+
+_ATTITUDE = frozenset(
+    [
+        "know",
+        "knew",
+        "like",
+        "liked",
+        "love",
+        "loved",
+        "enjoy",
+        "enjoyed",
+        "recommend",
+        "suggest",
+        "think",
+        "thought",
+        "believe",
+        "check",
+        "try",
+        "read",
+        "watch",
+        "see",
+        "saw",
+        "hear",
+        "heard",
+        "remember",
+        "want",
+        "prefer",
+        "mean",
+        "call",
+        "called",
+    ]
+)
+"""Verbs of what someone thinks, likes or does with a thing ("Did you know X", "I recommend X"):
+their object is no value of a relation the evidence could state."""
+
+_PREPOSITIONS = frozenset(["by", "in", "on", "at", "for", "from", "with", "as", "of", "to"])
+_FACT_RUN_GAP = frozenset(["and", ",", "&", "or"])
+
+
+def _relation_before(a: Analysed, i: int, content: frozenset[int]) -> tuple[int, tuple] | None:
+    """The relation word whose slot the value starting at token ``i`` fills: the nearest content
+    word before it, with only function words between; returned with its key (the word's stem
+    and the prepositions between, so "starred in X" and "starring X" are different slots)."""
+    between: list[str] = []
+    j = i - 1
+    while j >= 0 and len(between) <= 2:
+        norm = a.tokens[j].norm
+        if j in content:
+            return None if norm in _ATTITUDE else (j, (stem(norm), *reversed(between)))
+        if norm not in _NON_CONTENT or not norm.isalpha():
+            return None
+        if norm in _PREPOSITIONS:
+            between.append(norm)
+        j -= 1
+    return None
+
+
+def _run_after(a: Analysed, j: int, kind: str) -> list[Fact]:
+    """The facts of ``kind`` that fill the slot after token ``j``: the first within two
+    function words of it, and those listed after it ("Michael Caine and Hugh Jackman"); none
+    when they only qualify the noun after them."""
+    by_start: dict[int, Fact] = {}
+    for f in a.facts:
+        idx = _tokens_of(a, f.start, f.end)
+        if idx and f.kind == kind:
+            by_start.setdefault(idx[0], f)
+    k, gap, run = j + 1, 0, []
+    while k < len(a.tokens):
+        f = by_start.get(k)
+        if f is not None:
+            run.append(f)
+            k = max(_tokens_of(a, f.start, f.end)) + 1
+            gap = 0
+            continue
+        norm = a.tokens[k].norm
+        if run and norm in _FACT_RUN_GAP:
+            k += 1
+            continue
+        if run or norm not in _NON_CONTENT or not norm.isalpha() or gap >= 2:
+            break
+        gap += 1
+        k += 1
+    after = a.tokens[k].norm if k < len(a.tokens) else ""
+    if after.isalpha() and after not in _NON_CONTENT:
+        return []  # names that qualify a noun ("Indiana's religious freedom law")
+    return run
+
+
+def _year(fact: Fact) -> bool:
+    v = fact.value
+    return isinstance(v, float | int) and float(v).is_integer() and 1000 <= v <= 2100
+
+
+def other_value(fact: Fact, claim: Analysed, evid: list[Analysed]) -> tuple[int, int, int] | None:
+    """An evidence sentence that gives the slot ``fact`` fills another value, if one does:
+    ``(sentence index, start, end)`` of that value in the sentence.
+
+    The slot is the relation word before the value ("The Prestige *stars* Orlando Bloom"); an
+    evidence sentence states the same relation of the same subject ("The Prestige is *starring*
+    Michael Caine") with values none of which the claim names, and the claim names none of
+    its. A claim that adds a value ("he *also* wrote ...") fills no slot; one without a named
+    subject ("It stars ...") is taken to be about the sentence's.
+    """
+    idx = _tokens_of(claim, fact.start, fact.end)
+    if not idx or any(t.norm in _ADDITIVE for t in claim.tokens):
+        return None
+    content = frozenset(claim.content)
+    kind = fact.kind
+    # the start of the value: back over the facts of the same kind listed before this one
+    run_start = idx[0]
+    found = _relation_before(claim, run_start, content)
+    while found is None:
+        before = [
+            f for f in claim.facts if f.kind == kind and f.end <= claim.tokens[run_start].start
+        ]
+        prev = max(before, key=lambda f: f.end, default=None)
+        if prev is None:
+            return None
+        p_idx = _tokens_of(claim, prev.start, prev.end)
+        gap = claim.tokens[p_idx[-1] + 1 : run_start] if p_idx else []
+        if not p_idx or any(t.norm not in _FACT_RUN_GAP for t in gap):
+            return None
+        run_start = p_idx[0]
+        found = _relation_before(claim, run_start, content)
+    j, key = found
+    if kind == "number":
+        key = key[:1]  # "released in 2013" and "released 2012" fill one slot
+    values = _run_after(claim, j, kind)
+    if fact not in values:
+        return None
+    # the subject: the content words and names before the relation ("It", "he" and an empty
+    # subject are taken to be the sentence's)
+    before = [i for i in content if i < j] + [
+        i for f in claim.facts for i in _tokens_of(claim, f.start, f.end) if i < j
+    ]
+    subject = {stem(claim.tokens[i].norm) for i in before}
+    for n, sent in enumerate(evid):
+        sent_content = frozenset(sent.content)
+        for k in sent_content:
+            if stem(sent.tokens[k].norm) != key[0]:
+                continue
+            theirs = _run_after(sent, k, kind)
+            if not theirs:
+                continue
+            between = tuple(
+                t.norm
+                for t in sent.tokens[k + 1 : _tokens_of(sent, theirs[0].start, theirs[0].end)[0]]
+                if t.norm in _PREPOSITIONS
+            )
+            if kind != "number" and (key[0], *between) != key:
+                continue
+            if kind == "number" and not all(_year(v) == _year(theirs[0]) for v in values):
+                continue  # a year's slot holds a year: "released 2012", not "2 million"
+            if any(_fact_in(v, theirs, frozenset(), frozenset()) for v in values) or any(
+                _fact_in(v, claim.facts, frozenset(), frozenset()) for v in theirs
+            ):
+                continue  # the claim names one of the sentence's values: the same list
+            if subject and not subject & {stem(t.norm) for t in sent.tokens[:k]}:
+                continue  # the relation of something else
+            return n, theirs[0].start, theirs[-1].end
+    return None

@@ -144,6 +144,8 @@ def decided_by_claims(
     """When the claims alone decide the answer: ``(hallucinated, rule, claim)``, else None.
 
     Rules, in order: a contradicted or altered retelling (``"claim"``) makes it hallucinated;
+    so does a claim that gives a slot the evidence fills another value (``"other_value"``:
+    "The Prestige stars Orlando Bloom" where the evidence says it is starring Michael Caine);
     every claim entailed (``"all_entailed"``) makes it factual; a short direct answer (no chat
     history, at most :attr:`GroundingDecision.strict_claims` claims) with a claim not entailed
     (``"short_answer"``) makes it hallucinated; outside a chat, a short opening sentence not
@@ -156,6 +158,10 @@ def decided_by_claims(
     )
     if deviation is not None:
         return True, "claim", deviation
+    if decision.other_value:
+        answered = next((c for c in claims if _other_value(c)), None)
+        if answered is not None:
+            return True, "other_value", answered
     if claims and all(c.get("label") == "Entailment" for c in claims):
         return False, "all_entailed", None
     if not chat and 0 < len(claims) <= decision.strict_claims:
@@ -219,7 +225,7 @@ def _missing_facts(claim: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     speakers = attribution_names(text)
     out = []
     for i in claim.get("issues") or []:
-        if i.get("kind") not in _FACT_KINDS or i.get("relation") != "ungrounded":
+        if i.get("kind") not in _FACT_KINDS or i.get("relation") not in _NOT_FOUND:
             continue
         word = str(i.get("text", "")).strip(".,'’")
         if i.get("kind") == "name" and (word in speakers or word.removesuffix("'s") in speakers):
@@ -232,6 +238,12 @@ def _missing_facts(claim: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 _FACT_KINDS = ("name", "title", "number", "month")
+_NOT_FOUND = ("ungrounded", "other_value")
+
+
+def _other_value(claim: Mapping[str, Any]) -> bool:
+    """Whether the claim names a value for a slot the evidence fills with another one."""
+    return any(i.get("relation") == "other_value" for i in claim.get("issues") or [])
 
 
 def invented(claim: Mapping[str, Any]) -> bool:
@@ -254,7 +266,7 @@ def invented(claim: Mapping[str, Any]) -> bool:
             return missing_words >= n_content - 1
         return n_content > 0 and missing_words >= n_content
     missing = [
-        i for i in issues if i.get("kind") in _FACT_KINDS and i.get("relation") == "ungrounded"
+        i for i in issues if i.get("kind") in _FACT_KINDS and i.get("relation") in _NOT_FOUND
     ]
     if len(missing) < n_facts:
         return False  # something of it is grounded
@@ -301,6 +313,11 @@ class GroundingDecision(BaseModel):
     invented: bool = False
     """Outside a chat, an answer with a claim whose names and numbers are all missing from the
     evidence is hallucinated (see :func:`invented`)."""
+    other_value: bool = False
+    """An answer with a claim that names another value for a slot its evidence fills ("The
+    Prestige stars Orlando Bloom" against "The Prestige is starring Michael Caine", "released in
+    2013" against "released 2012") is hallucinated, in a chat too. A claim that adds a value
+    ("he also wrote ...") or names one of the evidence's values fills no slot alone."""
     lead_words: int = Field(default=0, ge=0)
     """Outside a chat, an answer that opens with a sentence of at most this many words (its
     direct answer: "The vascular middle layer of the eye.") that is not entailed is

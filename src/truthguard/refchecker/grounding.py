@@ -40,6 +40,7 @@ from truthguard.refchecker._alignment import (
     copied_share,
     fact_in,
     negation_issue,
+    other_value,
     swapped,
     times,
     tokens_of,
@@ -300,6 +301,13 @@ def ground_claim(
             if other is not None:
                 ev = (ref, offset + other.start, offset + other.end, other.text)
                 issues.append(Issue(fact.kind, "conflict", fact.start, fact.end, fact.text, ev))
+            elif (elsewhere := other_value(fact, claim, evid)) is not None:
+                # the evidence fills this slot with another value ("The Prestige is starring
+                # Michael Caine" for "The Prestige stars Orlando Bloom")
+                k, lo, hi = elsewhere
+                r, o, text = sentences[k]
+                ev = (r, o + lo, o + hi, text[lo:hi])
+                issues.append(Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev))
             else:
                 issues.append(Issue(fact.kind, "ungrounded", fact.start, fact.end, fact.text))
         neg = negation_issue(claim, sent, ops) if close else None
