@@ -431,3 +431,51 @@ def test_a_year_is_set_against_the_year_its_slot_holds():
     ]
     g = ground_claim("It sold 3 million copies in 2013.", sents)
     assert {i.relation for i in g.issues} <= {"ungrounded", "conflict"}
+
+
+def test_negations_that_affirm_or_say_no_in_other_words_flip_nothing():
+    from truthguard.refchecker._analysis import analyse
+
+    assert analyse("Attacks hit not only Iraq but also India.").negations == []
+    assert analyse("It is no doubt the best.").negations == []
+    assert analyse("It is not a threat.").negations == [2]
+    sailor = [(0, 0, "Frank Jordan said his son is an inexperienced sailor.")]
+    g = ground_claim("Frank Jordan said his son isn't an experienced sailor.", sailor)
+    assert all(i.kind != "negation" for i in g.issues), g.issues
+    g = ground_claim("Frank Jordan said his son isn't a sailor.", sailor)
+    assert [(i.kind, i.relation) for i in g.issues] == [("negation", "conflict")]
+
+
+def test_a_negation_the_summary_left_out_with_a_long_stretch_flips_nothing():
+    ref = [
+        (
+            0,
+            0,
+            "A U.S. citizen with alleged ties to al Qaeda did not enter a plea on charges of "
+            "conspiring to provide material support to terrorists.",
+        )
+    ]
+    g = ground_claim(
+        "The U.S. citizen is accused of conspiring to provide material support to terrorists.",
+        ref,
+    )
+    assert all(i.kind != "negation" for i in g.issues), g.issues
+    # the same verb put back without its negation still flips the sentence
+    g = ground_claim("A U.S. citizen with alleged ties to al Qaeda entered a plea.", ref)
+    assert ("negation", "conflict") in [(i.kind, i.relation) for i in g.issues]
+
+
+def test_a_year_is_set_against_a_year_and_a_place_name_keeps_its_place():
+    g = ground_claim(
+        "Liverpool lost in the FA Cup fifth round in 2006.",
+        [(0, 0, "Liverpool lost in the FA Cup fifth round nine years ago.")],
+    )
+    assert [(i.text, i.relation) for i in g.issues] == [("2006", "ungrounded")]
+    g = ground_claim(
+        "The Atlanta-based pastor said the devil wants to stop him.",
+        [(0, 0, "In a clip, the Atlanta-area pastor said the devil wants to stop him.")],
+    )
+    assert g.label == "Entailment", g.issues
+    from truthguard.refchecker._analysis import analyse
+
+    assert analyse("That's when police found her.").facts == []

@@ -177,6 +177,7 @@ def _conflict(
                 and lo <= f.start < hi
                 and same_unit
                 and _weekday(fact) == _weekday(f)
+                and _year(fact) == _year(f)
                 and _times(f, claim_facts) < _times(f, sent.facts)
             ):
                 return f
@@ -255,6 +256,22 @@ def _negates_shared_word(
     return False
 
 
+_NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
+
+
+def _negative_prefix(claim: Analysed, k: int, sent: Analysed) -> bool:
+    """Whether the sentence holds the next content word after the claim's negation at ``k``
+    with a negative prefix ("not experienced" / "inexperienced", "not fair" / "unfair")."""
+    for m in range(k + 1, min(k + 5, len(claim.tokens))):
+        word = claim.tokens[m].norm
+        if word in _NON_CONTENT or m in claim.negations:
+            continue
+        return any(
+            p + word in sent.norms or f"{p}-{word}" in sent.norms for p in _NEGATIVE_PREFIXES
+        )
+    return False
+
+
 def _same_word_start(a: Analysed, ia: range, b: Analysed, jb: range, skip: set[int]) -> bool:
     """Whether a word of ``b[jb]`` starts like a word of ``a[ia]`` (negations skipped):
     "make" / "made", "win" / "won" are one verb."""
@@ -289,11 +306,19 @@ def _negation_issue(claim: Analysed, sent: Analysed, ops: list) -> tuple[Issue, 
             # centre" for "a major centre"): the next two words count
             if not swapped and not _negates_shared_word(claim, i, claim_equal, words=2):
                 continue  # "no longer work" for "banned from working": other words, no flip
+            if not swapped and _negative_prefix(claim, i, sent):
+                continue  # "an inexperienced sailor" / "isn't an experienced sailor"
             t = claim.tokens[i]
             return Issue("negation", "conflict", t.start, t.end, t.text), None
         if b > a and interior:
             j = next(j for j in range(j1, j2) if j in sneg)
-            swapped = tag == "replace" and i2 - i1 <= 2
+            # "made" for "did not make": a short stretch put for the same verb, negated
+            swapped = (
+                tag == "replace"
+                and i2 - i1 <= 2
+                and j2 - j1 <= 3
+                and _same_word_start(sent, range(j1, j2), claim, range(i1, i2), sneg)
+            )
             if not swapped and not _negates_shared_word(sent, j, sent_equal):
                 continue  # the claim left out the negated part ("leave and never return")
             # where the claim drops it: the claim word aligned just before

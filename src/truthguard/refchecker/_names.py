@@ -43,15 +43,24 @@ _NEG = frozenset(
 )
 
 
+_AFFIRMING = frozenset(["only", "just", "doubt", "less"])
+"""Words after which "not" / "no" affirm: "not only", "not just", "no doubt", "no less"."""
+
+
 def negations(tokens: list[Token], text: str = "") -> list[int]:
     """Indices of negation cues among ``tokens`` (of ``text``, when given: "No. 17" numbers
-    something there, it negates nothing)."""
+    something there, it negates nothing; "not only ... but", "no doubt" negate nothing)."""
     return [
         i
         for i, t in enumerate(tokens)
-        if (t.norm in _NEG and not _number_sign(tokens, i, text))
-        or t.norm.endswith("n't")
-        or t.norm == "n't"
+        if (
+            (t.norm in _NEG and not _number_sign(tokens, i, text))
+            or t.norm.endswith("n't")
+            or t.norm == "n't"
+        )
+        and not (
+            t.norm in ("not", "no") and i + 1 < len(tokens) and tokens[i + 1].norm in _AFFIRMING
+        )
     ]
 
 
@@ -77,6 +86,8 @@ def _names(text: str, tokens: list[Token], skip: set[int]) -> list[Fact]:
     for i, tok in enumerate(tokens):
         if i in skip or not tok.text[:1].isupper() or tok.norm in FUNCTION_WORDS:
             continue
+        if tok.norm.split("'")[0] in FUNCTION_WORDS:
+            continue  # "That's", "It's", "There's" open a sentence, they name nothing
         if tok.norm.rstrip(".") in _MONTHS or tok.norm.rstrip(".") in _MONTH_ABBR:
             continue
         if _is_number_word(tok.norm):
@@ -88,9 +99,11 @@ def _names(text: str, tokens: list[Token], skip: set[int]) -> list[Fact]:
         ):
             # "Typically, ...": a capital there says nothing; such a word is a content word
             continue
-        facts.append(
-            Fact("name", tok.norm.rstrip(".").removesuffix("'s"), tok.start, tok.end, tok.text)
-        )
+        value = tok.norm.rstrip(".").removesuffix("'s")
+        head, _, rest = tok.text.partition("-")
+        if rest and rest.islower():
+            value = head.lower()  # "Atlanta-based", "Atlanta-area": the name is Atlanta
+        facts.append(Fact("name", value, tok.start, tok.end, tok.text))
     return facts
 
 
