@@ -193,3 +193,41 @@ def test_a_chat_reply_is_weighed_with_the_chat_offset():
     p, p_chat = d.probability(f), d.probability(f, chat=True)
     assert math.isclose(math.log(p_chat / (1 - p_chat)) - math.log(p / (1 - p)), 1.0)
     assert GroundingDecision.default().chat_offset > 0  # fitted: replies have their own cut
+
+
+def _conflicting(text, kind, issue_kind, label="Contradiction"):
+    claim = _said(text, label, [], 1)
+    claim["kind"] = kind
+    claim["issues"] = [{"kind": issue_kind, "relation": "conflict", "text": "x"}]
+    return claim
+
+
+def test_a_question_or_greeting_denies_nothing_by_its_negation():
+    from truthguard.refchecker.decision import retelling_deviation
+
+    why = _conflicting(
+        "So why doesn't the plan do more with nuclear power?", "question", "negation"
+    )
+    assert retelling_deviation([why], 1.01) is None
+    assert retelling_deviation([_conflicting("No problem!", "greeting", "negation")], 1.01) is None
+    # a name set against the evidence's still counts in a question, and a fact's negation does
+    named = _conflicting("Did you see Tom Hanks in it?", "question", "name")
+    assert retelling_deviation([named], 1.01) is named
+    denied = _conflicting("The plan does not cover nuclear power.", "fact", "negation")
+    assert retelling_deviation([why, denied], 1.01) is denied
+
+
+def test_another_value_for_a_slot_the_evidence_fills_decides_in_a_chat_too():
+    from truthguard.refchecker.decision import decided_by_claims
+
+    d = GroundingDecision.default()
+    assert d.other_value
+    ok = _said("The Prestige is a film.", "Entailment", [], 1)
+    other = _said("The Prestige stars Orlando Bloom.", "Neutral", [], 3)
+    other["issues"] = [
+        {"kind": "name", "relation": "other_value", "text": "Orlando", "claim_start": 19}
+    ]
+    for chat in (False, True):
+        assert decided_by_claims([ok, other], chat=chat, decision=d)[:2] == (True, "other_value")
+    off = d.model_copy(update={"other_value": False})
+    assert decided_by_claims([ok, other], chat=True, decision=off) is None

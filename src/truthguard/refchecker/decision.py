@@ -197,7 +197,8 @@ def leading_answer(claims: Sequence[Mapping[str, Any]], max_words: int) -> Mappi
 def retelling_deviation(
     claims: Sequence[Mapping[str, Any]], cosine: float, *, copied: float = 1.01
 ) -> Mapping[str, Any] | None:
-    """The first claim that contradicts its evidence, or retells an evidence sentence closely
+    """The first claim that contradicts its evidence (a question, greeting or opinion not by its
+    negation alone: such a negation asserts nothing), or retells an evidence sentence closely
     (cosine at least ``cosine``) with something changed, or copies at least a share ``copied``
     of its words from it in order with a name or number the evidence lacks; None when there is
     none.
@@ -208,6 +209,8 @@ def retelling_deviation(
     """
     for c in claims:
         if c.get("label") == "Contradiction":
+            if c.get("kind", "fact") != "fact" and _only_negated(c):
+                continue  # "So why doesn't the plan do more?", "No problem!": nothing denied
             return c
         if c.get("label") == "Neutral":
             numbers = _claim_numbers(c)
@@ -216,6 +219,12 @@ def retelling_deviation(
             if float(numbers.get("copied", 0.0)) >= copied and _missing_facts(c):
                 return c
     return None
+
+
+def _only_negated(claim: Mapping[str, Any]) -> bool:
+    """Whether the claim's only conflicts are negations."""
+    kinds = {i.get("kind") for i in claim.get("issues") or [] if i.get("relation") == "conflict"}
+    return kinds == {"negation"}
 
 
 def _missing_facts(claim: Mapping[str, Any]) -> list[Mapping[str, Any]]:
