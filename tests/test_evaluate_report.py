@@ -164,7 +164,24 @@ def test_a_conflicting_fact_is_marked_alone_and_zero_llm_runs_draw_no_cost_chart
             ],
         },
         {"claim": "It is in Paris.", "label": "Entailment", "start": 26, "end": 41},
+        {
+            "claim": "Gustave Eiffel built it.",
+            "label": "Neutral",
+            "start": 42,
+            "end": 66,
+            "issues": [
+                {
+                    "kind": "name",
+                    "relation": "other_value",
+                    "text": "Gustave",
+                    "evidence": {"text": "Stephen Sauvestre"},
+                    "claim_start": 0,
+                    "claim_end": 7,
+                }
+            ],
+        },
     ]
+    answer += " Gustave Eiffel built it."
     zero = {"llm_calls": 0, "cached_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
     rows = [{**_row(0, 0.0, "hallucinated", claims), "answer": answer}]
     rows += [_row(i, i / 10, "factual" if i > 2 else "hallucinated") for i in range(1, 8)]
@@ -174,6 +191,9 @@ def test_a_conflicting_fact_is_marked_alone_and_zero_llm_runs_draw_no_cost_chart
     dom = _chromium("--dump-dom", page.as_uri(), tmp_path=tmp_path)
     assert 'The tower opened in <mark class="contradicted">1991</mark>.' in dom
     assert "“1991” against “1889”" in dom
+    # a value put in a slot the evidence fills with another is marked and shown the same way
+    assert '<mark class="contradicted">Gustave</mark> Eiffel built it.' in dom
+    assert "“Gustave” against “Stephen Sauvestre”" in dom
     plots = set(re.findall(r'<svg class="plot" data-plot="([^"]+)"', dom))
     assert "tokens:all" not in plots and "calls:all" not in plots and "pass:all" in plots
     assert "these detectors call no model" in dom

@@ -211,12 +211,16 @@ def _claim_spans(answer: str, claim: dict[str, Any]) -> list[tuple[int, int, str
         (start + i["claim_start"], start + i["claim_end"], "contradicted")
         for i in claim.get("issues") or []
         if isinstance(i, dict)
-        and i.get("relation") == "conflict"
+        and i.get("relation") in _SET_AGAINST
         and isinstance(i.get("claim_start"), int)
         and isinstance(i.get("claim_end"), int)
         and 0 <= i["claim_start"] < i["claim_end"] <= end - start
     ]
     return conflicts or [(start, end, cls)]
+
+
+_SET_AGAINST = ("conflict", "other_value")
+"""Issue relations that name the evidence span a claim's span is set against."""
 
 
 def _highlight(answer: str, claims: list[dict[str, Any]]) -> str:
@@ -256,7 +260,7 @@ def _worst(name: str, rows: list[dict[str, Any]], k: int) -> str:
             conflicts = "".join(
                 f"; “{_e(i.get('text'))}” against “{_e((i.get('evidence') or {}).get('text'))}”"
                 for i in c.get("issues") or []
-                if isinstance(i, dict) and i.get("relation") == "conflict"
+                if isinstance(i, dict) and i.get("relation") in _SET_AGAINST
             )
             block.append(
                 f'<p class="evidence">{_e(c.get("label"))}: “{_e(c.get("claim"))}”{conflicts}'

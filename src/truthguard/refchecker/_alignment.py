@@ -34,13 +34,15 @@ class Issue:
     kind: str
     """number, month, name, title, negation or content."""
     relation: str
-    """``ungrounded`` (not in the evidence) or ``conflict`` (the evidence says otherwise)."""
+    """``ungrounded`` (not in the evidence), ``conflict`` (the evidence says otherwise) or
+    ``other_value`` (the evidence fills the same slot with another value)."""
     start: int
     """Offset of the span in the claim."""
     end: int
     text: str
     evidence: tuple[int, int, int, str] | None = None
-    """(reference index, start, end, text) of the conflicting span in the reference."""
+    """(reference index, start, end, text) of the span in the reference the claim's span is set
+    against (a conflict or another value)."""
 
 
 def _same_number(a: Fact, b: Fact) -> bool:

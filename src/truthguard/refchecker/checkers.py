@@ -61,8 +61,9 @@ class ClaimVerdict(BaseModel):
     ``start``, ``end`` (offsets in that reference) and ``text``; None when it does not say."""
     issues: list[dict[str, Any]] = Field(default_factory=list)
     """Why the claim is not Entailment: per span, ``kind`` (number, month, name, title,
-    negation, content), ``relation`` (ungrounded or conflict), ``start`` / ``end`` / ``text``
-    in the claim and, for a conflict, the conflicting ``evidence`` span in the reference."""
+    negation, content), ``relation`` (``ungrounded``; ``conflict``; ``other_value``: a slot the
+    evidence fills with another value), ``start`` / ``end`` / ``text`` in the claim and, for a
+    conflict or another value, the ``evidence`` span in the reference it is set against."""
 
 
 class ClaimChecker(BaseModel, ABC):
