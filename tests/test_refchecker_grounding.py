@@ -380,6 +380,29 @@ def test_a_clause_is_read_in_its_sentence_against_the_sentences_found_for_all_it
     assert [(i.text, i.relation) for i in g.issues] == [("23", "conflict")]
 
 
+def test_the_clauses_of_one_sentence_share_one_reading_of_it():
+    own = [(0, 0, "Universe 23 sends Zirloin and Rabanra to battle No. 18 and Goku.")]
+    battle = (
+        1,
+        0,
+        "Goku, No. 17, and No. 18 battle Zirloin and Rabanra while Gohan fights Saonel.",
+    )
+    answer = "Goku, No. 23, and No. 18 battle Zirloin and Rabanra while Gohan fights Saonel."
+    clauses = ["Goku, No. 23, and No. 18 battle Zirloin and Rabanra", "while Gohan fights Saonel."]
+    around = [*own, battle]
+    alone = [ground_claim(c, own, context=answer, context_sentences=around) for c in clauses]
+    memo: dict = {}
+    shared = [
+        ground_claim(c, own, context=answer, context_sentences=around, context_memo=memo)
+        for c in clauses
+    ]
+    assert shared == alone and len(memo) == 1
+    # another reading of the sentence (names and numbers only) is kept apart
+    names_only = {"check_content": False, "context_memo": memo}
+    ground_claim(clauses[0], own, context=answer, context_sentences=around, **names_only)
+    assert len(memo) == 2
+
+
 def test_an_abbreviated_title_is_neither_a_name_nor_a_word_to_find():
     from truthguard.refchecker._analysis import analyse
 

@@ -339,11 +339,14 @@ class LocalChecker(ClaimChecker):
         pool: EvidencePool | None = None,
         context: str | None = None,
         context_sentences: list[tuple[int, int, str]] | None = None,
+        context_memo: dict[tuple, Grounding] | None = None,
     ) -> Grounding:
         """The grounding of claim ``i`` (text ``claim``) in its top-k segments.
 
         Its names, numbers and words may also be found anywhere in ``pool`` (default: every
-        segment of the references): evidence can span passages.
+        segment of the references): evidence can span passages. A clause is also read in its
+        sentence ``context`` (see :func:`~truthguard.refchecker.grounding.ground_claim`); the
+        clauses of one check share ``context_memo`` so each sentence is read once.
         """
         sentences, hint = _pool(retrieval, i)
         if pool is None:
@@ -361,6 +364,7 @@ class LocalChecker(ClaimChecker):
             check_content=content,
             context=context,
             context_sentences=context_sentences,
+            context_memo=context_memo,
         )
 
     async def acheck(
@@ -405,6 +409,7 @@ class LocalChecker(ClaimChecker):
             if claim.sentence is not None:
                 found.setdefault(claim.sentence, {}).update(dict.fromkeys(_pool(retrieval, i)[0]))
         by_sentence = {text: list(sents) for text, sents in found.items()}
+        read: dict[tuple, Grounding] = {}  # sentences read whole, for the clauses cut from them
         for i, claim in enumerate(claims):
             # talk around facts (opinions, questions, ...): only its names and numbers count
             g = self.ground(
@@ -415,6 +420,7 @@ class LocalChecker(ClaimChecker):
                 pool=pool,
                 context=claim.sentence,
                 context_sentences=by_sentence.get(claim.sentence or ""),
+                context_memo=read,
             )
             raw = {
                 "precision": round(g.precision, 4),

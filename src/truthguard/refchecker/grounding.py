@@ -200,6 +200,7 @@ def ground_claim(
     check_content: bool = True,
     context: str | None = None,
     context_sentences: Sequence[tuple[int, int, str]] | None = None,
+    context_memo: dict[tuple, Grounding] | None = None,
 ) -> Grounding:
     """Ground one claim in evidence sentences.
 
@@ -220,6 +221,8 @@ def ground_claim(
             and Jason R. Moore also star." swaps a name of "Ben Barnes, Ed Skrein and ...".
         context_sentences: The evidence sentences ``context`` is read against (default:
             ``sentences``), such as those found for every clause of it.
+        context_memo: Groundings of ``context`` already made for other clauses of it, filled
+            here; share one only between calls with the same ``pool`` and settings.
     """
     claim = analyse(claim_text)
     evid = [analyse(text) for _, _, text in sentences]
@@ -387,21 +390,25 @@ def ground_claim(
         around = list(context_sentences or sentences)
         # the embedding's choice for the claim, where it stands among the sentence's evidence
         at = hint < len(sentences) and sentences[hint] in around
-        issues = _conflicts_in_context(
-            claim_text,
-            context,
-            issues,
-            lambda text: ground_claim(
-                text,
-                around,
-                pool=pool,
-                hint=around.index(sentences[hint]) if at else 0,
-                soft=soft,
-                word_floor=word_floor,
-                precision_threshold=precision_threshold,
-                check_content=check_content,
-            ),
-        )
+        where = around.index(sentences[hint]) if at else 0
+        key = (context, check_content, where, tuple(around))
+
+        def whole(text: str) -> Grounding:  # once per sentence and key (see context_memo)
+            memo = {} if context_memo is None else context_memo
+            if key not in memo:
+                memo[key] = ground_claim(
+                    text,
+                    around,
+                    pool=pool,
+                    hint=where,
+                    soft=soft,
+                    word_floor=word_floor,
+                    precision_threshold=precision_threshold,
+                    check_content=check_content,
+                )
+            return memo[key]
+
+        issues = _conflicts_in_context(claim_text, context, issues, whole)
 
     if any(i.relation == "conflict" for i in issues):
         label, support = "Contradiction", 0.0
