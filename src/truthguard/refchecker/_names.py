@@ -64,11 +64,18 @@ def negations(tokens: list[Token], text: str = "") -> list[int]:
     ]
 
 
+def _gap_after(text: str, tokens: list[Token], i: int) -> str | None:
+    """What ``text`` holds between token ``i`` and the next one, stripped of white space; None
+    after the last token."""
+    if i + 1 >= len(tokens):
+        return None
+    return text[tokens[i].end : tokens[i + 1].start].strip()
+
+
 def _number_sign(tokens: list[Token], i: int, text: str) -> bool:
-    if tokens[i].norm != "no" or i + 1 >= len(tokens) or not text:
+    if tokens[i].norm != "no":
         return False
-    gap = text[tokens[i].end : tokens[i + 1].start]
-    return gap.strip() == "." and tokens[i + 1].text[:1].isdigit()
+    return _gap_after(text, tokens, i) == "." and tokens[i + 1].text[:1].isdigit()
 
 
 def _is_sentence_start(text: str, tokens: list[Token], i: int) -> bool:
@@ -76,7 +83,7 @@ def _is_sentence_start(text: str, tokens: list[Token], i: int) -> bool:
         return True
     if tokens[i - 1].norm.rstrip(".") in _HONORIFICS:
         return False  # "Dr. Smith", "Sen. Jim Inhofe": the period ends the title
-    gap = text[tokens[i - 1].end : tokens[i].start]
+    gap = _gap_after(text, tokens, i - 1) or ""
     prev = tokens[i - 1].text
     return bool(re.search(r"[.!?:;\"“(\[]", gap)) or prev in (".", "!", "?")
 
@@ -229,14 +236,9 @@ _HONORIFICS = frozenset(
 def honorific(tokens: list[Token], i: int, text: str) -> bool:
     """Whether token ``i`` of ``text`` is a title before a name ("Dr. Smith", "Sen. Jim
     Inhofe"): neither a name nor a word the evidence must hold (it may say "Senator")."""
-    if i + 1 >= len(tokens) or not tokens[i].text[:1].isupper():
+    if not tokens[i].text[:1].isupper() or tokens[i].norm.rstrip(".") not in _HONORIFICS:
         return False
-    gap = text[tokens[i].end : tokens[i + 1].start].strip()
-    return (
-        tokens[i].norm.rstrip(".") in _HONORIFICS
-        and gap in ("", ".")
-        and tokens[i + 1].text[:1].isupper()
-    )
+    return _gap_after(text, tokens, i) in ("", ".") and tokens[i + 1].text[:1].isupper()
 
 
 def _common_word_opener(text: str, tokens: list[Token], i: int) -> bool:
