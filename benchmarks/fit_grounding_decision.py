@@ -1,9 +1,11 @@
 """Fit the local RefChecker's answer-level decision on HaluEval's development half.
 
 Writes ``src/truthguard/refchecker/decision.json`` (the packaged default). The rows the
-``truthguard bench halueval`` command reports on (the first ``--skip`` rows of each task) are
-left out of the fit, so its figures are measured on rows the coefficients never saw; the
-kept-aside half of HaluEval is the final check.
+``truthguard bench halueval`` command reports on (the first ``--skip`` rows of each task, and
+with ``--spread`` as many spread through the file) are left out of the fit, so its figures are
+measured on rows the coefficients never saw; the fit takes ``--rows`` rows spread evenly through
+the rest of each file, so that every part of it (HaluEval's summaries change source part-way) is
+represented. The kept-aside half of HaluEval is the final check.
 
     python benchmarks/fit_grounding_decision.py --data ../shared/data
 
@@ -25,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from truthguard.bench.halueval import check_items
+from truthguard.bench.halueval import check_items, spread_rows
 from truthguard.datasets import HALUEVAL_TASKS, load_halueval
 from truthguard.refchecker import RefChecker
 from truthguard.refchecker.decision import (
@@ -34,6 +36,22 @@ from truthguard.refchecker.decision import (
     answer_features,
     decided_by_claims,
 )
+
+
+def rows_to_fit(items: list, skip: int, rows: int, first: bool = False) -> list:
+    """The rows to fit on: ``rows`` spread evenly through the file, leaving out the bench's rows
+    (the first ``skip`` and ``skip`` spread through the file); with ``first``, the ``rows`` rows
+    right after the first ``skip``.
+
+    HaluEval's files change source part-way (the first summaries are CNN's, later ones the
+    Daily Mail's): rows from one stretch of the file fit a decision to that stretch.
+    """
+    if first:
+        return items[skip : skip + rows]
+    left_out = set(range(skip)) | set(spread_rows(len(items), skip))
+    pool = [i for i in range(len(items)) if i not in left_out]
+    step = max(len(pool) // max(rows, 1), 1)
+    return [items[i] for i in pool[step // 2 :: step][:rows]]
 
 
 def _neutral() -> GroundingDecision:
@@ -47,8 +65,23 @@ def _neutral() -> GroundingDecision:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=None, help="data root (default: $TRUTHGUARD_DATA_DIR)")
-    parser.add_argument("--skip", type=int, default=200, help="rows per task left for the bench")
-    parser.add_argument("--rows", type=int, default=400, help="rows per task to fit on")
+    parser.add_argument(
+        "--skip",
+        type=int,
+        default=200,
+        help="rows per task left for the bench: the first ones and as many spread through the file",
+    )
+    parser.add_argument(
+        "--rows",
+        type=int,
+        default=500,
+        help="rows per task to fit on, spread evenly through the rest of each task's file",
+    )
+    parser.add_argument(
+        "--first",
+        action="store_true",
+        help="fit on the --rows rows right after the first --skip instead (the older selection)",
+    )
     parser.add_argument("--l2", type=float, default=1.0, help="L2 penalty")
     parser.add_argument(
         "--min-pass",
@@ -98,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = [json.loads(line) for line in cache.read_text().splitlines() if line.strip()]
     else:
         for task in HALUEVAL_TASKS:
-            items = load_halueval(task, args.data)[args.skip : args.skip + args.rows]
+            items = rows_to_fit(load_halueval(task, args.data), args.skip, args.rows, args.first)
             started = time.perf_counter()
             results = check_items(items, RefChecker(decision=_neutral()))
             print(
@@ -219,8 +252,13 @@ def main(argv: list[str] | None = None) -> int:
             "chat_offset": round(offset, 4),
             **settings,
             "fitted_on": (
-                f"HaluEval development half, rows {args.skip}-{args.skip + args.rows - 1} "
-                f"of each of {', '.join(HALUEVAL_TASKS)}; l2={args.l2}; the threshold keeps "
+                (
+                    f"HaluEval development half, rows {args.skip}-{args.skip + args.rows - 1} "
+                    if args.first
+                    else f"HaluEval development half, {args.rows} rows spread through the file "
+                    f"(the bench's {args.skip} first and {args.skip} spread rows left out) "
+                )
+                + f"of each of {', '.join(HALUEVAL_TASKS)}; l2={args.l2}; the threshold keeps "
                 f">= {args.min_pass:.0%} of correct answers passing per task"
                 + (", chat replies by their own cut (chat_offset)" if chat_found else "")
             ),

@@ -90,3 +90,18 @@ def test_bench_measures_an_nli_checker(folder, embedder, capsys, tmp_path):
     assert f"checker nli:{model}" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="--checker"):
         main([*argv, "--checker", "deberta"])
+
+
+def test_spread_rows_are_evenly_spaced_through_the_file(folder, embedder, capsys):
+    from truthguard.bench.halueval import select_rows, spread_rows
+
+    assert spread_rows(10, 4) == [0, 2, 5, 7]
+    assert spread_rows(3, 5) == [0, 1, 2]
+    assert [x for x in select_rows(list("abcdefghij"), 2, spread=True)] == ["a", "f"]
+    assert select_rows(list("abcdefghij"), 2, spread=False) == ["a", "b"]
+    args = ["bench", "halueval", "--data", str(folder), "--n", "1", "--spread", "--tasks", "qa"]
+    assert main([*args, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["rows"] == "spread" and result["tasks"]["qa"]["rows"] == 1
+    assert main(args) == 0
+    assert "1 rows spread through each file" in capsys.readouterr().out

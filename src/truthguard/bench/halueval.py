@@ -19,8 +19,10 @@ packaged MiniLM, the answer against its closest reference passage; its decision 
 is best on the same rows, so it is an upper bound for that baseline).
 
 Rows: the first ``--n`` of each task's file in ``$TRUTHGUARD_DATA_DIR/halueval`` (or ``--data``),
-downloading HaluEval's public files when no folder is found. The coefficients of the default
-decision were fitted on other rows (``benchmarks/fit_grounding_decision.py`` skips these).
+or with ``--spread`` ``--n`` rows evenly spaced through it (the files change source part-way, so
+the first rows are not a sample of the whole); HaluEval's public files are downloaded when no
+folder is found. The coefficients of the default decision were fitted on other rows
+(``benchmarks/fit_grounding_decision.py`` leaves out both selections of 200 rows).
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ __all__ = [
     "check_items",
     "format_table",
     "run",
+    "select_rows",
+    "spread_rows",
 ]
 
 HELP = "default RefChecker decisions on HaluEval (qa, dialogue, summarization)"
@@ -137,6 +141,13 @@ def _cosine_baseline(items: list[HaluEvalItem]) -> dict[str, Any]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tasks", nargs="+", choices=HALUEVAL_TASKS, default=list(HALUEVAL_TASKS))
     parser.add_argument("--n", type=int, default=200, help="rows per task (from the start)")
+    parser.add_argument(
+        "--spread",
+        action="store_true",
+        help="take the --n rows evenly spaced through each task's file instead of the first ones "
+        "(HaluEval's files change source part-way: the first summaries are CNN's, later ones "
+        "the Daily Mail's)",
+    )
     parser.add_argument("--no-baseline", action="store_true", help="skip the cosine baseline")
     parser.add_argument(
         "--checker",
@@ -144,6 +155,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="claim checker: local (the default grounding) or nli:MODEL (NLIChecker with a hub id "
         "or a folder, e.g. one written by truthguard train-checker)",
     )
+
+
+def spread_rows(total: int, n: int) -> list[int]:
+    """Indices of ``n`` rows evenly spaced through ``total`` (all of them when ``n >= total``)."""
+    if n >= total:
+        return list(range(total))
+    return [k * total // n for k in range(n)]
+
+
+def select_rows(items: list[HaluEvalItem], n: int, *, spread: bool) -> list[HaluEvalItem]:
+    """The rows ``bench halueval`` reports on: the first ``n``, or ``n`` spread through the file."""
+    return [items[i] for i in spread_rows(len(items), n)] if spread else items[:n]
 
 
 def build_detector(checker: str = "local") -> Any:
@@ -169,9 +192,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     detector = build_detector(checker)
     # warm: load the model and compile the rules once before timing
     run_sync(detector.ainvoke({"question": "Q?", "answer": "A cat sat.", "contexts": ["A cat."]}))
-    out: dict[str, Any] = {"rows_per_task": args.n, "checker": checker, "tasks": {}}
+    spread = bool(getattr(args, "spread", False))
+    out: dict[str, Any] = {
+        "rows_per_task": args.n,
+        "rows": "spread" if spread else "first",
+        "checker": checker,
+        "tasks": {},
+    }
     for task in args.tasks:
-        items = load_halueval(task, args.data, limit=args.n)
+        if spread:
+            items = select_rows(load_halueval(task, args.data), args.n, spread=True)
+        else:
+            items = load_halueval(task, args.data, limit=args.n)
         cpu0, wall0 = os.times(), time.perf_counter()
         results = check_items(items, detector, show_progress=not args.no_progress)
         wall = time.perf_counter() - wall0
@@ -215,9 +247,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def _rows_phrase(result: dict[str, Any]) -> str:
+    n = result["rows_per_task"]
+    if result.get("rows") == "spread":
+        return f"{n} rows spread through each file"
+    return f"first {n} rows"
+
+
 def format_table(result: dict[str, Any]) -> str:
     lines = [
-        f"HaluEval, first {result['rows_per_task']} rows per task; RefChecker() defaults"
+        f"HaluEval, {_rows_phrase(result)} per task; RefChecker() defaults"
         + ("" if result.get("checker", "local") == "local" else f", checker {result['checker']}")
         + " (decisions: passing)",
         "",
