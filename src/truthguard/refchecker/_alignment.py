@@ -48,9 +48,37 @@ class Issue:
 def _same_number(a: Fact, b: Fact) -> bool:
     if not isinstance(a.value, float) or not isinstance(b.value, float):
         return False
-    if abs(a.value - b.value) > 1e-9 * max(1.0, abs(a.value)):
+    if abs(a.value - b.value) > 1e-9 * max(1.0, abs(a.value)) and not (
+        _rounded_to(a.value, b.value) or _rounded_to(b.value, a.value)
+    ):
         return False
     return a.unit is None or b.unit is None or a.unit == b.unit or "decade" in (a.unit, b.unit)
+
+
+def _rounded_to(a: float, b: float) -> bool:
+    """Whether ``a`` is ``b`` rounded at its last non-zero digit, two zeros or more, and
+    neither could be a year ("205,000" for 205,014, "941,300" for 941,329)."""
+    if a < 1000 or not a.is_integer() or 1000 <= b <= 2100 or a <= 2100:
+        return False  # never a year: "1900" is no rounded 1889
+    n, zeros = int(a), 0
+    while n % 10 == 0:
+        n, zeros = n // 10, zeros + 1
+    return zeros >= 2 and round(b, -zeros) == a
+
+
+_ORDINAL_WORDS = frozenset(["first", "second", "third"])
+
+
+def _shape(fact: Fact) -> tuple[bool, bool, bool]:
+    """What kind of number a fact is: a year, an ordinal ("fourth", "86th"), a whole number.
+    Only numbers of one shape stand in one slot: "fourth" is set against "third", not against
+    "52.38"; "2008" against "2009", not against "five"."""
+    text = fact.text.lower().rstrip(".")
+    ordinal = text in _ORDINAL_WORDS or (
+        text.endswith(("st", "nd", "rd", "th")) and (text[:-2].isdigit() or text.isalpha())
+    )
+    whole = isinstance(fact.value, float | int) and float(fact.value).is_integer()
+    return _year(fact), ordinal, whole
 
 
 def _fact_in(fact: Fact, facts: list[Fact], norms: frozenset[str], stems: frozenset[str]) -> bool:
@@ -95,8 +123,29 @@ def _name_in(name: str, facts: list[Fact], norms: frozenset[str], stems: frozens
         return any(n.startswith(name) for n in names)
     if name.isalpha() and 2 <= len(name) <= 6:  # an acronym of consecutive capitalised words
         initials = "".join(n[0] for n in names)
-        return name in initials or name.rstrip("s") in initials
-    return False
+        if name in initials or name.rstrip("s") in initials:
+            return True
+    # a long name misspelt by one letter ("Firoentina", "Maurico") is the evidence's name
+    return len(name) >= 6 and any(_one_edit(name, n) for n in names)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``b`` is ``a`` with one letter changed, added, dropped or two swapped (both of
+    six letters or more, the same first and last letter)."""
+    if len(b) < 6 or a[0] != b[0] or abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return (len(diff) == 1 and diff[0] < len(a) - 1) or (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    i = next((k for k in range(len(short)) if short[k] != long_[k]), len(short))
+    # not at the end: "Roberta" and "Daniela" are other people than "Robert" and "Daniel"
+    return i < len(short) and short[i:] == long_[i + 1 :]
 
 
 def _tokens_of(a: Analysed, start: int, end: int) -> list[int]:
@@ -179,7 +228,7 @@ def _conflict(
                 and lo <= f.start < hi
                 and same_unit
                 and _weekday(fact) == _weekday(f)
-                and _year(fact) == _year(f)
+                and (fact.kind != "number" or _shape(fact) == _shape(f))
                 and _times(f, claim_facts) < _times(f, sent.facts)
             ):
                 return f
@@ -188,7 +237,7 @@ def _conflict(
         for f in sent.facts:
             if (
                 f.kind == fact.kind
-                and (fact.kind == "month" or f.unit == fact.unit)
+                and (fact.kind == "month" or (f.unit == fact.unit and _shape(f) == _shape(fact)))
                 and not _fact_in(f, claim_facts, frozenset(), frozenset())
             ):
                 return f
