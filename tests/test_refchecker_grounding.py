@@ -527,6 +527,9 @@ def test_a_rounded_figure_a_misspelt_name_and_numbers_of_another_shape_are_no_co
     assert (
         ground_claim("Neto joined Firoentina from Atletico Paranaense in 2011.", neto).issues == []
     )
+    argentine = [(0, 0, "The Argentine striker scored 84 Premier League goals.")]
+    g = ground_claim("The Argentinian striker scored 84 Premier League goals.", argentine)
+    assert g.label == "Entailment", g.issues
     roberta = [(0, 0, "Robert Smith joined the club in 2011.")]
     assert ground_claim("Roberta Smith joined the club in 2011.", roberta).label != "Entailment"
     # an ordinal stands in an ordinal's slot, a count in a count's

@@ -125,8 +125,22 @@ def _name_in(name: str, facts: list[Fact], norms: frozenset[str], stems: frozens
         initials = "".join(n[0] for n in names)
         if name in initials or name.rstrip("s") in initials:
             return True
-    # a long name misspelt by one letter ("Firoentina", "Maurico") is the evidence's name
-    return len(name) >= 6 and any(_one_edit(name, n) for n in names)
+    # a long name misspelt by one letter ("Firoentina", "Maurico") is the evidence's name, and
+    # the same word with another ending ("Argentinian" / "Argentine") stands for it
+    return any(_variant(name, n) for n in names)
+
+
+def _variant(a: str, b: str) -> bool:
+    """Whether one name is a misspelling of the other or the same word with another ending
+    ("Argentinian" / "Argentine": six first letters the same, at most two of the shorter
+    not). A name that opens another is not one ("John" / "Johnson", "Robert" / "Roberta")."""
+    if len(a) < 6 or len(b) < 6 or a == b or a[0] != b[0]:
+        return False
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    if long_.startswith(short):
+        return False
+    same = next(k for k in range(len(short)) if short[k] != long_[k])
+    return (same >= 6 and len(short) - same <= 2) or _one_edit(a, b)
 
 
 def _one_edit(a: str, b: str) -> bool:
