@@ -334,8 +334,8 @@ class GroundingDecision(BaseModel):
     chat_offset: float = 0.0
     """Added to the log-odds of a chat reply (an answer with a chat history). A reply in a chat
     carries remarks and things the user knows that no passage holds, so at the same risk its
-    grounding reads worse than an answer's; the offset is fitted so that the same share of
-    correct replies passes as of correct answers."""
+    grounding reads worse than an answer's; the offset is fitted so that correct replies pass
+    at least as often as correct answers."""
     fitted_on: str = ""
     """Where the coefficients come from (free text)."""
 
