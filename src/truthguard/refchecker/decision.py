@@ -10,11 +10,12 @@ its content words missing from the evidence, how close its claims come to the ev
 logistic model turns them into ``P(hallucinated)``. The answer is hallucinated when that
 probability reaches the decision threshold.
 
-The packaged coefficients (``decision.json``, a few hundred bytes) were fitted on the
-development half of HaluEval (QA, dialogue and summarization pooled, each task weighted equally
-and each class within it) by ``benchmarks/fit_grounding_decision.py``; the threshold is the one
-that keeps at least 80% of correct answers passing on every task of the fitting rows while
-rejecting as many hallucinated ones as possible. Refit them on your own labelled answers with
+The packaged coefficients (``decision.json``, a few KB) were fitted on the development half of
+HaluEval (500 rows per task spread through each file; QA, dialogue and summarization pooled, each
+task weighted equally and each class within it) by ``benchmarks/fit_grounding_decision.py``; the
+threshold is the one that keeps at least 81% of correct answers (83% of chat replies, by their
+own cut) passing on every task of the fitting rows while rejecting as many hallucinated ones as
+possible. Refit them on your own labelled answers with
 :meth:`GroundingDecision.fit` (or ``truthguard calibrate``) and pass the result as
 ``RefChecker(decision=...)``.
 """
