@@ -7,6 +7,7 @@ stands in its slot; a negation conflicts when it flips a word both sides share.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,7 +59,7 @@ def _same_number(a: Fact, b: Fact) -> bool:
 def _rounded_to(a: float, b: float) -> bool:
     """Whether ``a`` is ``b`` rounded at its last non-zero digit, two zeros or more, and
     neither could be a year ("205,000" for 205,014, "941,300" for 941,329)."""
-    if a < 1000 or not a.is_integer() or 1000 <= b <= 2100 or a <= 2100:
+    if a <= 2100 or not a.is_integer() or 1000 <= b <= 2100:
         return False  # never a year: "1900" is no rounded 1889
     n, zeros = int(a), 0
     while n % 10 == 0:
@@ -309,16 +310,19 @@ def _negates_shared_word(
     ``words`` content words after it (within four tokens) lies in an aligned stretch ("is not a
     tower" / "is a tower"; with two, "is not an important centre" / "is a major centre"). A
     negation whose words the other side does not have at all flips nothing there."""
-    seen = 0
-    for m in range(k + 1, min(k + 5, len(text.tokens))):
-        if text.tokens[m].norm in _NON_CONTENT or m in text.negations:
-            continue
+    for seen, m in enumerate(_words_after(text, k), start=1):
         if any(lo <= m < hi for lo, hi in aligned):
             return True
-        seen += 1
         if seen == words:
             break
     return False
+
+
+def _words_after(text: Analysed, k: int) -> Iterator[int]:
+    """The content words after the negation at token ``k``, within four tokens of it."""
+    for m in range(k + 1, min(k + 5, len(text.tokens))):
+        if text.tokens[m].norm not in _NON_CONTENT and m not in text.negations:
+            yield m
 
 
 _NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
@@ -327,14 +331,11 @@ _NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
 def _negative_prefix(claim: Analysed, k: int, sent: Analysed) -> bool:
     """Whether the sentence holds the next content word after the claim's negation at ``k``
     with a negative prefix ("not experienced" / "inexperienced", "not fair" / "unfair")."""
-    for m in range(k + 1, min(k + 5, len(claim.tokens))):
-        word = claim.tokens[m].norm
-        if word in _NON_CONTENT or m in claim.negations:
-            continue
-        return any(
-            p + word in sent.norms or f"{p}-{word}" in sent.norms for p in _NEGATIVE_PREFIXES
-        )
-    return False
+    m = next(_words_after(claim, k), None)
+    if m is None:
+        return False
+    word = claim.tokens[m].norm
+    return any(p + word in sent.norms or f"{p}-{word}" in sent.norms for p in _NEGATIVE_PREFIXES)
 
 
 def _same_word_start(a: Analysed, ia: range, b: Analysed, jb: range, skip: set[int]) -> bool:
