@@ -28,6 +28,11 @@ from truthguard.refchecker.claimkind import (
         ("I think you'll like it!", "opinion"),
         ("It's one of my favorite movies!", "opinion"),
         ("I highly recommend both!", "opinion"),
+        ("I don't think so.", "opinion"),
+        ("I don't watch college football so no idea who's good.", "opinion"),
+        ("We watch a lot of football at home.", "opinion"),
+        ("I'm not a big fan of horror films.", "opinion"),
+        ("You are welcome.", "greeting"),
         ("Perhaps it opened later.", "hedge"),
         ("I'm not sure about the exact year.", "refusal"),
         ("Here is a summary:", "framing"),
@@ -47,6 +52,9 @@ def test_a_fact_with_a_negation_or_a_name_at_the_start_stays_a_fact():
     assert claim_kind("Sure Start centres opened in 1999.") == "fact"
     assert claim_kind("No. 11 also reappears") == "fact"  # a character's number, not "No."
     assert claim_kind("No, it is not.") == "greeting"
+    # the speaker's own habits are talk; what others did is a fact
+    assert claim_kind("They don't watch football.") == "fact"
+    assert claim_kind("The fans never watch the away games.") == "fact"
 
 
 @pytest.mark.parametrize(

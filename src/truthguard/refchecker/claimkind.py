@@ -75,7 +75,7 @@ _REFUSAL = re.compile(
 _GREETING = re.compile(
     r"""^(?:hi|hello|hey|greetings|good\s+(?:morning|afternoon|evening|luck|night)|thanks?|
         thank\s+you|
-    you'?re\s+welcome|welcome|no\s+problem|my\s+pleasure|cheers|bye|goodbye|see\s+you|take\s+care|
+    you'?re\s+welcome|you\s+are\s+welcome|welcome|no\s+problem|my\s+pleasure|cheers|bye|goodbye|see\s+you|take\s+care|
     have\s+(?:a|fun)|enjoy|glad|happy\s+to\s+help|hope\s+(?:this|that|it|you)|of\s+course|sure|
         okay|ok|
     alright|yes|yeah|yep|yup|no|nope|oh|wow|haha|lol|great|cool|awesome|nice|right|indeed|
@@ -89,15 +89,16 @@ _GREETING = re.compile(
 _OPINION = re.compile(
     rf"""(?:^|\b)(?:
         {_I}\s+(?:really\s+|also\s+|absolutely\s+|just\s+|personally\s+|do\s+|would\s+|'d\s+|
-            totally\s+|
-            highly\s+|definitely\s+|still\s+)*
+            totally\s+|do\s*n[o']?t\s+|don't\s+|did\s*n[o']?t\s+|didn't\s+|never\s+|
+            highly\s+|definitely\s+|still\s+|usually\s+|mostly\s+|often\s+)*
             (?:love|loved|like|liked|enjoy|enjoyed|adore|prefer|hate|dislike|think|thought|
-                believe|feel|felt|
+                believe|feel|felt|watch|follow|listen\s+to|care\s+(?:for|about)|
             guess|suppose|hope|wish|recommend|suggest|find|found\s+it|agree|am\s+a\s+(?:big\s+|
                 huge\s+)?fan|
             'm\s+a\s+(?:big\s+|huge\s+)?fan|would\s+say|'d\s+say|can\s+see\s+why|want|wanted|
                 need|know\s+what\s+you\s+mean)\b
-      | {_I}'?(?:m|\s+am|'ve|\s+have)\s+(?:a\s+)?(?:big\s+|huge\s+)?(?:fan|glad|happy|sorry|
+      | {_I}'?(?:m|\s+am|'ve|\s+have)\s+(?:not\s+)?(?:a\s+)?(?:big\s+|huge\s+)?(?:fan|glad|happy|
+          sorry|
           excited|curious|
             interested|never|always|heard|been|seen|read|watched)\b
       | {_YOU}\s+(?:will|'ll|would|'d|might|may|should|could|must|can)\s+(?:really\s+|
