@@ -133,7 +133,12 @@ def test_rules_decide_before_the_model():
     from truthguard.refchecker.decision import decided_by_claims
 
     d = GroundingDecision.default().model_copy(
-        update={"invented": True, "retelling_copied": 0.7, "strict_claims": 1}
+        update={
+            "invented": True,
+            "retelling_copied": 0.7,
+            "strict_claims": 1,
+            "retelling_sentences": 0,
+        }
     )
     ok = _said("Bi Sheng made type.", "Entailment", [], 1)
     made_up = _said("Robin Lee.", "Neutral", [("name", "Robin"), ("name", "Lee")], 2)
@@ -231,3 +236,72 @@ def test_another_value_for_a_slot_the_evidence_fills_decides_in_a_chat_too():
         assert decided_by_claims([ok, other], chat=chat, decision=d)[:2] == (True, "other_value")
     off = d.model_copy(update={"other_value": False})
     assert decided_by_claims([ok, other], chat=True, decision=off) is None
+
+
+def test_the_worst_claim_is_summarised_beside_the_shares():
+    grounded = _claim("Entailment", n_facts=2, n_content=4)
+    made_up = _claim(
+        "Neutral",
+        [
+            {"kind": "name", "relation": "ungrounded"},
+            {"kind": "content", "relation": "ungrounded"},
+            {"kind": "content", "relation": "ungrounded"},
+        ],
+        n_facts=1,
+        n_content=4,
+    )
+    f = answer_features([grounded, grounded, grounded, made_up])
+    # one claim of four misses three of its five names and words
+    assert f["worst_missing"] == pytest.approx(math.log1p(3))
+    assert f["claims_half_missing"] == 0.25 and f["any_half_missing"] == 1.0
+    # the same three missing spread over three claims leave each mostly grounded
+    spread = _claim("Neutral", [{"kind": "content", "relation": "ungrounded"}], n_content=4)
+    g = answer_features([grounded, spread, spread, spread])
+    assert g["worst_missing"] == pytest.approx(math.log1p(1)) and g["any_half_missing"] == 0.0
+    assert g["claims_half_missing"] == 0.0 and g["content_missing"] > f["content_missing"]
+
+
+def test_a_decision_saved_before_the_worst_claim_features_decides_as_before(tmp_path):
+    d = GroundingDecision.default()
+    later = ("worst_missing", "claims_half_missing", "any_half_missing")
+    old = json.loads(d.model_dump_json())
+    for field in ("coefficients", "means", "scales"):
+        for name in later:
+            old[field].pop(name)
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    loaded = GroundingDecision.load(tmp_path / "old.json")
+    assert all(loaded.coefficients[n] == 0.0 and loaded.scales[n] == 1.0 for n in later)
+    f = dict.fromkeys(FEATURES, 0.3) | dict.fromkeys(later, 5.0)
+    without = {**loaded.coefficients}
+    assert loaded.logit(f) == pytest.approx(
+        loaded.model_copy(update={"coefficients": without}).logit(dict(f, worst_missing=0.0))
+    )
+    # but a feature the model has always had still has to be there
+    del old["coefficients"]["entailed"]
+    (tmp_path / "broken.json").write_text(json.dumps(old))
+    with pytest.raises(ValidationError, match="missing features"):
+        GroundingDecision.load(tmp_path / "broken.json")
+
+
+def test_a_contradiction_decides_only_an_answer_of_few_sentences():
+    from truthguard.refchecker.decision import answer_sentences, decided_by_claims
+
+    d = GroundingDecision.default()
+    n = d.retelling_sentences
+    assert n >= 1
+    ok = [_said(f"Bi Sheng made type {k}.", "Entailment", [], 1) for k in range(n + 1)]
+    wrong = _conflicting("Bi Sheng made type in 1990.", "fact", "number")
+    assert decided_by_claims([*ok[: n - 1], wrong], chat=False, decision=d)[:2] == (True, "claim")
+    long_answer = [*ok[:n], wrong]
+    assert answer_sentences(long_answer) == n + 1
+    decided = decided_by_claims(long_answer, chat=False, decision=d)
+    assert decided is None or decided[1] != "claim"
+    everywhere = d.model_copy(update={"retelling_sentences": 0})
+    assert decided_by_claims(long_answer, chat=False, decision=everywhere)[:2] == (True, "claim")
+    # clauses cut from one sentence are one sentence: a retold sentence is decided by its error
+    one = (
+        "Faisalabad, Lyallpur until 2005, is a city in Pakistan, and the second-largest of Punjab."
+    )
+    clauses = [dict(c, sentence=one) for c in [*ok[:n], wrong]]
+    assert answer_sentences(clauses) == 1
+    assert decided_by_claims(clauses, chat=False, decision=d)[:2] == (True, "claim")

@@ -331,6 +331,7 @@ class RefChecker(BaseDetector):
             "claims": [
                 {
                     "claim": c.text,
+                    "sentence": c.sentence,
                     "kind": c.kind,
                     "triplet": list(c.triplet) if c.triplet else None,
                     "label": v.label,
