@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -88,6 +89,7 @@ _SUFFIXES = (
 )
 
 
+@functools.lru_cache(maxsize=1 << 16)  # the same words are stemmed for every claim and passage
 def stem(word: str) -> str:
     """A light suffix-stripping stem: "arrangements" / "arranged" / "arranging" -> "arrang"."""
     w = fold(word).replace("'s", "").strip("'")
