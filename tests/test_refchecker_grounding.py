@@ -214,6 +214,17 @@ def test_a_fact_elsewhere_counts_only_when_said_of_the_claims_subject():
     assert g.label == "Entailment", g.issues
 
 
+def test_the_pool_of_a_set_of_passages_is_built_once():
+    from truthguard.refchecker.grounding import EvidencePool
+
+    sents = [["Tom Ashworth captained Redbridge Rovers.", "He won in 1998."], ["Rain fell."]]
+    pool = EvidencePool.of_passages(sents)
+    assert EvidencePool.of_passages([list(p) for p in sents]) is pool
+    assert [[next(iter(g.texts)) for g in p] for p in pool.passages] == sents
+    assert pool.everything.norms >= {"ashworth", "1998", "rain"}
+    assert EvidencePool.of_passages([["Rain fell."]]) is not pool
+
+
 def test_a_value_swapped_into_a_copied_sentence_conflicts_even_if_stated_elsewhere():
     passages = [
         "With all of their fighters eliminated, Universe 6 is promptly erased. Universe 2 "

@@ -26,6 +26,7 @@ content word matches nothing closely (below ``word_floor``) or the precision is 
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -109,8 +110,9 @@ class EvidencePool:
 
     @classmethod
     def of_passages(cls, passages: Sequence[Sequence[str]]) -> EvidencePool:
-        """The pool of passages, each given as its sentences in order."""
-        return cls(tuple(tuple(_group([t]) for t in p) for p in passages))
+        """The pool of passages, each given as its sentences in order (memoised: one reference
+        is checked against many answers, and a pool never changes)."""
+        return _pool_of(tuple(tuple(p) for p in passages))
 
     @cached_property
     def everything(self) -> _Group:
@@ -131,6 +133,11 @@ class EvidencePool:
                 if on:
                     out.append(g)
         return _merge(out)
+
+
+@functools.lru_cache(maxsize=64)
+def _pool_of(passages: tuple[tuple[str, ...], ...]) -> EvidencePool:
+    return EvidencePool(tuple(tuple(_group([t]) for t in p) for p in passages))
 
 
 def _merge(groups: Sequence[_Group]) -> _Group:
