@@ -59,3 +59,16 @@ def test_evidence_is_the_best_sentence_of_the_best_segment(embedder):
         assert cos == r.support(i) == float(r.segment_sims[i, j]) == r.segment_sims[i].max()
     assert r.evidence[0][1].text == "Bi Sheng made movable type from baked clay."
     assert r.evidence[1][1].text == "Ink was made of soot."
+
+
+def test_the_sentence_index_lists_where_each_stem_and_fact_occurs():
+    from truthguard.refchecker._facts import stem
+    from truthguard.refchecker.retrieval import _where
+
+    where = _where(("Bi Sheng printed books.", "Printing spread in 1041.", "Rain fell."))
+    assert where[stem("printed")] == [0, 1]
+    assert where[("number", 1041.0)] == [1]
+    assert where[("name", "sheng")] == [0]
+    assert stem("zebra") not in where
+    # one reference is indexed once for all the answers checked against it
+    assert _where(("Bi Sheng printed books.", "Printing spread in 1041.", "Rain fell.")) is where

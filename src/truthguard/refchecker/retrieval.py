@@ -9,6 +9,7 @@ is, and each reference sentence is encoded once instead of once alone and once i
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -87,11 +88,24 @@ def lexical_candidates(claims: Sequence[str], spans: Sequence[str]) -> list[bool
         a = analyse(text)
         stems.update(stem(a.tokens[i].norm) for i in a.content)
         values.update((f.kind, f.value) for f in a.facts)
-    out = []
-    for text in spans:
-        a = analyse(text)
-        out.append(bool(stems & a.stems) or any((f.kind, f.value) in values for f in a.facts))
+    where = _where(tuple(spans))
+    out = [False] * len(spans)
+    for key in (*stems, *values):
+        for k in where.get(key, ()):
+            out[k] = True
     return out if any(out) else [True] * len(spans)
+
+
+@functools.lru_cache(maxsize=64)
+def _where(spans: tuple[str, ...]) -> dict[object, list[int]]:
+    """The sentences each stem and each fact's ``(kind, value)`` occurs in, by index (memoised:
+    every answer checked against one reference looks its sentences up again)."""
+    out: dict[object, list[int]] = {}
+    for k, text in enumerate(spans):
+        a = analyse(text)
+        for key in (*a.stems, *{(f.kind, f.value) for f in a.facts}):
+            out.setdefault(key, []).append(k)
+    return out
 
 
 _CHUNK = 2_048
