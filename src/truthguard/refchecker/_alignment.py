@@ -7,8 +7,8 @@ stands in its slot; a negation conflicts when it flips a word both sides share.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from truthguard.refchecker._analysis import NON_CONTENT as _NON_CONTENT
@@ -18,6 +18,7 @@ from truthguard.refchecker._facts import Fact, stem
 __all__ = [
     "COPIED",
     "Issue",
+    "Names",
     "conflict",
     "copied_share",
     "fact_in",
@@ -82,7 +83,52 @@ def _shape(fact: Fact) -> tuple[bool, bool, bool]:
     return _year(fact), ordinal, whole
 
 
-def _fact_in(fact: Fact, facts: list[Fact], norms: frozenset[str], stems: frozenset[str]) -> bool:
+@dataclass(frozen=True)
+class Names:
+    """The names among some evidence facts, indexed for looking a claim's name up in them.
+
+    Built once per evidence pool: a pool's names are looked up for every fact of every claim.
+    """
+
+    bare: frozenset[str]
+    """Each name without a possessive "'s"."""
+    initials: str
+    """The first letter of each name, in order (an acronym is a run of them)."""
+    long_by_first: Mapping[str, tuple[str, ...]] = field(hash=False)
+    """The names of six letters or more by their first letter: only those can be a misspelling
+    or another ending of a claim's name (see :func:`_variant`)."""
+
+    @classmethod
+    def of(cls, facts: Iterable[Fact]) -> Names:
+        """The index of the name facts among ``facts``."""
+        names = [str(f.value) for f in facts if f.kind == "name"]
+        by_first: dict[str, list[str]] = {}
+        for n in names:
+            if len(n) >= 6:
+                by_first.setdefault(n[0], []).append(n)
+        return cls(
+            frozenset(n.removesuffix("'s") for n in names),
+            "".join(n[:1] for n in names),
+            {k: tuple(v) for k, v in by_first.items()},
+        )
+
+    def __add__(self, other: Names) -> Names:
+        """The index of both sets of facts, ``self``'s first (as if their lists were joined)."""
+        by_first = dict(self.long_by_first)
+        for k, v in other.long_by_first.items():
+            by_first[k] = by_first.get(k, ()) + v
+        return Names(self.bare | other.bare, self.initials + other.initials, by_first)
+
+
+def _fact_in(
+    fact: Fact,
+    facts: Sequence[Fact],
+    norms: frozenset[str],
+    stems: frozenset[str],
+    names: Names | None = None,
+) -> bool:
+    """Whether ``fact`` is found among ``facts`` (or, for a name or a title, among the words
+    ``norms`` / ``stems``); ``names`` is the index of ``facts``' names, if already built."""
     if fact.kind == "number":
         if any(f.kind == "number" and _same_number(fact, f) for f in facts):
             return True
@@ -106,29 +152,30 @@ def _fact_in(fact: Fact, facts: list[Fact], norms: frozenset[str], stems: frozen
         words = [w for w in words if w]
         return bool(words) and all(w in norms or stem(w) in stems for w in words)
     if fact.kind == "name":
-        return _name_in(str(fact.value), facts, norms, stems)
+        names = Names.of(facts) if names is None else names
+        return _name_in(str(fact.value), names, norms, stems)
     return False
 
 
-def _name_in(name: str, facts: list[Fact], norms: frozenset[str], stems: frozenset[str]) -> bool:
+def _name_in(name: str, names: Names, norms: frozenset[str], stems: frozenset[str]) -> bool:
     if name in norms or stem(name) in stems:
         return True
-    bare = name.removesuffix("'s")
-    if any(str(f.value).removesuffix("'s") == bare for f in facts if f.kind == "name"):
+    if name.removesuffix("'s") in names.bare:
         return True  # "Apple's" / "Apple"
     parts = [p for p in name.replace(".", " ").replace("-", " ").split() if p]
     if len(parts) > 1 and all(p in norms or len(p) == 1 for p in parts):
         return True  # "Jean-Paul", "J.K." against "Jean Paul", "Joanne K."
-    names = [str(f.value) for f in facts if f.kind == "name"]
+    initials = names.initials
     if len(name) == 1:  # an initial: a capitalised evidence word with that letter
-        return any(n.startswith(name) for n in names)
-    if name.isalpha() and 2 <= len(name) <= 6:  # an acronym of consecutive capitalised words
-        initials = "".join(n[0] for n in names)
-        if name in initials or name.rstrip("s") in initials:
-            return True
+        return name in initials
+    acronym = name.isalpha() and 2 <= len(name) <= 6  # of consecutive capitalised words
+    if acronym and (name in initials or name.rstrip("s") in initials):
+        return True
     # a long name misspelt by one letter ("Firoentina", "Maurico") is the evidence's name, and
     # the same word with another ending ("Argentinian" / "Argentine") stands for it
-    return any(_variant(name, n) for n in names)
+    if len(name) < 6:
+        return False  # too short for either
+    return any(_variant(name, n) for n in names.long_by_first.get(name[0], ()))
 
 
 def _variant(a: str, b: str) -> bool:

@@ -37,6 +37,7 @@ import numpy as np
 from truthguard.refchecker._alignment import (
     COPIED,
     Issue,
+    Names,
     conflict,
     copied_share,
     fact_in,
@@ -89,15 +90,19 @@ class _Group:
     norms: frozenset[str]
     stems: frozenset[str]
     facts: tuple[Fact, ...]
+    names: Names
+    """The names among ``facts``, indexed once for every claim that looks one up."""
 
 
 def _group(texts: Sequence[str]) -> _Group:
     parts = [analyse(t) for t in texts]
+    facts = tuple(f for a in parts for f in a.facts)
     return _Group(
         frozenset(texts),
         frozenset().union(*(a.norms for a in parts)) if parts else frozenset(),
         frozenset().union(*(a.stems for a in parts)) if parts else frozenset(),
-        tuple(f for a in parts for f in a.facts),
+        facts,
+        Names.of(facts),
     )
 
 
@@ -126,7 +131,7 @@ class EvidencePool:
         for passage in self.passages:
             on = False
             for g in passage:
-                if all(fact_in(f, list(g.facts), g.norms, g.stems) for f in subject):
+                if all(fact_in(f, g.facts, g.norms, g.stems, g.names) for f in subject):
                     on = True
                 elif not (on and _continues(g)):
                     on = False
@@ -141,11 +146,13 @@ def _pool_of(passages: tuple[tuple[str, ...], ...]) -> EvidencePool:
 
 
 def _merge(groups: Sequence[_Group]) -> _Group:
+    facts = tuple(f for g in groups for f in g.facts)
     return _Group(
         frozenset().union(*(g.texts for g in groups)) if groups else frozenset(),
         frozenset().union(*(g.norms for g in groups)) if groups else frozenset(),
         frozenset().union(*(g.stems for g in groups)) if groups else frozenset(),
-        tuple(f for g in groups for f in g.facts),
+        facts,
+        Names.of(facts),
     )
 
 
@@ -236,20 +243,23 @@ def ground_claim(
     norms = frozenset().union(*(e.norms for e in evid)) if evid else frozenset()
     stems = frozenset().union(*(e.stems for e in evid)) if evid else frozenset()
     all_facts = [f for e in evid for f in e.facts]
+    all_names = Names.of(all_facts)  # looked up for every name of the claim
     # a name or number stated elsewhere counts when it is stated of the claim's subject: found
     # in a passage that names it ("Cia Berg was inducted into the Hall of Fame" is not grounded
     # by a passage saying David Lee Roth was)
     subject = claim_subject(claim) if pool is not None else None
-    fact_norms, fact_stems, fact_pool = norms, stems, all_facts
+    fact_norms, fact_stems, fact_pool, fact_names = norms, stems, all_facts, all_names
     if pool is not None:
         everything = pool.everything
         norms, stems = norms | everything.norms, stems | everything.stems
         all_facts = [*all_facts, *everything.facts]
-        fact_norms, fact_stems, fact_pool = norms, stems, all_facts
+        all_names = all_names + everything.names
+        fact_norms, fact_stems, fact_pool, fact_names = norms, stems, all_facts, all_names
         if subject:
             linked = pool.linked(subject)
             if linked.texts:
-                fact_norms, fact_stems, fact_pool = linked.norms, linked.stems, list(linked.facts)
+                fact_pool, fact_names = list(linked.facts), linked.names
+                fact_norms, fact_stems = linked.norms, linked.stems
             else:
                 subject = None  # never named: the claim's other facts are looked up anywhere
 
@@ -282,7 +292,7 @@ def ground_claim(
 
         def about_subject(f: Fact) -> bool:
             return (sent_linked and fact_in(f, sent.facts, sent.norms, sent.stems)) or fact_in(
-                f, fact_pool, fact_norms, fact_stems
+                f, fact_pool, fact_norms, fact_stems, fact_names
             )
 
         runs = _name_runs(claim) if subject else {}
@@ -302,9 +312,9 @@ def ground_claim(
                 # evidence may span sentences: a value stated elsewhere in the evidence is
                 # supported there, unless the claim copies this sentence with only that value
                 # swapped for the sentence's own ("Universe 2 is erased" / "Universe 6 ...")
-                if fact_in(fact, fact_pool, fact_norms, fact_stems):
+                if fact_in(fact, fact_pool, fact_norms, fact_stems, fact_names):
                     continue
-                if fact_in(fact, all_facts, norms, stems) and any(
+                if fact_in(fact, all_facts, norms, stems, all_names) and any(
                     about_subject(g) for g in runs.get(id(fact), ()) if g is not fact
                 ):
                     continue  # "Hillary" of "Hillary Clinton's", "Clinton" said of the subject
