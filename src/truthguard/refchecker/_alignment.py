@@ -152,14 +152,15 @@ def _fact_in(
         words = [w for w in words if w]
         return bool(words) and all(w in norms or stem(w) in stems for w in words)
     if fact.kind == "name":
-        names = Names.of(facts) if names is None else names
-        return _name_in(str(fact.value), names, norms, stems)
+        name = str(fact.value)
+        if name in norms or stem(name) in stems:
+            return True  # the word itself (the index is built only when it is needed)
+        return _name_in(name, Names.of(facts) if names is None else names, norms)
     return False
 
 
-def _name_in(name: str, names: Names, norms: frozenset[str], stems: frozenset[str]) -> bool:
-    if name in norms or stem(name) in stems:
-        return True
+def _name_in(name: str, names: Names, norms: frozenset[str]) -> bool:
+    """Whether ``name``, not itself among the evidence words, stands for a name of ``names``."""
     if name.removesuffix("'s") in names.bare:
         return True  # "Apple's" / "Apple"
     parts = [p for p in name.replace(".", " ").replace("-", " ").split() if p]
