@@ -90,20 +90,17 @@ class _Group:
     norms: frozenset[str]
     stems: frozenset[str]
     facts: tuple[Fact, ...]
-    names: Names
-    """The names among ``facts``, indexed once for every claim that looks one up."""
+
+    @cached_property
+    def names(self) -> Names:
+        """The names among ``facts``, indexed once for every claim that looks one up."""
+        return Names.of(self.facts)
 
 
-def _group(texts: Sequence[str]) -> _Group:
-    parts = [analyse(t) for t in texts]
-    facts = tuple(f for a in parts for f in a.facts)
-    return _Group(
-        frozenset(texts),
-        frozenset().union(*(a.norms for a in parts)) if parts else frozenset(),
-        frozenset().union(*(a.stems for a in parts)) if parts else frozenset(),
-        facts,
-        Names.of(facts),
-    )
+def _group(text: str) -> _Group:
+    """The group of one sentence."""
+    a = analyse(text)
+    return _Group(frozenset([text]), a.norms, a.stems, tuple(a.facts))
 
 
 @dataclass(frozen=True)
@@ -142,17 +139,15 @@ class EvidencePool:
 
 @functools.lru_cache(maxsize=64)
 def _pool_of(passages: tuple[tuple[str, ...], ...]) -> EvidencePool:
-    return EvidencePool(tuple(tuple(_group([t]) for t in p) for p in passages))
+    return EvidencePool(tuple(tuple(_group(t) for t in p) for p in passages))
 
 
 def _merge(groups: Sequence[_Group]) -> _Group:
-    facts = tuple(f for g in groups for f in g.facts)
     return _Group(
         frozenset().union(*(g.texts for g in groups)) if groups else frozenset(),
         frozenset().union(*(g.norms for g in groups)) if groups else frozenset(),
         frozenset().union(*(g.stems for g in groups)) if groups else frozenset(),
-        facts,
-        Names.of(facts),
+        tuple(f for g in groups for f in g.facts),
     )
 
 
