@@ -44,6 +44,8 @@ _WORD = re.compile(
 
 def fold(text: str) -> str:
     """Case-fold and strip accents ("Lajčák" -> "lajcak"), unify apostrophes."""
+    if text.isascii():
+        return text.casefold()  # nothing to decompose, strip or unify
     text = unicodedata.normalize("NFKD", text.replace("’", "'"))
     return "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
 
