@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from truthguard.refchecker import LocalChecker, RefChecker
-from truthguard.refchecker._facts import extract_facts, stem
-from truthguard.refchecker.grounding import ground_claim
+from truthguard.refchecker._facts import extract_facts, fold, stem
+from truthguard.refchecker.grounding import analyse, ground_claim
 from truthguard.result import Label
 
 
@@ -52,6 +52,8 @@ def test_names_titles_and_offsets_slice_back():
     assert {"j", "k", "rowling", "bbc"} <= set(names)
     assert [f.text for f in facts if f.kind == "title"] == ["The Philosopher's Stone"]
     assert stem("arrangements") == stem("arranged") == stem("arranging")
+    assert fold("Lajčák’s") == "lajcak's" and fold("NASA's Ōsaka") == "nasa's osaka"
+    assert fold("It's J.K. Rowling") == "it's j.k. rowling"
 
 
 REF = "Bi Sheng made movable type from baked clay in the eleventh century."
@@ -223,6 +225,21 @@ def test_the_pool_of_a_set_of_passages_is_built_once():
     assert [[next(iter(g.texts)) for g in p] for p in pool.passages] == sents
     assert pool.everything.norms >= {"ashworth", "1998", "rain"}
     assert EvidencePool.of_passages([["Rain fell."]]) is not pool
+
+
+def test_the_sentences_linked_to_a_subject_are_found_once_per_pool():
+    from truthguard.refchecker.grounding import EvidencePool
+
+    pool = EvidencePool.of_passages(
+        [["Tom Ashworth captained Redbridge Rovers.", "He won in 1998.", "Rain fell."]]
+    )
+    first = analyse("Tom Ashworth won in 1998.").facts[:2]
+    again = analyse("In 1998, Tom Ashworth won.").facts[1:3]  # the same names elsewhere
+    assert [f.value for f in first] == [f.value for f in again] == ["tom", "ashworth"]
+    linked = pool.linked(first)
+    assert set(linked.texts) == {"Tom Ashworth captained Redbridge Rovers.", "He won in 1998."}
+    assert pool.linked(again) is linked
+    assert pool.linked(analyse("Rain fell on Redbridge.").facts) is not linked
 
 
 def test_a_value_swapped_into_a_copied_sentence_conflicts_even_if_stated_elsewhere():

@@ -109,6 +109,11 @@ class EvidencePool:
     within each passage."""
 
     passages: tuple[tuple[_Group, ...], ...]
+    _linked: dict[tuple, _Group] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """The sentences linked to each subject asked about so far (answers that share a reference
+    often name the same subject)."""
 
     @classmethod
     def of_passages(cls, passages: Sequence[Sequence[str]]) -> EvidencePool:
@@ -124,6 +129,14 @@ class EvidencePool:
     def linked(self, subject: Sequence[Fact]) -> _Group:
         """The sentences that are about ``subject``: those naming it, and those that go on
         about it by a pronoun ("He was inducted ...") right after one that does."""
+        # what fact_in reads of a fact: its kind, value, unit and alternatives, not its place
+        key = tuple((f.kind, f.value, f.unit, f.alternatives) for f in subject)
+        hit = self._linked.get(key)
+        if hit is None:
+            hit = self._linked[key] = self._link(subject)
+        return hit
+
+    def _link(self, subject: Sequence[Fact]) -> _Group:
         out: list[_Group] = []
         for passage in self.passages:
             on = False
