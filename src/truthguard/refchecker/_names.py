@@ -245,12 +245,16 @@ def _common_word_opener(text: str, tokens: list[Token], i: int) -> bool:
     """A sentence's first word, capitalised only by its place, that is a common English word.
 
     "Yes", "Government" or "Exhausted" open a sentence without naming anything. A word followed
-    by another capitalised word ("Michael Bay") or capitalised again later in the text stays a
-    name; so does any word outside the common vocabulary.
+    by another capitalised word ("Michael Bay", but not the pronoun "I") or capitalised again
+    later in the text stays a name; so does any word outside the common vocabulary.
     """
     tok = tokens[i]
     nxt = i + 1
-    capital_next = nxt < len(tokens) and tokens[nxt].text[:1].isupper()
+    capital_next = (
+        nxt < len(tokens)
+        and tokens[nxt].text[:1].isupper()
+        and tokens[nxt].norm.split("'")[0] != "i"  # "Oh, I see", "Yes I know": the pronoun
+    )
     if capital_next and not _is_sentence_start(text, tokens, nxt):
         return False
     for k in range(i + 1, len(tokens)):
