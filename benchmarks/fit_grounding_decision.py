@@ -86,13 +86,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--min-pass",
         type=float,
-        default=0.80,
-        help="correct answers to pass in every block of every task's fit rows (see --blocks)",
+        default=0.82,
+        help="correct answers to pass in every block of every task's fit rows (see --blocks); "
+        "two points above the 80%% aimed at, as a margin for unseen rows: at 0.80 a cut let "
+        "77-79%% of unseen correct chat replies and of the file's first 200 summaries pass",
     )
     parser.add_argument(
         "--min-pass-chat",
         type=float,
-        default=0.80,
+        default=0.82,
         help="the same for chat replies' own cut",
     )
     parser.add_argument(
@@ -117,8 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         "--retelling-sentences",
         type=int,
         default=1,
-        help="see GroundingDecision (0: any length; with 2 the fit rows scored 0.7 points more "
-        "balanced accuracy but passed fewer correct answers of every task)",
+        help="see GroundingDecision (0: any length, and then no cut keeps correct summaries "
+        "passing; 2 did no better than 1 on the fit rows)",
     )
     parser.add_argument("--retelling-copied", type=float, default=0.8, help="see GroundingDecision")
     parser.add_argument(

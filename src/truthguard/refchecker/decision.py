@@ -13,7 +13,7 @@ probability reaches the decision threshold.
 The packaged coefficients (``decision.json``, a few KB) were fitted on the development half of
 HaluEval (500 rows per task spread through each file; QA, dialogue and summarization pooled, each
 task weighted equally and each class within it) by ``benchmarks/fit_grounding_decision.py``; the
-threshold is the one that keeps at least 80% of correct answers passing in each fifth of every
+threshold is the one that keeps at least 82% of correct answers passing in each fifth of every
 task's fitting rows (chat replies by their own cut) while rejecting as many hallucinated ones as
 possible. Refit them on your own labelled answers with
 :meth:`GroundingDecision.fit` (or ``truthguard calibrate``) and pass the result as
