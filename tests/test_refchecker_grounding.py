@@ -569,8 +569,8 @@ def test_a_rounded_figure_a_misspelt_name_and_numbers_of_another_shape_are_no_co
     assert [(i.text, i.relation) for i in g.issues] == [("fourth", "conflict")]
 
 
-def test_a_chat_opener_before_the_pronoun_i_names_nobody():
-    for text in ("Oh, I see.", "Yes I know.", "Well I never."):
+def test_a_chat_opener_or_a_negated_verb_names_nobody():
+    for text in ("Oh, I see.", "Yes I know.", "Well I never.", "Isn't he an actor?", "Didn't he?"):
         assert [f.value for f in extract_facts(text) if f.kind == "name"] == [], text
     # a capitalised word before another name still names someone
     assert "bay" in [f.value for f in extract_facts("Michael Bay directed it.") if f.kind == "name"]

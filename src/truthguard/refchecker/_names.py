@@ -95,6 +95,8 @@ def _names(text: str, tokens: list[Token], skip: set[int]) -> list[Fact]:
             continue
         if tok.norm.split("'")[0] in FUNCTION_WORDS:
             continue  # "That's", "It's", "There's" open a sentence, they name nothing
+        if tok.norm.endswith(("n't", "n’t")):
+            continue  # "Isn't he ...?", "Didn't she ...": a negated verb names nothing
         if tok.norm.rstrip(".") in _MONTHS or tok.norm.rstrip(".") in _MONTH_ABBR:
             continue
         if _is_number_word(tok.norm):
