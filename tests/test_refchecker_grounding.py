@@ -482,7 +482,7 @@ def test_a_value_in_a_slot_the_evidence_fills_with_another_is_an_other_value():
         assert all(i.relation == "ungrounded" for i in ground_claim(claim, sents).issues), claim
 
 
-def test_a_year_is_set_against_the_year_its_slot_holds():
+def test_a_number_is_set_against_a_number_of_its_shape_in_its_slot():
     sents = [(0, 0, "Defending Jacob was released 2012. It sold 2 million copies.")]
     g = ground_claim("It was released in 2013.", sents)
     assert [(i.text, i.relation, i.evidence) for i in g.issues] == [
@@ -490,6 +490,11 @@ def test_a_year_is_set_against_the_year_its_slot_holds():
     ]
     g = ground_claim("It sold 3 million copies in 2013.", sents)
     assert {i.relation for i in g.issues} <= {"ungrounded", "conflict"}
+    # a place in a race fills no slot a time holds; another place does conflict
+    g = ground_claim("He finished fourth in the race.", [(0, 0, "He finished 52.38 in the race.")])
+    assert [(i.text, i.relation) for i in g.issues] == [("fourth", "ungrounded")]
+    g = ground_claim("He finished fourth in the race.", [(0, 0, "He finished third in the race.")])
+    assert [(i.text, i.relation) for i in g.issues] == [("fourth", "conflict")]
 
 
 def test_negations_that_affirm_or_say_no_in_other_words_flip_nothing():

@@ -607,8 +607,8 @@ def other_value(fact: Fact, claim: Analysed, evid: list[Analysed]) -> tuple[int,
             )
             if kind != "number" and (key[0], *between) != key:
                 continue
-            if kind == "number" and not all(_year(v) == _year(theirs[0]) for v in values):
-                continue  # a year's slot holds a year: "released 2012", not "2 million"
+            if kind == "number" and not all(_shape(v) == _shape(theirs[0]) for v in values):
+                continue  # one slot holds one shape of number: "released 2012", not "2 million"
             if any(_fact_in(v, theirs, frozenset(), frozenset()) for v in values) or any(
                 _fact_in(v, claim.facts, frozenset(), frozenset()) for v in theirs
             ):
