@@ -233,26 +233,32 @@ def main(argv: list[str] | None = None) -> int:
 
     probs = {id(r): prob(r) for r in rows if r["features"] is not None}
 
-    def stretch(mine: list[dict]) -> dict[int, int]:
-        """Each row's block: its place among its task's fit rows, in file order."""
+    def stretch(mine: list[dict]) -> dict[int, Any]:
+        """Each row's group for the cut: its task and its block, its place among the task's
+        fit rows in file order."""
         out = {}
         for task in dict.fromkeys(r["task"] for r in mine):
-            order = sorted({r["index"] for r in mine if r["task"] == task})
-            out.update(
-                {
-                    id(r): min(order.index(r["index"]) * args.blocks // len(order), args.blocks - 1)
-                    for r in mine
-                    if r["task"] == task
-                }
-            )
+            place = {
+                ix: k
+                for k, ix in enumerate(sorted({r["index"] for r in mine if r["task"] == task}))
+            }
+            for r in mine:
+                if r["task"] == task:
+                    out[id(r)] = (
+                        task,
+                        min(place[r["index"]] * args.blocks // len(place), args.blocks - 1),
+                    )
         return out
 
     def rates(
-        mine: list[dict], t: float, block: dict[int, int] | None = None
+        mine: list[dict], t: float, group_of: dict[int, Any] | None = None
     ) -> dict[Any, tuple[float, float]]:
+        """Correct passed and hallucinated caught at cut ``t``, per task (or per group)."""
+        groups: dict[Any, list[dict]] = {}
+        for r in mine:
+            groups.setdefault(group_of[id(r)] if group_of else r["task"], []).append(r)
         out = {}
-        for key in dict.fromkeys((r["task"], block[id(r)]) if block else r["task"] for r in mine):
-            group = [r for r in mine if ((r["task"], block[id(r)]) if block else r["task"]) == key]
+        for key, group in groups.items():
             right = [r for r in group if not r["hallucinated"]]
             wrong = [r for r in group if r["hallucinated"]]
             passed = sum(1 for r in right if r["features"] is None or probs[id(r)] < t)
