@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=None, help="data root (default: $TRUTHGUARD_DATA_DIR)")
     parser.add_argument("--n", type=int, default=500, help="rows per task to check")
     parser.add_argument("--skip", type=int, default=200, help="the bench's rows (as the fit)")
-    parser.add_argument("--fit-rows", type=int, default=500, help="the fit's rows (as the fit)")
+    parser.add_argument("--fit-rows", type=int, default=2000, help="the fit's rows (as the fit)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
 

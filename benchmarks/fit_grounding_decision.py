@@ -9,10 +9,13 @@ represented. The kept-aside half of HaluEval is the final check.
 
     python benchmarks/fit_grounding_decision.py --data ../shared/data
 
-Each task counts equally, and within a task each class; the threshold is the highest
-``P(hallucinated)`` cut that still lets ``--min-pass`` of the correct answers of every task pass
-... within the fitting rows only. Chat replies (rows with a history) get their own cut, saved as
-an offset of their log-odds (``chat_offset``), so one threshold serves both.
+One model is fitted on every answer the rules leave to the model (each task counting equally,
+and within a task each class); it weighs one-sentence answers. Passages (two sentences or more)
+and chat replies (rows with a history) get models of their own (``--forms``, see
+``answer_form``), each class counting equally. The cuts are the ones that reject the most
+hallucinated answers (mean balanced accuracy over the tasks) while letting ``--min-pass`` of the
+correct answers pass in every fifth of each task's fitting rows; each form's cut is folded into
+its model's intercept, so one threshold serves every form.
 """
 
 from __future__ import annotations
@@ -32,8 +35,11 @@ from truthguard.datasets import HALUEVAL_TASKS, load_halueval
 from truthguard.refchecker import RefChecker
 from truthguard.refchecker.decision import (
     FEATURES,
+    FORMS,
+    FormModel,
     GroundingDecision,
     answer_features,
+    answer_form,
     decided_by_claims,
 )
 
@@ -62,6 +68,38 @@ def _neutral() -> GroundingDecision:
     )
 
 
+def _fit(rows: list[dict], l2: float, *, by_task: bool = True) -> GroundingDecision:
+    """The logistic model of these rows, each class weighted to half the total, and with
+    ``by_task`` each task weighted equally as well (a form's rows are mostly one task's, and a
+    handful of another task's rows of one class would weigh as much as all the rest)."""
+    count: dict[tuple[str, bool], int] = {}
+    for r in rows:
+        key = (r["task"] if by_task else "", r["hallucinated"])
+        count[key] = count.get(key, 0) + 1
+    tasks = len({task for task, _ in count})
+    weights = [
+        len(rows) / (2 * tasks * count[r["task"] if by_task else "", r["hallucinated"]])
+        for r in rows
+    ]
+    return GroundingDecision.fit(
+        [r["features"] for r in rows], [r["hallucinated"] for r in rows], weights=weights, l2=l2
+    )
+
+
+def _blocks(rows: list[dict], n: int) -> dict[int, tuple[str, int]]:
+    """Each row's block for the cut: its task and which of ``n`` stretches of the task's fit
+    rows (in file order) it falls in."""
+    out = {}
+    for task in dict.fromkeys(r["task"] for r in rows):
+        place = {
+            ix: k for k, ix in enumerate(sorted({r["index"] for r in rows if r["task"] == task}))
+        }
+        for r in rows:
+            if r["task"] == task:
+                out[id(r)] = (task, min(place[r["index"]] * n // len(place), n - 1))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=None, help="data root (default: $TRUTHGUARD_DATA_DIR)")
@@ -74,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rows",
         type=int,
-        default=500,
+        default=2000,
         help="rows per task to fit on, spread evenly through the rest of each task's file",
     )
     parser.add_argument(
@@ -124,10 +162,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--retelling-copied", type=float, default=0.8, help="see GroundingDecision")
     parser.add_argument(
-        "--separate-chat",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="fit chat replies' own cut (GroundingDecision.chat_offset)",
+        "--forms",
+        nargs="*",
+        choices=[f for f in FORMS if f != "answer"],
+        default=["passage", "reply"],
+        help="forms of answer fitted a model of their own (see answer_form; the others are "
+        "weighed by the shared model, every form by its own cut)",
     )
     parser.add_argument("--lead-words", type=int, default=5, help="see GroundingDecision")
     parser.add_argument(
@@ -209,99 +249,114 @@ def main(argv: list[str] | None = None) -> int:
         return decided_by_claims(r["claims"], chat=r["chat"], decision=rules)
 
     fit_rows = [r for r in rows if r["features"] is not None and decided(r) is None]
-    weights = []
-    for r in fit_rows:
-        same = [
-            x for x in fit_rows if x["task"] == r["task"] and x["hallucinated"] == r["hallucinated"]
-        ]
-        weights.append(len(fit_rows) / (2 * len(HALUEVAL_TASKS) * len(same)))
-    decision = GroundingDecision.fit(
-        [r["features"] for r in fit_rows],
-        [r["hallucinated"] for r in fit_rows],
-        weights=weights,
-        l2=args.l2,
-    )
+    decision = _fit(fit_rows, args.l2)
+    form_of = {id(r): answer_form(r["claims"], chat=r["chat"]) for r in rows if r["claims"]}
+    own: dict[str, GroundingDecision] = {}
+    for form in args.forms:
+        mine = [r for r in fit_rows if form_of[id(r)] == form]
+        if len({r["hallucinated"] for r in mine}) < 2:
+            print(f"{form}: one class only among its weighed rows; the shared model weighs it")
+            continue
+        own[form] = _fit(mine, args.l2, by_task=False)
 
-    # threshold: the largest share of hallucinated answers rejected with every task's correct
-    # answers passing at least --min-pass (answers without features pass: nothing was checked);
-    # chat replies get their own cut, kept as an offset of their log-odds (see chat_offset)
-    def prob(r: dict) -> float:
+    # each form's model and cut: answers a rule decides count as decided; answers without
+    # features pass (nothing was checked)
+    def logit(r: dict) -> float:
         rule = decided(r)
         if rule is not None:
-            return 1.0 if rule[0] else 0.0
-        return decision.probability(r["features"])
+            return math.inf if rule[0] else -math.inf
+        form = form_of[id(r)]
+        if form in own:
+            return own[form].logit(r["features"])
+        return decision.logit(r["features"])  # a reply's cut becomes chat_offset
 
-    probs = {id(r): prob(r) for r in rows if r["features"] is not None}
+    # answers without features pass (nothing was checked): they count as passed correct ones
+    z = np.array([logit(r) if r["features"] is not None else -math.inf for r in rows])
+    by_shared = {**own}
+    own.clear()
+    z_shared = np.array([logit(r) if r["features"] is not None else -math.inf for r in rows])
+    own.update(by_shared)
+    wrong = np.array([r["hallucinated"] for r in rows])
+    form_at = np.array([FORMS.index(form_of.get(id(r), "answer")) for r in rows])
+    tasks = list(dict.fromkeys(r["task"] for r in rows))
+    task_at = np.array([tasks.index(r["task"]) for r in rows])
+    blocks = _blocks(rows, args.blocks)
+    keys = list(dict.fromkeys(blocks.values()))
+    block_at = np.array([keys.index(blocks[id(r)]) for r in rows])
+    chat_tasks = {r["task"] for r in rows if r["chat"]}
+    floor = np.array([args.min_pass_chat if k[0] in chat_tasks else args.min_pass for k in keys])
 
-    def stretch(mine: list[dict]) -> dict[int, Any]:
-        """Each row's group for the cut: its task and its block, its place among the task's
-        fit rows in file order."""
+    def figures(
+        cuts: dict[str, float], z: np.ndarray = z
+    ) -> tuple[dict[str, tuple[float, float]], float]:
+        """Per task (correct passed, hallucinated caught) at the cuts (log-odds per form) on the
+        log-odds ``z``, and how far the worst block's correct answers passing stand above its
+        floor."""
+        flagged = z >= np.array([cuts[f] for f in FORMS])[form_at]
         out = {}
-        for task in dict.fromkeys(r["task"] for r in mine):
-            place = {
-                ix: k
-                for k, ix in enumerate(sorted({r["index"] for r in mine if r["task"] == task}))
-            }
-            for r in mine:
-                if r["task"] == task:
-                    out[id(r)] = (
-                        task,
-                        min(place[r["index"]] * args.blocks // len(place), args.blocks - 1),
-                    )
-        return out
+        for k, task in enumerate(tasks):
+            mine = task_at == k
+            out[task] = (
+                float((mine & ~wrong & ~flagged).sum() / max((mine & ~wrong).sum(), 1)),
+                float((mine & wrong & flagged).sum() / max((mine & wrong).sum(), 1)),
+            )
+        right = ~wrong
+        passed = np.bincount(block_at[right], weights=~flagged[right], minlength=len(keys))
+        total = np.bincount(block_at[right], minlength=len(keys))
+        margin = float(np.min(passed / np.maximum(total, 1) - floor))
+        return out, margin
 
-    def rates(
-        mine: list[dict], t: float, group_of: dict[int, Any] | None = None
-    ) -> dict[Any, tuple[float, float]]:
-        """Correct passed and hallucinated caught at cut ``t``, per task (or per group)."""
-        groups: dict[Any, list[dict]] = {}
-        for r in mine:
-            groups.setdefault(group_of[id(r)] if group_of else r["task"], []).append(r)
-        out = {}
-        for key, group in groups.items():
-            right = [r for r in group if not r["hallucinated"]]
-            wrong = [r for r in group if r["hallucinated"]]
-            passed = sum(1 for r in right if r["features"] is None or probs[id(r)] < t)
-            caught = sum(1 for r in wrong if r["features"] is not None and probs[id(r)] >= t)
-            out[key] = (passed / max(len(right), 1), caught / max(len(wrong), 1))
-        return out
+    def ascend(cuts: dict[str, float], free: list[list[str]], z: np.ndarray) -> dict[str, float]:
+        """Coordinate ascent from lenient cuts: each group of forms in ``free`` in turn takes
+        the one cut that maximises the mean balanced accuracy with every block's floor held
+        (ties: the more lenient cut)."""
+        for _ in range(10):
+            before = dict(cuts)
+            for group in free:
+                best = None
+                for t in grid:
+                    r, margin = figures({**cuts, **dict.fromkeys(group, t)}, z)
+                    if margin < 0:
+                        continue
+                    bal = float(np.mean([(p + c) / 2 for p, c in r.values()]))
+                    if best is None or bal >= best[0] - 1e-12:
+                        best = (bal, t)
+                assert best is not None  # the current cut holds
+                cuts = {**cuts, **dict.fromkeys(group, best[1])}
+            if cuts == before:
+                return cuts
+        return cuts
 
-    def cut(
-        mine: list[dict], min_pass: float
-    ) -> tuple[float, dict[str, tuple[float, float]]] | None:
-        block = stretch(mine)
-        best = None
-        for t in np.linspace(0.05, 0.95, 181):
-            if min(p for p, _ in rates(mine, float(t), block).values()) < min_pass:
-                continue
-            r = rates(mine, float(t))
-            bal = float(np.mean([(p + c) / 2 for p, c in r.values()]))
-            if best is None or bal > best[0]:
-                best = (bal, round(float(t), 3), r)
-        return None if best is None else best[1:]
-
-    answers = [r for r in rows if not r["chat"]]
-    replies = [r for r in rows if r["chat"]]
-    if not args.separate_chat:
-        answers, replies = rows, []
-    found = cut(answers, args.min_pass)
-    chat_found = cut(replies, args.min_pass_chat) if replies else None
-    if found is None or (replies and chat_found is None):
+    grid = [math.log(t / (1 - t)) for t in np.linspace(0.05, 0.95, 181)]
+    lenient = dict.fromkeys(FORMS, grid[-1])
+    if figures(lenient, z_shared)[1] < 0 or figures(lenient)[1] < 0:
         print("no threshold keeps every task's correct answers passing", file=sys.stderr)
         return 1
-    threshold, r = found
-    offset = 0.0
-    if chat_found is not None:
-        chat_threshold, chat_rates = chat_found
-        r = {**r, **chat_rates}
-        offset = math.log(threshold / (1 - threshold)) - math.log(
-            chat_threshold / (1 - chat_threshold)
+    # the shared model's cut, as if it weighed every form (answers and passages one cut, chat
+    # replies their own): one-sentence answers are too few among the weighed rows to set a cut
+    # of their own, and other detectors' decisions (and older code) use this one
+    shared = ascend(lenient, [["answer", "passage"], ["reply"]], z_shared)
+    cuts = ascend({**shared, **{f: grid[-1] for f in own}}, [[f] for f in own], z)
+    r, _ = figures(cuts)
+    threshold = round(1 / (1 + math.exp(-cuts["answer"])), 3)
+    shared_cut = math.log(threshold / (1 - threshold))
+    offset = shared_cut - shared["reply"] if "reply" not in own else 0.0
+    models = {
+        form: FormModel(
+            coefficients=m.coefficients,
+            means=m.means,
+            scales=m.scales,
+            # the form's cut folded into its intercept: the one threshold serves every form
+            intercept=m.intercept + shared_cut - cuts[form],
         )
+        for form, m in own.items()
+    }
     bal = float(np.mean([(p + c) / 2 for p, c in r.values()]))
     decision = decision.model_copy(
         update={
             "threshold": threshold,
             "chat_offset": round(offset, 4),
+            "forms": models,
             **settings,
             "fitted_on": (
                 (
@@ -310,11 +365,11 @@ def main(argv: list[str] | None = None) -> int:
                     else f"HaluEval development half, {args.rows} rows spread through the file "
                     f"(the bench's {args.skip} first and {args.skip} spread rows left out) "
                 )
-                + f"of each of {', '.join(HALUEVAL_TASKS)}; l2={args.l2}; the threshold keeps "
-                f">= {args.min_pass:.0%} of correct answers passing in each of {args.blocks} "
+                + f"of each of {', '.join(HALUEVAL_TASKS)}; l2={args.l2}; "
+                + (f"own models for {', '.join(models)}; " if models else "")
+                + f"the cuts keep >= {args.min_pass:.0%} of correct answers "
+                f"({args.min_pass_chat:.0%} of chat replies) passing in each of {args.blocks} "
                 "stretches of every task's rows"
-                + (f" ({args.min_pass_chat:.0%} of chat replies)" if chat_found else "")
-                + (", chat replies by their own cut (chat_offset)" if chat_found else "")
             ),
         }
     )
@@ -326,7 +381,9 @@ def main(argv: list[str] | None = None) -> int:
         f"threshold {threshold:.3f}, chat offset {offset:+.3f}, mean balanced accuracy "
         f"{bal:.1%} -> {args.output}"
     )
-    print(json.dumps(decision.coefficients, indent=1))
+    for form, m in {"shared": decision, **models}.items():
+        top = sorted(m.coefficients.items(), key=lambda kv: -abs(kv[1]))[:6]
+        print(f"{form:8} " + "  ".join(f"{k} {v:+.2f}" for k, v in top))
     return 0
 
 

@@ -77,6 +77,7 @@ def test_refit_fits_the_weighed_answers_and_keeps_the_rules(tmp_path):
     assert fitted["fitted_rows"] == 12  # both kinds weighed: the rule-decided ones are not fitted
     saved = GroundingDecision.load(out)
     assert saved.strict_claims == 2 and saved.retelling_cosine == base.retelling_cosine
+    assert base.forms and saved.forms == {}  # one model for the user's rows, every form
     assert saved.coefficients != base.coefficients and "unit rows" in saved.fitted_on
     assert 0 < saved.threshold < 1 and fitted["threshold"] == round(saved.threshold, 4)
     # the run rejected every factual answer the model weighed; the refit separates them

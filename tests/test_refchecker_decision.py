@@ -70,7 +70,9 @@ def test_the_packaged_decision_is_complete_and_small():
     d = GroundingDecision.default()
     assert set(d.coefficients) == set(FEATURES) and 0.0 < d.threshold < 1.0
     assert "HaluEval" in d.fitted_on
-    assert len(d.model_dump_json()) < 8_192
+    assert set(d.forms) == {"passage", "reply"}  # one-sentence answers: the shared model
+    assert all(set(m.coefficients) == set(FEATURES) for m in d.forms.values())
+    assert len(d.model_dump_json()) < 16_384
 
 
 def test_a_decision_names_what_is_missing_or_not_finite():
@@ -192,12 +194,61 @@ def test_a_short_opening_answer_not_entailed_decides_outside_a_chat():
     assert leading_answer([wrong], 6) is None
 
 
-def test_a_chat_reply_is_weighed_with_the_chat_offset():
-    d = GroundingDecision.default().model_copy(update={"chat_offset": 1.0})
+def test_a_chat_reply_without_a_model_of_its_own_is_weighed_with_the_chat_offset():
+    d = GroundingDecision.default().model_copy(update={"chat_offset": 1.0, "forms": {}})
     f = dict.fromkeys(FEATURES, 0.0)
     p, p_chat = d.probability(f), d.probability(f, chat=True)
     assert math.isclose(math.log(p_chat / (1 - p_chat)) - math.log(p / (1 - p)), 1.0)
-    assert GroundingDecision.default().chat_offset > 0  # fitted: replies have their own cut
+    assert d.probability(f, form="reply") == p_chat
+    assert d.probability(f, form="passage") == p == d.probability(f, form="answer")
+
+
+def _logit(p):
+    return math.log(p / (1 - p))
+
+
+def test_each_form_with_a_model_of_its_own_is_weighed_by_it():
+    d = GroundingDecision.default()
+    f = dict.fromkeys(FEATURES, 0.2) | {"entailed": 0.5, "names_missing": 1.0}
+    assert d.probability(f) == d.probability(f, form="answer")
+    assert _logit(d.probability(f)) == pytest.approx(d.logit(f))
+    for form in ("passage", "reply"):
+        assert _logit(d.probability(f, form=form)) == pytest.approx(d.forms[form].logit(f))
+    # chat=True is the reply form; the chat offset is not added to a reply's own model
+    shifted = d.model_copy(update={"chat_offset": 3.0})
+    assert shifted.probability(f, chat=True) == d.probability(f, form="reply")
+    with pytest.raises(ValueError, match="form must be one of"):
+        d.probability(f, form="essay")
+
+
+def test_forms_are_named_and_saved_with_the_decision(tmp_path):
+    d = GroundingDecision.default()
+    d.save(tmp_path / "d.json")
+    assert GroundingDecision.load(tmp_path / "d.json") == d
+    data = json.loads(d.model_dump_json())
+    data["forms"]["essay"] = data["forms"]["passage"]
+    with pytest.raises(ValidationError, match="unknown forms"):
+        GroundingDecision.model_validate(data)
+    del data["forms"]["essay"]
+    del data["forms"]["reply"]["coefficients"]["entailed"]
+    with pytest.raises(ValidationError, match="missing features"):
+        GroundingDecision.model_validate(data)
+    # a decision saved before forms existed weighs every form with the shared model
+    del data["forms"]
+    assert GroundingDecision.model_validate(data).forms == {}
+
+
+def test_the_form_of_an_answer():
+    from truthguard.refchecker.decision import answer_form
+
+    one = [_said("Bi Sheng made type.", "Entailment", [], 1)]
+    two = [*one, _said("He lived in China.", "Entailment", [], 1)]
+    sentence = "Bi Sheng, a commoner, made movable type in the 1040s."
+    clauses = [dict(c, sentence=sentence) for c in two]
+    assert answer_form(one, chat=False) == "answer"
+    assert answer_form(two, chat=False) == "passage"
+    assert answer_form(clauses, chat=False) == "answer"
+    assert answer_form(one, chat=True) == answer_form(two, chat=True) == "reply"
 
 
 def _conflicting(text, kind, issue_kind, label="Contradiction"):

@@ -842,18 +842,26 @@ def test_a_refusal_can_be_retried_when_asked(embedder):
     assert result.status == "fallback" and len(result.attempts) == 2
 
 
-def test_a_chat_reply_is_weighed_on_the_chat_scale():
-    from truthguard.refchecker.decision import GroundingDecision
+def test_a_chat_reply_is_weighed_by_the_model_of_its_form():
+    from truthguard.refchecker.decision import FEATURES, GroundingDecision
 
     ref = "The Kell bridge was closed by the council on Monday. It will reopen in May."
     answer = "The council shut the Kell bridge on Monday, and drivers face a detour until May."
     ask = {"question": "Is the bridge open?", "answer": answer, "references": [ref]}
+    in_chat = {**ask, "history": "User: Is the Kell bridge open?"}
     decision = GroundingDecision.default()
-    rc = RefChecker(decision=decision.model_copy(update={"chat_offset": 0.0}))
-    plain = rc.invoke(ask).details["decision"]
-    chat = rc.invoke({**ask, "history": "User: Is the Kell bridge open?"}).details["decision"]
+    plain = RefChecker(decision=decision).invoke(ask).details["decision"]
+    chat = RefChecker(decision=decision).invoke(in_chat).details["decision"]
+    assert (plain["form"], chat["form"]) == ("answer", "reply")
     assert plain["decided_by"] == chat["decided_by"] == "answer"
-    assert math.isclose(plain["p_hallucinated"], chat["p_hallucinated"], abs_tol=1e-4)
-    shifted = RefChecker(decision=decision.model_copy(update={"chat_offset": 1.0}))
-    p = shifted.invoke({**ask, "history": "User: Is the Kell bridge open?"}).details["decision"]
-    assert p["p_hallucinated"] > chat["p_hallucinated"] + 0.05
+    f = chat["features"]
+    expected = 1 / (1 + math.exp(-decision.forms["reply"].logit(f)))
+    assert math.isclose(chat["p_hallucinated"], expected, abs_tol=1e-3)
+    # without a model of its own, a reply is the shared model's, moved by the chat offset
+    shared = decision.model_copy(update={"forms": {}, "chat_offset": 0.0})
+    same = RefChecker(decision=shared).invoke(in_chat).details["decision"]
+    assert math.isclose(plain["p_hallucinated"], same["p_hallucinated"], abs_tol=1e-4)
+    shifted = RefChecker(decision=shared.model_copy(update={"chat_offset": 1.0}))
+    p = shifted.invoke(in_chat).details["decision"]
+    assert p["p_hallucinated"] > same["p_hallucinated"] + 0.05
+    assert set(f) == set(FEATURES)

@@ -178,6 +178,7 @@ def refit_decision(
             "intercept": fitted.intercept,
             "threshold": threshold,
             "chat_offset": 0.0,  # one threshold for the user's own rows, chat or not
+            "forms": {},  # and one model for every form of answer
             "fitted_on": (
                 f"truthguard calibrate --refit-decision: {len(labelled)} labelled answers of "
                 f"{note} ({len(features)} weighed by the model, fitted on {len(fit_x)}); "

@@ -20,6 +20,7 @@ from truthguard.refchecker.claimkind import is_refusal
 from truthguard.refchecker.decision import (
     GroundingDecision,
     answer_features,
+    answer_form,
     decided_by_claims,
 )
 from truthguard.refchecker.extractors import Claim, ClaimExtractor, LocalExtractor
@@ -351,10 +352,12 @@ class RefChecker(BaseDetector):
         decision: GroundingDecision | None = None
         p_hallucinated: float | None = None
         by_claims = None
+        form: str | None = None
         if features is not None:
             decision = self.decision or GroundingDecision.default()
             chat = bool(inp.history)
-            p_hallucinated = decision.probability(features, chat=chat)
+            form = answer_form(details["claims"], chat=chat)
+            p_hallucinated = decision.probability(features, form=form)
             by_claims = decided_by_claims(details["claims"], chat=chat, decision=decision)
             if by_claims is not None:
                 # the claims decide (see decided_by_claims): the score agrees with them
@@ -371,6 +374,7 @@ class RefChecker(BaseDetector):
                 "p_hallucinated": round(p_hallucinated, 4),
                 "threshold": decision.threshold,
                 "decided_by": by_claims[1] if by_claims is not None else "answer",
+                "form": form,
                 "deciding_claim": (
                     by_claims[2]["claim"] if by_claims is not None and by_claims[2] else None
                 ),
