@@ -124,10 +124,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--min-pass",
         type=float,
-        default=0.82,
+        default=0.83,
         help="correct answers to pass in every block of every task's fit rows (see --blocks); "
-        "two points above the 80%% aimed at, as a margin for unseen rows: at 0.80 a cut let "
-        "77-79%% of unseen correct chat replies and of the file's first 200 summaries pass",
+        "three points above the 80%% aimed at, as a margin for unseen rows: at 0.80 a cut let "
+        "77-79%% of unseen correct chat replies and of the file's first 200 summaries pass, and "
+        "at 0.82 the first 200 summaries passed at 80.5%%",
     )
     parser.add_argument(
         "--min-pass-chat",
@@ -156,18 +157,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--retelling-sentences",
         type=int,
-        default=1,
+        default=3,
         help="see GroundingDecision (0: any length, and then no cut keeps correct summaries "
-        "passing; 2 did no better than 1 on the fit rows)",
+        "passing; 3 catches one wrong fact in a passage of three sentences, bench grounding's "
+        "passage variant, where 1 caught 2%%; 4 took summaries' balanced accuracy below 70)",
     )
     parser.add_argument("--retelling-copied", type=float, default=0.8, help="see GroundingDecision")
     parser.add_argument(
         "--forms",
         nargs="*",
         choices=[f for f in FORMS if f != "answer"],
-        default=["passage", "reply"],
+        default=["passage"],
         help="forms of answer fitted a model of their own (see answer_form; the others are "
-        "weighed by the shared model, every form by its own cut)",
+        "weighed by the shared model, every form by its own cut). Not replies by default: a "
+        "model fitted on HaluEval's chat replies alone learns how they were written (the "
+        "hallucinated ones are the longer ones that follow the knowledge closely); it raised "
+        "dialogue's balanced accuracy by 3-9 points but rejected a reply that retells its "
+        "passages and passed one that invents a sentence",
+    )
+    parser.add_argument(
+        "--passage-sentences",
+        type=int,
+        default=3,
+        help="see GroundingDecision (2: the passage model, fitted on news summaries, passed a "
+        "two-sentence answer whose second sentence was made up)",
     )
     parser.add_argument("--lead-words", type=int, default=5, help="see GroundingDecision")
     parser.add_argument(
@@ -220,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
                                 "kind": c.get("kind"),
                                 "checker_output": c["checker_output"],
                                 "issues": [
-                                    {k: i.get(k) for k in ("kind", "relation", "text")}
+                                    {k: i.get(k) for k in ("kind", "relation", "text", "evidence")}
                                     | {"claim_start": i.get("claim_start")}
                                     for i in c["issues"]
                                 ],
@@ -242,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         "invented": args.invented,
         "lead_words": args.lead_words,
         "other_value": args.other_value,
+        "passage_sentences": args.passage_sentences,
     }
     rules = _neutral().model_copy(update=settings)
 
@@ -250,7 +264,11 @@ def main(argv: list[str] | None = None) -> int:
 
     fit_rows = [r for r in rows if r["features"] is not None and decided(r) is None]
     decision = _fit(fit_rows, args.l2)
-    form_of = {id(r): answer_form(r["claims"], chat=r["chat"]) for r in rows if r["claims"]}
+    form_of = {
+        id(r): answer_form(r["claims"], chat=r["chat"], passage_sentences=args.passage_sentences)
+        for r in rows
+        if r["claims"]
+    }
     own: dict[str, GroundingDecision] = {}
     for form in args.forms:
         mine = [r for r in fit_rows if form_of[id(r)] == form]

@@ -1,18 +1,98 @@
-"""``truthguard bench grounding``: AUROC, an end-to-end run."""
+"""``truthguard bench grounding``: AUROC, the table and its passage figures, an end-to-end run."""
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
-from truthguard.bench.grounding import auroc
+from truthguard.bench.grounding import auroc, format_table, tabulate
 from truthguard.cli import main
 
 
 def test_auroc_counts_ties_half():
     assert auroc([1.0, 1.0], [0.0, 1.0]) == pytest.approx(0.75)
     assert auroc([], [1.0]) is None
+
+
+def _p(kind: str, variant: str) -> dict:
+    return {
+        "answer": f"{kind} {variant}",
+        "reference": "r",
+        "kind": kind,
+        "variant": variant,
+        "ref_id": 0,
+        "replacement": None,
+    }
+
+
+# (perturbation, flagged): passages are all flagged, the others half of the substitutions
+FLAGGED = [
+    (_p("year", "copied"), False),
+    (_p("year", "reworded"), True),
+    (_p("year", "passage"), True),
+    (_p("negation_added", "copied"), True),
+    (_p("negation_added", "reworded"), False),
+    (_p("negation_added", "passage"), False),
+    (_p("unchanged", "copied"), False),
+    (_p("unchanged", "passage"), True),
+    (_p("reworded", "reworded"), False),
+]
+
+
+def _result(perturbations: dict) -> dict:
+    return {
+        "config": {},
+        "fixed_cases": [],
+        "perturbations": perturbations,
+        "ms_per_claim": 1.0,
+        "cpu_ms_per_claim": 2.0,
+        "claims": 9,
+    }
+
+
+def test_headline_and_all_column_leave_passages_out():
+    t = tabulate([p for p, _ in FLAGGED], [f for _, f in FLAGGED])
+    assert t["caught_overall"] == pytest.approx(50.0)  # 2 of 4 copied / reworded substitutions
+    assert t["false_alarms"] == 0.0  # the passage control's alarm is not counted
+    assert t["passage_caught"] == pytest.approx(50.0)  # 1 of 2 passage substitutions
+    assert t["passage_false_alarms"] == pytest.approx(100.0)
+    assert (t["n"], t["n_passage"]) == (6, 3)
+    year = t["rates"]["year"]
+    assert year["all"] == {"flagged": 1, "n": 2, "rate": 50.0}
+    assert year["passage"] == {"flagged": 1, "n": 1, "rate": 100.0}
+    assert "passage" not in t["rates"]["reworded"]
+    # without passages, the headline is the same and the passage figures are None
+    rest = [(p, f) for p, f in FLAGGED if p["variant"] != "passage"]
+    t0 = tabulate([p for p, _ in rest], [f for _, f in rest])
+    assert (t0["caught_overall"], t0["false_alarms"]) == (t["caught_overall"], t["false_alarms"])
+    assert t0["passage_caught"] is None and t0["passage_false_alarms"] is None
+    assert t0["n_passage"] == 0
+
+
+def test_table_has_a_passage_column_and_line():
+    table = format_table(_result(tabulate([p for p, _ in FLAGGED], [f for _, f in FLAGGED])))
+    lines = table.splitlines()
+    assert lines[2].split() == ["perturbation", "copied", "reworded", "passage", "all"]
+    year = next(line for line in lines if line.startswith("year "))
+    # copied, reworded, passage, all: the passage cell is not in "all"
+    assert re.findall(r"[\d.]+% \(\s*\d+\)", year) == [
+        "0.0% (  1)",
+        "100.0% (  1)",
+        "100.0% (  1)",
+        "50.0% (  2)",
+    ]
+    control = next(line for line in lines if line.startswith("control:reworded"))
+    assert control.split()[1:] == ["-", "0.0%", "(", "1)", "-", "0.0%", "(", "1)"]
+    headline = next(i for i, line in enumerate(lines) if "substitutions caught: 50.0%" in line)
+    assert lines[headline + 1] == (
+        "in a passage (the sentence between its neighbours): substitutions caught 50.0%   "
+        "false alarms 100.0%"
+    )
+    rest = [(p, f) for p, f in FLAGGED if p["variant"] != "passage"]
+    table0 = format_table(_result(tabulate([p for p, _ in rest], [f for _, f in rest])))
+    assert "in a passage" not in table0
 
 
 def test_bench_runs_end_to_end(data_dir, embedder, capsys):
@@ -24,5 +104,23 @@ def test_bench_runs_end_to_end(data_dir, embedder, capsys):
     rates = result["perturbations"]["rates"]
     assert "unchanged" in rates and all(v["all"]["n"] >= 1 for v in rates.values())
     assert result["cpu_ms_per_claim"] > 0 and result["chale"]["cpu_ms_per_claim"] > 0
+    p = result["perturbations"]
+    assert result["config"]["passages"] is True and p["n_passage"] >= 1
+    assert p["passage_caught"] is not None and p["passage_false_alarms"] is not None
+    assert "passage" in rates["unchanged"]
+    for cols in rates.values():  # "all" counts copied and reworded answers only
+        assert cols["all"]["n"] == sum(cols[v]["n"] for v in ("copied", "reworded") if v in cols)
+    assert sum(c["all"]["n"] for c in rates.values()) == p["n"]
+    assert main([*args, "--skip-chale", "--no-passages", "--json", "--no-progress"]) == 0
+    alone = json.loads(capsys.readouterr().out)["perturbations"]
+    assert alone["n_passage"] == 0 and alone["passage_caught"] is None
+    assert not any("passage" in cols for cols in alone["rates"].values())
+    # the headline is the same with or without passages
+    assert (alone["caught_overall"], alone["false_alarms"]) == (
+        p["caught_overall"],
+        p["false_alarms"],
+    )
     assert main([*args, "--skip-chale", "--no-progress"]) == 0
-    assert "CPU" in capsys.readouterr().out.split("speed:", 1)[1].splitlines()[0]
+    out = capsys.readouterr().out
+    assert "CPU" in out.split("speed:", 1)[1].splitlines()[0]
+    assert "in a passage (the sentence between its neighbours): substitutions caught" in out

@@ -70,7 +70,7 @@ def test_the_packaged_decision_is_complete_and_small():
     d = GroundingDecision.default()
     assert set(d.coefficients) == set(FEATURES) and 0.0 < d.threshold < 1.0
     assert "HaluEval" in d.fitted_on
-    assert set(d.forms) == {"passage", "reply"}  # one-sentence answers: the shared model
+    assert set(d.forms) == {"passage"}  # answers and chat replies: the shared model
     assert all(set(m.coefficients) == set(FEATURES) for m in d.forms.values())
     assert len(d.model_dump_json()) < 16_384
 
@@ -212,11 +212,12 @@ def test_each_form_with_a_model_of_its_own_is_weighed_by_it():
     f = dict.fromkeys(FEATURES, 0.2) | {"entailed": 0.5, "names_missing": 1.0}
     assert d.probability(f) == d.probability(f, form="answer")
     assert _logit(d.probability(f)) == pytest.approx(d.logit(f))
-    for form in ("passage", "reply"):
-        assert _logit(d.probability(f, form=form)) == pytest.approx(d.forms[form].logit(f))
-    # chat=True is the reply form; the chat offset is not added to a reply's own model
-    shifted = d.model_copy(update={"chat_offset": 3.0})
-    assert shifted.probability(f, chat=True) == d.probability(f, form="reply")
+    assert _logit(d.probability(f, form="passage")) == pytest.approx(d.forms["passage"].logit(f))
+    # a form without a model of its own: the shared model (a reply moved by the chat offset)
+    assert _logit(d.probability(f, chat=True)) == pytest.approx(d.logit(f) + d.chat_offset)
+    # the chat offset is not added to a reply's own model
+    own = d.model_copy(update={"forms": {**d.forms, "reply": d.forms["passage"]}})
+    assert own.probability(f, chat=True) == d.probability(f, form="passage")
     with pytest.raises(ValueError, match="form must be one of"):
         d.probability(f, form="essay")
 
@@ -230,7 +231,7 @@ def test_forms_are_named_and_saved_with_the_decision(tmp_path):
     with pytest.raises(ValidationError, match="unknown forms"):
         GroundingDecision.model_validate(data)
     del data["forms"]["essay"]
-    del data["forms"]["reply"]["coefficients"]["entailed"]
+    del data["forms"]["passage"]["coefficients"]["entailed"]
     with pytest.raises(ValidationError, match="missing features"):
         GroundingDecision.model_validate(data)
     # a decision saved before forms existed weighs every form with the shared model
@@ -249,6 +250,10 @@ def test_the_form_of_an_answer():
     assert answer_form(two, chat=False) == "passage"
     assert answer_form(clauses, chat=False) == "answer"
     assert answer_form(one, chat=True) == answer_form(two, chat=True) == "reply"
+    three = [*two, _said("He died in 1051.", "Entailment", [], 1)]
+    assert answer_form(two, chat=False, passage_sentences=3) == "answer"
+    assert answer_form(three, chat=False, passage_sentences=3) == "passage"
+    assert GroundingDecision.default().passage_sentences == 3
 
 
 def _conflicting(text, kind, issue_kind, label="Contradiction"):

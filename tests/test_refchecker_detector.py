@@ -652,6 +652,41 @@ def test_invented_facts_fail(embedder, answer):
     assert any(c["label"] != "Entailment" for c in r.details["claims"])
 
 
+# Answers of two sentences, as a RAG chain writes them: one retelling, three with one fact wrong.
+PASSAGES = [
+    (
+        "Maria Okafor set it up in 1987. The main mirror is 4.2 metres wide, and the observatory "
+        "sits 1,900 metres above sea level.",
+        True,
+    ),
+    (
+        "Dr. Maria Okafor founded the observatory in 1978. The main telescope has a mirror 4.2 "
+        "metres in diameter.",
+        False,
+    ),
+    (
+        "The observatory was founded by Dr. James Whitfield in 1987. Its main mirror is 4.2 "
+        "metres wide.",
+        False,
+    ),
+    (
+        "Dr. Maria Okafor founded the observatory in 1987. It discovered three comets in 2004 and "
+        "won a Nobel Prize.",
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize("history", [None, "User: Tell me about the observatory."])
+@pytest.mark.parametrize(("answer", "right"), PASSAGES)
+def test_a_passage_with_one_wrong_fact_fails_in_a_chat_too(embedder, answer, right, history):
+    r = _check(answer, **({"history": history} if history else {}))
+    assert r.passing is right and r.label == (Label.FACTUAL if right else Label.HALLUCINATED), (
+        r.explanation
+    )
+    assert r.details["decision"]["form"] == ("reply" if history else "answer")  # two sentences
+
+
 @pytest.mark.parametrize("answer", REFUSALS)
 def test_a_refusal_is_unverifiable_never_hallucinated(embedder, answer):
     r = _check(answer)
@@ -842,26 +877,29 @@ def test_a_refusal_can_be_retried_when_asked(embedder):
     assert result.status == "fallback" and len(result.attempts) == 2
 
 
-def test_a_chat_reply_is_weighed_by_the_model_of_its_form():
-    from truthguard.refchecker.decision import FEATURES, GroundingDecision
+def test_a_chat_reply_is_weighed_on_the_chat_scale_and_a_passage_by_its_own_model():
+    from truthguard.refchecker.decision import GroundingDecision
 
-    ref = "The Kell bridge was closed by the council on Monday. It will reopen in May."
+    ref = (
+        "The Kell bridge was closed by the council on Monday. It will reopen in May. Drivers "
+        "are sent through Hallam Street. Buses keep their usual stops."
+    )
     answer = "The council shut the Kell bridge on Monday, and drivers face a detour until May."
     ask = {"question": "Is the bridge open?", "answer": answer, "references": [ref]}
     in_chat = {**ask, "history": "User: Is the Kell bridge open?"}
-    decision = GroundingDecision.default()
+    decision = GroundingDecision.default().model_copy(update={"chat_offset": 0.0})
     plain = RefChecker(decision=decision).invoke(ask).details["decision"]
     chat = RefChecker(decision=decision).invoke(in_chat).details["decision"]
     assert (plain["form"], chat["form"]) == ("answer", "reply")
     assert plain["decided_by"] == chat["decided_by"] == "answer"
-    f = chat["features"]
-    expected = 1 / (1 + math.exp(-decision.forms["reply"].logit(f)))
-    assert math.isclose(chat["p_hallucinated"], expected, abs_tol=1e-3)
-    # without a model of its own, a reply is the shared model's, moved by the chat offset
-    shared = decision.model_copy(update={"forms": {}, "chat_offset": 0.0})
-    same = RefChecker(decision=shared).invoke(in_chat).details["decision"]
-    assert math.isclose(plain["p_hallucinated"], same["p_hallucinated"], abs_tol=1e-4)
-    shifted = RefChecker(decision=shared.model_copy(update={"chat_offset": 1.0}))
+    assert math.isclose(plain["p_hallucinated"], chat["p_hallucinated"], abs_tol=1e-4)
+    shifted = RefChecker(decision=decision.model_copy(update={"chat_offset": 1.0}))
     p = shifted.invoke(in_chat).details["decision"]
-    assert p["p_hallucinated"] > same["p_hallucinated"] + 0.05
-    assert set(f) == set(FEATURES)
+    assert p["p_hallucinated"] > chat["p_hallucinated"] + 0.05
+    # three sentences outside a chat: a passage, weighed by the passage model
+    longer = {**ask, "answer": answer + " Cars go by Hallam Street. The buses still stop."}
+    passage = RefChecker(decision=decision).invoke(longer).details["decision"]
+    assert passage["form"] == "passage"
+    if passage["decided_by"] == "answer":
+        z = decision.forms["passage"].logit(passage["features"])
+        assert math.isclose(passage["p_hallucinated"], 1 / (1 + math.exp(-z)), abs_tol=1e-3)

@@ -9,6 +9,12 @@ reference, by capitalisation and cue-word heuristics), a content noun (after a d
 replaced by such a noun of another reference), or a negation added after an auxiliary verb or
 removed. The replacement never occurs in the sentence it replaces. Unchanged and reworded
 sentences are the controls.
+
+A third variant, *passage*, sets each copied sentence (substituted, or unchanged for the control)
+between its neighbouring sentences of the same reference, copied unchanged: the previous sentence
+(if any), the sentence, the next sentence (if any), with the reference's own spacing. A sentence
+that is the reference's only one gives no passage. Passages are built after the copied and
+reworded answers, without randomness, so those stay the same for a given seed.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from __future__ import annotations
 import random
 import re
 from collections import defaultdict
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from truthguard.bench._wordlists import (
     GIVEN_NAMES,
@@ -25,6 +31,9 @@ from truthguard.bench._wordlists import (
     NUMBER_WORDS,
     SYNONYMS,
 )
+
+if TYPE_CHECKING:
+    from truthguard.refchecker.segment import Span
 
 __all__ = ["TYPES", "Perturbation", "build_perturbations", "reword"]
 
@@ -173,13 +182,16 @@ class Perturbation(TypedDict):
 
     answer: str
     """The answer to check: a reference sentence, copied or reworded, maybe with one fact
-    replaced."""
+    replaced; for the ``passage`` variant, that copied sentence between its unchanged neighbours
+    in the reference."""
     reference: str
     """The whole reference the sentence was taken from."""
     kind: str
     """The replaced fact's type (one of :data:`TYPES`), or ``unchanged`` / ``reworded``."""
     variant: str
-    """``copied`` or ``reworded``: the sentence the substitution was made in."""
+    """``copied`` or ``reworded``: the sentence the substitution was made in; ``passage``: the
+    copied sentence (substituted or not) between its previous and next sentences of the
+    reference, those copied unchanged."""
     ref_id: int
     """Index of the reference (and of its CHALE item)."""
     replacement: str | None
@@ -298,26 +310,32 @@ def _substitutions(
 
 
 def build_perturbations(
-    references: list[str], *, per_type: int = 100, seed: int = 0
+    references: list[str], *, per_type: int = 100, seed: int = 0, passages: bool = True
 ) -> list[Perturbation]:
     """The perturbation set: controls and one-fact substitutions, ``per_type`` per type and variant.
 
-    Deterministic for given references, ``per_type`` and ``seed``.
+    Deterministic for given references, ``per_type`` and ``seed``. The copied and reworded
+    answers come first, in the same order whether ``passages`` is set or not; the ``passage``
+    answers (one per copied answer whose sentence has a neighbour, at most ``per_type`` per type)
+    follow them.
     """
     from truthguard.refchecker.segment import split_sentences
 
     rng = random.Random(seed)
-    sentences = [
-        (r, s.text)
-        for r, ref in enumerate(references)
-        for s in split_sentences(ref)
-        if 6 <= len(s.text.split()) <= 45 and s.text[:1].isupper()
-    ]
+    splits = [split_sentences(ref) for ref in references]
+    sentences: list[tuple[int, str]] = []
+    places: list[int] = []  # each sentence's place in splits[ref_id]
+    for r, spans in enumerate(splits):
+        for i, s in enumerate(spans):
+            if 6 <= len(s.text.split()) <= 45 and s.text[:1].isupper():
+                sentences.append((r, s.text))
+                places.append(i)
     pools = _pools(sentences)
     order = list(range(len(sentences)))
     rng.shuffle(order)
     counts: dict[tuple[str, str], int] = defaultdict(int)
     out: list[Perturbation] = []
+    copied: list[tuple[Perturbation, int]] = []  # (copied answer, its sentence's place)
     for idx in order:
         ref_id, sentence = sentences[idx]
         reworded = reword(sentence, rng)
@@ -337,4 +355,28 @@ def build_perturbations(
                             replacement=new,
                         )
                     )
+                    if variant == "copied":
+                        copied.append((out[-1], places[idx]))
+    if passages:
+        out.extend(_passages(copied, splits, counts, per_type))
+    return out
+
+
+def _passages(
+    copied: list[tuple[Perturbation, int]],
+    splits: list[list[Span]],
+    counts: dict[tuple[str, str], int],
+    per_type: int,
+) -> list[Perturbation]:
+    """Each copied answer between its neighbouring sentences (no randomness)."""
+    out: list[Perturbation] = []
+    for p, i in copied:
+        spans = splits[p["ref_id"]]
+        if len(spans) < 2 or counts[(p["kind"], "passage")] >= per_type:
+            continue
+        counts[(p["kind"], "passage")] += 1
+        ref = p["reference"]
+        first, here, last = spans[max(i - 1, 0)], spans[i], spans[min(i + 1, len(spans) - 1)]
+        answer = ref[first.start : here.start] + p["answer"] + ref[here.end : last.end]
+        out.append(Perturbation(**{**p, "answer": answer, "variant": "passage"}))
     return out

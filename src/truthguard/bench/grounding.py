@@ -7,11 +7,16 @@ Every figure is a *decision* of ``RefChecker()`` at its defaults (or of the set-
   ``halu`` and ``swap`` answers that pass (see ``bench refchecker`` for the swap answer), and the
   AUROC of the score, non-halu against each of the others.
 * **Perturbations** derived in code from CHALE references with a fixed seed (one fact of a
-  copied or reworded reference sentence replaced; see :mod:`truthguard.bench._perturbations`).
-  Reported: catch rate per type and variant, false alarms on controls.
+  copied or reworded reference sentence replaced; see :mod:`truthguard.bench._perturbations`),
+  and the copied ones again as *passages*: the sentence between its unchanged neighbours of the
+  reference (``--no-passages`` leaves them out). Reported: catch rate per type and variant, false
+  alarms on controls. The ``all`` column and the headline (substitutions caught, false alarms)
+  count copied and reworded answers only, as before passages were added; passages have figures
+  of their own.
 * **Fixed cases**: the answers of the issue that introduced this benchmark.
-* **Speed**: milliseconds per claim of the perturbation run, with the model loaded (warm), wall
-  clock and CPU time of the process (all threads; steadier than wall on a shared machine).
+* **Speed**: milliseconds per claim of the perturbation run (copied and reworded answers; the
+  passages are checked after it, untimed), with the model loaded (warm), wall clock and CPU time
+  of the process (all threads; steadier than wall on a shared machine).
 
 No LLM is called: the detector is the local pipeline.
 """
@@ -41,6 +46,7 @@ __all__ = [
     "format_table",
     "reword",
     "run",
+    "tabulate",
 ]
 
 HELP = "default RefChecker decisions: one-fact substitutions from CHALE, CHALE pass rates, speed"
@@ -81,6 +87,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="detector score mode (default: the detector's)",
     )
     parser.add_argument("--skip-chale", action="store_true", help="perturbations only")
+    parser.add_argument(
+        "--no-passages",
+        action="store_true",
+        help="leave out the passage variant (the copied sentence between its neighbours)",
+    )
     parser.add_argument("--batch", type=int, default=64, help="answers per abatch call")
 
 
@@ -108,6 +119,50 @@ def _n_claims(results: list) -> int:
     return sum(len(r.details.get("claims", [])) for r in results)
 
 
+def tabulate(perturbations: list[Perturbation], flagged: list[bool]) -> dict[str, Any]:
+    """The ``perturbations`` block of the result: rates per kind and variant (``flagged``, ``n``,
+    ``rate``), the headline over the ``all`` column (copied and reworded answers only), and the
+    same two figures over the passages (None when there are none)."""
+    table: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    for p, f in zip(perturbations, flagged, strict=True):
+        # "all" keeps the figures of before passages: copied and reworded answers only
+        for variant in (p["variant"], "all") if p["variant"] != "passage" else ("passage",):
+            cell = table[p["kind"]][variant]
+            cell[0] += f
+            cell[1] += 1
+    rates = {
+        kind: {
+            v: {"flagged": c[0], "n": c[1], "rate": 100.0 * c[0] / c[1]} for v, c in cols.items()
+        }
+        for kind, cols in table.items()
+    }
+    caught, alarms = _share(rates, "all")
+    passage_caught, passage_alarms = _share(rates, "passage")
+    n_passage = sum(p["variant"] == "passage" for p in perturbations)
+    return {
+        "rates": rates,
+        "caught_overall": caught if caught is not None else 0.0,
+        "false_alarms": alarms if alarms is not None else 0.0,
+        "n": len(perturbations) - n_passage,
+        "passage_caught": passage_caught,
+        "passage_false_alarms": passage_alarms,
+        "n_passage": n_passage,
+    }
+
+
+def _share(
+    rates: dict[str, dict[str, dict[str, Any]]], column: str
+) -> tuple[float | None, float | None]:
+    """(% of substitutions flagged, % of controls flagged) in one column of the table; None where
+    the column has none."""
+    out: list[float | None] = []
+    for group in ([k for k in rates if k in TYPES], [k for k in rates if k not in TYPES]):
+        cells = [rates[k][column] for k in group if column in rates[k]]
+        n = sum(c["n"] for c in cells)
+        out.append(100.0 * sum(c["flagged"] for c in cells) / n if n else None)
+    return out[0], out[1]
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from truthguard.bench.refchecker import KINDS, build_answers
     from truthguard.refchecker import RefChecker
@@ -131,7 +186,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             {"answer": answer, "should_pass": should_pass, "passed": _passes(r), "score": r.score}
         )
 
-    perturbations = build_perturbations(references, per_type=args.per_type, seed=args.seed)
+    with_passages = not getattr(args, "no_passages", False)
+    perturbations = build_perturbations(
+        references, per_type=args.per_type, seed=args.seed, passages=with_passages
+    )
+    # copied and reworded answers first (those alone are timed, as before passages were added),
+    # then the passages, which build_perturbations puts last
+    n_passage = sum(p["variant"] == "passage" for p in perturbations)
+    n_main = len(perturbations) - n_passage
     inputs = [
         {
             "question": items[p["ref_id"]].question,
@@ -141,28 +203,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for p in perturbations
     ]
     started, cpu = time.perf_counter(), time.process_time()
-    results = run_sync(_run_all(detector, inputs, args.batch, show))
+    results = run_sync(_run_all(detector, inputs[:n_main], args.batch, show))
     seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu
     n_claims = _n_claims(results)
-    table: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-    for p, r in zip(perturbations, results, strict=True):
-        flagged = not _passes(r)
-        for variant in (p["variant"], "all"):
-            cell = table[p["kind"]][variant]
-            cell[0] += flagged
-            cell[1] += 1
-    rates = {
-        kind: {
-            v: {"flagged": c[0], "n": c[1], "rate": 100.0 * c[0] / c[1]} for v, c in cols.items()
-        }
-        for kind, cols in table.items()
-    }
-    subs = [k for k in rates if k in TYPES]
-    caught = sum(rates[k]["all"]["flagged"] for k in subs)
-    total = sum(rates[k]["all"]["n"] for k in subs)
-    controls = [k for k in rates if k not in TYPES]
-    alarms = sum(rates[k]["all"]["flagged"] for k in controls)
-    n_controls = sum(rates[k]["all"]["n"] for k in controls)
+    if n_passage:
+        results += run_sync(_run_all(detector, inputs[n_main:], args.batch, show))
     out: dict[str, Any] = {
         "config": {
             "threshold": args.threshold,
@@ -171,14 +216,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "checker": type(detector.checker).__name__,
             "per_type": args.per_type,
             "seed": args.seed,
+            "passages": with_passages,
         },
         "fixed_cases": fixed,
-        "perturbations": {
-            "rates": rates,
-            "caught_overall": 100.0 * caught / max(total, 1),
-            "false_alarms": 100.0 * alarms / max(n_controls, 1),
-            "n": len(perturbations),
-        },
+        "perturbations": tabulate(perturbations, [not _passes(r) for r in results]),
         "ms_per_claim": 1000.0 * seconds / max(n_claims, 1),
         "cpu_ms_per_claim": 1000.0 * cpu_seconds / max(n_claims, 1),
         "claims": n_claims,
@@ -222,13 +263,13 @@ def format_table(result: dict[str, Any]) -> str:
     lines = [
         f"config: {result['config']}",
         "",
-        f"{'perturbation':<18} {'copied':>14} {'reworded':>14} {'all':>14}",
+        f"{'perturbation':<18} {'copied':>14} {'reworded':>14} {'passage':>14} {'all':>14}",
     ]
     order = [*TYPES, "unchanged", "reworded"]
     for kind in [k for k in order if k in p["rates"]]:
         cols = p["rates"][kind]
         cells = []
-        for v in ("copied", "reworded", "all"):
+        for v in ("copied", "reworded", "passage", "all"):
             c = cols.get(v)
             cells.append(f"{c['rate']:5.1f}% ({c['n']:>3})" if c else f"{'-':>14}")
         name = kind if kind in TYPES else f"control:{kind}"
@@ -236,7 +277,17 @@ def format_table(result: dict[str, Any]) -> str:
     lines += [
         "",
         f"one-fact substitutions caught: {p['caught_overall']:.1f}%   "
-        f"false alarms on controls: {p['false_alarms']:.1f}%",
+        f"false alarms on controls: {p['false_alarms']:.1f}%   (all: copied and reworded)",
+    ]
+    if p.get("passage_caught") is not None or p.get("passage_false_alarms") is not None:
+        pc, pa = p.get("passage_caught"), p.get("passage_false_alarms")
+        lines.append(
+            "in a passage (the sentence between its neighbours): substitutions caught "
+            + (f"{pc:.1f}%" if pc is not None else "-")
+            + "   false alarms "
+            + (f"{pa:.1f}%" if pa is not None else "-")
+        )
+    lines += [
         f"speed: {result['ms_per_claim']:.1f} ms/claim warm ({result['claims']} claims; "
         f"CPU {result['cpu_ms_per_claim']:.1f} ms/claim, all threads)",
         "",

@@ -258,7 +258,7 @@ def _grounding_inputs(data: str | None, per_type: int) -> list[dict[str, Any]]:
             "answer": p["answer"],
             "references": [p["reference"]],
         }
-        for p in build_perturbations(references, per_type=per_type, seed=0)
+        for p in build_perturbations(references, per_type=per_type, seed=0, passages=False)
     ]
 
 

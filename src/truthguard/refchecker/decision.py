@@ -8,15 +8,16 @@ Instead, the claims' grounding is summarised in a few numbers (:func:`answer_fea
 share of claims entailed or contradicted, the share of the answer's names and numbers and of
 its content words missing from the evidence, how close its claims come to the evidence) and a
 logistic model turns them into ``P(hallucinated)``. The answer is hallucinated when that
-probability reaches the decision threshold. A one-sentence answer, a passage of several
-sentences and a reply in a chat (:func:`answer_form`) are weighed by models of their own: the
-same missing name means more in a one-line answer than in a four-sentence summary.
+probability reaches the decision threshold. A short answer, a passage of several sentences and
+a reply in a chat (:func:`answer_form`) may be weighed by models of their own: the same missing
+name means more in a one-line answer than in a four-sentence summary.
 
 The packaged coefficients (``decision.json``, about 9 KB) were fitted on the development half of
 HaluEval (2,000 rows per task spread through each file) by
 ``benchmarks/fit_grounding_decision.py``: one model on all answers (each task weighted equally and
-each class within it), used for one-sentence answers, and one each for passages and chat replies
-on the answers of that form. The cuts are those that keep at least 82% of correct answers
+each class within it), used for short answers and chat replies, and one for passages (three
+sentences or more) fitted on the passages. The cuts are those that keep at least 83% of correct
+answers
 passing in each fifth of every task's fitting rows while rejecting as many hallucinated ones as
 possible. Refit them on your own labelled answers with :meth:`GroundingDecision.fit` (or
 ``truthguard calibrate``) and pass the result as
@@ -212,18 +213,20 @@ FORMS: tuple[str, ...] = ("answer", "passage", "reply")
 """The forms of answer the decision weighs apart (see :func:`answer_form`)."""
 
 
-def answer_form(claims: Sequence[Mapping[str, Any]], *, chat: bool) -> str:
+def answer_form(
+    claims: Sequence[Mapping[str, Any]], *, chat: bool, passage_sentences: int = 2
+) -> str:
     """The form of an answer: ``"reply"`` in a chat (the input has a history), else
-    ``"passage"`` when its claims come from two sentences or more (see :func:`answer_sentences`),
-    else ``"answer"``.
+    ``"passage"`` when its claims come from at least ``passage_sentences`` sentences (see
+    :func:`answer_sentences`), else ``"answer"``.
 
-    The same grounding reads differently in each: a one-sentence answer is its claim; a passage
+    The same grounding reads differently in each: a short answer is its claims; a passage
     that compresses its sources leaves details unaligned when right and invents whole sentences
     when wrong; a chat reply carries remarks and what the user already knows.
     """
     if chat:
         return "reply"
-    return "passage" if answer_sentences(claims) >= 2 else "answer"
+    return "passage" if answer_sentences(claims) >= passage_sentences else "answer"
 
 
 def answer_sentences(claims: Sequence[Mapping[str, Any]]) -> int:
@@ -411,8 +414,9 @@ class GroundingDecision(FormModel):
     (see :func:`answer_sentences`; 0: any answer). In a longer answer it is one feature among the
     others: on correct news summaries of several sentences a "contradiction" is as often a name
     the summary puts for the article's description of the same person ("Franck Ribery" for "the
-    Frenchman") as a wrong fact, while a planted error in a one-sentence answer is caught by it
-    almost every time. The packaged decision sets 1."""
+    Frenchman") as a wrong fact, while a planted error in a short answer is caught by it almost
+    every time. The packaged decision sets 3: one wrong fact in a sentence between two correct
+    ones is caught (at 1, 2% of them were); at 4 no longer correct summaries passed well enough."""
     invented: bool = False
     """Outside a chat, an answer with a claim whose names and numbers are all missing from the
     evidence is hallucinated (see :func:`invented`)."""
@@ -431,15 +435,20 @@ class GroundingDecision(FormModel):
     carries remarks and things the user knows that no passage holds, so at the same risk its
     grounding reads worse than an answer's; the offset is fitted so that correct replies pass
     at least as often as correct answers."""
+    passage_sentences: int = Field(default=2, ge=2)
+    """Outside a chat, an answer of at least this many sentences is a passage (see
+    :func:`answer_form`)."""
     forms: dict[str, FormModel] = Field(default_factory=dict)
     """Models of their own for forms of answer (keys from :data:`FORMS`); a form without one is
     weighed by the shared model above. Each form's model is fitted on answers of that form and
     its cut folded into its intercept, so the one :attr:`threshold` serves every form. The
-    packaged decision has one for passages and one for chat replies: pooled with short answers,
-    the features that tell a wrong summary from a right one were outweighed. On HaluEval rows
-    the fit never saw, among the answers the rules leave to the model, the pooled model ranked
-    hallucinated summaries above correct ones with an AUROC of 0.71-0.78 and chat replies
-    0.65-0.69; their own models, 0.86-0.89 and 0.72-0.76."""
+    packaged decision has one for passages: pooled with short answers, the features that tell a
+    wrong summary from a right one were outweighed (on HaluEval rows the fit never saw, among the
+    summaries of three sentences or more the rules leave to the model, the pooled model ranked
+    hallucinated above correct with an AUROC of 0.73-0.78, their own model 0.87-0.92). Chat
+    replies have none: a model fitted on HaluEval's replies alone learned how they were written
+    (there the hallucinated replies are the longer ones that follow the knowledge closely) and
+    rejected a reply retelling its passages while passing one that invents a sentence."""
     fitted_on: str = ""
     """Where the coefficients come from (free text)."""
 

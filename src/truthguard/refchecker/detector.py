@@ -356,7 +356,9 @@ class RefChecker(BaseDetector):
         if features is not None:
             decision = self.decision or GroundingDecision.default()
             chat = bool(inp.history)
-            form = answer_form(details["claims"], chat=chat)
+            form = answer_form(
+                details["claims"], chat=chat, passage_sentences=decision.passage_sentences
+            )
             p_hallucinated = decision.probability(features, form=form)
             by_claims = decided_by_claims(details["claims"], chat=chat, decision=decision)
             if by_claims is not None:
