@@ -277,23 +277,20 @@ def main(argv: list[str] | None = None) -> int:
             continue
         own[form] = _fit(mine, args.l2, by_task=False)
 
-    # each form's model and cut: answers a rule decides count as decided; answers without
-    # features pass (nothing was checked)
-    def logit(r: dict) -> float:
-        rule = decided(r)
-        if rule is not None:
-            return math.inf if rule[0] else -math.inf
-        form = form_of[id(r)]
-        if form in own:
-            return own[form].logit(r["features"])
-        return decision.logit(r["features"])  # a reply's cut becomes chat_offset
+    def logits(models: dict[str, GroundingDecision]) -> np.ndarray:
+        """Each row's log-odds by its form's model in ``models`` (else the shared one): an answer
+        a rule decides at plus or minus infinity, one without features (nothing was checked, so
+        it passes) at minus infinity."""
+        out = []
+        for r in rows:
+            rule = decided(r) if r["features"] is not None else (False,)
+            if rule is not None:
+                out.append(math.inf if rule[0] else -math.inf)
+            else:
+                out.append(models.get(form_of[id(r)], decision).logit(r["features"]))
+        return np.array(out)
 
-    # answers without features pass (nothing was checked): they count as passed correct ones
-    z = np.array([logit(r) if r["features"] is not None else -math.inf for r in rows])
-    by_shared = {**own}
-    own.clear()
-    z_shared = np.array([logit(r) if r["features"] is not None else -math.inf for r in rows])
-    own.update(by_shared)
+    z, z_shared = logits(own), logits({})
     wrong = np.array([r["hallucinated"] for r in rows])
     form_at = np.array([FORMS.index(form_of.get(id(r), "answer")) for r in rows])
     tasks = list(dict.fromkeys(r["task"] for r in rows))
