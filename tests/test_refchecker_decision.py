@@ -361,3 +361,27 @@ def test_a_contradiction_decides_only_an_answer_of_few_sentences():
     clauses = [dict(c, sentence=one) for c in [*ok[:n], wrong]]
     assert answer_sentences(clauses) == 1
     assert decided_by_claims(clauses, chat=False, decision=d)[:2] == (True, "claim")
+
+
+def test_a_claim_copied_word_for_word_with_one_fact_changed_decides_an_answer_of_any_length():
+    from truthguard.refchecker.decision import decided_by_claims
+
+    d = GroundingDecision.default()
+    assert d.conflict_copied <= 1.0
+    ok = [_said(f"Bi Sheng made type {k}.", "Entailment", [], 1) for k in range(5)]
+    changed = _conflicting("Bi Sheng made type in 1990.", "fact", "number")
+    changed["checker_output"] = json.dumps({"n_facts": 1, "precision": 1.0, "copied": 0.9})
+    reworded = dict(changed, checker_output=json.dumps({"n_facts": 1, "copied": 0.5}))
+    assert decided_by_claims([*ok, changed], chat=False, decision=d)[:2] == (True, "claim")
+    assert decided_by_claims([*ok, changed], chat=True, decision=d)[:2] == (True, "claim")
+    decided = decided_by_claims([*ok, reworded], chat=False, decision=d)
+    assert decided is None or decided[1] != "claim"
+    # a content word set against the sentence's, or a question, is no changed fact
+    word = dict(changed, issues=[{"kind": "content", "relation": "conflict", "text": "x"}])
+    question = dict(changed, kind="question")
+    for claim in (word, question):
+        decided = decided_by_claims([*ok, claim], chat=False, decision=d)
+        assert decided is None or decided[1] != "claim"
+    off = d.model_copy(update={"conflict_copied": 1.01})
+    decided = decided_by_claims([*ok, changed], chat=False, decision=off)
+    assert decided is None or decided[1] != "claim"

@@ -687,6 +687,24 @@ def test_a_passage_with_one_wrong_fact_fails_in_a_chat_too(embedder, answer, rig
     assert r.details["decision"]["form"] == ("reply" if history else "answer")  # two sentences
 
 
+@pytest.mark.parametrize("year", ["1987", "1991"])
+def test_one_fact_changed_in_a_copied_sentence_of_a_long_answer_fails(embedder, year):
+    answer = " ".join(
+        [
+            f"The Kestrel Ridge Observatory was founded by Dr. Maria Okafor in {year}.",
+            "The main telescope at the observatory has a mirror 4.2 metres in diameter.",
+            "The observatory sits on a ridge 1,900 metres above sea level.",
+            "Redbridge Rovers won the Northern Cup in 1998 after beating Eastfield 2-1 in the "
+            "final.",
+        ]
+    )
+    r = _check(answer)
+    assert r.details["decision"]["form"] == "passage"
+    assert r.passing is (year == "1987"), r.explanation
+    if year == "1991":
+        assert r.details["decision"]["decided_by"] == "claim"
+
+
 @pytest.mark.parametrize("answer", REFUSALS)
 def test_a_refusal_is_unverifiable_never_hallucinated(embedder, answer):
     r = _check(answer)

@@ -171,7 +171,9 @@ def decided_by_claims(
     """When the claims alone decide the answer: ``(hallucinated, rule, claim)``, else None.
 
     Rules, in order: a contradicted or altered retelling (``"claim"``) makes an answer of at
-    most :attr:`GroundingDecision.retelling_sentences` sentences hallucinated;
+    most :attr:`GroundingDecision.retelling_sentences` sentences hallucinated, and in an answer
+    of any length so does a contradicted claim copied almost word for word from its evidence
+    (:attr:`GroundingDecision.conflict_copied`);
     so does a claim that gives a slot the evidence fills another value (``"other_value"``:
     "The Prestige stars Orlando Bloom" where the evidence says it is starring Michael Caine);
     every claim entailed (``"all_entailed"``) makes it factual; a short direct answer (no chat
@@ -187,6 +189,8 @@ def decided_by_claims(
         or answer_sentences(claims) <= decision.retelling_sentences
         else None
     )
+    if deviation is None and decision.conflict_copied <= 1.0:
+        deviation = next((c for c in claims if _copied_conflict(c, decision.conflict_copied)), None)
     if deviation is not None:
         return True, "claim", deviation
     if decision.other_value:
@@ -276,6 +280,20 @@ def retelling_deviation(
             if float(numbers.get("copied", 0.0)) >= copied and _missing_facts(c):
                 return c
     return None
+
+
+def _copied_conflict(claim: Mapping[str, Any], copied: float) -> bool:
+    """Whether the claim is a contradicted fact that copies at least a share ``copied`` of its
+    evidence sentence's words, in order, with a name, number, date or negation set against the
+    sentence's: an evidence sentence retold word for word with one fact changed."""
+    if claim.get("label") != "Contradiction" or claim.get("kind", "fact") != "fact":
+        return False
+    if float(_claim_numbers(claim).get("copied", 0.0)) < copied:
+        return False
+    return any(
+        i.get("relation") == "conflict" and i.get("kind") in (*_FACT_KINDS, "negation")
+        for i in claim.get("issues") or []
+    )
 
 
 def _only_negated(claim: Mapping[str, Any]) -> bool:
@@ -417,6 +435,13 @@ class GroundingDecision(FormModel):
     Frenchman") as a wrong fact, while a planted error in a short answer is caught by it almost
     every time. The packaged decision sets 3: one wrong fact in a sentence between two correct
     ones is caught (at 1, 2% of them were); at 4 no longer correct summaries passed well enough."""
+    conflict_copied: float = Field(default=1.01, gt=0.0, le=1.01)
+    """In an answer of any length, a contradicted claim that copies at least this share of its
+    evidence sentence's words, in order, with a name, number, date or negation set against the
+    sentence's (see :func:`retelling_deviation` for shorter answers) makes the answer
+    hallucinated (above 1 turns it off). The packaged decision sets 0.85: in answers of four or
+    five sentences with one fact changed in a copied sentence, it caught 77% where the model
+    caught 2%, and it fired on 6 of 2,000 correct HaluEval summaries."""
     invented: bool = False
     """Outside a chat, an answer with a claim whose names and numbers are all missing from the
     evidence is hallucinated (see :func:`invented`)."""
