@@ -38,6 +38,8 @@ FLAGGED = [
     (_p("unchanged", "copied"), False),
     (_p("unchanged", "passage"), True),
     (_p("reworded", "reworded"), False),
+    (_p("year", "long_passage"), False),
+    (_p("unchanged", "long_passage"), False),
 ]
 
 
@@ -58,41 +60,47 @@ def test_headline_and_all_column_leave_passages_out():
     assert t["false_alarms"] == 0.0  # the passage control's alarm is not counted
     assert t["passage_caught"] == pytest.approx(50.0)  # 1 of 2 passage substitutions
     assert t["passage_false_alarms"] == pytest.approx(100.0)
-    assert (t["n"], t["n_passage"]) == (6, 3)
+    assert (t["n"], t["n_passage"], t["n_long_passage"]) == (6, 3, 2)
+    assert (t["long_passage_caught"], t["long_passage_false_alarms"]) == (0.0, 0.0)
     year = t["rates"]["year"]
     assert year["all"] == {"flagged": 1, "n": 2, "rate": 50.0}
     assert year["passage"] == {"flagged": 1, "n": 1, "rate": 100.0}
     assert "passage" not in t["rates"]["reworded"]
     # without passages, the headline is the same and the passage figures are None
-    rest = [(p, f) for p, f in FLAGGED if p["variant"] != "passage"]
+    rest = [(p, f) for p, f in FLAGGED if "passage" not in p["variant"]]
     t0 = tabulate([p for p, _ in rest], [f for _, f in rest])
     assert (t0["caught_overall"], t0["false_alarms"]) == (t["caught_overall"], t["false_alarms"])
     assert t0["passage_caught"] is None and t0["passage_false_alarms"] is None
-    assert t0["n_passage"] == 0
+    assert t0["n_passage"] == t0["n_long_passage"] == 0
 
 
 def test_table_has_a_passage_column_and_line():
     table = format_table(_result(tabulate([p for p, _ in FLAGGED], [f for _, f in FLAGGED])))
     lines = table.splitlines()
-    assert lines[2].split() == ["perturbation", "copied", "reworded", "passage", "all"]
+    assert lines[2].split() == ["perturbation", "copied", "reworded", "passage", "long", "all"]
     year = next(line for line in lines if line.startswith("year "))
-    # copied, reworded, passage, all: the passage cell is not in "all"
+    # copied, reworded, passage, long, all: the passages' cells are not in "all"
     assert re.findall(r"[\d.]+% \(\s*\d+\)", year) == [
         "0.0% (  1)",
         "100.0% (  1)",
         "100.0% (  1)",
+        "0.0% (  1)",
         "50.0% (  2)",
     ]
     control = next(line for line in lines if line.startswith("control:reworded"))
-    assert control.split()[1:] == ["-", "0.0%", "(", "1)", "-", "0.0%", "(", "1)"]
+    assert control.split()[1:] == ["-", "0.0%", "(", "1)", "-", "-", "0.0%", "(", "1)"]
     headline = next(i for i, line in enumerate(lines) if "substitutions caught: 50.0%" in line)
     assert lines[headline + 1] == (
         "in a passage (the sentence between its neighbours): substitutions caught 50.0%   "
         "false alarms 100.0%"
     )
-    rest = [(p, f) for p, f in FLAGGED if p["variant"] != "passage"]
+    assert lines[headline + 2] == (
+        "in a long passage (up to two neighbours each side): substitutions caught 0.0%   "
+        "false alarms 0.0%"
+    )
+    rest = [(p, f) for p, f in FLAGGED if "passage" not in p["variant"]]
     table0 = format_table(_result(tabulate([p for p, _ in rest], [f for _, f in rest])))
-    assert "in a passage" not in table0
+    assert "in a passage" not in table0 and "long passage" not in table0
 
 
 def test_bench_runs_end_to_end(data_dir, embedder, capsys):
@@ -113,7 +121,8 @@ def test_bench_runs_end_to_end(data_dir, embedder, capsys):
     assert sum(c["all"]["n"] for c in rates.values()) == p["n"]
     assert main([*args, "--skip-chale", "--no-passages", "--json", "--no-progress"]) == 0
     alone = json.loads(capsys.readouterr().out)["perturbations"]
-    assert alone["n_passage"] == 0 and alone["passage_caught"] is None
+    assert alone["n_passage"] == alone["n_long_passage"] == 0
+    assert alone["passage_caught"] is None and alone["long_passage_caught"] is None
     assert not any("passage" in cols for cols in alone["rates"].values())
     # the headline is the same with or without passages
     assert (alone["caught_overall"], alone["false_alarms"]) == (

@@ -87,7 +87,7 @@ def test_passages_leave_copied_and_reworded_answers_as_they_were():
     # the passages come last; everything before them is the set built without passages
     n = len(without)
     assert with_passages[:n] == without
-    assert {p["variant"] for p in with_passages[n:]} == {"passage"}
+    assert {p["variant"] for p in with_passages[n:]} == {"passage"}  # no reference has four
     # ... and that set is the one built before passages existed (digest taken from that code)
     digest = hashlib.sha256(json.dumps(without, sort_keys=True).encode()).hexdigest()
     assert digest == "104e691c66b0f1b12f41a4b38a249385f31e0f178b4674241891f52e346bf5c0"
@@ -103,3 +103,29 @@ def test_passages_are_counted_per_type_and_need_a_neighbour():
     # a reference of one sentence gives copied answers but no passage
     alone = build_perturbations(["The house was built by George Wood in 1790 near the river ."])
     assert {p["variant"] for p in alone} == {"copied", "reworded"}
+
+
+def test_long_passages_take_up_to_two_neighbours_each_side_and_four_sentences():
+    long_ref = (
+        "The mill was built in 1820 by Ann Hale . It burned down in 1871 . A school opened on "
+        "the site in 1899 . The school closed in 1962 after a flood . The building is now a "
+        "library with 40,000 books ."
+    )
+    out = build_perturbations([*REFS, long_ref], per_type=20, seed=3)
+    long_ = [p for p in out if p["variant"] == "long_passage"]
+    assert long_ and all(p["ref_id"] == len(REFS) for p in long_)  # the others have < 4
+    for p in long_:
+        copied = next(
+            c["answer"]
+            for c in out
+            if c["variant"] == "copied"
+            and c["kind"] == p["kind"]
+            and c["ref_id"] == p["ref_id"]
+            and c["answer"] in p["answer"]
+        )
+        before, after = p["answer"].split(copied, 1)
+        # whole, unchanged sentences of the reference around it: four or five in all
+        assert before.strip() in long_ref and after.strip() in long_ref
+        assert 4 <= len(_sentences(p["answer"])) <= 5
+    control = next(p for p in long_ if p["kind"] == "unchanged")
+    assert control["answer"] in long_ref and len(_sentences(control["answer"])) >= 4

@@ -13,8 +13,10 @@ sentences are the controls.
 A third variant, *passage*, sets each copied sentence (substituted, or unchanged for the control)
 between its neighbouring sentences of the same reference, copied unchanged: the previous sentence
 (if any), the sentence, the next sentence (if any), with the reference's own spacing. A sentence
-that is the reference's only one gives no passage. Passages are built after the copied and
-reworded answers, without randomness, so those stay the same for a given seed.
+that is the reference's only one gives no passage. A fourth, *long_passage*, takes up to two
+neighbours on each side (four sentences or more in all: answers long enough for the decision to
+weigh a wrong sentence among the others). Passages are built after the copied and reworded
+answers, without randomness, so those stay the same for a given seed.
 """
 
 from __future__ import annotations
@@ -191,7 +193,8 @@ class Perturbation(TypedDict):
     variant: str
     """``copied`` or ``reworded``: the sentence the substitution was made in; ``passage``: the
     copied sentence (substituted or not) between its previous and next sentences of the
-    reference, those copied unchanged."""
+    reference, those copied unchanged; ``long_passage``: the same with up to two sentences on
+    each side."""
     ref_id: int
     """Index of the reference (and of its CHALE item)."""
     replacement: str | None
@@ -359,6 +362,7 @@ def build_perturbations(
                         copied.append((out[-1], places[idx]))
     if passages:
         out.extend(_passages(copied, splits, counts, per_type))
+        out.extend(_passages(copied, splits, counts, per_type, width=2, variant="long_passage"))
     return out
 
 
@@ -367,16 +371,21 @@ def _passages(
     splits: list[list[Span]],
     counts: dict[tuple[str, str], int],
     per_type: int,
+    *,
+    width: int = 1,
+    variant: str = "passage",
 ) -> list[Perturbation]:
-    """Each copied answer between its neighbouring sentences (no randomness)."""
+    """Each copied answer between up to ``width`` neighbouring sentences on each side (no
+    randomness); the passage needs ``2 * width`` sentences or more in all."""
     out: list[Perturbation] = []
     for p, i in copied:
         spans = splits[p["ref_id"]]
-        if len(spans) < 2 or counts[(p["kind"], "passage")] >= per_type:
+        lo, hi = max(i - width, 0), min(i + width, len(spans) - 1)
+        if hi - lo + 1 < 2 * width or counts[(p["kind"], variant)] >= per_type:
             continue
-        counts[(p["kind"], "passage")] += 1
+        counts[(p["kind"], variant)] += 1
         ref = p["reference"]
-        first, here, last = spans[max(i - 1, 0)], spans[i], spans[min(i + 1, len(spans) - 1)]
+        first, here, last = spans[lo], spans[i], spans[hi]
         answer = ref[first.start : here.start] + p["answer"] + ref[here.end : last.end]
-        out.append(Perturbation(**{**p, "answer": answer, "variant": "passage"}))
+        out.append(Perturbation(**{**p, "answer": answer, "variant": variant}))
     return out

@@ -9,7 +9,8 @@ Every figure is a *decision* of ``RefChecker()`` at its defaults (or of the set-
 * **Perturbations** derived in code from CHALE references with a fixed seed (one fact of a
   copied or reworded reference sentence replaced; see :mod:`truthguard.bench._perturbations`),
   and the copied ones again as *passages*: the sentence between its unchanged neighbours of the
-  reference (``--no-passages`` leaves them out). Reported: catch rate per type and variant, false
+  reference, and as *long passages* with up to two on each side, four sentences or more in all
+  (``--no-passages`` leaves both out). Reported: catch rate per type and variant, false
   alarms on controls. The ``all`` column and the headline (substitutions caught, false alarms)
   count copied and reworded answers only, as before passages were added; passages have figures
   of their own.
@@ -48,6 +49,9 @@ __all__ = [
     "run",
     "tabulate",
 ]
+
+PASSAGES = ("passage", "long_passage")
+"""The variants that set a copied sentence among its neighbours (reported apart)."""
 
 HELP = "default RefChecker decisions: one-fact substitutions from CHALE, CHALE pass rates, speed"
 
@@ -126,7 +130,7 @@ def tabulate(perturbations: list[Perturbation], flagged: list[bool]) -> dict[str
     table: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     for p, f in zip(perturbations, flagged, strict=True):
         # "all" keeps the figures of before passages: copied and reworded answers only
-        for variant in (p["variant"], "all") if p["variant"] != "passage" else ("passage",):
+        for variant in (p["variant"], "all") if p["variant"] not in PASSAGES else (p["variant"],):
             cell = table[p["kind"]][variant]
             cell[0] += f
             cell[1] += 1
@@ -137,17 +141,16 @@ def tabulate(perturbations: list[Perturbation], flagged: list[bool]) -> dict[str
         for kind, cols in table.items()
     }
     caught, alarms = _share(rates, "all")
-    passage_caught, passage_alarms = _share(rates, "passage")
-    n_passage = sum(p["variant"] == "passage" for p in perturbations)
-    return {
+    out: dict[str, Any] = {
         "rates": rates,
         "caught_overall": caught if caught is not None else 0.0,
         "false_alarms": alarms if alarms is not None else 0.0,
-        "n": len(perturbations) - n_passage,
-        "passage_caught": passage_caught,
-        "passage_false_alarms": passage_alarms,
-        "n_passage": n_passage,
+        "n": sum(p["variant"] not in PASSAGES for p in perturbations),
     }
+    for variant in PASSAGES:
+        out[f"{variant}_caught"], out[f"{variant}_false_alarms"] = _share(rates, variant)
+        out[f"n_{variant}"] = sum(p["variant"] == variant for p in perturbations)
+    return out
 
 
 def _share(
@@ -192,8 +195,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     )
     # copied and reworded answers first (those alone are timed, as before passages were added),
     # then the passages, which build_perturbations puts last
-    n_passage = sum(p["variant"] == "passage" for p in perturbations)
-    n_main = len(perturbations) - n_passage
+    n_main = sum(p["variant"] not in PASSAGES for p in perturbations)
+    n_passage = len(perturbations) - n_main
     inputs = [
         {
             "question": items[p["ref_id"]].question,
@@ -263,13 +266,14 @@ def format_table(result: dict[str, Any]) -> str:
     lines = [
         f"config: {result['config']}",
         "",
-        f"{'perturbation':<18} {'copied':>14} {'reworded':>14} {'passage':>14} {'all':>14}",
+        f"{'perturbation':<18} {'copied':>14} {'reworded':>14} {'passage':>14} {'long':>14} "
+        f"{'all':>14}",
     ]
     order = [*TYPES, "unchanged", "reworded"]
     for kind in [k for k in order if k in p["rates"]]:
         cols = p["rates"][kind]
         cells = []
-        for v in ("copied", "reworded", "passage", "all"):
+        for v in ("copied", "reworded", *PASSAGES, "all"):
             c = cols.get(v)
             cells.append(f"{c['rate']:5.1f}% ({c['n']:>3})" if c else f"{'-':>14}")
         name = kind if kind in TYPES else f"control:{kind}"
@@ -279,14 +283,18 @@ def format_table(result: dict[str, Any]) -> str:
         f"one-fact substitutions caught: {p['caught_overall']:.1f}%   "
         f"false alarms on controls: {p['false_alarms']:.1f}%   (all: copied and reworded)",
     ]
-    if p.get("passage_caught") is not None or p.get("passage_false_alarms") is not None:
-        pc, pa = p.get("passage_caught"), p.get("passage_false_alarms")
-        lines.append(
-            "in a passage (the sentence between its neighbours): substitutions caught "
-            + (f"{pc:.1f}%" if pc is not None else "-")
-            + "   false alarms "
-            + (f"{pa:.1f}%" if pa is not None else "-")
-        )
+    for variant, what in (
+        ("passage", "in a passage (the sentence between its neighbours)"),
+        ("long_passage", "in a long passage (up to two neighbours each side)"),
+    ):
+        pc, pa = p.get(f"{variant}_caught"), p.get(f"{variant}_false_alarms")
+        if pc is not None or pa is not None:
+            lines.append(
+                f"{what}: substitutions caught "
+                + (f"{pc:.1f}%" if pc is not None else "-")
+                + "   false alarms "
+                + (f"{pa:.1f}%" if pa is not None else "-")
+            )
     lines += [
         f"speed: {result['ms_per_claim']:.1f} ms/claim warm ({result['claims']} claims; "
         f"CPU {result['cpu_ms_per_claim']:.1f} ms/claim, all threads)",
