@@ -12,7 +12,7 @@ probability reaches the decision threshold. A short answer, a passage of several
 a reply in a chat (:func:`answer_form`) may be weighed by models of their own: the same missing
 name means more in a one-line answer than in a four-sentence summary.
 
-The packaged coefficients (``decision.json``, about 9 KB) were fitted on the development half of
+The packaged coefficients (``decision.json``, about 7 KB) were fitted on the development half of
 HaluEval (2,000 rows per task spread through each file) by
 ``benchmarks/fit_grounding_decision.py``: one model on all answers (each task weighted equally and
 each class within it), used for short answers and chat replies, and one for passages (three
