@@ -193,9 +193,10 @@ def _variant(a: str, b: str) -> bool:
 
 
 def _one_edit(a: str, b: str) -> bool:
-    """Whether ``b`` is ``a`` with one letter changed, added, dropped or two swapped (both of
-    six letters or more, the same first and last letter)."""
-    if len(b) < 6 or a[0] != b[0] or abs(len(a) - len(b)) > 1 or a == b:
+    """Whether ``b`` is ``a`` with one letter changed, added, dropped or two swapped, not the
+    last one. Only :func:`_variant` calls it, once it has found both names of six letters or
+    more, different, with the same first letter."""
+    if abs(len(a) - len(b)) > 1:
         return False
     if len(a) == len(b):
         diff = [i for i in range(len(a)) if a[i] != b[i]]
