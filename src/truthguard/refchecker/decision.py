@@ -17,11 +17,9 @@ HaluEval (2,000 rows per task spread through each file) by
 ``benchmarks/fit_grounding_decision.py``: one model on all answers (each task weighted equally and
 each class within it), used for short answers and chat replies, and one for passages (three
 sentences or more) fitted on the passages. The cuts are those that keep at least 83% of correct
-answers
-passing in each fifth of every task's fitting rows while rejecting as many hallucinated ones as
-possible. Refit them on your own labelled answers with :meth:`GroundingDecision.fit` (or
-``truthguard calibrate``) and pass the result as
-``RefChecker(decision=...)``.
+answers passing in each fifth of every task's fitting rows while rejecting as many hallucinated
+ones as possible. Refit them on your own labelled answers with :meth:`GroundingDecision.fit` (or
+``truthguard calibrate``) and pass the result as ``RefChecker(decision=...)``.
 """
 
 from __future__ import annotations
