@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from truthguard.bench.grounding import auroc, format_table, tabulate
+from truthguard.bench.grounding import PASSAGES, auroc, format_table, tabulate
 from truthguard.cli import main
 
 
@@ -40,6 +40,8 @@ FLAGGED = [
     (_p("reworded", "reworded"), False),
     (_p("year", "long_passage"), False),
     (_p("unchanged", "long_passage"), False),
+    (_p("year", "long_reworded"), True),
+    (_p("reworded", "long_reworded"), False),
 ]
 
 
@@ -60,35 +62,48 @@ def test_headline_and_all_column_leave_passages_out():
     assert t["false_alarms"] == 0.0  # the passage control's alarm is not counted
     assert t["passage_caught"] == pytest.approx(50.0)  # 1 of 2 passage substitutions
     assert t["passage_false_alarms"] == pytest.approx(100.0)
-    assert (t["n"], t["n_passage"], t["n_long_passage"]) == (6, 3, 2)
+    assert (t["n"], t["n_passage"], t["n_long_passage"], t["n_long_reworded"]) == (6, 3, 2, 2)
     assert (t["long_passage_caught"], t["long_passage_false_alarms"]) == (0.0, 0.0)
+    assert (t["long_reworded_caught"], t["long_reworded_false_alarms"]) == (100.0, 0.0)
     year = t["rates"]["year"]
     assert year["all"] == {"flagged": 1, "n": 2, "rate": 50.0}
     assert year["passage"] == {"flagged": 1, "n": 1, "rate": 100.0}
     assert "passage" not in t["rates"]["reworded"]
     # without passages, the headline is the same and the passage figures are None
-    rest = [(p, f) for p, f in FLAGGED if "passage" not in p["variant"]]
+    rest = [(p, f) for p, f in FLAGGED if p["variant"] not in PASSAGES]
     t0 = tabulate([p for p, _ in rest], [f for _, f in rest])
     assert (t0["caught_overall"], t0["false_alarms"]) == (t["caught_overall"], t["false_alarms"])
     assert t0["passage_caught"] is None and t0["passage_false_alarms"] is None
-    assert t0["n_passage"] == t0["n_long_passage"] == 0
+    assert t0["n_passage"] == t0["n_long_passage"] == t0["n_long_reworded"] == 0
 
 
 def test_table_has_a_passage_column_and_line():
     table = format_table(_result(tabulate([p for p, _ in FLAGGED], [f for _, f in FLAGGED])))
     lines = table.splitlines()
-    assert lines[2].split() == ["perturbation", "copied", "reworded", "passage", "long", "all"]
+    assert lines[2].split() == [
+        "perturbation",
+        "copied",
+        "reworded",
+        "passage",
+        "long",
+        "long-reworded",
+        "all",
+    ]
     year = next(line for line in lines if line.startswith("year "))
-    # copied, reworded, passage, long, all: the passages' cells are not in "all"
+    # copied, reworded, passage, long, long-reworded, all: the passages' cells are not in "all"
     assert re.findall(r"[\d.]+% \(\s*\d+\)", year) == [
         "0.0% (  1)",
         "100.0% (  1)",
         "100.0% (  1)",
         "0.0% (  1)",
+        "100.0% (  1)",
         "50.0% (  2)",
     ]
     control = next(line for line in lines if line.startswith("control:reworded"))
-    assert control.split()[1:] == ["-", "0.0%", "(", "1)", "-", "-", "0.0%", "(", "1)"]
+    assert control.split()[1:] == [
+        *("-", "0.0%", "(", "1)", "-", "-"),
+        *("0.0%", "(", "1)", "0.0%", "(", "1)"),
+    ]
     headline = next(i for i, line in enumerate(lines) if "substitutions caught: 50.0%" in line)
     assert lines[headline + 1] == (
         "in a passage (the sentence between its neighbours): substitutions caught 50.0%   "
@@ -98,7 +113,10 @@ def test_table_has_a_passage_column_and_line():
         "in a long passage (up to two neighbours each side): substitutions caught 0.0%   "
         "false alarms 0.0%"
     )
-    rest = [(p, f) for p, f in FLAGGED if "passage" not in p["variant"]]
+    assert lines[headline + 3] == (
+        "reworded, in a long passage: substitutions caught 100.0%   false alarms 0.0%"
+    )
+    rest = [(p, f) for p, f in FLAGGED if p["variant"] not in PASSAGES]
     table0 = format_table(_result(tabulate([p for p, _ in rest], [f for _, f in rest])))
     assert "in a passage" not in table0 and "long passage" not in table0
 

@@ -129,3 +129,14 @@ def test_long_passages_take_up_to_two_neighbours_each_side_and_four_sentences():
         assert 4 <= len(_sentences(p["answer"])) <= 5
     control = next(p for p in long_ if p["kind"] == "unchanged")
     assert control["answer"] in long_ref and len(_sentences(control["answer"])) >= 4
+    # the reworded sentences too, among the same unchanged neighbours
+    reworded = [p for p in out if p["variant"] == "long_reworded"]
+    assert reworded and {p["kind"] for p in reworded} >= {"reworded", "year"}
+    for p in reworded:
+        said = next(
+            c["answer"]
+            for c in out
+            if c["variant"] == "reworded" and c["kind"] == p["kind"] and c["answer"] in p["answer"]
+        )
+        before, after = p["answer"].split(said, 1)
+        assert before.strip() in long_ref and after.strip() in long_ref

@@ -15,8 +15,9 @@ between its neighbouring sentences of the same reference, copied unchanged: the 
 (if any), the sentence, the next sentence (if any), with the reference's own spacing. A sentence
 that is the reference's only one gives no passage. A fourth, *long_passage*, takes up to two
 neighbours on each side (four sentences or more in all: answers long enough for the decision to
-weigh a wrong sentence among the others). Passages are built after the copied and reworded
-answers, without randomness, so those stay the same for a given seed.
+weigh a wrong sentence among the others), and *long_reworded* does the same with the reworded
+sentence. Passages are built after the copied and reworded answers, without randomness, so those
+stay the same for a given seed.
 """
 
 from __future__ import annotations
@@ -194,7 +195,7 @@ class Perturbation(TypedDict):
     """``copied`` or ``reworded``: the sentence the substitution was made in; ``passage``: the
     copied sentence (substituted or not) between its previous and next sentences of the
     reference, those copied unchanged; ``long_passage``: the same with up to two sentences on
-    each side."""
+    each side; ``long_reworded``: the reworded sentence so set."""
     ref_id: int
     """Index of the reference (and of its CHALE item)."""
     replacement: str | None
@@ -339,6 +340,7 @@ def build_perturbations(
     counts: dict[tuple[str, str], int] = defaultdict(int)
     out: list[Perturbation] = []
     copied: list[tuple[Perturbation, int]] = []  # (copied answer, its sentence's place)
+    reworded_: list[tuple[Perturbation, int]] = []  # the same for reworded answers
     for idx in order:
         ref_id, sentence = sentences[idx]
         reworded = reword(sentence, rng)
@@ -360,14 +362,17 @@ def build_perturbations(
                     )
                     if variant == "copied":
                         copied.append((out[-1], places[idx]))
+                    else:
+                        reworded_.append((out[-1], places[idx]))
     if passages:
         out.extend(_passages(copied, splits, counts, per_type))
         out.extend(_passages(copied, splits, counts, per_type, width=2, variant="long_passage"))
+        out.extend(_passages(reworded_, splits, counts, per_type, width=2, variant="long_reworded"))
     return out
 
 
 def _passages(
-    copied: list[tuple[Perturbation, int]],
+    answers: list[tuple[Perturbation, int]],
     splits: list[list[Span]],
     counts: dict[tuple[str, str], int],
     per_type: int,
@@ -375,10 +380,10 @@ def _passages(
     width: int = 1,
     variant: str = "passage",
 ) -> list[Perturbation]:
-    """Each copied answer between up to ``width`` neighbouring sentences on each side (no
-    randomness); the passage needs ``2 * width`` sentences or more in all."""
+    """Each answer between up to ``width`` neighbouring sentences of its reference on each side
+    (no randomness); the passage needs ``2 * width`` sentences or more in all."""
     out: list[Perturbation] = []
-    for p, i in copied:
+    for p, i in answers:
         spans = splits[p["ref_id"]]
         lo, hi = max(i - width, 0), min(i + width, len(spans) - 1)
         if hi - lo + 1 < 2 * width or counts[(p["kind"], variant)] >= per_type:

@@ -9,11 +9,11 @@ Every figure is a *decision* of ``RefChecker()`` at its defaults (or of the set-
 * **Perturbations** derived in code from CHALE references with a fixed seed (one fact of a
   copied or reworded reference sentence replaced; see :mod:`truthguard.bench._perturbations`),
   and the copied ones again as *passages*: the sentence between its unchanged neighbours of the
-  reference, and as *long passages* with up to two on each side, four sentences or more in all
-  (``--no-passages`` leaves both out). Reported: catch rate per type and variant, false
-  alarms on controls. The ``all`` column and the headline (substitutions caught, false alarms)
-  count copied and reworded answers only, as before passages were added; passages have figures
-  of their own.
+  reference, and as *long passages* with up to two on each side, four sentences or more in all;
+  the reworded ones as long passages too (``--no-passages`` leaves all three out). Reported:
+  catch rate per type and variant, false alarms on controls. The ``all`` column and the
+  headline (substitutions caught, false alarms) count copied and reworded answers only, as before
+  passages were added; passages have figures of their own.
 * **Fixed cases**: the answers of the issue that introduced this benchmark.
 * **Speed**: milliseconds per claim of the perturbation run (copied and reworded answers; the
   passages are checked after it, untimed), with the model loaded (warm), wall clock and CPU time
@@ -50,7 +50,7 @@ __all__ = [
     "tabulate",
 ]
 
-PASSAGES = ("passage", "long_passage")
+PASSAGES = ("passage", "long_passage", "long_reworded")
 """The variants that set a copied sentence among its neighbours (reported apart)."""
 
 HELP = "default RefChecker decisions: one-fact substitutions from CHALE, CHALE pass rates, speed"
@@ -267,7 +267,7 @@ def format_table(result: dict[str, Any]) -> str:
         f"config: {result['config']}",
         "",
         f"{'perturbation':<18} {'copied':>14} {'reworded':>14} {'passage':>14} {'long':>14} "
-        f"{'all':>14}",
+        f"{'long-reworded':>14} {'all':>14}",
     ]
     order = [*TYPES, "unchanged", "reworded"]
     for kind in [k for k in order if k in p["rates"]]:
@@ -286,6 +286,7 @@ def format_table(result: dict[str, Any]) -> str:
     for variant, what in (
         ("passage", "in a passage (the sentence between its neighbours)"),
         ("long_passage", "in a long passage (up to two neighbours each side)"),
+        ("long_reworded", "reworded, in a long passage"),
     ):
         pc, pa = p.get(f"{variant}_caught"), p.get(f"{variant}_false_alarms")
         if pc is not None or pa is not None:
