@@ -27,21 +27,19 @@ def _p(kind: str, variant: str) -> dict:
     }
 
 
-# (perturbation, flagged): passages are all flagged, the others half of the substitutions
+# whether each kind was flagged, per variant: half of the copied and reworded substitutions are,
+# and one passage substitution of two and the passage control
+FLAGGED_BY_VARIANT = {
+    "copied": {"year": False, "negation_added": True, "unchanged": False},
+    "reworded": {"year": True, "negation_added": False, "reworded": False},
+    "passage": {"year": True, "negation_added": False, "unchanged": True},
+    "long_passage": {"year": False, "unchanged": False},
+    "long_reworded": {"year": True, "reworded": False},
+}
 FLAGGED = [
-    (_p("year", "copied"), False),
-    (_p("year", "reworded"), True),
-    (_p("year", "passage"), True),
-    (_p("negation_added", "copied"), True),
-    (_p("negation_added", "reworded"), False),
-    (_p("negation_added", "passage"), False),
-    (_p("unchanged", "copied"), False),
-    (_p("unchanged", "passage"), True),
-    (_p("reworded", "reworded"), False),
-    (_p("year", "long_passage"), False),
-    (_p("unchanged", "long_passage"), False),
-    (_p("year", "long_reworded"), True),
-    (_p("reworded", "long_reworded"), False),
+    (_p(kind, variant), flagged)
+    for variant, kinds in FLAGGED_BY_VARIANT.items()
+    for kind, flagged in kinds.items()
 ]
 
 
