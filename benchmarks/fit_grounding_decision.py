@@ -25,6 +25,7 @@ import json
 import math
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -72,15 +73,10 @@ def _fit(rows: list[dict], l2: float, *, by_task: bool = True) -> GroundingDecis
     """The logistic model of these rows, each class weighted to half the total, and with
     ``by_task`` each task weighted equally as well (a form's rows are mostly one task's, and a
     handful of another task's rows of one class would weigh as much as all the rest)."""
-    count: dict[tuple[str, bool], int] = {}
-    for r in rows:
-        key = (r["task"] if by_task else "", r["hallucinated"])
-        count[key] = count.get(key, 0) + 1
+    keys = [(r["task"] if by_task else "", r["hallucinated"]) for r in rows]
+    count = Counter(keys)
     tasks = len({task for task, _ in count})
-    weights = [
-        len(rows) / (2 * tasks * count[r["task"] if by_task else "", r["hallucinated"]])
-        for r in rows
-    ]
+    weights = [len(rows) / (2 * tasks * count[key]) for key in keys]
     return GroundingDecision.fit(
         [r["features"] for r in rows], [r["hallucinated"] for r in rows], weights=weights, l2=l2
     )

@@ -319,9 +319,9 @@ def build_perturbations(
     """The perturbation set: controls and one-fact substitutions, ``per_type`` per type and variant.
 
     Deterministic for given references, ``per_type`` and ``seed``. The copied and reworded
-    answers come first, in the same order whether ``passages`` is set or not; the ``passage``
-    answers (one per copied answer whose sentence has a neighbour, at most ``per_type`` per type)
-    follow them.
+    answers come first, in the same order whether ``passages`` is set or not; with ``passages``,
+    the ``passage``, ``long_passage`` and ``long_reworded`` answers follow them, in that order
+    (at most ``per_type`` per type each; see the module docstring).
     """
     from truthguard.refchecker.segment import split_sentences
 
@@ -339,8 +339,8 @@ def build_perturbations(
     rng.shuffle(order)
     counts: dict[tuple[str, str], int] = defaultdict(int)
     out: list[Perturbation] = []
-    copied: list[tuple[Perturbation, int]] = []  # (copied answer, its sentence's place)
-    reworded_: list[tuple[Perturbation, int]] = []  # the same for reworded answers
+    # per variant, each answer with its sentence's place in the reference
+    placed: dict[str, list[tuple[Perturbation, int]]] = {"copied": [], "reworded": []}
     for idx in order:
         ref_id, sentence = sentences[idx]
         reworded = reword(sentence, rng)
@@ -360,14 +360,14 @@ def build_perturbations(
                             replacement=new,
                         )
                     )
-                    if variant == "copied":
-                        copied.append((out[-1], places[idx]))
-                    else:
-                        reworded_.append((out[-1], places[idx]))
+                    placed[variant].append((out[-1], places[idx]))
     if passages:
-        out.extend(_passages(copied, splits, counts, per_type))
-        out.extend(_passages(copied, splits, counts, per_type, width=2, variant="long_passage"))
-        out.extend(_passages(reworded_, splits, counts, per_type, width=2, variant="long_reworded"))
+        for answers, width, variant in (
+            (placed["copied"], 1, "passage"),
+            (placed["copied"], 2, "long_passage"),
+            (placed["reworded"], 2, "long_reworded"),
+        ):
+            out.extend(_passages(answers, splits, counts, per_type, width=width, variant=variant))
     return out
 
 
@@ -377,8 +377,8 @@ def _passages(
     counts: dict[tuple[str, str], int],
     per_type: int,
     *,
-    width: int = 1,
-    variant: str = "passage",
+    width: int,
+    variant: str,
 ) -> list[Perturbation]:
     """Each answer between up to ``width`` neighbouring sentences of its reference on each side
     (no randomness); the passage needs ``2 * width`` sentences or more in all."""

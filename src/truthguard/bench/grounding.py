@@ -50,8 +50,13 @@ __all__ = [
     "tabulate",
 ]
 
-PASSAGES = ("passage", "long_passage", "long_reworded")
-"""The variants that set a copied sentence among its neighbours (reported apart)."""
+PASSAGES = {
+    "passage": "in a passage (the sentence between its neighbours)",
+    "long_passage": "in a long passage (up to two neighbours each side)",
+    "long_reworded": "reworded, in a long passage",
+}
+"""The variants that set an answer sentence among its neighbours (reported apart), and how the
+table's lines name them."""
 
 HELP = "default RefChecker decisions: one-fact substitutions from CHALE, CHALE pass rates, speed"
 
@@ -94,7 +99,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-passages",
         action="store_true",
-        help="leave out the passage variant (the copied sentence between its neighbours)",
+        help="leave out the passage variants (the sentence among its neighbours)",
     )
     parser.add_argument("--batch", type=int, default=64, help="answers per abatch call")
 
@@ -189,7 +194,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             {"answer": answer, "should_pass": should_pass, "passed": _passes(r), "score": r.score}
         )
 
-    with_passages = not getattr(args, "no_passages", False)
+    with_passages = not args.no_passages
     perturbations = build_perturbations(
         references, per_type=args.per_type, seed=args.seed, passages=with_passages
     )
@@ -283,11 +288,7 @@ def format_table(result: dict[str, Any]) -> str:
         f"one-fact substitutions caught: {p['caught_overall']:.1f}%   "
         f"false alarms on controls: {p['false_alarms']:.1f}%   (all: copied and reworded)",
     ]
-    for variant, what in (
-        ("passage", "in a passage (the sentence between its neighbours)"),
-        ("long_passage", "in a long passage (up to two neighbours each side)"),
-        ("long_reworded", "reworded, in a long passage"),
-    ):
+    for variant, what in PASSAGES.items():
         pc, pa = p.get(f"{variant}_caught"), p.get(f"{variant}_false_alarms")
         if pc is not None or pa is not None:
             lines.append(

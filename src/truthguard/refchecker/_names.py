@@ -95,7 +95,7 @@ def _names(text: str, tokens: list[Token], skip: set[int]) -> list[Fact]:
             continue
         if tok.norm.split("'")[0] in FUNCTION_WORDS:
             continue  # "That's", "It's", "There's" open a sentence, they name nothing
-        if tok.norm.endswith(("n't", "n’t")):
+        if tok.norm.endswith("n't"):  # norms fold "’" to "'"
             continue  # "Isn't he ...?", "Didn't she ...": a negated verb names nothing
         if tok.norm.rstrip(".") in _MONTHS or tok.norm.rstrip(".") in _MONTH_ABBR:
             continue
