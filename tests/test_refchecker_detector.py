@@ -477,6 +477,24 @@ def test_a_batch_cuts_each_reference_into_segments_once(embedder, monkeypatch):
     assert [r.score for r in again] == [r.score for r in expected]
 
 
+def test_a_batch_validates_each_input_once(embedder, monkeypatch):
+    from truthguard.detector import BaseDetector
+
+    seen: list[object] = []
+    validate = BaseDetector.validate_input
+
+    def counting(self, input):
+        if not isinstance(input, self.input_model):
+            seen.append(input)
+        return validate(self, input)
+
+    monkeypatch.setattr(BaseDetector, "validate_input", counting)
+    inputs = _batch_inputs()
+    RefChecker(similarity=_RecordingSimilarity()).batch(inputs)
+    asyncio.run(RefChecker(similarity=_RecordingSimilarity()).abatch(inputs))
+    assert len(seen) == 2 * len(inputs)  # the prefetch and the checks share the validated inputs
+
+
 # -- size: bounded by default, and a huge answer never holds the event loop --------------------
 
 

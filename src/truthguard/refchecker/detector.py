@@ -146,6 +146,7 @@ class RefChecker(BaseDetector):
         return_exceptions: bool = False,
         **kwargs: Any,
     ) -> list[DetectionResult]:
+        inputs = self._validated(inputs)
         run_sync(self.aprefetch(inputs, config))
         return super().batch(inputs, config, return_exceptions=return_exceptions, **kwargs)
 
@@ -157,8 +158,20 @@ class RefChecker(BaseDetector):
         return_exceptions: bool = False,
         **kwargs: Any,
     ) -> list[DetectionResult]:
+        inputs = self._validated(inputs)
         await self.aprefetch(inputs, config)
         return await super().abatch(inputs, config, return_exceptions=return_exceptions, **kwargs)
+
+    def _validated(self, inputs: list[Any]) -> list[Any]:
+        """Each input validated (and its texts cleaned) once, for the prefetch and the check
+        alike; an invalid one is kept as it is, for its check to report."""
+        out = []
+        for raw in inputs:
+            try:
+                out.append(self.validate_input(raw))
+            except InvalidInputError:
+                out.append(raw)
+        return out
 
     def _batch_texts(self, inputs: list[Any]) -> list[str]:
         """The texts a batch's checks will embed, known before any check runs.
