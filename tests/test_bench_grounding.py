@@ -28,13 +28,15 @@ def _p(kind: str, variant: str) -> dict:
 
 
 # whether each kind was flagged, per variant: half of the copied and reworded substitutions are,
-# and one passage substitution of two and the passage control
+# one passage substitution of two and the passage control, one reordered substitution of two and
+# the reordered control
 FLAGGED_BY_VARIANT = {
     "copied": {"year": False, "negation_added": True, "unchanged": False},
     "reworded": {"year": True, "negation_added": False, "reworded": False},
     "passage": {"year": True, "negation_added": False, "unchanged": True},
     "long_passage": {"year": False, "unchanged": False},
     "long_reworded": {"year": True, "reworded": False},
+    "long_reordered": {"year": True, "content_noun": False, "reworded": True},
 }
 FLAGGED = [
     (_p(kind, variant), flagged)
@@ -63,6 +65,8 @@ def test_headline_and_all_column_leave_passages_out():
     assert (t["n"], t["n_passage"], t["n_long_passage"], t["n_long_reworded"]) == (6, 3, 2, 2)
     assert (t["long_passage_caught"], t["long_passage_false_alarms"]) == (0.0, 0.0)
     assert (t["long_reworded_caught"], t["long_reworded_false_alarms"]) == (100.0, 0.0)
+    assert (t["long_reordered_caught"], t["long_reordered_false_alarms"]) == (50.0, 100.0)
+    assert t["n_long_reordered"] == 3
     year = t["rates"]["year"]
     assert year["all"] == {"flagged": 1, "n": 2, "rate": 50.0}
     assert year["passage"] == {"flagged": 1, "n": 1, "rate": 100.0}
@@ -73,6 +77,7 @@ def test_headline_and_all_column_leave_passages_out():
     assert (t0["caught_overall"], t0["false_alarms"]) == (t["caught_overall"], t["false_alarms"])
     assert t0["passage_caught"] is None and t0["passage_false_alarms"] is None
     assert t0["n_passage"] == t0["n_long_passage"] == t0["n_long_reworded"] == 0
+    assert t0["n_long_reordered"] == 0
 
 
 def test_table_has_a_passage_column_and_line():
@@ -85,22 +90,25 @@ def test_table_has_a_passage_column_and_line():
         "passage",
         "long",
         "long-reworded",
+        "long-reordered",
         "all",
     ]
     year = next(line for line in lines if line.startswith("year "))
-    # copied, reworded, passage, long, long-reworded, all: the passages' cells are not in "all"
+    # copied, reworded, passage, long, long-reworded, long-reordered, all: the passages' cells
+    # are not in "all"
     assert re.findall(r"[\d.]+% \(\s*\d+\)", year) == [
         "0.0% (  1)",
         "100.0% (  1)",
         "100.0% (  1)",
         "0.0% (  1)",
         "100.0% (  1)",
+        "100.0% (  1)",
         "50.0% (  2)",
     ]
     control = next(line for line in lines if line.startswith("control:reworded"))
     assert control.split()[1:] == [
         *("-", "0.0%", "(", "1)", "-", "-"),
-        *("0.0%", "(", "1)", "0.0%", "(", "1)"),
+        *("0.0%", "(", "1)", "100.0%", "(", "1)", "0.0%", "(", "1)"),
     ]
     headline = next(i for i, line in enumerate(lines) if "substitutions caught: 50.0%" in line)
     assert lines[headline + 1] == (
@@ -113,6 +121,10 @@ def test_table_has_a_passage_column_and_line():
     )
     assert lines[headline + 3] == (
         "reworded, in a long passage: substitutions caught 100.0%   false alarms 0.0%"
+    )
+    assert lines[headline + 4] == (
+        "reworded with clauses reordered, in a long passage: substitutions caught 50.0%   "
+        "false alarms 100.0%"
     )
     rest = [(p, f) for p, f in FLAGGED if p["variant"] not in PASSAGES]
     table0 = format_table(_result(tabulate([p for p, _ in rest], [f for _, f in rest])))
@@ -132,14 +144,19 @@ def test_bench_runs_end_to_end(data_dir, embedder, capsys):
     assert result["config"]["passages"] is True and p["n_passage"] >= 1
     assert p["passage_caught"] is not None and p["passage_false_alarms"] is not None
     assert "passage" in rates["unchanged"]
+    # the reordered passages, one per type at most
+    assert 1 <= p["n_long_reordered"] <= len(rates) and p["long_reordered_caught"] is not None
+    assert "long_reordered" in rates["reworded"]
     for cols in rates.values():  # "all" counts copied and reworded answers only
         assert cols["all"]["n"] == sum(cols[v]["n"] for v in ("copied", "reworded") if v in cols)
     assert sum(c["all"]["n"] for c in rates.values()) == p["n"]
     assert main([*args, "--skip-chale", "--no-passages", "--json", "--no-progress"]) == 0
     alone = json.loads(capsys.readouterr().out)["perturbations"]
     assert alone["n_passage"] == alone["n_long_passage"] == 0
+    assert alone["n_long_reordered"] == 0
     assert alone["passage_caught"] is None and alone["long_passage_caught"] is None
-    assert not any("passage" in cols for cols in alone["rates"].values())
+    assert alone["long_reordered_caught"] is None
+    assert not any(set(PASSAGES) & set(cols) for cols in alone["rates"].values())
     # the headline is the same with or without passages
     assert (alone["caught_overall"], alone["false_alarms"]) == (
         p["caught_overall"],
@@ -149,3 +166,4 @@ def test_bench_runs_end_to_end(data_dir, embedder, capsys):
     out = capsys.readouterr().out
     assert "CPU" in out.split("speed:", 1)[1].splitlines()[0]
     assert "in a passage (the sentence between its neighbours): substitutions caught" in out
+    assert "reworded with clauses reordered, in a long passage: substitutions caught" in out

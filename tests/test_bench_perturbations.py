@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import random
+import re
 
-from truthguard.bench._perturbations import TYPES, build_perturbations, reword
+import pytest
+
+from truthguard.bench import _perturbations
+from truthguard.bench._perturbations import TYPES, build_perturbations, reorder, reword
 
 REFS = [
     "The band was formed in Liverpool in 1960 . On 4 October 1962 , John Lennon released "
@@ -105,12 +109,15 @@ def test_passages_are_counted_per_type_and_need_a_neighbour():
     assert {p["variant"] for p in alone} == {"copied", "reworded"}
 
 
+LONG_REF = (
+    "The mill was built in 1820 by Ann Hale . It burned down in 1871 . A school opened on "
+    "the site in 1899 . The school closed in 1962 after a flood . The building is now a "
+    "library with 40,000 books ."
+)
+
+
 def test_long_passages_take_up_to_two_neighbours_each_side_and_four_sentences():
-    long_ref = (
-        "The mill was built in 1820 by Ann Hale . It burned down in 1871 . A school opened on "
-        "the site in 1899 . The school closed in 1962 after a flood . The building is now a "
-        "library with 40,000 books ."
-    )
+    long_ref = LONG_REF
     out = build_perturbations([*REFS, long_ref], per_type=20, seed=3)
     long_ = [p for p in out if p["variant"] == "long_passage"]
     assert long_ and all(p["ref_id"] == len(REFS) for p in long_)  # the others have < 4
@@ -140,3 +147,106 @@ def test_long_passages_take_up_to_two_neighbours_each_side_and_four_sentences():
         )
         before, after = p["answer"].split(said, 1)
         assert before.strip() in long_ref and after.strip() in long_ref
+
+
+@pytest.mark.parametrize(
+    ("sentence", "reordered"),
+    [
+        # passive made active, then the year fronted (the brief's "founded by Dr. ... in 1987")
+        (
+            "The clinic was founded by Dr. Maria Okafor in 1987 .",
+            "In 1987, Dr. Maria Okafor founded the clinic.",
+        ),
+        (
+            "The mill was built in 1820 by Ann Hale .",
+            "The mill was constructed by Ann Hale in 1820.",
+        ),
+        ("The school closed in 1962 after a flood .", "After a flood, the school closed in 1962."),
+        ("When the war ended , the band split .", "The band split when the war ended."),
+        ("It burned down in 1871 .", "In 1871, it burned down."),
+    ],
+)
+def test_reorder_moves_clauses_and_keeps_every_fact(sentence, reordered):
+    out = reorder(sentence, random.Random(0))
+    assert out == reordered
+    # heavier than reword: words in another order, every name and number kept
+    assert _reordered(out, reword(sentence, random.Random(0)))
+    assert _facts(out) == _facts(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The building is now a library with 40,000 books .",  # nothing to reorder
+        "Lennon and McCartney wrote the song .",  # two names swapped alone is not enough
+        "It is named after General Edward Lawrence Logan .",  # "named after" stays together
+        # the "when" clause says what 1878 was
+        "The paper dates back to 1878 , when the Herald was first published .",
+        "As Kale watches , she is consumed by envy .",  # "she" would come before "Kale"
+        "The band formed and split in 1990 .",  # fronting the year would change its scope
+    ],
+)
+def test_reorder_leaves_sentences_it_cannot_reorder_safely(sentence):
+    assert reorder(sentence, random.Random(0)) is None
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def _order(text: str, other: str) -> list[str]:
+    """The words of ``text`` that ``other`` has too, in ``text``'s order."""
+    common = set(_words(other))
+    return [w for w in _words(text) if w in common]
+
+
+def _reordered(text: str, original: str) -> bool:
+    return _order(text, original) != _order(original, text)
+
+
+def _facts(text: str) -> list[str]:
+    """The sentence's numbers and capitalised words but the first, sorted."""
+    words = re.findall(r"[\w.]+", text)[1:]
+    return sorted({w.strip(".") for w in words if w[0].isupper() or w[0].isdigit()})
+
+
+def _replaced(answer: str, reference: str) -> tuple[str, str]:
+    """(the one sentence of ``answer`` that ``reference`` does not have, the sentence of
+    ``reference`` in its place)."""
+    ref, got = _sentences(reference), _sentences(answer)
+    (k,) = [k for k, s in enumerate(got) if s not in ref]
+    return got[k], ref[ref.index(got[k - 1]) + 1 if k else ref.index(got[k + 1]) - 1]
+
+
+def test_long_reordered_sets_a_reordered_sentence_among_unchanged_neighbours():
+    refs = [*REFS, LONG_REF]
+    out = build_perturbations(refs, per_type=20, seed=3)
+    assert out == build_perturbations(refs, per_type=20, seed=3)
+    reordered = [p for p in out if p["variant"] == "long_reordered"]
+    # the long reference's second, third and fourth sentences (the others have no window of four
+    # sentences) can be reordered; the other references have fewer than four sentences
+    assert {p["kind"] for p in reordered} >= {"reworded", "year", "content_noun"}
+    assert all(p["ref_id"] == len(REFS) for p in reordered)
+    controls = {}
+    for p in [p for p in reordered if p["kind"] == "reworded"]:
+        said, original = _replaced(p["answer"], LONG_REF)
+        assert 4 <= len(_sentences(p["answer"])) <= 5
+        assert _reordered(said, original) and _facts(said) == _facts(original)
+        controls[original] = said
+    assert len(controls) == 3
+    for p in [p for p in reordered if p["kind"] in TYPES]:
+        said, original = _replaced(p["answer"], LONG_REF)
+        # the control's sentence with one fact changed: reordered, holding the new fact
+        assert _reordered(said, original)
+        assert p["replacement"] in said and p["replacement"] not in original
+        assert len(set(_words(said)) ^ set(_words(controls[original]))) <= 4
+
+
+def test_the_new_passages_leave_every_other_answer_as_it_was(monkeypatch):
+    refs = [*REFS, LONG_REF]
+    full = build_perturbations(refs, per_type=20, seed=3)
+    monkeypatch.setattr(_perturbations, "_reordered", lambda *a, **k: [])
+    rest = build_perturbations(refs, per_type=20, seed=3)
+    n = len(rest)
+    assert full[:n] == rest
+    assert {p["variant"] for p in full[n:]} == {"long_reordered"}

@@ -16,8 +16,11 @@ between its neighbouring sentences of the same reference, copied unchanged: the 
 that is the reference's only one gives no passage. A fourth, *long_passage*, takes up to two
 neighbours on each side (four sentences or more in all: answers long enough for the decision to
 weigh a wrong sentence among the others), and *long_reworded* does the same with the reworded
-sentence. Passages are built after the copied and reworded answers, without randomness, so those
-stay the same for a given seed.
+sentence. *long_reordered* sets there a sentence reworded more heavily, its clauses reordered on
+top of the light rewording (:func:`reorder`; only sentences it can reorder), unchanged for the
+control or with one fact replaced after the reordering. Passages are built after the copied and
+reworded answers, without drawing from their generator (the last draws from generators seeded
+by the sentence), so those stay the same for a given seed.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from truthguard.bench._wordlists import (
 if TYPE_CHECKING:
     from truthguard.refchecker.segment import Span
 
-__all__ = ["TYPES", "Perturbation", "build_perturbations", "reword"]
+__all__ = ["TYPES", "Perturbation", "build_perturbations", "reorder", "reword"]
 
 TYPES = (
     "year",
@@ -56,6 +59,8 @@ TYPES = (
 # -- rewording -------------------------------------------------------------------------------------
 
 
+_MONTH = "|".join(MONTHS)
+_CAP = r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?"
 _DETOK = [
     (re.compile(r"\s+([,.;:!?%)\]])"), r"\1"),
     (re.compile(r"([(\[])\s+"), r"\1"),
@@ -88,9 +93,198 @@ def reword(sentence: str, rng: random.Random) -> str:
     return " ".join(words)
 
 
+# Past participles not ending in "-ed", with their past tense ("X was built by Y" -> "Y built X")
+_IRREGULAR = {
+    "begun": "began",
+    "bought": "bought",
+    "brought": "brought",
+    "built": "built",
+    "chosen": "chose",
+    "drawn": "drew",
+    "driven": "drove",
+    "found": "found",
+    "given": "gave",
+    "held": "held",
+    "led": "led",
+    "made": "made",
+    "sent": "sent",
+    "sold": "sold",
+    "sung": "sang",
+    "taken": "took",
+    "taught": "taught",
+    "won": "won",
+    "written": "wrote",
+}
+_OBJECT_CASE = {"It": "it", "He": "him", "She": "her", "They": "them"}
+# sentence-initial words that are not names, lowered when they stop being first
+_NOT_A_NAME = frozenset(
+    {"The", "A", "An", "This", "These", "That", "Those", "Its", "His", "Her", "Their", "It"}
+    | {"He", "She", "They", "There", "Some", "Many", "Most", "All", "Each", "One", "Both"}
+)
+_CAPS = rf"(?:(?:Dr|Mr|Mrs|Ms|Prof|Sir|St)\.?\s)?{_CAP}(?:\s{_CAP}){{0,3}}"  # a name
+_PASSIVE = re.compile(
+    rf"^(?P<subj>(?:The|A|An|This|Its|His|Her|Their)\s[a-z][\w-]*(?:\s[a-z][\w'-]*){{0,4}}"
+    rf"|It|He|She|They|{_CAPS})\s(?:was|were)\s(?P<verb>[a-z]+ed|{'|'.join(_IRREGULAR)})\sby\s"
+    rf"(?P<agent>(?:the\s)?{_CAPS}(?:\sand\s{_CAPS})?)"
+    r"(?P<rest>(?:\s(?:in|on|at|for|during|after|before|from|with|as)\s[^,;]*?)?)(?P<end>[.!?])$"
+)
+_TIME = rf"(?:in|on|since|during)\s(?:(?:{_MONTH})\s(?:\d{{1,2}},\s)?)?\d{{4}}"
+# a time phrase and a name's phrase, in either order ("in Big in Japan" may be a title)
+_PHRASE = rf"(?:by|in|at|from|near)\s(?:the\s)?{_CAPS}"
+_TWO_PHRASES = re.compile(
+    rf"\s(?:(?P<a>{_PHRASE})\s(?P<b>{_TIME})|(?P<c>{_TIME})\s(?P<d>{_PHRASE}))(?P<end>[.!])$"
+)
+_TRAILING = re.compile(rf"^(?P<head>[^,;]*?\S)\s(?P<phrase>{_TIME})(?P<end>[.!])$")
+# a clause whose scope a fronted phrase would change ("A formed and B split in 1990")
+_COMPOUND = re.compile(r"\b(?:and|or|but|which|who|that|when|where|while|because|until)\b")
+# ... and, for a moved clause, its main clause ("Y happens as Z recedes as X rests")
+_JOINED = re.compile(rf"{_COMPOUND.pattern}|\bas\b")
+# a last clause that must stay where it is: "named after X", "came when X" (the verb needs it),
+# "in 1878, when X" (it says what 1878 was)
+_BOUND_VERB = re.compile(
+    r"\b(?:named|renamed|called|modell?ed|patterned|looks?|looked|takes?|took|taken|goes|went|"
+    r"came|comes?)$"
+)
+_WHEN_OF = re.compile(r"(?:\d|\b(?:time|day|year|moment|point|period)),?$")
+# a pronoun put before the name it stands for would lose it
+_PRONOUN = re.compile(r"\b(?:he|she|it|they|him|her|them|his|its|their)\b", re.IGNORECASE)
+_FRONT_CLAUSE = re.compile(
+    r"^(?P<clause>(?:When|While|After|Before|Because|Although|Though|As|Once|Until|Since|"
+    r"Despite|Following|Upon|According\sto|In|On|At|During|By|From)\s"
+    r"[^,;]{3,100}),\s(?P<main>(?!\w+ing\b)[^,;]+?)(?P<end>[.!])$"
+)
+_LAST_CLAUSE = re.compile(
+    r"^(?P<main>[^,;]+?),?\s(?P<clause>(?:when|while|after|before|because|although|until|once)\s"
+    r"[^,;]{3,100}?)(?P<end>[.!])$"
+)
+_PAIR = re.compile(rf"(?<!\S)(?P<a>{_CAPS})\sand\s(?P<b>{_CAPS})(?![\w'-]|\s[A-Z]|\.\S|\.\s\S)")
+
+
+def _lower_first(text: str) -> str | None:
+    """``text`` as it reads after something put before it: its first word lowered unless it is a
+    name; None when that cannot be told (``Filming`` or ``Goku``)."""
+    first, _, rest = text.partition(" ")
+    if first in _NOT_A_NAME:
+        return f"{first.lower()} {rest}"
+    if first in GIVEN_NAMES or rest[:1].isupper() or _KEEP_CAPITAL.match(first):
+        return text  # "Maria ...", "New York ...", "NASA ..."
+    return None
+
+
+def _upper_first(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _whole(*parts: str) -> bool:
+    """Each part closes its quotes and brackets (so moving it splits none)."""
+    return all(p.count('"') % 2 == 0 and p.count("(") == p.count(")") for p in parts)
+
+
+def _to_active(text: str) -> str | None:
+    """``X was built by Y in 1790.`` -> ``Y built X in 1790.`` (simple clauses only)."""
+    m = _PASSIVE.match(text)
+    if not m:
+        return None
+    subj, verb, agent, rest, end = m.group("subj", "verb", "agent", "rest", "end")
+    obj = _OBJECT_CASE.get(subj) or _lower_first(subj)
+    if obj is None:
+        return None
+    return f"{_upper_first(agent)} {_IRREGULAR.get(verb, verb)} {obj}{rest}{end}"
+
+
+def _swap_phrases(text: str) -> str | None:
+    """``... by Y in 1987.`` -> ``... in 1987 by Y.``: the last two phrases of a sentence."""
+    m = _TWO_PHRASES.search(text)
+    if not m:
+        return None
+    first, second = m.group("a", "b") if m.group("a") else m.group("c", "d")
+    return f"{text[: m.start()]} {second} {first}{m.group('end')}"
+
+
+def _front(text: str) -> str | None:
+    """``The museum opened in 1999.`` -> ``In 1999, the museum opened.``"""
+    m = _TRAILING.match(text)
+    if (
+        not m
+        or _COMPOUND.search(m.group("head"))
+        or not _whole(m.group("head"))
+        or m.group("head").endswith("ing")  # "a policy beginning in 1823"
+    ):
+        return None
+    head, phrase, end = m.group("head", "phrase", "end")
+    head = _lower_first(head)
+    return f"{_upper_first(phrase)}, {head}{end}" if head else None
+
+
+def _move_clause(text: str) -> str | None:
+    """``As X, Y.`` -> ``Y as X.`` and ``Y before X.`` -> ``Before X, Y.`` (one clause each)."""
+    if m := _FRONT_CLAUSE.match(text):
+        clause, main, end = m.group("clause", "main", "end")
+        first, second = main, clause
+        out = f"{_upper_first(main)} {clause[0].lower()}{clause[1:]}{end}"
+    elif (m := _LAST_CLAUSE.match(text)) and (lowered := _lower_first(m.group("main"))):
+        main, clause, end = m.group("main", "clause", "end")
+        if _BOUND_VERB.search(main) or (clause.startswith("when") and _WHEN_OF.search(main)):
+            return None
+        first, second = clause, main
+        out = f"{_upper_first(clause)}, {lowered}{end}"
+    else:
+        return None
+    if (
+        not _whole(main, clause)
+        or _JOINED.search(main)
+        or _JOINED.search(clause.split(" ", 1)[1])
+        or (_PRONOUN.search(first) and re.search(r"\b[A-Z][a-z]", second[1:]))
+    ):
+        return None
+    return out
+
+
+def _swap_pair(text: str) -> str | None:
+    """``Kevin Eastman and Peter Laird`` -> ``Peter Laird and Kevin Eastman`` (names of as many
+    words, not inside a longer name)."""
+    for m in _PAIR.finditer(text):
+        a, b = m.group("a", "b")
+        before = text[: m.start()].split()
+        if len(a.split()) != len(b.split()) or (before and before[-1] in {"of", "the", "'s"}):
+            continue
+        if before and before[-1][:1].isupper() and not before[-1].endswith(","):
+            continue  # "Las Vegas Hotel and Casino": the pair is part of a longer name
+        if a.split()[0] in _NOT_A_NAME or b.split()[0] in _NOT_A_NAME:
+            continue
+        return f"{text[: m.start()]}{b} and {a}{text[m.end() :]}"
+    return None
+
+
+def reorder(sentence: str, rng: random.Random) -> str | None:
+    """A heavier rewording than :func:`reword`: that one, then its clauses reordered.
+
+    A simple passive clause is made active (``The house was built by George Wood in 1790.`` ->
+    ``George Wood built the house in 1790.``). Then a subordinate clause moves from the front to
+    the end or the other way (``When the war ended, the band split.`` -> ``The band split when
+    the war ended.``); else the last two phrases, a time and a name's, are swapped (``founded by
+    Maria Okafor in 1987`` -> ``founded in 1987 by Maria Okafor``); else a trailing time phrase
+    goes to the front (unless :func:`reword` has just moved it to the end). Last, two names
+    joined by ``and`` change places (not enough alone). Each step keeps the meaning and every
+    fact, and is taken only where the sentence is simple enough for that to hold: no clause
+    whose scope would change, no quote or bracket split, no pronoun put before its name, no
+    sentence start that may be a name lowered. None when no step applies (about one sentence in
+    35 of CHALE's references is reordered).
+    """
+    light = reword(sentence, rng)
+    active = _to_active(light)
+    text = active or light
+    moved = _move_clause(text) or _swap_phrases(text)
+    if not moved and not _FRONTED.match(sentence.replace(" ,", ",")):
+        moved = _front(text)
+    if not (active or moved):
+        return None  # two names swapped alone is no reordering of clauses
+    text = moved or text
+    return _swap_pair(text) or text
+
+
 # -- fact spotting (the generator's own heuristics, independent of the checker) -----------------
 
-_MONTH = "|".join(MONTHS)
 _DATE = re.compile(
     rf"\b(?:(?P<d1>\d{{1,2}})\s+(?P<m1>{_MONTH})\s*,?\s+(?P<y1>\d{{4}})"
     rf"|(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}})\s*,\s*(?P<y2>\d{{4}}))\b"
@@ -102,7 +296,6 @@ _AUX = re.compile(
     r"\b(is|was|are|were|has|had|have|can|could|will|would|should|does|did)\s(?!not\b|n't)"
 )
 _NEG = re.compile(r"\s(?:not|never)\b|n't\b")
-_CAP = r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?"
 _NAME = re.compile(rf"(?<![\w.] )(?<=\s)({_CAP}(?:\s{_CAP}){{1,2}})\b")
 _ORG_CUE = re.compile(
     r"\b(?:University|College|School|Company|Corporation|Inc|Records|Party|Association|Council|"
@@ -195,7 +388,8 @@ class Perturbation(TypedDict):
     """``copied`` or ``reworded``: the sentence the substitution was made in; ``passage``: the
     copied sentence (substituted or not) between its previous and next sentences of the
     reference, those copied unchanged; ``long_passage``: the same with up to two sentences on
-    each side; ``long_reworded``: the reworded sentence so set."""
+    each side; ``long_reworded``: the reworded sentence so set; ``long_reordered``: the sentence
+    reworded with its clauses reordered (:func:`reorder`) so set."""
     ref_id: int
     """Index of the reference (and of its CHALE item)."""
     replacement: str | None
@@ -320,8 +514,8 @@ def build_perturbations(
 
     Deterministic for given references, ``per_type`` and ``seed``. The copied and reworded
     answers come first, in the same order whether ``passages`` is set or not; with ``passages``,
-    the ``passage``, ``long_passage`` and ``long_reworded`` answers follow them, in that order
-    (at most ``per_type`` per type each; see the module docstring).
+    the ``passage``, ``long_passage``, ``long_reworded`` and ``long_reordered`` answers follow
+    them, in that order (at most ``per_type`` per type each; see the module docstring).
     """
     from truthguard.refchecker.segment import split_sentences
 
@@ -368,7 +562,16 @@ def build_perturbations(
             (placed["reworded"], 2, "long_reworded"),
         ):
             out.extend(_passages(answers, splits, counts, per_type, width=width, variant=variant))
+        drawn = [(sentences[idx], places[idx]) for idx in order]
+        out.extend(_reordered(drawn, references, splits, pools, counts, per_type, seed=seed))
     return out
+
+
+def _window(spans: list[Span], i: int, width: int) -> tuple[int, int] | None:
+    """The first and last sentence of up to ``width`` on each side of sentence ``i``; None when
+    that gives fewer than ``2 * width`` sentences in all."""
+    lo, hi = max(i - width, 0), min(i + width, len(spans) - 1)
+    return (lo, hi) if hi - lo + 1 >= 2 * width else None
 
 
 def _passages(
@@ -385,12 +588,60 @@ def _passages(
     out: list[Perturbation] = []
     for p, i in answers:
         spans = splits[p["ref_id"]]
-        lo, hi = max(i - width, 0), min(i + width, len(spans) - 1)
-        if hi - lo + 1 < 2 * width or counts[(p["kind"], variant)] >= per_type:
+        window = _window(spans, i, width)
+        if window is None or counts[(p["kind"], variant)] >= per_type:
             continue
         counts[(p["kind"], variant)] += 1
         ref = p["reference"]
-        first, here, last = spans[lo], spans[i], spans[hi]
+        first, here, last = spans[window[0]], spans[i], spans[window[1]]
         answer = ref[first.start : here.start] + p["answer"] + ref[here.end : last.end]
         out.append(Perturbation(**{**p, "answer": answer, "variant": variant}))
+    return out
+
+
+def _reordered(
+    sentences: list[tuple[tuple[int, str], int]],
+    references: list[str],
+    splits: list[list[Span]],
+    pools: dict[str, list[tuple[int, str]]],
+    counts: dict[tuple[str, str], int],
+    per_type: int,
+    *,
+    seed: int,
+) -> list[Perturbation]:
+    """The ``long_reordered`` answers: each sentence that :func:`reorder` reorders, as it
+    reorders it (the ``reworded`` control) and with each fact that allows it replaced, among up
+    to two unchanged neighbours each side (four sentences or more in all).
+
+    ``sentences`` are ((ref_id, text), place in the reference), in the order the copied answers
+    were drawn. Every draw comes from a generator seeded by ``seed`` and the sentence's place,
+    never from the shared one, so the other answers stay as they were.
+    """
+    variant = "long_reordered"
+    out: list[Perturbation] = []
+    for (ref_id, sentence), i in sentences:
+        spans, ref = splits[ref_id], references[ref_id]
+        window = _window(spans, i, 2)
+        if window is None:
+            continue
+        rng = random.Random(f"{variant}:{seed}:{ref_id}:{i}")
+        text = reorder(sentence, rng)
+        if text is None:
+            continue
+        first, here, last = spans[window[0]], spans[i], spans[window[1]]
+        subs = _substitutions(text, ref_id, pools, rng)
+        for kind, (answer, new) in {"reworded": (text, None), **subs}.items():
+            if counts[(kind, variant)] >= per_type:
+                continue
+            counts[(kind, variant)] += 1
+            out.append(
+                Perturbation(
+                    answer=ref[first.start : here.start] + answer + ref[here.end : last.end],
+                    reference=ref,
+                    kind=kind,
+                    variant=variant,
+                    ref_id=ref_id,
+                    replacement=new,
+                )
+            )
     return out

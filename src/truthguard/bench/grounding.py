@@ -10,10 +10,11 @@ Every figure is a *decision* of ``RefChecker()`` at its defaults (or of the set-
   copied or reworded reference sentence replaced; see :mod:`truthguard.bench._perturbations`),
   and the copied ones again as *passages*: the sentence between its unchanged neighbours of the
   reference, and as *long passages* with up to two on each side, four sentences or more in all;
-  the reworded ones as long passages too (``--no-passages`` leaves all three out). Reported:
-  catch rate per type and variant, false alarms on controls. The ``all`` column and the
-  headline (substitutions caught, false alarms) count copied and reworded answers only, as before
-  passages were added; passages have figures of their own.
+  the reworded ones as long passages too, and *reordered* ones: reworded with their clauses
+  reordered, unchanged or with one fact replaced (``--no-passages`` leaves all four out).
+  Reported: catch rate per type and variant, false alarms on controls. The ``all`` column and
+  the headline (substitutions caught, false alarms) count copied and reworded answers only, as
+  before passages were added; passages have figures of their own.
 * **Fixed cases**: the answers of the issue that introduced this benchmark.
 * **Speed**: milliseconds per claim of the perturbation run (copied and reworded answers; the
   passages are checked after it, untimed), with the model loaded (warm), wall clock and CPU time
@@ -54,9 +55,21 @@ PASSAGES = {
     "passage": "in a passage (the sentence between its neighbours)",
     "long_passage": "in a long passage (up to two neighbours each side)",
     "long_reworded": "reworded, in a long passage",
+    "long_reordered": "reworded with clauses reordered, in a long passage",
 }
 """The variants that set an answer sentence among its neighbours (reported apart), and how the
 table's lines name them."""
+
+# the table's column headers: the variants, PASSAGES in order, then "all"
+_COLUMNS = (
+    "copied",
+    "reworded",
+    "passage",
+    "long",
+    "long-reworded",
+    "long-reordered",
+    "all",
+)
 
 HELP = "default RefChecker decisions: one-fact substitutions from CHALE, CHALE pass rates, speed"
 
@@ -99,7 +112,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-passages",
         action="store_true",
-        help="leave out the passage variants (the sentence among its neighbours)",
+        help="leave out the passage variants (the sentence among its neighbours, reworded or "
+        "reordered)",
     )
     parser.add_argument("--batch", type=int, default=64, help="answers per abatch call")
 
@@ -271,8 +285,7 @@ def format_table(result: dict[str, Any]) -> str:
     lines = [
         f"config: {result['config']}",
         "",
-        f"{'perturbation':<18} {'copied':>14} {'reworded':>14} {'passage':>14} {'long':>14} "
-        f"{'long-reworded':>14} {'all':>14}",
+        f"{'perturbation':<18} " + " ".join(f"{c:>14}" for c in _COLUMNS),
     ]
     order = [*TYPES, "unchanged", "reworded"]
     for kind in [k for k in order if k in p["rates"]]:
