@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from truthguard.bench._perturbations import INVENTED
 from truthguard.bench.grounding import PASSAGES, auroc, format_table, tabulate
 from truthguard.cli import main
 
@@ -29,7 +30,7 @@ def _p(kind: str, variant: str) -> dict:
 
 # whether each kind was flagged, per variant: half of the copied and reworded substitutions are,
 # one passage substitution of two and the passage control, one reordered substitution of two and
-# the reordered control
+# the reordered control, two invented sentences of three (which have no controls of their own)
 FLAGGED_BY_VARIANT = {
     "copied": {"year": False, "negation_added": True, "unchanged": False},
     "reworded": {"year": True, "negation_added": False, "reworded": False},
@@ -37,6 +38,7 @@ FLAGGED_BY_VARIANT = {
     "long_passage": {"year": False, "unchanged": False},
     "long_reworded": {"year": True, "reworded": False},
     "long_reordered": {"year": True, "content_noun": False, "reworded": True},
+    "long_invented": {"year": True, "person": True, "place": False},
 }
 FLAGGED = [
     (_p(kind, variant), flagged)
@@ -66,7 +68,9 @@ def test_headline_and_all_column_leave_passages_out():
     assert (t["long_passage_caught"], t["long_passage_false_alarms"]) == (0.0, 0.0)
     assert (t["long_reworded_caught"], t["long_reworded_false_alarms"]) == (100.0, 0.0)
     assert (t["long_reordered_caught"], t["long_reordered_false_alarms"]) == (50.0, 100.0)
-    assert t["n_long_reordered"] == 3
+    assert (t["n_long_reordered"], t["n_long_invented"]) == (3, 3)
+    assert t["long_invented_caught"] == pytest.approx(200 / 3)
+    assert t["long_invented_false_alarms"] == 0.0  # the long passages' control
     year = t["rates"]["year"]
     assert year["all"] == {"flagged": 1, "n": 2, "rate": 50.0}
     assert year["passage"] == {"flagged": 1, "n": 1, "rate": 100.0}
@@ -77,7 +81,18 @@ def test_headline_and_all_column_leave_passages_out():
     assert (t0["caught_overall"], t0["false_alarms"]) == (t["caught_overall"], t["false_alarms"])
     assert t0["passage_caught"] is None and t0["passage_false_alarms"] is None
     assert t0["n_passage"] == t0["n_long_passage"] == t0["n_long_reworded"] == 0
-    assert t0["n_long_reordered"] == 0
+    assert t0["n_long_reordered"] == t0["n_long_invented"] == 0
+    assert t0["long_invented_caught"] is None and t0["long_invented_false_alarms"] is None
+
+
+def test_invented_sentences_take_the_false_alarms_of_the_long_passages():
+    # the passages an invented sentence is put in, without it, are the long-passage controls
+    flagged = [(_p("unchanged", "long_passage"), True), (_p("unchanged", "long_passage"), False)]
+    flagged += [(_p("year", "long_invented"), False), (_p("unchanged", "long_reworded"), False)]
+    t = tabulate([p for p, _ in flagged], [f for _, f in flagged])
+    assert t["long_passage_false_alarms"] == t["long_invented_false_alarms"] == 50.0
+    assert t["long_invented_caught"] == 0.0
+    assert "long_invented" not in t["rates"]["unchanged"]
 
 
 def test_table_has_a_passage_column_and_line():
@@ -91,11 +106,12 @@ def test_table_has_a_passage_column_and_line():
         "long",
         "long-reworded",
         "long-reordered",
+        "long-invented",
         "all",
     ]
     year = next(line for line in lines if line.startswith("year "))
-    # copied, reworded, passage, long, long-reworded, long-reordered, all: the passages' cells
-    # are not in "all"
+    # copied, reworded, passage, long, long-reworded, long-reordered, long-invented, all: the
+    # passages' cells are not in "all"
     assert re.findall(r"[\d.]+% \(\s*\d+\)", year) == [
         "0.0% (  1)",
         "100.0% (  1)",
@@ -103,12 +119,15 @@ def test_table_has_a_passage_column_and_line():
         "0.0% (  1)",
         "100.0% (  1)",
         "100.0% (  1)",
+        "100.0% (  1)",
         "50.0% (  2)",
     ]
+    person = next(line for line in lines if line.startswith("person "))
+    assert person.split()[1:] == [*["-"] * 6, "100.0%", "(", "1)", "-"]
     control = next(line for line in lines if line.startswith("control:reworded"))
     assert control.split()[1:] == [
         *("-", "0.0%", "(", "1)", "-", "-"),
-        *("0.0%", "(", "1)", "100.0%", "(", "1)", "0.0%", "(", "1)"),
+        *("0.0%", "(", "1)", "100.0%", "(", "1)", "-", "0.0%", "(", "1)"),
     ]
     headline = next(i for i, line in enumerate(lines) if "substitutions caught: 50.0%" in line)
     assert lines[headline + 1] == (
@@ -125,6 +144,10 @@ def test_table_has_a_passage_column_and_line():
     assert lines[headline + 4] == (
         "reworded with clauses reordered, in a long passage: substitutions caught 50.0%   "
         "false alarms 100.0%"
+    )
+    assert lines[headline + 5] == (
+        "an invented sentence put in a long passage (false alarms: the long passages): "
+        "substitutions caught 66.7%   false alarms 0.0%"
     )
     rest = [(p, f) for p, f in FLAGGED if p["variant"] not in PASSAGES]
     table0 = format_table(_result(tabulate([p for p, _ in rest], [f for _, f in rest])))
@@ -144,18 +167,22 @@ def test_bench_runs_end_to_end(data_dir, embedder, capsys):
     assert result["config"]["passages"] is True and p["n_passage"] >= 1
     assert p["passage_caught"] is not None and p["passage_false_alarms"] is not None
     assert "passage" in rates["unchanged"]
-    # the reordered passages, one per type at most
+    # the reordered passages, one per type at most; the invented sentences go into the long
+    # passages' controls (with one copied control, there may be none), whose false alarms they take
     assert 1 <= p["n_long_reordered"] <= len(rates) and p["long_reordered_caught"] is not None
     assert "long_reordered" in rates["reworded"]
+    n_long = rates["unchanged"].get("long_passage", {"n": 0})["n"]
+    assert p["n_long_invented"] <= len(INVENTED) * n_long
+    assert p["long_invented_false_alarms"] == p["long_passage_false_alarms"]
     for cols in rates.values():  # "all" counts copied and reworded answers only
         assert cols["all"]["n"] == sum(cols[v]["n"] for v in ("copied", "reworded") if v in cols)
     assert sum(c["all"]["n"] for c in rates.values()) == p["n"]
     assert main([*args, "--skip-chale", "--no-passages", "--json", "--no-progress"]) == 0
     alone = json.loads(capsys.readouterr().out)["perturbations"]
     assert alone["n_passage"] == alone["n_long_passage"] == 0
-    assert alone["n_long_reordered"] == 0
+    assert alone["n_long_reordered"] == alone["n_long_invented"] == 0
     assert alone["passage_caught"] is None and alone["long_passage_caught"] is None
-    assert alone["long_reordered_caught"] is None
+    assert alone["long_reordered_caught"] is None and alone["long_invented_false_alarms"] is None
     assert not any(set(PASSAGES) & set(cols) for cols in alone["rates"].values())
     # the headline is the same with or without passages
     assert (alone["caught_overall"], alone["false_alarms"]) == (
@@ -167,3 +194,4 @@ def test_bench_runs_end_to_end(data_dir, embedder, capsys):
     assert "CPU" in out.split("speed:", 1)[1].splitlines()[0]
     assert "in a passage (the sentence between its neighbours): substitutions caught" in out
     assert "reworded with clauses reordered, in a long passage: substitutions caught" in out
+    assert "an invented sentence put in a long passage" in out

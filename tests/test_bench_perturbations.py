@@ -8,7 +8,7 @@ import re
 import pytest
 
 from truthguard.bench import _perturbations
-from truthguard.bench._perturbations import TYPES, build_perturbations, reorder, reword
+from truthguard.bench._perturbations import INVENTED, TYPES, build_perturbations, reorder, reword
 
 REFS = [
     "The band was formed in Liverpool in 1960 . On 4 October 1962 , John Lennon released "
@@ -242,11 +242,56 @@ def test_long_reordered_sets_a_reordered_sentence_among_unchanged_neighbours():
         assert len(set(_words(said)) ^ set(_words(controls[original]))) <= 4
 
 
+OBSERVATORY = (
+    "The observatory opened on the mountain in 1990 . Its first director , Maria Okafor , came "
+    "from Lagos . The main telescope was built by the Carnegie Institute . A second dome followed "
+    "in 1998 . Visitors may tour it on Sundays ."
+)
+
+
+# another item's reference from the same document (a sentence in common): its sentences are not
+# taken, though the one about the mountain would be the closest to the topic
+SAME_DOCUMENT = (
+    "Its first director , Maria Okafor , came from Lagos . A bus line reached the mountain in "
+    "2004 ."
+)
+
+
+def test_long_invented_puts_another_documents_sentence_holding_a_fact_of_this_one_in_a_passage():
+    refs = [*REFS, OBSERVATORY, SAME_DOCUMENT]
+    out = build_perturbations(refs, per_type=20, seed=3)
+    assert out == build_perturbations(refs, per_type=20, seed=3)
+    invented = [p for p in out if p["variant"] == "long_invented"]
+    assert {p["kind"] for p in invented} == set(INVENTED)
+    long_controls = {
+        p["answer"] for p in out if p["variant"] == "long_passage" and p["kind"] == "unchanged"
+    }
+    sources = []
+    for p in invented:
+        said = next(s for s in _sentences(p["answer"]) if s not in _sentences(OBSERVATORY))
+        # an unchanged long passage of this reference with that one sentence put in
+        assert p["answer"].replace(f" {said}", "", 1) in long_controls
+        # a sentence of another reference, with a name or year of this one in place of its own
+        assert p["ref_id"] == len(REFS) and p["donor_id"] < len(REFS)
+        before, after = said.split(p["replacement"], 1)
+        source = next(
+            s
+            for s in _sentences(refs[p["donor_id"]])
+            if s.startswith(before) and s.endswith(after) and s != said
+        )
+        assert p["replacement"] in OBSERVATORY and p["replacement"] not in source
+        sources.append(source)
+    assert len(set(sources)) == len(sources)  # no sentence taken twice
+
+
 def test_the_new_passages_leave_every_other_answer_as_it_was(monkeypatch):
-    refs = [*REFS, LONG_REF]
+    refs = [*REFS, LONG_REF, OBSERVATORY]
     full = build_perturbations(refs, per_type=20, seed=3)
     monkeypatch.setattr(_perturbations, "_reordered", lambda *a, **k: [])
+    monkeypatch.setattr(_perturbations, "_invented", lambda *a, **k: [])
     rest = build_perturbations(refs, per_type=20, seed=3)
     n = len(rest)
     assert full[:n] == rest
-    assert {p["variant"] for p in full[n:]} == {"long_reordered"}
+    variants = [p["variant"] for p in full[n:]]
+    assert variants == sorted(variants, reverse=True)  # long_reordered, then long_invented
+    assert set(variants) == {"long_reordered", "long_invented"}

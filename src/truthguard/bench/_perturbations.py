@@ -18,17 +18,21 @@ neighbours on each side (four sentences or more in all: answers long enough for 
 weigh a wrong sentence among the others), and *long_reworded* does the same with the reworded
 sentence. *long_reordered* sets there a sentence reworded more heavily, its clauses reordered on
 top of the light rewording (:func:`reorder`; only sentences it can reorder), unchanged for the
-control or with one fact replaced after the reordering. Passages are built after the copied and
-reworded answers, without drawing from their generator (the last draws from generators seeded
-by the sentence), so those stay the same for a given seed.
+control or with one fact replaced after the reordering. *long_invented* puts into each unchanged
+long passage one sentence that is not a changed copy of a reference sentence but made up: another
+document's sentence holding a name or year of this reference in place of its own (see
+:func:`_invented`); its controls are the long passages without it. Passages are built after the
+copied and reworded answers, without drawing from their generator (the last two draw from
+generators seeded by the sentence), so those stay the same for a given seed.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections import defaultdict
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from truthguard.bench._wordlists import (
     GIVEN_NAMES,
@@ -41,7 +45,7 @@ from truthguard.bench._wordlists import (
 if TYPE_CHECKING:
     from truthguard.refchecker.segment import Span
 
-__all__ = ["TYPES", "Perturbation", "build_perturbations", "reorder", "reword"]
+__all__ = ["INVENTED", "TYPES", "Perturbation", "build_perturbations", "reorder", "reword"]
 
 TYPES = (
     "year",
@@ -55,6 +59,9 @@ TYPES = (
     "negation_added",
     "negation_removed",
 )
+INVENTED = ("person", "place", "organisation", "year")
+"""The types of fact (of :data:`TYPES`) an invented sentence of ``long_invented`` takes from the
+reference, in place of one of its own."""
 
 # -- rewording -------------------------------------------------------------------------------------
 
@@ -383,17 +390,21 @@ class Perturbation(TypedDict):
     reference: str
     """The whole reference the sentence was taken from."""
     kind: str
-    """The replaced fact's type (one of :data:`TYPES`), or ``unchanged`` / ``reworded``."""
+    """The replaced fact's type (one of :data:`TYPES`), or ``unchanged`` / ``reworded``; for
+    ``long_invented``, the type of this reference's fact put in the invented sentence."""
     variant: str
     """``copied`` or ``reworded``: the sentence the substitution was made in; ``passage``: the
     copied sentence (substituted or not) between its previous and next sentences of the
     reference, those copied unchanged; ``long_passage``: the same with up to two sentences on
     each side; ``long_reworded``: the reworded sentence so set; ``long_reordered``: the sentence
-    reworded with its clauses reordered (:func:`reorder`) so set."""
+    reworded with its clauses reordered (:func:`reorder`) so set; ``long_invented``: an
+    unchanged long passage with an invented sentence after its middle one."""
     ref_id: int
     """Index of the reference (and of its CHALE item)."""
     replacement: str | None
     """The text put in place of the fact (None for controls; empty for a removed negation)."""
+    donor_id: NotRequired[int]
+    """For ``long_invented``: the reference the invented sentence was taken from."""
 
 
 def _pools(sentences: list[tuple[int, str]]) -> dict[str, list[tuple[int, str]]]:
@@ -514,8 +525,9 @@ def build_perturbations(
 
     Deterministic for given references, ``per_type`` and ``seed``. The copied and reworded
     answers come first, in the same order whether ``passages`` is set or not; with ``passages``,
-    the ``passage``, ``long_passage``, ``long_reworded`` and ``long_reordered`` answers follow
-    them, in that order (at most ``per_type`` per type each; see the module docstring).
+    the ``passage``, ``long_passage``, ``long_reworded``, ``long_reordered`` and
+    ``long_invented`` answers follow them, in that order (at most ``per_type`` per type each;
+    see the module docstring).
     """
     from truthguard.refchecker.segment import split_sentences
 
@@ -564,6 +576,8 @@ def build_perturbations(
             out.extend(_passages(answers, splits, counts, per_type, width=width, variant=variant))
         drawn = [(sentences[idx], places[idx]) for idx in order]
         out.extend(_reordered(drawn, references, splits, pools, counts, per_type, seed=seed))
+        controls = [(p, i) for p, i in placed["copied"] if p["kind"] == "unchanged"]
+        out.extend(_invented(controls, splits, sentences, counts, per_type, seed=seed))
     return out
 
 
@@ -642,6 +656,128 @@ def _reordered(
                     variant=variant,
                     ref_id=ref_id,
                     replacement=new,
+                )
+            )
+    return out
+
+
+# sentences that lean on one before them ("He ...", "It ...") are not taken as invented ones
+_LEANS_BACK = re.compile(r"^(?:He|She|It|They|This|These|Those|His|Her|Its|Their|There)\b")
+
+
+def _facts(text: str, kind: str) -> list[tuple[int, int, str]]:
+    """(start, end, text) of each fact of ``kind`` (one of :data:`INVENTED`) in ``text``, found
+    as the substitutions find them."""
+    if kind == "year":
+        return [(m.start(), m.end(), m.group()) for m in _YEAR.finditer(text)]
+    if kind == "person":
+        return [(s, e, name) for s, e, name, _ in _names(text)]
+    return _place_words(text) if kind == "place" else _organisations(text)
+
+
+def _topic_words(texts: list[str]) -> tuple[list[set[str]], dict[str, float]]:
+    """Each text's words of four letters or more, and each word's weight: log(n / number of
+    texts holding it), so that words of a topic count and common words hardly do."""
+    words = [set(re.findall(r"[a-z]{4,}", t.lower())) for t in texts]
+    df: dict[str, int] = defaultdict(int)
+    for ws in words:
+        for w in ws:
+            df[w] += 1
+    return words, {w: math.log(len(texts) / n) for w, n in df.items()}
+
+
+def _invented(
+    controls: list[tuple[Perturbation, int]],
+    splits: list[list[Span]],
+    sentences: list[tuple[int, str]],
+    counts: dict[tuple[str, str], int],
+    per_type: int,
+    *,
+    seed: int,
+) -> list[Perturbation]:
+    """The ``long_invented`` answers: each ``long_passage`` control with one invented sentence
+    put after its middle sentence, one answer per type of fact in :data:`INVENTED`.
+
+    The invented sentence is a sentence of another reference (another document: none of its
+    sentences is one of this reference's) with one of its names or years replaced by one of this
+    reference's, of the same type. That imitates a made-up statement in a long answer: it names
+    what the answer is about or keeps the answer's dates, so part of it is found in the sources,
+    and it reads like a sentence of a reference (a whole, fluent statement of a relation or an
+    event), but the relation it states is in none of them. To keep it near the topic, it is the
+    sentence (of 30 words at most) sharing the most weighted words with the passage, rare words
+    weighing most; it does not start with a pronoun or "This" (which would lean on a sentence of
+    its own document); no sentence is taken twice; and one sharing half its words or more with
+    a sentence of this reference is not taken, so the statement is not true by chance. The name
+    or year put in is one the passage states if it has one, else one stated elsewhere in the
+    reference. Most CHALE passages have no other document on their topic, so the sentence is
+    often off it: a statement made up on the topic (which would take an LLM to write) is harder
+    still. Draws are seeded by ``seed`` and the passage's place, not by the shared generator.
+    The false alarms of this variant are those of the ``long_passage`` controls: the same
+    passages without the invented sentence.
+    """
+    variant = "long_invented"
+    owners: dict[str, set[int]] = defaultdict(set)  # sentence text -> references holding it
+    for r, spans in enumerate(splits):
+        for span in spans:
+            owners[span.text].add(r)
+    donors = [(r, t) for r, t in sentences if len(t.split()) <= 30 and not _LEANS_BACK.match(t)]
+    words, weight = _topic_words([t for _, t in donors])
+    facts = {kind: [_facts(t, kind) for _, t in donors] for kind in INVENTED}
+    used: set[int] = set()
+    out: list[Perturbation] = []
+    for p, i in controls:
+        ref_id, ref, spans = p["ref_id"], p["reference"], splits[p["ref_id"]]
+        window = _window(spans, i, 2)
+        if window is None:
+            continue
+        first, here, last = spans[window[0]], spans[i], spans[window[1]]
+        passage = ref[first.start : last.end]
+        related = {r for span in spans for r in owners[span.text]}
+        topic = set(re.findall(r"[a-z]{4,}", passage.lower()))
+        ref_words = [set(re.findall(r"[a-z]{4,}", s.text.lower())) for s in spans]
+        rng = random.Random(f"{variant}:{seed}:{ref_id}:{i}")
+        ranked = sorted(
+            ((sum(weight[w] for w in words[d] & topic), d) for d in range(len(donors))),
+            key=lambda x: -x[0],
+        )
+        for kind in INVENTED:
+            mine = sorted({f[2] for f in _facts(passage, kind) or _facts(ref, kind)})
+            if not mine or counts[(kind, variant)] >= per_type:
+                continue
+            new = rng.choice(mine)
+            best: list[int] = []  # the eligible donors of the highest score, ``top``
+            top = 0.0
+            for score, d in ranked:
+                if best and score < top:
+                    break
+                r, text = donors[d]
+                if (
+                    r in related
+                    or d in used
+                    or new in text
+                    or not [f for f in facts[kind][d] if f[2] not in ref]
+                    or any(len(words[d] & w) * 2 >= len(words[d]) for w in ref_words)
+                ):
+                    continue
+                best.append(d)
+                top = score
+            if not best:
+                continue
+            d = rng.choice(best)
+            used.add(d)
+            r, text = donors[d]
+            start, end, _ = rng.choice([f for f in facts[kind][d] if f[2] not in ref])
+            invented = text[:start] + new + text[end:]
+            counts[(kind, variant)] += 1
+            out.append(
+                Perturbation(
+                    answer=ref[first.start : here.end] + " " + invented + ref[here.end : last.end],
+                    reference=ref,
+                    kind=kind,
+                    variant=variant,
+                    ref_id=ref_id,
+                    replacement=new,
+                    donor_id=r,
                 )
             )
     return out

@@ -11,10 +11,12 @@ Every figure is a *decision* of ``RefChecker()`` at its defaults (or of the set-
   and the copied ones again as *passages*: the sentence between its unchanged neighbours of the
   reference, and as *long passages* with up to two on each side, four sentences or more in all;
   the reworded ones as long passages too, and *reordered* ones: reworded with their clauses
-  reordered, unchanged or with one fact replaced (``--no-passages`` leaves all four out).
-  Reported: catch rate per type and variant, false alarms on controls. The ``all`` column and
-  the headline (substitutions caught, false alarms) count copied and reworded answers only, as
-  before passages were added; passages have figures of their own.
+  reordered, unchanged or with one fact replaced; and *invented* sentences (another document's
+  sentence holding a name or year of this reference) each put into an unchanged long passage,
+  whose false alarms are those of the long passages without it (``--no-passages`` leaves all
+  five out). Reported: catch rate per type and variant, false alarms on controls. The ``all``
+  column and the headline (substitutions caught, false alarms) count copied and reworded answers
+  only, as before passages were added; passages have figures of their own.
 * **Fixed cases**: the answers of the issue that introduced this benchmark.
 * **Speed**: milliseconds per claim of the perturbation run (copied and reworded answers; the
   passages are checked after it, untimed), with the model loaded (warm), wall clock and CPU time
@@ -56,6 +58,7 @@ PASSAGES = {
     "long_passage": "in a long passage (up to two neighbours each side)",
     "long_reworded": "reworded, in a long passage",
     "long_reordered": "reworded with clauses reordered, in a long passage",
+    "long_invented": "an invented sentence put in a long passage (false alarms: the long passages)",
 }
 """The variants that set an answer sentence among its neighbours (reported apart), and how the
 table's lines name them."""
@@ -68,8 +71,13 @@ _COLUMNS = (
     "long",
     "long-reworded",
     "long-reordered",
+    "long-invented",
     "all",
 )
+
+# a variant whose controls are another's: long_invented adds a sentence to the long passages,
+# whose controls are those passages without it
+_CONTROLS = {"long_invented": "long_passage"}
 
 HELP = "default RefChecker decisions: one-fact substitutions from CHALE, CHALE pass rates, speed"
 
@@ -112,8 +120,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-passages",
         action="store_true",
-        help="leave out the passage variants (the sentence among its neighbours, reworded or "
-        "reordered)",
+        help="leave out the passage variants (the sentence among its neighbours, reworded, "
+        "reordered, or an invented sentence among them)",
     )
     parser.add_argument("--batch", type=int, default=64, help="answers per abatch call")
 
@@ -145,7 +153,8 @@ def _n_claims(results: list) -> int:
 def tabulate(perturbations: list[Perturbation], flagged: list[bool]) -> dict[str, Any]:
     """The ``perturbations`` block of the result: rates per kind and variant (``flagged``, ``n``,
     ``rate``), the headline over the ``all`` column (copied and reworded answers only), and the
-    same two figures over the passages (None when there are none)."""
+    same two figures over each passage variant (None when there are none; the false alarms of
+    ``long_invented`` are those of the long passages it is put in)."""
     table: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     for p, f in zip(perturbations, flagged, strict=True):
         # "all" keeps the figures of before passages: copied and reworded answers only
@@ -167,7 +176,8 @@ def tabulate(perturbations: list[Perturbation], flagged: list[bool]) -> dict[str
         "n": sum(p["variant"] not in PASSAGES for p in perturbations),
     }
     for variant in PASSAGES:
-        out[f"{variant}_caught"], out[f"{variant}_false_alarms"] = _share(rates, variant)
+        out[f"{variant}_caught"] = _share(rates, variant)[0]
+        out[f"{variant}_false_alarms"] = _share(rates, _CONTROLS.get(variant, variant))[1]
         out[f"n_{variant}"] = sum(p["variant"] == variant for p in perturbations)
     return out
 
