@@ -187,6 +187,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--lead-words", type=int, default=5, help="see GroundingDecision")
     parser.add_argument(
+        "--lead-in-chat",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="see GroundingDecision.lead_in_chat",
+    )
+    parser.add_argument(
         "--other-value",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -258,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         "retelling_sentences": args.retelling_sentences,
         "invented": args.invented,
         "lead_words": args.lead_words,
+        "lead_in_chat": args.lead_in_chat,
         "other_value": args.other_value,
         "passage_sentences": args.passage_sentences,
     }

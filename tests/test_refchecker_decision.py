@@ -194,6 +194,37 @@ def test_a_short_opening_answer_not_entailed_decides_outside_a_chat():
     assert leading_answer([wrong], 6) is None
 
 
+def test_a_short_opening_answer_with_an_unsupported_name_or_number_decides_in_a_chat_too():
+    from truthguard.refchecker.decision import decided_by_claims
+
+    d = GroundingDecision.default().model_copy(update={"lead_words": 6, "invented": False})
+    assert d.lead_in_chat  # the packaged decision
+    explained = _said(
+        "The Great Pyramid was built for a pharaoh of the Fourth Dynasty.", "Entailment", [], 0
+    )
+    for wrong in (
+        _said("Sneferu built it.", "Neutral", [("name", "Sneferu")], 1),
+        _said("It was finished in 2490 BC.", "Neutral", [("number", "2490")], 1),
+    ):
+        assert decided_by_claims([wrong, explained], chat=True, decision=d)[:2] == (
+            True,
+            "lead_answer",
+        )
+        off = d.model_copy(update={"lead_in_chat": False})
+        assert decided_by_claims([wrong, explained], chat=True, decision=off) is None
+        assert decided_by_claims([wrong, explained], chat=False, decision=off)[1] == "lead_answer"
+    # a remark or a loose label whose names are all supported is left to the model in a chat
+    label = _said("Get Real is a drama.", "Neutral", [("content", "drama")], 1)
+    remark = _said("That is cool.", "Neutral", [("content", "cool")], 0)
+    for lead in (label, remark):
+        assert decided_by_claims([lead, explained], chat=True, decision=d) is None
+        assert decided_by_claims([lead, explained], chat=False, decision=d)[1] == "lead_answer"
+    # a decision saved before the option decides chat replies as it did
+    saved = json.loads(d.model_dump_json())
+    del saved["lead_in_chat"]
+    assert not GroundingDecision.model_validate(saved).lead_in_chat
+
+
 def test_a_chat_reply_without_a_model_of_its_own_is_weighed_with_the_chat_offset():
     d = GroundingDecision.default().model_copy(update={"chat_offset": 1.0, "forms": {}})
     f = dict.fromkeys(FEATURES, 0.0)

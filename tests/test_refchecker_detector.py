@@ -723,6 +723,36 @@ def test_one_fact_changed_in_a_copied_sentence_of_a_long_answer_fails(embedder, 
         assert r.details["decision"]["decided_by"] == "claim"
 
 
+# A reply that answers the question first, then retells the passages: asked in a chat (the
+# question as the history), a wrong direct answer fails as it does outside one.
+DIRECT_ANSWERS = [
+    (
+        "Dr. Maria Okafor. She founded the observatory in 1987 on a ridge 1,900 metres above "
+        "sea level.",
+        True,
+    ),
+    (
+        "Dr. James Whitfield. He founded the observatory in 1987 on a ridge 1,900 metres above "
+        "sea level.",
+        False,
+    ),
+    (
+        "It was 1991. She founded the observatory on a ridge 1,900 metres above sea level, and its "
+        "main mirror is 4.2 metres in diameter.",
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize("history", [None, ["Who founded the observatory, and when?"]])
+@pytest.mark.parametrize(("answer", "right"), DIRECT_ANSWERS)
+def test_a_wrong_direct_answer_first_fails_in_a_chat_too(embedder, answer, right, history):
+    r = _check(answer, **({"history": history} if history else {}))
+    assert r.passing is right, r.explanation
+    if not right:
+        assert r.details["decision"]["decided_by"] == "lead_answer"
+
+
 @pytest.mark.parametrize("answer", REFUSALS)
 def test_a_refusal_is_unverifiable_never_hallucinated(embedder, answer):
     r = _check(answer)

@@ -176,10 +176,12 @@ def decided_by_claims(
     "The Prestige stars Orlando Bloom" where the evidence says it is starring Michael Caine);
     every claim entailed (``"all_entailed"``) makes it factual; a short direct answer (no chat
     history, at most :attr:`GroundingDecision.strict_claims` claims) with a claim not entailed
-    (``"short_answer"``) makes it hallucinated; outside a chat, a short opening sentence not
-    entailed (``"lead_answer"``, see :func:`leading_answer`) or a claim about names or numbers
-    none of which the evidence holds (``"invented"``, see :func:`invented`) makes it
-    hallucinated. Otherwise the model weighs the answer.
+    (``"short_answer"``) makes it hallucinated; so does a short opening sentence not entailed
+    (``"lead_answer"``, see :func:`leading_answer`; in a chat only with
+    :attr:`GroundingDecision.lead_in_chat` and when a name or number of it is not supported)
+    and, outside a chat, a
+    claim about names or numbers none of which the evidence holds (``"invented"``, see
+    :func:`invented`). Otherwise the model weighs the answer.
     """
     deviation = (
         retelling_deviation(claims, decision.retelling_cosine, copied=decision.retelling_copied)
@@ -200,9 +202,13 @@ def decided_by_claims(
     if not chat and 0 < len(claims) <= decision.strict_claims:
         bad = next(c for c in claims if c.get("label") != "Entailment")
         return True, "short_answer", bad
-    if not chat and decision.lead_words:
+    if decision.lead_words and (not chat or decision.lead_in_chat):
         lead = leading_answer(claims, decision.lead_words)
-        if lead is not None and lead.get("label") != "Entailment":
+        if (
+            lead is not None
+            and lead.get("label") != "Entailment"
+            and (not chat or _fact_unsupported(lead))
+        ):
             return True, "lead_answer", lead
     if not chat and decision.invented:
         made_up = next((c for c in claims if invented(c)), None)
@@ -292,6 +298,12 @@ def _copied_conflict(claim: Mapping[str, Any], copied: float) -> bool:
         i.get("relation") == "conflict" and i.get("kind") in (*_FACT_KINDS, "negation")
         for i in claim.get("issues") or []
     )
+
+
+def _fact_unsupported(claim: Mapping[str, Any]) -> bool:
+    """Whether the claim states a name, title, number or date its evidence lacks or sets
+    against another."""
+    return any(i.get("kind") in _FACT_KINDS for i in claim.get("issues") or [])
 
 
 def _only_negated(claim: Mapping[str, Any]) -> bool:
@@ -449,9 +461,18 @@ class GroundingDecision(FormModel):
     2013" against "released 2012") is hallucinated, in a chat too. A claim that adds a value
     ("he also wrote ...") or names one of the evidence's values fills no slot alone."""
     lead_words: int = Field(default=0, ge=0)
-    """Outside a chat, an answer that opens with a sentence of at most this many words (its
-    direct answer: "The vascular middle layer of the eye.") that is not entailed is
-    hallucinated, however well the explanation after it is supported (0 turns it off)."""
+    """An answer that opens with a sentence of at most this many words (its direct answer: "The
+    vascular middle layer of the eye.") that is not entailed is hallucinated, however well the
+    explanation after it is supported (0 turns it off); in a chat only with
+    :attr:`lead_in_chat`."""
+    lead_in_chat: bool = False
+    """The :attr:`lead_words` rule holds in a chat too, for an opening sentence with a name,
+    title, number or date the evidence lacks or contradicts ("Sneferu built it.", "It opened in
+    1989."): a reply that puts a wrong direct answer first is as wrong as an answer that does.
+    In a conversation a short opening is often a remark ("That's cool.", "It's not listed as
+    one.") or a loose label ("Get Real is a drama."), so one whose names and numbers are all
+    supported is left to the model. Without it, hallucinated answers to CHALE's questions asked
+    in a chat (the question as the history) passed 62% of the time; with it 19%."""
     chat_offset: float = 0.0
     """Added to the log-odds of a chat reply (an answer with a chat history) when :attr:`forms`
     has no model for replies. A reply in a chat
