@@ -10,12 +10,12 @@ represented. The kept-aside half of HaluEval is the final check.
     python benchmarks/fit_grounding_decision.py --data ../shared/data
 
 One model is fitted on every answer the rules leave to the model (each task counting equally,
-and within a task each class); it weighs one-sentence answers. Passages (two sentences or more)
-and chat replies (rows with a history) get models of their own (``--forms``, see
-``answer_form``), each class counting equally. The cuts are the ones that reject the most
-hallucinated answers (mean balanced accuracy over the tasks) while letting ``--min-pass`` of the
-correct answers pass in every fifth of each task's fitting rows; each form's cut is folded into
-its model's intercept, so one threshold serves every form.
+and within a task each class); it weighs short answers and, on their own scale, chat replies.
+Passages (``--passage-sentences`` sentences or more outside a chat) get a model of their own
+(``--forms``, see ``answer_form``), each class counting equally. The cuts are the ones that
+reject the most hallucinated answers (mean balanced accuracy over the tasks) while letting
+``--min-pass`` of the correct answers pass in every fifth of each task's fitting rows; each
+form's cut is folded into its model's intercept, so one threshold serves every form.
 """
 
 from __future__ import annotations

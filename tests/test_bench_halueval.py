@@ -53,6 +53,42 @@ def test_inputs_carry_the_question_the_chat_and_the_reference(folder):
     assert "history" not in summary and summary["contexts"][0].startswith("The council")
 
 
+def test_a_row_asked_in_a_chat_has_its_question_as_the_history(folder):
+    [(_, qa), _] = item_inputs(load_halueval("qa", folder)[0], in_chat=True)
+    assert qa["history"] == [qa["question"]] and qa["question"].startswith("When")
+    [(_, chat), _] = item_inputs(load_halueval("dialogue", folder)[0], in_chat=True)
+    assert chat["history"] == ["Who wrote Blue Harbour?", "Ann Lee did.", "When did it come out?"]
+    [(_, summary), _] = item_inputs(load_halueval("summarization", folder)[0], in_chat=True)
+    assert summary["history"] == ["Summarize the article."]
+
+
+def test_bench_asks_in_a_chat_and_holds_replies_to_the_sources(tmp_path, embedder, capsys):
+    root = tmp_path / "halueval"
+    root.mkdir()
+    row = {
+        "knowledge": "The Marlow lighthouse was built in 1881 by the harbour board.",
+        "question": "Who built the Marlow lighthouse?",
+        "right_answer": "The harbour board.",
+        "hallucinated_answer": "Thomas Stevenson.",
+    }
+    (root / "qa.jsonl").write_text(json.dumps(row) + "\n")
+    argv = ["bench", "halueval", "--data", str(tmp_path), "--n", "1", "--tasks", "qa"]
+
+    def rejected(*extra):
+        assert main([*argv, "--no-baseline", "--json", *extra]) == 0
+        result = json.loads(capsys.readouterr().out)
+        return result, result["tasks"]["qa"]["hallucinated_rejected"]
+
+    result, alone = rejected()
+    assert alone == 100.0 and result["in_chat"] is False and result["chat_replies"] == "open"
+    # asked in an open chat, a short reply naming someone no source holds is weighed, and passes
+    assert rejected("--in-chat")[1] == 0.0
+    result, grounded = rejected("--in-chat", "--chat-replies", "grounded")
+    assert grounded == 100.0 and result["in_chat"] and result["chat_replies"] == "grounded"
+    assert main([*argv, "--no-baseline", "--in-chat", "--chat-replies", "grounded"]) == 0
+    assert "chat_replies='grounded', every row asked in a chat" in capsys.readouterr().out
+
+
 def test_turns_of_an_unmarked_history():
     assert _turns("just text") == ["just text"] and _turns("  ") == []
 

@@ -753,6 +753,52 @@ def test_a_wrong_direct_answer_first_fails_in_a_chat_too(embedder, answer, right
         assert r.details["decision"]["decided_by"] == "lead_answer"
 
 
+LIGHTHOUSE = ["The Marlow lighthouse was built in 1881 by the harbour board."]
+
+
+@pytest.mark.parametrize(
+    ("answer", "open_passes", "grounded_passes"),
+    [
+        ("The harbour board.", True, True),
+        ("Thomas Stevenson.", True, False),  # a name no source holds, given as the answer
+        ("It was built by Thomas Stevenson.", True, False),
+    ],
+)
+def test_grounded_chat_replies_are_held_to_the_sources_as_answers_are(
+    embedder, answer, open_passes, grounded_passes
+):
+    question = "Who built the Marlow lighthouse?"
+    inp = {"question": question, "answer": answer, "contexts": LIGHTHOUSE}
+    alone = RefChecker().invoke(inp)
+    assert alone.passing is grounded_passes  # without a history the reply is an answer
+    assert RefChecker().invoke({**inp, "history": [question]}).passing is open_passes
+    grounded = RefChecker(chat_replies="grounded").invoke({**inp, "history": [question]})
+    assert grounded.passing is grounded_passes, grounded.explanation
+    if not grounded_passes:
+        assert grounded.details["decision"]["decided_by"] == "short_answer"
+
+
+def test_a_grounded_chat_still_reads_the_history_as_evidence(embedder):
+    said = ["I heard the Marlow lighthouse was painted red in 1990. Who built it?"]
+    rc = RefChecker(chat_replies="grounded")
+
+    def check(answer):
+        return rc.invoke(
+            {"question": said[0], "answer": answer, "contexts": LIGHTHOUSE, "history": said}
+        )
+
+    repeated = check("The harbour board built it in 1881, and it was painted red in 1990.")
+    assert repeated.passing is True and repeated.details["decision"]["form"] == "answer"
+    assert [c["evidence"]["source"] for c in repeated.details["claims"]] == [
+        "reference",
+        "history",
+    ]
+    assert (
+        check("The harbour board built it in 1881, and it was painted red in 1995.").passing
+        is False
+    )
+
+
 @pytest.mark.parametrize("answer", REFUSALS)
 def test_a_refusal_is_unverifiable_never_hallucinated(embedder, answer):
     r = _check(answer)

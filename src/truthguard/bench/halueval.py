@@ -66,8 +66,9 @@ def _turns(history: str) -> list[str]:
     return [p.strip() for p in parts[2::2] if p.strip()] or ([history] if history.strip() else [])
 
 
-def item_inputs(item: HaluEvalItem) -> list[tuple[str, dict[str, Any]]]:
-    """The two detector inputs of a row: ("right", ...) and ("hallucinated", ...)."""
+def item_inputs(item: HaluEvalItem, *, in_chat: bool = False) -> list[tuple[str, dict[str, Any]]]:
+    """The two detector inputs of a row: ("right", ...) and ("hallucinated", ...); with
+    ``in_chat`` a row without a chat history is asked in one (its question as the history)."""
     base: dict[str, Any] = {"contexts": [item.reference]}
     if item.task == "qa":
         base["question"] = item.question or "?"
@@ -77,6 +78,8 @@ def item_inputs(item: HaluEvalItem) -> list[tuple[str, dict[str, Any]]]:
         base["history"] = turns
     else:
         base["question"] = "Summarize the article."
+    if in_chat and not base.get("history"):
+        base["history"] = [base["question"]]
     return [
         ("right", {**base, "answer": item.right}),
         ("hallucinated", {**base, "answer": item.hallucinated}),
@@ -84,16 +87,21 @@ def item_inputs(item: HaluEvalItem) -> list[tuple[str, dict[str, Any]]]:
 
 
 def check_items(
-    items: list[HaluEvalItem], detector: Any = None, *, show_progress: bool = False
+    items: list[HaluEvalItem],
+    detector: Any = None,
+    *,
+    show_progress: bool = False,
+    in_chat: bool = False,
 ) -> list[tuple[tuple[HaluEvalItem, str], Any]]:
-    """Check both outputs of every row with ``detector`` (default ``RefChecker()``)."""
+    """Check both outputs of every row with ``detector`` (default ``RefChecker()``); with
+    ``in_chat`` every row is asked in a chat (see :func:`item_inputs`)."""
     if detector is None:
         from truthguard.refchecker import RefChecker
 
         detector = RefChecker()
     keys, inputs = [], []
     for item in items:
-        for kind, inp in item_inputs(item):
+        for kind, inp in item_inputs(item, in_chat=in_chat):
             keys.append((item, kind))
             inputs.append(inp)
     out: list[Any] = []
@@ -150,6 +158,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-baseline", action="store_true", help="skip the cosine baseline")
     parser.add_argument(
+        "--chat-replies",
+        choices=("open", "grounded"),
+        default="open",
+        help="RefChecker(chat_replies=...): how a reply in a chat is held to the sources",
+    )
+    parser.add_argument(
+        "--in-chat",
+        action="store_true",
+        help="ask every row in a chat: a row without a chat history gets its question as one",
+    )
+    parser.add_argument(
         "--checker",
         default="local",
         help="claim checker: local (the default grounding) or nli:MODEL (NLIChecker with a hub id "
@@ -169,18 +188,19 @@ def select_rows(items: list[HaluEvalItem], n: int, *, spread: bool) -> list[Halu
     return [items[i] for i in spread_rows(len(items), n)] if spread else items[:n]
 
 
-def build_detector(checker: str = "local") -> Any:
-    """``RefChecker()``, or with ``nli:MODEL`` one whose claims an ``NLIChecker`` labels."""
+def build_detector(checker: str = "local", chat_replies: str = "open") -> Any:
+    """``RefChecker(chat_replies=...)``, or with ``nli:MODEL`` one whose claims an
+    ``NLIChecker`` labels."""
     from truthguard.refchecker import RefChecker
 
     if checker == "local":
-        return RefChecker()
+        return RefChecker(chat_replies=chat_replies)
     kind, _, model = checker.partition(":")
     if kind != "nli" or not model.strip():
         raise SystemExit(f"--checker: expected local or nli:MODEL, got {checker!r}")
     from truthguard.refchecker import NLIChecker
 
-    return RefChecker(checker=NLIChecker(model=model))
+    return RefChecker(checker=NLIChecker(model=model), chat_replies=chat_replies)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -189,7 +209,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.n < 1:
         raise SystemExit("--n must be at least 1")
     checker = getattr(args, "checker", "local")
-    detector = build_detector(checker)
+    chat_replies = getattr(args, "chat_replies", "open")
+    in_chat = bool(getattr(args, "in_chat", False))
+    detector = build_detector(checker, chat_replies)
     # warm: load the model and compile the rules once before timing
     run_sync(detector.ainvoke({"question": "Q?", "answer": "A cat sat.", "contexts": ["A cat."]}))
     spread = bool(getattr(args, "spread", False))
@@ -197,6 +219,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "rows_per_task": args.n,
         "rows": "spread" if spread else "first",
         "checker": checker,
+        "chat_replies": chat_replies,
+        "in_chat": in_chat,
         "tasks": {},
     }
     for task in args.tasks:
@@ -205,7 +229,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         else:
             items = load_halueval(task, args.data, limit=args.n)
         cpu0, wall0 = os.times(), time.perf_counter()
-        results = check_items(items, detector, show_progress=not args.no_progress)
+        results = check_items(items, detector, show_progress=not args.no_progress, in_chat=in_chat)
         wall = time.perf_counter() - wall0
         cpu1 = os.times()
         cpu = (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
@@ -258,6 +282,12 @@ def format_table(result: dict[str, Any]) -> str:
     lines = [
         f"HaluEval, {_rows_phrase(result)} per task; RefChecker() defaults"
         + ("" if result.get("checker", "local") == "local" else f", checker {result['checker']}")
+        + (
+            ""
+            if result.get("chat_replies", "open") == "open"
+            else f", chat_replies={result['chat_replies']!r}"
+        )
+        + (", every row asked in a chat" if result.get("in_chat") else "")
         + " (decisions: passing)",
         "",
         "| task | correct passed | hallucinated rejected | balanced acc. | AUROC | ms/answer "
