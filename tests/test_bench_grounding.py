@@ -195,3 +195,24 @@ def test_bench_runs_end_to_end(data_dir, embedder, capsys):
     assert "in a passage (the sentence between its neighbours): substitutions caught" in out
     assert "reworded with clauses reordered, in a long passage: substitutions caught" in out
     assert "an invented sentence put in a long passage" in out
+
+
+def test_bench_asks_every_question_in_a_chat(data_dir, embedder, capsys, monkeypatch):
+    from truthguard.bench import grounding
+
+    seen: list[dict] = []
+    run_all = grounding._run_all
+
+    async def recording(detector, inputs, batch, show):
+        seen.extend(inputs)
+        assert detector.chat_replies == "grounded"
+        return await run_all(detector, inputs, batch, show)
+
+    monkeypatch.setattr(grounding, "_run_all", recording)
+    args = ["bench", "grounding", "--data", str(data_dir / "chale"), "--per-type", "1"]
+    assert main([*args, "--limit", "2", "--chat", "grounded", "--json", "--no-progress"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["config"]["chat"] == "grounded" and result["chale"]["n"] == 2
+    assert seen and all(inp["history"] == [inp["question"]] for inp in seen)
+    # held to the reference as an answer is, the fixed cases decide as without a chat
+    assert [c["passed"] for c in result["fixed_cases"]] == [True, False, False, False]

@@ -124,6 +124,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "reordered, or an invented sentence among them)",
     )
     parser.add_argument("--batch", type=int, default=64, help="answers per abatch call")
+    parser.add_argument(
+        "--chat",
+        choices=("open", "grounded"),
+        default=None,
+        help="ask every question in a chat (the question as the history), checked with "
+        "RefChecker(chat_replies=...); default: no chat",
+    )
 
 
 def _passes(result: Any) -> bool:
@@ -203,7 +210,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"threshold": args.threshold, "batch_concurrency": 2}
     if args.score:
         kwargs["score"] = args.score
+    chat = getattr(args, "chat", None)
+    if chat:
+        kwargs["chat_replies"] = chat
     detector = RefChecker(**kwargs)
+
+    def asked(question: str, answer: str, reference: str) -> dict[str, Any]:
+        inp = {"question": question, "answer": answer, "references": [reference]}
+        return {**inp, "history": [question]} if chat else inp
+
     show = not args.no_progress
     items = load_chale(args.data)
     references = [strip_html(it.long_answer) for it in items]
@@ -211,9 +226,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     fixed = []
     for answer, should_pass in FIXED_CASES:
-        r = detector.invoke(
-            {"question": FIXED_QUESTION, "answer": answer, "references": [FIXED_REFERENCE]}
-        )
+        r = detector.invoke(asked(FIXED_QUESTION, answer, FIXED_REFERENCE))
         fixed.append(
             {"answer": answer, "should_pass": should_pass, "passed": _passes(r), "score": r.score}
         )
@@ -227,12 +240,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     n_main = sum(p["variant"] not in PASSAGES for p in perturbations)
     n_passage = len(perturbations) - n_main
     inputs = [
-        {
-            "question": items[p["ref_id"]].question,
-            "answer": p["answer"],
-            "references": [p["reference"]],
-        }
-        for p in perturbations
+        asked(items[p["ref_id"]].question, p["answer"], p["reference"]) for p in perturbations
     ]
     started, cpu = time.perf_counter(), time.process_time()
     results = run_sync(_run_all(detector, inputs[:n_main], args.batch, show))
@@ -249,6 +257,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "per_type": args.per_type,
             "seed": args.seed,
             "passages": with_passages,
+            "chat": chat,
         },
         "fixed_cases": fixed,
         "perturbations": tabulate(perturbations, [not _passes(r) for r in results]),
@@ -261,14 +270,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     chale_items = items[: args.limit] if args.limit else items
     answers = build_answers(chale_items)
     jobs = [(k, i) for k in KINDS for i in range(len(chale_items)) if answers[k][i] is not None]
-    chale_inputs = [
-        {
-            "question": chale_items[i].question,
-            "answer": answers[k][i],
-            "references": [references[i]],
-        }
-        for k, i in jobs
-    ]
+    chale_inputs = [asked(chale_items[i].question, answers[k][i], references[i]) for k, i in jobs]
     started, cpu = time.perf_counter(), time.process_time()
     chale_results = run_sync(_run_all(detector, chale_inputs, args.batch, show))
     chale_seconds, chale_cpu = time.perf_counter() - started, time.process_time() - cpu
