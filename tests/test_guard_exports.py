@@ -48,10 +48,12 @@ EXPORTS = {
     "truthguard.guard.extract": {
         "ANSWER_KEYS",
         "CONTEXT_KEYS",
+        "HISTORY_KEYS",
         "QUESTION_KEYS",
         "answer_of",
         "clean_text",
         "contexts_of",
+        "history_of",
         "question_of",
     },
     "truthguard.guard.usage": {"UsageCollector"},
