@@ -717,3 +717,131 @@ def test_an_empty_model_answer_is_a_model_fault_not_bad_input():
         out.attempts[0].error.startswith("InvalidLLMOutput")
         and "empty answer" in out.attempts[0].error
     )
+
+
+# -- chat history: what the user said is evidence; anything new still needs the contexts --------
+
+TRAM = "Tram 28 is a tram line in Lisbon. It runs from Martim Moniz through the Alfama district."
+HISTORY = [
+    ("human", "I visited Lisbon in 2019 with my sister and we stayed in Belem."),
+    ("ai", "Lovely! How can I help?"),
+]
+RESTATING = "You visited Lisbon in 2019 with your sister. Tram 28 runs through the Alfama district."
+
+
+def chat_rag_chain(model: Any) -> Any:
+    """``build_rag_chain`` with the chat history in its prompt (the history-aware RAG layout)."""
+    from langchain_core.prompts import MessagesPlaceholder
+
+    from doubles import ListRetriever
+    from truthguard.rag import build_rag_chain
+
+    prompt = ChatPromptTemplate.from_messages(
+        [
+            ("system", "Answer from the passages.\n\n{context}"),
+            MessagesPlaceholder("chat_history", optional=True),
+            ("human", "{question}\n\n{feedback}"),
+        ]
+    ).partial(feedback="")
+    return build_rag_chain(ListRetriever(passages=[TRAM]), model, prompt=prompt)
+
+
+def sources(result: DetectionResult) -> list[str]:
+    return [c["evidence"]["source"] for c in result.details["claims"]]
+
+
+@pytest.mark.model
+def test_a_reply_restating_the_users_words_passes_with_the_chat_history_over_http():
+    from truthguard.refchecker import RefChecker
+    from truthguard.testing import OpenAIServer
+
+    question = "Which tram goes through Alfama?"
+    with OpenAIServer(reply=RESTATING) as server:
+        chain = chat_rag_chain(server.chat_model(max_retries=0, timeout=5))
+        checker = RefChecker(threshold=0.5)
+        guard = HallucinationGuard(chain=chain, detectors=checker)
+        told = guard.invoke({"question": question, "chat_history": HISTORY})
+        prompt = [m["content"] for m in server.requests[0].messages]
+        untold = guard.invoke({"question": question})
+        off = HallucinationGuard(chain=chain, detectors=checker, history_key="")
+        ignored = off.invoke({"question": question, "chat_history": HISTORY})
+    assert HISTORY[0][1] in prompt  # the chain itself answered from the conversation
+    assert told.status == "passed" and told.answer == RESTATING
+    result = told.attempts[0].results[0]
+    assert [c["label"] for c in result.details["claims"]] == ["Entailment", "Entailment"]
+    assert sources(result) == ["history", "reference"]
+    # Judged without the history, the user's trip is a claim no passage supports.
+    for out in (untold, ignored):
+        result = out.attempts[0].results[0]
+        assert sources(result) == ["reference", "reference"]
+        assert result.details["claims"][0]["label"] != "Entailment"
+        assert out.status == "rejected" and out.last_answer == RESTATING
+
+
+def test_every_check_gets_the_history_first_and_after_each_policy():
+    from truthguard.guard import Filter, ReRetrieve
+
+    seen: list[tuple[str, list[str]]] = []
+
+    def score(inp: DetectorInput) -> float:
+        seen.append((inp.answer, list(inp.history)))
+        return 0.0 if "moon" in inp.answer else 1.0
+
+    chain, _ = rag_chain(["The moon.", "The moon again.", "The moon still. The sun shines."])
+    guard = HallucinationGuard(
+        chain=chain,
+        detectors=FakeDetector(score=score, threshold=0.5),
+        policies=[ReRetrieve(k=[2]), Regenerate(), Filter(detector=FakeDetector(score=score))],
+    )
+    out = guard.invoke({"question": "What shines?", "chat_history": HISTORY})
+    assert out.status == "filtered" and out.answer.startswith("The sun shines.")
+    said = [text for _, text in HISTORY]
+    assert [answer for answer, _ in seen] == [
+        "The moon.",
+        "The moon again.",
+        "The moon still. The sun shines.",
+        "The moon still.",  # the Filter's own check of each sentence
+        "The sun shines.",
+    ]
+    assert all(history == said for _, history in seen)
+
+
+def test_a_bad_chat_history_names_the_key_before_any_model_call():
+    chain, model = scripted_chain(["x"])
+    guard = HallucinationGuard(chain=chain, detectors=moon_detector())
+    for value, field in [
+        (5, "chat_history"),
+        ({"a": 1}, "chat_history"),
+        (["ok", 3], "chat_history[1]"),
+    ]:
+        with pytest.raises(InvalidInputError) as info:
+            guard.invoke({"question": "Q?", "chat_history": value})
+        assert info.value.field == field
+    keyed = HallucinationGuard(chain=chain, detectors=moon_detector(), history_key="conversation")
+    with pytest.raises(InvalidInputError) as info:
+        keyed.invoke({"question": "Q?", "chat_history": HISTORY})
+    assert info.value.field == "conversation" and model.call_count == 0
+
+
+def test_a_messages_input_keeps_the_question_out_of_the_history():
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+    from langchain_core.prompts import MessagesPlaceholder
+
+    seen: list[DetectorInput] = []
+    model = ScriptedChatModel(script=["Tram 28."])
+    prompt = ChatPromptTemplate.from_messages(
+        [("system", "You are a travel assistant."), MessagesPlaceholder("messages")]
+    )
+    guard = HallucinationGuard(
+        chain=prompt | model, detectors=FakeDetector(score=lambda i: seen.append(i) or 1.0)
+    )
+    messages = [
+        SystemMessage("Be brief."),
+        HumanMessage(HISTORY[0][1]),
+        AIMessage(HISTORY[1][1]),
+        HumanMessage("Which tram goes through Alfama?"),
+    ]
+    out = guard.invoke({"messages": messages})
+    assert out.status == "passed" and out.question == "Which tram goes through Alfama?"
+    assert seen[0].question == "Which tram goes through Alfama?"
+    assert seen[0].history == [text for _, text in HISTORY]  # no system prompt, no question

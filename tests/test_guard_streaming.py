@@ -305,3 +305,39 @@ async def test_check_loop_truthguard_decides_each_sentence_deadline_while_the_lo
     else:
         assert "timed out" in out.attempts[0].results[0].explanation
         assert "sun" not in (out.answer or "")  # nothing undecided was released
+
+
+HISTORY = [("human", "I am in Paris for a week."), ("ai", "Enjoy your stay!")]
+
+
+async def test_every_sentence_check_and_the_repair_get_the_chat_history():
+    seen: list[tuple[str, list[str]]] = []
+
+    def score(inp: Any) -> float:
+        seen.append((inp.answer, list(inp.history)))
+        return 0.0 if "moon" in inp.answer else 1.0
+
+    chain = build_rag_chain(ListRetriever(passages=PASSAGES), repairing_model())
+    guard = StreamingGuard(
+        chain=chain, detector=FakeDetector(score=score, threshold=0.5), policies=[Regenerate()]
+    )
+    question = {"question": "Where is the Eiffel Tower?", "chat_history": HISTORY}
+    result = await guard.ainvoke(question)
+    assert result.passed and [s for s, _ in seen] == [
+        "Paris is the capital of France.",
+        "The Eiffel Tower stands on the moon.",
+        REPAIR,  # the repair's sentence, checked with the same history
+    ]
+    assert all(history == [text for _, text in HISTORY] for _, history in seen)
+    seen.clear()
+    off = StreamingGuard(chain=chain, detector=FakeDetector(score=score), history_key="")
+    await off.ainvoke(question)
+    assert seen and all(history == [] for _, history in seen)
+
+
+def test_a_bad_chat_history_names_the_key_before_the_stream_starts():
+    model = repairing_model()
+    guard = StreamingGuard(chain=model, detector=no_moon())
+    with pytest.raises(InvalidInputError) as info:
+        list(guard.stream({"question": "Q?", "chat_history": [("human", None)]}))
+    assert info.value.field == "chat_history[0]" and model.call_count == 0

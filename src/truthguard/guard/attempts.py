@@ -151,6 +151,7 @@ class AttemptLoop:
             attempt it will produce and a collector that must count their usage.
         context: Builds the :class:`PolicyContext` (a subclass may shape the feedback).
         log: Where a broken policy is reported (a warning).
+        history: The chat turns before the question, passed on to every policy.
 
     Example:
         >>> from truthguard.guard import Fallback
@@ -175,9 +176,12 @@ class AttemptLoop:
         policy_config: Callable[[int, UsageCollector], RunnableConfig | None] = _no_config,
         context: Callable[..., PolicyContext] = PolicyContext,
         log: logging.Logger = logger,
+        history: Sequence[Any] = (),
     ) -> None:
         self.question = question
         self.input = input
+        self.history = list(history)
+        """The chat turns before the question (every check of the request reads them)."""
         self.policies = list(policies)
         self.max_attempts = max_attempts
         self.attempts: list[Attempt] = []
@@ -412,5 +416,6 @@ class AttemptLoop:
             if route and self._chain is not None
             else "input",
             released=self._released,
+            history=self.history,
         )
         return self._hand(AskPolicy(policy=policy, context=context, number=number))

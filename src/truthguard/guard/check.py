@@ -235,6 +235,7 @@ def attempt_loop(
     input: Any,
     run_manager: Any,
     config: RunnableConfig,
+    history: Sequence[Any] = (),
 ) -> AttemptLoop:
     """The attempt loop of one request to a LangChain guard (the plain or the streaming one).
 
@@ -257,4 +258,5 @@ def attempt_loop(
         chain=guard.chain,
         n_models=guard._n_models,
         policy_config=policy_config,
+        history=history,
     )

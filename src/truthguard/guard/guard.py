@@ -42,7 +42,7 @@ from truthguard.guard.check import (
     verdict_for,
     we_are_cancelled,
 )
-from truthguard.guard.extract import answer_of, contexts_of, question_of
+from truthguard.guard.extract import answer_of, contexts_of, history_of, question_of
 from truthguard.guard.policies import GuardPolicy
 from truthguard.guard.usage import UsageCollector
 from truthguard.guard.validation import input_errors
@@ -68,7 +68,9 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     returns a string, a message, or a dict with the answer (``answer_key``) and optionally the
     context documents (``context_key``). Each answer is checked by every detector concurrently;
     the results are combined (``combine``); a failing answer goes through ``policies`` in order
-    until one passes or ``max_attempts`` is reached.
+    until one passes or ``max_attempts`` is reached. When the input carries a chat history
+    (``history_key``), every check gets its earlier turns as ``history``: what the user said is
+    evidence of what was said, anything new still needs the contexts.
 
     Every run inside an attempt carries the inherited tag ``guard:attempt:N`` and each verdict is
     dispatched as the custom event ``truthguard_verdict``. A checker that is unavailable (a model
@@ -137,6 +139,10 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     """Output key of the answer (default: the first of answer, output, result, text, content)."""
     context_key: str | None = None
     """Output key of the contexts (default: context, contexts, source_documents, ...)."""
+    history_key: str | None = None
+    """Input key of the chat history passed to every check as ``history`` (default: the first
+    of chat_history, history, messages; an input that is a list of messages is a conversation
+    itself); ``""`` passes none. The question's own turn is never part of it."""
     detector_fields: list[str] = Field(default_factory=list)
     """Chain input keys copied into the detector input (for example ``entity``)."""
     batch_concurrency: int = Field(default=4, ge=1)
@@ -251,6 +257,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     def _validate(self, input: Any) -> None:
         """Fail fast, before any model call, naming the offending field."""
         question_of(input, self.question_key)
+        history_of(input, self.history_key)
         if self.detector_fields:
             if not isinstance(input, Mapping):
                 raise InvalidInputError("detector_fields", "needs a dict chain input")
@@ -288,11 +295,14 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
 
     async def _arun(self, input: Any, run_manager: Any, config: RunnableConfig) -> GuardResult:
         question = clean_text(question_of(input, self.question_key))
-        loop = attempt_loop(self, question, input, run_manager, config)
+        history = history_of(input, self.history_key, question=question)
+        loop = attempt_loop(self, question, input, run_manager, config, history)
         action: Action = loop.start()
         while not isinstance(action, Finish):
             if isinstance(action, RunAttempt):
-                attempt, error = await self._attempt(action, question, input, run_manager, config)
+                attempt, error = await self._attempt(
+                    action, question, history, input, run_manager, config
+                )
                 action = loop.attempted(attempt, error=error)
             elif isinstance(action, AskPolicy):
                 try:
@@ -310,6 +320,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         self,
         action: RunAttempt,
         question: str,
+        history: list[Any],
         original_input: Any,
         run_manager: Any,
         config: RunnableConfig,
@@ -373,7 +384,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
             )
             with scoped_config(check_config):
                 results = await self._check(
-                    question, answer, contexts, original_input, check_config
+                    question, answer, contexts, history, original_input, check_config
                 )
             verdict = self._decide(results)
             attempt.results = results
@@ -397,10 +408,13 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         question: str,
         answer: str,
         contexts: list[str],
+        history: list[Any],
         original_input: Any,
         config: RunnableConfig,
     ) -> list[DetectionResult]:
         payload: dict[str, Any] = {"question": question, "answer": answer, "contexts": contexts}
+        if history:  # the first check and every re-check read the request's own history
+            payload["history"] = history
         for key in self.detector_fields:  # presence checked in _validate
             value = original_input[key]
             payload[key] = clean_text(value) if isinstance(value, str) else value

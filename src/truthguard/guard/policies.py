@@ -120,6 +120,9 @@ class PolicyContext:
     (the guard appends it to the chat model's prompt through ``configurable``)."""
     released: str | None = None
     """Streaming guard: the text already released; feedback then asks for a continuation."""
+    history: list[Any] = field(default_factory=list)
+    """The chat turns before the question (:func:`~truthguard.guard.extract.history_of`), for a
+    policy's own checks (``Filter``)."""
 
     @property
     def last(self) -> Attempt:
@@ -425,6 +428,9 @@ class Filter(GuardPolicy):
         if last is None or not last.answer:
             raise TruthGuardError("filter: no checked answer to filter")
         sentences = [s.text.strip() for s in split_sentences(last.answer) if s.text.strip()]
+        base: dict[str, Any] = {"question": ctx.question, "contexts": last.contexts}
+        if ctx.history:
+            base["history"] = ctx.history
         detector = self.detector
         if detector is None:
             from truthguard.refchecker import RefChecker
@@ -432,13 +438,7 @@ class Filter(GuardPolicy):
             detector = RefChecker()
         results: list[DetectionResult] = list(
             await asyncio.gather(
-                *(
-                    detector.ainvoke(
-                        {"question": ctx.question, "answer": s, "contexts": last.contexts},
-                        ctx.config,
-                    )
-                    for s in sentences
-                )
+                *(detector.ainvoke({**base, "answer": s}, ctx.config) for s in sentences)
             )
         )
         kept = [s for s, r in zip(sentences, results, strict=True) if r.passing is True]

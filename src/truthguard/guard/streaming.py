@@ -45,7 +45,13 @@ from truthguard.guard.check import (
     thresholds_for,
     we_are_cancelled,
 )
-from truthguard.guard.extract import ANSWER_KEYS, CONTEXT_KEYS, contexts_of, question_of
+from truthguard.guard.extract import (
+    ANSWER_KEYS,
+    CONTEXT_KEYS,
+    contexts_of,
+    history_of,
+    question_of,
+)
 from truthguard.guard.policies import Filter, GuardPolicy
 from truthguard.guard.usage import UsageCollector
 from truthguard.guard.validation import input_errors
@@ -161,6 +167,10 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
     """Key of the answer in dict chunks (default: the first of answer, output, result, ...)."""
     context_key: str | None = None
     """Key of the documents in dict chunks (default: context, contexts, ...)."""
+    history_key: str | None = None
+    """Input key of the chat history passed to every sentence check as ``history`` (default:
+    the first of chat_history, history, messages); ``""`` passes none (as
+    ``HallucinationGuard.history_key``)."""
     stream_nested: bool = False
     """Let streaming consumers see the chain's own runs, unchecked tokens included."""
     repair_notice: str = "[A sentence was withheld: the sources do not support it. Revising.]"
@@ -226,6 +236,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[GuardChunk]:
         question_of(input, self.question_key)  # fail fast, naming the field
+        history_of(input, self.history_key)
 
         async def one() -> AsyncIterator[Any]:
             yield input
@@ -287,9 +298,10 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
         async for input in inputs:  # noqa: B007 - one input
             pass
         question = clean_text(question_of(input, self.question_key))
+        history = history_of(input, self.history_key, question=question)
         released: list[str] = []
         withheld: list[str] = []  # sentences a Filter policy dropped
-        loop = attempt_loop(self, question, input, run_manager, config)
+        loop = attempt_loop(self, question, input, run_manager, config, history)
         verdict: GuardVerdict | None = None
         action: Action = loop.start()
         while not isinstance(action, Finish):
@@ -298,7 +310,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
                 started = time.perf_counter()
                 collector = UsageCollector()
                 async for chunk in self._attempt(
-                    action, question, released, outcome, collector, run_manager, config
+                    action, question, history, released, outcome, collector, run_manager, config
                 ):
                     yield chunk
                 failed_text = outcome.failed[0] if outcome.failed else None
@@ -374,6 +386,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
         self,
         action: RunAttempt,
         question: str,
+        history: list[Any],
         released: list[str],
         outcome: _Outcome,
         collector: UsageCollector,
@@ -404,7 +417,9 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
                 return
             ctx = contexts or [clean_text(c) for c in capture.contexts]
             outcome.contexts = ctx
-            payload = {"question": question, "answer": sentence, "contexts": ctx}
+            payload: dict[str, Any] = {"question": question, "answer": sentence, "contexts": ctx}
+            if history:
+                payload["history"] = history
             with scoped_config(check_config):
                 task = asyncio.ensure_future(
                     run_detector(
