@@ -9,7 +9,7 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.output_parsers import StrOutputParser
-from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import (
     RunnablePassthrough,
@@ -41,6 +41,31 @@ class ListRetriever(BaseRetriever):
     def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[Document]:
         self.queries.append(query)
         return [Document(page_content=p) for p in self.passages[: self.search_kwargs["k"]]]
+
+
+# -- a conversation: the user's own words are evidence of what was said --
+
+TRAM = "Tram 28 is a tram line in Lisbon. It runs from Martim Moniz through the Alfama district."
+HISTORY = [
+    ("human", "I visited Lisbon in 2019 with my sister and we stayed in Belem."),
+    ("ai", "Lovely! How can I help?"),
+]
+"""The turns before the question: only the user said the trip happened, in 2019."""
+RESTATING = "You visited Lisbon in 2019 with your sister. Tram 28 runs through the Alfama district."
+"""A reply restating the user's trip (history) and one fact from the passage (TRAM)."""
+
+CHAT_RAG_PROMPT = ChatPromptTemplate.from_messages(
+    [
+        ("system", "Answer from the passages.\n\n{context}"),
+        MessagesPlaceholder("chat_history", optional=True),
+        ("human", "{question}\n\n{feedback}"),
+    ]
+).partial(feedback="")
+
+
+def chat_rag_chain(model: Any) -> Any:
+    """``build_rag_chain`` over TRAM with the chat history in its prompt (``chat_history``)."""
+    return build_rag_chain(ListRetriever(passages=[TRAM]), model, prompt=CHAT_RAG_PROMPT)
 
 
 def rag_chain(answers: Any, passages: list[str] | None = None) -> tuple[Any, Any]:

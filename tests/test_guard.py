@@ -15,6 +15,9 @@ from langchain_core.runnables import (
 )
 
 from doubles import (
+    HISTORY,
+    RESTATING,
+    chat_rag_chain,
     moon_detector,
     rag_chain,
     scripted_chain,
@@ -720,30 +723,6 @@ def test_an_empty_model_answer_is_a_model_fault_not_bad_input():
 
 
 # -- chat history: what the user said is evidence; anything new still needs the contexts --------
-
-TRAM = "Tram 28 is a tram line in Lisbon. It runs from Martim Moniz through the Alfama district."
-HISTORY = [
-    ("human", "I visited Lisbon in 2019 with my sister and we stayed in Belem."),
-    ("ai", "Lovely! How can I help?"),
-]
-RESTATING = "You visited Lisbon in 2019 with your sister. Tram 28 runs through the Alfama district."
-
-
-def chat_rag_chain(model: Any) -> Any:
-    """``build_rag_chain`` with the chat history in its prompt (the history-aware RAG layout)."""
-    from langchain_core.prompts import MessagesPlaceholder
-
-    from doubles import ListRetriever
-    from truthguard.rag import build_rag_chain
-
-    prompt = ChatPromptTemplate.from_messages(
-        [
-            ("system", "Answer from the passages.\n\n{context}"),
-            MessagesPlaceholder("chat_history", optional=True),
-            ("human", "{question}\n\n{feedback}"),
-        ]
-    ).partial(feedback="")
-    return build_rag_chain(ListRetriever(passages=[TRAM]), model, prompt=prompt)
 
 
 def sources(result: DetectionResult) -> list[str]:
