@@ -272,3 +272,65 @@ def test_an_empty_chain_reply_is_never_logged_factual(reply):
     RunnableLambda(lambda q: reply).invoke("Q?", {"callbacks": [handler]})
     handler.close(timeout=10)
     assert len(records) == 1 and records[0].label != "factual" and records[0].passing is not True
+
+
+def test_the_chat_history_of_a_chain_and_of_a_chat_model_reaches_the_detector_over_http():
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+    from doubles import HISTORY, RESTATING, chat_rag_chain
+    from truthguard.testing import OpenAIServer
+
+    seen: list[tuple[str, list[str]]] = []
+
+    def score(inp):
+        seen.append((inp.question, list(inp.history)))
+        return 1.0
+
+    said = [text for _, text in HISTORY]
+    question = "Which tram goes through Alfama?"
+    records: list[ScoreRecord] = []
+    handler = TruthGuardCallbackHandler(FakeDetector(score=score), sinks=records.append)
+    off = TruthGuardCallbackHandler(FakeDetector(score=score), sinks=records.append, history_key="")
+    with OpenAIServer(reply=RESTATING) as server:
+        model = server.chat_model(max_retries=0, timeout=5)
+        chain = chat_rag_chain(model)
+        chain.invoke({"question": question, "chat_history": HISTORY}, {"callbacks": [handler]})
+        assert handler.flush(timeout=30)
+        # A chat model on its own: the messages before the last human one are the history.
+        conversation = [
+            SystemMessage("Be brief."),
+            HumanMessage(said[0]),
+            AIMessage(said[1]),
+            HumanMessage(question),
+        ]
+        model.invoke(conversation, {"callbacks": [handler]})
+        assert handler.flush(timeout=30)
+        chain.invoke({"question": question, "chat_history": HISTORY}, {"callbacks": [off]})
+        assert off.flush(timeout=30)
+    assert seen == [(question, said), (question, said), (question, [])]
+    assert [r.question for r in records] == [question] * 3
+    handler.close()
+    off.close()
+
+
+def test_on_a_guard_run_recheck_gets_the_chat_history_too():
+    from doubles import HISTORY, RESTATING, chat_rag_chain
+    from truthguard.guard import HallucinationGuard
+    from truthguard.testing import OpenAIServer
+
+    seen: list[list[str]] = []
+    records: list[ScoreRecord] = []
+    handler = TruthGuardCallbackHandler(
+        FakeDetector(score=lambda i: seen.append(list(i.history)) or 0.9),
+        sinks=records.append,
+        recheck=True,
+    )
+    with OpenAIServer(reply=RESTATING) as server:
+        guard = HallucinationGuard(
+            chain=chat_rag_chain(server.chat_model(max_retries=0, timeout=5)),
+            detectors=FakeDetector(score=1.0),
+        )
+        guard.invoke({"question": "Which tram?", "chat_history": HISTORY}, {"callbacks": [handler]})
+        assert handler.flush(timeout=30)
+    assert seen == [[text for _, text in HISTORY]] and records[0].score == 0.9
+    handler.close()

@@ -108,3 +108,13 @@ async def test_retriever_run_on_its_own_is_not_kept_open():
         await retriever.ainvoke(f"q{i}", {"callbacks": [handler]})
     assert handler._core.tracker.open_runs == 0
     assert handler.close(timeout=10)
+
+
+def test_a_run_with_a_bad_chat_history_is_skipped_and_counted():
+    records: list[ScoreRecord] = []
+    handler = TruthGuardCallbackHandler(FakeDetector(), sinks=records.append)
+    chain = RunnableLambda(lambda x: "an answer")
+    chain.invoke({"question": "Q?", "chat_history": 5}, {"callbacks": [handler]})
+    chain.invoke({"question": "Q?", "chat_history": [("human", "hi")]}, {"callbacks": [handler]})
+    handler.close(timeout=10)
+    assert [r.question for r in records] == ["Q?"] and handler.summary()["skipped"] == 1

@@ -2,7 +2,9 @@
 
 A *capture root* is the top-most run this handler sees: a run with no parent, or whose parent
 the handler never saw (it was attached below the top). Retriever results anywhere under a root
-become its contexts; when the root ends, its input and output give the question and answer.
+become its contexts; when the root ends, its input and output give the question and answer,
+and its input the chat history (the turns before the question: a ``chat_history`` key, or the
+earlier messages of a chat model's input).
 A root that is a ``HallucinationGuard`` gives its :class:`~truthguard.guard.GuardResult`: the
 answer it checked, that attempt's contexts and the guard's own verdict.
 Pure bookkeeping, no I/O; callers hold no lock (this class has its own).
@@ -22,7 +24,7 @@ from truthguard.callbacks.records import json_safe
 from truthguard.detector import context_text
 from truthguard.errors import InvalidInputError
 from truthguard.guard._models import GuardResult
-from truthguard.guard.extract import answer_of, contexts_of, question_of
+from truthguard.guard.extract import answer_of, contexts_of, history_of, question_of
 from truthguard.llm import message_text
 from truthguard.otel import current_span_context
 
@@ -42,6 +44,8 @@ class Capture:
     metadata: dict[str, Any]
     extra: dict[str, Any] = field(default_factory=dict)
     """Input fields forwarded to the detector (``detector_fields``)."""
+    history: list[Any] = field(default_factory=list)
+    """The chat turns before the question, passed to the detector as ``history``."""
     captured_at: float = field(default_factory=time.time)
     span_context: Any = None
     """The OpenTelemetry span of the answer: the one current when it was captured, or the one
@@ -65,6 +69,7 @@ class _Root:
     metadata: dict[str, Any]
     contexts: list[str] = field(default_factory=list)
     question: str | None = None  # set for model roots (last human message)
+    history: list[Any] = field(default_factory=list)  # model roots: the messages before it
     verdicts: list[Any] = field(default_factory=list)  # a guard's truthguard_verdict events
 
 
@@ -93,10 +98,12 @@ class RunTracker:
         question_key: str | None = None,
         answer_key: str | None = None,
         detector_fields: tuple[str, ...] = (),
+        history_key: str | None = None,
     ) -> None:
         self.question_key = question_key
         self.answer_key = answer_key
         self.detector_fields = detector_fields
+        self.history_key = history_key
         self._lock = threading.Lock()
         self._root_of: dict[UUID, UUID] = {}
         self._roots: dict[UUID, _Root] = {}
@@ -129,6 +136,9 @@ class RunTracker:
         root = self._register(run_id, parent_run_id, None, kw.get("tags"), kw.get("metadata"))
         if root is not None:
             root.question = _last_human(messages)
+            if self.history_key != "":  # the model's own messages are the conversation
+                flat = [m for batch in messages for m in batch] if messages else []
+                root.history = history_of(flat, question=root.question)
 
     def start_llm(self, run_id: UUID, parent_run_id: UUID | None, prompts: Any, **kw: Any) -> None:
         root = self._register(run_id, parent_run_id, None, kw.get("tags"), kw.get("metadata"))
@@ -190,9 +200,11 @@ class RunTracker:
                 question, answer = root.question, _generation_text(output)
                 if answer is None:
                     raise InvalidInputError("output", "no generation")
+                history = root.history
             else:
                 question = question_of(root.inputs, self.question_key)
                 answer = answer_of(output, self.answer_key)
+                history = history_of(root.inputs, self.history_key, question=clean_text(question))
             contexts = root.contexts or contexts_of(output)
             extra = {}
             if self.detector_fields and isinstance(root.inputs, Mapping):
@@ -210,6 +222,7 @@ class RunTracker:
             tags=root.tags,
             metadata=root.metadata,
             extra=extra,
+            history=history,
         )
 
     def _guard_capture(self, run_id: UUID, root: _Root, result: GuardResult) -> Capture | None:
@@ -223,15 +236,23 @@ class RunTracker:
         extra = {}
         if self.detector_fields and isinstance(root.inputs, Mapping):
             extra = {k: root.inputs[k] for k in self.detector_fields if k in root.inputs}
+        question = clean_text(result.question)
+        try:  # the guard read its input already; only this handler's own history_key may miss
+            history = history_of(root.inputs, self.history_key, question=question)
+        except InvalidInputError:
+            with self._lock:
+                self.skipped += 1
+            return None
         return Capture(
             run_id=run_id,
             parent_run_id=root.parent_run_id,
-            question=clean_text(result.question),
+            question=question,
             answer=clean_text(attempt.answer or ""),
             contexts=[clean_text(c) for c in attempt.contexts or root.contexts],
             tags=root.tags,
             metadata=root.metadata,
             extra=extra,
+            history=history,
             guard_attempt=attempt,
             guard_status=result.status,
         )

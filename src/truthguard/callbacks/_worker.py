@@ -303,12 +303,14 @@ class Scorer:
     async def _score(self, seq: int, capture: Capture) -> None:
         async with self._semaphore():
             started = time.perf_counter()
-            payload = {
+            payload: dict[str, Any] = {
                 "question": capture.question,
                 "answer": capture.answer,
                 "contexts": capture.contexts,
-                **capture.extra,
             }
+            if capture.history:
+                payload["history"] = capture.history
+            payload.update(capture.extra)
             check = asyncio.ensure_future(self.detector.ainvoke(payload))
             check.add_done_callback(_retrieve)
             try:

@@ -34,8 +34,9 @@ class _Core:
         answer_key: str | None,
         detector_fields: Sequence[str],
         recheck: bool,
+        history_key: str | None,
     ) -> None:
-        self.tracker = RunTracker(question_key, answer_key, tuple(detector_fields))
+        self.tracker = RunTracker(question_key, answer_key, tuple(detector_fields), history_key)
         self.scorer = Scorer.from_options(
             detector,
             sinks,
@@ -61,8 +62,10 @@ _DOC = """
 
     Attach it to any chain or model (``config={"callbacks": [handler]}``). For the top-most run it
     sees, it takes the question from the input (``question_key``, else question / input / query,
-    or the last human message of a chat model), the answer from the output, and the documents of
-    every retriever run inside as contexts. When that run ends the capture is queued and scored
+    or the last human message of a chat model), the answer from the output, the documents of
+    every retriever run inside as contexts, and the chat history from the input (``history_key``,
+    else chat_history / history / messages, or a chat model's messages before the question),
+    which the detector reads as ``history``. When that run ends the capture is queued and scored
     by ``detector`` on a background event loop, so the chain does not wait for the detector.
 
     Args:
@@ -78,6 +81,9 @@ _DOC = """
             cancellation; None for no limit.
         question_key: Input key of the question.
         answer_key: Output key of the answer.
+        history_key: Input key of the chat history; ``""`` passes none. A run whose history is
+            not a string or a list of turns is skipped (counted in ``summary()["skipped"]``),
+            as one without a question is.
         detector_fields: Input keys of the captured run passed on to the detector (for
             example ``entity`` for Reverse Validation).
         recheck: On a ``HallucinationGuard`` run, check the answer again with ``detector``.
@@ -133,6 +139,7 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
         answer_key: str | None = None,
         detector_fields: Sequence[str] = (),
         recheck: bool = False,
+        history_key: str | None = None,
     ) -> None:
         self._core = _Core(
             detector,
@@ -145,6 +152,7 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
             answer_key=answer_key,
             detector_fields=detector_fields,
             recheck=recheck,
+            history_key=history_key,
         )
         # "block" may wait for room: in async chains run the hooks in an executor, not on the loop.
         self.run_inline = when_full != "block"
@@ -275,6 +283,7 @@ class AsyncTruthGuardCallbackHandler(AsyncCallbackHandler):
         answer_key: str | None = None,
         detector_fields: Sequence[str] = (),
         recheck: bool = False,
+        history_key: str | None = None,
     ) -> None:
         self._core = _Core(
             detector,
@@ -287,6 +296,7 @@ class AsyncTruthGuardCallbackHandler(AsyncCallbackHandler):
             answer_key=answer_key,
             detector_fields=detector_fields,
             recheck=recheck,
+            history_key=history_key,
         )
 
     async def _end(self, run_id: UUID, output: Any, inputs: Any = None) -> None:
