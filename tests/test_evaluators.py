@@ -115,3 +115,38 @@ def test_configurable_detector_and_bad_arguments():
     with pytest.raises(InvalidInputError) as info:
         ev.evaluate_strings(prediction="x")
     assert info.value.field == "input"
+
+
+@pytest.mark.filterwarnings("ignore:.upload_results. parameter is in beta")
+def test_the_examples_chat_history_reaches_the_detector(monkeypatch):
+    from langsmith import Client, evaluate, tracing_context
+
+    seen: list[list[str]] = []
+    detector = FakeDetector(score=lambda i: seen.append(list(i.history)) or 1.0)
+    monkeypatch.setenv("LANGSMITH_TRACING", "false")
+    client = Client(api_url="http://127.0.0.1:9", api_key="offline")  # nothing is sent
+    history = [  # as a dataset stores it: OpenAI-style dicts, the question appended last
+        {"role": "user", "content": "I live in Dubai."},
+        {"role": "assistant", "content": "Nice city!"},
+        {"role": "user", "content": "Where do I live?"},
+    ]
+    _, example = run_and_example("unused")
+    example = example.model_copy(
+        update={"inputs": {"question": "Where do I live?", "chat_history": history}}
+    )
+    with tracing_context(enabled=False):
+        for ev in (DetectorEvaluator(detector), DetectorEvaluator(detector, history_key="")):
+            list(
+                evaluate(
+                    lambda inputs: {"answer": "You live in Dubai."},
+                    data=[example],
+                    evaluators=[ev],
+                    client=client,
+                    upload_results=False,
+                    disable_evaluator_tracing=True,
+                )
+            )
+    assert seen == [["I live in Dubai.", "Nice city!"], []]
+    with pytest.raises(InvalidInputError) as info:
+        DetectorEvaluator(detector)({"question": "Q?", "history": 5}, {"answer": "A."})
+    assert info.value.field == "history"

@@ -27,6 +27,7 @@ from truthguard.guard.extract import (
     QUESTION_KEYS,
     answer_of,
     contexts_of,
+    history_of,
     question_of,
 )
 from truthguard.result import DetectionResult
@@ -45,6 +46,9 @@ class DetectorEvaluator(RunEvaluator):
         context_key: Key of the contexts in the run outputs (default: context, contexts, ...).
         reference_key: Key of reference passages in the example outputs (default: the contexts
             keys, then ``reference``); they are checked together with the output's contexts.
+        history_key: Key of the chat history in the run inputs (default: chat_history, history,
+            messages; ``""`` passes none); the detector reads it as ``history``, so a reply
+            restating what the user said is not flagged.
 
     Example:
         >>> from truthguard.testing import FakeDetector
@@ -69,6 +73,7 @@ class DetectorEvaluator(RunEvaluator):
         answer_key: str | None = None,
         context_key: str | None = None,
         reference_key: str | None = None,
+        history_key: str | None = None,
     ) -> None:
         inner = base_detector(detector)
         if inner is None:
@@ -83,6 +88,7 @@ class DetectorEvaluator(RunEvaluator):
         self.answer_key = answer_key
         self.context_key = context_key
         self.reference_key = reference_key
+        self.history_key = history_key
 
     @property
     def evaluation_name(self) -> str:
@@ -204,4 +210,8 @@ class DetectorEvaluator(RunEvaluator):
             found = next((k for k in keys if k in reference_outputs), None)
             if found is not None:
                 contexts += contexts_of({found: reference_outputs[found]}, found)
-        return {"question": question, "answer": answer, "contexts": contexts}
+        payload: dict[str, Any] = {"question": question, "answer": answer, "contexts": contexts}
+        history = history_of(inputs, self.history_key, question=question)
+        if history:
+            payload["history"] = history
+        return payload
