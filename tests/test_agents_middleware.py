@@ -28,6 +28,7 @@ from truthguard.agents import (
 )
 from truthguard.errors import GuardRejected, InvalidInputError
 from truthguard.guard import Fallback, Raise, Regenerate, ReRetrieve
+from truthguard.refchecker import RefChecker
 from truthguard.serde import checkpoint_serializer
 from truthguard.testing import FakeDetector, OpenAIServer, ToolCall
 
@@ -389,3 +390,53 @@ def test_json_rows_from_a_tool_are_evidence(server, answer, passed):
     first = agent.invoke(ask())["truthguard"].attempts[0]
     assert first.contexts == ["name: Eiffel Tower; completed: 1889; city: Paris"]
     assert first.passed is passed
+
+
+# -- the conversation: earlier turns are the detectors' history ---------------------------------
+
+TRIP = "I visited Paris in 2019 with my sister."
+RESTATED = "You visited Paris in 2019 with your sister. The Eiffel Tower was completed in 1889."
+
+
+def two_turns(server, **options) -> tuple[dict, list]:
+    """Tell the agent of the trip, then ask QUESTION in the same thread; the detectors' inputs."""
+    seen: list = []
+    recorder = FakeDetector(score=lambda i: seen.append(i) or 1.0)
+
+    def reply(messages: list[dict]):
+        if _role(messages) == "tool":
+            return RESTATED
+        if messages[-1]["content"] == QUESTION:
+            return ToolCall("search", {"query": "Eiffel Tower"})
+        return "Lovely! How can I help?"
+
+    server.reply = reply
+    agent = agent_for(
+        server,
+        checkpointer=InMemorySaver(),
+        detectors=[RefChecker(threshold=0.5), recorder],
+        no_evidence="pass",  # the first turn's reply has no evidence to check
+        **options,
+    )
+    config = {"configurable": {"thread_id": "trip"}}
+    agent.invoke({"messages": [("user", TRIP)]}, config)
+    return agent.invoke({"messages": [("user", QUESTION)]}, config), seen
+
+
+def test_the_earlier_turns_are_the_history_and_the_question_is_not_in_it(server):
+    out, seen = two_turns(server)
+    assert out["messages"][-1].content == RESTATED and out["truthguard"].passed
+    (inp,) = seen
+    assert inp.question == QUESTION and inp.contexts == [PASSAGE]
+    assert inp.history == [TRIP, "Lovely! How can I help?"]  # no tool call, no tool result
+    claims = out["truthguard"].attempts[0].results[0].details["claims"]
+    assert [c["evidence"]["source"] for c in claims] == ["history", "reference"]
+
+
+def test_pass_history_off_checks_against_the_evidence_only(server):
+    out, seen = two_turns(server, pass_history=False, policies=[])
+    assert [i.history for i in seen] == [[]]
+    result = out["truthguard"]
+    claims = result.attempts[0].results[0].details["claims"]
+    assert [c["evidence"]["source"] for c in claims] == ["reference", "reference"]
+    assert result.status == "rejected"  # the trip is in no passage

@@ -2,11 +2,12 @@
 
 For ``langchain.agents.create_agent`` (LangChain 1.x). The model call is wrapped
 (``wrap_model_call``): a reply that calls tools goes on untouched; a final answer is checked
-against the evidence in the request (tool results, documents in state) and, when it fails, the
-policies run: :class:`~truthguard.guard.Regenerate` calls the model again with the checker's
-notes, :class:`~truthguard.guard.Fallback` answers instead, :class:`~truthguard.guard.Raise`
-raises :class:`~truthguard.errors.GuardRejected`, :class:`EndRun` ends the run without an
-answer and :class:`HumanReview` pauses it for a person (``interrupt()``).
+against the evidence in the request (tool results, documents in state), with the conversation
+before the current user turn as the detectors' ``history``, and, when it fails, the policies
+run: :class:`~truthguard.guard.Regenerate` calls the model again with the checker's notes,
+:class:`~truthguard.guard.Fallback` answers instead, :class:`~truthguard.guard.Raise` raises
+:class:`~truthguard.errors.GuardRejected`, :class:`EndRun` ends the run without an answer and
+:class:`HumanReview` pauses it for a person (``interrupt()``).
 
 Streaming: every model call under the middleware runs without the streaming consumers
 (``stream_mode="messages"``, ``astream_events``) and with the ``nostream`` tag, so no token of
@@ -51,6 +52,7 @@ from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
 from truthguard.guard._runs import FEEDBACK_FIELD, scoped_config
 from truthguard.guard.attempts import AskPolicy, AttemptLoop, Finish, ReleaseAnswer, RunAttempt
 from truthguard.guard.check import base_detector, run_detector, score_bounds, verdict_for
+from truthguard.guard.extract import history_of
 from truthguard.guard.guard import VERDICT_EVENT
 from truthguard.guard.policies import (
     TEMPERATURE_FIELD,
@@ -130,6 +132,10 @@ class GroundingSettings(BaseModel):
     """Only these tools' results are evidence (None: every tool's)."""
     state_keys: list[str] = Field(default_factory=list)
     """State keys holding documents that are evidence too (a custom ``state_schema``)."""
+    pass_history: bool = True
+    """Give the detectors the conversation before the current user turn (its user and AI
+    messages) as ``history``: what the user said earlier is evidence of what was said. Tool
+    results are evidence already and are not repeated there. Off: only the evidence counts."""
     no_evidence: Literal["check", "pass"] = "check"
     """An answer given without any evidence: checked anyway (a reference-based detector then
     gives no verdict, which fails closed), or released unchecked (greetings, clarifying
@@ -208,6 +214,7 @@ class _Check:
     answer: str
     contexts: list[str]
     number: int
+    history: list[Any]
 
 
 @dataclass
@@ -391,12 +398,14 @@ class GroundingMiddleware(AgentMiddleware):
         if not contexts and settings.no_evidence == "pass":
             return first
         question = last_question(messages)
+        history = self._history(messages, question)
         loop = AttemptLoop(
             question=question,
             input=messages,
             policies=settings.policies,
             max_attempts=settings.max_attempts,
             context=_model_feedback,
+            history=history,
         )
         responses: dict[int, ModelResponse] = {}
         action: Any = loop.start()
@@ -423,7 +432,9 @@ class GroundingMiddleware(AgentMiddleware):
                         action = loop.attempted(failed, error=e)
                         continue
                 responses[action.number] = response
-                attempt = yield from self._attempt(action, response, question, contexts, started)
+                attempt = yield from self._attempt(
+                    action, response, question, history, contexts, started
+                )
                 action = loop.attempted(attempt)
             elif isinstance(action, AskPolicy):
                 if isinstance(action.policy, AgentStop):
@@ -455,6 +466,7 @@ class GroundingMiddleware(AgentMiddleware):
         action: RunAttempt,
         response: ModelResponse,
         question: str,
+        history: list[Any],
         contexts: list[str],
         started: float,
     ) -> Generator[_Op, Any, Attempt]:
@@ -479,7 +491,7 @@ class GroundingMiddleware(AgentMiddleware):
         if not action.check:
             attempt.seconds = time.perf_counter() - started
             return attempt
-        results = yield _Check(question, answer, contexts, action.number)
+        results = yield _Check(question, answer, contexts, action.number, history)
         attempt.results = results
         attempt.verdict = self._decide(results)
         attempt.check_usage = Usage.total([r.usage for r in results])
@@ -532,8 +544,19 @@ class GroundingMiddleware(AgentMiddleware):
 
     # -- checks ---------------------------------------------------------------------------------
 
+    def _history(self, messages: list[BaseMessage], question: str) -> list[Any]:
+        """The turns before the current user turn (the question's own message and the tool
+        calls after it are not history)."""
+        return history_of(messages, question=question) if self.settings.pass_history else []
+
     async def _acheck(self, op: _Check, config: RunnableConfig) -> list[DetectionResult]:
-        payload = {"question": op.question, "answer": op.answer, "contexts": op.contexts}
+        payload: dict[str, Any] = {
+            "question": op.question,
+            "answer": op.answer,
+            "contexts": op.contexts,
+        }
+        if op.history:
+            payload["history"] = op.history
         return list(
             await asyncio.gather(
                 *(
@@ -696,7 +719,8 @@ class GroundingMiddleware(AgentMiddleware):
             tools=self.settings.evidence_tools,
             state_keys=self.settings.state_keys,
         )
-        return _Check(last_question(messages), text, contexts, 1)
+        question = last_question(messages)
+        return _Check(question, text, contexts, 1, self._history(messages, question))
 
     def _tool_verdict(
         self, request: Any, op: _Check, results: list[DetectionResult]
