@@ -107,3 +107,18 @@ def test_question_of_reads_messages_and_still_refuses_what_is_not_a_question():
         with pytest.raises(InvalidInputError) as info:
             question_of({"question": bad})
         assert info.value.field == "question"
+
+
+def test_llamaindex_chat_messages_are_turns_with_their_roles():
+    chat = pytest.importorskip("llama_index.core.llms")
+    value = [
+        chat.ChatMessage(role="system", content="You are a travel assistant."),
+        chat.ChatMessage(role="user", content="I visited Lisbon in 2019."),
+        chat.ChatMessage(role="assistant", content="Lovely!"),
+        chat.ChatMessage(role="user", content="Which tram?"),
+        chat.ChatMessage(role="assistant", content="Tram 28."),  # the answer being checked
+    ]
+    assert history_of({"history": value}, question="Which tram?") == [
+        ("human", "I visited Lisbon in 2019."),
+        ("ai", "Lovely!"),
+    ]

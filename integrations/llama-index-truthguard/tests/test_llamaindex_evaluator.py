@@ -230,3 +230,47 @@ def test_the_default_refchecker_evaluator_says_a_contradicted_answer_fails():
     good = ev.evaluate(query="Where is Dubai?", response="Dubai is in the United Arab Emirates.",
                        contexts=context)  # fmt: skip
     assert (bad.passing, good.passing) == (False, True)
+
+
+TRAM = "Tram 28 is a tram line in Lisbon. It runs from Martim Moniz through the Alfama district."
+TRIP = "I visited Lisbon in 2019 with my sister and we stayed in Belem."
+RESTATING = "You visited Lisbon in 2019 with your sister. Tram 28 runs through the Alfama district."
+
+
+async def test_a_chat_engines_history_is_evidence_of_what_the_user_said():
+    from llama_index.core.chat_engine import SimpleChatEngine
+
+    from truthguard.refchecker import RefChecker
+    from truthguard_llamaindex import ChatModelLLM
+
+    question = "Which tram goes through Alfama?"
+    model = ScriptedChatModel(script=["Lovely! How can I help?", RESTATING])
+    engine = SimpleChatEngine.from_defaults(llm=ChatModelLLM(model=model))
+    engine.chat(TRIP)
+    answer = str(engine.chat(question))
+    history = engine.chat_history  # ends with the question and this answer: both left out
+    seen: list[list[str]] = []
+    recorder = TruthGuardEvaluator(FakeDetector(score=lambda i: seen.append(i.history) or 1.0))
+    recorder.evaluate(query=question, response=answer, contexts=[TRAM], history=history)
+    assert seen == [[TRIP, "Lovely! How can I help?"]]
+
+    checker = RefCheckerEvaluator(RefChecker(threshold=0.5))
+    told = checker.evaluate(query=question, response=answer, contexts=[TRAM], history=history)
+    untold = checker.evaluate(query=question, response=answer, contexts=[TRAM])
+    assert told.passing and [c["evidence"]["source"] for c in told.claims] == [
+        "history",
+        "reference",
+    ]
+    assert not untold.passing
+    # BatchEvalRunner: one history per query
+    runner = TruthGuardBatchEvalRunner({"grounded": checker})
+    rows = await runner.aevaluate_response_strs(
+        queries=[question, question],
+        response_strs=[answer, answer],
+        contexts_list=[[TRAM], [TRAM]],
+        history=[history, []],
+    )
+    assert [r.passing for r in rows["grounded"]] == [True, False]
+    with pytest.raises(InvalidInputError) as info:
+        checker.evaluate(query=question, response=answer, contexts=[TRAM], history=[5])
+    assert info.value.field == "history[0]"

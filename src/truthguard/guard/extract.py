@@ -130,7 +130,8 @@ def history_of(input: Any, key: str | None = None, *, question: str | None = Non
     The history is the value under ``key``, else under the first of :data:`HISTORY_KEYS` the input
     has; an input that is itself a list of messages is a conversation too. ``key=""`` turns it off.
     A turn is a string, a LangChain message or a ``(role, text)`` pair (a ``{"role", "content"}``
-    dict becomes a pair), kept in order for :class:`~truthguard.detector.DetectorInput` to read.
+    dict or a LlamaIndex ``ChatMessage`` becomes a pair), kept in order for
+    :class:`~truthguard.detector.DetectorInput` to read.
     Only what the user and the assistant said is kept: a system prompt is an instruction and a
     tool result is evidence of its own, so neither is a turn, and blank turns are dropped.
 
@@ -181,10 +182,12 @@ def history_of(input: Any, key: str | None = None, *, question: str | None = Non
     ]
 
 
-# Message types and OpenAI roles, as the roles of a conversation.
+# Message types and OpenAI / LlamaIndex roles, as the roles of a conversation.
 _ROLES = {
     "user": "human",
     "assistant": "ai",
+    "chatbot": "ai",
+    "model": "ai",
     "developer": "system",
     "function": "tool",
     "HumanMessageChunk": "human",
@@ -214,12 +217,15 @@ def _turn(item: Any, field: str) -> tuple[str | None, str]:
     elif isinstance(item, Mapping) and isinstance(item.get("content"), str | list):
         role = item.get("role") or item.get("type")
         text = message_text(item)
+    elif hasattr(item, "role") and isinstance(getattr(item, "content", None), str | None):
+        role, text = item.role, item.content or ""  # a LlamaIndex ChatMessage
     else:
         raise InvalidInputError(
             field,
             "expected a string, a message, a (role, text) pair or a {'role', 'content'} dict, "
             f"got {type(item).__name__}",
         )
+    role = getattr(role, "value", role)  # a role enum (LlamaIndex's MessageRole)
     return (_ROLES.get(role, role) if isinstance(role, str) else None), text
 
 

@@ -24,6 +24,7 @@ from pydantic import Field
 
 from truthguard.detector import BaseDetector, DetectorInput
 from truthguard.errors import InvalidInputError
+from truthguard.guard.extract import history_of
 from truthguard.result import DetectionResult
 
 __all__ = [
@@ -87,6 +88,12 @@ class TruthGuardEvaluator(BaseEvaluator):
         detector: Any truthguard detector (FEWL, ReverseValidation, RefChecker, ...).
         **fields: Extra detector input fields used for every evaluation (validated now).
 
+    A chat's earlier turns go in ``history`` (``evaluate(..., history=chat_engine.chat_history)``,
+    or one list per query in ``BatchEvalRunner``): LlamaIndex ``ChatMessage`` objects, LangChain
+    messages, strings or ``(role, text)`` pairs. System and tool messages are left out, and so is
+    a last user message that is the query itself (see
+    :func:`~truthguard.guard.extract.history_of`).
+
     Example:
         >>> from truthguard.testing import FakeDetector
         >>> ev = TruthGuardEvaluator(detector=FakeDetector(score=0.9, threshold=0.5))
@@ -133,6 +140,8 @@ class TruthGuardEvaluator(BaseEvaluator):
         if contexts:
             payload["contexts"] = list(contexts)
         try:
+            if payload.get("history") is not None:
+                payload["history"] = history_of(payload, "history", question=query)
             return self.detector.validate_input(payload)
         except InvalidInputError as e:
             if e.field.split("[")[0].split(".")[0] in kwargs:
