@@ -51,6 +51,7 @@ EXPORTS = {
         "HISTORY_KEYS",
         "QUESTION_KEYS",
         "answer_of",
+        "check_input",
         "clean_text",
         "contexts_of",
         "history_of",

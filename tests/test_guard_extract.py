@@ -122,3 +122,13 @@ def test_llamaindex_chat_messages_are_turns_with_their_roles():
         ("human", "I visited Lisbon in 2019."),
         ("ai", "Lovely!"),
     ]
+
+
+def test_a_check_input_carries_the_history_only_when_there_is_one():
+    from truthguard.guard.extract import check_input
+
+    plain = check_input("Q?", "A.", ["ctx"])
+    assert plain == {"question": "Q?", "answer": "A.", "contexts": ["ctx"]}
+    assert check_input("Q?", "A.", ["ctx"], []) == plain
+    said = check_input("Q?", "A.", ["ctx"], [("human", "hi")])
+    assert said == {**plain, "history": [("human", "hi")]}

@@ -26,6 +26,7 @@ from truthguard.guard.extract import (
     CONTEXT_KEYS,
     QUESTION_KEYS,
     answer_of,
+    check_input,
     contexts_of,
     history_of,
     question_of,
@@ -210,8 +211,5 @@ class DetectorEvaluator(RunEvaluator):
             found = next((k for k in keys if k in reference_outputs), None)
             if found is not None:
                 contexts += contexts_of({found: reference_outputs[found]}, found)
-        payload: dict[str, Any] = {"question": question, "answer": answer, "contexts": contexts}
         history = history_of(inputs, self.history_key, question=question)
-        if history:
-            payload["history"] = history
-        return payload
+        return check_input(question, answer, contexts, history)

@@ -52,7 +52,7 @@ from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
 from truthguard.guard._runs import FEEDBACK_FIELD, scoped_config
 from truthguard.guard.attempts import AskPolicy, AttemptLoop, Finish, ReleaseAnswer, RunAttempt
 from truthguard.guard.check import base_detector, run_detector, score_bounds, verdict_for
-from truthguard.guard.extract import history_of
+from truthguard.guard.extract import check_input, history_of
 from truthguard.guard.guard import VERDICT_EVENT
 from truthguard.guard.policies import (
     TEMPERATURE_FIELD,
@@ -550,13 +550,7 @@ class GroundingMiddleware(AgentMiddleware):
         return history_of(messages, question=question) if self.settings.pass_history else []
 
     async def _acheck(self, op: _Check, config: RunnableConfig) -> list[DetectionResult]:
-        payload: dict[str, Any] = {
-            "question": op.question,
-            "answer": op.answer,
-            "contexts": op.contexts,
-        }
-        if op.history:
-            payload["history"] = op.history
+        payload = check_input(op.question, op.answer, op.contexts, op.history)
         return list(
             await asyncio.gather(
                 *(

@@ -33,6 +33,7 @@ from truthguard.callbacks._tracker import Capture
 from truthguard.callbacks.records import Failure, RecordSink, ScoreRecord, as_sink
 from truthguard.detector import BaseDetector
 from truthguard.errors import InvalidInputError
+from truthguard.guard.extract import check_input
 from truthguard.result import DetectionResult
 
 __all__ = ["Scorer"]
@@ -303,13 +304,9 @@ class Scorer:
     async def _score(self, seq: int, capture: Capture) -> None:
         async with self._semaphore():
             started = time.perf_counter()
-            payload: dict[str, Any] = {
-                "question": capture.question,
-                "answer": capture.answer,
-                "contexts": capture.contexts,
-            }
-            if capture.history:
-                payload["history"] = capture.history
+            payload = check_input(
+                capture.question, capture.answer, capture.contexts, capture.history
+            )
             payload.update(capture.extra)
             check = asyncio.ensure_future(self.detector.ainvoke(payload))
             check.add_done_callback(_retrieve)

@@ -21,6 +21,7 @@ __all__ = [
     "HISTORY_KEYS",
     "QUESTION_KEYS",
     "answer_of",
+    "check_input",
     "clean_text",
     "contexts_of",
     "history_of",
@@ -270,3 +271,14 @@ def _is_message(value: Any) -> bool:
     from langchain_core.messages import BaseMessage
 
     return isinstance(value, BaseMessage)
+
+
+def check_input(
+    question: str, answer: str, contexts: list[str], history: Sequence[Any] = ()
+) -> dict[str, Any]:
+    """A detector input: the question, the answer and its contexts, and the chat history when
+    there is one (an input without it is what detectors that ignore history expect)."""
+    out: dict[str, Any] = {"question": question, "answer": answer, "contexts": contexts}
+    if history:
+        out["history"] = list(history)
+    return out

@@ -42,7 +42,13 @@ from truthguard.guard.check import (
     verdict_for,
     we_are_cancelled,
 )
-from truthguard.guard.extract import answer_of, contexts_of, history_of, question_of
+from truthguard.guard.extract import (
+    answer_of,
+    check_input,
+    contexts_of,
+    history_of,
+    question_of,
+)
 from truthguard.guard.policies import GuardPolicy
 from truthguard.guard.usage import UsageCollector
 from truthguard.guard.validation import input_errors
@@ -412,9 +418,8 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         original_input: Any,
         config: RunnableConfig,
     ) -> list[DetectionResult]:
-        payload: dict[str, Any] = {"question": question, "answer": answer, "contexts": contexts}
-        if history:  # the first check and every re-check read the request's own history
-            payload["history"] = history
+        # the first check and every re-check read the request's own history
+        payload = check_input(question, answer, contexts, history)
         for key in self.detector_fields:  # presence checked in _validate
             value = original_input[key]
             payload[key] = clean_text(value) if isinstance(value, str) else value

@@ -48,6 +48,7 @@ from truthguard.guard.check import (
 from truthguard.guard.extract import (
     ANSWER_KEYS,
     CONTEXT_KEYS,
+    check_input,
     contexts_of,
     history_of,
     question_of,
@@ -417,9 +418,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
                 return
             ctx = contexts or [clean_text(c) for c in capture.contexts]
             outcome.contexts = ctx
-            payload: dict[str, Any] = {"question": question, "answer": sentence, "contexts": ctx}
-            if history:
-                payload["history"] = history
+            payload = check_input(question, sentence, ctx, history)
             with scoped_config(check_config):
                 task = asyncio.ensure_future(
                     run_detector(
