@@ -116,6 +116,39 @@ def test_a_messages_graph_checks_the_last_ai_message_against_tool_results():
     assert out["truthguard"].answer == BAD and not out["truthguard"].passed
 
 
+def test_the_turns_before_the_question_go_to_the_check_as_history():
+    class ChatState(MessagesState, GroundingKeys):
+        pass
+
+    seen = []
+
+    def score(inp):
+        seen.append(inp.history)
+        return 1.0
+
+    def graph(**options):
+        g = StateGraph(ChatState)
+        g.add_node("check", check_node(FakeDetector(score=score), **options))
+        g.add_edge(START, "check")
+        g.add_edge("check", END)
+        return g.compile()
+
+    messages = [
+        HumanMessage("I visited Lisbon in 2019."),
+        AIMessage("Lovely! How can I help?"),
+        HumanMessage(QUESTION),
+        AIMessage("", tool_calls=[{"name": "search", "args": {}, "id": "c1"}]),
+        ToolMessage(PASSAGE, tool_call_id="c1", name="search"),
+        AIMessage(GOOD),
+    ]
+    graph().invoke({"messages": messages})
+    graph(history_key="").invoke({"messages": messages})
+    # the question's own turn, the tool call and its result, and the answer are not history
+    assert seen == [["I visited Lisbon in 2019.", "Lovely! How can I help?"], []]
+    with pytest.raises(InvalidInputError, match="chat_history"):
+        graph(history_key="chat_history").invoke({"messages": messages})
+
+
 def test_a_new_question_starts_the_count_over():
     graph = build([BAD, BAD, GOOD], max_attempts=2, checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}

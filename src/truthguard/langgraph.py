@@ -41,6 +41,7 @@ from truthguard.detector import context_text
 from truthguard.errors import InvalidInputError
 from truthguard.guard._models import Attempt, GuardVerdict
 from truthguard.guard.check import base_detector, run_detector, score_bounds, verdict_for
+from truthguard.guard.extract import check_input, history_of
 from truthguard.guard.policies import PolicyContext
 from truthguard.guard.validation import input_errors
 from truthguard.guard.verdict import check_detector_options, unique_keys
@@ -83,6 +84,11 @@ class CheckSettings(BaseModel):
     context_key: str = "documents"
     """State key of the evidence (strings or Documents); absent: the tool results in
     ``messages``."""
+    history_key: str | None = None
+    """State key of the chat history that goes to every check as ``history`` (see
+    :func:`~truthguard.guard.extract.history_of`); None: the first of ``chat_history``,
+    ``history`` and ``messages`` the state has (in ``messages``, the user and AI turns before
+    the question's own); ``""``: none."""
     combine: Literal["all", "any", "mean"] = "all"
     """``all``: every detector passes; ``any``: one does; ``mean``: mean normalised score."""
     thresholds: dict[str, float] = Field(default_factory=dict)
@@ -171,7 +177,8 @@ def check_node(
     async def acheck(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Attempt]:
         started = time.perf_counter()
         question, answer, contexts = _inputs(s, state)
-        payload = {"question": question, "answer": answer, "contexts": contexts}
+        history = history_of(state, s.history_key, question=question)
+        payload = check_input(question, answer, contexts, history)
         results: list[DetectionResult] = list(
             await asyncio.gather(
                 *(run_detector(d, payload, config, timeout=s.check_timeout) for d in s.detectors)
