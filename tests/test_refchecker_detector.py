@@ -799,6 +799,24 @@ def test_a_grounded_chat_still_reads_the_history_as_evidence(embedder):
     )
 
 
+def test_in_a_grounded_chat_a_question_is_no_evidence_of_its_premise(embedder):
+    rc = RefChecker(chat_replies="grounded")
+
+    def check(asked, answer):
+        return rc.invoke(
+            {"question": asked, "answer": answer, "contexts": LIGHTHOUSE, "history": [asked]}
+        )
+
+    # agreeing with a wrong premise the user only asked about is not supported by it
+    agreed = check("Was the Marlow lighthouse built in 1902?", "Yes, it was built in 1902.")
+    assert agreed.passing is False, agreed.explanation
+    assert check("Was the Marlow lighthouse built in 1881?", "Yes, it was built in 1881.").passing
+    # what a turn states is still evidence, beside the question that follows it
+    said = "My grandfather painted it red in 1950. Who built it?"
+    repeated = check(said, "The harbour board built it in 1881; your grandfather painted it red.")
+    assert repeated.passing is True, repeated.explanation
+
+
 @pytest.mark.parametrize("answer", REFUSALS)
 def test_a_refusal_is_unverifiable_never_hallucinated(embedder, answer):
     r = _check(answer)

@@ -26,7 +26,7 @@ from truthguard.refchecker.decision import (
 from truthguard.refchecker.extractors import Claim, ClaimExtractor, LocalExtractor
 from truthguard.refchecker.grounding import analyse
 from truthguard.refchecker.retrieval import Retrieval, aretrieve, lexical_candidates
-from truthguard.refchecker.segment import Segment, segment_references
+from truthguard.refchecker.segment import Segment, segment_references, split_sentences
 from truthguard.result import DetectionResult, Label
 from truthguard.similarity import EmbeddingSimilarity, embedding_cache, get_default_similarity
 from truthguard.store import ArtifactStore
@@ -42,6 +42,24 @@ def _segmented(texts: tuple[str, ...], size: int) -> tuple[Segment, ...]:
     # A batch segments each input's references twice (prefetch, then the check), and inputs
     # often share references: long ones take milliseconds to cut. Segments are immutable.
     return tuple(segment_references(list(texts), size=size))
+
+
+def _statements(turn: str) -> str:
+    """A chat turn with its questions blanked out (offsets kept): asking "Was it built in
+    1902?" says nothing about when it was built, so only what a turn states is evidence."""
+    out = turn
+    for sentence in split_sentences(turn):
+        if sentence.text.rstrip(" \"'’”)]").endswith("?"):
+            out = (
+                out[: sentence.start] + " " * (sentence.end - sentence.start) + out[sentence.end :]
+            )
+    return out
+
+
+def _evidence_texts(references: list[str], history: list[str], *, questions: bool) -> list[str]:
+    """The texts a check reads as evidence: the references, then the chat turns (with
+    ``questions`` false, only what each turn states)."""
+    return [*references, *(t if questions else _statements(t) for t in history)]
 
 
 def _segments(texts: list[str], size: int) -> list[Segment]:
@@ -117,13 +135,15 @@ class RefChecker(BaseDetector):
     fill, or a wrong short answer put first still fail it, while a short reply or a claim about
     names the sources lack is weighed by the decision's model on the replies' own scale.
     ``grounded``: a reply is held to the sources as an answer is (a RAG assistant answering
-    from what it retrieved): the same rules and models as without a history.
+    from what it retrieved): the same rules and models as without a history, and of the
+    history only what its turns state is evidence, not their questions (asking "Was it built
+    in 1902?" says nothing about when it was built).
 
     Measured with the packaged decision (``truthguard bench halueval --in-chat``, first 200
     rows): HaluEval's QA rows asked in a chat (the question as the history) had 25% of their
-    hallucinated answers rejected with ``open``, 69.5% with ``grounded`` (80.5% without a
-    chat); HaluEval's dialogue, whose correct replies often state facts its knowledge lacks,
-    passes 90.5% of correct replies with ``open`` and 32.5% with ``grounded``."""
+    hallucinated answers rejected with ``open``, 80.5% with ``grounded`` (as without a chat);
+    HaluEval's dialogue, whose correct replies often state facts its knowledge lacks, passes
+    90.5% of correct replies with ``open`` and 31% with ``grounded``."""
     segment_size: int = Field(default=80, ge=1)
     """Most words per reference segment."""
     top_k: int = Field(default=3, ge=1)
@@ -207,7 +227,12 @@ class RefChecker(BaseDetector):
                 continue  # the check itself reports it
             assert isinstance(inp, RefCheckerInput)
             segments = _segments(
-                [*inp.references, *inp.contexts, *inp.history], size=self.segment_size
+                _evidence_texts(
+                    [*inp.references, *inp.contexts],
+                    inp.history,
+                    questions=self.chat_replies == "open",
+                ),
+                size=self.segment_size,
             )
             claims = self.extractor.extract(inp.question, inp.answer) if segments else []
             claims = [c for c in claims if _checkable(c)]
@@ -287,7 +312,10 @@ class RefChecker(BaseDetector):
         if too_large is not None:
             return too_large
         n_references = len(references)
-        segments = _segments([*references, *inp.history], size=self.segment_size)
+        segments = _segments(
+            _evidence_texts(references, inp.history, questions=self.chat_replies == "open"),
+            size=self.segment_size,
+        )
         if not any(seg.reference < n_references for seg in segments):
             return DetectionResult(
                 detector=self.detector_name,
