@@ -56,12 +56,6 @@ def _statements(turn: str) -> str:
     return out
 
 
-def _evidence_texts(references: list[str], history: list[str], *, questions: bool) -> list[str]:
-    """The texts a check reads as evidence: the references, then the chat turns (with
-    ``questions`` false, only what each turn states)."""
-    return [*references, *(t if questions else _statements(t) for t in history)]
-
-
 def _segments(texts: list[str], size: int) -> list[Segment]:
     """:func:`segment_references` of ``texts``, memoised for the last few hundred inputs."""
     return list(_segmented(tuple(texts), size))
@@ -209,6 +203,15 @@ class RefChecker(BaseDetector):
                 out.append(raw)
         return out
 
+    def _evidence(self, references: list[str], history: list[str]) -> list[Segment]:
+        """The segments a check reads: the references, then the chat turns (in a grounded
+        chat only what they state, see :func:`_statements`)."""
+        texts = [
+            *references,
+            *(t if self.chat_replies == "open" else _statements(t) for t in history),
+        ]
+        return _segments(texts, size=self.segment_size)
+
     def _batch_texts(self, inputs: list[Any]) -> list[str]:
         """The texts a batch's checks will embed, known before any check runs.
 
@@ -226,14 +229,7 @@ class RefChecker(BaseDetector):
             except InvalidInputError:
                 continue  # the check itself reports it
             assert isinstance(inp, RefCheckerInput)
-            segments = _segments(
-                _evidence_texts(
-                    [*inp.references, *inp.contexts],
-                    inp.history,
-                    questions=self.chat_replies == "open",
-                ),
-                size=self.segment_size,
-            )
+            segments = self._evidence([*inp.references, *inp.contexts], inp.history)
             claims = self.extractor.extract(inp.question, inp.answer) if segments else []
             claims = [c for c in claims if _checkable(c)]
             if not claims:
@@ -312,10 +308,7 @@ class RefChecker(BaseDetector):
         if too_large is not None:
             return too_large
         n_references = len(references)
-        segments = _segments(
-            _evidence_texts(references, inp.history, questions=self.chat_replies == "open"),
-            size=self.segment_size,
-        )
+        segments = self._evidence(references, inp.history)
         if not any(seg.reference < n_references for seg in segments):
             return DetectionResult(
                 detector=self.detector_name,
