@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from truthguard.bench._perturbations import INVENTED
+from truthguard.bench._perturbations import INVENTED, TYPES
 from truthguard.bench.grounding import PASSAGES, auroc, format_table, tabulate
 from truthguard.cli import main
 
@@ -169,7 +169,18 @@ def test_bench_runs_end_to_end(data_dir, embedder, capsys):
     assert "passage" in rates["unchanged"]
     # the reordered passages, one per type at most; the invented sentences go into the long
     # passages' controls (with one copied control, there may be none), whose false alarms they take
-    assert 1 <= p["n_long_reordered"] <= len(rates) and p["long_reordered_caught"] is not None
+    reordered = [c["long_reordered"] for c in rates.values() if "long_reordered" in c]
+    assert p["n_long_reordered"] == sum(c["n"] for c in reordered) >= 1
+    changed = [
+        c["long_reordered"] for k, c in rates.items() if k in TYPES and "long_reordered" in c
+    ]
+    if changed:  # the caught rate is the changed ones' flagged share of that column
+        flagged = sum(c["flagged"] for c in changed)
+        assert p["long_reordered_caught"] == pytest.approx(
+            100.0 * flagged / sum(c["n"] for c in changed)
+        )
+    else:
+        assert p["long_reordered_caught"] is None
     assert "long_reordered" in rates["reworded"]
     n_long = rates["unchanged"].get("long_passage", {"n": 0})["n"]
     assert p["n_long_invented"] <= len(INVENTED) * n_long
