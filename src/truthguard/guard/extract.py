@@ -245,22 +245,25 @@ def _is_conversation(value: Any) -> bool:
     return True
 
 
-def _last_asked(turns: Sequence[tuple[str | None, str]]) -> int | None:
-    """Index of the last turn that may be the question: a human (or unknown) one with text."""
+def _last_asked(
+    turns: Sequence[tuple[str | None, str]], roles: tuple[str | None, ...] = ("human", None)
+) -> int | None:
+    """Index of the last turn with text in one of ``roles``: the one that may be the question
+    (a human turn, or by default one whose role is unknown)."""
     for i in range(len(turns) - 1, -1, -1):
         role, text = turns[i]
-        if role in ("human", None) and text.strip():
+        if role in roles and text.strip():
             return i
     return None
 
 
 def _asked(conversation: Sequence[Any], field: str) -> str:
     """The last human message with text: the question a conversation asks."""
-    for i in range(len(conversation) - 1, -1, -1):
-        role, text = _turn(conversation[i], f"{field}[{i}]")
-        if role == "human" and text.strip():
-            return text
-    raise InvalidInputError(field, "has no human message with text to take as the question")
+    turns = [_turn(item, f"{field}[{i}]") for i, item in enumerate(conversation)]
+    at = _last_asked(turns, roles=("human",))
+    if at is None:
+        raise InvalidInputError(field, "has no human message with text to take as the question")
+    return turns[at][1]
 
 
 def _same(a: str, b: str) -> bool:
