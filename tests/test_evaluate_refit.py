@@ -236,3 +236,19 @@ def test_cli_refits_on_a_labelled_evaluate_run(tmp_path, embedder):
     wrong = [r.passing for r, row in zip(results, rows, strict=True) if row["gold"] != "factual"]
     assert summary["after"]["correct_passed"] == 100 * sum(right) / len(right)
     assert summary["after"]["hallucinated_rejected"] == 100 * (len(wrong) - sum(wrong)) / len(wrong)
+
+
+def test_refit_and_calibrate_import_one_way():
+    # The operating points live in evaluation.points; refit picks its threshold there and never
+    # imports calibrate, which imports refit.
+    import ast
+    from pathlib import Path
+
+    import truthguard.evaluation.refit as refit
+
+    tree = ast.parse(Path(refit.__file__).read_text(encoding="utf-8"))
+    imported = {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert "truthguard.evaluation.points" in imported
+    assert "truthguard.evaluation.calibrate" not in imported

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from truthguard.evaluation.calibrate import auroc, calibrate, choose_threshold, sweep
+from truthguard.evaluation.calibrate import calibrate
 from truthguard.evaluation.config import (
     ColumnMap,
     DetectorSpec,
@@ -28,6 +28,7 @@ from truthguard.evaluation.config import (
 from truthguard.evaluation.convert import convert_dataset
 from truthguard.evaluation.engine import evaluate, summarize
 from truthguard.evaluation.io import read_results, read_rows
+from truthguard.evaluation.points import auroc, choose_threshold, sweep
 from truthguard.evaluation.report import render_report
 from truthguard.evaluation.sft import export_sft
 

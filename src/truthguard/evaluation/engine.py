@@ -171,7 +171,7 @@ def _flagged(r: dict[str, Any]) -> bool | None:
 
 def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Per-detector figures of a list of result rows."""
-    from truthguard.evaluation.calibrate import auroc  # to 4 places, as calibrate reports it
+    from truthguard.evaluation.points import auroc  # to 4 places, as calibrate reports it
 
     by: dict[str, list[dict[str, Any]]] = {}
     for r in results:

@@ -30,6 +30,7 @@ from typing import Any
 
 from truthguard import metrics
 from truthguard.errors import InvalidInputError
+from truthguard.evaluation.points import choose_threshold
 
 __all__ = ["base_decision", "refit_decision"]
 
@@ -135,7 +136,6 @@ def refit_decision(
     Raises:
         InvalidInputError: Too few labelled answers of each kind weighed by the model.
     """
-    from truthguard.evaluation.calibrate import choose_threshold
     from truthguard.refchecker.decision import GroundingDecision
 
     labelled = [r for r in rows if r.get("gold") is not None]

@@ -367,7 +367,7 @@ def render_report(
         + "".join(f'<span style="color:{c}">■ {k}</span>' for k, c in _COLORS.items())
         + "</p>",
     ]
-    from truthguard.evaluation.calibrate import sweep
+    from truthguard.evaluation.points import sweep
 
     in_use = {name: _threshold_in_use(rs, calibration.get(name)) for name, rs in by.items()}
     for name, rs in by.items():
