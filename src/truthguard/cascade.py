@@ -1,0 +1,345 @@
+"""A local-first cascade: the zero-LLM check decides the clear answers, an LLM check the rest.
+
+Checking every answer with a second LLM call doubles what a RAG app pays per answer, while the
+local check is fast but unsure on some answers. :class:`CascadeChecker` runs the local check
+first and sends an answer to a second detector only when the local verdict is uncertain: its
+score falls in the uncertainty ``band``, or the local check says it cannot judge the answer
+(:func:`escalation_reasons`). The result says which stage decided (``details["decided_by"]``),
+both stages' scores and what the check cost.
+
+Everything the cascade reads from the local stage is on its public result, so it works with any
+local detector: the ``score`` (for ``RefChecker()``, ``1 - P(hallucinated)`` of its calibrated
+decision), the ``label`` and, where a RefChecker gives them, ``details["reason"]``,
+``details["claims"][i]["label"]`` and ``details["decision"]["form"]``. A signal whose keys a
+local detector does not give simply never fires.
+
+Outcomes (``details["decided_by"]``):
+
+* ``local``: no reason to escalate; the local verdict stands, no model is called;
+* ``llm``: the second stage decided (its verdict, score and details are the result's);
+* ``local:escalation_timed_out``: the second stage was still running at ``deadline``;
+* ``local:escalation_failed``: the second stage gave no verdict (an ``invalid`` result: a model
+  error after its retries, an unparseable reply) or raised.
+
+In the last two cases ``on_escalation_failure="local"`` (the default) returns the local verdict,
+marked so; ``"invalid"`` returns an ``invalid`` result instead, which a guard treats by its
+``on_error`` (fail closed by default).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import patch_config
+from pydantic import Field, field_validator, model_validator
+
+from truthguard.detector import BaseDetector, DetectorInput
+from truthguard.llm import LLMSession
+from truthguard.refchecker import RefChecker, RefCheckerInput
+from truthguard.result import DetectionResult, Label, Usage
+
+__all__ = [
+    "DEFAULT_BAND",
+    "SIGNALS",
+    "CascadeChecker",
+    "Signal",
+    "escalation_reasons",
+]
+
+Signal = Literal["band", "no_evidence", "undecided_claims", "chat_reply", "invalid"]
+SIGNALS: tuple[str, ...] = ("band", "no_evidence", "undecided_claims", "chat_reply", "invalid")
+"""Why an answer may be escalated (see :func:`escalation_reasons`)."""
+
+DEFAULT_BAND: tuple[float, float] = (0.08, 0.6)
+"""The default uncertainty band on ``RefChecker()``'s calibrated score: chosen by ``truthguard
+bench cascade`` on its fitting rows (HaluEval and rag-answers together) for about 70% of answers
+decided locally. Choose your own with ``truthguard calibrate --cascade-coverage``."""
+
+_NO_EVIDENCE = ("no_references", "abstain")
+"""Reasons of an ``unverifiable`` local result that mean it found nothing to judge by: no
+reference at all, or no claim it could check (an LLM extractor may find some)."""
+
+_CANCEL_GRACE = 0.05
+"""Seconds a cancelled second stage gets to stop before it is abandoned."""
+
+
+def _in_band(score: float | None, band: tuple[float, float] | None) -> bool:
+    return band is not None and score is not None and band[0] <= score <= band[1]
+
+
+def escalation_reasons(
+    result: DetectionResult,
+    *,
+    band: tuple[float, float] | None,
+    escalate_on: Sequence[str] = SIGNALS,
+) -> list[str]:
+    """Why the local ``result`` should go to the second stage (empty: it decides alone).
+
+    Signals, each counted only when named in ``escalate_on``:
+
+    * ``band``: the score lies in ``band`` (both ends included);
+    * ``no_evidence``: the result is ``unverifiable`` because the check found nothing to judge
+      by (``details["reason"]`` ``no_references`` or ``abstain``); a refusal, an answer without
+      facts or without content is not escalated;
+    * ``undecided_claims``: a checked claim the local check neither supports nor contradicts
+      (``Neutral``) while none is contradicted;
+    * ``chat_reply``: a reply in a chat (``details["decision"]["form"] == "reply"``) with a
+      claim not entailed: world knowledge no source holds, which only a model can judge;
+    * ``invalid``: the local check gave no verdict (a local model failed to load, say).
+
+    Example:
+        >>> r = DetectionResult(detector="x", score=0.4, label="factual")
+        >>> escalation_reasons(r, band=(0.2, 0.6))
+        ['band']
+    """
+    wanted = set(escalate_on)
+    unknown = wanted - set(SIGNALS)
+    if unknown:
+        from truthguard.errors import InvalidInputError
+
+        raise InvalidInputError("escalate_on", f"unknown signals {sorted(unknown)}")
+    details: Mapping[str, Any] = result.details or {}
+    reasons: list[str] = []
+    if result.label == Label.INVALID:
+        return ["invalid"] if "invalid" in wanted else []
+    if result.label == Label.UNVERIFIABLE:
+        no_evidence = details.get("reason") in _NO_EVIDENCE
+        return ["no_evidence"] if no_evidence and "no_evidence" in wanted else []
+    if "band" in wanted and _in_band(result.score, band):
+        reasons.append("band")
+    claims = details.get("claims")
+    labels = [c.get("label") for c in claims if isinstance(c, Mapping)] if claims else []
+    open_claims = any(x not in ("Entailment", "Contradiction") for x in labels)
+    if "undecided_claims" in wanted and open_claims and "Contradiction" not in labels:
+        reasons.append("undecided_claims")
+    decision = details.get("decision")
+    form = decision.get("form") if isinstance(decision, Mapping) else None
+    if "chat_reply" in wanted and form == "reply" and open_claims:
+        reasons.append("chat_reply")
+    return reasons
+
+
+def _stage_input(detector: BaseDetector, inp: RefCheckerInput) -> dict[str, Any]:
+    """The fields of ``inp`` that ``detector`` accepts; references join the contexts of a
+    detector that takes no ``references``."""
+    accepted = detector.input_model.model_fields
+    out: dict[str, Any] = {"question": inp.question, "answer": inp.answer}
+    contexts = list(inp.contexts)
+    if inp.references:
+        if "references" in accepted:
+            out["references"] = list(inp.references)
+        else:
+            contexts = [*inp.references, *contexts]
+    if contexts:
+        out["contexts"] = contexts
+    if inp.history and "history" in accepted:
+        out["history"] = list(inp.history)
+    return out
+
+
+def _stage(result: DetectionResult) -> dict[str, Any]:
+    """What a cascade result keeps of one stage's result."""
+    return {
+        "detector": result.detector,
+        "score": result.score,
+        "label": result.label.value,
+        "passing": result.passing,
+        "explanation": result.explanation,
+        "invalid_reason": result.invalid_reason,
+        "usage": result.usage.model_dump(),
+    }
+
+
+class CascadeChecker(BaseDetector):
+    """Local check first; only the answers it is unsure of go to a second (LLM) detector.
+
+    Any detector works in either stage; both must score in [0, 1], higher meaning more factual.
+    The ``band`` is on the local stage's score (``RefChecker()``: ``1 - P(hallucinated)``).
+    A guard given a cascade keeps its own ``check_timeout``; set ``deadline`` a little below
+    it so that an answer whose second stage is slow still gets the local verdict in time.
+
+    Example:
+        >>> from truthguard.testing import FakeDetector
+        >>> cascade = CascadeChecker(
+        ...     local=FakeDetector(score=lambda inp: 0.5 if "maybe" in inp.answer else 0.9),
+        ...     escalate_to=FakeDetector(score=0.1),
+        ...     band=(0.3, 0.7),
+        ... )
+        >>> r = cascade.check("Where is Dubai?", "It is maybe in the UAE.", contexts=["Dubai..."])
+        >>> r.details["decided_by"], r.label.value
+        ('llm', 'hallucinated')
+    """
+
+    detector_name = "cascade"
+    input_model = RefCheckerInput
+    score_bounds = (0.0, 1.0)
+
+    local: BaseDetector = Field(default_factory=RefChecker)
+    """The first stage, run on every answer (default: the zero-LLM ``RefChecker()``)."""
+    escalate_to: BaseDetector
+    """The second stage, run only on escalated answers: say ``RefChecker(extractor=
+    LLMExtractor(model=llm), checker=LLMChecker(model=llm))``, or any detector."""
+    band: tuple[float, float] | None = DEFAULT_BAND
+    """Local scores in ``[lo, hi]`` are escalated (None: only the other signals escalate).
+    Choose it on labelled rows with :func:`~truthguard.evaluation.band.choose_band` or
+    ``truthguard calibrate --cascade-coverage / --cascade-accuracy``."""
+    escalate_on: tuple[Signal, ...] = ("band", "no_evidence", "invalid")
+    """Which signals escalate an answer (see :func:`escalation_reasons`): ``band``,
+    ``no_evidence``, ``undecided_claims``, ``chat_reply``, ``invalid``."""
+    deadline: float | None = Field(default=None, gt=0)
+    """Seconds the whole check may take; a second stage still running then is cancelled and
+    ``on_escalation_failure`` applies. None: the second stage takes as long as it takes."""
+    on_escalation_failure: Literal["local", "invalid"] = "local"
+    """When the second stage times out or gives no verdict: ``local`` returns the local
+    verdict (``decided_by`` ``local:escalation_timed_out`` / ``local:escalation_failed``),
+    ``invalid`` an ``invalid`` result (a guard then applies its ``on_error``)."""
+
+    @field_validator("band")
+    @classmethod
+    def _band_ordered(cls, v: tuple[float, float] | None) -> tuple[float, float] | None:
+        if v is not None and not 0.0 <= v[0] <= v[1] <= 1.0:
+            raise ValueError("must be (lo, hi) with 0 <= lo <= hi <= 1")
+        return v
+
+    @model_validator(mode="after")
+    def _stages_in_unit_range(self) -> CascadeChecker:
+        for name in ("local", "escalate_to"):
+            bounds = type(getattr(self, name)).score_bounds
+            if bounds is not None and (bounds[0] < 0.0 or bounds[1] > 1.0):
+                raise ValueError(f"{name}: scores must lie in [0, 1], this one's lie in {bounds}")
+        return self
+
+    async def _acheck(self, inp: DetectorInput, session: LLMSession) -> DetectionResult:
+        assert isinstance(inp, RefCheckerInput)
+        started = time.monotonic()
+        config: RunnableConfig = session.config
+        local = await self.local.ainvoke(
+            _stage_input(self.local, inp), patch_config(config, run_name="cascade:local")
+        )
+        reasons = escalation_reasons(local, band=self.band, escalate_on=self.escalate_on)
+        if not reasons:
+            return self._decided(local, "local", local, None, reasons)
+        remaining = None if self.deadline is None else self.deadline - (time.monotonic() - started)
+        task = asyncio.ensure_future(
+            self.escalate_to.ainvoke(
+                _stage_input(self.escalate_to, inp),
+                patch_config(config, run_name="cascade:llm"),
+            )
+        )
+        try:
+            done, _ = await asyncio.wait(
+                {task}, timeout=None if remaining is None else max(remaining, 0.0)
+            )
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        if not done:
+            task.cancel()
+            await asyncio.wait({task}, timeout=_CANCEL_GRACE)
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            why = f"the second stage did not finish within the {self.deadline}s deadline"
+            return self._fallback(local, "escalation_timed_out", why, reasons)
+        error = task.exception() if not task.cancelled() else asyncio.CancelledError()
+        if error is not None:
+            if self.llm_settings.raise_on_error:
+                raise error
+            why = f"the second stage raised {type(error).__name__}: {error}"
+            return self._fallback(local, "escalation_failed", why, reasons, error=error)
+        escalated = task.result()
+        if escalated.label == Label.INVALID:
+            why = f"the second stage gave no verdict: {escalated.invalid_reason}"
+            return self._fallback(local, "escalation_failed", why, reasons, escalated=escalated)
+        return self._decided(escalated, "llm", local, escalated, reasons)
+
+    def _decided(
+        self,
+        deciding: DetectionResult,
+        decided_by: str,
+        local: DetectionResult,
+        escalated: DetectionResult | None,
+        reasons: list[str],
+        *,
+        note: str = "",
+    ) -> DetectionResult:
+        stages = [local] if escalated is None else [local, escalated]
+        cost = Usage.total([s.usage for s in stages])
+        llm_seconds = None if escalated is None else round(escalated.usage.wall_seconds, 4)
+        summary = {
+            "escalated": bool(reasons),
+            "reasons": reasons,
+            "band": list(self.band) if self.band is not None else None,
+            "local": _stage(local),
+            "llm": None if escalated is None else _stage(escalated),
+            "cost": {
+                "llm_calls": cost.llm_calls,
+                "prompt_tokens": cost.prompt_tokens,
+                "completion_tokens": cost.completion_tokens,
+                "local_seconds": round(local.usage.wall_seconds, 4),
+                "llm_seconds": llm_seconds,
+            },
+        }
+        prefix = {
+            "local": "Decided locally",
+            "llm": f"Escalated ({', '.join(reasons)}); decided by {deciding.detector}",
+        }.get(decided_by, f"Decided locally ({note})")
+        return deciding.model_copy(
+            update={
+                "detector": self.detector_name,
+                "explanation": f"{prefix}: {deciding.explanation}".strip(),
+                "details": {**deciding.details, "decided_by": decided_by, "cascade": summary},
+                "usage": cost,
+            }
+        )
+
+    def _fallback(
+        self,
+        local: DetectionResult,
+        outcome: str,
+        why: str,
+        reasons: list[str],
+        *,
+        escalated: DetectionResult | None = None,
+        error: BaseException | None = None,
+    ) -> DetectionResult:
+        if self.on_escalation_failure == "local":
+            out = self._decided(local, f"local:{outcome}", local, escalated, reasons, note=why)
+            if error is not None:
+                out.details["cascade"]["error"] = f"{type(error).__name__}: {error}"
+            return out
+        usage = local.usage + (escalated.usage if escalated is not None else Usage())
+        return DetectionResult.invalid(
+            self.detector_name,
+            why,
+            usage=usage,
+            raw_output=escalated.raw_output if escalated is not None else None,
+            details={
+                **(escalated.details if escalated is not None else {}),
+                "error": outcome,
+                "decided_by": outcome,  # no stage decided
+                "cascade": {
+                    "escalated": True,
+                    "reasons": reasons,
+                    "band": list(self.band) if self.band is not None else None,
+                    "local": _stage(local),
+                    "llm": None if escalated is None else _stage(escalated),
+                },
+            },
+        )
+
+    def _finalize(
+        self,
+        result: DetectionResult,
+        inp: DetectorInput,
+        session: LLMSession,
+        started: float,
+    ) -> DetectionResult:
+        # The stages ran as detectors of their own: their cost is theirs, not this session's.
+        stages = result.usage
+        out = super()._finalize(result, inp, session, started)
+        usage = stages + out.usage
+        usage.wall_seconds = out.usage.wall_seconds
+        return out.model_copy(update={"usage": usage})
