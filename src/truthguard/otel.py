@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ATTEMPT",
+    "DECIDED_BY",
     "DECISION",
     "ERROR_TYPE",
     "EVALUATION_EVENT",
@@ -71,6 +72,9 @@ DECISION = "truthguard.decision"
 """``pass`` or ``fail``: what the guard decided about the answer (all detectors combined)."""
 ATTEMPT = "truthguard.attempt"
 """The attempt number of the checked answer (1 for the first)."""
+DECIDED_BY = "truthguard.decided_by"
+"""Which stage of a cascade decided (``local``, ``llm``, ``local:escalation_timed_out``, ...);
+absent for other detectors."""
 
 _TRACER = "truthguard"
 _MAX_TEXT = 4096  # an explanation is a sentence or two; never ship a whole document
@@ -225,6 +229,11 @@ def _error_type(result: DetectionResult) -> str | None:
     return str(error) if error else "invalid"
 
 
+def _decided_by(result: DetectionResult) -> str | None:
+    value = (result.details or {}).get("decided_by")
+    return value if isinstance(value, str) else None
+
+
 def emit_result(
     result: DetectionResult,
     *,
@@ -243,7 +252,11 @@ def emit_result(
         explanation=result.explanation or result.invalid_reason,
         response_id=response_id,
         error_type=_error_type(result),
-        extra={"truthguard.label": result.label.value, **(extra or {})},
+        extra={
+            "truthguard.label": result.label.value,
+            DECIDED_BY: _decided_by(result),
+            **(extra or {}),
+        },
     )
     emit_evaluation(attrs, span_context=span_context)
 
@@ -275,6 +288,7 @@ def emit_verdict(
                 "truthguard.policy": policy,
                 "truthguard.label": result.label.value,
                 "truthguard.reason": verdict.reason,
+                DECIDED_BY: _decided_by(result),
             },
         )
         emit_evaluation(attrs, span_context=span_context)
@@ -291,7 +305,11 @@ def emit_record(record: ScoreRecord, *, span_context: Any = None) -> None:
         label=_label(record.passing),
         explanation=record.explanation or record.error,
         error_type=record.failure if record.status == "failed" else None,
-        extra={"truthguard.label": record.label, "truthguard.run_id": record.run_id},
+        extra={
+            "truthguard.label": record.label,
+            "truthguard.run_id": record.run_id,
+            DECIDED_BY: record.decided_by,
+        },
     )
     emit_evaluation(attrs, span_context=span_context)
 

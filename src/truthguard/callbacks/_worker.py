@@ -425,6 +425,7 @@ class Scorer:
             passing=r.passing,
             label=r.label.value,
             explanation=r.explanation,
+            decided_by=d if isinstance(d := r.details.get("decided_by"), str) else None,
             error=r.invalid_reason,
             usage=r.usage.model_dump(),
             scored_at=time.time(),

@@ -73,6 +73,8 @@ class ScoreRecord(BaseModel):
     """factual / hallucinated / unverifiable / invalid."""
     explanation: str = ""
     """The detector's explanation."""
+    decided_by: str | None = None
+    """Which stage of a cascade detector decided (``local``, ``llm``, ...); None otherwise."""
     error: str | None = None
     """Why the answer was not scored (status ``failed``)."""
     raw_output: str | None = None

@@ -30,6 +30,8 @@ class GuardVerdict(BaseModel):
     """Detectors that errored, timed out or gave no verdict, with the reason."""
     failed_open: bool = False
     """True when a detector error was counted as a pass (``on_error="open"``)."""
+    decided_by: dict[str, str] = Field(default_factory=dict)
+    """Per cascade detector key, the stage that decided (``details["decided_by"]``)."""
     reason: str = ""
     """One readable sentence explaining the decision."""
 

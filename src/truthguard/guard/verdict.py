@@ -203,6 +203,11 @@ def decide(
         passes=passes,
         errors=errors,
         failed_open=failed_open,
+        decided_by={
+            k: d
+            for k, r in zip(keys, results, strict=True)
+            if isinstance(d := r.details.get("decided_by"), str)
+        },
         reason=_reason(passed, combine, passes, errors, hard, mean, mean_threshold, on_error),
     )
 

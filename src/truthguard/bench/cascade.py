@@ -1,0 +1,423 @@
+"""``truthguard bench cascade``: how much a local-first cascade decides alone, and how well.
+
+For each task (HaluEval ``qa``, ``dialogue``, ``summarization``, and ``rag`` for
+``$TRUTHGUARD_DATA_DIR/rag_answers/dev.jsonl``) the local check (``RefChecker()`` at its
+defaults) scores two disjoint sets of answers:
+
+* **fitting rows**, on which the uncertainty band is chosen
+  (:func:`~truthguard.evaluation.band.choose_band`) for ``--coverage`` (the share of answers
+  decided locally) or ``--accuracy`` (what the local decisions must reach);
+* **bench rows**, on which that band is reported: the share decided locally, the balanced
+  accuracy (and accuracy) of the local decisions alone, the local check's own balanced
+  accuracy on every bench row for comparison, and how many answers each signal escalates.
+
+HaluEval: the bench rows are the ``--n`` rows spread evenly through each file (those of
+``truthguard bench halueval --spread``), the fitting rows the first ``--fit-n`` rows of the file
+that are not bench rows; with the defaults (200 each) neither set was among the rows the packaged
+decision was fitted on. rag-answers (50 questions, five answers each): the answers to the
+even-numbered questions fit, those to the odd-numbered ones are the bench rows.
+
+With ``--llm PROVIDER:MODEL`` (say ``openai:gpt-4o-mini``; keys and ``OPENAI_BASE_URL`` from the
+environment) the whole cascade runs on the bench rows, escalating to ``RefChecker`` with that
+model as extractor and checker: its balanced accuracy, LLM calls and milliseconds per answer.
+Without it the table says so and reports the local part only, which needs no model.
+
+``--cache FILE`` keeps the local results (JSON lines keyed by the input), so a re-run with
+another target only chooses and reports; delete the file when the local check changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from truthguard._progress import progress
+from truthguard.bench.halueval import item_inputs, spread_rows
+from truthguard.datasets import load_halueval
+from truthguard.errors import DatasetNotFoundError
+
+__all__ = [
+    "HELP",
+    "TASKS",
+    "add_arguments",
+    "format_table",
+    "load_rag_answers",
+    "run",
+    "task_rows",
+]
+
+HELP = "local-first cascade: share decided locally and their accuracy (HaluEval, rag-answers)"
+
+TASKS = ("qa", "dialogue", "summarization", "rag")
+
+
+def load_rag_answers(data_dir: str | Path | None = None) -> list[dict[str, Any]]:
+    """The rows of ``rag_answers/dev.jsonl`` under ``data_dir`` or ``$TRUTHGUARD_DATA_DIR``
+    (the project's own hand-written set: there is no upstream to download it from)."""
+    root = data_dir or os.environ.get("TRUTHGUARD_DATA_DIR")
+    candidates = [] if root is None else [Path(root) / "rag_answers", Path(root)]
+    for folder in candidates:
+        path = folder / "dev.jsonl"
+        if path.is_file():
+            with open(path, encoding="utf-8") as f:
+                return [json.loads(line) for line in f if line.strip()]
+    raise DatasetNotFoundError(
+        "no rag_answers/dev.jsonl: pass --data DIR or set TRUTHGUARD_DATA_DIR to the folder "
+        "holding rag_answers/"
+    )
+
+
+Row = tuple[str, dict[str, Any], bool]
+"""(row id, detector input, gold hallucinated)."""
+
+
+def task_rows(task: str, data: str | None, *, n: int, fit_n: int) -> tuple[list[Row], list[Row]]:
+    """The fitting rows and the bench rows of one task (disjoint; see the module doc)."""
+    if task == "rag":
+        rows = load_rag_answers(data)
+        questions = list(dict.fromkeys(r["id"].rsplit("-", 1)[0] for r in rows))
+        side = {q: i % 2 for i, q in enumerate(questions)}
+        fit: list[Row] = []
+        bench: list[Row] = []
+        for r in rows:
+            inp = {"question": r["question"], "answer": r["answer"], "contexts": r["contexts"]}
+            row = (r["id"], inp, r["label"] == "hallucinated")
+            (bench if side[r["id"].rsplit("-", 1)[0]] else fit).append(row)
+        return fit[: 2 * fit_n], bench[: 2 * n]
+    items = load_halueval(task, data)  # type: ignore[arg-type]
+    bench_idx = spread_rows(len(items), n)
+    taken = set(bench_idx)
+    fit_idx = [i for i in range(len(items)) if i not in taken][:fit_n]
+
+    def rows_of(indices: list[int]) -> list[Row]:
+        out = []
+        for i in indices:
+            for kind, inp in item_inputs(items[i]):
+                out.append((f"{task}-{i}-{kind}", inp, kind == "hallucinated"))
+        return out
+
+    return rows_of(fit_idx), rows_of(bench_idx)
+
+
+def _key(inp: dict[str, Any]) -> str:
+    return hashlib.sha1(json.dumps(inp, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _local_results(
+    rows: list[Row], detector: Any, cache: dict[str, Any], *, show_progress: bool, desc: str
+) -> list[Any]:
+    """The local check's result of every row (from ``cache`` where it has one)."""
+    from truthguard.result import DetectionResult
+
+    todo = [inp for _, inp, _ in rows if _key(inp) not in cache]
+    chunk = 64
+    for s in progress(range(0, len(todo), chunk), desc=desc, enabled=show_progress):
+        part = todo[s : s + chunk]
+        for inp, r in zip(part, detector.batch(part, config={"max_concurrency": 2}), strict=True):
+            cache[_key(inp)] = r.model_dump(mode="json")
+    return [DetectionResult.model_validate(cache[_key(inp)]) for _, inp, _ in rows]
+
+
+def _columns(
+    rows: list[Row], results: list[Any], escalate_on: list[str]
+) -> tuple[list[float | None], list[bool], list[bool], list[bool], dict[str, int]]:
+    from truthguard.cascade import escalation_reasons
+
+    scores, gold, passed, forced = [], [], [], []
+    signals: dict[str, int] = {}
+    for (_, _, hallucinated), r in zip(rows, results, strict=True):
+        scores.append(r.score)
+        gold.append(hallucinated)
+        passed.append(bool(r.passing if r.passing is not None else r.label == "factual"))
+        fired = escalation_reasons(
+            r, band=None, escalate_on=[s for s in escalate_on if s != "band"]
+        )
+        forced.append(bool(fired))
+        for s in fired:
+            signals[s] = signals.get(s, 0) + 1
+    return scores, gold, passed, forced, signals
+
+
+def _balanced(gold: list[bool], passed: list[bool]) -> float | None:
+    right = [p for g, p in zip(gold, passed, strict=True) if not g]
+    wrong = [not p for g, p in zip(gold, passed, strict=True) if g]
+    parts = [sum(x) / len(x) for x in (right, wrong) if x]
+    return sum(parts) / len(parts) if parts else None
+
+
+def _pct(x: float | None) -> float | None:
+    return None if x is None else round(100 * x, 1)
+
+
+def _figures(point: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "decided_locally": _pct(point["coverage"]),
+        "balanced_accuracy": _pct(point["balanced_accuracy"]),
+        "accuracy": _pct(point["accuracy"]),
+        "correct_passed": _pct(point["correct_passed"]),
+        "hallucinated_rejected": _pct(point["hallucinated_rejected"]),
+    }
+
+
+def _band_on(
+    rows: list[Row], results: list[Any], band: list[float] | None, escalate_on: list[str]
+) -> dict[str, Any]:
+    """The figures of ``band`` on rows it was not chosen on."""
+    from truthguard.evaluation.band import band_table
+
+    scores, gold, passed, forced, _ = _columns(rows, results, escalate_on)
+    lo, hi = band if band is not None else (2.0, 2.0)  # no band: no score escalates
+    inside = [s is not None and lo <= s <= hi for s in scores]
+    escalated = [f or i for f, i in zip(forced, inside, strict=True)]
+    table = band_table(
+        [None] * len(scores), gold, passed, forced=escalated
+    )  # one entry: the local decisions of the rows not escalated
+    return table.point(0)
+
+
+def _run_cascade(rows: list[Row], cascade: Any, *, show_progress: bool) -> dict[str, Any]:
+    """The whole cascade on ``rows``: balanced accuracy, LLM calls and ms per answer."""
+    results = []
+    started = time.perf_counter()
+    chunk = 16
+    inputs = [inp for _, inp, _ in rows]
+    for s in progress(range(0, len(inputs), chunk), desc="cascade", enabled=show_progress):
+        results += cascade.batch(inputs[s : s + chunk], config={"max_concurrency": 4})
+    wall = time.perf_counter() - started
+    gold = [g for _, _, g in rows]
+    passed = [bool(r.passing if r.passing is not None else r.label == "factual") for r in results]
+    decided = [str(r.details.get("decided_by", "")) for r in results]
+    outcomes: dict[str, int] = {}
+    for d in decided:
+        outcomes[d] = outcomes.get(d, 0) + 1
+    calls = sum(r.usage.llm_calls for r in results)
+    tokens = sum(r.usage.total_tokens for r in results)
+    return {
+        "balanced_accuracy": _pct(_balanced(gold, passed)),
+        "llm_calls_per_answer": round(calls / len(rows), 2),
+        "tokens_per_answer": round(tokens / len(rows), 1),
+        "ms_per_answer": round(1000 * wall / len(rows), 1),
+        "decided_by": outcomes,
+    }
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS))
+    parser.add_argument(
+        "--n", type=int, default=200, help="bench rows per task (HaluEval rows: two answers each)"
+    )
+    parser.add_argument(
+        "--fit-n", type=int, default=200, help="fitting rows per task (HaluEval rows)"
+    )
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument(
+        "--coverage", type=float, default=None, help="share decided locally (default 0.7)"
+    )
+    target.add_argument(
+        "--accuracy", type=float, default=None, help="balanced accuracy the local decisions reach"
+    )
+    parser.add_argument(
+        "--escalate-on",
+        nargs="+",
+        default=None,
+        help="signals that escalate (default: CascadeChecker's): band no_evidence "
+        "undecided_claims chat_reply invalid",
+    )
+    parser.add_argument(
+        "--llm",
+        default=None,
+        help="PROVIDER:MODEL of the second stage (e.g. openai:gpt-4o-mini); none: local part only",
+    )
+    parser.add_argument("--cache", default=None, help="JSON-lines file of local results to reuse")
+
+
+def _load_cache(path: str | None) -> dict[str, Any]:
+    if path is None or not Path(path).is_file():
+        return {}
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                entry = json.loads(line)
+                out[entry["key"]] = entry["result"]
+    return out
+
+
+def _save_cache(path: str | None, cache: dict[str, Any]) -> None:
+    if path is None:
+        return
+    with open(path, "w", encoding="utf-8") as f:
+        for key, result in cache.items():
+            f.write(json.dumps({"key": key, "result": result}) + "\n")
+
+
+def _second_stage(spec: str) -> Any:
+    from truthguard.evaluation.config import ModelSpec, build_model
+    from truthguard.refchecker import LLMChecker, LLMExtractor, RefChecker
+
+    provider, _, model = spec.partition(":")
+    if not provider or not model:
+        raise SystemExit(f"--llm: expected PROVIDER:MODEL, got {spec!r}")
+    llm = build_model(ModelSpec(provider=provider, kwargs={"model": model}), field="--llm")
+    return RefChecker(extractor=LLMExtractor(model=llm), checker=LLMChecker(model=llm))
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from truthguard.cascade import CascadeChecker
+    from truthguard.evaluation.band import band_table, choose_band, tradeoff_curve
+    from truthguard.refchecker import RefChecker
+
+    if args.n < 1 or args.fit_n < 1:
+        raise SystemExit("--n and --fit-n must be at least 1")
+    coverage = args.coverage if args.accuracy is None and args.coverage is not None else None
+    if args.accuracy is None and coverage is None:
+        coverage = 0.7
+    escalate_on = list(args.escalate_on or CascadeChecker.model_fields["escalate_on"].default)
+    second = _second_stage(args.llm) if args.llm else None
+    local = RefChecker()
+    cache = _load_cache(args.cache)
+    show = not args.no_progress
+    out: dict[str, Any] = {
+        "local": "RefChecker()",
+        "second_stage": None if second is None else f"RefChecker(LLM {args.llm})",
+        "target": {"coverage": coverage} if coverage is not None else {"accuracy": args.accuracy},
+        "escalate_on": escalate_on,
+        "rows": {
+            "halueval": f"bench: {args.n} rows spread through each file; fitting: the first "
+            f"{args.fit_n} other rows (two answers per row)",
+            "rag": "bench: answers to the odd-numbered questions; fitting: the even-numbered",
+        },
+        "tasks": {},
+    }
+    try:
+        for task in args.tasks:
+            fit_rows, bench_rows = task_rows(task, args.data, n=args.n, fit_n=args.fit_n)
+            fit_res = _local_results(fit_rows, local, cache, show_progress=show, desc=f"{task} fit")
+            started = time.perf_counter()
+            bench_res = _local_results(
+                bench_rows, local, cache, show_progress=show, desc=f"{task} bench"
+            )
+            local_ms = 1000 * (time.perf_counter() - started) / len(bench_rows)
+            scores, gold, passed, forced, _ = _columns(fit_rows, fit_res, escalate_on)
+            table = band_table(
+                scores if "band" in escalate_on else [None] * len(scores),
+                gold,
+                passed,
+                forced=forced,
+            )
+            try:
+                chosen = choose_band(table, coverage=coverage, accuracy=args.accuracy)
+            except Exception as e:  # the target is out of reach on these rows: say so
+                out["tasks"][task] = {"error": str(e), "fit_rows": len(fit_rows)}
+                continue
+            b_scores, b_gold, b_passed, _, signals = _columns(bench_rows, bench_res, escalate_on)
+            on_bench = _band_on(bench_rows, bench_res, chosen["band"], escalate_on)
+            bench_table = band_table(
+                b_scores if "band" in escalate_on else [None] * len(b_scores),
+                b_gold,
+                b_passed,
+                forced=_columns(bench_rows, bench_res, escalate_on)[3],
+            )
+            row: dict[str, Any] = {
+                "fit_rows": len(fit_rows),
+                "bench_rows": len(bench_rows),
+                "band": None if chosen["band"] is None else [round(x, 4) for x in chosen["band"]],
+                "on_fitting_rows": _figures(chosen),
+                "on_bench_rows": _figures(on_bench),
+                "local_alone_balanced_accuracy": _pct(_balanced(b_gold, b_passed)),
+                "local_ms_per_answer": None if len(cache) and args.cache else round(local_ms, 1),
+                "signals_on_bench_rows": {
+                    s: _pct(k / len(bench_rows)) for s, k in sorted(signals.items())
+                },
+                "curve_on_bench_rows": [
+                    {
+                        "decided_locally": _pct(p["coverage"]),
+                        "balanced_accuracy": _pct(p["balanced_accuracy"]),
+                    }
+                    for p in tradeoff_curve(bench_table)
+                ],
+            }
+            if second is not None:
+                cascade = CascadeChecker(
+                    local=local,
+                    escalate_to=second,
+                    band=None if chosen["band"] is None else tuple(chosen["band"]),
+                    escalate_on=tuple(escalate_on),
+                )
+                row["cascade"] = _run_cascade(bench_rows, cascade, show_progress=show)
+            out["tasks"][task] = row
+    finally:
+        _save_cache(args.cache, cache)
+    return out
+
+
+def _fmt(x: Any, suffix: str = "") -> str:
+    return "-" if x is None else f"{x}{suffix}"
+
+
+def format_table(result: dict[str, Any]) -> str:
+    target = result["target"]
+    aim = (
+        f"at least {target['coverage']:.0%} decided locally"
+        if "coverage" in target
+        else f"local decisions at balanced accuracy >= {target['accuracy']:.0%}"
+    )
+    lines = [
+        f"Local-first cascade: {result['local']} first; band chosen on the fitting rows for "
+        f"{aim}, reported on the bench rows; escalate on {', '.join(result['escalate_on'])}",
+        f"HaluEval {result['rows']['halueval']}; rag-answers {result['rows']['rag']}",
+        "",
+        "| task | band (local score) | decided locally | balanced acc. of local decisions "
+        "| accuracy | local alone bal. acc. | fitting rows: decided / bal. acc. |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for task, r in result["tasks"].items():
+        if "error" in r:
+            lines.append(f"| {task} | {r['error']} | | | | | |")
+            continue
+        band = "none" if r["band"] is None else f"{r['band'][0]:.3f} - {r['band'][1]:.3f}"
+        b, f = r["on_bench_rows"], r["on_fitting_rows"]
+        lines.append(
+            f"| {task} | {band} | {_fmt(b['decided_locally'], '%')} | "
+            f"{_fmt(b['balanced_accuracy'])} | {_fmt(b['accuracy'])} | "
+            f"{_fmt(r['local_alone_balanced_accuracy'])} | "
+            f"{_fmt(f['decided_locally'], '%')} / {_fmt(f['balanced_accuracy'])} |"
+        )
+    lines.append("")
+    for task, r in result["tasks"].items():
+        if "error" in r:
+            continue
+        shown = ", ".join(f"{k} {v}%" for k, v in r["signals_on_bench_rows"].items()) or "none"
+        curve = ", ".join(
+            f"{p['decided_locally']:.0f}%: {_fmt(p['balanced_accuracy'])}"
+            for p in r["curve_on_bench_rows"]
+            if p["decided_locally"] is not None and p["decided_locally"] >= 50
+        )
+        lines.append(f"{task}: escalated whatever the score: {shown}")
+        lines.append(f"{task}: best balanced accuracy at each share decided locally: {curve}")
+    lines.append("")
+    if result["second_stage"] is None:
+        lines.append(
+            "No LLM configured (--llm PROVIDER:MODEL): the whole cascade's accuracy, LLM calls "
+            "and ms per answer are not measured; the figures above are the local part only."
+        )
+    else:
+        lines.append(f"Whole cascade on the bench rows, escalating to {result['second_stage']}:")
+        lines.append(
+            "| task | balanced acc. | LLM calls / answer | tokens / answer | ms / answer |"
+        )
+        lines.append("|---|---|---|---|---|")
+        for task, r in result["tasks"].items():
+            c = r.get("cascade")
+            if c is None:
+                continue
+            lines.append(
+                f"| {task} | {_fmt(c['balanced_accuracy'])} | {c['llm_calls_per_answer']} | "
+                f"{c['tokens_per_answer']} | {c['ms_per_answer']} |"
+            )
+    return "\n".join(lines)

@@ -1,0 +1,306 @@
+"""CascadeChecker: the local check first, an LLM check (over HTTP) only for uncertain answers.
+
+The second stage is the LLM RefChecker over ``ChatOpenAI`` talking to
+:class:`~truthguard.testing.OpenAIServer`, so every count below is of real HTTP requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from doubles import ListRetriever
+from truthguard.cascade import CascadeChecker, escalation_reasons
+from truthguard.errors import InvalidInputError
+from truthguard.refchecker import LLMChecker, LLMExtractor, RefChecker
+from truthguard.result import DetectionResult, Label
+from truthguard.testing import FakeDetector, Fault, OpenAIServer
+
+PASSAGES = ["Dubai is a city in the United Arab Emirates (UAE)."]
+QUESTION = "Which country is Dubai in?"
+CLEAR = "Dubai is in the UAE."  # every claim entailed: the local check is sure (score 1.0)
+UNSURE = "Dubai is in Qatar."  # the local check's score 0.165 lies in the band below
+BAND = (0.1, 0.6)
+
+EXTRACT = "Break the answer below into"  # in the LLM extractor's prompt only
+CHECK = "You compare one claim with reference passages"  # in the LLM checker's prompt only
+
+
+def llm_server(**kwargs) -> OpenAIServer:
+    """Answers the LLM RefChecker: one triplet per answer, every claim contradicted; anything
+    else (the RAG chain's prompt) gets the unsure answer."""
+    replies = {EXTRACT: '("Dubai", "is in", "Qatar")', CHECK: "Contradiction"}
+    return OpenAIServer(reply=replies, default=UNSURE, **kwargs)
+
+
+def llm_refchecker(server: OpenAIServer, **model_kwargs) -> RefChecker:
+    model_kwargs.setdefault("max_retries", 0)
+    model_kwargs.setdefault("timeout", 5)
+    llm = server.chat_model(**model_kwargs)
+    return RefChecker(extractor=LLMExtractor(model=llm), checker=LLMChecker(model=llm))
+
+
+def cascade(server: OpenAIServer, **kwargs) -> CascadeChecker:
+    model_kwargs = kwargs.pop("model_kwargs", {})
+    return CascadeChecker(escalate_to=llm_refchecker(server, **model_kwargs), band=BAND, **kwargs)
+
+
+def ask(answer: str) -> dict:
+    return {"question": QUESTION, "answer": answer, "contexts": PASSAGES}
+
+
+def test_a_clear_answer_is_decided_locally_with_no_llm_call():
+    with llm_server() as server:
+        result = cascade(server).invoke(ask(CLEAR))
+        assert server.requests == []
+    assert result.details["decided_by"] == "local" and result.label == Label.FACTUAL
+    assert result.detector == "cascade" and result.passing is True
+    summary = result.details["cascade"]
+    assert summary["escalated"] is False and summary["llm"] is None
+    assert summary["local"]["score"] == result.score == 1.0
+    assert result.usage.llm_calls == 0 and summary["cost"]["llm_calls"] == 0
+    assert result.details["claims"]  # the deciding stage's details stay readable
+
+
+def test_an_escalated_answer_makes_exactly_the_calls_of_one_llm_check():
+    with llm_server() as server:
+        alone = llm_refchecker(server).invoke(ask(UNSURE))
+        calls_alone = len(server.requests)
+        server.reset()
+        result = cascade(server).invoke(ask(UNSURE))
+        assert len(server.requests) == calls_alone == alone.usage.llm_calls == 2
+    assert result.details["decided_by"] == "llm"
+    assert result.label == Label.HALLUCINATED and result.passing is False
+    summary = result.details["cascade"]
+    assert summary["reasons"] == ["band"]
+    assert BAND[0] <= summary["local"]["score"] <= BAND[1]
+    assert summary["llm"]["score"] == result.score == alone.score
+    assert result.usage.llm_calls == summary["cost"]["llm_calls"] == calls_alone
+    assert result.usage.total_tokens == alone.usage.total_tokens > 0
+    assert result.explanation.startswith("Escalated (band)")
+
+
+async def test_async_checks_escalate_only_the_uncertain_answers():
+    with llm_server() as server:
+        checker = cascade(server)
+        results = await checker.abatch([ask(CLEAR), ask(UNSURE), ask(CLEAR)])
+        assert len(server.requests) == 2  # one LLM check: extraction and one claim
+    assert [r.details["decided_by"] for r in results] == ["local", "llm", "local"]
+
+
+def test_a_failing_second_stage_gives_the_local_verdict_marked_failed():
+    with llm_server(faults=[Fault("500")]) as server:
+        result = cascade(server).invoke(ask(UNSURE))
+        assert server.requests and all(r.status == 500 for r in server.requests)
+    assert result.details["decided_by"] == "local:escalation_failed"
+    assert result.label == Label.HALLUCINATED  # the local check's own verdict
+    assert result.score == result.details["cascade"]["local"]["score"]
+    assert result.details["cascade"]["llm"]["label"] == "invalid"
+    assert "second stage gave no verdict" in result.explanation
+
+
+def test_a_failing_second_stage_gives_an_invalid_result_when_the_policy_says_so():
+    with llm_server(faults=[Fault("500")]) as server:
+        result = cascade(server, on_escalation_failure="invalid").invoke(ask(UNSURE))
+    assert result.label == Label.INVALID and result.score is None
+    assert result.details["decided_by"] == "escalation_failed"
+    assert result.details["cascade"]["local"]["label"] == "hallucinated"
+
+
+def test_a_second_stage_past_the_deadline_is_cancelled_and_the_local_verdict_returned():
+    with llm_server(faults=[Fault("stall", stall_seconds=10)]) as server:
+        checker = cascade(server, deadline=0.5)
+        started = time.perf_counter()
+        result = checker.invoke(ask(UNSURE))
+        elapsed = time.perf_counter() - started
+    assert elapsed < 2.0  # the deadline, not the stalled request's 10 s
+    assert result.details["decided_by"] == "local:escalation_timed_out"
+    assert result.label == Label.HALLUCINATED and result.details["cascade"]["llm"] is None
+
+
+def test_a_hanging_second_stage_keeps_the_guards_deadline():
+    from truthguard.guard import HallucinationGuard
+    from truthguard.rag import build_rag_chain
+
+    with llm_server(faults=[Fault("stall", match=EXTRACT, stall_seconds=10)]) as server:
+        chain = build_rag_chain(
+            ListRetriever(passages=PASSAGES), server.chat_model(max_retries=0, timeout=5)
+        )
+        guard = HallucinationGuard(
+            chain=chain,
+            detectors=cascade(server, deadline=0.6),
+            check_timeout=1.5,
+            max_attempts=1,
+            policies=[],
+        )
+        started = time.perf_counter()
+        out = guard.invoke({"question": QUESTION})
+        elapsed = time.perf_counter() - started
+    assert elapsed < 1.5  # inside the guard's check_timeout: the cascade's own deadline held
+    (attempt,) = out.attempts
+    (result,) = attempt.results
+    assert result.details["decided_by"] == "local:escalation_timed_out"
+    assert attempt.verdict.decided_by == {"cascade": "local:escalation_timed_out"}
+    assert out.passed is False  # the local verdict: hallucinated
+
+
+def test_without_its_own_deadline_the_cascade_is_cut_at_the_guards():
+    from truthguard.guard import HallucinationGuard
+    from truthguard.rag import build_rag_chain
+
+    with llm_server(faults=[Fault("stall", match=EXTRACT, stall_seconds=10)]) as server:
+        chain = build_rag_chain(
+            ListRetriever(passages=PASSAGES), server.chat_model(max_retries=0, timeout=5)
+        )
+        guard = HallucinationGuard(
+            chain=chain, detectors=cascade(server), check_timeout=0.6, max_attempts=1, policies=[]
+        )
+        started = time.perf_counter()
+        out = guard.invoke({"question": QUESTION})
+        elapsed = time.perf_counter() - started
+    assert elapsed < 2.0
+    (result,) = out.attempts[0].results
+    assert result.is_invalid and "timed out" in result.invalid_reason
+
+
+async def test_the_guards_verdict_event_carries_decided_by():
+    from truthguard.guard import VERDICT_EVENT, HallucinationGuard
+    from truthguard.rag import build_rag_chain
+
+    with llm_server() as server:
+        chain = build_rag_chain(
+            ListRetriever(passages=PASSAGES), server.chat_model(max_retries=0, timeout=5)
+        )
+        guard = HallucinationGuard(
+            chain=chain, detectors=cascade(server), max_attempts=1, policies=[]
+        )
+        events = [
+            e
+            async for e in guard.astream_events({"question": QUESTION}, version="v2")
+            if e["event"] == "on_custom_event" and e["name"] == VERDICT_EVENT
+        ]
+    (event,) = events
+    assert event["data"]["verdict"]["decided_by"] == {"cascade": "llm"}
+
+
+def test_the_callback_handler_records_which_stage_decided():
+    from truthguard.callbacks import TruthGuardCallbackHandler
+    from truthguard.rag import build_rag_chain
+
+    records = []
+    with llm_server() as server:
+        chain = build_rag_chain(
+            ListRetriever(passages=PASSAGES), server.chat_model(max_retries=0, timeout=5)
+        )
+        handler = TruthGuardCallbackHandler(cascade(server), sinks=records.append)
+        chain.invoke({"question": QUESTION}, {"callbacks": [handler]})
+        assert handler.flush(timeout=30)
+        handler.close()
+    (record,) = records
+    assert record.decided_by == "llm" and record.label == "hallucinated"
+
+
+def test_opentelemetry_events_carry_decided_by():
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from truthguard import otel
+
+    exporter = InMemorySpanExporter()
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):  # the global provider can be set only once
+        provider = TracerProvider()
+        trace.set_tracer_provider(provider)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    local = FakeDetector(score=0.4)
+    checker = CascadeChecker(local=local, escalate_to=FakeDetector(score=0.9), band=BAND)
+    result = checker.invoke(ask(UNSURE))
+    with trace.get_tracer("tests").start_as_current_span("answer"):
+        otel.emit_result(result)
+    (span,) = [s for s in exporter.get_finished_spans() if s.name == "answer"]
+    (event,) = span.events
+    assert event.attributes[otel.DECIDED_BY] == "llm"
+
+
+def test_signals_read_from_the_public_result():
+    def result(**kw) -> DetectionResult:
+        return DetectionResult(detector="x", **kw)
+
+    assert escalation_reasons(result(score=0.3, label="factual"), band=BAND) == ["band"]
+    assert escalation_reasons(result(score=0.9, label="factual"), band=BAND) == []
+    unverifiable = result(label="unverifiable", details={"reason": "abstain"})
+    assert escalation_reasons(unverifiable, band=BAND) == ["no_evidence"]
+    refusal = result(label="unverifiable", passing=True, details={"reason": "refusal"})
+    assert escalation_reasons(refusal, band=BAND) == []
+    assert escalation_reasons(result(label="invalid"), band=BAND) == ["invalid"]
+    chat = result(
+        score=0.9,
+        label="factual",
+        details={
+            "claims": [{"label": "Entailment"}, {"label": "Neutral"}],
+            "decision": {"form": "reply"},
+        },
+    )
+    assert escalation_reasons(chat, band=BAND) == ["undecided_claims", "chat_reply"]
+    assert escalation_reasons(chat, band=BAND, escalate_on=["band", "chat_reply"]) == ["chat_reply"]
+    contradicted = result(
+        score=0.9, label="factual", details={"claims": [{"label": "Contradiction"}, {}]}
+    )
+    assert escalation_reasons(contradicted, band=BAND) == []
+    with pytest.raises(InvalidInputError, match="escalate_on"):
+        escalation_reasons(chat, band=BAND, escalate_on=["sometimes"])
+
+
+def test_references_reach_a_stage_that_only_takes_contexts():
+    seen = []
+
+    def score(inp):
+        seen.append(inp.contexts)
+        return 0.4
+
+    checker = CascadeChecker(
+        local=FakeDetector(score=score), escalate_to=FakeDetector(score=score), band=BAND
+    )
+    checker.invoke({"question": "Q?", "answer": "A b.", "references": ["R."], "contexts": ["C."]})
+    assert seen == [["R.", "C."], ["R.", "C."]]
+
+
+def test_options_are_checked_at_construction():
+    with pytest.raises(InvalidInputError, match="band"):
+        CascadeChecker(escalate_to=FakeDetector(), band=(0.7, 0.2))
+    with pytest.raises(InvalidInputError, match="escalate_on"):
+        CascadeChecker(escalate_to=FakeDetector(), escalate_on=("often",))
+    with pytest.raises(InvalidInputError, match="deadline"):
+        CascadeChecker(escalate_to=FakeDetector(), deadline=0)
+
+
+def test_a_raising_second_stage_is_a_failure_by_the_policy():
+    checker = CascadeChecker(
+        local=FakeDetector(score=0.4),
+        escalate_to=FakeDetector(error=RuntimeError("boom")),
+        band=BAND,
+    )
+    result = checker.invoke(ask(UNSURE))
+    assert result.details["decided_by"] == "local:escalation_failed"
+    assert "RuntimeError: boom" in result.details["cascade"]["error"]
+
+
+def test_cancelling_the_check_cancels_the_second_stage():
+    slow = FakeDetector(score=0.9, latency=5)
+    checker = CascadeChecker(local=FakeDetector(score=0.4), escalate_to=slow, band=BAND)
+
+    async def main():
+        task = asyncio.ensure_future(checker.ainvoke(ask(UNSURE)))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    started = time.perf_counter()
+    asyncio.run(main())
+    assert time.perf_counter() - started < 2.0
