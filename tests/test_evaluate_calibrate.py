@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from truthguard.errors import ConfigurationError, InvalidInputError
@@ -87,3 +89,132 @@ def test_calibrate_needs_both_classes_and_known_detectors(tmp_path):
         calibrate(_results(SCORES, HALLU), detectors=["other"])
     with pytest.raises(InvalidInputError, match="config"):
         calibrate(_results(SCORES, HALLU), write_config=tmp_path / "x.yaml")
+
+
+# A local stage's scores, gold labels and verdicts (it passes from 0.35): wrong at 0.3, 0.4, 0.7
+BAND_SCORES = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+BAND_HALLU = [True, True, False, True, False, False, True, False, False, False]
+BAND_PASSED = [s >= 0.35 for s in BAND_SCORES]
+
+
+def test_the_band_for_a_coverage_is_the_most_accurate_that_decides_that_much():
+    from truthguard.evaluation.band import band_table, choose_band
+
+    table = band_table(BAND_SCORES, BAND_HALLU, BAND_PASSED)
+    assert table.point(0)["band"] is None and table.point(0)["coverage"] == 1.0
+    chosen = choose_band(table, coverage=0.8)
+    assert chosen["band"] == [0.3, 0.4] and chosen["decided"] == 8
+    assert chosen["balanced_accuracy"] == pytest.approx((2 / 3 + 1) / 2)
+    assert chosen["target"] == {"coverage": 0.8}
+
+
+def test_the_band_for_an_accuracy_decides_the_most_that_reach_it():
+    from truthguard.evaluation.band import band_table, choose_band
+
+    table = band_table(BAND_SCORES, BAND_HALLU, BAND_PASSED)
+    chosen = choose_band(table, accuracy=1.0)
+    # 0.3, 0.4 and 0.7 must go, and a band is one stretch of scores
+    assert chosen["band"] == [0.3, 0.7] and chosen["coverage"] == 0.5
+    assert chosen["accuracy"] == chosen["balanced_accuracy"] == 1.0
+    forced = [s == 0.7 for s in BAND_SCORES]  # a signal escalates 0.7 whatever its score
+    chosen = choose_band(
+        band_table(BAND_SCORES, BAND_HALLU, BAND_PASSED, forced=forced), accuracy=1.0
+    )
+    assert chosen["band"] == [0.3, 0.4] and chosen["coverage"] == 0.7
+
+
+def test_band_targets_out_of_reach_say_why():
+    from truthguard.evaluation.band import band_table, choose_band
+
+    forced = [s > 0.5 for s in BAND_SCORES]
+    table = band_table(BAND_SCORES, BAND_HALLU, BAND_PASSED, forced=forced)
+    with pytest.raises(ConfigurationError, match=r"at most 50.0% decided locally"):
+        choose_band(table, coverage=0.7)
+    with pytest.raises(InvalidInputError, match="coverage"):
+        choose_band(table, coverage=0.7, accuracy=0.9)
+    with pytest.raises(InvalidInputError, match="accuracy"):
+        choose_band(table, accuracy=1.5)
+
+
+def test_the_tradeoff_curve_rises_as_fewer_answers_are_decided_locally():
+    from truthguard.evaluation.band import band_table, tradeoff_curve
+
+    curve = tradeoff_curve(band_table(BAND_SCORES, BAND_HALLU, BAND_PASSED))
+    coverage = [p["coverage"] for p in curve]
+    accuracy = [p["balanced_accuracy"] for p in curve]
+    assert coverage == sorted(coverage) and coverage[-1] == 1.0
+    assert accuracy == sorted(accuracy, reverse=True) and accuracy[0] == 1.0
+
+
+def _local_rows():
+    """Result rows of a local RefChecker: rejections resting on a Neutral claim are wrong."""
+    neutral = [{"label": "Neutral"}]
+    contradiction = [{"label": "Contradiction"}]
+    rows = []
+    for i, score in enumerate(BAND_SCORES):
+        rows.append(
+            {
+                "detector": "rc",
+                "score": score,
+                "gold": "hallucinated" if BAND_HALLU[i] else "factual",
+                "label": "factual" if BAND_PASSED[i] else "hallucinated",
+                "passing": BAND_PASSED[i],
+                "details": {"claims": [{"label": "Entailment"}]},
+            }
+        )
+    for _ in range(4):  # rejected on an unaligned paraphrase: factual, all at one score
+        rows.append(
+            {
+                "detector": "rc",
+                "score": 0.165,
+                "gold": "factual",
+                "label": "hallucinated",
+                "passing": False,
+                "details": {"claims": neutral},
+            }
+        )
+        rows.append(
+            {
+                "detector": "rc",
+                "score": 0.165,
+                "gold": "hallucinated",
+                "label": "hallucinated",
+                "passing": False,
+                "details": {"claims": contradiction},
+            }
+        )
+    return rows
+
+
+def test_calibrate_chooses_a_cascade_band_and_the_signals_that_help():
+    from truthguard.evaluation.calibrate import format_calibration
+
+    out = calibrate(_local_rows(), target="f1", cascade_accuracy=1.0)
+    c = out["cascade"]["rc"]
+    # the rejections resting on Neutral claims share a score with right ones: only the
+    # undecided_claims signal tells them apart
+    assert "undecided_claims" in c["escalate_on"] and c["balanced_accuracy"] == 1.0
+    assert c["n"] == 18 and c["curve"]
+    assert "CascadeChecker(band=(" in format_calibration(out)
+    plain = calibrate(_local_rows(), target="f1", cascade_coverage=0.5)["cascade"]["rc"]
+    assert plain["coverage"] >= 0.5
+
+
+def test_calibrate_on_the_command_line_prints_the_band(tmp_path, capsys):
+    from truthguard.cli import main
+    from truthguard.evaluation.io import ResultWriter
+
+    rows = [
+        {**r, "id": f"r{i}", "index": i, "question": "Q?", "answer": "A."}
+        for i, r in enumerate(_local_rows())
+    ]
+    ResultWriter(tmp_path / "results.jsonl").write(rows)
+    cfg = tmp_path / "c.toml"
+    save_config(load_config({"detectors": {"rc": {"type": "refchecker"}}}), cfg)
+    assert (
+        main(["calibrate", str(tmp_path), "-c", str(cfg), "--dry-run", "--cascade-coverage", "0.6"])
+        == 0
+    )
+    assert "rc as a cascade's local stage:" in capsys.readouterr().out
+    saved = json.loads((tmp_path / "calibration.json").read_text())
+    assert saved["cascade"]["rc"]["coverage"] >= 0.6

@@ -200,3 +200,17 @@ def test_a_conflicting_fact_is_marked_alone_and_zero_llm_runs_draw_no_cost_chart
     # no calibration: the run's own threshold is the one marked, and its flagged correct answers
     assert "Threshold 0.4500 (used in the run)" in dom
     assert set(re.findall(r'<li class="flagged-correct" data-row="([^"]+)"', dom)) == {"r3", "r4"}
+
+
+def test_the_report_draws_the_cascade_tradeoff_when_a_band_was_chosen(tmp_path):
+    rows = [
+        _row(i, 0.1 + i / 20, "hallucinated" if i in (1, 2, 3, 7) else "factual") for i in range(12)
+    ]
+    ResultWriter(tmp_path / "results.jsonl").write(rows)
+    dump(calibrate(tmp_path, target="f1", cascade_coverage=0.6), tmp_path / "calibration.json")
+    page = render_report(tmp_path).read_text()
+    plots = dict(re.findall(r'<svg class="plot" data-plot="([^"]+)"(.*?)</svg>', page, re.S))
+    tradeoff = plots["tradeoff:rc"]
+    assert re.search(r"<path d=\"M", tradeoff) and 'class="band-marker"' in tradeoff
+    assert "As a cascade's local stage, band [" in page
+    assert "decided locally" in tradeoff

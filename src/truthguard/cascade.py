@@ -44,6 +44,7 @@ from truthguard.result import DetectionResult, Label, Usage
 
 __all__ = [
     "DEFAULT_BAND",
+    "OPTIONAL_SIGNALS",
     "SIGNALS",
     "CascadeChecker",
     "Signal",
@@ -53,6 +54,10 @@ __all__ = [
 Signal = Literal["band", "no_evidence", "undecided_claims", "chat_reply", "invalid"]
 SIGNALS: tuple[str, ...] = ("band", "no_evidence", "undecided_claims", "chat_reply", "invalid")
 """Why an answer may be escalated (see :func:`escalation_reasons`)."""
+OPTIONAL_SIGNALS: tuple[str, ...] = ("undecided_claims", "chat_reply")
+"""Signals whose worth depends on the data (on HaluEval QA the answers ``undecided_claims``
+escalates were all rightly rejected, on rag-answers nine in ten wrongly): off by default;
+``truthguard calibrate`` tries them and keeps those that help."""
 
 DEFAULT_BAND: tuple[float, float] = (0.08, 0.6)
 """The default uncertainty band on ``RefChecker()``'s calibrated score: chosen by ``truthguard
@@ -85,10 +90,11 @@ def escalation_reasons(
     * ``no_evidence``: the result is ``unverifiable`` because the check found nothing to judge
       by (``details["reason"]`` ``no_references`` or ``abstain``); a refusal, an answer without
       facts or without content is not escalated;
-    * ``undecided_claims``: a checked claim the local check neither supports nor contradicts
-      (``Neutral``) while none is contradicted;
-    * ``chat_reply``: a reply in a chat (``details["decision"]["form"] == "reply"``) with a
-      claim not entailed: world knowledge no source holds, which only a model can judge;
+    * ``undecided_claims``: the answer is rejected on claims the local check neither supports
+      nor contradicts (``Neutral``, none ``Contradiction``): a paraphrase it could not align
+      and an unsupported fact look alike to it;
+    * ``chat_reply``: a reply in a chat (``details["decision"]["form"] == "reply"``) passed
+      with a claim not entailed: world knowledge no source holds, which only a model can judge;
     * ``invalid``: the local check gave no verdict (a local model failed to load, say).
 
     Example:
@@ -114,11 +120,14 @@ def escalation_reasons(
     claims = details.get("claims")
     labels = [c.get("label") for c in claims if isinstance(c, Mapping)] if claims else []
     open_claims = any(x not in ("Entailment", "Contradiction") for x in labels)
-    if "undecided_claims" in wanted and open_claims and "Contradiction" not in labels:
+    rejected = result.passing is False or (
+        result.passing is None and result.label == Label.HALLUCINATED
+    )
+    if "undecided_claims" in wanted and rejected and open_claims and "Contradiction" not in labels:
         reasons.append("undecided_claims")
     decision = details.get("decision")
     form = decision.get("form") if isinstance(decision, Mapping) else None
-    if "chat_reply" in wanted and form == "reply" and open_claims:
+    if "chat_reply" in wanted and form == "reply" and open_claims and not rejected:
         reasons.append("chat_reply")
     return reasons
 

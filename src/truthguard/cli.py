@@ -101,6 +101,23 @@ def _add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
     cal.add_argument(
         "--l2", type=float, default=1.0, help="--refit-decision: penalty on the coefficients"
     )
+    band = cal.add_mutually_exclusive_group()
+    band.add_argument(
+        "--cascade-coverage",
+        type=float,
+        default=None,
+        metavar="SHARE",
+        help="also choose each detector's uncertainty band as a CascadeChecker's local stage: "
+        "the most accurate band that decides at least SHARE (say 0.7) of the answers locally",
+    )
+    band.add_argument(
+        "--cascade-accuracy",
+        type=float,
+        default=None,
+        metavar="BALANCED_ACCURACY",
+        help="or the band that decides the most answers locally while their balanced accuracy "
+        "reaches this (say 0.95)",
+    )
     cal.add_argument("--json", action="store_true", help="print the result as JSON")
 
     rep = sub.add_parser("report", help="write a self-contained HTML report of evaluate results")
@@ -247,6 +264,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         write_config=None if args.dry_run else (args.write or calibrated_path(args.config)),
         refit_decision=args.refit_decision,
         l2=args.l2,
+        cascade_coverage=args.cascade_coverage,
+        cascade_accuracy=args.cascade_accuracy,
     )
     run_dir = Path(args.results)
     if run_dir.is_dir():

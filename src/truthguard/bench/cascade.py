@@ -37,9 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from truthguard._progress import progress
+from truthguard._sync import run_sync
 from truthguard.bench.halueval import item_inputs, spread_rows
 from truthguard.datasets import load_halueval
-from truthguard.errors import DatasetNotFoundError
+from truthguard.errors import ConfigurationError, DatasetNotFoundError
 
 __all__ = [
     "HELP",
@@ -123,24 +124,20 @@ def _local_results(
     return [DetectionResult.model_validate(cache[_key(inp)]) for _, inp, _ in rows]
 
 
-def _columns(
-    rows: list[Row], results: list[Any], escalate_on: list[str]
-) -> tuple[list[float | None], list[bool], list[bool], list[bool], dict[str, int]]:
+def _signal_shares(results: list[Any], escalate_on: list[str]) -> dict[str, float | None]:
+    """Share of the answers each signal other than ``band`` escalates (in %)."""
     from truthguard.cascade import escalation_reasons
 
-    scores, gold, passed, forced = [], [], [], []
-    signals: dict[str, int] = {}
-    for (_, _, hallucinated), r in zip(rows, results, strict=True):
-        scores.append(r.score)
-        gold.append(hallucinated)
-        passed.append(bool(r.passing if r.passing is not None else r.label == "factual"))
-        fired = escalation_reasons(
-            r, band=None, escalate_on=[s for s in escalate_on if s != "band"]
-        )
-        forced.append(bool(fired))
-        for s in fired:
-            signals[s] = signals.get(s, 0) + 1
-    return scores, gold, passed, forced, signals
+    counts: dict[str, int] = {}
+    signals = [x for x in escalate_on if x != "band"]
+    for r in results:
+        for x in escalation_reasons(r, band=None, escalate_on=signals):
+            counts[x] = counts.get(x, 0) + 1
+    return {x: _pct(k / len(results)) for x, k in sorted(counts.items())}
+
+
+def _passed(r: Any) -> bool:
+    return bool(r.passing if r.passing is not None else r.label == "factual")
 
 
 def _balanced(gold: list[bool], passed: list[bool]) -> float | None:
@@ -164,19 +161,19 @@ def _figures(point: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _band_on(
-    rows: list[Row], results: list[Any], band: list[float] | None, escalate_on: list[str]
-) -> dict[str, Any]:
-    """The figures of ``band`` on rows it was not chosen on."""
+def _band_on(results: list[Any], gold: list[bool], chosen: dict[str, Any]) -> dict[str, Any]:
+    """The figures of the chosen band and signals on rows they were not chosen on."""
+    from truthguard.cascade import escalation_reasons
     from truthguard.evaluation.band import band_table
 
-    scores, gold, passed, forced, _ = _columns(rows, results, escalate_on)
-    lo, hi = band if band is not None else (2.0, 2.0)  # no band: no score escalates
-    inside = [s is not None and lo <= s <= hi for s in scores]
-    escalated = [f or i for f, i in zip(forced, inside, strict=True)]
-    table = band_table(
-        [None] * len(scores), gold, passed, forced=escalated
-    )  # one entry: the local decisions of the rows not escalated
+    band = chosen["band"]
+    signals = chosen["escalate_on"]
+    escalated = [
+        bool(escalation_reasons(r, band=None if band is None else tuple(band), escalate_on=signals))
+        for r in results
+    ]
+    # no score left to band: the one entry is the local decisions of the rows not escalated
+    table = band_table([None] * len(results), gold, [_passed(r) for r in results], forced=escalated)
     return table.point(0)
 
 
@@ -190,7 +187,7 @@ def _run_cascade(rows: list[Row], cascade: Any, *, show_progress: bool) -> dict[
         results += cascade.batch(inputs[s : s + chunk], config={"max_concurrency": 4})
     wall = time.perf_counter() - started
     gold = [g for _, _, g in rows]
-    passed = [bool(r.passing if r.passing is not None else r.label == "factual") for r in results]
+    passed = [_passed(r) for r in results]
     decided = [str(r.details.get("decided_by", "")) for r in results]
     outcomes: dict[str, int] = {}
     for d in decided:
@@ -268,18 +265,21 @@ def _second_stage(spec: str) -> Any:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from truthguard.cascade import CascadeChecker
-    from truthguard.evaluation.band import band_table, choose_band, tradeoff_curve
+    from truthguard.cascade import OPTIONAL_SIGNALS, CascadeChecker
+    from truthguard.evaluation.band import fit_cascade, result_table, tradeoff_curve
     from truthguard.refchecker import RefChecker
 
     if args.n < 1 or args.fit_n < 1:
         raise SystemExit("--n and --fit-n must be at least 1")
-    coverage = args.coverage if args.accuracy is None and args.coverage is not None else None
+    coverage = args.coverage
     if args.accuracy is None and coverage is None:
         coverage = 0.7
+    # named signals are used as given; otherwise the optional ones are tried on the fitting rows
+    given = args.escalate_on is not None
     escalate_on = list(args.escalate_on or CascadeChecker.model_fields["escalate_on"].default)
     second = _second_stage(args.llm) if args.llm else None
     local = RefChecker()
+    run_sync(local.ainvoke({"question": "Q?", "answer": "A cat sat.", "contexts": ["A cat."]}))
     cache = _load_cache(args.cache)
     show = not args.no_progress
     out: dict[str, Any] = {
@@ -287,6 +287,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "second_stage": None if second is None else f"RefChecker(LLM {args.llm})",
         "target": {"coverage": coverage} if coverage is not None else {"accuracy": args.accuracy},
         "escalate_on": escalate_on,
+        "tried": [] if given else [x for x in OPTIONAL_SIGNALS if x not in escalate_on],
         "rows": {
             "halueval": f"bench: {args.n} rows spread through each file; fitting: the first "
             f"{args.fit_n} other rows (two answers per row)",
@@ -303,43 +304,42 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 bench_rows, local, cache, show_progress=show, desc=f"{task} bench"
             )
             local_ms = 1000 * (time.perf_counter() - started) / len(bench_rows)
-            scores, gold, passed, forced, _ = _columns(fit_rows, fit_res, escalate_on)
-            table = band_table(
-                scores if "band" in escalate_on else [None] * len(scores),
-                gold,
-                passed,
-                forced=forced,
-            )
+            fit_gold = [g for _, _, g in fit_rows]
+            bench_gold = [g for _, _, g in bench_rows]
             try:
-                chosen = choose_band(table, coverage=coverage, accuracy=args.accuracy)
-            except Exception as e:  # the target is out of reach on these rows: say so
+                chosen = fit_cascade(
+                    fit_res,
+                    fit_gold,
+                    coverage=coverage,
+                    accuracy=args.accuracy,
+                    escalate_on=escalate_on,
+                    try_signals=[] if given else None,
+                )
+            except ConfigurationError as e:  # the target is out of reach on these rows
                 out["tasks"][task] = {"error": str(e), "fit_rows": len(fit_rows)}
                 continue
-            b_scores, b_gold, b_passed, _, signals = _columns(bench_rows, bench_res, escalate_on)
-            on_bench = _band_on(bench_rows, bench_res, chosen["band"], escalate_on)
-            bench_table = band_table(
-                b_scores if "band" in escalate_on else [None] * len(b_scores),
-                b_gold,
-                b_passed,
-                forced=_columns(bench_rows, bench_res, escalate_on)[3],
-            )
+            signals = chosen["escalate_on"]
+            bench_curve = tradeoff_curve(result_table(bench_res, bench_gold, signals))
             row: dict[str, Any] = {
                 "fit_rows": len(fit_rows),
                 "bench_rows": len(bench_rows),
                 "band": None if chosen["band"] is None else [round(x, 4) for x in chosen["band"]],
+                "escalate_on": signals,
                 "on_fitting_rows": _figures(chosen),
-                "on_bench_rows": _figures(on_bench),
-                "local_alone_balanced_accuracy": _pct(_balanced(b_gold, b_passed)),
-                "local_ms_per_answer": None if len(cache) and args.cache else round(local_ms, 1),
-                "signals_on_bench_rows": {
-                    s: _pct(k / len(bench_rows)) for s, k in sorted(signals.items())
-                },
+                "on_bench_rows": _figures(_band_on(bench_res, bench_gold, chosen)),
+                "local_alone_balanced_accuracy": _pct(
+                    _balanced(bench_gold, [_passed(r) for r in bench_res])
+                ),
+                # from the cache the local checks were not timed
+                "local_ms_per_answer": None if args.cache else round(local_ms, 1),
+                "signals_on_bench_rows": _signal_shares(bench_res, signals),
                 "curve_on_bench_rows": [
                     {
+                        "band": p["band"],
                         "decided_locally": _pct(p["coverage"]),
                         "balanced_accuracy": _pct(p["balanced_accuracy"]),
                     }
-                    for p in tradeoff_curve(bench_table)
+                    for p in bench_curve
                 ],
             }
             if second is not None:
@@ -347,7 +347,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     local=local,
                     escalate_to=second,
                     band=None if chosen["band"] is None else tuple(chosen["band"]),
-                    escalate_on=tuple(escalate_on),
+                    escalate_on=tuple(signals),
                 )
                 row["cascade"] = _run_cascade(bench_rows, cascade, show_progress=show)
             out["tasks"][task] = row
@@ -369,21 +369,24 @@ def format_table(result: dict[str, Any]) -> str:
     )
     lines = [
         f"Local-first cascade: {result['local']} first; band chosen on the fitting rows for "
-        f"{aim}, reported on the bench rows; escalate on {', '.join(result['escalate_on'])}",
+        f"{aim}, reported on the bench rows; escalate on {', '.join(result['escalate_on'])}"
+        + (f" (tried adding: {', '.join(result['tried'])})" if result.get("tried") else ""),
         f"HaluEval {result['rows']['halueval']}; rag-answers {result['rows']['rag']}",
         "",
-        "| task | band (local score) | decided locally | balanced acc. of local decisions "
-        "| accuracy | local alone bal. acc. | fitting rows: decided / bal. acc. |",
-        "|---|---|---|---|---|---|---|",
+        "| task | band (local score) | also escalated | decided locally "
+        "| balanced acc. of local decisions | accuracy | local alone bal. acc. "
+        "| fitting rows: decided / bal. acc. |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for task, r in result["tasks"].items():
         if "error" in r:
-            lines.append(f"| {task} | {r['error']} | | | | | |")
+            lines.append(f"| {task} | {r['error']} | | | | | | |")
             continue
         band = "none" if r["band"] is None else f"{r['band'][0]:.3f} - {r['band'][1]:.3f}"
         b, f = r["on_bench_rows"], r["on_fitting_rows"]
+        added = [x for x in r["escalate_on"] if x not in result["escalate_on"]]
         lines.append(
-            f"| {task} | {band} | {_fmt(b['decided_locally'], '%')} | "
+            f"| {task} | {band} | {', '.join(added) or '-'} | {_fmt(b['decided_locally'], '%')} | "
             f"{_fmt(b['balanced_accuracy'])} | {_fmt(b['accuracy'])} | "
             f"{_fmt(r['local_alone_balanced_accuracy'])} | "
             f"{_fmt(f['decided_locally'], '%')} / {_fmt(f['balanced_accuracy'])} |"
@@ -396,7 +399,7 @@ def format_table(result: dict[str, Any]) -> str:
         curve = ", ".join(
             f"{p['decided_locally']:.0f}%: {_fmt(p['balanced_accuracy'])}"
             for p in r["curve_on_bench_rows"]
-            if p["decided_locally"] is not None and p["decided_locally"] >= 50
+            if p["decided_locally"] is not None
         )
         lines.append(f"{task}: escalated whatever the score: {shown}")
         lines.append(f"{task}: best balanced accuracy at each share decided locally: {curve}")

@@ -26,8 +26,18 @@ from typing import Any, Literal
 import numpy as np
 
 from truthguard.errors import ConfigurationError, InvalidInputError
+from truthguard.result import DetectionResult
 
-__all__ = ["BandTable", "Metric", "band_rows", "band_table", "choose_band", "tradeoff_curve"]
+__all__ = [
+    "BandTable",
+    "Metric",
+    "band_rows",
+    "band_table",
+    "choose_band",
+    "fit_cascade",
+    "result_table",
+    "tradeoff_curve",
+]
 
 Metric = Literal["balanced_accuracy", "accuracy"]
 
@@ -39,41 +49,95 @@ _CURVE_STEPS = 20
 """Points of the trade-off curve: the best band at coverage >= 5%, 10%, ..., 100%."""
 
 
-def band_rows(
-    rows: Sequence[Mapping[str, Any]], *, escalate_on: Sequence[str] | None = None
-) -> tuple[list[float | None], list[bool], list[bool], list[bool]]:
-    """Scores, gold, local verdicts and forced escalations of ``truthguard evaluate`` result
-    rows of the local detector (rows without a gold label are left out).
-
-    ``forced`` marks the rows a signal other than ``band`` escalates (see
-    :func:`~truthguard.cascade.escalation_reasons`; default: the cascade's default signals).
-    """
-    from truthguard.cascade import CascadeChecker, escalation_reasons
+def band_rows(rows: Sequence[Mapping[str, Any]]) -> tuple[list[DetectionResult], list[bool]]:
+    """The local results and gold labels of ``truthguard evaluate`` result rows of the local
+    detector (rows without a gold label are left out)."""
     from truthguard.result import DetectionResult
 
-    if escalate_on is None:
-        escalate_on = CascadeChecker.model_fields["escalate_on"].default
-    signals = [s for s in escalate_on if s != "band"]
-    scores: list[float | None] = []
+    results: list[DetectionResult] = []
     gold: list[bool] = []
-    passed: list[bool] = []
-    forced: list[bool] = []
     for row in rows:
         if row.get("gold") is None:
             continue
-        result = DetectionResult(
-            detector=str(row.get("detector") or "local"),
-            score=row.get("score"),
-            label=row.get("label") or "invalid",
-            passing=row.get("passing"),
-            details=row.get("details") or {},
+        results.append(
+            DetectionResult(
+                detector=str(row.get("detector") or "local"),
+                score=row.get("score"),
+                label=row.get("label") or "invalid",
+                passing=row.get("passing"),
+                details=row.get("details") or {},
+            )
         )
-        scores.append(None if result.score is None else float(result.score))
         gold.append(row["gold"] == "hallucinated")
-        passing = result.passing if result.passing is not None else result.label == "factual"
-        passed.append(bool(passing))
-        forced.append(bool(escalation_reasons(result, band=None, escalate_on=signals)))
-    return scores, gold, passed, forced
+    return results, gold
+
+
+def result_table(
+    results: Sequence[DetectionResult], hallucinated: Sequence[bool], escalate_on: Sequence[str]
+) -> BandTable:
+    """:func:`band_table` of local results, the answers the signals of ``escalate_on`` (other
+    than ``band``) escalate forced; without ``band`` no score is escalated."""
+    from truthguard.cascade import escalation_reasons
+
+    signals = [x for x in escalate_on if x != "band"]
+    scores = [r.score if "band" in escalate_on else None for r in results]
+    passed = [bool(r.passing if r.passing is not None else r.label == "factual") for r in results]
+    forced = [bool(escalation_reasons(r, band=None, escalate_on=signals)) for r in results]
+    return band_table(scores, hallucinated, passed, forced=forced)
+
+
+def fit_cascade(
+    results: Sequence[DetectionResult],
+    hallucinated: Sequence[bool],
+    *,
+    coverage: float | None = None,
+    accuracy: float | None = None,
+    metric: Metric = "balanced_accuracy",
+    escalate_on: Sequence[str] | None = None,
+    try_signals: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """The band, and which optional signals to escalate on, for one target.
+
+    Every combination of ``try_signals`` (default
+    :data:`~truthguard.cascade.OPTIONAL_SIGNALS`) is added to ``escalate_on`` (default: the
+    cascade's) in turn, the band chosen for each with :func:`choose_band`, and the best kept:
+    for a coverage target the most accurate, for an accuracy target the one deciding most.
+
+    Returns:
+        :func:`choose_band`'s point with ``escalate_on`` (pass both to ``CascadeChecker``),
+        ``curve`` (:func:`tradeoff_curve` with those signals) and ``n``.
+
+    Raises:
+        ConfigurationError: No combination reaches the target.
+    """
+    from itertools import combinations
+
+    from truthguard.cascade import OPTIONAL_SIGNALS, CascadeChecker
+
+    base = list(escalate_on or CascadeChecker.model_fields["escalate_on"].default)
+    extra = [x for x in (OPTIONAL_SIGNALS if try_signals is None else try_signals) if x not in base]
+    best: tuple[tuple[float, float], dict[str, Any], BandTable] | None = None
+    first_error: ConfigurationError | None = None
+    for k in range(len(extra) + 1):
+        for added in combinations(extra, k):
+            signals = [*base, *added]
+            table = result_table(results, hallucinated, signals)
+            try:
+                chosen = choose_band(table, coverage=coverage, accuracy=accuracy, metric=metric)
+            except ConfigurationError as e:
+                first_error = first_error or e
+                continue
+            value = chosen[metric] if chosen[metric] is not None else -1.0
+            rank = (
+                (value, chosen["coverage"]) if coverage is not None else (chosen["coverage"], value)
+            )
+            if best is None or rank > best[0]:
+                best = (rank, {**chosen, "escalate_on": signals}, table)
+    if best is None:
+        assert first_error is not None
+        raise first_error
+    _, chosen, table = best
+    return {**chosen, "n": table.n, "curve": tradeoff_curve(table, metric=metric)}
 
 
 def _check_lengths(n: int, **columns: Sequence[Any]) -> None:
@@ -264,7 +328,11 @@ def tradeoff_curve(
     steps = [k / _CURVE_STEPS for k in range(1, _CURVE_STEPS + 1)]
     levels = sorted({*(x for x in steps if x <= top), top})
     keep = ("band", "coverage", "decided", "accuracy", "balanced_accuracy")
-    return [
-        {k: v for k, v in choose_band(table, coverage=x, metric=metric).items() if k in keep}
-        for x in levels
-    ]
+    curve: list[dict[str, Any]] = []
+    for x in levels:
+        point = {
+            k: v for k, v in choose_band(table, coverage=x, metric=metric).items() if k in keep
+        }
+        if not curve or curve[-1] != point:  # one band can be the best at several levels
+            curve.append(point)
+    return curve

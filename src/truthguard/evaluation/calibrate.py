@@ -45,6 +45,8 @@ def calibrate(
     write_config: str | Path | None = None,
     refit_decision: str | Path | None = None,
     l2: float = 1.0,
+    cascade_coverage: float | None = None,
+    cascade_accuracy: float | None = None,
 ) -> dict[str, Any]:
     """Choose a threshold per detector from labelled results of ``truthguard evaluate``.
 
@@ -63,6 +65,12 @@ def calibrate(
             :mod:`~truthguard.evaluation.refit`); that detector then gets no score threshold,
             and a written config names the file in its ``options.decision``.
         l2: The refit's penalty on the standardised coefficients.
+        cascade_coverage: Also choose, for each detector (the local stage of a
+            :class:`~truthguard.cascade.CascadeChecker`), the uncertainty band that decides at
+            least this share of the answers locally, as accurately as it can (see
+            :func:`~truthguard.evaluation.band.fit_cascade`).
+        cascade_accuracy: Or the band that decides the most locally while the local
+            decisions reach this balanced accuracy.
 
     Returns:
         ``{"target": ..., "detectors": {name: {"chosen": point, "roc": [...], "pr": [...],
@@ -107,6 +115,8 @@ def calibrate(
             "roc": [(p["fpr"], p["recall"]) for p in points],
             "pr": [(p["recall"], p["precision"]) for p in points if p["precision"] is not None],
         }
+    if cascade_coverage is not None or cascade_accuracy is not None:
+        out["cascade"] = _cascade_bands(by, cascade_coverage, cascade_accuracy)
     if not out["detectors"] and refit_name is None:
         raise InvalidInputError("label", "no result has both a gold label and a score")
     if write_config is not None:
@@ -160,6 +170,25 @@ def _refit(
     )
     out["decision"] = {"detector": name, **fitted}
     return name
+
+
+def _cascade_bands(
+    by: dict[str, list[dict[str, Any]]], coverage: float | None, accuracy: float | None
+) -> dict[str, Any]:
+    """The cascade band of each detector with labelled rows, or why none could be chosen."""
+    from truthguard.errors import ConfigurationError
+    from truthguard.evaluation.band import band_rows, fit_cascade
+
+    out: dict[str, Any] = {}
+    for name, rs in by.items():
+        results, gold = band_rows(rs)
+        if not results:
+            continue
+        try:
+            out[name] = fit_cascade(results, gold, coverage=coverage, accuracy=accuracy)
+        except ConfigurationError as e:
+            out[name] = {"error": str(e), "n": len(results)}
+    return out
 
 
 def calibrated_path(config: str | Path) -> Path:
@@ -262,7 +291,22 @@ def format_calibration(result: dict[str, Any]) -> str:
             f"{pct(b['hallucinated_rejected'])} -> {pct(a['hallucinated_rejected'])}"
         )
         lines.append(f"decision saved to {refit['path']}: RefChecker(decision={refit['path']!r})")
+    for name, c in (result.get("cascade") or {}).items():
+        lines.append(_cascade_line(name, c))
     return "\n".join(lines)
+
+
+def _cascade_line(name: str, c: dict[str, Any]) -> str:
+    """One detector's cascade band as a sentence, with the code that uses it."""
+    if "error" in c:
+        return f"{name} as a cascade's local stage: {c['error']}"
+    band = "None" if c["band"] is None else f"({c['band'][0]:.4f}, {c['band'][1]:.4f})"
+    accuracy = "-" if c["balanced_accuracy"] is None else f"{100 * c['balanced_accuracy']:.1f}%"
+    return (
+        f"{name} as a cascade's local stage: {100 * c['coverage']:.1f}% of {c['n']} answers "
+        f"decided locally at balanced accuracy {accuracy}; "
+        f"CascadeChecker(band={band}, escalate_on={tuple(c['escalate_on'])!r}, escalate_to=...)"
+    )
 
 
 def dump(result: dict[str, Any], path: str | Path) -> None:

@@ -170,6 +170,53 @@ def _curve(
     return _svg(kind, name, body, f"{name}: {title}")
 
 
+def _tradeoff(name: str, cascade: dict[str, Any]) -> str:
+    """The cascade's trade-off: share decided locally against the balanced accuracy of those
+    decisions, the best band at each share, the chosen band marked."""
+    pts = [
+        (p["coverage"], p["balanced_accuracy"])
+        for p in cascade.get("curve") or []
+        if p["balanced_accuracy"] is not None
+    ]
+    body = _axes("share decided locally", "balanced accuracy of local decisions")
+    if not pts:
+        return _svg("tradeoff", name, body + _nodata(), f"{name}: cascade trade-off")
+    path = " ".join(
+        f"{'M' if i == 0 else 'L'}{_sx(x, 0, 1):.1f},{_sy(y, 0, 1):.1f}"
+        for i, (x, y) in enumerate(pts)
+    )
+    body += f'<path d="{path}" fill="none" stroke="#1c7ed6" stroke-width="2"/>'
+    body += "".join(
+        f'<circle cx="{_sx(x, 0, 1):.1f}" cy="{_sy(y, 0, 1):.1f}" r="2.5" fill="#1c7ed6">'
+        f"<title>{x:.0%} decided locally: {y:.1%}</title></circle>"
+        for x, y in pts
+    )
+    body += _ticks("x", 0, 1) + _ticks("y", 0, 1)
+    if cascade.get("balanced_accuracy") is not None:
+        x, y = _sx(cascade["coverage"], 0, 1), _sy(cascade["balanced_accuracy"], 0, 1)
+        body += (
+            f'<circle class="band-marker" cx="{x:.1f}" cy="{y:.1f}" r="5" fill="#f08c00">'
+            f"<title>the chosen band</title></circle>"
+            f'<text x="{min(x + 7, _W - 80):.1f}" y="{max(y - 6, 20):.1f}" font-size="10" '
+            f'fill="#e8590c">chosen band</text>'
+        )
+    return _svg("tradeoff", name, body, f"{name}: cascade trade-off")
+
+
+def _cascade_text(cascade: dict[str, Any]) -> str:
+    if "error" in cascade:
+        return f"<p>As a cascade's local stage: {_e(cascade['error'])}</p>"
+    band = cascade["band"]
+    shown = "none" if band is None else f"[{band[0]:.4f}, {band[1]:.4f}]"
+    return (
+        f"<p>As a cascade's local stage, band {shown} (escalating also on "
+        f"{_e(', '.join(x for x in cascade['escalate_on'] if x != 'band'))}): "
+        f"{cascade['coverage']:.1%} of the answers decided locally, balanced accuracy "
+        f"{_fmt(cascade['balanced_accuracy'], '.1%')}. The curve gives the best band at each "
+        "share decided locally.</p>"
+    )
+
+
 def _bars(
     kind: str, title: str, values: dict[str, float], fmt: str = ".0f", top: float | None = None
 ) -> str:
@@ -335,8 +382,11 @@ def render_report(
         raise InvalidInputError("worst", "must be a non-negative integer")
     run_dir = src if src.is_dir() else src.parent
     calibration: dict[str, Any] = {}
+    cascades: dict[str, Any] = {}
     if (run_dir / "calibration.json").exists():
-        calibration = json.loads((run_dir / "calibration.json").read_text())["detectors"]
+        saved = json.loads((run_dir / "calibration.json").read_text())
+        calibration = saved["detectors"]
+        cascades = saved.get("cascade") or {}
     summary = summarize(rows)
     by: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
@@ -413,6 +463,10 @@ def render_report(
             )
         else:
             sections.append("<p>No threshold in use: flagged means the answer did not pass.</p>")
+        if name in cascades:
+            sections.append(_cascade_text(cascades[name]))
+            if "error" not in cascades[name]:
+                plots.append(_tradeoff(name, cascades[name]))
         sections.append(f'<div class="plots">{"".join(plots)}</div>')
     sections.append("<h2>Pass rates and cost</h2>")
     d = summary["detectors"]
