@@ -15,7 +15,8 @@ HaluEval: the bench rows are the ``--n`` rows spread evenly through each file (t
 ``truthguard bench halueval --spread``), the fitting rows the first ``--fit-n`` rows of the file
 that are not bench rows; with the defaults (200 each) neither set was among the rows the packaged
 decision was fitted on. rag-answers (50 questions, five answers each): the answers to the
-even-numbered questions fit, those to the odd-numbered ones are the bench rows.
+even-numbered questions fit, those to the odd-numbered ones are the bench rows (125 each,
+whatever ``--n``).
 
 With ``--llm PROVIDER:MODEL`` (say ``openai:gpt-4o-mini``; keys and ``OPENAI_BASE_URL`` from the
 environment) the whole cascade runs on the bench rows, escalating to ``RefChecker`` with that
@@ -89,7 +90,7 @@ def task_rows(task: str, data: str | None, *, n: int, fit_n: int) -> tuple[list[
             inp = {"question": r["question"], "answer": r["answer"], "contexts": r["contexts"]}
             row = (r["id"], inp, r["label"] == "hallucinated")
             (bench if side[r["id"].rsplit("-", 1)[0]] else fit).append(row)
-        return fit[: 2 * fit_n], bench[: 2 * n]
+        return fit, bench  # 125 answers each: --n and --fit-n are HaluEval's
     items = load_halueval(task, data)  # type: ignore[arg-type]
     bench_idx = spread_rows(len(items), n)
     taken = set(bench_idx)

@@ -1,0 +1,143 @@
+"""``truthguard bench cascade``: disjoint fitting and bench rows, the local part, the LLM part."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from truthguard.bench.cascade import format_table, load_rag_answers, task_rows
+from truthguard.cli import main
+from truthguard.errors import DatasetNotFoundError
+from truthguard.testing import OpenAIServer
+
+YEARS = [1881, 1894, 1903, 1911, 1925, 1938, 1947, 1952, 1966, 1979]
+PLACES = ["Marlow", "Kell", "Dunmore", "Ashby", "Penrith", "Tarbet", "Wick", "Alnmouth"]
+
+
+def _qa_rows() -> list[dict]:
+    rows = []
+    for i, year in enumerate(YEARS):
+        place = PLACES[i % len(PLACES)]
+        rows.append(
+            {
+                "knowledge": f"The {place} lighthouse was built in {year} by the harbour board.",
+                "question": f"When was the {place} lighthouse built?",
+                "right_answer": f"The {place} lighthouse was built in {year}.",
+                "hallucinated_answer": f"The {place} lighthouse was built in {year + 21} by the "
+                "navy.",
+            }
+        )
+    return rows
+
+
+def _rag_rows() -> list[dict]:
+    rows = []
+    for q, place in enumerate(PLACES[:4]):
+        context = f"The {place} bridge opened in 1932. It has three arches of red sandstone."
+        answers = {
+            "correct": (f"The {place} bridge opened in 1932.", "factual"),
+            # rejected on a claim the local check cannot align (Neutral): an undecided claim
+            "correct_joined": (
+                f"The {place} bridge, opened in 1932, is built of red sandstone.",
+                "factual",
+            ),
+            "hedge": ("It opened in 1932; the passage does not say who built it.", "factual"),
+            "reworded_wrong": (f"The {place} bridge opened in 1958.", "hallucinated"),
+            "invented": (
+                f"The {place} bridge opened in 1932. It was painted blue in 1990.",
+                "hallucinated",
+            ),
+        }
+        for kind, (answer, label) in answers.items():
+            rows.append(
+                {
+                    "id": f"chale-{q:04d}-{kind}",
+                    "question": f"When did the {place} bridge open?",
+                    "contexts": [context],
+                    "answer": answer,
+                    "kind": kind,
+                    "label": label,
+                    "note": "",
+                }
+            )
+    return rows
+
+
+@pytest.fixture()
+def folder(tmp_path):
+    (tmp_path / "halueval").mkdir()
+    (tmp_path / "halueval" / "qa.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in _qa_rows())
+    )
+    (tmp_path / "rag_answers").mkdir()
+    (tmp_path / "rag_answers" / "dev.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in _rag_rows())
+    )
+    return tmp_path
+
+
+def test_fitting_and_bench_rows_are_disjoint(folder):
+    fit, bench = task_rows("qa", str(folder), n=4, fit_n=4)
+    fit_ids, bench_ids = {r[0] for r in fit}, {r[0] for r in bench}
+    assert not fit_ids & bench_ids and len(fit) == len(bench) == 8  # two answers per row
+    # bench rows spread through the file (as bench halueval --spread), fitting rows the first others
+    assert {i.split("-")[1] for i in bench_ids} == {"0", "2", "5", "7"}
+    assert {i.split("-")[1] for i in fit_ids} == {"1", "3", "4", "6"}
+    assert sum(g for *_, g in bench) == 4
+    fit, bench = task_rows("rag", str(folder), n=100, fit_n=100)
+    questions = lambda rows: {r[0].rsplit("-", 1)[0] for r in rows}  # noqa: E731
+    assert questions(fit) == {"chale-0000", "chale-0002"}
+    assert questions(bench) == {"chale-0001", "chale-0003"}
+    assert len(fit) == len(bench) == 10
+
+
+def test_rag_answers_are_read_from_the_data_folder(folder, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRUTHGUARD_DATA_DIR", str(folder))
+    assert len(load_rag_answers()) == 20
+    monkeypatch.delenv("TRUTHGUARD_DATA_DIR")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(DatasetNotFoundError, match="rag_answers"):
+        load_rag_answers(empty)
+
+
+def test_without_an_llm_the_bench_reports_the_local_part_and_says_so(folder, capsys):
+    args = ["bench", "cascade", "--data", str(folder), "--tasks", "qa", "rag", "--n", "4"]
+    args += ["--fit-n", "4", "--coverage", "0.5", "--no-progress", "--json"]
+    assert main(args) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["second_stage"] is None and result["target"] == {"coverage": 0.5}
+    for task in ("qa", "rag"):
+        row = result["tasks"][task]
+        assert row["on_fitting_rows"]["decided_locally"] >= 50.0
+        assert row["bench_rows"] == (8 if task == "qa" else 10)
+        assert row["curve_on_bench_rows"][-1]["decided_locally"] <= 100.0
+        assert "cascade" not in row
+    table = format_table(result)
+    assert "No LLM configured" in table and "| qa |" in table and "| rag |" in table
+
+
+def test_with_an_llm_the_whole_cascade_is_measured_over_http(folder, monkeypatch, capsys):
+    replies = {
+        "Break the answer below into": '("The bridge", "opened in", "1932")',
+        "You compare one claim with reference passages": "Entailment",
+    }
+    with OpenAIServer(reply=replies) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        args = ["bench", "cascade", "--data", str(folder), "--tasks", "rag", "--fit-n", "4"]
+        args += ["--coverage", "0.5", "--llm", "openai:gpt-test", "--no-progress", "--json"]
+        args += ["--escalate-on", "band", "no_evidence", "undecided_claims", "invalid"]
+        assert main(args) == 0
+        sent = len(server.requests)
+    result = json.loads(capsys.readouterr().out)
+    cascade = result["tasks"]["rag"]["cascade"]
+    decided = cascade["decided_by"]
+    assert sum(decided.values()) == 10 and set(decided) <= {"local", "llm"}
+    assert decided["llm"] >= 2  # the two joined answers at least
+    # one extraction and one check per escalated answer (one claim each)
+    assert sent == 2 * decided.get("llm", 0)
+    assert cascade["llm_calls_per_answer"] == pytest.approx(sent / 10, abs=0.01)
+    assert cascade["ms_per_answer"] > 0 and cascade["balanced_accuracy"] is not None
+    assert "Whole cascade on the bench rows" in format_table(result)
