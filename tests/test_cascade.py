@@ -304,3 +304,60 @@ def test_cancelling_the_check_cancels_the_second_stage():
     started = time.perf_counter()
     asyncio.run(main())
     assert time.perf_counter() - started < 2.0
+
+
+def test_truthguard_evaluate_scores_with_a_cascade_from_its_config(tmp_path):
+    import json
+
+    from truthguard.evaluation import evaluate, read_results
+
+    rows = [
+        {"id": "clear", "question": QUESTION, "answer": CLEAR, "contexts": PASSAGES},
+        {"id": "unsure", "question": QUESTION, "answer": UNSURE, "contexts": PASSAGES},
+    ]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with llm_server() as server:
+        config = {
+            "detectors": {
+                "cascade": {
+                    "type": "cascade",
+                    "model": {
+                        "provider": "openai",
+                        "kwargs": {
+                            "model": "gpt-test",
+                            "base_url": server.base_url,
+                            "api_key": "sk-test",
+                            "max_retries": 0,
+                        },
+                    },
+                    "options": {"band": list(BAND), "local": {"top_k": 2}},
+                }
+            }
+        }
+        evaluate(tmp_path / "rows.jsonl", config, tmp_path / "run", progress=False)
+        assert len(server.requests) == 2  # the unsure answer's one LLM check
+    decided = {r["id"]: r["details"]["decided_by"] for r in read_results(tmp_path / "run")}
+    assert decided == {"clear": "local", "unsure": "llm"}
+
+
+def test_a_cascade_config_names_a_wrong_stage_option():
+    from truthguard.evaluation.config import build_detectors, load_config
+
+    spec = {"type": "cascade", "model": {"provider": "scripted", "kwargs": {"default": "NONE"}}}
+    config = load_config({"detectors": {"c": {**spec, "options": {"local": {"top_k": 0}}}}})
+    with pytest.raises(InvalidInputError, match=r"detectors\.c\.options\.local\.top_k"):
+        build_detectors(config)
+    without_model = load_config({"detectors": {"c": {"type": "cascade"}}})
+    with pytest.raises(InvalidInputError, match=r"detectors\.c\.model"):
+        build_detectors(without_model)
+
+
+def test_a_cascade_pickles_by_configuration():
+    import pickle
+
+    checker = CascadeChecker(
+        local=RefChecker(top_k=2), escalate_to=FakeDetector(score=0.2), band=BAND, deadline=3.0
+    )
+    copy = pickle.loads(pickle.dumps(checker))
+    assert copy.band == BAND and copy.deadline == 3.0 and copy.local.top_k == 2
+    assert copy.invoke(ask(UNSURE)).details["decided_by"] == "llm"

@@ -43,7 +43,7 @@ __all__ = [
     "save_config",
 ]
 
-DetectorType = Literal["refchecker", "fewl", "reverse_validation", "fake"]
+DetectorType = Literal["refchecker", "fewl", "reverse_validation", "cascade", "fake"]
 
 # provider name -> (module, class) of its LangChain chat model
 _PROVIDERS = {
@@ -78,7 +78,10 @@ class DetectorSpec(_Spec):
     """One detector of the run."""
 
     type: DetectorType
-    """Which detector: ``refchecker``, ``fewl``, ``reverse_validation`` or ``fake`` (tests)."""
+    """Which detector: ``refchecker``, ``fewl``, ``reverse_validation``, ``cascade`` (the local
+    RefChecker first, the LLM RefChecker of ``model`` for the answers it escalates; options
+    ``band``, ``escalate_on``, ``deadline``, ``on_escalation_failure``, and ``local`` /
+    ``escalate``: the options of each stage's RefChecker) or ``fake`` (tests)."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Constructor options of the detector (for example ``score``, ``top_k``, ``variant``)."""
     model: ModelSpec | None = None
@@ -373,6 +376,30 @@ def build_detectors(
     }
 
 
+def _cascade_stages(
+    field: str, local: Any, escalate: Any, model: Any, store: Any
+) -> tuple[Any, Any]:
+    """The local and the LLM RefChecker of a ``cascade`` detector, from their options."""
+    from truthguard.refchecker import LLMChecker, LLMExtractor, RefChecker
+
+    stages = []
+    for key, given in (("local", local), ("escalate", escalate)):
+        if given is not None and not isinstance(given, dict):
+            raise InvalidInputError(f"{field}.options.{key}", "must be a table of options")
+        opts = dict(given or {})
+        if key == "escalate":
+            opts.setdefault("extractor", LLMExtractor(model=model))
+            opts.setdefault("checker", LLMChecker(model=model))
+            if store is not None:
+                opts.setdefault("store", store)
+        try:
+            stages.append(RefChecker(**opts))
+        except InvalidInputError as e:
+            msg = str(e).split(": ", 1)[-1]
+            raise InvalidInputError(f"{field}.options.{key}.{e.field}", msg) from e
+    return stages[0], stages[1]
+
+
 def _build_detector(
     name: str, spec: DetectorSpec, config: EvaluateConfig, store: Any, rate_share: int
 ) -> Any:
@@ -395,6 +422,15 @@ def _build_detector(
             options.setdefault("checker", LLMChecker(model=model))
         if store is not None:
             options.setdefault("store", store)
+    elif spec.type == "cascade":
+        from truthguard.cascade import CascadeChecker
+
+        cls = CascadeChecker
+        if model is None:
+            raise InvalidInputError(f"{field}.model", "cascade needs the model of its LLM stage")
+        options["local"], options["escalate_to"] = _cascade_stages(
+            field, options.pop("local", None), options.pop("escalate", None), model, store
+        )
     elif spec.type == "reverse_validation":
         from truthguard.rv import ReverseValidation
 
