@@ -238,20 +238,18 @@ def test_signals_read_from_the_public_result():
     refusal = result(label="unverifiable", passing=True, details={"reason": "refusal"})
     assert escalation_reasons(refusal, band=BAND) == []
     assert escalation_reasons(result(label="invalid"), band=BAND) == ["invalid"]
+    claims = [{"label": "Entailment"}, {"label": "Neutral"}]
     chat = result(
-        score=0.9,
-        label="factual",
-        details={
-            "claims": [{"label": "Entailment"}, {"label": "Neutral"}],
-            "decision": {"form": "reply"},
-        },
+        score=0.9, label="factual", details={"claims": claims, "decision": {"form": "reply"}}
     )
-    assert escalation_reasons(chat, band=BAND) == ["undecided_claims", "chat_reply"]
-    assert escalation_reasons(chat, band=BAND, escalate_on=["band", "chat_reply"]) == ["chat_reply"]
+    assert escalation_reasons(chat, band=BAND) == ["chat_reply"]  # a passed chat reply
+    assert escalation_reasons(chat, band=BAND, escalate_on=["band", "invalid"]) == []
+    rejected = result(score=0.9, label="hallucinated", passing=False, details={"claims": claims})
+    assert escalation_reasons(rejected, band=BAND) == ["undecided_claims"]
     contradicted = result(
-        score=0.9, label="factual", details={"claims": [{"label": "Contradiction"}, {}]}
+        score=0.9, label="hallucinated", details={"claims": [*claims, {"label": "Contradiction"}]}
     )
-    assert escalation_reasons(contradicted, band=BAND) == []
+    assert escalation_reasons(contradicted, band=BAND) == []  # a contradiction decides
     with pytest.raises(InvalidInputError, match="escalate_on"):
         escalation_reasons(chat, band=BAND, escalate_on=["sometimes"])
 
