@@ -359,3 +359,16 @@ def test_a_cascade_pickles_by_configuration():
     copy = pickle.loads(pickle.dumps(checker))
     assert copy.band == BAND and copy.deadline == 3.0 and copy.local.top_k == 2
     assert copy.invoke(ask(UNSURE)).details["decided_by"] == "llm"
+
+
+def test_the_readme_example_prints_what_it_says(capsys):
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    section = readme.split("### Local-first cascade", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    exec(compile(code, "README.md", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    promised = [line[2:] for line in code.splitlines() if line.startswith("# ")]
+    assert printed == promised and len(printed) == 2
