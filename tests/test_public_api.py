@@ -19,6 +19,7 @@ def test_top_level_exports():
             "ReverseValidation",
             "TruthGuardCallbackHandler",
             "BaseDetector",
+            "CascadeChecker",
             "ConfigurationError",
             "DatasetNotFoundError",
             "DetectionResult",
@@ -39,6 +40,20 @@ def test_top_level_exports():
     )
     for name in truthguard.__all__:
         assert hasattr(truthguard, name), name
+
+
+def test_cascade_exports():
+    import truthguard.cascade
+
+    assert truthguard.CascadeChecker is truthguard.cascade.CascadeChecker
+    assert sorted(truthguard.cascade.__all__) == [
+        "CascadeChecker",
+        "DEFAULT_BAND",
+        "OPTIONAL_SIGNALS",
+        "SIGNALS",
+        "Signal",
+        "escalation_reasons",
+    ]
 
 
 def test_evaluation_exports():

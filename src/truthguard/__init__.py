@@ -26,6 +26,7 @@ from truthguard.result import DetectionResult, Label, Usage
 
 if TYPE_CHECKING:
     from truthguard.callbacks import AsyncTruthGuardCallbackHandler, TruthGuardCallbackHandler
+    from truthguard.cascade import CascadeChecker
     from truthguard.evaluation import evaluate
     from truthguard.fewl import FEWL
     from truthguard.guard import HallucinationGuard
@@ -40,6 +41,7 @@ _LAZY = {
     "FEWL": "truthguard.fewl",
     "ReverseValidation": "truthguard.rv",
     "RefChecker": "truthguard.refchecker",
+    "CascadeChecker": "truthguard.cascade",
     "HallucinationGuard": "truthguard.guard",
     "TruthGuardCallbackHandler": "truthguard.callbacks",
     "AsyncTruthGuardCallbackHandler": "truthguard.callbacks",
@@ -62,6 +64,7 @@ __all__ = [
     "ArtifactStore",
     "AsyncTruthGuardCallbackHandler",
     "BaseDetector",
+    "CascadeChecker",
     "ConfigurationError",
     "DatasetNotFoundError",
     "DetectionResult",
