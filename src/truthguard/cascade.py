@@ -235,6 +235,9 @@ class CascadeChecker(BaseDetector):
         if not reasons:
             return self._decided(local, "local", local, None, reasons)
         remaining = None if self.deadline is None else self.deadline - (time.monotonic() - started)
+        if remaining is not None and remaining <= 0:  # the local stage used the whole deadline
+            why = f"no time left for the second stage within the {self.deadline}s deadline"
+            return self._fallback(local, "escalation_timed_out", why, reasons)
         task = asyncio.ensure_future(
             self.escalate_to.ainvoke(
                 _stage_input(self.escalate_to, inp),
@@ -242,9 +245,7 @@ class CascadeChecker(BaseDetector):
             )
         )
         try:
-            done, _ = await asyncio.wait(
-                {task}, timeout=None if remaining is None else max(remaining, 0.0)
-            )
+            done, _ = await asyncio.wait({task}, timeout=remaining)
         except asyncio.CancelledError:
             task.cancel()
             raise
@@ -276,23 +277,7 @@ class CascadeChecker(BaseDetector):
         *,
         note: str = "",
     ) -> DetectionResult:
-        stages = [local] if escalated is None else [local, escalated]
-        cost = Usage.total([s.usage for s in stages])
-        llm_seconds = None if escalated is None else round(escalated.usage.wall_seconds, 4)
-        summary = {
-            "escalated": bool(reasons),
-            "reasons": reasons,
-            "band": list(self.band) if self.band is not None else None,
-            "local": _stage(local),
-            "llm": None if escalated is None else _stage(escalated),
-            "cost": {
-                "llm_calls": cost.llm_calls,
-                "prompt_tokens": cost.prompt_tokens,
-                "completion_tokens": cost.completion_tokens,
-                "local_seconds": round(local.usage.wall_seconds, 4),
-                "llm_seconds": llm_seconds,
-            },
-        }
+        summary, cost = self._summary(local, escalated, reasons)
         prefix = {
             "local": "Decided locally",
             "llm": f"Escalated ({', '.join(reasons)}); decided by {deciding.detector}",
@@ -305,6 +290,29 @@ class CascadeChecker(BaseDetector):
                 "usage": cost,
             }
         )
+
+    def _summary(
+        self, local: DetectionResult, escalated: DetectionResult | None, reasons: list[str]
+    ) -> tuple[dict[str, Any], Usage]:
+        """``details["cascade"]`` (why, both stages, the cost) and the stages' usage summed."""
+        cost = local.usage + (escalated.usage if escalated is not None else Usage())
+        summary = {
+            "escalated": bool(reasons),
+            "reasons": reasons,
+            "band": list(self.band) if self.band is not None else None,
+            "local": _stage(local),
+            "llm": None if escalated is None else _stage(escalated),
+            "cost": {
+                "llm_calls": cost.llm_calls,
+                "prompt_tokens": cost.prompt_tokens,
+                "completion_tokens": cost.completion_tokens,
+                "local_seconds": round(local.usage.wall_seconds, 4),
+                "llm_seconds": None
+                if escalated is None
+                else round(escalated.usage.wall_seconds, 4),
+            },
+        }
+        return summary, cost
 
     def _fallback(
         self,
@@ -321,7 +329,9 @@ class CascadeChecker(BaseDetector):
             if error is not None:
                 out.details["cascade"]["error"] = f"{type(error).__name__}: {error}"
             return out
-        usage = local.usage + (escalated.usage if escalated is not None else Usage())
+        summary, usage = self._summary(local, escalated, reasons)
+        if error is not None:
+            summary["error"] = f"{type(error).__name__}: {error}"
         return DetectionResult.invalid(
             self.detector_name,
             why,
@@ -331,13 +341,7 @@ class CascadeChecker(BaseDetector):
                 **(escalated.details if escalated is not None else {}),
                 "error": outcome,
                 "decided_by": outcome,  # no stage decided
-                "cascade": {
-                    "escalated": True,
-                    "reasons": reasons,
-                    "band": list(self.band) if self.band is not None else None,
-                    "local": _stage(local),
-                    "llm": None if escalated is None else _stage(escalated),
-                },
+                "cascade": summary,
             },
         )
 
