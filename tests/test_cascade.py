@@ -222,14 +222,28 @@ def test_opentelemetry_events_carry_decided_by():
         provider = TracerProvider()
         trace.set_tracer_provider(provider)
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    local = FakeDetector(score=0.4)
-    checker = CascadeChecker(local=local, escalate_to=FakeDetector(score=0.9), band=BAND)
-    result = checker.invoke(ask(UNSURE))
-    with trace.get_tracer("tests").start_as_current_span("answer"):
-        otel.emit_result(result)
-    (span,) = [s for s in exporter.get_finished_spans() if s.name == "answer"]
-    (event,) = span.events
-    assert event.attributes[otel.DECIDED_BY] == "llm"
+    from langchain_core.runnables import RunnableLambda
+
+    from truthguard.guard import HallucinationGuard
+
+    local = FakeDetector(score=lambda inp: 0.4 if "Qatar" in inp.answer else 0.9)
+    checker = CascadeChecker(local=local, escalate_to=FakeDetector(score=0.1), band=BAND)
+    with trace.get_tracer("tests").start_as_current_span("handler record"):
+        otel.emit_result(checker.invoke(ask(UNSURE)))
+    guard = HallucinationGuard(
+        chain=RunnableLambda(lambda q: {"answer": CLEAR, "context": PASSAGES}),
+        detectors=checker,
+        max_attempts=1,
+        policies=[],
+    )
+    with trace.get_tracer("tests").start_as_current_span("guarded call"):
+        guard.invoke({"question": QUESTION})
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    (record,) = spans["handler record"].events
+    assert record.attributes[otel.DECIDED_BY] == "llm"
+    (verdict,) = spans["guarded call"].events  # the guard's own, one per detector
+    assert verdict.attributes[otel.DECIDED_BY] == "local"
+    assert verdict.attributes[otel.DECISION] == "pass"
 
 
 def test_signals_read_from_the_public_result():
