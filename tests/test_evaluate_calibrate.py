@@ -218,3 +218,23 @@ def test_calibrate_on_the_command_line_prints_the_band(tmp_path, capsys):
     assert "rc as a cascade's local stage:" in capsys.readouterr().out
     saved = json.loads((tmp_path / "calibration.json").read_text())
     assert saved["cascade"]["rc"]["coverage"] >= 0.6
+
+
+def test_a_cascades_rows_are_read_as_its_local_stage():
+    from truthguard.cascade import CascadeChecker
+    from truthguard.evaluation.band import band_rows
+    from truthguard.testing import FakeDetector
+
+    local = FakeDetector(score=lambda inp: 0.4 if "maybe" in inp.answer else 0.9)
+    cascade = CascadeChecker(local=local, escalate_to=FakeDetector(score=0.1), band=(0.3, 0.6))
+    rows = []
+    for answer, gold in (("It is maybe so.", "hallucinated"), ("It is so.", "factual")):
+        r = cascade.check("Q?", answer, contexts=["C."])
+        rows.append(
+            {"detector": "cascade", "score": r.score, "label": r.label.value,
+             "passing": r.passing, "details": r.details, "gold": gold}
+        )  # fmt: skip
+    results, gold = band_rows(rows)
+    assert [r.score for r in results] == [0.4, 0.9]  # not the second stage's 0.1
+    assert [r.passing for r in results] == [False, True] and gold == [True, False]
+    assert results[0].details == {} and results[1].details["decided_by"] == "local"

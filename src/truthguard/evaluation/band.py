@@ -50,15 +50,32 @@ _CURVE_STEPS = 20
 
 
 def band_rows(rows: Sequence[Mapping[str, Any]]) -> tuple[list[DetectionResult], list[bool]]:
-    """The local results and gold labels of ``truthguard evaluate`` result rows of the local
-    detector (rows without a gold label are left out)."""
-    from truthguard.result import DetectionResult
+    """The local results and gold labels of ``truthguard evaluate`` result rows (rows without a
+    gold label are left out).
 
+    Rows of the local detector are read as they are. Rows of a cascade are read as their local
+    stage's (``details["cascade"]["local"]``): its score and verdict, and its details where the
+    local stage decided (an escalated row keeps only the second stage's, so the signals other
+    than the band cannot be read from it).
+    """
     results: list[DetectionResult] = []
     gold: list[bool] = []
     for row in rows:
         if row.get("gold") is None:
             continue
+        gold.append(row["gold"] == "hallucinated")
+        details = row.get("details") or {}
+        cascade = details.get("cascade")
+        if isinstance(cascade, Mapping) and isinstance(cascade.get("local"), Mapping):
+            local = cascade["local"]
+            decided = str(details.get("decided_by", ""))
+            row = {
+                "detector": local.get("detector"),
+                "score": local.get("score"),
+                "label": local.get("label"),
+                "passing": local.get("passing"),
+                "details": details if decided.startswith("local") else {},
+            }
         results.append(
             DetectionResult(
                 detector=str(row.get("detector") or "local"),
@@ -68,7 +85,6 @@ def band_rows(rows: Sequence[Mapping[str, Any]]) -> tuple[list[DetectionResult],
                 details=row.get("details") or {},
             )
         )
-        gold.append(row["gold"] == "hallucinated")
     return results, gold
 
 
