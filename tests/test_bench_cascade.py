@@ -141,3 +141,28 @@ def test_with_an_llm_the_whole_cascade_is_measured_over_http(folder, monkeypatch
     assert cascade["llm_calls_per_answer"] == pytest.approx(sent / 10, abs=0.01)
     assert cascade["ms_per_answer"] > 0 and cascade["balanced_accuracy"] is not None
     assert "Whole cascade on the bench rows" in format_table(result)
+
+
+def test_the_cache_is_reused_and_keyed_by_the_local_checks_code(folder, tmp_path, monkeypatch):
+    from truthguard.bench import cascade as bench
+
+    cache = tmp_path / "local.jsonl"
+    args = ["bench", "cascade", "--data", str(folder), "--tasks", "rag", "--coverage", "0.5"]
+    args += ["--no-progress", "--json", "--cache", str(cache)]
+    assert main(args) == 0
+    entries = cache.read_text().splitlines()
+    assert len(entries) == 20  # every rag answer, fitting and bench rows
+    calls = []
+    real = bench._local_results
+
+    def counting(rows, detector, cached, **kw):
+        calls.append(sum(bench._key(inp) not in cached for _, inp, _ in rows))
+        return real(rows, detector, cached, **kw)
+
+    monkeypatch.setattr(bench, "_local_results", counting)
+    assert main(args) == 0
+    assert calls == [0, 0]  # both halves from the cache
+    monkeypatch.setattr(bench, "_code_digest", lambda: "another local check")
+    calls.clear()
+    assert main(args) == 0
+    assert calls == [10, 10]  # a changed local check is run afresh

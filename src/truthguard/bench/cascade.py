@@ -23,13 +23,16 @@ environment) the whole cascade runs on the bench rows, escalating to ``RefChecke
 model as extractor and checker: its balanced accuracy, LLM calls and milliseconds per answer.
 Without it the table says so and reports the local part only, which needs no model.
 
-``--cache FILE`` keeps the local results (JSON lines keyed by the input), so a re-run with
-another target only chooses and reports; delete the file when the local check changed.
+``--cache FILE`` keeps the local results (JSON lines keyed by the input and by a digest of the
+local check's code: every file of ``truthguard.refchecker``, ``similarity`` and ``embedding``),
+so a re-run with another target only chooses and reports, and a changed local check is run
+afresh.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -106,8 +109,24 @@ def task_rows(task: str, data: str | None, *, n: int, fit_n: int) -> tuple[list[
     return rows_of(fit_idx), rows_of(bench_idx)
 
 
+@functools.lru_cache(maxsize=1)
+def _code_digest() -> str:
+    """A digest of the code (and packaged data) the local check's results depend on."""
+    import truthguard
+
+    root = Path(truthguard.__file__).parent
+    digest = hashlib.sha1()
+    for package in ("refchecker", "similarity", "embedding"):
+        for path in sorted((root / package).rglob("*")):
+            if path.suffix in (".py", ".json") and path.is_file():
+                digest.update(str(path.relative_to(root)).encode("utf-8"))
+                digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def _key(inp: dict[str, Any]) -> str:
-    return hashlib.sha1(json.dumps(inp, sort_keys=True).encode("utf-8")).hexdigest()
+    text = json.dumps(inp, sort_keys=True) + _code_digest()
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
 def _local_results(
@@ -301,6 +320,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for task in args.tasks:
             fit_rows, bench_rows = task_rows(task, args.data, n=args.n, fit_n=args.fit_n)
             fit_res = _local_results(fit_rows, local, cache, show_progress=show, desc=f"{task} fit")
+            fresh = all(_key(inp) not in cache for _, inp, _ in bench_rows)
             started = time.perf_counter()
             bench_res = _local_results(
                 bench_rows, local, cache, show_progress=show, desc=f"{task} bench"
@@ -333,8 +353,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "local_alone_balanced_accuracy": _pct(
                     _balanced(bench_gold, [_passed(r) for r in bench_res])
                 ),
-                # from the cache the local checks were not timed
-                "local_ms_per_answer": None if args.cache else round(local_ms, 1),
+                # timed only when every bench row was checked in this run (none cached)
+                "local_ms_per_answer": round(local_ms, 1) if fresh else None,
                 "signals_on_bench_rows": _signal_shares(bench_res, signals),
                 "curve_on_bench_rows": [
                     {
@@ -437,6 +457,8 @@ def format_table(result: dict[str, Any]) -> str:
             if p["decided_locally"] is not None
         )
         lines.append(f"{task}: escalated whatever the score: {shown}")
+        if r.get("local_ms_per_answer") is not None:
+            lines.append(f"{task}: the local check took {r['local_ms_per_answer']} ms per answer")
         lines.append(f"{task}: best balanced accuracy at each share decided locally: {curve}")
     pooled = result.get("pooled")
     if pooled is not None and "error" not in pooled:
