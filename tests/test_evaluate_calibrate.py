@@ -238,3 +238,16 @@ def test_a_cascades_rows_are_read_as_its_local_stage():
     assert [r.score for r in results] == [0.4, 0.9]  # not the second stage's 0.1
     assert [r.passing for r in results] == [False, True] and gold == [True, False]
     assert results[0].details == {} and results[1].details["decided_by"] == "local"
+
+
+def test_a_band_that_leaves_the_local_check_one_kind_only_has_no_balanced_accuracy():
+    from truthguard.evaluation.band import band_table, choose_band
+
+    # escalating 0.1 to 0.7 leaves three factual answers, all passed: no balanced accuracy of 100%
+    table = band_table(BAND_SCORES, BAND_HALLU, BAND_PASSED)
+    (i,) = [i for i in range(len(table.lo)) if table.point(i)["band"] == [0.1, 0.7]]
+    point = table.point(i)
+    assert point["accuracy"] == point["correct_passed"] == 1.0
+    assert point["hallucinated_rejected"] is None and point["balanced_accuracy"] is None
+    chosen = choose_band(table, accuracy=0.9)
+    assert chosen["correct_passed"] is not None and chosen["hallucinated_rejected"] is not None

@@ -182,18 +182,15 @@ class BandTable:
     """Share of the factual answers decided locally that pass."""
     hallucinated_rejected: np.ndarray
     """Share of the hallucinated answers decided locally that are rejected."""
+    balanced_accuracy: np.ndarray
+    """Mean of ``correct_passed`` and ``hallucinated_rejected``; NaN when a kind the rows hold
+    is not decided locally at all (a band must not look right by leaving the local check one
+    kind only), the one rate when the rows hold one kind only."""
 
     @property
     def coverage(self) -> np.ndarray:
         """Share of all answers decided locally."""
         return self.decided / self.n
-
-    @property
-    def balanced_accuracy(self) -> np.ndarray:
-        """Mean of ``correct_passed`` and ``hallucinated_rejected`` (the one known where only
-        one kind is decided locally)."""
-        p, r = self.correct_passed, self.hallucinated_rejected
-        return np.where(np.isnan(p), r, np.where(np.isnan(r), p, (p + r) / 2))
 
     def point(self, i: int) -> dict[str, Any]:
         """Band ``i`` as plain values (None for NaN)."""
@@ -269,14 +266,22 @@ def band_table(
     factual, factual_ok, halluc, halluc_ok = kept.T
     decided = factual + halluc
     with np.errstate(invalid="ignore", divide="ignore"):
+        passed = np.where(factual > 0, factual_ok / factual, np.nan)
+        rejected = np.where(halluc > 0, halluc_ok / halluc, np.nan)
+    if y.all() or not y.any():  # one kind in the rows: its rate is the measure
+        balanced = rejected if y.all() else passed
+    else:  # NaN where one kind is not decided locally
+        balanced = (passed + rejected) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
         return BandTable(
             lo=np.concatenate([[np.nan], lo_raw[a]]),
             hi=np.concatenate([[np.nan], hi_raw[b]]),
             decided=decided,
             n=n,
             accuracy=np.where(decided > 0, (factual_ok + halluc_ok) / decided, np.nan),
-            correct_passed=np.where(factual > 0, factual_ok / factual, np.nan),
-            hallucinated_rejected=np.where(halluc > 0, halluc_ok / halluc, np.nan),
+            correct_passed=passed,
+            hallucinated_rejected=rejected,
+            balanced_accuracy=balanced,
         )
 
 
