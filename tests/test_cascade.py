@@ -95,6 +95,21 @@ async def test_async_checks_escalate_only_the_uncertain_answers():
     assert [r.details["decided_by"] for r in results] == ["local", "llm", "local"]
 
 
+def test_a_batch_lets_the_local_refchecker_embed_its_texts_up_front(monkeypatch):
+    seen = []
+
+    async def record(self, inputs, config=None):
+        seen.append([inp["answer"] for inp in inputs])
+
+    monkeypatch.setattr(RefChecker, "aprefetch", record)
+    checker = CascadeChecker(escalate_to=FakeDetector(score=0.9), band=BAND)
+    results = checker.batch([ask(CLEAR), {"question": "", "answer": "x"}, ask(UNSURE)],
+                            return_exceptions=True)  # fmt: skip
+    assert seen == [[CLEAR, UNSURE]]  # the invalid input is left to its own check
+    assert isinstance(results[1], InvalidInputError)
+    assert [r.details["decided_by"] for r in (results[0], results[2])] == ["local", "llm"]
+
+
 def test_a_failing_second_stage_gives_the_local_verdict_marked_failed():
     with llm_server(faults=[Fault("500")]) as server:
         result = cascade(server).invoke(ask(UNSURE))

@@ -37,7 +37,9 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import patch_config
 from pydantic import Field, field_validator, model_validator
 
+from truthguard._sync import run_sync
 from truthguard.detector import BaseDetector, DetectorInput
+from truthguard.errors import InvalidInputError
 from truthguard.llm import LLMSession
 from truthguard.refchecker import RefChecker, RefCheckerInput
 from truthguard.result import DetectionResult, Label, Usage
@@ -107,8 +109,6 @@ def escalation_reasons(
     wanted = set(escalate_on)
     unknown = wanted - set(SIGNALS)
     if unknown:
-        from truthguard.errors import InvalidInputError
-
         raise InvalidInputError("escalate_on", f"unknown signals {sorted(unknown)}")
     details: Mapping[str, Any] = result.details or {}
     reasons: list[str] = []
@@ -223,6 +223,46 @@ class CascadeChecker(BaseDetector):
             if bounds is not None and (bounds[0] < 0.0 or bounds[1] > 1.0):
                 raise ValueError(f"{name}: scores must lie in [0, 1], this one's lie in {bounds}")
         return self
+
+    def batch(
+        self,
+        inputs: list[dict[str, Any]],
+        config: RunnableConfig | list[RunnableConfig] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[DetectionResult]:
+        run_sync(self._prefetch_local(inputs, config))
+        return super().batch(inputs, config, return_exceptions=return_exceptions, **kwargs)
+
+    async def abatch(
+        self,
+        inputs: list[dict[str, Any]],
+        config: RunnableConfig | list[RunnableConfig] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[DetectionResult]:
+        await self._prefetch_local(inputs, config)
+        return await super().abatch(inputs, config, return_exceptions=return_exceptions, **kwargs)
+
+    async def _prefetch_local(
+        self, inputs: list[Any], config: RunnableConfig | list[RunnableConfig] | None
+    ) -> None:
+        """Let a local stage that prepares a batch up front (``RefChecker.aprefetch`` embeds
+        the texts its checks will need in one pass) do so for this batch."""
+        prefetch = getattr(self.local, "aprefetch", None)
+        if prefetch is None:
+            return
+        staged = []
+        for raw in inputs:
+            try:
+                inp = self.validate_input(raw)
+            except InvalidInputError:
+                continue  # its own check reports it
+            assert isinstance(inp, RefCheckerInput)
+            staged.append(_stage_input(self.local, inp))
+        await prefetch(staged, config)
 
     async def _acheck(self, inp: DetectorInput, session: LLMSession) -> DetectionResult:
         assert isinstance(inp, RefCheckerInput)
