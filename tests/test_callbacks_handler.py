@@ -176,6 +176,41 @@ async def test_on_a_guard_run_the_guards_verdict_and_contexts_are_recorded(handl
     handler.close()
 
 
+@pytest.mark.parametrize("handler_cls", [TruthGuardCallbackHandler, AsyncTruthGuardCallbackHandler])
+async def test_on_a_guard_that_falls_back_the_refused_answer_is_recorded_as_refused(
+    handler_cls, tmp_path
+):
+    from doubles import ListRetriever
+    from truthguard.guard import Fallback, HallucinationGuard, Regenerate, ReRetrieve
+    from truthguard.rag import build_rag_chain
+    from truthguard.refchecker import RefChecker
+    from truthguard.testing import OpenAIServer
+
+    passages = ["Dubai is a city in the United Arab Emirates (UAE).", "Abu Dhabi is its capital."]
+    path = tmp_path / "records.jsonl"
+    spare = FakeDetector(score=1.0)  # would pass the fallback text if it were asked
+    handler = handler_cls(spare, sinks=[JSONLSink(path)])
+    with OpenAIServer(reply="Dubai is in France.") as server:
+        chain = build_rag_chain(
+            ListRetriever(passages=passages), server.chat_model(max_retries=0, timeout=5)
+        )
+        policies = [ReRetrieve(k=[2]), Regenerate(), Fallback(answer="I don't know.")]
+        guard = HallucinationGuard(chain=chain, detectors=RefChecker(), policies=policies)
+        out = await guard.ainvoke({"question": "Where is Dubai?"}, {"callbacks": [handler]})
+        assert await asyncio.to_thread(handler.flush, 30)
+    assert (out.status, out.answer) == ("fallback", "I don't know.")
+    (record,) = [ScoreRecord(**json.loads(line)) for line in path.read_text().splitlines()]
+    assert (record.answer, record.passing, record.label) == ("Dubai is in France.", False,
+                                                             "hallucinated")  # fmt: skip
+    assert record.contexts == passages  # the refused attempt's own, each once
+    assert record.metadata["guard_status"] == "fallback"
+    assert record.metadata["guard_released"] == "I don't know."
+    assert record.metadata["guard_attempt"] == 3 and spare.check_count == 0
+    summary = handler.summary()
+    assert (summary["passed"], summary["pass_rate"]) == (0, 0.0)
+    handler.close()
+
+
 def test_on_a_guard_run_recheck_runs_the_handlers_detector_on_the_checked_answer():
     from doubles import ListRetriever
     from truthguard.guard import HallucinationGuard

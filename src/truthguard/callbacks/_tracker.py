@@ -55,6 +55,8 @@ class Capture:
     ``HallucinationGuard`` (its results and verdict may be recorded instead of a new check)."""
     guard_status: str | None = None
     """The guard's status (passed / fallback / filtered / rejected), when the run was a guard."""
+    guard_released: str | None = None
+    """The text the guard released when it is not ``answer`` (a fallback's), else None."""
 
     def __post_init__(self) -> None:
         if self.span_context is None:
@@ -226,9 +228,12 @@ class RunTracker:
         )
 
     def _guard_capture(self, run_id: UUID, root: _Root, result: GuardResult) -> Capture | None:
-        """A guard's run: the answer its verdict is on (the released one, or when rejected the
-        last one refused), with the contexts of that attempt, not of every attempt."""
+        """A guard's run: the answer its verdict is on (the released one, or when rejected or
+        replaced by a fallback the last one refused), with the contexts of that attempt, not of
+        every attempt."""
         attempt = next((a for a in reversed(result.attempts) if a.answer is not None), None)
+        if result.status == "fallback":  # the fallback text was never checked: the refusal was
+            attempt = next((a for a in reversed(result.attempts) if a.verdict), attempt)
         if attempt is None:
             with self._lock:
                 self.skipped += 1
@@ -248,13 +253,14 @@ class RunTracker:
             parent_run_id=root.parent_run_id,
             question=question,
             answer=clean_text(attempt.answer or ""),
-            contexts=[clean_text(c) for c in attempt.contexts or root.contexts],
+            contexts=[clean_text(c) for c in attempt.contexts or dict.fromkeys(root.contexts)],
             tags=root.tags,
             metadata=root.metadata,
             extra=extra,
             history=history,
             guard_attempt=attempt,
             guard_status=result.status,
+            guard_released=result.answer if result.answer != attempt.answer else None,
         )
 
     def verdict(self, run_id: UUID, data: Any) -> None:

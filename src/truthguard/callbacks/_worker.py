@@ -386,6 +386,8 @@ class Scorer:
             "guard_status": capture.guard_status,
             "guard_attempt": attempt.number,
         }
+        if capture.guard_released is not None:
+            base["metadata"]["guard_released"] = capture.guard_released
         usage = attempt.check_usage.model_dump()
         if results and all(_is_outage(r) for r in results):
             return ScoreRecord(

@@ -89,9 +89,11 @@ _DOC = """
         recheck: On a ``HallucinationGuard`` run, check the answer again with ``detector``.
             Off (default): the guard has just checked it, so its verdict is recorded as it is
             (no second check, no model call), with the checked answer (the released one, or
-            when rejected the last one refused) and that attempt's contexts; the record's
-            ``metadata`` says ``truthguard_source: "guard"``. An unchecked fallback answer is
-            checked by ``detector`` either way.
+            when rejected or replaced by a fallback the last one refused, so it counts as not
+            passing) and that attempt's contexts; the record's ``metadata`` says
+            ``truthguard_source: "guard"``, ``guard_status`` how the guard ended and, after a
+            fallback, ``guard_released`` the text it released. A fallback with no checked
+            answer before it is checked by ``detector`` either way.
 
     Every capture gets exactly one record. Streamed runs (``stream`` / ``astream``) are
     captured like invoked ones. A check whose model calls failed is recorded ``failed``
