@@ -41,20 +41,27 @@ def _clean_value(value: Any) -> Any:
 
 
 def context_text(item: Any, *, field: str = "contexts") -> str:
-    """Text of one context: a string, a LangChain ``Document`` or a LlamaIndex node (cleaned)."""
+    """Text of one context: a string, a LangChain ``Document`` or a LlamaIndex node (cleaned).
+
+    A LlamaIndex node of any kind (``TextNode``, ``Document``, ``NodeWithScore`` around either)
+    is read with ``get_content()``: ``NodeWithScore.text`` raises for every node that is not a
+    ``TextNode``.
+    """
     if isinstance(item, str):
         return clean_text(item)
-    for attr in ("page_content", "text"):
-        value = getattr(item, attr, None)
-        if isinstance(value, str):
-            return clean_text(value)
-    get_content = getattr(item, "get_content", None)  # LlamaIndex NodeWithScore
+    value = getattr(item, "page_content", None)  # LangChain Document
+    if isinstance(value, str):
+        return clean_text(value)
+    get_content = getattr(item, "get_content", None)  # any LlamaIndex node
     if callable(get_content):
         value = get_content()
         if not isinstance(value, str):
             raise InvalidInputError(
                 field, f"get_content() returned {type(value).__name__}, expected str"
             )
+        return clean_text(value)
+    value = getattr(item, "text", None)
+    if isinstance(value, str):
         return clean_text(value)
     raise InvalidInputError(field, f"expected str or Document, got {type(item).__name__}")
 

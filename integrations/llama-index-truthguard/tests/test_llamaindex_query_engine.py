@@ -98,6 +98,35 @@ def test_re_retrieve_raises_top_k_for_that_attempt_only(index):
     assert qe.retriever.similarity_top_k == 2  # the engine's own retriever is untouched
 
 
+@pytest.fixture(scope="module")
+def document_index():
+    """Plain ``Document`` nodes (not ``TextNode``s) under the packaged MiniLM."""
+    from llama_index.core import Document
+
+    from truthguard.rag import corpus_documents
+    from truthguard_llamaindex import MiniLMEmbedding
+
+    documents = [Document(text=d.page_content) for d in corpus_documents()]
+    return VectorStoreIndex(documents, embed_model=MiniLMEmbedding())
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_document_nodes_are_checked_over_chat_openai(document_index, use_async):
+    pytest.importorskip("langchain_openai")
+    from truthguard.refchecker import RefChecker
+    from truthguard.testing import OpenAIServer
+
+    with OpenAIServer(reply="Mars has two small moons, Phobos and Deimos.") as server:
+        llm = ChatModelLLM(model=server.chat_model(max_retries=0, timeout=10))
+        engine = document_index.as_query_engine(llm=llm, similarity_top_k=2)
+        guarded = GuardedQueryEngine(query_engine=engine, detectors=RefChecker(threshold=0.5))
+        response = await guarded.aquery(QUESTION) if use_async else guarded.query(QUESTION)
+    result = _result(response)
+    assert result.status == "passed"
+    assert len(result.attempts[0].contexts) == 2
+    assert any("Phobos" in c for c in result.attempts[0].contexts)
+
+
 def test_re_retrieve_with_a_fallback_retriever(index):
     qe, _ = _engine(index, lambda p: "Mars." if "curated" in p else "Saturn.")
     guarded = GuardedQueryEngine(
