@@ -127,6 +127,32 @@ async def test_document_nodes_are_checked_over_chat_openai(document_index, use_a
     assert any("Phobos" in c for c in result.attempts[0].contexts)
 
 
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_regenerate_keeps_the_passages_re_retrieve_fetched(document_index, use_async):
+    pytest.importorskip("langchain_openai")
+    from truthguard.refchecker import RefChecker
+    from truthguard.testing import OpenAIServer
+
+    wrong = "Phobos and Deimos are the moons of Jupiter, discovered in 1610."
+    with OpenAIServer(reply=wrong) as server:
+        llm = ChatModelLLM(model=server.chat_model(max_retries=0, timeout=10))
+        engine = document_index.as_query_engine(llm=llm, similarity_top_k=2)
+        guarded = GuardedQueryEngine(
+            query_engine=engine,
+            detectors=RefChecker(threshold=0.5),
+            policies=[ReRetrieve(k=[4]), Regenerate(), Fallback(answer="I cannot tell.")],
+        )
+        response = await guarded.aquery(QUESTION) if use_async else guarded.query(QUESTION)
+        prompts = [r.messages[-1]["content"] for r in server.requests]
+    result = _result(response)
+    assert result.status == "fallback"
+    assert [(a.policy, len(a.contexts)) for a in result.attempts[:3]] == [
+        (None, 2), ("re_retrieve", 4), ("regenerate", 4)
+    ]  # fmt: skip
+    assert result.attempts[2].contexts == result.attempts[1].contexts
+    assert "1610" in prompts[2] and "1610" not in prompts[1]  # the feedback reached it
+
+
 def test_re_retrieve_with_a_fallback_retriever(index):
     qe, _ = _engine(index, lambda p: "Mars." if "curated" in p else "Saturn.")
     guarded = GuardedQueryEngine(
@@ -274,7 +300,7 @@ async def test_aquery_is_natively_async_and_concurrent(index):
     for q, r in zip(questions, responses, strict=True):
         result = _result(r)
         assert result.question == q and result.status == "passed"
-        assert [len(a.contexts) for a in result.attempts] == [2, 4, 2]
+        assert [len(a.contexts) for a in result.attempts] == [2, 4, 4]  # Regenerate keeps k
     assert model.call_count == 18
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar, Literal
 
+from langchain_core.runnables import RunnableConfig
 from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.base.response.schema import (
@@ -333,18 +334,31 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
             log=logger,
         )
         action: Action = loop.start()
-        op: Op = Query(self.query_engine, bundle)
+        config: RunnableConfig = {}
         while not isinstance(action, Finish):
             if isinstance(action, RunAttempt):
+                try:  # the loop carries what earlier steps set (ReRetrieve's k into Regenerate)
+                    op = (
+                        Query(self.query_engine, bundle)
+                        if action.number == 1
+                        else self._plan(action, bundle, question, config)
+                    )
+                except Exception as e:  # a step the engine cannot take: a failed attempt
+                    attempt = Attempt(
+                        number=action.number,
+                        policy=action.policy,
+                        error=f"policy failed: {type(e).__name__}: {e}",
+                    )
+                    action = loop.attempted(attempt, error=e)
+                    continue
                 attempt = yield from self._attempt(
                     question, action.number, action.policy, op, action.check, streamed
                 )
                 action = loop.attempted(attempt)
             elif isinstance(action, AskPolicy):
+                config = action.context.config or {}
                 try:
                     step = yield Await(lambda a=action: a.policy.astep(a.context))
-                    if isinstance(step, Rerun):  # a step the engine cannot take fails the policy
-                        op = self._plan(step, bundle, action.context)
                 except Exception as e:  # recorded; GuardRejected (the Raise policy) re-raised
                     action = loop.policy_failed(e)
                 else:
@@ -353,14 +367,16 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
                 action = loop.released(Response(response=action.answer))
         return self._finish(loop.result())
 
-    def _plan(self, step: Rerun, bundle: QueryBundle, ctx: PolicyContext) -> Op:
-        """Turn a core policy step into an operation on the LlamaIndex engine."""
+    def _plan(
+        self, step: RunAttempt, bundle: QueryBundle, question: str, config: RunnableConfig
+    ) -> Op:
+        """Turn an attempt the loop asks for into an operation on the LlamaIndex engine."""
         if step.runnable is not None:
             if isinstance(step.runnable, EngineRunnable):
-                return Query(step.runnable.engine, QueryBundle(ctx.question))
-            return Invoke(step.runnable, step.input, ctx.config or {})
+                return Query(step.runnable.engine, QueryBundle(question))
+            return Invoke(step.runnable, step.input, config)
         new = dict(step.input) if isinstance(step.input, Mapping) else {"question": step.input}
-        question = str(new.pop("question", ctx.question))
+        question = str(new.pop("question", question))
         rewritten = new.pop(RETRIEVAL_QUERY_KEY, None)
         # Without a rewrite, retrieve with the caller's own bundle (its embedding, if any).
         retrieval = QueryBundle(rewritten) if rewritten else bundle
