@@ -138,6 +138,37 @@ def test_a_guarded_engine_over_chat_openai_is_recorded_with_the_guards_verdict(
         assert record.metadata["guard_status"] == "passed"
 
 
+def test_a_guarded_engine_that_falls_back_is_recorded_with_the_answer_it_refused(
+    index, make_handler
+):
+    pytest.importorskip("langchain_openai")
+    from truthguard.guard import Fallback
+    from truthguard.refchecker import RefChecker
+    from truthguard.testing import OpenAIServer
+
+    records = []
+    own = FakeDetector(score=1.0)  # would pass the fallback text if it were asked
+    handler = make_handler(own, sinks=records.append)
+    wrong = "Phobos and Deimos are the moons of Jupiter, discovered in 1610."
+    with OpenAIServer(reply=wrong) as server:
+        llm = ChatModelLLM(model=server.chat_model(max_retries=0, timeout=5))
+        guarded = GuardedQueryEngine(
+            query_engine=index.as_query_engine(llm=llm, similarity_top_k=2),
+            detectors=RefChecker(threshold=0.5),
+            policies=[Fallback(answer="I cannot tell.")],
+        )
+        response = guarded.query("Which planet has the moons Phobos and Deimos?")
+        assert handler.flush(timeout=30)
+    result = response.metadata["truthguard"]
+    (record,) = records
+    assert (result.status, response.response) == ("fallback", "I cannot tell.")
+    assert (record.answer, record.passing, record.label) == (wrong, False, "hallucinated")
+    assert record.contexts == result.attempts[0].contexts and own.check_count == 0
+    assert record.metadata["guard_status"] == "fallback"
+    assert record.metadata["guard_released"] == "I cannot tell."
+    assert handler.summary()["pass_rate"] == 0.0
+
+
 class _RetrieveAndJoin(CustomQueryEngine):
     """A hand-written engine returning a plain string: its contexts come from the retrieval."""
 

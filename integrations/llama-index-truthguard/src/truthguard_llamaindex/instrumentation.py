@@ -239,8 +239,10 @@ class TruthGuardEventHandler(BaseEventHandler):
         checked = None  # the guard's attempt on the answer: the released one, or the last refused
         if guard is not None:
             checked = next((a for a in reversed(guard.attempts) if a.answer is not None), None)
-            if answer is None and checked is not None:  # nothing released: log what it refused
-                answer = checked.answer
+            if guard.status == "fallback":  # the fallback text was never checked: the refusal was
+                checked = next((a for a in reversed(guard.attempts) if a.verdict), checked)
+            if checked is not None and (answer is None or guard.status == "fallback"):
+                answer = checked.answer  # log what it refused, not an unchecked fallback
         if answer is None:
             with self._lock:
                 self._skipped += 1
@@ -265,6 +267,9 @@ class TruthGuardEventHandler(BaseEventHandler):
                 captured_at=time.time(),
                 guard_attempt=checked,
                 guard_status=guard.status if guard is not None else None,
+                guard_released=guard.answer
+                if guard is not None and guard.answer != answer
+                else None,
             )
         )
 
