@@ -106,8 +106,14 @@ def _truthguard(*argv: str, cwd) -> subprocess.CompletedProcess:
     script = Path(sys.executable).with_name("truthguard")
     cmd = [str(script)] if script.exists() else [sys.executable, "-m", "truthguard.cli"]
     return subprocess.run(
-        [*cmd, *argv], cwd=cwd, capture_output=True, text=True, timeout=300, env=dict(os.environ)
+        [*cmd, *argv], cwd=cwd, capture_output=True, text=True, timeout=300, env=_OFFLINE_ENV
     )
+
+
+# No provider credentials: a config that needs them must say so in one line.
+_OFFLINE_ENV = {
+    k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY")
+}
 
 
 @pytest.fixture()
@@ -132,6 +138,16 @@ def _corrupt_results(d):
     (d / "run" / "results.jsonl").write_text("".join(lines))
 
 
+_FEWL_CONFIG = """\
+detectors:
+  fewl:
+    type: fewl
+    reference_models:
+      - {provider: openai, kwargs: {model: gpt-4o-mini, temperature: 0}}
+    options: {mode: single, expertise: uniform, penalty: false}
+store: {path: runs/fewl-store}
+"""
+
 _GOOD = json.dumps(_ROWS[0]).encode() + b"\n"
 _BAD_INPUT = {
     "raw bytes": (
@@ -153,6 +169,11 @@ _BAD_INPUT = {
         _write_bytes("in.csv", b"question,answer\nQ?,A\nQ2?,B\xff\n"),
         ["evaluate", "in.csv", "-c", "c.yaml", "-o", "out"],
         ["in.csv", "not UTF-8"],
+    ),
+    "openai model without an API key": (
+        _write_bytes("fewl.yaml", _FEWL_CONFIG.encode()),
+        ["evaluate", "rows.jsonl", "-c", "fewl.yaml", "-o", "runs/fewl", "--limit", "20"],
+        ["detectors.fewl.reference_models[0]", "could not be built", "OPENAI_API_KEY"],
     ),
     "config not utf-8": (
         _write_bytes("latin.yaml", b"# caf\xe9\n" + _CONFIG.encode()),

@@ -332,6 +332,9 @@ def _construct(factory: Any, kwargs: dict[str, Any], field: str) -> Any:
         return factory(**kwargs)
     except (TypeError, ValidationError) as e:
         raise InvalidInputError(f"{field}.kwargs", str(e).splitlines()[0]) from e
+    except Exception as e:  # the client's own refusal (no API key in the environment): name it
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ConfigurationError(f"{field}: the model could not be built: {first}") from e
 
 
 def build_store(spec: StoreSpec | None, *, base_dir: Path | None = None) -> Any:

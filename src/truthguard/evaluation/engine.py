@@ -112,12 +112,17 @@ def evaluate(
 
     from truthguard._progress import progress as bar_of
 
+    # Built before the bar starts: a model that cannot be built (no API key) is one line.
+    local = pending and engine == "local"
+    detectors = {}
+    if local:
+        detectors = build_detectors(cfg, store=build_store(cfg.store, base_dir=base_dir))
     bar: Any = bar_of(iter(()), desc=f"evaluate ({engine})", total=total, enabled=progress)
     started = time.perf_counter()
     job = Job(cfg, base_dir, pending, todo, fingerprints, writer, bar)
     try:
-        if pending and engine == "local":
-            _run_local(job)
+        if local:
+            _run_local(job, detectors)
         elif pending:
             from truthguard.evaluation.ray_engine import run_ray
 
@@ -145,12 +150,10 @@ def evaluate(
     return summary
 
 
-def _run_local(job: Job) -> None:
+def _run_local(job: Job, detectors: dict[str, Any]) -> None:
     from truthguard._sync import run_sync
 
     cfg = job.config
-    store = build_store(cfg.store, base_dir=job.base_dir)
-    detectors = build_detectors(cfg, store=store)
     for start in range(0, len(job.rows), cfg.batch_size):
         chunk = job.rows[start : start + cfg.batch_size]
         results = run_sync(ascore_rows(detectors, job.fingerprints, chunk, job.todo))
