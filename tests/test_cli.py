@@ -168,7 +168,7 @@ _BAD_INPUT = {
     "csv bytes": (
         _write_bytes("in.csv", b"question,answer\nQ?,A\nQ2?,B\xff\n"),
         ["evaluate", "in.csv", "-c", "c.yaml", "-o", "out"],
-        ["in.csv", "not UTF-8"],
+        ["in.csv line 3", "not UTF-8"],
     ),
     "openai model without an API key": (
         _write_bytes("fewl.yaml", _FEWL_CONFIG.encode()),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import math
 import os
@@ -134,13 +135,17 @@ def _iter_raw(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         for n, row in enumerate(data, 1):
             yield f"{name} row {n}", _object(row, f"{name} row {n}")
     elif suffix in (".csv", ".tsv"):
-        with path.open(encoding="utf-8", newline="") as f:
-            reader = csv.DictReader(f, delimiter="\t" if suffix == ".tsv" else ",")
-            try:
-                for row in reader:
-                    yield f"{name} line {reader.line_num}", row
-            except UnicodeDecodeError as e:
-                raise _not_utf8(path, e, f"{name} after line {reader.line_num}") from e
+        raw = path.read_bytes()
+        try:  # decoded whole: a decoder reading ahead in blocks cannot say which line failed
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = raw.count(b"\n", 0, e.start) + 1
+            raise _not_utf8(path, e, f"{name} line {line}") from e
+        reader = csv.DictReader(
+            io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ","
+        )
+        for row in reader:
+            yield f"{name} line {reader.line_num}", row
     elif suffix in (".parquet", ".pq"):
         try:
             import pyarrow.parquet as pq
