@@ -146,3 +146,24 @@ def test_llm_exports_keep_their_public_module():
         assert cls.__module__ == "truthguard.llm", cls
     settings = truthguard.llm.LLMSettings(max_concurrency=3)
     assert pickle.loads(pickle.dumps(settings)) == settings
+
+
+def test_the_all_extra_holds_every_feature_extra_and_the_readme_names_each():
+    import re
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).parents[1]
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    (spec,) = extras["all"]
+    named = set(re.fullmatch(r"truthguard\[(.*)\]", spec).group(1).split(","))
+    opt_in = {"ray", "openvino"}  # a cluster runtime and an opt-in encoder: asked for by name
+    assert named == set(extras) - {"all", "dev"} - opt_in
+    assert {"agents", "otel"} <= named
+    readme = (root / "README.md").read_text()
+    for extra in set(extras) - {"all", "dev"}:
+        assert f"| `{extra}` |" in readme, extra
+    langgraph = readme.split("### LangGraph: a check node and a router", 1)[1][:400]
+    assert "truthguard[agents]" in langgraph
