@@ -52,6 +52,37 @@ def test_regenerate_sends_feedback_and_temperature():
     assert seen[1]["temperature"] == 0.9
 
 
+def test_regenerate_temperature_reaches_a_users_chat_openai_through_configurable_fields():
+    """The README's route for a chain of one's own: a plain ChatOpenAI is refused with the fix
+    in the message; with ``configurable_fields`` the regenerated request carries 0.7."""
+    pytest.importorskip("langchain_openai")
+    from langchain_core.output_parsers import StrOutputParser
+    from langchain_core.prompts import ChatPromptTemplate
+
+    from truthguard.testing import OpenAIServer
+
+    prompt = ChatPromptTemplate.from_messages(
+        [("system", "Answer from: {context}"), ("human", "{question}")]
+    )
+    scores = iter([0.0, 1.0])
+    detector = FakeDetector(score=lambda inp: next(scores), threshold=0.5)
+    with OpenAIServer(reply="Mars has two moons.") as server:
+        model = server.chat_model(max_retries=0, timeout=5)
+        with pytest.raises(InvalidInputError, match=r"configurable_fields\(temperature="):
+            HallucinationGuard(chain=prompt | model | StrOutputParser(), detectors=detector,
+                               policies=[Regenerate(temperature=0.7)])  # fmt: skip
+        tunable = model.configurable_fields(temperature=ConfigurableField(id="temperature"))
+        guard = HallucinationGuard(
+            chain=prompt | tunable | StrOutputParser(),
+            detectors=detector,
+            policies=[Regenerate(temperature=0.7)],
+        )
+        out = guard.invoke({"question": "How many moons has Mars?", "context": "Two."})
+        sent = [r.params.get("temperature") for r in server.requests]
+    assert out.status == "passed" and [a.policy for a in out.attempts] == [None, "regenerate"]
+    assert sent == [None, 0.7]
+
+
 def test_reretrieve_asks_for_more_documents_and_rewritten_query():
     seen: list[dict[str, Any]] = []
 
