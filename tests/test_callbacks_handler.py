@@ -369,3 +369,19 @@ def test_on_a_guard_run_recheck_gets_the_chat_history_too():
         assert handler.flush(timeout=30)
     assert seen == [[text for _, text in HISTORY]] and records[0].score == 0.9
     handler.close()
+
+
+def test_the_async_handler_awaits_every_hook_the_sync_one_has():
+    import inspect
+
+    detector = FakeDetector(score=1.0)
+    sync, twin = TruthGuardCallbackHandler(detector), AsyncTruthGuardCallbackHandler(detector)
+    hooks = [n for n in dir(BaseCallbackHandler) if n.startswith("on_")]
+    overridden = [n for n in hooks if getattr(type(sync), n) is not getattr(BaseCallbackHandler, n)]
+    assert {"on_chain_end", "on_llm_end", "on_retriever_end", "on_tool_error"} <= set(overridden)
+    for name in overridden:
+        assert inspect.iscoroutinefunction(getattr(twin, name)), name
+        assert getattr(twin, name).__name__ == name
+    assert sync.run_inline and not TruthGuardCallbackHandler(detector, when_full="block").run_inline
+    sync.close()
+    twin.close()

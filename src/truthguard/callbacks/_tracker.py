@@ -208,13 +208,8 @@ class RunTracker:
                 answer = answer_of(output, self.answer_key)
                 history = history_of(root.inputs, self.history_key, question=clean_text(question))
             contexts = root.contexts or contexts_of(output)
-            extra = {}
-            if self.detector_fields and isinstance(root.inputs, Mapping):
-                extra = {k: root.inputs[k] for k in self.detector_fields if k in root.inputs}
         except InvalidInputError:
-            with self._lock:
-                self.skipped += 1
-            return None
+            return self._skip()
         return Capture(
             run_id=run_id,
             parent_run_id=root.parent_run_id,
@@ -223,9 +218,19 @@ class RunTracker:
             contexts=[clean_text(c) for c in contexts],
             tags=root.tags,
             metadata=root.metadata,
-            extra=extra,
+            extra=self._extra(root),
             history=history,
         )
+
+    def _skip(self) -> None:
+        with self._lock:
+            self.skipped += 1
+
+    def _extra(self, root: _Root) -> dict[str, Any]:
+        """The input fields forwarded to the detector (``detector_fields``)."""
+        if not self.detector_fields or not isinstance(root.inputs, Mapping):
+            return {}
+        return {k: root.inputs[k] for k in self.detector_fields if k in root.inputs}
 
     def _guard_capture(self, run_id: UUID, root: _Root, result: GuardResult) -> Capture | None:
         """A guard's run: the answer its verdict is on (the released one, or when rejected or
@@ -235,19 +240,12 @@ class RunTracker:
         if result.status == "fallback":  # the fallback text was never checked: the refusal was
             attempt = next((a for a in reversed(result.attempts) if a.verdict), attempt)
         if attempt is None:
-            with self._lock:
-                self.skipped += 1
-            return None
-        extra = {}
-        if self.detector_fields and isinstance(root.inputs, Mapping):
-            extra = {k: root.inputs[k] for k in self.detector_fields if k in root.inputs}
+            return self._skip()
         question = clean_text(result.question)
         try:  # the guard read its input already; only this handler's own history_key may miss
             history = history_of(root.inputs, self.history_key, question=question)
         except InvalidInputError:
-            with self._lock:
-                self.skipped += 1
-            return None
+            return self._skip()
         return Capture(
             run_id=run_id,
             parent_run_id=root.parent_run_id,
@@ -256,7 +254,7 @@ class RunTracker:
             contexts=[clean_text(c) for c in attempt.contexts or dict.fromkeys(root.contexts)],
             tags=root.tags,
             metadata=root.metadata,
-            extra=extra,
+            extra=self._extra(root),
             history=history,
             guard_attempt=attempt,
             guard_status=result.status,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
@@ -112,21 +113,12 @@ _DOC = """
 """
 
 
-class TruthGuardCallbackHandler(BaseCallbackHandler):
-    __doc__ = (
-        "Score the answers of the runs it observes in the background; write one record each."
-        + _DOC
-        + """
-    Example:
-        >>> from truthguard.testing import FakeDetector
-        >>> records = []
-        >>> handler = TruthGuardCallbackHandler(FakeDetector(score=0.9), sinks=records.append)
-        >>> handler.close()
-        True
-    """
-    )
+class _Hooks:
+    """Every hook and control method, written once: bookkeeping on the core, which never waits
+    except ``end`` under ``when_full="block"``. The sync handler uses them as they are; the
+    async one awaits the same methods (:func:`_awaited`)."""
 
-    run_inline = True  # hooks only do bookkeeping: no executor hop in async chains
+    _core: _Core
 
     def __init__(
         self,
@@ -156,8 +148,6 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
             recheck=recheck,
             history_key=history_key,
         )
-        # "block" may wait for room: in async chains run the hooks in an executor, not on the loop.
-        self.run_inline = when_full != "block"
 
     # -- hooks ------------------------------------------------------------------------------------
 
@@ -174,9 +164,6 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kw: Any) -> None:
         self._core.end(run_id, outputs, kw.get("inputs"))  # streamed runs: inputs only here
-
-    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.forget(run_id)
 
     def on_custom_event(self, name: str, data: Any, *, run_id: UUID, **kw: Any) -> None:
         if name == VERDICT_EVENT:
@@ -207,26 +194,6 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
     def on_llm_end(self, response: Any, *, run_id: UUID, **kw: Any) -> None:
         self._core.end(run_id, response)
 
-    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.forget(run_id)
-
-    def on_retriever_start(
-        self,
-        serialized: Any,
-        query: str,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kw: Any,
-    ) -> None:
-        self._core.tracker.start_other(run_id, parent_run_id, **kw)
-
-    def on_retriever_end(self, documents: Any, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.retrieved(run_id, documents)
-
-    def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.forget(run_id)
-
     def on_tool_start(
         self,
         serialized: Any,
@@ -238,11 +205,16 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
     ) -> None:
         self._core.tracker.start_other(run_id, parent_run_id, **kw)
 
-    def on_tool_end(self, output: Any, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.forget(run_id)  # tools are followed only to find their root
+    on_retriever_start = on_tool_start  # (serialized, query): followed the same way
 
-    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
+    def on_retriever_end(self, documents: Any, *, run_id: UUID, **kw: Any) -> None:
+        self._core.tracker.retrieved(run_id, documents)
+
+    def _forget(self, _value: Any, *, run_id: UUID, **kw: Any) -> None:
         self._core.tracker.forget(run_id)
+
+    # A failed run gives nothing to score; tools are followed only to find their root.
+    on_chain_error = on_llm_error = on_retriever_error = on_tool_error = on_tool_end = _forget
 
     # -- control ----------------------------------------------------------------------------------
 
@@ -263,7 +235,47 @@ class TruthGuardCallbackHandler(BaseCallbackHandler):
         return self._core.scorer.sinks
 
 
-class AsyncTruthGuardCallbackHandler(AsyncCallbackHandler):
+_HOOKS = [name for name in vars(_Hooks) if name.startswith("on_")]  # aliases included
+_ENDS = {"on_chain_end", "on_llm_end"}
+"""The hooks that submit a capture: under ``when_full="block"`` they may wait for room."""
+
+
+def _awaited(name: str) -> Any:
+    """The coroutine twin of one of :class:`_Hooks`' hooks, for the async handler."""
+    hook = getattr(_Hooks, name)
+
+    @functools.wraps(hook)
+    async def twin(self: _Hooks, *args: Any, **kw: Any) -> None:
+        if name in _ENDS and self._core.scorer.when_full == "block":
+            await asyncio.to_thread(hook, self, *args, **kw)  # may wait for room: off the loop
+        else:
+            hook(self, *args, **kw)
+
+    twin.__name__ = twin.__qualname__ = name  # an alias keeps the hook's own name
+    return twin
+
+
+class TruthGuardCallbackHandler(_Hooks, BaseCallbackHandler):
+    __doc__ = (
+        "Score the answers of the runs it observes in the background; write one record each."
+        + _DOC
+        + """
+    Example:
+        >>> from truthguard.testing import FakeDetector
+        >>> records = []
+        >>> handler = TruthGuardCallbackHandler(FakeDetector(score=0.9), sinks=records.append)
+        >>> handler.close()
+        True
+    """
+    )
+
+    @property
+    def run_inline(self) -> bool:  # type: ignore[override]
+        # Hooks only do bookkeeping: no executor hop in async chains, unless "block" may wait.
+        return self._core.scorer.when_full != "block"
+
+
+class AsyncTruthGuardCallbackHandler(_Hooks, AsyncCallbackHandler):
     __doc__ = (
         "The async twin of :class:`TruthGuardCallbackHandler` (same arguments and records)."
         + _DOC
@@ -272,144 +284,15 @@ class AsyncTruthGuardCallbackHandler(AsyncCallbackHandler):
     """
     )
 
-    def __init__(
-        self,
-        detector: BaseDetector,
-        sinks: Sequence[Any] | Any = None,
-        *,
-        max_queue: int = 1000,
-        concurrency: int = 4,
-        when_full: WhenFull = "record",
-        timeout: float | None = 120.0,
-        question_key: str | None = None,
-        answer_key: str | None = None,
-        detector_fields: Sequence[str] = (),
-        recheck: bool = False,
-        history_key: str | None = None,
-    ) -> None:
-        self._core = _Core(
-            detector,
-            sinks,
-            max_queue=max_queue,
-            concurrency=concurrency,
-            when_full=when_full,
-            timeout=timeout,
-            question_key=question_key,
-            answer_key=answer_key,
-            detector_fields=detector_fields,
-            recheck=recheck,
-            history_key=history_key,
-        )
-
-    async def _end(self, run_id: UUID, output: Any, inputs: Any = None) -> None:
-        if self._core.scorer.when_full == "block":
-            await asyncio.to_thread(self._core.end, run_id, output, inputs)  # may wait for room
-        else:
-            self._core.end(run_id, output, inputs)
-
-    async def on_chain_start(
-        self,
-        serialized: Any,
-        inputs: Any,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kw: Any,
-    ) -> None:
-        self._core.tracker.start_chain(run_id, parent_run_id, inputs, **kw)
-
-    async def on_chain_end(self, outputs: Any, *, run_id: UUID, **kw: Any) -> None:
-        await self._end(run_id, outputs, kw.get("inputs"))  # streamed runs: inputs only here
-
-    async def on_chain_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.forget(run_id)
-
-    async def on_custom_event(self, name: str, data: Any, *, run_id: UUID, **kw: Any) -> None:
-        if name == VERDICT_EVENT:
-            self._core.tracker.verdict(run_id, data)
-
-    async def on_chat_model_start(
-        self,
-        serialized: Any,
-        messages: Any,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kw: Any,
-    ) -> None:
-        self._core.tracker.start_model(run_id, parent_run_id, messages, **kw)
-
-    async def on_llm_start(
-        self,
-        serialized: Any,
-        prompts: Any,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kw: Any,
-    ) -> None:
-        self._core.tracker.start_llm(run_id, parent_run_id, prompts, **kw)
-
-    async def on_llm_end(self, response: Any, *, run_id: UUID, **kw: Any) -> None:
-        await self._end(run_id, response)
-
-    async def on_llm_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.forget(run_id)
-
-    async def on_retriever_start(
-        self,
-        serialized: Any,
-        query: str,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kw: Any,
-    ) -> None:
-        self._core.tracker.start_other(run_id, parent_run_id, **kw)
-
-    async def on_retriever_end(self, documents: Any, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.retrieved(run_id, documents)
-
-    async def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.forget(run_id)
-
-    async def on_tool_start(
-        self,
-        serialized: Any,
-        input_str: str,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kw: Any,
-    ) -> None:
-        self._core.tracker.start_other(run_id, parent_run_id, **kw)
-
-    async def on_tool_end(self, output: Any, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.forget(run_id)
-
-    async def on_tool_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        self._core.tracker.forget(run_id)
-
-    def flush(self, timeout: float | None = None) -> bool:
-        """Block until every captured answer has a record; False if ``timeout`` passed first."""
-        return self._core.scorer.flush(timeout)
-
     async def aflush(self, timeout: float | None = None) -> bool:
         """``flush`` without blocking the event loop."""
         return await asyncio.to_thread(self._core.scorer.flush, timeout)
-
-    def close(self, timeout: float | None = None) -> bool:
-        """Flush (up to ``timeout``), record anything left as failed, close the sinks."""
-        return self._core.scorer.close(timeout)
 
     async def aclose(self, timeout: float | None = None) -> bool:
         """``close`` without blocking the event loop."""
         return await asyncio.to_thread(self._core.scorer.close, timeout)
 
-    def summary(self) -> dict[str, Any]:
-        """Counts, pass rate, labels, failures by kind and score distribution so far."""
-        return self._core.summary()
 
-    @property
-    def sinks(self) -> list[RecordSink]:
-        return self._core.scorer.sinks
+for _name in _HOOKS:  # the same hooks, awaited: an async handler's hooks are coroutines
+    setattr(AsyncTruthGuardCallbackHandler, _name, _awaited(_name))
+del _name
