@@ -69,7 +69,7 @@ EXPORTS = {
         "normalise",
         "unique_keys",
     },
-    "truthguard.sync": {"run_sync"},
+    "truthguard.sync": {"adrive", "drive", "run_sync"},
     "truthguard.evaluators": {"DetectorEvaluator"},
     "truthguard.serde": {"LANGGRAPH_ALLOWLIST", "checkpoint_serializer"},
     "truthguard.callbacks": {

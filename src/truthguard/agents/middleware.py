@@ -22,6 +22,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
@@ -44,6 +45,7 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command, interrupt
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from truthguard._flow import adrive, drive
 from truthguard._sync import run_sync
 from truthguard.agents._evidence import answer_text, evidence_of, final_message, last_question
 from truthguard.agents.policies import AgentStop, HumanReview, review_decision
@@ -295,23 +297,9 @@ class GroundingMiddleware(AgentMiddleware):
         handler: Callable[[ModelRequest], ModelResponse],
     ) -> ModelResponse | ExtendedModelResponse:
         config = var_child_runnable_config.get() or {}
-        flow = self._flow(request)
-        op = next(flow)
-        while True:
-            try:
-                value = self._do(op, handler, config, request)
-            except GraphBubbleUp:  # an interrupt or a jump from inside: LangGraph's, not ours
-                raise
-            except Exception as e:
-                try:
-                    op = flow.throw(e)
-                except StopIteration as stop:
-                    return stop.value
-                continue
-            try:
-                op = flow.send(value)
-            except StopIteration as stop:
-                return stop.value
+        run = partial(self._do, handler=handler, config=config, request=request)
+        # GraphBubbleUp: an interrupt or a jump from inside is LangGraph's, not the flow's
+        return drive(self._flow(request), run, passthrough=(GraphBubbleUp,))
 
     async def awrap_model_call(
         self,
@@ -319,23 +307,8 @@ class GroundingMiddleware(AgentMiddleware):
         handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> ModelResponse | ExtendedModelResponse:
         config = var_child_runnable_config.get() or {}
-        flow = self._flow(request)
-        op = next(flow)
-        while True:
-            try:
-                value = await self._ado(op, handler, config, request)
-            except GraphBubbleUp:  # an interrupt or a jump from inside: LangGraph's, not ours
-                raise
-            except Exception as e:
-                try:
-                    op = flow.throw(e)
-                except StopIteration as stop:
-                    return stop.value
-                continue
-            try:
-                op = flow.send(value)
-            except StopIteration as stop:
-                return stop.value
+        run = partial(self._ado, handler=handler, config=config, request=request)
+        return await adrive(self._flow(request), run, passthrough=(GraphBubbleUp,))
 
     def _do(self, op: _Op, handler: Any, config: RunnableConfig, request: ModelRequest) -> Any:
         if isinstance(op, _CallModel):

@@ -69,6 +69,7 @@ from truthguard.guard.policies import (
 from truthguard.guard.validation import input_errors
 from truthguard.guard.verdict import check_detector_options, unique_keys
 from truthguard.result import DetectionResult, Label, Usage
+from truthguard.sync import adrive, drive
 from truthguard_llamaindex._ops import (
     Answer,
     Await,
@@ -286,33 +287,13 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
 
     def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         streamed: list[bool] = []
-        loop = self._loop(query_bundle, streamed)
-        value: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                op = loop.throw(error) if error is not None else loop.send(value)
-            except StopIteration as stop:
-                return _as_stream(stop.value) if any(streamed) else stop.value
-            try:
-                value, error = op.run(), None
-            except Exception as e:
-                value, error = None, e
+        response = drive(self._loop(query_bundle, streamed), lambda op: op.run())
+        return _as_stream(response) if any(streamed) else response
 
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         streamed: list[bool] = []
-        loop = self._loop(query_bundle, streamed)
-        value: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                op = loop.throw(error) if error is not None else loop.send(value)
-            except StopIteration as stop:
-                return _as_async_stream(stop.value) if any(streamed) else stop.value
-            try:
-                value, error = await op.arun(), None
-            except Exception as e:
-                value, error = None, e
+        response = await adrive(self._loop(query_bundle, streamed), lambda op: op.arun())
+        return _as_async_stream(response) if any(streamed) else response
 
     # -- the loop (no I/O of its own) --------------------------------------------------------------
 
