@@ -176,9 +176,10 @@ async def test_on_a_guard_run_the_guards_verdict_and_contexts_are_recorded(handl
     handler.close()
 
 
+@pytest.mark.parametrize("output", ["result", "answer"])
 @pytest.mark.parametrize("handler_cls", [TruthGuardCallbackHandler, AsyncTruthGuardCallbackHandler])
 async def test_on_a_guard_that_falls_back_the_refused_answer_is_recorded_as_refused(
-    handler_cls, tmp_path
+    handler_cls, output, tmp_path
 ):
     from doubles import ListRetriever
     from truthguard.guard import Fallback, HallucinationGuard, Regenerate, ReRetrieve
@@ -195,10 +196,15 @@ async def test_on_a_guard_that_falls_back_the_refused_answer_is_recorded_as_refu
             ListRetriever(passages=passages), server.chat_model(max_retries=0, timeout=5)
         )
         policies = [ReRetrieve(k=[2]), Regenerate(), Fallback(answer="I don't know.")]
-        guard = HallucinationGuard(chain=chain, detectors=RefChecker(), policies=policies)
+        guard = HallucinationGuard(
+            chain=chain, detectors=RefChecker(), policies=policies, output=output
+        )
         out = await guard.ainvoke({"question": "Where is Dubai?"}, {"callbacks": [handler]})
         assert await asyncio.to_thread(handler.flush, 30)
-    assert (out.status, out.answer) == ("fallback", "I don't know.")
+    if output == "result":
+        assert (out.status, out.answer) == ("fallback", "I don't know.")
+    else:
+        assert out == "I don't know."
     (record,) = [ScoreRecord(**json.loads(line)) for line in path.read_text().splitlines()]
     assert (record.answer, record.passing, record.label) == ("Dubai is in France.", False,
                                                              "hallucinated")  # fmt: skip

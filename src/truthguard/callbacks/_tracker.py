@@ -184,6 +184,15 @@ class RunTracker:
             return self._guard_capture(run_id, root, output)
         if isinstance(output, str) and root.verdicts:  # a guard with output="answer"
             released = next((a for a in reversed(root.verdicts) if a.answer == output), None)
+            last = root.verdicts[-1]
+            if (
+                released is None
+                and not last.passed
+                and output[:40].strip() not in (last.answer or "")
+            ):
+                # Text no check was on, after a refusal: a fallback, recorded with the refusal
+                # (a Filter's text starts with a sentence of the refused answer: checked below).
+                released = last
             if released is not None:
                 result = GuardResult(
                     question=question_of(root.inputs, self.question_key)
