@@ -217,6 +217,32 @@ async def test_on_a_guard_that_falls_back_the_refused_answer_is_recorded_as_refu
     handler.close()
 
 
+@pytest.mark.parametrize("output", ["result", "answer"])
+def test_on_a_guard_that_filters_the_released_sentences_are_checked(output):
+    from doubles import ListRetriever
+    from truthguard.guard import Filter, HallucinationGuard
+    from truthguard.rag import build_rag_chain
+    from truthguard.refchecker import RefChecker
+    from truthguard.testing import OpenAIServer
+
+    passages = ["Dubai is a city in the United Arab Emirates (UAE)."]
+    records: list[ScoreRecord] = []
+    handler = TruthGuardCallbackHandler(FakeDetector(score=1.0), sinks=records.append)
+    with OpenAIServer(reply="Dubai is a city in the UAE. It is the capital of France.") as server:
+        chain = build_rag_chain(
+            ListRetriever(passages=passages), server.chat_model(max_retries=0, timeout=5)
+        )
+        guard = HallucinationGuard(
+            chain=chain, detectors=RefChecker(), policies=[Filter()], output=output
+        )
+        guard.invoke({"question": "Where is Dubai?"}, {"callbacks": [handler]})
+        assert handler.flush(timeout=30)
+    (record,) = records
+    assert record.answer.startswith("Dubai is a city in the UAE. [")  # the filtered text
+    assert "France" not in record.answer and record.passing is True
+    handler.close()
+
+
 def test_on_a_guard_run_recheck_runs_the_handlers_detector_on_the_checked_answer():
     from doubles import ListRetriever
     from truthguard.guard import HallucinationGuard

@@ -185,11 +185,8 @@ class RunTracker:
         if isinstance(output, str) and root.verdicts:  # a guard with output="answer"
             released = next((a for a in reversed(root.verdicts) if a.answer == output), None)
             last = root.verdicts[-1]
-            if (
-                released is None
-                and not last.passed
-                and output[:40].strip() not in (last.answer or "")
-            ):
+            head = output.split(". ", 1)[0][:40].strip()  # a Filter's first kept sentence
+            if released is None and not last.passed and head not in (last.answer or ""):
                 # Text no check was on, after a refusal: a fallback, recorded with the refusal
                 # (a Filter's text starts with a sentence of the refused answer: checked below).
                 released = last
