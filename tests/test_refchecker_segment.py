@@ -103,3 +103,21 @@ def test_passages_pasted_without_a_space_split_but_abbreviations_stay():
     ]
     words = [t.text for t in tokenize("band Whale.David, the U.S. Army and J.K. Rowling")]
     assert words == ["band", "Whale", "David", "the", "U.S.", "Army", "and", "J.K.", "Rowling"]
+
+
+def test_sentences_are_not_cut_inside_a_time_an_abbreviation_or_a_quotation():
+    text = (
+        'It went off at 10:31 p.m. BST on 22 May. The U.S. Army came. He said "Stop. Now." and '
+        "left. We met at 9 p.m. Then we left."
+    )
+    assert [s.text for s in split_sentences(text)] == [
+        "It went off at 10:31 p.m. BST on 22 May.",
+        "The U.S. Army came.",
+        'He said "Stop. Now." and left.',
+        "We met at 9 p.m.",
+        "Then we left.",
+    ]
+    assert [s.text for s in split_sentences("Hens weigh 2.5 pounds (1.1 kg). Next.")] == [
+        "Hens weigh 2.5 pounds (1.1 kg).",
+        "Next.",
+    ]

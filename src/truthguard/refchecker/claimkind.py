@@ -117,7 +117,7 @@ _OPINION = re.compile(
       | (?:highly|definitely|strongly)\s+recommend
       | (?:sounds|looks|seems)\s+(?:like\s+)?(?:a\s+)?(?:good|great|fun|interesting|nice|cool|
           awesome)
-      | (?:what\s+a|such\s+a)\s+\w+
+      | ^(?:what\s+an?|such\s+an?)\s+\w+  # "What a game!", not "after such a crash"
       | (?:let\s+me\s+know|check\s+(?:it|them)\s+out|give\s+it\s+a\s+try)
     )""",
     re.IGNORECASE | re.VERBOSE,
@@ -127,6 +127,36 @@ _HEDGE = re.compile(
     r"""^(?:(?:i'?m|i\s+am)\s+not\s+(?:sure|certain)|not\s+sure|maybe|perhaps|possibly|probably|
     i\s+(?:could\s+be|might\s+be|may\s+be)\s+wrong|if\s+i\s+(?:remember|recall)\s+correctly|
         i\s+(?:don't|do\s+not)\s+know\s+(?:if|whether))\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+# What the source is: the passage, the text, or "it" when it is the subject of a saying verb.
+_SOURCE = r"(?:passage|text|context|source|article|document|reference|excerpt)s?(?:'s\s+\w+)?"
+_SAYING = (
+    r"(?:say|mention|name|describe|give|explain|specify|list|identify|address|discuss|state|"
+    r"establish|confirm|cover|tell|include|provide|indicate|report|detail|clarify|go\s+into)"
+)
+
+# What the sources do not say, or what they are limited to ("The passage doesn't say when it
+# closed", "but it doesn't identify which god that was", "It only discusses beetles"): a remark
+# about the sources, not a fact about the world, so there is nothing in it to check.
+_ABSENCE = re.compile(
+    rf"""(?:
+        \b{_SOURCE}\b[^.;]{{0,40}}?\b(?:does|do|did|can|could)\s*(?:not|n't)\s+
+            (?:\w+ly\s+)?{_SAYING}
+      | \b(?:it|they)\s+(?:also\s+|only\s+|just\s+)?(?:does|did|can|could)\s*(?:not|n't)\s+
+            (?:\w+ly\s+)?{_SAYING}\b
+      | \b(?:says|said|tells?\s+us|mentions?)\s+nothing\b
+      | \b(?:{_SOURCE}|it)\s+(?:only\s+|just\s+)?(?:covers|discusses|deals\s+with|concerns|
+            talks\s+about|describes|addresses)\s+only\b
+      | \b(?:{_SOURCE}|it)\s+only\s+(?:covers|discusses|deals\s+with|concerns|talks\s+about|
+            describes|addresses|gives|mentions|says)\b
+      | \b{_SOURCE}\b[^.;]{{0,40}}?\b(?:stops|ends)\s+(?:there|at|before)\b
+      | \b(?:{_SOURCE}|it)\s+(?:\w+ly\s+)?(?:gives|names|lists|offers|has)\s+no\b
+      | \b(?:it|they|{_SOURCE})\s+(?:does|did)\s*(?:not|n't)\s+quote\b
+      | \b(?:suggests?|suggested|implies|implied)\b
+      | ^it\s+(?:all\s+)?depends\b
+    )""",
     re.IGNORECASE | re.VERBOSE,
 )
 
@@ -144,6 +174,17 @@ _FRAME = re.compile(
                 below)?\s*[,:]?
       | (?:in\s+summary|to\s+summari[sz]e|in\s+short|in\s+brief|overall|to\s+sum\s+up|
           summary)\s*[,:]
+      | (?:going|judging)\s+by\s+(?:the|these|this)\s+(?:passages?|texts?|context|sources?|
+          articles?|documents?)\s*[,:]?
+      | (?:the|this|these)\s+(?:passages?|texts?|context|sources?|articles?|documents?)\s+
+            (?:also\s+|further\s+|itself\s+|clearly\s+)?(?:says|say|notes|note|states|
+                state|adds|add|explains|mentions|reports|indicates|tells\s+us|confirms)
+            (?:\s+that)?\s*[,:]?
+      | it\s+(?:also|further)\s+(?:says|notes|adds|states|mentions|reports|explains)
+            (?:\s+that)?\s*[,:]?
+      | (?:the|this)\s+(?:passages?|texts?|context|sources?|articles?|documents?)\s+
+            (?:also\s+|further\s+|only\s+)?(?!does\b|did\b|is\b|was\b|has\b)[a-z]+s
+            (?:\s+that)?\s+
     )\s*""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -201,7 +242,9 @@ def claim_kind(text: str) -> ClaimKind:
     frame = _FRAME.match(t)
     if frame and not t[frame.end() :].strip(" .:,-"):
         return "framing"
-    if _HEDGE.match(t):
+    if t.endswith(":"):
+        return "framing"  # a lead-in ("Key points:"): the items after it carry the facts
+    if _HEDGE.match(t) or _ABSENCE.search(t):
         return "hedge"
     if _OPINION.search(t):
         return "opinion"

@@ -193,10 +193,12 @@ class LocalExtractor(ClaimExtractor):
             else:
                 parts = [(sentence.text, "fact")]
             for piece, kind in parts:
-                if not has_content(piece):
-                    continue  # "- - - -" between two clauses is no claim
                 if kind == "fact" and self.classify:
                     piece = strip_frame(piece)[0]
+                if not has_content(piece):
+                    # "- - - -" between two clauses, or what a lead-in leaves ("Yes, {...}"
+                    # echoing a template slot), is no claim
+                    continue
                 if len(piece.split()) < self.question_context_words:
                     piece = f"{question.strip().rstrip('?').strip()}: {piece}"
                 whole = sentence.text if piece != sentence.text else None

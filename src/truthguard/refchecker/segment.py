@@ -36,6 +36,25 @@ _ABBREV = re.compile(
     r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|vs|etc|e\.g|i\.e|No|Inc|Ltd|Co|Corp|Gov|Sen|Rep|"
     r"Gen|Col|Lt|Capt|Sgt|Rev|Mt|Ft|Jan|Feb|Apr|Aug|Sept?|Oct|Nov|Dec)|\b[A-Z])\.$"
 )
+# "a.m." / "p.m." end a sentence only before a capitalised word that is not a time zone.
+_CLOCK = re.compile(r"\b[ap]\.m\.$", re.IGNORECASE)
+_CAPITALISED = re.compile(r"[A-Z](?![A-Z]{1,4}\b)")
+# Longest quotation a sentence boundary is held back inside.
+_QUOTE_SPAN = 300
+
+
+def _in_quotation(text: str, start: int, at: int) -> bool:
+    """Whether ``at`` falls inside a double quotation opened since ``start`` and closed within
+    :data:`_QUOTE_SPAN` characters (an unclosed quote mark never holds a boundary back)."""
+    piece = text[max(start, at - _QUOTE_SPAN) : at]
+    curly = piece.count("“") - piece.count("”")
+    straight = piece.count('"') % 2
+    if curly <= 0 and not straight:
+        return False
+    after = text[at : at + _QUOTE_SPAN]
+    return ("”" in after) if curly > 0 else ('"' in after)
+
+
 # Clause boundaries: semicolons, and a comma before a coordinating or relative connective.
 _CLAUSE = re.compile(r";\s+|,\s+(?=(?:and|but|while|whereas|although|which|who)\s)", re.IGNORECASE)
 _WORD = re.compile(r"\S+")
@@ -64,6 +83,12 @@ def iter_sentences(text: str) -> Iterator[Span]:
         tail = text[max(start, m.start() - _ABBREV_WINDOW) : m.start()].rstrip()
         if tail and _ABBREV.search(tail):
             continue  # "Dr. Smith": not a boundary
+        if tail and _CLOCK.search(tail) and not _CAPITALISED.match(text, m.end()):
+            continue  # "10:31 p.m. BST", "at 9 a.m. on": the time goes on
+        if _in_quotation(text, start, m.end()):
+            continue  # 'He said "Stop. Now." and left': one sentence
+        if text[m.start() : m.end()].strip() and text[m.end() : m.end() + 1].islower():
+            continue  # a quotation closed mid-sentence: '"Stop." and left'
         _append(spans, text, start, m.start())
         start = m.end()
         yield from spans
