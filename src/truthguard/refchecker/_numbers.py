@@ -320,6 +320,14 @@ def covered(tokens: list[Token], spans: list[Any]) -> set[int]:
     return out
 
 
+_DETERMINERS = frozenset(
+    (
+        *("the", "a", "an", "its", "his", "her", "their", "our", "my", "your"),
+        *("this", "that", "these", "those", "each", "every"),
+    )
+)
+
+
 def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> list[Fact]:
     facts: list[Fact] = []
     skip_idx = covered(tokens, [Fact("span", None, s, e, "") for s, e in skip])
@@ -358,6 +366,22 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             unit, _ = _unit_after(tokens, j)
             if unit == "in":
                 unit = None  # "in" is a preposition far more often than inches
+        if parsed is None and used == 1 and tok.norm == "first" and before not in _DETERMINERS:
+            # "first aired", "was first used": an adverb; an ordinal of a noun phrase has its
+            # determiner ("the first city", "its first season")
+            i = j
+            continue
+        if (
+            parsed is None
+            and used == 1
+            and tok.norm == "one"
+            and unit is None
+            and text[tok.end : tok.end + 1] != "-"  # "a one- or two-day event" counts days
+        ):
+            # "one of the", "the one who", "one large bloom": a pronoun or an article far more
+            # often than a count, and stated as a count it is rarely the fact that changes
+            i = j
+            continue
         start, end = tok.start, tokens[j - 1].end
         facts.append(Fact("number", value, start, end, text[start:end], unit))
         i = j

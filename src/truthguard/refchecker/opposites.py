@@ -1,0 +1,108 @@
+"""Opposites: a claim that says "lost" where its evidence says "won".
+
+Token vectors put a word and its opposite close together (both occur in the same places), so a
+soft word match reads "lost the final" as a paraphrase of "won the final". The opposites a retold
+fact can flip are a small closed set: outcomes, directions, rates, yes-or-no qualities.
+:data:`PAIRS` lists them by lemma; a claim word whose opposite its evidence sentence states,
+while the sentence does not state the word itself, contradicts the sentence. Converse pairs are
+left out, as the same fact can be told with either ("X came before Y" is "Y came after X", "A is
+older than B" is "B is younger than A"), and so are words that also name a thing ("open", "end").
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from truthguard.refchecker._analysis import analyse
+
+__all__ = ["PAIRS", "Flip", "flips"]
+
+PAIRS: tuple[tuple[str, str], ...] = (
+    ("win", "lose"),
+    ("victory", "defeat"),
+    ("north", "south"),
+    ("east", "west"),
+    ("northern", "southern"),
+    ("eastern", "western"),
+    ("northeast", "southwest"),
+    ("northwest", "southeast"),
+    ("increase", "decrease"),
+    ("rise", "fall"),
+    ("gain", "lose"),
+    ("fast", "slow"),
+    ("rapid", "slow"),
+    ("rapidly", "slowly"),
+    ("quickly", "slowly"),
+    ("accept", "reject"),
+    ("allow", "forbid"),
+    ("support", "oppose"),
+    ("success", "failure"),
+    ("succeed", "fail"),
+    ("male", "female"),
+    ("inside", "outside"),
+    ("same", "different"),
+    ("public", "private"),
+    ("maximum", "minimum"),
+    ("majority", "minority"),
+    ("ancient", "modern"),
+    ("legal", "illegal"),
+    ("true", "false"),
+)
+"""Opposite lemmas, each pair both ways."""
+
+
+def _opposites() -> dict[str, frozenset[str]]:
+    out: dict[str, set[str]] = {}
+    for a, b in PAIRS:
+        out.setdefault(a, set()).add(b)
+        out.setdefault(b, set()).add(a)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+_OPPOSITE = _opposites()
+
+
+@functools.lru_cache(maxsize=8192)
+def _lemmas(word: str) -> frozenset[str]:
+    """The word and its lemmas under every part of speech ("won" -> win, "lost" -> lose)."""
+    from lemminflect import getAllLemmas  # the local extra's; imported at the first check
+
+    out = {word}
+    for forms in getAllLemmas(word).values():
+        out.update(forms)
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class Flip:
+    """A claim word whose opposite the evidence sentence states."""
+
+    start: int
+    end: int
+    text: str
+    evidence_start: int
+    evidence_end: int
+    evidence_text: str
+
+
+def flips(claim_text: str, evidence_text: str) -> list[Flip]:
+    """The claim's words put for their opposites in the evidence sentence (see the module)."""
+    claim, evidence = analyse(claim_text), analyse(evidence_text)
+    evidence_lemmas = [(t, _lemmas(t.norm)) for t in evidence.tokens if t.norm.isalpha()]
+    stated = frozenset().union(*(lemmas for _, lemmas in evidence_lemmas))
+    out = []
+    for t in claim.tokens:
+        if not t.norm.isalpha():
+            continue
+        mine = _lemmas(t.norm)
+        if mine & stated:
+            continue  # the sentence states the word itself (perhaps beside its opposite)
+        wanted = frozenset().union(*(_OPPOSITE.get(m, frozenset()) for m in mine))
+        if not wanted:
+            continue
+        for e, lemmas in evidence_lemmas:
+            if lemmas & wanted:
+                out.append(Flip(t.start, t.end, t.text, e.start, e.end, e.text))
+                break
+    return out

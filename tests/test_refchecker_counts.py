@@ -1,0 +1,24 @@
+"""Counts: another number before what the evidence counts."""
+
+from truthguard.refchecker.counts import agreeing, recounts
+
+ROLES = (
+    "She is best known as Chelsea Melini on the sitcom Two and a Half Men, and earlier, for "
+    "three other female roles on the show."
+)
+
+
+def test_another_count_of_the_same_thing_is_found_and_the_right_one_agrees():
+    claim = "She had played two other female characters on the show."
+    (r,) = recounts(claim, ROLES)
+    assert (r.text, r.evidence_text) == ("two", "three")  # not "Two" of the title
+    assert claim[r.start : r.end] == "two" and ROLES[r.evidence_start : r.evidence_end] == "three"
+    right = "She had played three other female characters on the show."
+    assert recounts(right, ROLES) == [] and [a.text for a in agreeing(right, ROLES)] == ["three"]
+
+
+def test_years_ordinals_measures_and_word_compounds_are_not_counts():
+    ev = "In 1998 the club won its third title with 24 players and a 100-grain trophy."
+    assert recounts("In 2001 the club won its fourth title.", ev) == []
+    assert recounts("It was a 120-grain trophy.", ev) == []
+    assert [r.text for r in recounts("The club won with 30 players.", ev)] == ["30"]

@@ -1,0 +1,34 @@
+"""Opposites: a claim word whose opposite its evidence states."""
+
+import pytest
+
+from truthguard.refchecker.opposites import PAIRS, flips
+
+CUP = "Redbridge Rovers won the Northern Cup in 1998 after beating Eastfield 2-1 in the final."
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "flipped"),
+    [
+        ("Redbridge Rovers lost the Northern Cup final in 1998.", CUP, ("lost", "won")),
+        (
+            "It lies 15 miles south of the Loop.",
+            "It lies 15 miles north of the Loop.",
+            ("south", "north"),
+        ),
+        ("Diversity rises rapidly.", "Diversity rises only very slowly.", ("rapidly", "slowly")),
+        ("Redbridge Rovers won the Northern Cup in 1998.", CUP, None),
+        # the sentence states the word itself too
+        ("They won and lost.", "They won one and lost one.", None),
+    ],
+)
+def test_a_word_put_for_its_opposite(claim, evidence, flipped):
+    found = [(f.text, f.evidence_text) for f in flips(claim, evidence)]
+    assert found == ([flipped] if flipped else [])
+
+
+def test_converse_pairs_are_not_opposites():
+    # "X came before Y" is "Y came after X": the same fact either way
+    assert flips("The match came before the final.", "The final came after the match.") == []
+    listed = {w for pair in PAIRS for w in pair}
+    assert not {"before", "after", "older", "younger", "buy", "sell"} & listed
