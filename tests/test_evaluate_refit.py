@@ -207,7 +207,9 @@ def test_cli_refits_on_a_labelled_evaluate_run(tmp_path, embedder):
         )
     )
     config = tmp_path / "config.yaml"
-    config.write_text("detectors:\n  rc:\n    type: refchecker\n")
+    # the fitted decision (decide: fitted) is what --refit-decision refits
+    text = "detectors:\n  rc:\n    type: refchecker\n    options:\n      decide: fitted\n"
+    config.write_text(text)
     evaluate(data, config, tmp_path / "run", progress=False)
     out = tmp_path / "decision.json"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
@@ -221,10 +223,10 @@ def test_cli_refits_on_a_labelled_evaluate_run(tmp_path, embedder):
     assert run.returncode == 0, run.stderr
     assert "decision refit on 8 labelled answers" in run.stdout and str(out) in run.stdout
     assert load_config(tmp_path / "config.calibrated.yaml").detectors["rc"].options["decision"]
-    assert config.read_text() == "detectors:\n  rc:\n    type: refchecker\n"
+    assert config.read_text() == text
     summary = json.loads((tmp_path / "run" / "calibration.json").read_text())["decision"]
     # what the refit says it decides on these rows is what RefChecker(decision=PATH) decides
-    detector = RefChecker(decision=str(out))
+    detector = RefChecker(decision=str(out), decide="fitted")
     rows = read_results(tmp_path / "run")
     results = detector.batch(
         [

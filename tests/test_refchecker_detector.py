@@ -702,7 +702,8 @@ def test_a_passage_with_one_wrong_fact_fails_in_a_chat_too(embedder, answer, rig
     assert r.passing is right and r.label == (Label.FACTUAL if right else Label.HALLUCINATED), (
         r.explanation
     )
-    assert r.details["decision"]["form"] == ("reply" if history else "answer")  # two sentences
+    # outside an open chat the support model decides; a chat reply is weighed on its own scale
+    assert r.details["decision"]["form"] == ("reply" if history else "support")
 
 
 @pytest.mark.parametrize("year", ["1987", "1991"])
@@ -717,7 +718,7 @@ def test_one_fact_changed_in_a_copied_sentence_of_a_long_answer_fails(embedder, 
         ]
     )
     r = _check(answer)
-    assert r.details["decision"]["form"] == "passage"
+    assert r.details["decision"]["form"] == "support"
     assert r.passing is (year == "1987"), r.explanation
     if year == "1991":
         assert r.details["decision"]["decided_by"] == "claim"
@@ -749,8 +750,8 @@ DIRECT_ANSWERS = [
 def test_a_wrong_direct_answer_first_fails_in_a_chat_too(embedder, answer, right, history):
     r = _check(answer, **({"history": history} if history else {}))
     assert r.passing is right, r.explanation
-    if not right:
-        assert r.details["decision"]["decided_by"] == "lead_answer"
+    if not right:  # the least supported claim decides; an open chat's reply, its lead answer
+        assert r.details["decision"]["decided_by"] == ("lead_answer" if history else "claim")
 
 
 LIGHTHOUSE = ["The Marlow lighthouse was built in 1881 by the harbour board."]
@@ -774,8 +775,8 @@ def test_grounded_chat_replies_are_held_to_the_sources_as_answers_are(
     assert RefChecker().invoke({**inp, "history": [question]}).passing is open_passes
     grounded = RefChecker(chat_replies="grounded").invoke({**inp, "history": [question]})
     assert grounded.passing is grounded_passes, grounded.explanation
-    if not grounded_passes:
-        assert grounded.details["decision"]["decided_by"] == "short_answer"
+    if not grounded_passes:  # held to the sources as an answer is: its claim decides
+        assert grounded.details["decision"]["decided_by"] == "claim"
 
 
 def test_a_grounded_chat_still_reads_the_history_as_evidence(embedder):
@@ -788,7 +789,7 @@ def test_a_grounded_chat_still_reads_the_history_as_evidence(embedder):
         )
 
     repeated = check("The harbour board built it in 1881, and it was painted red in 1990.")
-    assert repeated.passing is True and repeated.details["decision"]["form"] == "answer"
+    assert repeated.passing is True and repeated.details["decision"]["form"] == "support"
     assert [c["evidence"]["source"] for c in repeated.details["claims"]] == [
         "reference",
         "history",
@@ -859,8 +860,8 @@ NOVELS = [
     [
         (
             "I don't have any additional information on Twisted just that it was written by "
-            "Laurie.  Wintergirls however is a romance novel.",
-            ["it was written by Laurie.", "Wintergirls however is a romance novel."],
+            "Laurie.  Wintergirls however is a 2012 romance novel.",
+            ["it was written by Laurie.", "Wintergirls however is a 2012 romance novel."],
         ),
         (
             "Not sure when it was released, but it is a sci-fi produced by Adam Schroeder. Do "
@@ -1018,18 +1019,105 @@ def test_a_chat_reply_is_weighed_on_the_chat_scale_and_a_passage_by_its_own_mode
     ask = {"question": "Is the bridge open?", "answer": answer, "references": [ref]}
     in_chat = {**ask, "history": "User: Is the Kell bridge open?"}
     decision = GroundingDecision.default().model_copy(update={"chat_offset": 0.0})
-    plain = RefChecker(decision=decision).invoke(ask).details["decision"]
-    chat = RefChecker(decision=decision).invoke(in_chat).details["decision"]
+    plain = RefChecker(decision=decision, decide="fitted").invoke(ask).details["decision"]
+    chat = RefChecker(decision=decision, decide="fitted").invoke(in_chat).details["decision"]
     assert (plain["form"], chat["form"]) == ("answer", "reply")
     assert plain["decided_by"] == chat["decided_by"] == "answer"
     assert math.isclose(plain["p_hallucinated"], chat["p_hallucinated"], abs_tol=1e-4)
-    shifted = RefChecker(decision=decision.model_copy(update={"chat_offset": 1.0}))
+    shifted = RefChecker(decision=decision.model_copy(update={"chat_offset": 1.0}), decide="fitted")
     p = shifted.invoke(in_chat).details["decision"]
     assert p["p_hallucinated"] > chat["p_hallucinated"] + 0.05
     # three sentences outside a chat: a passage, weighed by the passage model
     longer = {**ask, "answer": answer + " Cars go by Hallam Street. The buses still stop."}
-    passage = RefChecker(decision=decision).invoke(longer).details["decision"]
+    passage = RefChecker(decision=decision, decide="fitted").invoke(longer).details["decision"]
     assert passage["form"] == "passage"
     if passage["decided_by"] == "answer":
         z = decision.forms["passage"].logit(passage["features"])
         assert math.isclose(passage["p_hallucinated"], 1 / (1 + math.exp(-z)), abs_tol=1e-3)
+
+
+# -- RAG answers as chat models write them, through the real guard over HTTP ------------------
+
+# (question, passages, answer, passes): paraphrase, units, number words, a fact joined from two
+# passages and a subject named by the question pass; a swapped doer, another ordinal and another
+# year in a second sentence fail.
+RAG_ANSWERS = [
+    (
+        "When did the Varne Tunnel open, and how long is it?",
+        ["The Varne Tunnel is 14.6 kilometres long and opened to rail traffic on 2 June 2004."],
+        "It opened to trains on 2 June 2004 and runs for 14.6 km.",
+        True,
+    ),
+    (
+        "How tall is the Selwyn Tower?",
+        ["The Selwyn Tower is 312 metres tall and has 78 floors."],
+        "With 78 storeys, the Selwyn Tower reaches a height of 312 m.",
+        True,
+    ),
+    (
+        "Who wrote the symphony, and how many movements has it?",
+        ["Clara Vossberg wrote the symphony in 1911. The symphony has four movements."],
+        "The symphony, written by Clara Vossberg, is in 4 movements.",
+        True,
+    ),
+    (
+        "Who captained the 1998 Northern Cup winners?",
+        [
+            "Redbridge Rovers won the Northern Cup in 1998 after beating Eastfield 2-1 in the "
+            "final.",
+            "Tom Ashworth captained Redbridge Rovers from 1995 to 2001.",
+        ],
+        "Tom Ashworth captained Redbridge Rovers to the Northern Cup title in 1998.",
+        True,
+    ),
+    (
+        "When did the Panama Canal open?",
+        [
+            "The United States took over the canal project in 1904, and the canal opened on 15 "
+            "August 1914."
+        ],
+        "The Panama Canal opened on 15 August 1914, after the United States took over in 1904.",
+        True,
+    ),
+    (
+        "Who designed the locks?",
+        ["George Goethals designed the locks, and John Wallace was the first chief engineer."],
+        "John Wallace designed the locks.",
+        False,
+    ),
+    (
+        "Tell me about the canal.",
+        ["The canal opened in 1914. It was the third attempt to cross the isthmus."],
+        "The canal opened in 1914. It was the fourth attempt to cross the isthmus.",
+        False,
+    ),
+    (
+        "Tell me about the canal.",
+        ["The canal opened in 1914. The United States took over the project in 1904."],
+        "The canal opened in 1914. The United States took over the project in 1906.",
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(("question", "passages", "answer", "passes"), RAG_ANSWERS)
+def test_rag_answers_pass_by_meaning_through_the_guard_over_http(
+    embedder, question, passages, answer, passes
+):
+    from doubles import ListRetriever
+    from truthguard.guard import HallucinationGuard
+    from truthguard.rag import build_rag_chain
+    from truthguard.testing import OpenAIServer
+
+    with OpenAIServer(reply=lambda messages: answer) as server:
+        chain = build_rag_chain(
+            ListRetriever(passages=passages, search_kwargs={"k": len(passages)}),
+            server.chat_model(max_retries=0, timeout=10),
+        )
+        out = HallucinationGuard(chain=chain, detectors=RefChecker()).invoke({"question": question})
+    result = out.attempts[0].results[0]
+    assert result.usage.llm_calls == 0
+    assert (out.status == "passed") is passes, result.explanation
+    if not passes:
+        # the verdict names the claim, the span that decided it and the evidence sentence
+        assert "Not supported:" in result.explanation and "held against" in result.explanation

@@ -95,7 +95,8 @@ def _add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
         default=None,
         metavar="OUT.json",
         help="also refit the answer-level decision of the local RefChecker in the results on "
-        "their gold labels and save it here (for RefChecker(decision=OUT.json); a written "
+        "their gold labels and save it here (for RefChecker(decision=OUT.json, "
+        "decide='fitted'); a written "
         "config names it in that detector's options); its threshold is chosen for --target",
     )
     cal.add_argument(
@@ -402,12 +403,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if module is None:
         print(f"truthguard bench {args.benchmark}: cannot load: {args._error!r}", file=sys.stderr)
         return 1
-    result = module.run(args)
-    if args.json:
-        print(json.dumps(result, indent=None, default=float))
-    else:
-        print(module.format_table(result))
-    return 0
+
+    def bench() -> int:
+        result = module.run(args)
+        if args.json:
+            print(json.dumps(result, indent=None, default=float))
+        else:
+            print(module.format_table(result))
+        return 0
+
+    return _one_line(f"bench {args.benchmark}", bench)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -290,7 +290,10 @@ def format_calibration(result: dict[str, Any]) -> str:
             f"{pct(b['correct_passed'])} -> {pct(a['correct_passed'])}, hallucinated rejected "
             f"{pct(b['hallucinated_rejected'])} -> {pct(a['hallucinated_rejected'])}"
         )
-        lines.append(f"decision saved to {refit['path']}: RefChecker(decision={refit['path']!r})")
+        lines.append(
+            f"decision saved to {refit['path']}: "
+            f"RefChecker(decision={refit['path']!r}, decide='fitted')"
+        )
     for name, c in (result.get("cascade") or {}).items():
         lines.append(_cascade_line(name, c))
     return "\n".join(lines)

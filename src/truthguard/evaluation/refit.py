@@ -4,7 +4,8 @@
 ``truthguard evaluate`` run with gold labels, refits the logistic model of
 :class:`~truthguard.refchecker.decision.GroundingDecision` on the answers it weighed, chooses its
 threshold for the calibration target, and saves the decision to ``OUT.json``, which
-``RefChecker(decision="OUT.json")`` (or ``decision: OUT.json`` in a config's options) loads.
+``RefChecker(decision="OUT.json", decide="fitted")`` (or ``decision: OUT.json`` with ``decide:
+fitted`` in a config's options) loads.
 
 Which rows teach what:
 
@@ -139,6 +140,15 @@ def refit_decision(
     from truthguard.refchecker.decision import GroundingDecision
 
     labelled = [r for r in rows if r.get("gold") is not None]
+    if any(
+        ((r.get("details") or {}).get("decision") or {}).get("form") == "support" for r in labelled
+    ):
+        raise InvalidInputError(
+            "decide",
+            "the run's RefChecker decided by its support model (the default, decide: support); "
+            "--refit-decision refits the fitted decision: run evaluate with the detector's "
+            "options holding decide: fitted",
+        )
     features, gold, fixed, ruled = _outcomes(labelled)
     fit_x, fit_y = features, gold
     if len(set(gold)) < 2:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
@@ -30,13 +31,19 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from truthguard._text import echoes
 from truthguard.errors import ConfigurationError, InvalidLLMOutput
 from truthguard.llm import LLMSession, as_runnable
+from truthguard.refchecker._analysis import analyse
+from truthguard.refchecker._facts import stem
 from truthguard.refchecker._parse import parse_joint_labels, parse_label
 from truthguard.refchecker._prompts import CHECK_PROMPT, JOINT_CHECK_PROMPT, PROMPT_VERSION
+from truthguard.refchecker.counts import agreeing, recounts
 from truthguard.refchecker.extractors import Claim
 from truthguard.refchecker.grounding import EvidencePool, Grounding, SoftMatcher, ground_claim
 from truthguard.refchecker.lexical import content_recall
 from truthguard.refchecker.nli import NLIModel
+from truthguard.refchecker.opposites import flips
 from truthguard.refchecker.retrieval import Retrieval
+from truthguard.refchecker.roles import role_swaps
+from truthguard.refchecker.support import FACT_P, SupportModel, claim_features, fact_unsupported
 from truthguard.similarity import CrossEncoderSimilarity, get_default_similarity
 from truthguard.store import ArtifactStore, cached_call
 
@@ -242,6 +249,102 @@ def _pool(retrieval: Retrieval, i: int) -> tuple[list[tuple[int, int, str]], int
     return sentences, hint
 
 
+_WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+
+
+def _named_in_question(issues: list[dict[str, Any]], asked: set[str]) -> list[dict[str, Any]]:
+    """The issues less the names the question itself uses: "When did the Panama Canal open?"
+    answered from a passage that says "the canal" names the canal the user asked about."""
+    if not asked:
+        return issues
+    return [
+        i
+        for i in issues
+        if not (
+            i["kind"] in ("name", "title")
+            and i["relation"] == "ungrounded"
+            and _WORDS.findall(i["text"])
+            and all(w.casefold().removesuffix("'s") in asked for w in _WORDS.findall(i["text"]))
+        )
+    ]
+
+
+def _set_against(kind: str, relation: str, span: Any, ref: int, offset: int) -> dict[str, Any]:
+    """An issue for a claim span set against an evidence span (a role swap, an opposite or a
+    recount: each has ``start`` / ``end`` / ``text`` in the claim and ``evidence_start`` /
+    ``evidence_end`` / ``evidence_text`` in the sentence at ``offset`` of reference ``ref``)."""
+    return {
+        "kind": kind,
+        "relation": relation,
+        "start": span.start,
+        "end": span.end,
+        "text": span.text,
+        "evidence": {
+            "reference": ref,
+            "start": offset + span.evidence_start,
+            "end": offset + span.evidence_end,
+            "text": span.evidence_text,
+        },
+    }
+
+
+def _swapped_roles(claim: str, fields: dict[str, Any]) -> list[dict[str, Any]]:
+    """Conflicts for the claim's names that do what another name does in its evidence sentence
+    (see :mod:`~truthguard.refchecker.roles`), unless already flagged."""
+    ev = fields["evidence"]
+    if ev is None:
+        return []
+    flagged = {(i["start"], i["end"]) for i in fields["issues"]}
+    return [
+        _set_against("name", "swapped", r, ev["reference"], ev["start"])
+        for r in role_swaps(claim, ev["text"])
+        if (r.start, r.end) not in flagged
+    ]
+
+
+def _stems(a: Any) -> set[str]:
+    """Stems of a text's content words and names."""
+    names = {f.start for f in a.facts if f.kind == "name"}
+    return {stem(t.norm) for k, t in enumerate(a.tokens) if k in a.content or t.start in names}
+
+
+def _flipped_words(
+    claim: str, fields: dict[str, Any], sentences: list[tuple[int, int, str]]
+) -> list[dict[str, Any]]:
+    """Conflicts for the claim's words whose opposite a sentence of its passages about the same
+    thing (sharing two of its other words) states, while none of them states the word itself
+    ("lost" for "won", "south" for "north"; see :mod:`~truthguard.refchecker.opposites`)."""
+    flagged = {(i["start"], i["end"]) for i in fields["issues"] if i["relation"] != "ungrounded"}
+    words = _stems(analyse(claim))
+    about = [s for s in sentences if len(words & _stems(analyse(s[2]))) >= 2]
+    said = {stem(t.norm) for _, _, text in about for t in analyse(text).tokens}
+    out: dict[tuple[int, int], dict[str, Any]] = {}
+    for ref, offset, text in about:
+        for f in flips(claim, text):
+            word = stem(f.text.casefold())
+            if (f.start, f.end) in flagged or (f.start, f.end) in out or word in said:
+                continue
+            if len((words - {word}) & _stems(analyse(text))) >= 2:
+                out[(f.start, f.end)] = _set_against("content", "opposite", f, ref, offset)
+    return list(out.values())
+
+
+def _recounted(
+    claim: str, fields: dict[str, Any], sentences: list[tuple[int, int, str]]
+) -> list[dict[str, Any]]:
+    """Other values for the claim's counts: a sentence of its passages counts the same thing
+    with another number and none with the claim's ("two other roles" where it says "three other
+    roles"; see :mod:`~truthguard.refchecker.counts`)."""
+    flagged = {(i["start"], i["end"]) for i in fields["issues"] if i["relation"] != "ungrounded"}
+    flagged |= {(r.start, r.end) for s in sentences for r in agreeing(claim, s[2])}
+    out: dict[tuple[int, int], dict[str, Any]] = {}
+    for ref, offset, text in sentences:
+        for r in recounts(claim, text):
+            if (r.start, r.end) not in flagged and (r.start, r.end) not in out:
+                out[(r.start, r.end)] = _set_against("number", "other_value", r, ref, offset)
+    return list(out.values())
+
+
 def _grounding_fields(g: Grounding) -> dict[str, Any]:
     evidence = None
     if g.sentence is not None:
@@ -312,8 +415,18 @@ class LocalChecker(ClaimChecker):
     similarity: Any = None
     """Embedding model for the soft word match (an
     :class:`~truthguard.similarity.EmbeddingSimilarity`); None: the packaged MiniLM."""
+    support: SupportModel | None = None
+    """Grounding mode: the model that turns a claim's grounding into ``P(unsupported)`` and its
+    label (see :mod:`~truthguard.refchecker.support`); None: the packaged one. A claim with a
+    conflicting fact is Contradiction; else Neutral when ``P(unsupported)`` reaches the
+    model's ``claim_threshold``, Entailment below it."""
 
     _soft: SoftMatcher | None = PrivateAttr(default=None)
+
+    @field_validator("support", mode="before")
+    @classmethod
+    def _support_file(cls, v: Any) -> Any:
+        return SupportModel.load(v) if isinstance(v, str | Path) else v
 
     @field_validator("nli", mode="before")
     @classmethod
@@ -379,7 +492,7 @@ class LocalChecker(ClaimChecker):
         if self.nli is not None:
             return await asyncio.to_thread(self._nli_check, claims, retrieval)
         if self.grounding:
-            return await asyncio.to_thread(self._ground_all, claims, retrieval)
+            return await asyncio.to_thread(self._ground_all, claims, retrieval, question)
         threshold = 0.6 if self.entailment_threshold is None else self.entailment_threshold
         out = []
         for i, claim in enumerate(claims):
@@ -400,9 +513,12 @@ class LocalChecker(ClaimChecker):
             )
         return out
 
-    def _ground_all(self, claims: list[Claim], retrieval: Retrieval) -> list[ClaimVerdict]:
+    def _ground_all(
+        self, claims: list[Claim], retrieval: Retrieval, question: str = ""
+    ) -> list[ClaimVerdict]:
         out = []
         pool = _everything(retrieval)
+        asked = {w.casefold() for w in _WORDS.findall(question)}
         # a clause is also read in its sentence, against what was found for all its clauses
         found: dict[str, dict[tuple[int, int, str], None]] = {}
         for i, claim in enumerate(claims):
@@ -422,7 +538,7 @@ class LocalChecker(ClaimChecker):
                 context_sentences=by_sentence.get(claim.sentence or ""),
                 context_memo=read,
             )
-            raw = {
+            raw: dict[str, Any] = {
                 "precision": round(g.precision, 4),
                 "cosine": round(retrieval.support(i), 4),
                 "soft": g.soft,
@@ -431,13 +547,35 @@ class LocalChecker(ClaimChecker):
                 "n_content": g.n_content,
                 "copied": g.copied,
             }
+            fields = _grounding_fields(g)
+            label, support = g.label, min(max(g.support, 0.0), 1.0)
+            if claim.kind == "fact":
+                fields["issues"] = _named_in_question(fields["issues"], asked)
+                fields["issues"] += _swapped_roles(claim.text, fields)
+                near = _pool(retrieval, i)[0]
+                fields["issues"] += _flipped_words(claim.text, fields, near)
+                fields["issues"] += _recounted(claim.text, fields, near)
+                model = self.support or SupportModel.default()
+                p = model.probability(claim_features(raw, fields["issues"]))
+                why = fact_unsupported(fields["issues"])
+                if why is not None:
+                    # a number no source states, or a value set against the evidence's own
+                    p = max(p, FACT_P)
+                    raw["unsupported_fact"] = why
+                    if why == "conflict":
+                        label = "Contradiction"
+                raw["p_unsupported"] = round(p, 4)
+                raw["aligned"] = g.label
+                if label != "Contradiction":
+                    label = "Neutral" if p >= model.claim_threshold else "Entailment"
+                support = 0.0 if label == "Contradiction" else 1.0 - p
             out.append(
                 ClaimVerdict(
-                    label=g.label,
-                    support=min(max(g.support, 0.0), 1.0),
+                    label=label,
+                    support=support,
                     raw=json.dumps(raw, ensure_ascii=False),
                     mode="grounding",
-                    **_grounding_fields(g),
+                    **fields,
                 )
             )
         return out

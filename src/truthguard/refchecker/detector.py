@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 from pathlib import Path, PurePath
 from typing import Any, Literal
 
@@ -27,6 +28,7 @@ from truthguard.refchecker.extractors import Claim, ClaimExtractor, LocalExtract
 from truthguard.refchecker.grounding import analyse
 from truthguard.refchecker.retrieval import Retrieval, aretrieve, lexical_candidates
 from truthguard.refchecker.segment import Segment, segment_references, split_sentences
+from truthguard.refchecker.support import SupportModel, answer_probability
 from truthguard.result import DetectionResult, Label
 from truthguard.similarity import EmbeddingSimilarity, embedding_cache, get_default_similarity
 from truthguard.store import ArtifactStore
@@ -53,6 +55,19 @@ def _statements(turn: str) -> str:
             out = (
                 out[: sentence.start] + " " * (sentence.end - sentence.start) + out[sentence.end :]
             )
+    return out
+
+
+def _aligned(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The claims with the labels the word alignment gave them (``aligned`` in the local
+    checker's output), which the fitted decision was fitted on; others as they are."""
+    out = []
+    for c in claims:
+        raw = c.get("checker_output")
+        aligned = None
+        if isinstance(raw, str) and '"aligned"' in raw:
+            aligned = json.loads(raw).get("aligned")
+        out.append({**c, "label": aligned} if aligned else c)
     return out
 
 
@@ -138,6 +153,18 @@ class RefChecker(BaseDetector):
     hallucinated answers rejected with ``open``, 80.5% with ``grounded`` (as without a chat);
     HaluEval's dialogue, whose correct replies often state facts its knowledge lacks, passes
     90.5% of correct replies with ``open`` and 31% with ``grounded``."""
+    decide: Literal["support", "fitted"] = "support"
+    """How the local grounding checker's claims decide the answer.
+
+    ``support`` (default): each fact claim's ``P(unsupported)`` comes from the support model
+    (:mod:`~truthguard.refchecker.support`: its facts found in the sources, its words matched by
+    meaning, fitted on hand-written claim-evidence pairs), and the answer is as supported as its
+    least supported claim: one invented or altered sentence fails it, a paraphrase does not.
+    ``fitted``: the earlier answer-level model (:attr:`decision`, fitted on HaluEval's
+    development half), which weighs shares of missing names and words by the answer's form; it
+    passes HaluEval's summaries that name people their article does not, and fails most
+    paraphrased RAG answers. A chat reply with ``chat_replies="open"`` is always weighed by
+    :attr:`decision` (remarks and world knowledge are expected there)."""
     segment_size: int = Field(default=80, ge=1)
     """Most words per reference segment."""
     top_k: int = Field(default=3, ge=1)
@@ -398,19 +425,34 @@ class RefChecker(BaseDetector):
                 for i, (c, v) in enumerate(zip(claims, verdicts, strict=True))
             ],
         }
-        features = answer_features(details["claims"])
+        # the fitted decision reads the claims as the word alignment labelled them
+        features = answer_features(_aligned(details["claims"]))
         decision: GroundingDecision | None = None
         p_hallucinated: float | None = None
         by_claims = None
         form: str | None = None
-        if features is not None:
+        threshold = 0.5
+        chat = bool(inp.history) and self.chat_replies == "open"
+        least = None if chat or self.decide == "fitted" else answer_probability(details["claims"])
+        if least is not None:
+            # outside an open chat, an answer is as supported as its least supported claim
+            model = getattr(self.checker, "support", None) or SupportModel.default()
+            p_hallucinated, threshold = least[0], model.answer_threshold
+            details["decision"] = {
+                "p_hallucinated": round(p_hallucinated, 4),
+                "threshold": threshold,
+                "decided_by": "claim",
+                "form": "support",
+                "deciding_claim": details["claims"][least[1]]["claim"],
+            }
+        elif features is not None:
             decision = self.decision or GroundingDecision.default()
-            chat = bool(inp.history) and self.chat_replies == "open"
+            threshold = decision.threshold
             form = answer_form(
                 details["claims"], chat=chat, passage_sentences=decision.passage_sentences
             )
             p_hallucinated = decision.probability(features, form=form)
-            by_claims = decided_by_claims(details["claims"], chat=chat, decision=decision)
+            by_claims = decided_by_claims(_aligned(details["claims"]), chat=chat, decision=decision)
             if by_claims is not None:
                 # the claims decide (see decided_by_claims): the score agrees with them
                 if by_claims[0]:
@@ -420,8 +462,7 @@ class RefChecker(BaseDetector):
                     p_hallucinated = min(
                         p_hallucinated, 1.0 - min(supports), decision.threshold * 0.999
                     )
-        if p_hallucinated is not None:
-            assert decision is not None
+        if p_hallucinated is not None and decision is not None:
             details["decision"] = {
                 "p_hallucinated": round(p_hallucinated, 4),
                 "threshold": decision.threshold,
@@ -448,9 +489,9 @@ class RefChecker(BaseDetector):
             label = Label.FACTUAL if score >= self.threshold else Label.HALLUCINATED
             decided = f"score {score:.2f} vs threshold {self.threshold:.2f}"
         elif verdict == "calibrated":
-            assert p_hallucinated is not None and decision is not None
-            label = Label.FACTUAL if p_hallucinated < decision.threshold else Label.HALLUCINATED
-            decided = f"P(hallucinated) {p_hallucinated:.2f} vs {decision.threshold:.2f}"
+            assert p_hallucinated is not None
+            label = Label.FACTUAL if p_hallucinated < threshold else Label.HALLUCINATED
+            decided = f"P(hallucinated) {p_hallucinated:.2f} vs {threshold:.2f}"
         else:
             outcome = agg[verdict]
             assert outcome != ABSTAIN
@@ -465,9 +506,9 @@ class RefChecker(BaseDetector):
             f"{soft['Neutral']:.0%} neutral, {soft['Contradiction']:.0%} contradicted "
             f"({verdict}: {decided})."
         )
-        bad = [d["claim"] for d in details["claims"] if d["label"] != "Entailment"]
+        bad = [d for d in details["claims"] if d["label"] != "Entailment"]
         if bad:
-            explanation += " Not supported: " + "; ".join(repr(b) for b in bad[:3])
+            explanation += " Not supported: " + "; ".join(_why(d) for d in bad[:3])
             explanation += " ..." if len(bad) > 3 else ""
         return DetectionResult(
             detector=self.detector_name,
@@ -477,6 +518,40 @@ class RefChecker(BaseDetector):
             explanation=explanation,
             details=details,
         )
+
+
+_SAYS = {
+    "conflict": "the sources say {theirs!r}",
+    "other_value": "the sources give {theirs!r}",
+    "swapped": "the sources say {theirs!r} did it",
+    "opposite": "the sources say {theirs!r}",
+    "ungrounded": "no source states it",
+}
+
+
+def _why(claim: dict[str, Any]) -> str:
+    """One not-supported claim for the explanation: the claim, the span that decided it and
+    what the evidence sentence says there (or that no source states it)."""
+    out = repr(claim["claim"])
+    issues = claim.get("issues") or []
+    span = next((i for i in issues if i["relation"] != "ungrounded"), None)
+    span = span or next((i for i in issues if i["kind"] != "content"), None)
+    span = span or next(iter(issues), None)
+    if span is not None:
+        theirs = (span.get("evidence") or {}).get("text", "")
+        says = _SAYS.get(span["relation"], "the sources differ").format(theirs=theirs)
+        text, end = span["text"], span["end"]
+        for nxt in issues[issues.index(span) + 1 :]:  # a name's words: "Peter Hale", not "Peter"
+            if nxt["relation"] != span["relation"] or nxt["kind"] != span["kind"]:
+                break
+            if nxt["start"] - end > 1:
+                break
+            text, end = text + " " * (nxt["start"] - end) + nxt["text"], nxt["end"]
+        out += f" ({text!r}: {says})"
+    evidence = claim.get("evidence") or {}
+    if evidence.get("text"):
+        out += f", held against {evidence['text']!r}"
+    return out
 
 
 def _checkable(claim: Claim) -> bool:

@@ -45,7 +45,6 @@ from truthguard.refchecker._alignment import (
     other_value,
     swapped,
     times,
-    tokens_of,
 )
 from truthguard.refchecker._analysis import Analysed, analyse
 from truthguard.refchecker._facts import Fact, stem
@@ -109,11 +108,6 @@ class EvidencePool:
     within each passage."""
 
     passages: tuple[tuple[_Group, ...], ...]
-    _linked: dict[tuple, _Group] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
-    """The sentences linked to each subject asked about so far (answers that share a reference
-    often name the same subject)."""
 
     @classmethod
     def of_passages(cls, passages: Sequence[Sequence[str]]) -> EvidencePool:
@@ -125,29 +119,6 @@ class EvidencePool:
     def everything(self) -> _Group:
         """All sentences as one."""
         return _merge([g for p in self.passages for g in p])
-
-    def linked(self, subject: Sequence[Fact]) -> _Group:
-        """The sentences that are about ``subject``: those naming it, and those that go on
-        about it by a pronoun ("He was inducted ...") right after one that does."""
-        # what fact_in reads of a fact: its kind, value, unit and alternatives, not its place
-        key = tuple((f.kind, f.value, f.unit, f.alternatives) for f in subject)
-        hit = self._linked.get(key)
-        if hit is None:
-            hit = self._linked[key] = self._link(subject)
-        return hit
-
-    def _link(self, subject: Sequence[Fact]) -> _Group:
-        out: list[_Group] = []
-        for passage in self.passages:
-            on = False
-            for g in passage:
-                if all(fact_in(f, g.facts, g.norms, g.stems, g.names) for f in subject):
-                    on = True
-                elif not (on and _continues(g)):
-                    on = False
-                if on:
-                    out.append(g)
-        return _merge(out)
 
 
 @functools.lru_cache(maxsize=64)
@@ -162,52 +133,6 @@ def _merge(groups: Sequence[_Group]) -> _Group:
         frozenset().union(*(g.stems for g in groups)) if groups else frozenset(),
         tuple(f for g in groups for f in g.facts),
     )
-
-
-_PRONOUNS = frozenset(
-    ["he", "she", "it", "they", "his", "her", "its", "their", "him", "them", "this", "these"]
-)
-
-
-def _continues(g: _Group) -> bool:
-    """Whether a sentence opens with a pronoun (it goes on about the sentence before)."""
-    text = next(iter(g.texts), "")
-    first = text.split(maxsplit=1)[0].strip(",;:'\"").casefold() if text.strip() else ""
-    return first in _PRONOUNS
-
-
-_SUBJECT_START = 4
-"""Tokens a claim's subject may follow ("In 1998, Redbridge Rovers won ...")."""
-
-
-def _name_runs(claim: Analysed) -> dict[int, list[Fact]]:
-    """Each name word of the claim (by ``id``) with the run of adjacent name words it is in."""
-    out: dict[int, list[Fact]] = {}
-    run: list[Fact] = []
-    for f in [f for f in claim.facts if f.kind == "name"]:
-        if run and (claim.text[run[-1].end : f.start].strip() or f.start - run[-1].end > 1):
-            run = []
-        run.append(f)
-        out[id(f)] = run
-    return out
-
-
-def claim_subject(claim: Analysed) -> list[Fact] | None:
-    """The name a claim is about: its first run of two or more adjacent name words ("Cia
-    Berg"), when it opens the claim (within :data:`_SUBJECT_START` tokens) and the claim states
-    other facts about it."""
-    names = [f for f in claim.facts if f.kind == "name"]
-    if not names or len(claim.facts) < 2:
-        return None
-    first = tokens_of(claim, names[0].start, names[0].end)
-    if not first or first[0] > _SUBJECT_START:
-        return None
-    run = _name_runs(claim)[id(names[0])]  # "Robby Mook, Hillary Clinton's": two runs
-    if len(run) < 2 or len(run) == len(claim.facts):
-        # one word ("Japanese", "Clinton") is as often an adjective or a short reference as a
-        # subject; a claim of names only says nothing else about it
-        return None
-    return run
 
 
 def ground_claim(
@@ -252,24 +177,13 @@ def ground_claim(
     stems = frozenset().union(*(e.stems for e in evid)) if evid else frozenset()
     all_facts = [f for e in evid for f in e.facts]
     all_names = Names.of(all_facts)  # looked up for every name of the claim
-    # a name or number stated elsewhere counts when it is stated of the claim's subject: found
-    # in a passage that names it ("Cia Berg was inducted into the Hall of Fame" is not grounded
-    # by a passage saying David Lee Roth was)
-    subject = claim_subject(claim) if pool is not None else None
-    fact_norms, fact_stems, fact_pool, fact_names = norms, stems, all_facts, all_names
     if pool is not None:
+        # a name or number stated anywhere in the sources counts: a fact may come from another
+        # sentence or passage than the rest of the claim
         everything = pool.everything
         norms, stems = norms | everything.norms, stems | everything.stems
         all_facts = [*all_facts, *everything.facts]
         all_names = all_names + everything.names
-        fact_norms, fact_stems, fact_pool, fact_names = norms, stems, all_facts, all_names
-        if subject:
-            linked = pool.linked(subject)
-            if linked.texts:
-                fact_pool, fact_names = list(linked.facts), linked.names
-                fact_norms, fact_stems = linked.norms, linked.stems
-            else:
-                subject = None  # never named: the claim's other facts are looked up anywhere
 
     # evidence sentence: most shared content stems and facts, the embedding's choice on a tie
     claim_stems = {stem(claim.tokens[i].norm) for i in claim.content}
@@ -296,14 +210,6 @@ def ground_claim(
         sent = evid[best]
         n_claim = max(len(claim.content) + len(claim.facts), 1)
         close = best_key[0] / n_claim >= 0.6
-        sent_linked = not subject or text in linked.texts
-
-        def about_subject(f: Fact) -> bool:
-            return (sent_linked and fact_in(f, sent.facts, sent.norms, sent.stems)) or fact_in(
-                f, fact_pool, fact_norms, fact_stems, fact_names
-            )
-
-        runs = _name_runs(claim) if subject else {}
         for fact in claim.facts:
             # a number the claim states more often than the sentence does ("all two remaining
             # warriors from Universe 2" / "all three remaining warriors from Universe 2") is
@@ -311,21 +217,17 @@ def ground_claim(
             in_sentence = fact_in(fact, sent.facts, sent.norms, sent.stems) and (
                 fact.kind != "number" or times(fact, claim.facts) <= times(fact, sent.facts)
             )
-            if in_sentence and sent_linked:
+            if in_sentence:
                 continue
-            # a value this sentence states is never set against it (only, perhaps, not said
-            # of the claim's subject)
+            # a value this sentence states is never set against it
             other = None if in_sentence else conflict(fact, claim, sent, ops, close, claim.facts)
-            if other is None or not swapped(fact, other, claim, sent, ops):
-                # evidence may span sentences: a value stated elsewhere in the evidence is
-                # supported there, unless the claim copies this sentence with only that value
-                # swapped for the sentence's own ("Universe 2 is erased" / "Universe 6 ...")
-                if fact_in(fact, fact_pool, fact_norms, fact_stems, fact_names):
-                    continue
-                if fact_in(fact, all_facts, norms, stems, all_names) and any(
-                    about_subject(g) for g in runs.get(id(fact), ()) if g is not fact
-                ):
-                    continue  # "Hillary" of "Hillary Clinton's", "Clinton" said of the subject
+            # evidence may span sentences: a value stated elsewhere in the evidence is supported
+            # there, unless the claim copies this sentence with only that value swapped for the
+            # sentence's own ("Universe 2 is erased" / "Universe 6 ...")
+            if (other is None or not swapped(fact, other, claim, sent, ops)) and fact_in(
+                fact, all_facts, norms, stems, all_names
+            ):
+                continue
             if other is not None:
                 ev = (ref, offset + other.start, offset + other.end, other.text)
                 issues.append(Issue(fact.kind, "conflict", fact.start, fact.end, fact.text, ev))

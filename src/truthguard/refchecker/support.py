@@ -1,0 +1,287 @@
+"""Whether the sources support one claim: a small logistic model over what the grounding found.
+
+The grounding (:func:`~truthguard.refchecker.grounding.ground_claim`) reads a claim against the
+sources: which of its names, numbers and dates are stated anywhere in them (a fact may come from
+another passage than the rest of the claim), which one the sources give another value, how close
+its words come to the evidence sentence's by the packaged MiniLM's token vectors, how close the
+whole claim comes to it. Deciding from those readings by hand rules (one word under a floor makes
+the claim unsupported) rejects most paraphrases: a retelling says "pitched at" for "aimed at".
+
+Instead, :data:`CLAIM_FEATURES` summarise the reading in a few numbers, and a logistic model
+(:class:`SupportModel`) gives ``P(unsupported)``. The packaged coefficients (``support.json``)
+were fitted by ``benchmarks/fit_support_model.py`` on the hand-written claim-evidence pairs of
+``claims_synth`` (paraphrased entailments, and for each of them a copy with one fact changed, and
+unsupported extras in the same style), so the wording of a claim cannot tell its label: only
+whether its facts and words are in the evidence can.
+
+An answer is as unsupported as its least supported claim (:func:`answer_probability`): one
+invented sentence among grounded ones makes it hallucinated, whatever the others say.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "CLAIM_FEATURES",
+    "SupportModel",
+    "answer_probability",
+    "claim_features",
+    "fact_unsupported",
+    "fit_logistic",
+]
+
+CLAIM_FEATURES: tuple[str, ...] = (
+    "numbers_missing",
+    "names_missing",
+    "conflict",
+    "precision",
+    "cosine",
+    "content_missing",
+    "min_soft",
+    "copied",
+    "foreign_nouns",
+)
+"""The claim-level features, in order:
+
+* ``numbers_missing``: ``log1p`` of the claim's numbers and dates that no source states (or
+  that the sources give another value for);
+* ``names_missing``: the same for its names and titles (a name is often a description the
+  sources word otherwise, "British" for "from the UK", a number far more rarely);
+* ``conflict``: 1 when a fact or a negation is set against another in the evidence sentence;
+* ``precision``: the mean match of the claim's content words (1 for the same word or stem, else
+  the best MiniLM token cosine in the evidence sentences);
+* ``cosine``: the claim's embedding cosine with its closest evidence;
+* ``content_missing``: the share of content words whose best match is under the word floor;
+* ``min_soft``: the weakest soft match of a content word (1 when all are found as words);
+* ``copied``: the share of the claim's words copied, in order, from its evidence sentence;
+* ``foreign_nouns``: ``log1p`` of the claim's nouns whose best token match is under
+  :data:`FOREIGN` (a thing the evidence does not name: "carved jade" where it says "baked
+  clay"; a retelling mostly rewords verbs and adverbs, and keeps the things it talks about).
+"""
+
+FOREIGN = 0.4
+"""Best token cosine under which a noun of the claim names nothing in the evidence."""
+
+_NUMBER_KINDS = ("number", "month")
+_NAME_KINDS = ("name", "title")
+_NOT_FOUND = ("ungrounded", "other_value")
+
+
+def claim_features(numbers: Mapping[str, Any], issues: Sequence[Mapping[str, Any]]) -> dict:
+    """The features of one claim from the grounding's numbers (``precision``, ``cosine``,
+    ``soft``, ``n_content``, ``copied``) and its issues (``kind``, ``relation``)."""
+    numbers_missing = sum(
+        1 for i in issues if i.get("kind") in _NUMBER_KINDS and i.get("relation") in _NOT_FOUND
+    )
+    names_missing = sum(
+        1 for i in issues if i.get("kind") in _NAME_KINDS and i.get("relation") in _NOT_FOUND
+    )
+    conflict = any(i.get("relation") == "conflict" for i in issues)
+    words_missing = sum(
+        1 for i in issues if i.get("kind") == "content" and i.get("relation") == "ungrounded"
+    )
+    soft = [float(x) for x in (numbers.get("soft") or {}).values()]
+    foreign = math.log1p(
+        sum(1 for w, x in (numbers.get("soft") or {}).items() if x < FOREIGN and _noun(w))
+    )
+    n_content = int(numbers.get("n_content", 0))
+    return {
+        "numbers_missing": math.log1p(numbers_missing),
+        "names_missing": math.log1p(names_missing),
+        "conflict": float(conflict),
+        "precision": float(numbers.get("precision", 1.0)),
+        "cosine": float(numbers.get("cosine", 0.0)),
+        "content_missing": words_missing / n_content if n_content else 0.0,
+        "min_soft": min(1.0, *soft) if soft else 1.0,
+        "copied": float(numbers.get("copied", 0.0)),
+        "foreign_nouns": foreign,
+    }
+
+
+@functools.lru_cache(maxsize=8192)
+def _noun(word: str) -> bool:
+    """Whether ``word`` can be a noun (or is unknown to the lexicon, as rare nouns are)."""
+    from lemminflect import getAllLemmas  # the local extra's; imported at the first check
+
+    lemmas = getAllLemmas(word.casefold())
+    return not lemmas or "NOUN" in lemmas
+
+
+def fact_unsupported(issues: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why the claim's facts alone leave it unsupported, or None.
+
+    ``"conflict"``: a fact, a negation, a role, or a word put for one in a near copy is set
+    against another in its evidence (relations ``conflict``, ``other_value``: the evidence fills
+    the slot with another value, ``swapped``: another name does the action, ``opposite``: the
+    evidence says the opposite). ``"number"``: it states a number or date no source states.
+    ``"name"``: it names what no source names, the question included (not a people's adjective
+    or a short acronym, see :data:`_LOOSE_NAME`: the sources often word those otherwise, and
+    they are left to the model)."""
+    for i in issues:
+        if i.get("relation") in ("other_value", "swapped", "opposite", "conflict"):
+            return "conflict"
+    for i in issues:
+        if i.get("kind") in _NUMBER_KINDS and i.get("relation") == "ungrounded":
+            return "number"
+    for i in issues:
+        if (
+            i.get("kind") in _NAME_KINDS
+            and i.get("relation") == "ungrounded"
+            and not _LOOSE_NAME.match(str(i.get("text", "")))
+        ):
+            return "name"
+    return None
+
+
+# Names the sources often word otherwise: a people's or a country's adjective ("British" for
+# "from the UK", "American" for "US") and short acronyms ("TV" for "television"). Left to the
+# model, with the rest of the claim's wording.
+_LOOSE_NAME = re.compile(r"^(?:[A-Z][a-z]+(?:an|ian|ish|ese|ic|i)(?:'s)?|[A-Z]{2,3}s?)$")
+
+
+FACT_P = 0.99
+"""``P(unsupported)`` of a claim whose facts alone leave it unsupported."""
+
+
+def fit_logistic(
+    x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """An L2-penalised logistic regression by Newton's method on standardised columns.
+
+    Returns ``(coefficients, means, scales, intercept)``; the intercept is not penalised.
+    """
+    means = x.mean(axis=0)
+    scales = x.std(axis=0)
+    scales[scales < 1e-9] = 1.0
+    xs = np.hstack([np.ones((len(x), 1)), (x - means) / scales])
+    beta = np.zeros(xs.shape[1])
+    penalty = np.full(xs.shape[1], l2)
+    penalty[0] = 0.0
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-np.clip(xs @ beta, -30, 30)))
+        grad = xs.T @ (w * (p - y)) + penalty * beta
+        hess = (xs * (w * p * (1 - p))[:, None]).T @ xs + np.diag(penalty + 1e-9)
+        step = np.linalg.solve(hess, grad)
+        beta -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return beta[1:], means, scales, float(beta[0])
+
+
+class SupportModel(BaseModel):
+    """``P(unsupported)`` of a claim from :data:`CLAIM_FEATURES`, and the cuts that decide a
+    claim and an answer by it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    coefficients: dict[str, float]
+    """One weight per feature (on standardised features)."""
+    means: dict[str, float]
+    scales: dict[str, float]
+    intercept: float
+    claim_threshold: float = Field(default=0.5, gt=0.0, lt=1.0)
+    """A claim at or above this ``P(unsupported)`` is labelled Neutral (Contradiction when it
+    has a conflict), below it Entailment."""
+    answer_threshold: float = Field(default=0.5, gt=0.0, lt=1.0)
+    """An answer whose least supported claim reaches this is hallucinated."""
+    fitted_on: str = ""
+
+    @field_validator("coefficients", "means", "scales")
+    @classmethod
+    def _all_features(cls, v: dict[str, float]) -> dict[str, float]:
+        missing = [f for f in CLAIM_FEATURES if f not in v]
+        if missing:
+            raise ValueError(f"missing features {missing}")
+        if not all(math.isfinite(x) for x in v.values()):
+            raise ValueError("must be finite numbers")
+        return v
+
+    def probability(self, features: Mapping[str, float]) -> float:
+        """``P(unsupported)`` of one claim."""
+        z = self.intercept
+        for name in CLAIM_FEATURES:
+            z += (
+                self.coefficients[name]
+                * (float(features[name]) - self.means[name])
+                / (self.scales[name] or 1.0)
+            )
+        return 1.0 / (1.0 + math.exp(-max(min(z, 30.0), -30.0)))
+
+    @classmethod
+    def fit(
+        cls,
+        features: Sequence[Mapping[str, float]],
+        unsupported: Sequence[bool],
+        *,
+        l2: float = 1.0,
+        fitted_on: str = "",
+        **cuts: float,
+    ) -> SupportModel:
+        """Fit on labelled claims, each class weighted to half the total."""
+        if len(features) != len(unsupported) or not features:
+            raise ValueError("features and unsupported must be non-empty and align")
+        y = np.asarray(unsupported, dtype=float)
+        if y.min() == y.max():
+            raise ValueError("need both supported and unsupported claims to fit")
+        x = np.array([[float(f[n]) for n in CLAIM_FEATURES] for f in features])
+        pos = y.sum()
+        w = np.where(y > 0, 0.5 / pos, 0.5 / (len(y) - pos)) * len(y)
+        beta, means, scales, intercept = fit_logistic(x, y, w, l2)
+        return cls(
+            coefficients=dict(zip(CLAIM_FEATURES, map(float, beta), strict=True)),
+            means=dict(zip(CLAIM_FEATURES, map(float, means), strict=True)),
+            scales=dict(zip(CLAIM_FEATURES, map(float, scales), strict=True)),
+            intercept=intercept,
+            fitted_on=fitted_on,
+            **cuts,
+        )
+
+    @classmethod
+    def default(cls) -> SupportModel:
+        """The packaged model (``support.json``)."""
+        global _DEFAULT
+        if _DEFAULT is None:
+            text = files("truthguard.refchecker").joinpath("support.json").read_text("utf-8")
+            _DEFAULT = cls.model_validate(json.loads(text))
+        return _DEFAULT
+
+    @classmethod
+    def load(cls, path: str | Path) -> SupportModel:
+        return cls.model_validate(json.loads(Path(path).read_text("utf-8")))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.model_dump(), indent=1) + "\n", "utf-8")
+
+
+_DEFAULT: SupportModel | None = None
+
+
+def answer_probability(claims: Sequence[Mapping[str, Any]]) -> tuple[float, int] | None:
+    """``P(hallucinated)`` of an answer, its least supported fact claim's ``P(unsupported)``,
+    and that claim's index; None when no fact claim was read by the support model (a chat
+    reply's remarks only, or another checker)."""
+    best: tuple[float, int] | None = None
+    for k, c in enumerate(claims):
+        if c.get("kind", "fact") != "fact":
+            continue
+        raw = c.get("checker_output")
+        try:
+            p = json.loads(raw).get("p_unsupported") if isinstance(raw, str) else None
+        except (json.JSONDecodeError, AttributeError):
+            p = None
+        if p is None:
+            continue
+        if best is None or p > best[0]:
+            best = (float(p), k)
+    return best
