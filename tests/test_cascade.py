@@ -21,9 +21,9 @@ from truthguard.testing import FakeDetector, Fault, OpenAIServer
 
 PASSAGES = ["Dubai is a city in the United Arab Emirates (UAE)."]
 QUESTION = "Which country is Dubai in?"
-CLEAR = "Dubai is in the UAE."  # every claim entailed: the local check is sure (score 1.0)
-UNSURE = "Dubai is in Qatar."  # the local check's score 0.165 lies in the band below
-BAND = (0.1, 0.6)
+CLEAR = "Dubai is in the UAE."  # every claim supported: the local check is sure (above the band)
+UNSURE = "Dubai is in Qatar."  # a name no source states: score 0.01, inside the band below
+BAND = (0.0, 0.6)
 
 EXTRACT = "Break the answer below into"  # in the LLM extractor's prompt only
 CHECK = "You compare one claim with reference passages"  # in the LLM checker's prompt only
@@ -64,7 +64,7 @@ def test_a_clear_answer_is_decided_locally_with_no_llm_call():
     assert result.detector == "cascade" and result.passing is True
     summary = result.details["cascade"]
     assert summary["escalated"] is False and summary["llm"] is None
-    assert summary["local"]["score"] == result.score == 1.0
+    assert summary["local"]["score"] == result.score > BAND[1]
     assert result.usage.llm_calls == 0 and summary["cost"]["llm_calls"] == 0
     assert result.details["claims"]  # the deciding stage's details stay readable
 

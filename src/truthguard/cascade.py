@@ -61,12 +61,12 @@ OPTIONAL_SIGNALS: tuple[str, ...] = ("undecided_claims", "chat_reply")
 escalates were all rightly rejected, on rag-answers nine in ten wrongly): off by default;
 ``truthguard calibrate`` tries them and keeps those that help."""
 
-DEFAULT_BAND: tuple[float, float] = (0.1688, 0.6455)
-"""The default uncertainty band on ``RefChecker()``'s calibrated score, as ``truthguard bench
-cascade`` fits one band on the fitting rows of HaluEval's three tasks and rag-answers together
-for 70% of the answers decided locally. It leaves out the score ``1 - threshold`` (0.165) at
-which the claim rules put every answer they reject. Choose your own on your labelled answers
-with ``truthguard calibrate --cascade-coverage`` or ``--cascade-accuracy``."""
+DEFAULT_BAND: tuple[float, float] = (0.2044, 0.5269)
+"""The default uncertainty band on ``RefChecker()``'s calibrated score (``1 - P(hallucinated)``
+of the support model), as ``truthguard bench cascade`` fits one band on the fitting rows of
+HaluEval's three tasks and rag-answers together for 70% of the answers decided locally. Choose
+your own on your labelled answers with ``truthguard calibrate --cascade-coverage`` or
+``--cascade-accuracy``."""
 
 _NO_EVIDENCE = ("no_references", "abstain")
 """Reasons of an ``unverifiable`` local result that mean it found nothing to judge by: no

@@ -26,6 +26,7 @@ BENCHMARKS: dict[str, str] = {
     "fuzz": "truthguard.bench.fuzz",
     "grounding": "truthguard.bench.grounding",
     "halueval": "truthguard.bench.halueval",
+    "rag-answers": "truthguard.bench.rag_answers",
     "cascade": "truthguard.bench.cascade",
 }
 

@@ -1,0 +1,176 @@
+"""``truthguard bench rag-answers``: the default RefChecker on RAG answers written the way chat
+models write them, decided at its defaults (what a guard would release).
+
+Rows: ``$TRUTHGUARD_DATA_DIR/rag_answers/dev.jsonl`` (or ``--data``: that folder's parent, the
+folder itself, or a ``.jsonl`` file of the same schema): ``question``, ``contexts`` (passages),
+``answer``, ``kind`` and ``label`` (``factual`` / ``hallucinated``). Reported per kind: how many
+answers pass; then correct answers passed, errors caught, their balanced accuracy, and the time
+per answer and per claim (wall clock and CPU, all threads), with the model loaded and warmed on
+text outside the rows, so the rows' own embeddings are computed inside the timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from truthguard.errors import InvalidInputError
+
+__all__ = ["HELP", "KINDS", "add_arguments", "format_table", "load_rows", "run"]
+
+HELP = "default RefChecker on hand-written RAG answers: passes per kind, balanced accuracy, speed"
+
+KINDS = ("correct", "correct_joined", "hedge", "reworded_wrong", "invented")
+"""The dev set's kinds, in the order the table prints them (other kinds follow)."""
+
+_WARM = {
+    "question": "How long is the tunnel?",
+    "answer": "It is 14.6 km long and opened in 2004.",
+    "contexts": ["The tunnel is 14.6 kilometres long. It opened to rail traffic in 2004."],
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--limit", type=int, default=None, help="only the first N rows")
+    parser.add_argument(
+        "--show-failures",
+        action="store_true",
+        help="list each answer decided wrongly with the claim that decided it",
+    )
+
+
+def _path(data: str | None) -> Path:
+    root = data or os.environ.get("TRUTHGUARD_DATA_DIR")
+    if not root:
+        raise InvalidInputError("data", "no --data given and TRUTHGUARD_DATA_DIR is not set")
+    p = Path(root).expanduser()
+    for candidate in (p, p / "dev.jsonl", p / "rag_answers" / "dev.jsonl"):
+        if candidate.is_file():
+            return candidate
+    raise InvalidInputError("data", f"no rag_answers dev.jsonl at {p}")
+
+
+def load_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a rag-answers JSON Lines file, each checked for the fields the bench reads."""
+    rows = []
+    for n, line in enumerate(path.read_text("utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InvalidInputError(f"{path} line {n}", f"not JSON ({e.msg})") from None
+        for field in ("question", "answer", "contexts", "label"):
+            if field not in row:
+                raise InvalidInputError(f"{path} line {n}", f"missing field {field!r}")
+        if row["label"] not in ("factual", "hallucinated"):
+            raise InvalidInputError(
+                f"{path} line {n}",
+                f"label must be 'factual' or 'hallucinated', got {row['label']!r}",
+            )
+        row.setdefault("kind", row["label"])
+        rows.append(row)
+    return rows
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from truthguard.refchecker import RefChecker
+
+    path = _path(args.data)
+    rows = load_rows(path)[: args.limit]
+    detector = RefChecker()
+    detector.invoke(_WARM)  # the model loaded and every code path warm, outside the timing
+    inputs = [
+        {"question": r["question"], "answer": r["answer"], "contexts": r["contexts"]} for r in rows
+    ]
+    wall, cpu = time.perf_counter(), time.process_time()
+    results = detector.batch(inputs)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+
+    passed: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    label_of: dict[str, str] = {}
+    claims = 0
+    failures = []
+    for row, r in zip(rows, results, strict=True):
+        kind = row["kind"]
+        total[kind] += 1
+        label_of[kind] = row["label"]
+        passed[kind] += bool(r.passing)
+        claims += len(r.details.get("claims", []))
+        if bool(r.passing) != (row["label"] == "factual"):
+            decision = r.details.get("decision") or {}
+            failures.append(
+                {
+                    "id": row.get("id"),
+                    "kind": kind,
+                    "passing": r.passing,
+                    "p_hallucinated": decision.get("p_hallucinated"),
+                    "deciding_claim": decision.get("deciding_claim"),
+                }
+            )
+    factual = [k for k in total if label_of[k] == "factual"]
+    wrong = [k for k in total if label_of[k] == "hallucinated"]
+    n_factual = sum(total[k] for k in factual)
+    n_wrong = sum(total[k] for k in wrong)
+    correct_passed = sum(passed[k] for k in factual) / n_factual if n_factual else None
+    errors_caught = sum(total[k] - passed[k] for k in wrong) / n_wrong if n_wrong else None
+    balanced = (
+        (correct_passed + errors_caught) / 2
+        if correct_passed is not None and errors_caught is not None
+        else None
+    )
+    order = [k for k in KINDS if k in total] + sorted(k for k in total if k not in KINDS)
+    out: dict[str, Any] = {
+        "benchmark": "rag-answers",
+        "data": str(path),
+        "rows": len(rows),
+        "kinds": {k: {"label": label_of[k], "n": total[k], "passed": passed[k]} for k in order},
+        "correct_passed": correct_passed,
+        "errors_caught": errors_caught,
+        "balanced_accuracy": balanced,
+        "claims": claims,
+        "ms_per_answer": 1000.0 * wall / max(len(rows), 1),
+        "ms_per_claim": 1000.0 * wall / max(claims, 1),
+        "cpu_ms_per_answer": 1000.0 * cpu / max(len(rows), 1),
+        "cpu_ms_per_claim": 1000.0 * cpu / max(claims, 1),
+        "llm_calls": sum(r.usage.llm_calls for r in results),
+    }
+    if args.show_failures:
+        out["failures"] = failures
+    return out
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def format_table(result: dict[str, Any]) -> str:
+    lines = [
+        f"rag-answers: {result['rows']} answers from {result['data']} "
+        "(default RefChecker, decisions at the defaults)",
+        f"{'kind':<18}{'label':<14}{'passed':>10}{'pass rate':>11}",
+    ]
+    for kind, k in result["kinds"].items():
+        lines.append(
+            f"{kind:<18}{k['label']:<14}{k['passed']:>5} / {k['n']:<3}"
+            f"{_pct(k['passed'] / k['n'] if k['n'] else None):>11}"
+        )
+    lines += [
+        f"correct passed {_pct(result['correct_passed'])}, errors caught "
+        f"{_pct(result['errors_caught'])}, balanced accuracy {_pct(result['balanced_accuracy'])}",
+        f"speed: {result['ms_per_answer']:.1f} ms/answer, {result['ms_per_claim']:.1f} ms/claim "
+        f"warm ({result['claims']} claims; CPU {result['cpu_ms_per_claim']:.1f} ms/claim, all "
+        f"threads); LLM calls {result['llm_calls']}",
+    ]
+    for f in result.get("failures", []):
+        lines.append(
+            f"  wrong: {f['id']} ({f['kind']}, passing={f['passing']}, "
+            f"P={f['p_hallucinated']}): {f['deciding_claim']!r}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,87 @@
+"""``truthguard bench rag-answers``: passes per kind, balanced accuracy, the table and --json."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from truthguard.bench.rag_answers import format_table, load_rows
+from truthguard.errors import InvalidInputError
+
+TUNNEL = ["The Varne Tunnel is 14.6 kilometres long and opened to rail traffic on 2 June 2004."]
+ROWS = [
+    ("It opened to trains on 2 June 2004 and runs for 14.6 km.", "correct", "factual"),
+    ("The Varne Tunnel, 14.6 km long, opened to rail traffic in June 2004.", "correct", "factual"),
+    ("It opened to trains on 2 June 2006 and runs for 14.6 km.", "reworded_wrong", "hallucinated"),
+    (
+        "It opened to trains on 2 June 2004 and runs for 14.6 km. It cost 900 million pounds.",
+        "invented",
+        "hallucinated",
+    ),
+]
+
+
+@pytest.fixture()
+def data(tmp_path):
+    path = tmp_path / "rag.jsonl"
+    path.write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "id": f"r{n}",
+                    "question": "Tell me about the Varne Tunnel.",
+                    "contexts": TUNNEL,
+                    "answer": a,
+                    "kind": k,
+                    "label": lab,
+                }
+            )
+            for n, (a, k, lab) in enumerate(ROWS)
+        )
+    )
+    return path
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "truthguard.cli", "bench", "rag-answers", *args],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def test_the_bench_reports_passes_per_kind_and_the_balanced_accuracy(data):
+    done = _run("--data", str(data), "--json", "--show-failures")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["rows"] == 4 and out["llm_calls"] == 0
+    assert out["kinds"]["correct"] == {"label": "factual", "n": 2, "passed": 2}
+    assert out["kinds"]["reworded_wrong"]["passed"] == 0
+    assert out["kinds"]["invented"]["passed"] == 0
+    assert out["correct_passed"] == 1.0 and out["errors_caught"] == 1.0
+    assert out["balanced_accuracy"] == 1.0 and out["failures"] == []
+    assert out["claims"] >= 4 and out["ms_per_claim"] > 0 and out["cpu_ms_per_claim"] > 0
+    table = format_table(out)
+    assert "correct passed 100.0%, errors caught 100.0%, balanced accuracy 100.0%" in table
+    assert "ms/claim warm" in table
+
+
+def test_the_data_folder_is_found_and_a_bad_row_names_its_line_and_field(tmp_path, data):
+    folder = tmp_path / "shared" / "rag_answers"
+    folder.mkdir(parents=True)
+    (folder / "dev.jsonl").write_text(data.read_text())
+    done = _run("--data", str(tmp_path / "shared"), "--json", "--limit", "1")
+    assert done.returncode == 0, done.stderr and json.loads(done.stdout)["rows"] == 1
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"question": "q", "answer": "a", "contexts": []}) + "\n")
+    with pytest.raises(InvalidInputError, match="line 1: missing field 'label'"):
+        load_rows(bad)
+    bad.write_text(json.dumps({"question": "q", "answer": "a", "contexts": [], "label": "ok"}))
+    with pytest.raises(InvalidInputError, match="label must be 'factual' or 'hallucinated'"):
+        load_rows(bad)
+    done = _run("--data", str(tmp_path / "nowhere"))
+    assert done.returncode == 2 and "no rag_answers dev.jsonl" in done.stderr
