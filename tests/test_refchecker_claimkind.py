@@ -208,3 +208,20 @@ def test_an_answer_that_states_a_fact_or_refuses_nothing_is_no_refusal(answer):
 
 def test_a_long_answer_is_never_read_as_a_refusal():
     assert not is_refusal("I don't know. " + "Do you like it? " * 300)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ('The passage itself never mentions "equality of conditions," though', "hedge"),
+        ("It never actually mentions the year 1907, though", "hedge"),
+        ("It only refers to the character Mike, not to Matt Damon", "hedge"),
+        ("It doesn't make clear whether that ownership covers every building.", "hedge"),
+        # "never" about the world is a fact to check
+        ("The park never closed in 1990.", "fact"),
+        ("They never mentioned it to the police.", "fact"),
+        ("He never named his successor.", "fact"),
+    ],
+)
+def test_what_the_sources_never_say_is_a_remark_about_them(text, kind):
+    assert claim_kind(text) == kind

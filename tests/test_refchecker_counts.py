@@ -22,3 +22,18 @@ def test_years_ordinals_measures_and_word_compounds_are_not_counts():
     assert recounts("In 2001 the club won its fourth title.", ev) == []
     assert recounts("It was a 120-grain trophy.", ev) == []
     assert [r.text for r in recounts("The club won with 30 players.", ev)] == ["30"]
+
+
+def test_a_count_the_evidence_states_without_its_counted_word_agrees():
+    # the population is stated bare; another sentence counts the adult rhinos with another number
+    bare = "According to the 2018 census, the rhino population in the park is 2,413."
+    adults = "It comprises 1,641 adult rhinos and 385 calves."
+    claim = "A census in March 2018 counted 2,413 rhinos in the park."
+    assert [r.text for r in recounts(claim, adults)] == ["2,413"]
+    assert [a.text for a in agreeing(claim, bare)] == ["2,413"]
+    # "41 each home and away" states 41; a title's capitalised number word states nothing
+    assert [
+        a.text
+        for a in agreeing("41 games at home", "Each team plays 82 games, 41 each home and away.")
+    ] == ["41"]
+    assert agreeing("She played two roles.", ROLES) == []

@@ -121,3 +121,28 @@ def test_sentences_are_not_cut_inside_a_time_an_abbreviation_or_a_quotation():
         "Hens weigh 2.5 pounds (1.1 kg).",
         "Next.",
     ]
+
+
+def test_a_case_name_abbreviation_does_not_end_the_sentence():
+    text = "The ruling was Brown v. Board of Education of Topeka (1954). It came in May."
+    assert [s.text for s in split_sentences(text)] == [
+        "The ruling was Brown v. Board of Education of Topeka (1954).",
+        "It came in May.",
+    ]
+
+
+def test_list_items_lose_their_markers_and_keep_their_offsets():
+    text = (
+        "Key points:\n- Well-known examples are the Grand Trianon.\n"
+        "* It spanned 1610 to 1774.\n• Done."
+    )
+    spans = split_sentences(text)
+    assert [s.text for s in spans] == [
+        "Key points:",
+        "Well-known examples are the Grand Trianon.",
+        "It spanned 1610 to 1774.",
+        "Done.",
+    ]
+    assert all(text[s.start : s.end] == s.text for s in spans)
+    # a lone marker stays what it is (no content: the extractor drops it)
+    assert [s.text for s in split_sentences("A fact.\n-")] == ["A fact.", "-"]

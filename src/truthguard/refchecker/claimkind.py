@@ -134,7 +134,8 @@ _HEDGE = re.compile(
 _SOURCE = r"(?:passage|text|context|source|article|document|reference|excerpt)s?(?:'s\s+\w+)?"
 _SAYING = (
     r"(?:say|mention|name|describe|give|explain|specify|list|identify|address|discuss|state|"
-    r"establish|confirm|cover|tell|include|provide|indicate|report|detail|clarify|go\s+into)"
+    r"establish|confirm|cover|tell|include|provide|indicate|report|detail|clarify|go\s+into|"
+    r"refer\s+to|make\s+clear)"
 )
 
 # What the sources do not say, or what they are limited to ("The passage doesn't say when it
@@ -146,11 +147,14 @@ _ABSENCE = re.compile(
             (?:\w+ly\s+)?{_SAYING}
       | \b(?:it|they)\s+(?:also\s+|only\s+|just\s+)?(?:does|did|can|could)\s*(?:not|n't)\s+
             (?:\w+ly\s+)?{_SAYING}\b
+      | \b(?:{_SOURCE}|it)\b[^.;]{{0,20}}?\bnever\s+(?:\w+ly\s+)?(?:says|said|mentions|
+            mentioned|names|named|states|stated|gives|gave|specifies|identifies|explains|
+            describes|tells|refers\s+to|makes\s+clear)\b
       | \b(?:says|said|tells?\s+us|mentions?)\s+nothing\b
       | \b(?:{_SOURCE}|it)\s+(?:only\s+|just\s+)?(?:covers|discusses|deals\s+with|concerns|
             talks\s+about|describes|addresses)\s+only\b
       | \b(?:{_SOURCE}|it)\s+only\s+(?:covers|discusses|deals\s+with|concerns|talks\s+about|
-            describes|addresses|gives|mentions|says)\b
+            describes|addresses|gives|mentions|says|refers\s+to)\b
       | \b{_SOURCE}\b[^.;]{{0,40}}?\b(?:stops|ends)\s+(?:there|at|before)\b
       | \b(?:{_SOURCE}|it)\s+(?:\w+ly\s+)?(?:gives|names|lists|offers|has)\s+no\b
       | \b(?:it|they|{_SOURCE})\s+(?:does|did)\s*(?:not|n't)\s+quote\b

@@ -78,17 +78,30 @@ def recounts(claim_text: str, evidence_text: str) -> list[Recount]:
     return out
 
 
+def _stated(a: Analysed) -> dict[float, tuple[int, int, str]]:
+    """The counts a text states, by value, whatever they count ("41 each home and away", "the
+    population is 2,413"); a number word written with a capital mid-sentence is part of a
+    title ("Two and a Half Men") and states no count."""
+    out: dict[float, tuple[int, int, str]] = {}
+    for f in a.facts:
+        if f.kind != "number" or f.unit is not None or not _count(f.text, float(f.value)):
+            continue
+        if f.text[:1].isupper() and f.start > 0:
+            continue
+        out.setdefault(float(f.value), (f.start, f.end, f.text))
+    return out
+
+
 def agreeing(claim_text: str, evidence_text: str) -> list[Recount]:
-    """The claim's numbers the evidence sentence states for the same counted word (a count the
-    sources do state, which another sentence's other count for that word does not undo)."""
+    """The claim's counts the evidence sentence states too (a count the sources do state, which
+    another sentence's other count for the same word does not undo)."""
     mine = _counted(analyse(claim_text))
     if not mine:
         return []
-    theirs = _counted(analyse(evidence_text))
+    theirs = _stated(analyse(evidence_text))
     out = []
-    for value, start, end, text, words in mine:
-        same = [t for t in theirs if t[4] & words and t[0] == value]
-        if same:
-            t = same[0]
-            out.append(Recount(start, end, text, t[1], t[2], t[3]))
+    for value, start, end, text, _words in mine:
+        if value in theirs:
+            t = theirs[value]
+            out.append(Recount(start, end, text, t[0], t[1], t[2]))
     return out

@@ -34,8 +34,10 @@ _ABBREV_WINDOW = 16
 # Common abbreviations that end with a period but do not end a sentence.
 _ABBREV = re.compile(
     r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|vs|etc|e\.g|i\.e|No|Inc|Ltd|Co|Corp|Gov|Sen|Rep|"
-    r"Gen|Col|Lt|Capt|Sgt|Rev|Mt|Ft|Jan|Feb|Apr|Aug|Sept?|Oct|Nov|Dec)|\b[A-Z])\.$"
+    r"Gen|Col|Lt|Capt|Sgt|Rev|Mt|Ft|Jan|Feb|Apr|Aug|Sept?|Oct|Nov|Dec|v)|\b[A-Z])\.$"
 )
+# A list item's marker ("- ", "* ", "• ") is no part of what the item says.
+_BULLET = re.compile(r"[-*•–]\s+")
 # "a.m." / "p.m." end a sentence only before a capitalised word that is not a time zone.
 _CLOCK = re.compile(r"\b[ap]\.m\.$", re.IGNORECASE)
 _CAPITALISED = re.compile(r"[A-Z](?![A-Z]{1,4}\b)")
@@ -103,6 +105,9 @@ def _append(spans: list[Span], text: str, start: int, end: int) -> None:
     if not stripped:
         return
     lead = len(piece) - len(piece.lstrip())
+    bullet = _BULLET.match(piece, lead)
+    if bullet is not None and bullet.end() < len(piece.rstrip()):
+        lead, stripped = bullet.end(), piece[bullet.end() :].strip()
     spans.append(Span(stripped, start + lead, start + lead + len(stripped)))
 
 
