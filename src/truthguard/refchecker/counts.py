@@ -98,10 +98,12 @@ def agreeing(claim_text: str, evidence_text: str) -> list[Recount]:
     mine = _counted(analyse(claim_text))
     if not mine:
         return []
-    theirs = _stated(analyse(evidence_text))
+    a = analyse(evidence_text)
+    counted, stated = _counted(a), _stated(a)
     out = []
-    for value, start, end, text, _words in mine:
-        if value in theirs:
-            t = theirs[value]
+    for value, start, end, text, words in mine:
+        same = [t[1:4] for t in counted if t[4] & words and t[0] == value]
+        if same or value in stated:
+            t = same[0] if same else stated[value]
             out.append(Recount(start, end, text, t[0], t[1], t[2]))
     return out
