@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import nullcontext
 from typing import Any
 
 import pytest
@@ -677,25 +678,22 @@ def test_the_default_checker_says_whether_an_answer_passes_over_http():
     assert bad.last_answer == "Dubai is in France."
 
 
-@pytest.mark.parametrize(
-    ("check_loop", "status"), [("caller", "rejected"), ("truthguard", "passed")]
-)
-async def test_check_loop_truthguard_decides_the_deadline_while_the_callers_loop_is_blocked(
-    check_loop, status
-):
+@pytest.mark.parametrize("check_loop", ["caller", "truthguard"])
+async def test_a_blocked_callers_loop_decides_the_deadline_late_never_a_pass(check_loop):
     """The checker answers in 0.1 s, the deadline is 1 s, and the caller's loop is busy for 2 s
-    from the moment the check is sent: on the caller's loop the verdict is decided late (a
-    time-out); on truthguard's loop it is decided on time (the answer passes)."""
+    from the moment the check is sent: the verdict is decided late (a time-out), with the
+    deprecated ``check_loop="truthguard"`` too (it warns and changes nothing)."""
     from truthguard.testing import OpenAIServer
 
     with OpenAIServer(reply=http_reply, latency=0.1) as server:
         checker = YesNoChecker(model=server.chat_model(max_retries=0, timeout=5))
-        guard = HallucinationGuard(
-            chain=http_chain(server, timeout=5),
-            detectors=checker,
-            check_timeout=1.0,
-            check_loop=check_loop,
-        )
+        with warns_if_deprecated(check_loop):
+            guard = HallucinationGuard(
+                chain=http_chain(server, timeout=5),
+                detectors=checker,
+                check_timeout=1.0,
+                check_loop=check_loop,
+            )
 
         async def saturate() -> None:
             while not any(str(r.messages[-1]["content"]).startswith("Check:") for r in
@@ -704,9 +702,12 @@ async def test_check_loop_truthguard_decides_the_deadline_while_the_callers_loop
             time.sleep(2.0)  # a loop saturated by other requests' work
 
         out, _ = await asyncio.gather(guard.ainvoke({"question": "What shines?"}), saturate())
-    assert out.status == status
-    if check_loop == "caller":
-        assert "timed out" in out.verdict.errors["yesno"]
+    assert out.status == "rejected"
+    assert "timed out" in out.verdict.errors["yesno"]
+
+
+def warns_if_deprecated(check_loop: str) -> Any:
+    return pytest.warns(DeprecationWarning) if check_loop == "truthguard" else nullcontext()
 
 
 def test_an_empty_model_answer_is_a_model_fault_not_bad_input():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import nullcontext
 from typing import Any, ClassVar
 
 import pytest
@@ -267,14 +268,12 @@ def test_filter_with_repair_policies_is_refused_in_a_streaming_guard():
     assert info.value.field == "policies"
 
 
-@pytest.mark.parametrize(("check_loop", "passed"), [("caller", False), ("truthguard", True)])
-async def test_check_loop_truthguard_decides_each_sentence_deadline_while_the_loop_is_blocked(
-    check_loop, passed
-):
+@pytest.mark.parametrize("check_loop", ["caller", "truthguard"])
+async def test_a_blocked_loop_decides_a_sentence_deadline_late_and_releases_nothing(check_loop):
     """Each sentence check is one ChatOpenAI call answered in 0.1 s, the deadline is 1 s, and
-    the caller's loop is busy for 2 s from the moment the first check is sent: on the caller's
-    loop that check is decided late (a time-out, the stream stops); on truthguard's loop it is
-    decided on time and the whole answer streams."""
+    the caller's loop is busy for 2 s from the moment the first check is sent: that check is
+    decided late (a time-out, the stream stops), with the deprecated
+    ``check_loop="truthguard"`` too (it warns and changes nothing)."""
     from truthguard.testing import OpenAIServer
 
     answer = "The sun shines. It is warm."
@@ -288,9 +287,11 @@ async def test_check_loop_truthguard_decides_each_sentence_deadline_while_the_lo
         checker = FakeDetector(
             score=1.0, threshold=0.5, model=server.chat_model(max_retries=0, timeout=5)
         )
-        guard = StreamingGuard(
-            chain=chain, detector=checker, check_timeout=1.0, check_loop=check_loop
-        )
+        warns = pytest.warns(DeprecationWarning) if check_loop == "truthguard" else nullcontext()
+        with warns:
+            guard = StreamingGuard(
+                chain=chain, detector=checker, check_timeout=1.0, check_loop=check_loop
+            )
 
         async def saturate() -> None:
             while not any(not str(r.messages[-1]["content"]).startswith("Q:") for r in
@@ -299,12 +300,9 @@ async def test_check_loop_truthguard_decides_each_sentence_deadline_while_the_lo
             time.sleep(2.0)  # a loop saturated by other requests' work
 
         out, _ = await asyncio.gather(guard.ainvoke({"question": "What shines?"}), saturate())
-    assert out.passed is passed
-    if passed:
-        assert out.answer == answer
-    else:
-        assert "timed out" in out.attempts[0].results[0].explanation
-        assert "sun" not in (out.answer or "")  # nothing undecided was released
+    assert out.passed is False
+    assert "timed out" in out.attempts[0].results[0].explanation
+    assert "sun" not in (out.answer or "")  # nothing undecided was released
 
 
 HISTORY = [("human", "I am in Paris for a week."), ("ai", "Enjoy your stay!")]
