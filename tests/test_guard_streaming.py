@@ -85,7 +85,7 @@ async def test_every_sentence_is_checked_against_the_retrieved_contexts():
     )
     guard = StreamingGuard(chain=textbook, detector=det)
     result = await guard.ainvoke("What is Paris?")
-    assert result.passed and result.answer == "Paris is the capital. It is in France."
+    assert result.passing and result.answer == "Paris is the capital. It is in France."
     assert [s for s, _ in seen] == ["Paris is the capital.", "It is in France."]
     assert all(ctx == PASSAGES for _, ctx in seen)
 
@@ -99,7 +99,7 @@ def test_fallback_after_the_failing_sentence_says_so_in_the_stream():
     assert [c.kind for c in chunks] == ["sentence", "notice", "fallback", "result"]
     assert chunks[1].text == " " + guard.fallback_notice
     result = chunks[-1].result
-    assert result.status == "fallback" and not result.passed
+    assert result.status == "fallback" and not result.passing
     assert result.answer == "Paris is the capital of France. Please check the guide."
 
 
@@ -256,7 +256,7 @@ async def test_filter_drops_failing_sentences_and_streams_on_over_http():
     assert texts(chunks, "sentence") == ["Paris is the capital of France.", " It is tall."]
     assert texts(chunks, "notice") == [" " + FILTER_NOTICE]
     result = chunks[-1].result
-    assert result.status == "filtered" and not result.passed and requests == 1
+    assert result.status == "filtered" and not result.passing and requests == 1
     assert result.answer == f"Paris is the capital of France. It is tall. {FILTER_NOTICE}"
 
 
@@ -300,7 +300,7 @@ async def test_a_blocked_loop_decides_a_sentence_deadline_late_and_releases_noth
             time.sleep(2.0)  # a loop saturated by other requests' work
 
         out, _ = await asyncio.gather(guard.ainvoke({"question": "What shines?"}), saturate())
-    assert out.passed is False
+    assert out.passing is False
     assert "timed out" in out.attempts[0].results[0].explanation
     assert "sun" not in (out.answer or "")  # nothing undecided was released
 
@@ -321,7 +321,7 @@ async def test_every_sentence_check_and_the_repair_get_the_chat_history():
     )
     question = {"question": "Where is the Eiffel Tower?", "chat_history": HISTORY}
     result = await guard.ainvoke(question)
-    assert result.passed and [s for s, _ in seen] == [
+    assert result.passing and [s for s, _ in seen] == [
         "Paris is the capital of France.",
         "The Eiffel Tower stands on the moon.",
         REPAIR,  # the repair's sentence, checked with the same history

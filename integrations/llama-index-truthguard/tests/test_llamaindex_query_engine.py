@@ -193,7 +193,7 @@ def test_regenerate_feeds_back_the_explanation_and_keeps_retrieval(index):
     response = guarded.query(QUESTION)
     result = _result(response)
     assert response.response == "Mars has two moons, Phobos and Deimos."
-    assert [a.passed for a in result.attempts] == [False, True]
+    assert [a.passing for a in result.attempts] == [False, True]
     second_prompt = model.calls[1]
     assert "Phobos and Deimos orbit Saturn." in second_prompt  # the failed answer
     assert "fake score 0.000 against 0.500" in second_prompt  # the detector's explanation
@@ -229,7 +229,7 @@ def test_fallback_answer_after_regeneration_fails(index):
     response = guarded.query(QUESTION)
     result = _result(response)
     assert response.response == "I cannot answer that reliably."
-    assert result.status == "fallback" and not result.passed
+    assert result.status == "fallback" and not result.passing
     assert [a.policy for a in result.attempts] == [None, "regenerate", "fallback"]
     assert response.source_nodes == []
 
@@ -311,7 +311,7 @@ def test_a_streaming_engine_streams_the_released_sentences(index):
     det = FakeDetector(score=lambda inp: 1.0 if inp.answer == answer else 0.0)
     response = GuardedQueryEngine(query_engine=qe, detectors=det).query(QUESTION)
     assert isinstance(response, StreamingResponse)
-    assert _result(response).passed and response.source_nodes
+    assert _result(response).passing and response.source_nodes
     assert list(response.response_gen) == ["Mars has two moons. ", "They are Phobos and Deimos."]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, Literal
 
 from langchain_core.callbacks import (
@@ -246,6 +246,21 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
             self._invoke_async, input, config, run_type="chain", **kwargs
         )
 
+    async def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """One chunk, the output, once the guard has decided; ``astream_events`` reports it as
+        the guard's ``on_chain_stream`` event (as :class:`StreamingGuard` reports each chunk)."""
+        self._validate(input)
+
+        async def one() -> AsyncIterator[Any]:
+            yield input
+
+        async for chunk in self._atransform_stream_with_config(
+            one(), self._stream_async, config, run_type="chain", **kwargs
+        ):
+            yield chunk
+
     def batch(
         self,
         inputs: list[Any],
@@ -297,6 +312,15 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         self, input: Any, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
     ) -> Any:
         return self._shape(await self._arun(input, run_manager, config))
+
+    async def _stream_async(
+        self,
+        inputs: AsyncIterator[Any],
+        run_manager: AsyncCallbackManagerForChainRun,
+        config: RunnableConfig,
+    ) -> AsyncIterator[Any]:
+        async for input in inputs:  # exactly one: astream's
+            yield self._shape(await self._arun(input, run_manager, config))
 
     def _shape(self, result: GuardResult) -> Any:
         if self.output == "result":

@@ -378,7 +378,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
             answer=answer,
             output=answer,
             status=status,
-            passed=status == "passed",
+            passing=status == "passed",
             verdict=verdict,
             attempts=loop.attempts,
             usage=loop.usage(),
