@@ -99,7 +99,7 @@ def test_a_grounded_answer_passes_with_one_check(server):
     out = agent_for(server).invoke(ask())
     assert out["messages"][-1].content == GOOD
     result = out["truthguard"]
-    assert (result.status, result.n_attempts, result.passed) == ("passed", 1, True)
+    assert (result.status, result.n_attempts, result.passing) == ("passed", 1, True)
     assert result.attempts[0].contexts == [PASSAGE]  # the retriever tool's document
     assert len(server.requests) == 2  # the tool call and the answer, nothing more
 
@@ -111,7 +111,7 @@ async def test_a_contradicting_answer_is_regenerated_then_passes(server):
     assert not any(w in texts(out["messages"]) for w in BAD_WORDS)
     result = out["truthguard"]
     assert [a.policy for a in result.attempts] == [None, "regenerate"]
-    assert [a.passed for a in result.attempts] == [False, True]
+    assert [a.passing for a in result.attempts] == [False, True]
     assert result.attempts[0].answer == BAD  # kept for the record, never released
     regen = server.requests[-1]
     assert _is_feedback(regen.messages) and BAD in regen.messages[-1]["content"]
@@ -389,7 +389,7 @@ def test_json_rows_from_a_tool_are_evidence(server, answer, passed):
     agent = create_agent(model, tools=[towers], middleware=[GroundingMiddleware(policies=[])])
     first = agent.invoke(ask())["truthguard"].attempts[0]
     assert first.contexts == ["name: Eiffel Tower; completed: 1889; city: Paris"]
-    assert first.passed is passed
+    assert first.passing is passed
 
 
 # -- the conversation: earlier turns are the detectors' history ---------------------------------
@@ -425,7 +425,7 @@ def two_turns(server, **options) -> tuple[dict, list]:
 
 def test_the_earlier_turns_are_the_history_and_the_question_is_not_in_it(server):
     out, seen = two_turns(server)
-    assert out["messages"][-1].content == RESTATED and out["truthguard"].passed
+    assert out["messages"][-1].content == RESTATED and out["truthguard"].passing
     (inp,) = seen
     assert inp.question == QUESTION and inp.contexts == [PASSAGE]
     assert inp.history == [TRIP, "Lovely! How can I help?"]  # no tool call, no tool result

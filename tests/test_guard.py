@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import nullcontext
 from typing import Any
 
 import pytest
@@ -40,7 +41,7 @@ def test_passing_answer_is_released_once():
     chain, model = scripted_chain(["Paris is the capital."])
     guard = HallucinationGuard(chain=chain, detectors=moon_detector(), policies=[Regenerate()])
     out = guard.invoke({"question": "Capital of France?"})
-    assert out.status == "passed" and out.passed
+    assert out.status == "passed" and out.passing
     assert out.answer == "Paris is the capital."
     assert out.n_attempts == 1 and model.call_count == 1
     assert out.verdict is not None and out.verdict.scores == {"fake": 1.0}
@@ -52,7 +53,7 @@ def test_attempts_exhausted_keeps_last_answer():
         chain=chain, detectors=moon_detector(), policies=[Regenerate(max_uses=5)], max_attempts=3
     )
     out = guard.invoke({"question": "Q?"})
-    assert out.status == "rejected" and not out.passed
+    assert out.status == "rejected" and not out.passing
     assert out.answer is None and out.output is None  # nothing rejected is released
     assert out.last_answer == "moon 3" and model.call_count == 3
     assert [a.answer for a in out.attempts] == ["moon 1", "moon 2", "moon 3"]
@@ -104,7 +105,7 @@ def test_threshold_override_and_score_range():
         score_ranges={"fake": (-1.0, 1.0)},
     )
     out = guard.invoke("Q?")
-    assert out.passed and out.verdict.scores["fake"] == pytest.approx(0.4)
+    assert out.passing and out.verdict.scores["fake"] == pytest.approx(0.4)
     with pytest.raises(InvalidInputError, match="thresholds"):
         HallucinationGuard(chain=chain, detectors=fewl_like, thresholds={"nope": 1.0})
 
@@ -188,7 +189,7 @@ def test_detector_fields_are_forwarded():
         chain=chain, detectors=EntityDetector(score=score), detector_fields=["entity"]
     )
     out = guard.invoke({"question": "Tell me about Ada", "entity": "Ada"})
-    assert out.passed and seen == ["Ada"]
+    assert out.passing and seen == ["Ada"]
     with pytest.raises(InvalidInputError, match="entity"):
         guard.invoke({"question": "Tell me about Ada"})
     assert seen == ["Ada"]  # rejected before the chain or the detector ran
@@ -198,7 +199,7 @@ def test_stream_releases_only_the_checked_result():
     chain, _ = scripted_chain(["moon", "sun"])
     guard = HallucinationGuard(chain=chain, detectors=moon_detector(), policies=[Regenerate()])
     chunks = list(guard.stream({"question": "Q?"}))
-    assert len(chunks) == 1 and chunks[0].answer == "sun" and chunks[0].passed
+    assert len(chunks) == 1 and chunks[0].answer == "sun" and chunks[0].passing
 
 
 async def test_abatch_is_bounded_and_keeps_order():
@@ -258,7 +259,7 @@ def test_configurable_detector_is_accepted_and_configured_per_run():
     )
     guard = HallucinationGuard(chain=chain, detectors=[det])
     assert guard.detector_keys == ["fake"]
-    assert guard.invoke("Q?").passed
+    assert guard.invoke("Q?").passing
     strict = guard.with_config(configurable={"threshold": 0.9})
     assert strict.invoke("Q?").status == "rejected"
 
@@ -299,7 +300,7 @@ async def test_cancelled_error_from_a_model_does_not_lose_the_answer():
     model = Cancelling(script=["The sun."])
     guard = HallucinationGuard(chain=model, detectors=moon_detector(), policies=[Regenerate()])
     out = await guard.ainvoke("Q?")
-    assert out.passed and out.answer == "The sun."
+    assert out.passing and out.answer == "The sun."
     assert "CancelledError" in out.attempts[0].error
 
 
@@ -677,25 +678,22 @@ def test_the_default_checker_says_whether_an_answer_passes_over_http():
     assert bad.last_answer == "Dubai is in France."
 
 
-@pytest.mark.parametrize(
-    ("check_loop", "status"), [("caller", "rejected"), ("truthguard", "passed")]
-)
-async def test_check_loop_truthguard_decides_the_deadline_while_the_callers_loop_is_blocked(
-    check_loop, status
-):
+@pytest.mark.parametrize("check_loop", ["caller", "truthguard"])
+async def test_a_blocked_callers_loop_decides_the_deadline_late_never_a_pass(check_loop):
     """The checker answers in 0.1 s, the deadline is 1 s, and the caller's loop is busy for 2 s
-    from the moment the check is sent: on the caller's loop the verdict is decided late (a
-    time-out); on truthguard's loop it is decided on time (the answer passes)."""
+    from the moment the check is sent: the verdict is decided late (a time-out), with the
+    deprecated ``check_loop="truthguard"`` too (it warns and changes nothing)."""
     from truthguard.testing import OpenAIServer
 
     with OpenAIServer(reply=http_reply, latency=0.1) as server:
         checker = YesNoChecker(model=server.chat_model(max_retries=0, timeout=5))
-        guard = HallucinationGuard(
-            chain=http_chain(server, timeout=5),
-            detectors=checker,
-            check_timeout=1.0,
-            check_loop=check_loop,
-        )
+        with warns_if_deprecated(check_loop):
+            guard = HallucinationGuard(
+                chain=http_chain(server, timeout=5),
+                detectors=checker,
+                check_timeout=1.0,
+                check_loop=check_loop,
+            )
 
         async def saturate() -> None:
             while not any(str(r.messages[-1]["content"]).startswith("Check:") for r in
@@ -704,9 +702,12 @@ async def test_check_loop_truthguard_decides_the_deadline_while_the_callers_loop
             time.sleep(2.0)  # a loop saturated by other requests' work
 
         out, _ = await asyncio.gather(guard.ainvoke({"question": "What shines?"}), saturate())
-    assert out.status == status
-    if check_loop == "caller":
-        assert "timed out" in out.verdict.errors["yesno"]
+    assert out.status == "rejected"
+    assert "timed out" in out.verdict.errors["yesno"]
+
+
+def warns_if_deprecated(check_loop: str) -> Any:
+    return pytest.warns(DeprecationWarning) if check_loop == "truthguard" else nullcontext()
 
 
 def test_an_empty_model_answer_is_a_model_fault_not_bad_input():
@@ -824,3 +825,41 @@ def test_a_messages_input_keeps_the_question_out_of_the_history():
     assert out.status == "passed" and out.question == "Which tram goes through Alfama?"
     assert seen[0].question == "Which tram goes through Alfama?"
     assert seen[0].history == [text for _, text in HISTORY]  # no system prompt, no question
+
+
+async def test_astream_events_streams_the_released_answer_as_the_guards_chunk():
+    """As StreamingGuard does: the released output is the guard's ``on_chain_stream`` event,
+    never a nested run's unchecked token."""
+    from truthguard.testing import OpenAIServer
+
+    async with OpenAIServer(reply="The sun shines.", latency=0.01) as server:
+        for output in ("result", "answer"):
+            guard = HallucinationGuard(
+                chain=http_chain(server, timeout=5),
+                detectors=FakeDetector(score=1.0, threshold=0.5),
+                output=output,
+            )
+            events = [e async for e in guard.astream_events({"question": "q?"}, version="v2")]
+            streamed = [e for e in events if e["event"] == "on_chain_stream"]
+            assert [e["name"] for e in streamed] == ["HallucinationGuard"]
+            chunk = streamed[0]["data"]["chunk"]
+            answer = chunk if output == "answer" else chunk.answer
+            assert answer == "The sun shines."
+            assert events[-1]["event"] == "on_chain_end"
+            assert [e["event"] for e in events].index("on_custom_event") < events.index(
+                streamed[0]
+            )  # the verdict comes before the answer it released
+
+
+def test_guard_result_passed_is_a_deprecated_alias_of_passing():
+    chain, _ = scripted_chain(["x"])
+    out = HallucinationGuard(chain=chain, detectors=FakeDetector(score=0.9)).invoke("Q?")
+    assert out.passing is True and out.attempts[0].passing is True
+    with pytest.warns(DeprecationWarning, match=r"GuardResult.passed is deprecated"):
+        assert out.passed is True
+    with pytest.warns(DeprecationWarning, match=r"Attempt.passed is deprecated"):
+        assert out.attempts[0].passed is True
+    # a result recorded before the rename still loads
+    old = {**out.model_dump(), "passed": True}
+    del old["passing"]
+    assert type(out).model_validate(old).passing is True

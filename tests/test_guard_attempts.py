@@ -88,7 +88,7 @@ def test_a_passing_first_answer_finishes_passed():
     assert action == RunAttempt(number=1, input=INPUT)
     assert loop.attempted(checked(action, True)) == Finish("passed")
     result = loop.result()
-    assert result.status == "passed" and result.passed and result.answer == "Mars."
+    assert result.status == "passed" and result.passing and result.answer == "Mars."
     assert result.attempts == loop.attempts and result.n_attempts == 1
 
 
@@ -125,7 +125,7 @@ def test_policies_go_in_order_each_up_to_its_max_uses_then_the_last_answer_is_ke
     assert seen == [(2, 1, "feedback"), (3, 2, "feedback"), (4, 1, None)]
     assert action == Finish("rejected")
     result = loop.result()
-    assert result.status == "rejected" and not result.passed and result.last_answer == "answer 4"
+    assert result.status == "rejected" and not result.passing and result.last_answer == "answer 4"
 
 
 def test_at_max_attempts_only_terminal_policies_are_asked():
@@ -150,7 +150,7 @@ async def test_a_fixed_fallback_is_released_and_recorded_in_the_guards_own_form(
     assert release == ReleaseAnswer(answer="I don't know.", number=2, policy="fallback")
     assert loop.released({"text": "I don't know."}) == Finish("fallback")
     result = loop.result()
-    assert result.status == "fallback" and not result.passed and result.verdict is None
+    assert result.status == "fallback" and not result.passing and result.verdict is None
     assert result.answer == "I don't know." and result.output == {"text": "I don't know."}
     assert result.attempts[-1].chain_usage.failed_calls == 1
 

@@ -25,6 +25,7 @@ EXPORTS = {
         "Rerun",
         "StreamingGuard",
     },
+    "truthguard.guard.admission": {"CheckGate", "Refusal"},
     "truthguard.guard.attempts": {
         "Action",
         "AskPolicy",
@@ -39,6 +40,9 @@ EXPORTS = {
         "OUTAGES",
         "attempt_loop",
         "base_detector",
+        "deprecated_check_loop",
+        "over_capacity",
+        "run_checks",
         "run_detector",
         "score_bounds",
         "thresholds_for",

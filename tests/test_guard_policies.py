@@ -132,7 +132,7 @@ def test_fixed_fallback_after_exhaustion_is_released_unchecked():
         max_attempts=2,
     )
     out = guard.invoke({"question": "Q?"})
-    assert out.status == "fallback" and not out.passed
+    assert out.status == "fallback" and not out.passing
     assert out.answer == "I am not sure." and out.verdict is None
     assert [a.policy for a in out.attempts] == [None, "regenerate", "fallback"]
     assert detector.check_count == 2  # the fixed fallback was not checked
@@ -178,7 +178,7 @@ def test_custom_policy():
     chain = RunnableLambda(lambda inp: "the sun" if "hint" in inp else "the moon")
     guard = HallucinationGuard(chain=chain, detectors=moon_detector(), policies=[AddHint()])
     out = guard.invoke({"question": "Q?"})
-    assert out.passed and [a.policy for a in out.attempts] == [None, "hint"]
+    assert out.passing and [a.policy for a in out.attempts] == [None, "hint"]
 
 
 def test_fallback_needs_exactly_one_source():
@@ -224,7 +224,7 @@ def test_reretrieve_acts_on_a_configurable_retriever():
     chain = textbook_chain(model, configurable)
     guard = HallucinationGuard(chain=chain, detectors=moon_detector(), policies=[ReRetrieve(k=[3])])
     out = guard.invoke("What shines?")
-    assert out.passed and [len(a.contexts) for a in out.attempts] == [1, 3]
+    assert out.passing and [len(a.contexts) for a in out.attempts] == [1, 3]
 
 
 def test_first_chain_failure_still_runs_the_fallback():
@@ -426,7 +426,7 @@ def test_filter_releases_only_the_supported_sentences_over_http():
         )
         out = guard.invoke({"question": "Which moons does Mars have?"})
         nothing = guard.invoke({"question": "What rings does Mars have?"})
-    assert out.status == "filtered" and not out.passed
+    assert out.status == "filtered" and not out.passing
     assert out.answer == f"{fact} {FILTER_NOTICE}"
     assert [a.policy for a in out.attempts] == [None, "filter"]
     assert [r.passing for r in out.attempts[-1].results] == [True, False]

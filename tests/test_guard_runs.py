@@ -39,7 +39,7 @@ def test_regenerate_on_a_string_input_puts_the_feedback_in_the_model_prompt():
     model = ScriptedChatModel(script=lambda p: "the sun" if "fact-checker" in p else "the moon")
     guard = HallucinationGuard(chain=model, detectors=moon_detector(), policies=[Regenerate()])
     out = guard.invoke("What shines by day?")
-    assert out.passed and out.answer == "the sun"
+    assert out.passing and out.answer == "the sun"
     assert model.calls[1].startswith("What shines by day?\n\nA fact-checker")
 
 
@@ -125,7 +125,7 @@ def test_textbook_chain_gets_contexts_from_its_retriever_and_feedback_in_the_pro
         chain=textbook_chain(model, retriever), detectors=grounded, policies=[Regenerate()]
     )
     out = guard.invoke("What shines by day?")
-    assert out.passed and out.answer == "The sun shines by day."
+    assert out.passing and out.answer == "The sun shines by day."
     assert seen == [["The sun shines by day."]] * 2  # contexts taken from the retriever runs
     assert retriever.queries == ["What shines by day?"] * 2  # feedback never became the query
     assert "fact-checker" in model.calls[1] and "The moon shines." in model.calls[1]

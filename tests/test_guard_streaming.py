@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import nullcontext
 from typing import Any, ClassVar
 
 import pytest
@@ -84,7 +85,7 @@ async def test_every_sentence_is_checked_against_the_retrieved_contexts():
     )
     guard = StreamingGuard(chain=textbook, detector=det)
     result = await guard.ainvoke("What is Paris?")
-    assert result.passed and result.answer == "Paris is the capital. It is in France."
+    assert result.passing and result.answer == "Paris is the capital. It is in France."
     assert [s for s, _ in seen] == ["Paris is the capital.", "It is in France."]
     assert all(ctx == PASSAGES for _, ctx in seen)
 
@@ -98,7 +99,7 @@ def test_fallback_after_the_failing_sentence_says_so_in_the_stream():
     assert [c.kind for c in chunks] == ["sentence", "notice", "fallback", "result"]
     assert chunks[1].text == " " + guard.fallback_notice
     result = chunks[-1].result
-    assert result.status == "fallback" and not result.passed
+    assert result.status == "fallback" and not result.passing
     assert result.answer == "Paris is the capital of France. Please check the guide."
 
 
@@ -255,7 +256,7 @@ async def test_filter_drops_failing_sentences_and_streams_on_over_http():
     assert texts(chunks, "sentence") == ["Paris is the capital of France.", " It is tall."]
     assert texts(chunks, "notice") == [" " + FILTER_NOTICE]
     result = chunks[-1].result
-    assert result.status == "filtered" and not result.passed and requests == 1
+    assert result.status == "filtered" and not result.passing and requests == 1
     assert result.answer == f"Paris is the capital of France. It is tall. {FILTER_NOTICE}"
 
 
@@ -267,14 +268,12 @@ def test_filter_with_repair_policies_is_refused_in_a_streaming_guard():
     assert info.value.field == "policies"
 
 
-@pytest.mark.parametrize(("check_loop", "passed"), [("caller", False), ("truthguard", True)])
-async def test_check_loop_truthguard_decides_each_sentence_deadline_while_the_loop_is_blocked(
-    check_loop, passed
-):
+@pytest.mark.parametrize("check_loop", ["caller", "truthguard"])
+async def test_a_blocked_loop_decides_a_sentence_deadline_late_and_releases_nothing(check_loop):
     """Each sentence check is one ChatOpenAI call answered in 0.1 s, the deadline is 1 s, and
-    the caller's loop is busy for 2 s from the moment the first check is sent: on the caller's
-    loop that check is decided late (a time-out, the stream stops); on truthguard's loop it is
-    decided on time and the whole answer streams."""
+    the caller's loop is busy for 2 s from the moment the first check is sent: that check is
+    decided late (a time-out, the stream stops), with the deprecated
+    ``check_loop="truthguard"`` too (it warns and changes nothing)."""
     from truthguard.testing import OpenAIServer
 
     answer = "The sun shines. It is warm."
@@ -288,9 +287,11 @@ async def test_check_loop_truthguard_decides_each_sentence_deadline_while_the_lo
         checker = FakeDetector(
             score=1.0, threshold=0.5, model=server.chat_model(max_retries=0, timeout=5)
         )
-        guard = StreamingGuard(
-            chain=chain, detector=checker, check_timeout=1.0, check_loop=check_loop
-        )
+        warns = pytest.warns(DeprecationWarning) if check_loop == "truthguard" else nullcontext()
+        with warns:
+            guard = StreamingGuard(
+                chain=chain, detector=checker, check_timeout=1.0, check_loop=check_loop
+            )
 
         async def saturate() -> None:
             while not any(not str(r.messages[-1]["content"]).startswith("Q:") for r in
@@ -299,12 +300,9 @@ async def test_check_loop_truthguard_decides_each_sentence_deadline_while_the_lo
             time.sleep(2.0)  # a loop saturated by other requests' work
 
         out, _ = await asyncio.gather(guard.ainvoke({"question": "What shines?"}), saturate())
-    assert out.passed is passed
-    if passed:
-        assert out.answer == answer
-    else:
-        assert "timed out" in out.attempts[0].results[0].explanation
-        assert "sun" not in (out.answer or "")  # nothing undecided was released
+    assert out.passing is False
+    assert "timed out" in out.attempts[0].results[0].explanation
+    assert "sun" not in (out.answer or "")  # nothing undecided was released
 
 
 HISTORY = [("human", "I am in Paris for a week."), ("ai", "Enjoy your stay!")]
@@ -323,7 +321,7 @@ async def test_every_sentence_check_and_the_repair_get_the_chat_history():
     )
     question = {"question": "Where is the Eiffel Tower?", "chat_history": HISTORY}
     result = await guard.ainvoke(question)
-    assert result.passed and [s for s, _ in seen] == [
+    assert result.passing and [s for s, _ in seen] == [
         "Paris is the capital of France.",
         "The Eiffel Tower stands on the moon.",
         REPAIR,  # the repair's sentence, checked with the same history

@@ -61,14 +61,14 @@ def test_a_grounded_answer_passes_the_first_check():
     out = build([GOOD]).invoke({"question": QUESTION})
     check = out["truthguard"]
     assert isinstance(check, Attempt)
-    assert (check.number, check.passed, check.contexts) == (1, True, [PASSAGE])
+    assert (check.number, check.passing, check.contexts) == (1, True, [PASSAGE])
     assert out["answer"] == GOOD
 
 
 async def test_a_failed_check_routes_back_with_the_checkers_notes():
     out = await build([BAD, GOOD]).ainvoke({"question": QUESTION})
     assert out["answer"] == GOOD
-    assert (out["truthguard"].number, out["truthguard"].passed) == (2, True)
+    assert (out["truthguard"].number, out["truthguard"].passing) == (2, True)
     notes = out["prompts"][1]
     assert BAD in notes and "fact-checker" in notes
 
@@ -76,7 +76,7 @@ async def test_a_failed_check_routes_back_with_the_checkers_notes():
 def test_checks_run_out_into_the_fallback_node():
     out = build([BAD, BAD], max_attempts=2).invoke({"question": QUESTION})
     assert out["answer"] == "I am not sure."
-    assert (out["truthguard"].number, out["truthguard"].passed) == (2, False)
+    assert (out["truthguard"].number, out["truthguard"].passing) == (2, False)
 
 
 def test_without_an_exhausted_node_the_graph_ends_on_the_passed_route():
@@ -113,7 +113,7 @@ def test_a_messages_graph_checks_the_last_ai_message_against_tool_results():
     ]
     out = g.compile().invoke({"messages": messages})
     assert out["truthguard"].contexts == [PASSAGE]
-    assert out["truthguard"].answer == BAD and not out["truthguard"].passed
+    assert out["truthguard"].answer == BAD and not out["truthguard"].passing
 
 
 def test_the_turns_before_the_question_go_to_the_check_as_history():

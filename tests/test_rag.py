@@ -51,7 +51,7 @@ def test_reretrieve_raises_k_through_the_guard(corpus_store):
     detector = FakeDetector(score=lambda inp: 1.0 if len(inp.contexts) >= 4 else 0.0, threshold=0.5)
     guard = HallucinationGuard(chain=chain, detectors=detector, policies=[ReRetrieve(k=[4])])
     out = guard.invoke({"question": "Who invented printing with movable metal type?"})
-    assert out.passed and [len(a.contexts) for a in out.attempts] == [1, 4]
+    assert out.passing and [len(a.contexts) for a in out.attempts] == [1, 4]
 
 
 def test_rewritten_query_and_fallback_retriever(corpus_store, embedder):
@@ -81,7 +81,7 @@ def test_feedback_and_temperature_reach_the_model(corpus_store):
         chain=chain, detectors=detector, policies=[Regenerate(temperature=0.7)]
     )
     out = guard.invoke({"question": "What colour is Mars?"})
-    assert out.passed and out.answer == "temperature 0.7"
+    assert out.passing and out.answer == "temperature 0.7"
     assert "fact-checker doubted" in SEEN[-1] and "fact-checker" not in SEEN[-2]
 
 
@@ -138,7 +138,7 @@ def test_chain_over_langchain_chroma_streams_the_answer_and_re_retrieves(embedde
         policies=[ReRetrieve(k=[3])],
     )
     out = guard.invoke({"question": "Moons of Mars?"})
-    assert out.passed and [len(a.contexts) for a in out.attempts] == [1, 3]
+    assert out.passing and [len(a.contexts) for a in out.attempts] == [1, 3]
     store.delete_collection()
 
 

@@ -237,7 +237,7 @@ def _embedded_section(out_dir: Path) -> None:
     for question, _, _ in EMBEDDED_TURNS:
         r = guard.invoke({"question": question})
         steps = " -> ".join(
-            f"{a.policy or 'first'}:{'pass' if a.passed else 'fail' if a.verdict else 'no check'}"
+            f"{a.policy or 'first'}:{'pass' if a.passing else 'fail' if a.verdict else 'no check'}"
             for a in r.attempts
         )
         print()
@@ -381,19 +381,19 @@ def _phd_section(args: argparse.Namespace, out_dir: Path) -> None:
         else:
             why = (rv.details.get("match") or {}).get("reason") or rv.invalid_reason
             action = f"fallback released; {_short(why, 60)}"
-        verdict = "pass" if first.passed else "reject"
+        verdict = "pass" if first.passing else "reject"
         print(f"{i:>3}  {_short(p.entity, 27):<28}{p.domain:<11}{p.label:<13}{verdict:<10}{action}")
     usage = sum((r.usage.total_tokens for r in results), 0)
     print()
     print(
-        f"{len(results)} passages in {seconds:.1f}s; {sum(r.passed for r in results)} released, "
+        f"{len(results)} passages in {seconds:.1f}s; {sum(r.passing for r in results)} released, "
         f"{sum(r.status == 'fallback' for r in results)} replaced by the fallback; "
         f"{usage / len(results):.0f} tokens per passage (chain + detector, tiktoken counts)"
     )
 
     _rule("Recorded: the guard against the human labels (non-factual = positive class)")
     gold = [p.is_hallucinated for p in passages]
-    pred = [not r.attempts[0].passed for r in results]
+    pred = [not r.attempts[0].passing for r in results]
     precision, recall, f1 = _prf(pred, gold)
     tp = sum(a and b for a, b in zip(pred, gold, strict=True))
     print(
@@ -717,7 +717,7 @@ def run_live(args: argparse.Namespace, model: Any) -> int:
             print(f"   model error: {_short(f'{type(e).__name__}: {e}', 300)}")
             continue
         steps = " -> ".join(
-            f"{a.policy or 'first'}:{'pass' if a.passed else 'fail' if a.verdict else 'unchecked'}"
+            f"{a.policy or 'first'}:{'pass' if a.passing else 'fail' if a.verdict else 'unchecked'}"
             for a in r.attempts
         )
         print()

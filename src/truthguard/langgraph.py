@@ -19,7 +19,7 @@ Example:
     >>> _ = g.add_edge(START, "answer")
     >>> _ = g.add_edge("answer", "check")
     >>> _ = g.add_conditional_edges("check", route_on_verdict(passed=END, failed="answer"))
-    >>> g.compile().invoke({"question": "Capital of France?"})["truthguard"].passed
+    >>> g.compile().invoke({"question": "Capital of France?"})["truthguard"].passing
     True
 """
 
@@ -66,7 +66,7 @@ class GroundingKeys(TypedDict, total=False):
 
     truthguard: Attempt | None
     """The last check: ``number`` (1, then one more per failed check in a row), ``answer``,
-    ``contexts``, ``results`` and ``verdict`` (``.passed``). A graph that answers several
+    ``contexts``, ``results`` and ``verdict`` (``.passing``). A graph that answers several
     questions in one thread writes None here with each new question."""
 
 
@@ -188,7 +188,7 @@ def check_node(
         previous = state.get(STATE_KEY)
         # Failed checks count up; a pass (or a None written with a new question) starts over.
         number = 1
-        if isinstance(previous, Attempt) and not previous.passed:
+        if isinstance(previous, Attempt) and not previous.passing:
             number = previous.number + 1
         attempt = Attempt(
             number=number,
@@ -245,7 +245,7 @@ def route_on_verdict(
         attempt = state.get(key) if isinstance(state, Mapping) else None
         if not isinstance(attempt, Attempt):
             raise InvalidInputError(key, "no check in the state: route after check_node")
-        if attempt.passed:
+        if attempt.passing:
             return passed
         return failed if attempt.number < max_attempts else last
 

@@ -497,7 +497,7 @@ class GroundingMiddleware(AgentMiddleware):
             answer=None,  # withheld: the refused answers stay in the attempts
             output=None,
             status="rejected",
-            passed=False,
+            passing=False,
             verdict=final.verdict if final else None,
             attempts=loop.attempts,
             usage=loop.usage(),

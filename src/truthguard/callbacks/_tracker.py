@@ -186,7 +186,7 @@ class RunTracker:
             released = next((a for a in reversed(root.verdicts) if a.answer == output), None)
             last = root.verdicts[-1]
             head = output.split(". ", 1)[0][:40].strip()  # a Filter's first kept sentence
-            if released is None and not last.passed and head not in (last.answer or ""):
+            if released is None and not last.passing and head not in (last.answer or ""):
                 # Text no check was on, after a refusal: a fallback, recorded with the refusal
                 # (a Filter's text starts with a sentence of the refused answer: checked below).
                 released = last
@@ -196,8 +196,8 @@ class RunTracker:
                     if root.inputs is not None
                     else released.answer,
                     answer=output,
-                    status="passed" if released.passed else "fallback",
-                    passed=released.passed,
+                    status="passed" if released.passing else "fallback",
+                    passing=released.passing,
                     verdict=released.verdict,
                     attempts=[released],
                     usage=released.check_usage,

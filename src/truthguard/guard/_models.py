@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from truthguard.result import DetectionResult, Usage
 
@@ -65,8 +66,15 @@ class Attempt(BaseModel):
     """Wall time of the attempt (chain plus check)."""
 
     @property
-    def passed(self) -> bool:
+    def passing(self) -> bool:
+        """True when this answer was checked and passed."""
         return self.verdict is not None and self.verdict.passed
+
+    @property
+    def passed(self) -> bool:
+        """Deprecated alias of :attr:`passing`."""
+        _renamed("Attempt")
+        return self.passing
 
 
 class GuardResult(BaseModel):
@@ -89,8 +97,9 @@ class GuardResult(BaseModel):
     """The chain output the released answer came from (a string, message or dict)."""
     status: Literal["passed", "fallback", "filtered", "rejected"]
     """How the guard ended (see the class docstring)."""
-    passed: bool
-    """True only when the released answer passed a check."""
+    passing: bool
+    """True only when the released answer passed a check (``passed`` before, still accepted
+    and readable, deprecated)."""
     verdict: GuardVerdict | None = None
     """Verdict on the released answer (None for an unchecked fallback); when rejected, the
     verdict on the last answer refused."""
@@ -98,6 +107,21 @@ class GuardResult(BaseModel):
     """Every attempt, in order."""
     usage: Usage
     """Total LLM usage over all attempts: the chain's calls and the detectors' calls."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_name(cls, data: Any) -> Any:
+        # results recorded before the rename (pickles, LangGraph checkpoints) say "passed"
+        if isinstance(data, dict) and "passed" in data and "passing" not in data:
+            data = {**data, "passing": data["passed"]}
+            del data["passed"]
+        return data
+
+    @property
+    def passed(self) -> bool:
+        """Deprecated alias of :attr:`passing`."""
+        _renamed("GuardResult")
+        return self.passing
 
     @property
     def n_attempts(self) -> int:
@@ -107,6 +131,14 @@ class GuardResult(BaseModel):
     def last_answer(self) -> str | None:
         """The last answer any attempt produced, released or not (for inspection)."""
         return next((a.answer for a in reversed(self.attempts) if a.answer is not None), None)
+
+
+def _renamed(owner: str) -> None:
+    warnings.warn(
+        f"{owner}.passed is deprecated: use {owner}.passing (as on every other result)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
 # LangGraph checkpoints and pickles record a class by its ``__module__``: give them the public

@@ -227,7 +227,7 @@ class AttemptLoop:
             attempt: The attempt (its ``chain_usage`` gains the usage of the policy that asked
                 for it).
             error: The chain's exception, when it raised.
-            passed: Whether the checked answer passed (default: ``attempt.passed``).
+            passed: Whether the checked answer passed (default: ``attempt.passing``).
             answered: Whether the attempt produced an answer, which an unchecked attempt then
                 releases (default: ``attempt.answer is not None``).
             released: The text released so far (streaming); the policies asked next see it.
@@ -243,7 +243,7 @@ class AttemptLoop:
         if not action.check:
             if attempt.answer is not None if answered is None else answered:
                 return self._finish("fallback")
-        elif attempt.passed if passed is None else passed:
+        elif attempt.passing if passed is None else passed:
             return self._finish("passed")
         return self._next()
 
@@ -359,7 +359,7 @@ class AttemptLoop:
             answer=final.answer if released else None,
             output=final.output if released else None,
             status=self.status,
-            passed=self.status == "passed",
+            passing=self.status == "passed",
             verdict=final.verdict,
             attempts=self.attempts,
             usage=self.usage(),

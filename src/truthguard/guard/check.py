@@ -9,6 +9,8 @@ and the LlamaIndex ``GuardedQueryEngine`` all use them. :func:`attempt_loop` set
 from __future__ import annotations
 
 import asyncio
+import time
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -19,6 +21,7 @@ from truthguard.detector import BaseDetector
 from truthguard.errors import LLMCallError
 from truthguard.guard._models import GuardVerdict
 from truthguard.guard._runs import attempt_config
+from truthguard.guard.admission import CheckGate, Refusal
 from truthguard.guard.attempts import AttemptLoop
 from truthguard.guard.usage import UsageCollector
 from truthguard.guard.verdict import NEVER_OPEN, Combine, OnError, decide
@@ -33,6 +36,9 @@ __all__ = [
     "CheckLoop",
     "attempt_loop",
     "base_detector",
+    "deprecated_check_loop",
+    "over_capacity",
+    "run_checks",
     "run_detector",
     "score_bounds",
     "thresholds_for",
@@ -41,9 +47,9 @@ __all__ = [
 ]
 
 CheckLoop = Literal["caller", "truthguard"]
-"""Where a guard's async checks run: the caller's event loop, or truthguard's own loop (the
-model calls through their sync API on worker threads), where each check's deadline is decided
-on time even when the caller's loop is saturated (``run_detector(off_loop=True)``)."""
+"""Deprecated: where a guard's async checks run. They run on the caller's event loop;
+``"truthguard"`` is accepted with a ``DeprecationWarning`` and changes nothing (see
+:func:`deprecated_check_loop`)."""
 
 # Exceptions that mean "the checker is unavailable" (fail-open may pass the answer); anything
 # else a detector raises is a fault on this input and never a pass.
@@ -153,21 +159,13 @@ async def run_detector(
     config: RunnableConfig | None,
     *,
     timeout: float | None,
-    off_loop: bool = False,
 ) -> DetectionResult:
     """One detector on one answer, never raising: errors and time-outs become ``invalid``.
 
     The deadline is the guard's own: a detector that does not stop when cancelled is abandoned
     after a short grace, so the guard returns on time. A detector that raised (bad input, a bug,
     a stray ``CancelledError``) is flagged to fail even with ``on_error="open"``.
-
-    With ``off_loop`` the check runs on truthguard's own event loop (its model calls through
-    the models' sync API on worker threads, as sync ``invoke`` does), where the deadline is
-    decided on time even when the caller's loop is saturated; the caller picks the decided
-    result up as soon as its loop is free.
     """
-    if off_loop:
-        return await _on_truthguard_loop(detector, payload, config, timeout=timeout)
     name = base_detector(detector).detector_name  # type: ignore[union-attr]
     task = asyncio.ensure_future(detector.ainvoke(payload, config))
     try:
@@ -181,7 +179,7 @@ async def run_detector(
         await asyncio.wait({task}, timeout=_CANCEL_GRACE)
         _forget(task)
         return DetectionResult.invalid(
-            name, f"check timed out after {timeout}s", details={"error": "timeout"}
+            name, f"check timed out after {timeout:.3g}s", details={"error": "timeout"}
         )
     if task.cancelled():  # cancelled from inside, not by us: a failure, never a pass
         return DetectionResult.invalid(
@@ -207,26 +205,68 @@ async def run_detector(
     )
 
 
-async def _on_truthguard_loop(
-    detector: Runnable[Any, Any],
+def over_capacity(detector: Runnable[Any, Any], refusal: Refusal) -> DetectionResult:
+    """The ``invalid`` result of a check the guard's :class:`CheckGate` did not admit: no work
+    was done on it, and its reason starts "over capacity"."""
+    name = base_detector(detector).detector_name  # type: ignore[union-attr]
+    return DetectionResult.invalid(
+        name,
+        refusal.reason,
+        details={"error": "over_capacity", "waited": refusal.waited, "queued": refusal.queued},
+    )
+
+
+async def run_checks(
+    detectors: Sequence[Runnable[Any, Any]],
     payload: dict[str, Any],
     config: RunnableConfig | None,
     *,
     timeout: float | None,
-) -> DetectionResult:
-    from truthguard import _sync
+    gate: CheckGate | None = None,
+) -> list[DetectionResult]:
+    """Every detector on one answer, concurrently, within one deadline; never raising.
 
-    portal = _sync._portal_loop()
-    if asyncio.get_running_loop() is portal:  # a sync invoke: already on truthguard's loop
-        return await run_detector(detector, payload, config, timeout=timeout)
-    future = asyncio.run_coroutine_threadsafe(
-        run_detector(detector, payload, config, timeout=timeout), portal
-    )
+    The deadline is ``timeout`` seconds from now, the wait for a slot of ``gate`` included: a
+    check the gate does not admit in time gets an ``invalid`` result per detector saying "over
+    capacity" (:func:`over_capacity`) without any work spent on it, and an admitted one has
+    what is left of the deadline (:func:`run_detector`).
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    if gate is not None:
+        refusal = await gate.enter(deadline)
+        if refusal is not None:
+            return [over_capacity(d, refusal) for d in detectors]
+    admitted = time.monotonic()
+    held: float | None = None
     try:
-        return await asyncio.wrap_future(future)
-    except asyncio.CancelledError:
-        future.cancel()  # the check on truthguard's loop stops too
-        raise
+        left = None if deadline is None else max(0.0, deadline - admitted)
+        results = await asyncio.gather(
+            *(run_detector(d, payload, config, timeout=left) for d in detectors)
+        )
+        held = time.monotonic() - admitted
+    finally:
+        if gate is not None:
+            gate.leave(held)  # None when cancelled: no estimate from a check cut short
+    return list(results)
+
+
+def deprecated_check_loop(value: CheckLoop) -> CheckLoop:
+    """Warn that ``check_loop="truthguard"`` is deprecated and changes nothing.
+
+    It ran checks on truthguard's own loop through the models' sync API. Measured under a
+    burst (``truthguard bench guard``), a user's own ``ChatOpenAI`` there decided fewer checks
+    in time than on the caller's loop (threads contend for the interpreter with that loop), so
+    checks always run on the caller's loop, and ``max_concurrent_checks`` keeps their deadlines.
+    """
+    if value == "truthguard":
+        warnings.warn(
+            'check_loop="truthguard" is deprecated and has no effect: checks run on the '
+            "caller's event loop; under a burst, max_concurrent_checks keeps each check's "
+            "deadline (the checks capacity allows run, the rest are refused as over capacity)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+    return value
 
 
 def attempt_loop(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, Literal
 
 from langchain_core.callbacks import (
@@ -32,11 +32,14 @@ from truthguard.guard._runs import (
     scoped_config,
     with_feedback_slot,
 )
+from truthguard.guard.admission import CheckGate
 from truthguard.guard.attempts import Action, AskPolicy, Finish, RunAttempt
 from truthguard.guard.check import (
     CheckLoop,
     attempt_loop,
     base_detector,
+    deprecated_check_loop,
+    run_checks,
     run_detector,
     score_bounds,
     verdict_for,
@@ -125,13 +128,18 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     max_attempts: int = Field(default=3, ge=1)
     """Most chain calls per request, the first included (terminal policies still apply)."""
     check_timeout: float | None = Field(default=60.0, gt=0)
-    """Seconds one detector may spend on one answer (the guard returns within it even when the
-    detector ignores cancellation); None for no limit."""
+    """Seconds the check of one answer may take from the chain's end, a wait for a check slot
+    included (the guard returns within it even when a detector ignores cancellation); None for
+    no limit."""
+    max_concurrent_checks: int | None = Field(default=32, ge=1)
+    """Most answers this guard checks at once; the rest wait their turn in arrival order. A
+    check that cannot finish within ``check_timeout`` (counted from the chain's end, the wait
+    included) is refused before any work is spent on it, with an ``invalid`` result whose
+    reason starts "over capacity" (a failure, or a pass with ``on_error="open"``). None for no
+    bound."""
     check_loop: CheckLoop = "caller"
-    """Where async checks run: on the caller's event loop, or on truthguard's own loop (model
-    calls through the sync API on worker threads). Under a burst that saturates the caller's
-    loop, ``"truthguard"`` decides each check's deadline on time and keeps the checks' CPU off
-    the caller's loop; the caller still sees the verdict only when its loop is free."""
+    """Deprecated, no effect: checks run on the caller's event loop (``"truthguard"`` warns;
+    ``max_concurrent_checks`` keeps deadlines under a burst)."""
     on_error: Literal["open", "closed"] = "closed"
     """An unavailable checker (outage / time-out / non-verdict) counts as a pass (open) or a
     failure (closed). A detector that raises on the input always counts as a failure."""
@@ -163,6 +171,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
 
     _chain_for_attempts: Runnable[Any, Any] | None = PrivateAttr(default=None)
     _n_models: int = PrivateAttr(default=0)
+    _gate: CheckGate | None = PrivateAttr(default=None)
 
     def __init__(self, **kwargs: Any) -> None:
         with input_errors():
@@ -173,6 +182,8 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         for detector in self.detectors:
             detector.warm_up()
         return self
+
+    _check_loop = field_validator("check_loop")(deprecated_check_loop)
 
     @field_validator("detectors", mode="before")
     @classmethod
@@ -197,6 +208,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
             bounds=score_bounds(keys, self.detectors),
         )
         self._check_policies()
+        self._gate = CheckGate(self.max_concurrent_checks) if self.max_concurrent_checks else None
         return self
 
     def _check_policies(self) -> None:
@@ -233,6 +245,21 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         return await self._acall_with_config(
             self._invoke_async, input, config, run_type="chain", **kwargs
         )
+
+    async def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """One chunk, the output, once the guard has decided; ``astream_events`` reports it as
+        the guard's ``on_chain_stream`` event (as :class:`StreamingGuard` reports each chunk)."""
+        self._validate(input)
+
+        async def one() -> AsyncIterator[Any]:
+            yield input
+
+        async for chunk in self._atransform_stream_with_config(
+            one(), self._stream_async, config, run_type="chain", **kwargs
+        ):
+            yield chunk
 
     def batch(
         self,
@@ -285,6 +312,15 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         self, input: Any, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
     ) -> Any:
         return self._shape(await self._arun(input, run_manager, config))
+
+    async def _stream_async(
+        self,
+        inputs: AsyncIterator[Any],
+        run_manager: AsyncCallbackManagerForChainRun,
+        config: RunnableConfig,
+    ) -> AsyncIterator[Any]:
+        async for input in inputs:  # exactly one: astream's
+            yield self._shape(await self._arun(input, run_manager, config))
 
     def _shape(self, result: GuardResult) -> Any:
         if self.output == "result":
@@ -423,19 +459,8 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         for key in self.detector_fields:  # presence checked in _validate
             value = original_input[key]
             payload[key] = clean_text(value) if isinstance(value, str) else value
-        return list(
-            await asyncio.gather(
-                *(
-                    run_detector(
-                        d,
-                        payload,
-                        config,
-                        timeout=self.check_timeout,
-                        off_loop=self.check_loop == "truthguard",
-                    )
-                    for d in self.detectors
-                )
-            )
+        return await run_checks(
+            self.detectors, payload, config, timeout=self.check_timeout, gate=self._gate
         )
 
     async def _emit(

@@ -41,6 +41,7 @@ from truthguard.guard.check import (
     CheckLoop,
     attempt_loop,
     base_detector,
+    deprecated_check_loop,
     run_detector,
     thresholds_for,
     we_are_cancelled,
@@ -153,9 +154,8 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
     check_timeout: float | None = Field(default=30.0, gt=0)
     """Seconds one sentence check may take; None for no limit."""
     check_loop: CheckLoop = "caller"
-    """Where async sentence checks run: on the caller's event loop, or on truthguard's own loop
-    (model calls through the sync API on worker threads), where each check's deadline holds
-    when the caller's loop is saturated (as ``HallucinationGuard.check_loop``)."""
+    """Deprecated, no effect: sentence checks run on the caller's event loop (``"truthguard"``
+    warns)."""
     on_error: Literal["open", "closed"] = "closed"
     """An unavailable checker counts as a pass (open) or a failure (closed)."""
     refusals: Literal["release", "retry"] = "release"
@@ -187,6 +187,8 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
     def __init__(self, **kwargs: Any) -> None:
         with input_errors():
             super().__init__(**kwargs)
+
+    _check_loop = field_validator("check_loop")(deprecated_check_loop)
 
     @field_validator("detector")
     @classmethod
@@ -376,7 +378,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
             answer=answer,
             output=answer,
             status=status,
-            passed=status == "passed",
+            passing=status == "passed",
             verdict=verdict,
             attempts=loop.attempts,
             usage=loop.usage(),
@@ -426,7 +428,6 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
                         payload,
                         check_config,
                         timeout=self.check_timeout,
-                        off_loop=self.check_loop == "truthguard",
                     )
                 )
             pending.append((sentence, task))

@@ -59,7 +59,13 @@ from truthguard.guard import (
     Rerun,
 )
 from truthguard.guard.attempts import Action, AskPolicy, AttemptLoop, Finish, RunAttempt
-from truthguard.guard.check import CheckLoop, run_detector, score_bounds, verdict_for
+from truthguard.guard.check import (
+    CheckLoop,
+    deprecated_check_loop,
+    run_detector,
+    score_bounds,
+    verdict_for,
+)
 from truthguard.guard.policies import (
     FEEDBACK_TEMPLATE,
     RETRIEVAL_QUERY_KEY,
@@ -191,10 +197,8 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
     check_timeout: float | None = Field(default=60.0, gt=0)
     """Seconds one detector may spend on one answer; None for no limit."""
     check_loop: CheckLoop = "caller"
-    """Where ``aquery``'s checks run: on the caller's event loop, or on truthguard's own loop
-    (model calls through the sync API on worker threads), where each check's deadline holds
-    when the caller's loop is saturated (as ``HallucinationGuard.check_loop``). ``query`` runs
-    its checks on truthguard's loop either way."""
+    """Deprecated, no effect: ``aquery``'s checks run on the caller's event loop (``query``'s
+    on truthguard's, as every sync entry point); ``"truthguard"`` warns."""
     on_error: Literal["open", "closed"] = "closed"
     """A detector error / time-out / non-verdict counts as a pass (open) or a failure (closed)."""
     refusals: Literal["release", "retry"] = "release"
@@ -217,6 +221,8 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
                 self.query_engine, "callback_manager", None
             ) or CallbackManager([])
         install()  # LLM usage of each attempt is read from instrumentation events
+
+    _check_loop = field_validator("check_loop")(deprecated_check_loop)
 
     @field_validator("detectors", mode="before")
     @classmethod
@@ -457,7 +463,6 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
                         payload(d),
                         None,
                         timeout=self.check_timeout,
-                        off_loop=self.check_loop == "truthguard",
                     )
                     for d in self.detectors
                 )

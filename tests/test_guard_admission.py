@@ -1,0 +1,213 @@
+"""Admission of checks (guard/admission.py): a bound, arrival order, and refusals that say why.
+
+The gate's own rules are driven by hand (the estimate of a check's duration is set by what
+``leave`` reports); the guard's use of it runs through ``HallucinationGuard`` over
+``ChatOpenAI`` and ``OpenAIServer``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+
+from truthguard.detector import BaseDetector, DetectorInput
+from truthguard.errors import InvalidInputError
+from truthguard.guard import HallucinationGuard
+from truthguard.guard.admission import CheckGate
+from truthguard.result import DetectionResult
+
+# -- the gate, driven by hand ------------------------------------------------------------------
+
+
+async def test_the_gate_admits_up_to_its_limit_then_in_arrival_order():
+    gate = CheckGate(limit=2)
+    assert await gate.enter(None) is None
+    assert await gate.enter(None) is None
+    admitted: list[int] = []
+
+    async def queued(i: int) -> None:
+        assert await gate.enter(None) is None
+        admitted.append(i)
+
+    tasks = [asyncio.ensure_future(queued(i)) for i in range(3)]
+    await asyncio.sleep(0)
+    assert gate.active == 2 and gate.queued == 3 and admitted == []
+    for _ in range(3):
+        gate.leave(0.1)
+        await asyncio.sleep(0)
+    await asyncio.gather(*tasks)
+    assert admitted == [0, 1, 2] and gate.active == 2 and gate.queued == 0
+
+
+async def test_a_check_that_could_not_finish_in_time_is_refused_on_arrival():
+    gate = CheckGate(limit=1)
+    assert await gate.enter(None) is None
+    gate.leave(1.0)  # checks take about a second
+    assert await gate.enter(None) is None  # the slot is taken
+    refusal = await gate.enter(deadline=time.monotonic() + 1.5)  # 1 s wait + 1 s check > 1.5 s
+    assert refusal is not None and refusal.reason.startswith("over capacity")
+    assert "queued ahead" in refusal.reason and refusal.queued == 0
+    assert gate.queued == 0  # refused before it queued: nothing to clean up
+
+
+async def test_a_slot_that_frees_too_late_is_refused_and_passed_on():
+    gate = CheckGate(limit=1)
+    assert await gate.enter(None) is None
+    gate.leave(0.05)
+    assert await gate.enter(None) is None
+    late = asyncio.ensure_future(gate.enter(deadline=time.monotonic() + 0.2))
+    patient = asyncio.ensure_future(gate.enter(deadline=None))
+    await asyncio.sleep(0.15)  # 0.05 s left of the first one's deadline when the slot frees
+    gate.leave(0.1)
+    refusal = await late
+    assert refusal is not None and refusal.reason.startswith("over capacity: a check slot came")
+    assert await patient is None  # the slot went on to the next in line
+    assert gate.active == 1 and gate.queued == 0
+
+
+async def test_a_check_still_queued_at_its_deadline_is_refused_as_over_capacity():
+    gate = CheckGate(limit=1)
+    assert await gate.enter(None) is None  # no estimate yet: nothing refused on arrival
+    refusal = await gate.enter(deadline=time.monotonic() + 0.05)
+    assert refusal is not None and "no check slot came free within the deadline" in refusal.reason
+    assert gate.queued == 0 and gate.active == 1
+
+
+async def test_a_cancelled_waiter_leaves_the_queue():
+    gate = CheckGate(limit=1)
+    assert await gate.enter(None) is None
+    waiting = asyncio.ensure_future(gate.enter(None))
+    await asyncio.sleep(0)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert gate.queued == 0
+    gate.leave(None)
+    assert gate.active == 0
+
+
+# -- through the guard over HTTP ---------------------------------------------------------------
+
+
+class YesChecker(BaseDetector):
+    """Asks a model "Check: <answer>"; "yes" passes."""
+
+    detector_name = "yes"
+    model: Any = None
+
+    async def _acheck(self, inp: DetectorInput, session: Any) -> DetectionResult:
+        text = (await session.acall(self.model, f"Check: {inp.answer}", stage="yes")).strip()
+        ok = text.lower() == "yes"
+        return DetectionResult(
+            detector="yes", score=float(ok), label="factual" if ok else "hallucinated"
+        )
+
+
+def _reply(messages: list[dict[str, Any]]) -> str:
+    text = str(messages[-1]["content"])
+    return "yes" if text.startswith("Check:") else f"Answer to {text[3:]}"
+
+
+def _guard(server: Any, then: Any = None, **kw: Any) -> HallucinationGuard:
+    prompt = ChatPromptTemplate.from_messages([("human", "Q: {question}")])
+    chain = prompt | server.chat_model(max_retries=0, timeout=5) | StrOutputParser()
+    if then is not None:
+        chain = chain | then
+    checker = YesChecker(model=server.chat_model(max_retries=0, timeout=5))
+    return HallucinationGuard(chain=chain, detectors=checker, **kw)
+
+
+def _checks(server: Any) -> list[Any]:
+    return [r for r in server.requests if str(r.messages[-1]["content"]).startswith("Check:")]
+
+
+async def test_the_guard_admits_checks_in_the_order_its_chains_end():
+    from langchain_core.runnables import RunnableLambda
+
+    from truthguard.testing import OpenAIServer
+
+    ended: list[str] = []
+
+    def note(answer: str) -> str:
+        ended.append(answer)
+        return answer
+
+    async with OpenAIServer(reply=_reply, latency=0.05) as server:
+        guard = _guard(server, RunnableLambda(note), max_concurrent_checks=1, check_timeout=None)
+        results = await asyncio.gather(*(guard.ainvoke({"question": f"q{i}?"}) for i in range(6)))
+    assert all(r.status == "passed" for r in results)
+    checks = sorted(_checks(server), key=lambda r: r.received_at)
+    assert [r.messages[-1]["content"] for r in checks] == [f"Check: {a}" for a in ended]
+
+
+async def test_the_guard_never_checks_more_than_its_bound_at_once():
+    from truthguard.testing import OpenAIServer
+
+    latency = 0.1
+    async with OpenAIServer(reply=_reply, latency=latency) as server:
+        guard = _guard(server, max_concurrent_checks=2, check_timeout=None)
+        results = await asyncio.gather(*(guard.ainvoke({"question": f"q{i}?"}) for i in range(6)))
+    assert all(r.status == "passed" for r in results)
+    checks = _checks(server)
+    assert len(checks) == 6
+    # a check holds its slot for at least its reply's latency: no more than 2 replies overlap
+    for r in checks:
+        overlapping = [o for o in checks if o.received_at <= r.received_at < o.received_at
+                       + latency]  # fmt: skip
+        assert len(overlapping) <= 2
+
+
+async def test_checks_over_capacity_are_refused_without_work_and_say_why():
+    from truthguard.testing import OpenAIServer
+
+    latency = 0.25  # each check's reply; one slot; 0.9 s deadline: at most 3 checks fit
+    async with OpenAIServer(reply=_reply, latency=latency) as server:
+        guard = _guard(server, max_concurrent_checks=1, check_timeout=0.9)
+        results = await asyncio.gather(*(guard.ainvoke({"question": f"q{i}?"}) for i in range(6)))
+        server.wait_idle()
+    passed = [r for r in results if r.status == "passed"]
+    refused = [r for r in results if r.status == "rejected"]
+    assert passed and refused and len(passed) + len(refused) == 6
+    for r in refused:
+        (result,) = r.attempts[0].results
+        assert result.invalid_reason.startswith("over capacity")
+        assert result.details["error"] == "over_capacity"
+        assert "over capacity" in r.verdict.errors["yes"]
+        assert r.last_answer is not None  # the user's answer is kept
+    # no work was spent on a refused check: one check request per admitted one
+    assert len(_checks(server)) == len(passed)
+
+
+async def test_over_capacity_passes_when_the_guard_fails_open():
+    from truthguard.testing import OpenAIServer
+
+    async with OpenAIServer(reply=_reply, latency=0.25) as server:
+        guard = _guard(server, max_concurrent_checks=1, check_timeout=0.3, on_error="open")
+        results = await asyncio.gather(*(guard.ainvoke({"question": f"q{i}?"}) for i in range(3)))
+        server.wait_idle()
+    refused = [r for r in results if r.verdict.errors]
+    assert refused and all(r.status == "passed" and r.verdict.failed_open for r in refused)
+    assert all("over capacity" in r.verdict.errors["yes"] for r in refused)
+
+
+def test_the_bound_is_checked_at_construction():
+    from truthguard.testing import OpenAIServer
+
+    with OpenAIServer(reply=_reply) as server:
+        with pytest.raises(InvalidInputError, match="max_concurrent_checks"):
+            _guard(server, max_concurrent_checks=0)
+        assert _guard(server, max_concurrent_checks=None)._gate is None
+
+
+def test_check_loop_truthguard_is_deprecated():
+    from truthguard.testing import OpenAIServer
+
+    with OpenAIServer(reply=_reply) as server:
+        with pytest.warns(DeprecationWarning, match="check_loop"):
+            guard = _guard(server, check_loop="truthguard")
+        assert guard.invoke({"question": "q?"}).status == "passed"
