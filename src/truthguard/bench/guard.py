@@ -102,7 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--load-faults",
         type=_share,
         default=0.05,
-        help="load: share of chain and of checker requests failing once with a 500 (0.05)",
+        help="load and burst: share of chain and of checker requests failing once (500; 0.05)",
     )
     parser.add_argument(
         "--load-concurrency", type=int, default=50, help="load: calls in flight at once (50)"
