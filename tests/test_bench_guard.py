@@ -64,15 +64,19 @@ def test_bench_guard_json(capsys):
     assert ag["agent_s"] > 0.04 and ag["agent_guarded_s"] > 0.04
     assert ag["detector_s"] >= 0
     burst = out["burst"]
-    rows = {(r["check_loop"], r["concurrency"]): r for r in burst["rows"]}
-    assert set(rows) == {("caller", 1), ("caller", 3), ("truthguard", 1), ("truthguard", 3)}
-    for (loop, _), r in rows.items():
-        assert r["answers_per_s"] > 0 and r["cpu_ms_per_answer"] > 0
-        assert r["overrun_max_s"] >= r["overrun_p50_s"] >= 0
-        assert ("cpu_share_client" in r) is (loop == "caller")
-    # one chain call and one check per answer: the handler records the guard's verdict
-    assert rows[("truthguard", 3)]["requests_per_answer"] == 2.0
-    assert burst["handler_checks"] == 0
+    rows = {r["concurrency"]: r for r in burst["rows"]}
+    assert set(rows) == {1, 3} and burst["max_concurrent_checks"] == 32
+    for r in rows.values():
+        assert r["answers_per_s"] > 0 and r["errors"] == 0
+        assert r["after_chain_p99_s"] >= r["after_chain_p50_s"] > 0
+        assert r["overrun_p99_s"] >= r["overrun_p50_s"] >= 0
+        # every check that did not decide says why: refused over capacity, or timed out
+        assert (
+            r["passed"] + r["refused_over_capacity"] + r["timed_out"] + r["other_invalid"]
+            >= (r["concurrency"])
+        )
+        assert r["refused_saying_why"] == r["refused_over_capacity"]
+    assert burst["handler_checks"] == 0  # the handler records the guard's verdict
     em = out["emission"]
     assert em["events"] == em["n"] and em["event_s"] > 0 and em["off_s"] > 0
     load = out["load"]
@@ -109,6 +113,7 @@ def test_bench_guard_table():
             burst="2",
             burst_latency=0.01,
             burst_timeout=2.0,
+            burst_limit=32,
         )
     )
     table = guard.format_table(result)

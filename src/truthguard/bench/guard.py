@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import statistics
 import time
 from collections.abc import Callable
@@ -83,7 +84,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--burst-latency", type=float, default=0.02, help="burst: seconds per server reply"
     )
     parser.add_argument(
-        "--burst-timeout", type=float, default=1.0, help="burst: the guard's check_timeout"
+        "--burst-timeout", type=float, default=2.0, help="burst: the guard's check_timeout (2)"
+    )
+    parser.add_argument(
+        "--burst-limit",
+        type=int,
+        default=32,
+        help="burst: the guard's max_concurrent_checks (32; 0 for no bound)",
     )
     parser.add_argument(
         "--load",
@@ -95,7 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--load-faults",
         type=_share,
         default=0.05,
-        help="load: share of chain and of checker requests failing once with a 500 (0.05)",
+        help="load and burst: share of chain and of checker requests failing once (500; 0.05)",
     )
     parser.add_argument(
         "--load-concurrency", type=int, default=50, help="load: calls in flight at once (50)"
@@ -232,7 +239,7 @@ def _streaming(args: argparse.Namespace) -> dict[str, Any]:
         "total_guarded_s": med["g_total"],
         "overhead_ratio": med["g_total"] / med["u_total"],
         "overhead_pct": 100.0 * (med["g_total"] / med["u_total"] - 1.0),
-        "answer_passed": last.passed,
+        "answer_passed": last.passing,
         "sentences_checked": len(last.attempts[0].results),
     }
 
@@ -514,9 +521,14 @@ def format_table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-# -- a burst of concurrent guarded runs over HTTP (issue 24, item 13) ---------------------------
+# -- a burst of concurrent guarded runs over HTTP, checked by an LLM RefChecker (issue 37) -----
 
-_CLIENT_MODULES = ("/openai/", "/httpx/", "/httpcore/", "/langchain_openai/", "/h11/", "/anyio/")
+_BURST_PASSAGES = [
+    "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France.",
+    "It was designed by the engineering company of Gustave Eiffel and built from 1887 to 1889.",
+]
+_BURST_ANSWER = "The Eiffel Tower was built from 1887 to 1889."
+_BURST_TRIPLET = '("Eiffel Tower", "was built from", "1887 to 1889")'
 
 
 def _burst_levels(text: str) -> list[int]:
@@ -526,167 +538,203 @@ def _burst_levels(text: str) -> list[int]:
     return levels
 
 
-def _cpu_split(profile: Any) -> dict[str, float]:
-    """Seconds of own CPU time (tottime) in truthguard, in the HTTP client stack, and elsewhere."""
-    import pstats
-
-    split = {"truthguard": 0.0, "client": 0.0, "other": 0.0}
-    for (filename, _, _), row in pstats.Stats(profile).stats.items():  # type: ignore[attr-defined]
-        tottime = row[2]
-        if "/truthguard/" in filename:
-            split["truthguard"] += tottime
-        elif any(m in filename for m in _CLIENT_MODULES):
-            split["client"] += tottime
-        else:
-            split["other"] += tottime
-    return split
+def _burst_reply(messages: list[dict[str, Any]]) -> str:
+    """The burst server's replies: the answer; its one claim; "Entailment" for the claim."""
+    text = str(messages[-1]["content"])
+    if "Triplets:" in text:
+        return _BURST_TRIPLET
+    if "Entailment, Neutral or Contradiction" in text:
+        return "Entailment"
+    return _BURST_ANSWER
 
 
-def _burst_once(
-    loop: asyncio.AbstractEventLoop, guard: Any, handler: Any, n: int, *, profile: bool
-) -> tuple[list[Any], float, float, dict[str, float] | None]:
-    """``n`` concurrent ``ainvoke`` calls on ``loop`` (a user's server loop, in a thread of its
-    own): results, wall seconds, process CPU seconds, and the loop thread's CPU split."""
-    import cProfile
+def _burst_faults(n: int, share: float) -> list[Any]:
+    """One 500 for a ``share`` of the runs' chain requests and of their checker requests."""
+    from truthguard.testing import Fault
 
-    async def burst() -> tuple[list[Any], float, float, dict[str, float] | None]:
-        prof = cProfile.Profile() if profile else None
-        cpu, wall = time.process_time(), time.perf_counter()
-        if prof is not None:
-            prof.enable()
-        results = await asyncio.gather(
-            *(
-                guard.ainvoke({"question": f"burst question {i}?"}, {"callbacks": [handler]})
-                for i in range(n)
-            ),
-            return_exceptions=True,  # a chain call that failed under the burst is counted
-        )
-        if prof is not None:
-            prof.disable()
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        return list(results), wall, cpu, _cpu_split(prof) if prof is not None else None
+    every = round(1 / share) if share > 0 else 0
+    picked = range(0, n, every) if every else range(0)
+    chain = [Fault("500", match=f"Q: burst question #{i}?", times=1) for i in picked]
+    check = [
+        Fault("500", match=f"burst question #{i + every // 2}?", times=1, streaming=False)
+        for i in picked
+    ]
+    return chain + check
 
-    return asyncio.run_coroutine_threadsafe(burst(), loop).result()
+
+def _burst_server(conn: Any, latency: float, n: int, share: float) -> None:
+    """The burst's server, in a process of its own (its CPU is not the client's)."""
+    from truthguard.testing import OpenAIServer
+
+    with OpenAIServer(reply=_burst_reply, latency=latency) as server:
+        conn.send(server.base_url)
+        while (msg := conn.recv()) != "stop":
+            server.wait_idle()
+            server.reset()
+            server.faults = _burst_faults(n, share) if msg == "faults" else []
+            conn.send(None)
+
+
+def _quantile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def _burst(args: argparse.Namespace) -> dict[str, Any] | None:
-    """Answers/s, CPU per answer and the deadline overrun at each burst size, over HTTP.
+    """Answers/s, passed within the deadline and the return time after the chain's end.
 
-    A ``ChatOpenAI`` chain and a checker that makes one ``ChatOpenAI`` call per check, both
-    against :class:`~truthguard.testing.OpenAIServer` (``--burst-latency`` per reply), the
-    callback handler attached. Throughput: every check answers. Deadline: every check's reply
-    stalls past ``--burst-timeout``, so every verdict is decided at the deadline; the overrun is
-    how much later than the deadline each check was decided. Both check loops are measured.
+    ``n`` concurrent ``ainvoke`` calls of a guarded ``ChatOpenAI`` chain (the user's own model,
+    default clients), checked by an LLM ``RefChecker`` (``LLMExtractor`` + ``LLMChecker``) over
+    the same model, the callback handler attached; the server (:class:`OpenAIServer`, in
+    another process) answers in ``--burst-latency`` and fails ``--load-faults`` of the chain
+    requests and of the checker requests once with a 500. The answer states one fact, so a
+    check is two requests: the extraction and one claim's label.
     """
     if not getattr(args, "burst", None):
         return None
-    import threading
+    import multiprocessing
 
     from langchain_core.output_parsers import StrOutputParser
     from langchain_core.prompts import ChatPromptTemplate
+    from langchain_core.runnables import RunnableLambda, RunnableParallel
+    from langchain_openai import ChatOpenAI
 
     from truthguard.callbacks import AsyncTruthGuardCallbackHandler
     from truthguard.guard import HallucinationGuard
-    from truthguard.testing import FakeDetector, Fault, OpenAIServer
+    from truthguard.refchecker import LLMChecker, LLMExtractor, RefChecker
+    from truthguard.testing import FakeDetector
 
     levels = _burst_levels(args.burst)
     timeout = args.burst_timeout
-    loop = asyncio.new_event_loop()  # the user's loop: one for the whole run (HTTP clients)
-    thread = threading.Thread(target=loop.run_forever, name="bench-burst", daemon=True)
-    thread.start()
+    share = getattr(args, "load_faults", 0.05)
+    ctx = multiprocessing.get_context("spawn")
+    conn, child = ctx.Pipe()
+    proc = ctx.Process(
+        target=_burst_server, args=(child, args.burst_latency, max(levels), share), daemon=True
+    )
+    proc.start()
+    url = conn.recv()
+    ended: dict[str, float] = {}
+
+    def chain_end(out: dict[str, Any]) -> dict[str, Any]:
+        ended[out["question"]] = time.perf_counter()
+        return out
+
+    llm = ChatOpenAI(base_url=url, api_key="test", model="gpt-test")
+    prompt = ChatPromptTemplate.from_messages([("human", "Q: {question}")])
+    chain = RunnableParallel(
+        question=lambda x: x["question"],
+        context=lambda x: _BURST_PASSAGES,
+        answer=prompt | llm | StrOutputParser(),
+    ) | RunnableLambda(chain_end)
+    checker = RefChecker(extractor=LLMExtractor(model=llm), checker=LLMChecker(model=llm))
+    limit = getattr(args, "burst_limit", 32) or None
+    guard = HallucinationGuard(
+        chain=chain, detectors=checker, check_timeout=timeout, max_concurrent_checks=limit
+    )
+    spare = FakeDetector(score=1.0)  # the handler's own detector: a guard's run needs none
+    handler = AsyncTruthGuardCallbackHandler(spare, sinks=[], max_queue=10_000)
+
+    async def one(i: int) -> tuple[str, Any, float]:
+        question = f"burst question #{i}?"
+        try:
+            out: Any = await guard.ainvoke({"question": question}, {"callbacks": [handler]})
+        except Exception as e:  # counted, never expected: the guard keeps every answer
+            out = e
+        return question, out, time.perf_counter()
+
+    async def burst(n: int) -> tuple[list[tuple[str, Any, float]], float]:
+        await one(10**6)  # warm-up: clients, imports
+        conn.send("faults")
+        conn.recv()
+        started = time.perf_counter()
+        runs = await asyncio.gather(*(one(i) for i in range(n)))
+        return list(runs), time.perf_counter() - started
+
     rows: list[dict[str, Any]] = []
-    handler_checks = 0
-
-    def reply(messages: list[dict[str, Any]]) -> str:
-        return "yes" if "burst answer" in str(messages[-1]["content"]) else "A burst answer."
-
-    with OpenAIServer(reply=reply, latency=args.burst_latency) as server:
-        prompt = ChatPromptTemplate.from_messages([("human", "Q: {question}")])
-        chain = prompt | server.chat_model(max_retries=0, timeout=30) | StrOutputParser()
-        for mode in ("caller", "truthguard"):
-            checker = FakeDetector(
-                score=1.0, threshold=0.5, model=server.chat_model(max_retries=0, timeout=30)
-            )
-            guard = HallucinationGuard(
-                chain=chain, detectors=checker, check_timeout=timeout, check_loop=mode
-            )
-            spare = FakeDetector(score=1.0)  # the handler's own detector: a guard needs none
-            handler = AsyncTruthGuardCallbackHandler(spare, sinks=[], max_queue=10_000)
-            _burst_once(loop, guard, handler, 1, profile=False)  # warm-up: clients, imports
-            for n in levels:
-                server.faults = []
-                server.reset()
-                results, wall, cpu, _ = _burst_once(loop, guard, handler, n, profile=False)
-                requests = len(server.requests)
-                split = None
-                if mode == "caller":  # where the CPU goes, from a run of its own: the profiler
-                    # roughly doubles the CPU it watches, so it never runs in the timed burst
-                    split = _burst_once(loop, guard, handler, n, profile=True)[3]
-                errors = sum(isinstance(r, BaseException) for r in results)
-                passed = sum(r.passed for r in results if not isinstance(r, BaseException))
-                server.faults = [Fault("stall", match="burst answer", stall_seconds=timeout + 1)]
-                stalled, _, _, _ = _burst_once(loop, guard, handler, n, profile=False)
-                server.faults = []
-                server.wait_idle(timeout + 5)  # the stalled replies end before the next level
-                overrun = sorted(
-                    max(0.0, a.seconds - a.chain_usage.wall_seconds - timeout)
-                    for r in stalled
-                    if not isinstance(r, BaseException)
+    try:
+        for n in levels:
+            ended.clear()
+            runs, wall = asyncio.run(burst(n))
+            results = [r for _, r, _ in runs if not isinstance(r, BaseException)]
+            after = [t - ended[q] for q, r, t in runs if q in ended]
+            checked = [a.results for r in results for a in r.attempts[:1] if a.results]
+            reasons = [res.invalid_reason or "" for rs in checked for res in rs]
+            refused = sum(reason.startswith("over capacity") for reason in reasons)
+            others = collections.Counter(
+                (r.verdict.reason if r.verdict else r.status)[:80]
+                for r in results
+                if not r.passing
+                and not any(
+                    (res.invalid_reason or "").startswith("over capacity")
+                    or "timed out" in (res.invalid_reason or "")
                     for a in r.attempts[:1]
-                    if a.answer is not None  # the check ran: its deadline was decided
-                ) or [float("nan")]
-                row = {
-                    "check_loop": mode,
+                    for res in a.results
+                )
+            )
+            rows.append(
+                {
                     "concurrency": n,
+                    "other_reasons": dict(others.most_common(3)),
                     "answers_per_s": n / wall,
-                    "cpu_ms_per_answer": 1000 * cpu / n,
-                    "requests_per_answer": requests / n,
-                    "passed": passed,
-                    "errors": errors,
-                    "overrun_p50_s": statistics.median(overrun),
-                    "overrun_max_s": overrun[-1],
+                    "passed": sum(r.passing for r in results),
+                    "errors": n - len(results),
+                    "refused_over_capacity": refused,
+                    "refused_saying_why": refused,  # every refusal's reason names it
+                    "timed_out": sum("timed out" in reason for reason in reasons),
+                    "other_invalid": sum(
+                        bool(reason)
+                        and not reason.startswith("over capacity")
+                        and "timed out" not in reason
+                        for reason in reasons
+                    ),
+                    "after_chain_p50_s": _quantile(after, 0.5),
+                    "after_chain_p99_s": _quantile(after, 0.99),
+                    "overrun_p50_s": max(0.0, _quantile(after, 0.5) - timeout),
+                    "overrun_p99_s": max(0.0, _quantile(after, 0.99) - timeout),
                 }
-                if split is not None:  # the caller's thread only: where caller-loop checks run
-                    total = sum(split.values()) or 1.0
-                    for k, v in split.items():
-                        row[f"cpu_share_{k}"] = v / total
-                rows.append(row)
-            handler.close(timeout=10)
-            handler_checks += spare.check_count
-        server.faults = []
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(timeout=10)
+            )
+    finally:
+        handler.close(timeout=10)
+        conn.send("stop")
+        proc.join(timeout=10)
     return {
         "latency": args.burst_latency,
         "check_timeout": timeout,
+        "max_concurrent_checks": limit,
+        "fault_share": share,
         "rows": rows,
-        "handler_checks": handler_checks,
+        "handler_checks": spare.check_count,
     }
 
 
 def _format_burst(b: dict[str, Any]) -> list[str]:
     lines = [
         "",
-        f"Burst over HTTP (ChatOpenAI -> OpenAIServer, {b['latency'] * 1000:.0f} ms per reply; "
-        f"chain + one checker call; handler attached), check_timeout {b['check_timeout']:g} s",
-        f"{'check loop':<12}{'runs':>6}{'answers/s':>11}{'CPU ms/ans':>12}{'req/ans':>9}"
-        f"{'passed':>8}{'errors':>8}{'ours/client':>13}{'overrun p50':>13}{'max':>8}",
+        f"Burst over HTTP: concurrent guarded ainvoke of a ChatOpenAI chain, checked by an LLM "
+        f"RefChecker (extractor + checker, 2 requests per check) over the same ChatOpenAI; "
+        f"server {b['latency'] * 1000:.0f} ms per reply, {b['fault_share']:.0%} of requests "
+        f"fail once (500); handler attached; check_timeout {b['check_timeout']:g} s, "
+        f"max_concurrent_checks {b['max_concurrent_checks']}",
+        f"{'runs':>6}{'answers/s':>11}{'passed':>8}{'refused':>9}{'timed out':>11}{'other':>7}"
+        f"{'after chain p50':>17}{'p99':>8}{'overrun p50':>13}{'p99':>8}",
     ]
     for r in b["rows"]:
-        share = (
-            f"{r['cpu_share_truthguard']:.0%}/{r['cpu_share_client']:.0%}"
-            if "cpu_share_client" in r
-            else "-"
-        )
         lines.append(
-            f"{r['check_loop']:<12}{r['concurrency']:>6}{r['answers_per_s']:>11.1f}"
-            f"{r['cpu_ms_per_answer']:>12.1f}{r['requests_per_answer']:>9.2f}"
-            f"{r['passed']:>8}{r['errors']:>8}{share:>13}"
-            f"{r['overrun_p50_s']:>12.3f}s{r['overrun_max_s']:>7.3f}s"
+            f"{r['concurrency']:>6}{r['answers_per_s']:>11.1f}{r['passed']:>8}"
+            f"{r['refused_over_capacity']:>9}{r['timed_out']:>11}"
+            f"{r['concurrency'] - r['passed'] - r['refused_over_capacity'] - r['timed_out']:>7}"
+            f"{r['after_chain_p50_s']:>16.2f}s{r['after_chain_p99_s']:>7.2f}s"
+            f"{r['overrun_p50_s']:>12.2f}s{r['overrun_p99_s']:>7.2f}s"
         )
     lines.append(
-        f"the handler's own detector ran {b['handler_checks']} time(s): it records the guard's "
-        "verdict (2 requests per answer: the chain and the one check)"
+        "refused: over capacity, before any work, each result's reason says so; other: "
+        "checked and failed, or another reason given (passed = within the deadline; after "
+        "chain = the guard's return after the chain's end); the "
+        f"handler's own detector ran {b['handler_checks']} time(s): it records the guard's "
+        "verdict"
     )
     return lines
 
@@ -840,7 +888,7 @@ def _load(args: argparse.Namespace) -> dict[str, Any] | None:
                         "faults_served": sum(s == 500 for s in statuses),
                         "errors": sum(isinstance(r, BaseException) for r in results),
                         "passed": sum(
-                            bool(getattr(r, "passed", False))
+                            bool(getattr(r, "passing", False))
                             for r in results
                             if not isinstance(r, BaseException)
                         ),

@@ -12,7 +12,7 @@ import asyncio
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
 from langchain_core.runnables.configurable import DynamicRunnable
@@ -26,10 +26,6 @@ from truthguard.guard.attempts import AttemptLoop
 from truthguard.guard.usage import UsageCollector
 from truthguard.guard.verdict import NEVER_OPEN, Combine, OnError, decide
 from truthguard.result import DetectionResult
-
-if TYPE_CHECKING:
-    from truthguard.guard.guard import HallucinationGuard
-    from truthguard.guard.streaming import StreamingGuard
 
 __all__ = [
     "OUTAGES",
@@ -269,8 +265,19 @@ def deprecated_check_loop(value: CheckLoop) -> CheckLoop:
     return value
 
 
+class AttemptOptions(Protocol):
+    """What :func:`attempt_loop` reads from a LangChain guard (plain or streaming), so this
+    module never imports the guards that import it."""
+
+    policies: list[Any]
+    max_attempts: int
+    chain: Runnable[Any, Any]
+    stream_nested: bool
+    _n_models: int
+
+
 def attempt_loop(
-    guard: HallucinationGuard | StreamingGuard,
+    guard: AttemptOptions,
     question: str,
     input: Any,
     run_manager: Any,
