@@ -163,7 +163,7 @@ def test_a_hanging_second_stage_keeps_the_guards_deadline():
     (result,) = attempt.results
     assert result.details["decided_by"] == "local:escalation_timed_out"
     assert attempt.verdict.decided_by == {"cascade": "local:escalation_timed_out"}
-    assert out.passed is False  # the local verdict: hallucinated
+    assert out.passing is False  # the local verdict: hallucinated
 
 
 def test_without_its_own_deadline_the_cascade_is_cut_at_the_guards():
