@@ -25,7 +25,7 @@ from truthguard.refchecker._facts import (
 )
 from truthguard.refchecker.lexical import STOPWORDS
 
-__all__ = ["NON_CONTENT", "Analysed", "analyse"]
+__all__ = ["NON_CONTENT", "Against", "Analysed", "analyse"]
 
 # Besides the function words: "one" and "having", adverbial particles and directional
 # prepositions, which say little on their own, and the possessive "'s" split off by the tokenizer.
@@ -202,6 +202,19 @@ _COLOURING = frozenset(
         "explained",
     ]
 )
+
+
+@dataclass(frozen=True)
+class Against:
+    """A span of a claim set against a span of its evidence sentence (a role swap, an opposite,
+    a recount): offsets in the claim, and ``evidence_*`` offsets in that sentence."""
+
+    start: int
+    end: int
+    text: str
+    evidence_start: int
+    evidence_end: int
+    evidence_text: str
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from truthguard.refchecker._analysis import Analysed, analyse
+from truthguard.refchecker._analysis import Against, Analysed, analyse
 from truthguard.refchecker._facts import stem
 
 __all__ = ["Recount", "agreeing", "recounts"]
@@ -22,15 +22,8 @@ AFTER = 2
 
 
 @dataclass(frozen=True)
-class Recount:
+class Recount(Against):
     """A claim number set against the evidence's number for the same counted word."""
-
-    start: int
-    end: int
-    text: str
-    evidence_start: int
-    evidence_end: int
-    evidence_text: str
 
 
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)$|^(?:first|second|third)$", re.IGNORECASE)

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from truthguard.refchecker._logistic import balanced_weights, check_features, fit_logistic
 from truthguard.refchecker.claimkind import attribution_names, hedged_at
 
 __all__ = [
@@ -397,12 +398,7 @@ class FormModel(BaseModel):
     @field_validator("coefficients", "means", "scales")
     @classmethod
     def _all_features(cls, v: dict[str, float]) -> dict[str, float]:
-        missing = [f for f in FEATURES if f not in v]
-        if missing:
-            raise ValueError(f"missing features {missing}")
-        if not all(math.isfinite(x) for x in v.values()):
-            raise ValueError("must be finite numbers")
-        return v
+        return check_features(v, FEATURES)
 
     def logit(self, features: Mapping[str, float]) -> float:
         """The model's log-odds of hallucination for one answer's features."""
@@ -563,31 +559,13 @@ class GroundingDecision(FormModel):
         if y.min() == y.max():
             raise ValueError("need both hallucinated and correct answers to fit")
         x = np.array([[float(f[name]) for name in FEATURES] for f in features])
-        means = x.mean(axis=0)
-        scales = x.std(axis=0)
-        scales[scales < 1e-9] = 1.0
-        xs = np.hstack([np.ones((len(x), 1)), (x - means) / scales])
-        if weights is None:
-            pos = y.sum()
-            w = np.where(y > 0, 0.5 / pos, 0.5 / (len(y) - pos)) * len(y)
-        else:
-            w = np.asarray(weights, dtype=float)
-        beta = np.zeros(xs.shape[1])
-        penalty = np.full(xs.shape[1], l2)
-        penalty[0] = 0.0
-        for _ in range(100):
-            p = 1.0 / (1.0 + np.exp(-np.clip(xs @ beta, -30, 30)))
-            grad = xs.T @ (w * (p - y)) + penalty * beta
-            hess = (xs * (w * p * (1 - p))[:, None]).T @ xs + np.diag(penalty + 1e-9)
-            step = np.linalg.solve(hess, grad)
-            beta -= step
-            if np.abs(step).max() < 1e-8:
-                break
+        w = balanced_weights(y) if weights is None else np.asarray(weights, dtype=float)
+        coefficients, means, scales, intercept = fit_logistic(x, y, w, l2)
         return cls(
-            coefficients={n: float(b) for n, b in zip(FEATURES, beta[1:], strict=True)},
+            coefficients={n: float(b) for n, b in zip(FEATURES, coefficients, strict=True)},
             means={n: float(m) for n, m in zip(FEATURES, means, strict=True)},
             scales={n: float(s) for n, s in zip(FEATURES, scales, strict=True)},
-            intercept=float(beta[0]),
+            intercept=intercept,
             threshold=threshold,
             fitted_on=fitted_on,
         )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from truthguard.refchecker._analysis import analyse
+from truthguard.refchecker._analysis import Against, analyse
 
 __all__ = ["PAIRS", "Flip", "flips"]
 
@@ -75,15 +75,8 @@ def _lemmas(word: str) -> frozenset[str]:
 
 
 @dataclass(frozen=True)
-class Flip:
+class Flip(Against):
     """A claim word whose opposite the evidence sentence states."""
-
-    start: int
-    end: int
-    text: str
-    evidence_start: int
-    evidence_end: int
-    evidence_text: str
 
 
 def flips(claim_text: str, evidence_text: str) -> list[Flip]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from truthguard.refchecker._analysis import Analysed, analyse
+from truthguard.refchecker._analysis import Against, Analysed, analyse
 from truthguard.refchecker._facts import FUNCTION_WORDS
 
 __all__ = ["RoleSwap", "role_swaps"]
@@ -26,17 +26,10 @@ or "by" alone in the passive ("designed by Goethals"), which :func:`_roles` read
 
 
 @dataclass(frozen=True)
-class RoleSwap:
-    """A name of the claim put where its evidence sentence has another name."""
+class RoleSwap(Against):
+    """A name of the claim (``text``) put where its evidence sentence has another name
+    (``evidence_text``)."""
 
-    start: int
-    end: int
-    text: str
-    """The claim's name (offsets in the claim)."""
-    evidence_start: int
-    evidence_end: int
-    evidence_text: str
-    """The name the evidence sentence has in its place (offsets in that sentence)."""
     action: str
     """The action word both share."""
 

@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from truthguard.refchecker._logistic import balanced_weights, check_features, fit_logistic
+
 __all__ = [
     "CLAIM_FEATURES",
     "SupportModel",
@@ -154,31 +156,6 @@ FACT_P = 0.99
 """``P(unsupported)`` of a claim whose facts alone leave it unsupported."""
 
 
-def fit_logistic(
-    x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """An L2-penalised logistic regression by Newton's method on standardised columns.
-
-    Returns ``(coefficients, means, scales, intercept)``; the intercept is not penalised.
-    """
-    means = x.mean(axis=0)
-    scales = x.std(axis=0)
-    scales[scales < 1e-9] = 1.0
-    xs = np.hstack([np.ones((len(x), 1)), (x - means) / scales])
-    beta = np.zeros(xs.shape[1])
-    penalty = np.full(xs.shape[1], l2)
-    penalty[0] = 0.0
-    for _ in range(100):
-        p = 1.0 / (1.0 + np.exp(-np.clip(xs @ beta, -30, 30)))
-        grad = xs.T @ (w * (p - y)) + penalty * beta
-        hess = (xs * (w * p * (1 - p))[:, None]).T @ xs + np.diag(penalty + 1e-9)
-        step = np.linalg.solve(hess, grad)
-        beta -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return beta[1:], means, scales, float(beta[0])
-
-
 class SupportModel(BaseModel):
     """``P(unsupported)`` of a claim from :data:`CLAIM_FEATURES`, and the cuts that decide a
     claim and an answer by it."""
@@ -200,12 +177,7 @@ class SupportModel(BaseModel):
     @field_validator("coefficients", "means", "scales")
     @classmethod
     def _all_features(cls, v: dict[str, float]) -> dict[str, float]:
-        missing = [f for f in CLAIM_FEATURES if f not in v]
-        if missing:
-            raise ValueError(f"missing features {missing}")
-        if not all(math.isfinite(x) for x in v.values()):
-            raise ValueError("must be finite numbers")
-        return v
+        return check_features(v, CLAIM_FEATURES)
 
     def probability(self, features: Mapping[str, float]) -> float:
         """``P(unsupported)`` of one claim."""
@@ -235,9 +207,7 @@ class SupportModel(BaseModel):
         if y.min() == y.max():
             raise ValueError("need both supported and unsupported claims to fit")
         x = np.array([[float(f[n]) for n in CLAIM_FEATURES] for f in features])
-        pos = y.sum()
-        w = np.where(y > 0, 0.5 / pos, 0.5 / (len(y) - pos)) * len(y)
-        beta, means, scales, intercept = fit_logistic(x, y, w, l2)
+        beta, means, scales, intercept = fit_logistic(x, y, balanced_weights(y), l2)
         return cls(
             coefficients=dict(zip(CLAIM_FEATURES, map(float, beta), strict=True)),
             means=dict(zip(CLAIM_FEATURES, map(float, means), strict=True)),

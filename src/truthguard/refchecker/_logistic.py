@@ -1,0 +1,54 @@
+"""The logistic regression both fitted decisions use: the answer-level
+:class:`~truthguard.refchecker.decision.GroundingDecision` and the claim-level
+:class:`~truthguard.refchecker.support.SupportModel`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["balanced_weights", "check_features", "fit_logistic"]
+
+
+def fit_logistic(
+    x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """An L2-penalised logistic regression by Newton's method on standardised columns.
+
+    Returns ``(coefficients, means, scales, intercept)``; the intercept is not penalised.
+    """
+    means = x.mean(axis=0)
+    scales = x.std(axis=0)
+    scales[scales < 1e-9] = 1.0
+    xs = np.hstack([np.ones((len(x), 1)), (x - means) / scales])
+    beta = np.zeros(xs.shape[1])
+    penalty = np.full(xs.shape[1], l2)
+    penalty[0] = 0.0
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-np.clip(xs @ beta, -30, 30)))
+        grad = xs.T @ (w * (p - y)) + penalty * beta
+        hess = (xs * (w * p * (1 - p))[:, None]).T @ xs + np.diag(penalty + 1e-9)
+        step = np.linalg.solve(hess, grad)
+        beta -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return beta[1:], means, scales, float(beta[0])
+
+
+def balanced_weights(y: np.ndarray) -> np.ndarray:
+    """Per-row weights giving each class half the total weight."""
+    pos = y.sum()
+    return np.where(y > 0, 0.5 / pos, 0.5 / (len(y) - pos)) * len(y)
+
+
+def check_features(v: dict[str, float], names: Sequence[str]) -> dict[str, float]:
+    """A coefficient / mean / scale mapping, refused unless it has every feature and finite
+    values (for a pydantic validator)."""
+    missing = [f for f in names if f not in v]
+    if missing:
+        raise ValueError(f"missing features {missing}")
+    if not all(math.isfinite(x) for x in v.values()):
+        raise ValueError("must be finite numbers")
+    return v
