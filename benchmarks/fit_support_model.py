@@ -2,8 +2,9 @@
 
     python benchmarks/fit_support_model.py -o src/truthguard/refchecker/support.json
 
-Reads ``$TRUTHGUARD_DATA_DIR/claims_synth/*.jsonl`` (claim, evidence, label: entailment /
-neutral / contradiction; each contradiction is a copy of an entailment with one fact changed),
+Reads ``$TRUTHGUARD_DATA_DIR/claims_synth/*.jsonl`` and ``benchmarks/data/claims_written/*.jsonl``
+(claim, evidence, label: entailment / neutral / contradiction; each contradiction is a copy of
+an entailment with one fact changed; ``--data`` names other folders),
 checks each claim against its evidence with the local RefChecker, and fits
 :class:`~truthguard.refchecker.support.SupportModel` on the fact claims it cuts.
 
@@ -44,11 +45,13 @@ def _blank() -> SupportModel:
     )
 
 
-def pair_features(data: Path) -> tuple[list[list[dict]], list[str], list[str]]:
+def pair_features(*folders: Path) -> tuple[list[list[dict]], list[str], list[str]]:
     """Per pair: the features of each fact clause; the pair's label and id."""
     pairs = []
-    for f in sorted(data.glob("*.jsonl")):
-        pairs += [json.loads(line) for line in f.read_text("utf-8").splitlines() if line.strip()]
+    for data in folders:
+        for f in sorted(data.glob("*.jsonl")):
+            lines = f.read_text("utf-8").splitlines()
+            pairs += [json.loads(line) for line in lines if line.strip()]
     rc = RefChecker(checker=LocalChecker(support=_blank()))
     results = rc.batch(
         [{"question": QUESTION, "answer": p["claim"], "references": [p["evidence"]]} for p in pairs]
@@ -101,8 +104,15 @@ def fit(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    default = Path(os.environ.get("TRUTHGUARD_DATA_DIR", "../shared/data")) / "claims_synth"
-    ap.add_argument("--data", type=Path, default=default, help="the claims_synth folder")
+    shared = Path(os.environ.get("TRUTHGUARD_DATA_DIR", "../shared/data")) / "claims_synth"
+    ours = Path(__file__).resolve().parent / "data" / "claims_written"
+    ap.add_argument(
+        "--data",
+        type=Path,
+        nargs="+",
+        default=[shared, ours],
+        help="folders of claim-evidence JSONL (default: claims_synth and claims_written)",
+    )
     ap.add_argument("-o", "--output", type=Path, required=True)
     ap.add_argument("--l2", type=float, default=1.0)
     ap.add_argument(
@@ -112,14 +122,16 @@ def main(argv: list[str] | None = None) -> int:
         help="share of entailment pairs the cut passes (default 0.95)",
     )
     args = ap.parse_args(argv)
-    if not args.data.is_dir():
-        print(f"no claims_synth folder at {args.data}", file=sys.stderr)
-        return 2
-    clauses, labels, _ = pair_features(args.data)
+    for folder in args.data:
+        if not folder.is_dir():
+            print(f"no folder of claim-evidence pairs at {folder}", file=sys.stderr)
+            return 2
+    clauses, labels, _ = pair_features(*args.data)
+    names = [f"{d.name}/{p.name}" for d in args.data for p in sorted(d.glob("*.jsonl"))]
     note = (
-        f"claims_synth ({len(labels)} pairs: "
-        + ", ".join(sorted(p.name for p in args.data.glob("*.jsonl")))
-        + f"); l2={args.l2}; cut passes {args.pass_rate:.0%} of entailment pairs"
+        f"{len(labels)} pairs: "
+        + ", ".join(names)
+        + f"; l2={args.l2}; cut passes {args.pass_rate:.0%} of entailment pairs"
     )
     model = fit(clauses, labels, l2=args.l2, pass_rate=args.pass_rate, note=note)
     model.save(args.output)

@@ -10,7 +10,8 @@ Everything here is rule-based and written to English, not to any data set:
 * proper names: capitalised words (not function words, not a sentence's first word unless it is
   capitalised mid-text too), all-caps acronyms and initials;
 * quoted titles: text between quotation marks;
-* negation cues: not, n't, never, no, none, nothing, nobody, neither, nor, without.
+* negation cues: not, n't, never, no, none, nothing, nobody, neither, nor, without, unable,
+  unaware.
 """
 
 from __future__ import annotations

@@ -38,8 +38,23 @@ _CONNECTIVES = frozenset(
 FUNCTION_WORDS = (STOPWORDS - {"one", "having"}) | _CONNECTIVES
 """Function words: never a name when capitalised, never a content word (see grounding)."""
 _TITLE = re.compile(r"[\"“”«](.{2,120}?)[\"“”»]|``\s*(.{2,120}?)\s*''|(?<!\w)'([^']{2,80}?)'(?!\w)")
+# "unable" and "unaware" say "could not" and "did not know" in one word: "she couldn't eat" is
+# "she is unable to eat", not its opposite
 _NEG = frozenset(
-    ["not", "never", "no", "none", "nothing", "nobody", "neither", "nor", "without", "cannot"]
+    [
+        "not",
+        "never",
+        "no",
+        "none",
+        "nothing",
+        "nobody",
+        "neither",
+        "nor",
+        "without",
+        "cannot",
+        "unable",
+        "unaware",
+    ]
 )
 
 

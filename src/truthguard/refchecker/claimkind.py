@@ -135,17 +135,19 @@ _SOURCE = r"(?:passage|text|context|source|article|document|reference|excerpt)s?
 _SAYING = (
     r"(?:say|mention|name|describe|give|explain|specify|list|identify|address|discuss|state|"
     r"establish|confirm|cover|tell|include|provide|indicate|report|detail|clarify|go\s+into|"
-    r"refer\s+to|make\s+clear)"
+    r"refer\s+to|make\s+clear|show|spell\s+out|reveal|answer)"
 )
+# "does not", "doesn't", "did not", "can't" ("ca" + "n't"), "cannot", "could not", "won't"
+_NOT = r"(?:(?:does|do|did|could|would|will)\s*(?:not|n't)|can\s*not|can't|won't)"
 
 # What the sources do not say, or what they are limited to ("The passage doesn't say when it
 # closed", "but it doesn't identify which god that was", "It only discusses beetles"): a remark
 # about the sources, not a fact about the world, so there is nothing in it to check.
 _ABSENCE = re.compile(
     rf"""(?:
-        \b{_SOURCE}\b[^.;]{{0,40}}?\b(?:does|do|did|can|could)\s*(?:not|n't)\s+
+        \b{_SOURCE}\b[^.;]{{0,40}}?\b{_NOT}\s+
             (?:\w+ly\s+)?{_SAYING}
-      | \b(?:it|they)\s+(?:also\s+|only\s+|just\s+)?(?:does|did|can|could)\s*(?:not|n't)\s+
+      | \b(?:it|they)\s+(?:also\s+|only\s+|just\s+)?{_NOT}\s+
             (?:\w+ly\s+)?{_SAYING}\b
       | \b(?:{_SOURCE}|it)\b[^.;]{{0,20}}?\bnever\s+(?:\w+ly\s+)?(?:says|said|mentions|
             mentioned|names|named|states|stated|gives|gave|specifies|identifies|explains|

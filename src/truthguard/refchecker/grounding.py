@@ -48,6 +48,7 @@ from truthguard.refchecker._alignment import (
 )
 from truthguard.refchecker._analysis import Analysed, analyse
 from truthguard.refchecker._facts import Fact, stem
+from truthguard.refchecker.derived import derived
 from truthguard.refchecker.softmatch import SoftMatcher
 
 __all__ = [
@@ -238,7 +239,8 @@ def ground_claim(
                 r, o, text = sentences[k]
                 ev = (r, o + lo, o + hi, text[lo:hi])
                 issues.append(Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev))
-            else:
+            elif not derived(fact, claim.text, claim.facts, sent.facts):
+                # (a count of what the claim lists, or the span between two dates, is its own)
                 issues.append(Issue(fact.kind, "ungrounded", fact.start, fact.end, fact.text))
         neg = negation_issue(claim, sent, ops) if close else None
         if neg is not None:

@@ -1,0 +1,124 @@
+"""Numbers an answer works out itself: a count of what it lists, a span between two dates.
+
+Chat models answer "in two places: the Fifth and the Fourteenth Amendment" or "on 6 August
+1945, and on Nagasaki three days later, on 9 August" where the sources give the two amendments
+and the two dates but never the "two" or the "three". Such a number is supported by what
+stands beside it, and only when it agrees: "three places" before two listed items, or "four
+days later" between the 6th and the 9th, stays a number no source states.
+
+* :func:`enumerated`: a cardinal from 2 to 12 followed, in the same sentence, by a list of
+  exactly that many items ("two of its members, A and B, ...", "three kinds: X, Y, or Z");
+* :func:`date_span`: a number of days, weeks, months, years or decades that two dates stated in
+  the claim or its evidence sentence are apart ("about five months after", "12 years, from 1990
+  to 2002"); "about" and its kin allow the rounding such words promise.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+
+from truthguard.refchecker._tokens import Fact
+
+__all__ = ["date_span", "derived", "enumerated"]
+
+_ORDINAL = re.compile(r"(?:st|nd|rd|th)$|^(?:first|second|third)$", re.IGNORECASE)
+_LIST_START = re.compile(r"^[^:,;.]{0,40}?(?:[:,]|\bboth\b)\s*")
+_UNIT = re.compile(r"^\s*-?\s*(?P<unit>day|week|month|year|decade)s?\b", re.IGNORECASE)
+_ROUNDED = re.compile(
+    r"\b(?:about|around|roughly|nearly|almost|approximately|some|over|more\s+than|"
+    r"less\s+than|under|just|close\s+to)\s*$",
+    re.IGNORECASE,
+)
+_DAYS = {"day": 1.0, "week": 7.0, "month": 365.25 / 12, "year": 365.25, "decade": 3652.5}
+
+
+def derived(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact] = ()) -> bool:
+    """Whether the number ``fact`` of the claim ``text`` (with its ``facts``) is a count of
+    items the claim lists or a span between dates the claim or its evidence states."""
+    if fact.kind != "number" or _ORDINAL.search(fact.text):
+        return False
+    return enumerated(fact, text) or date_span(fact, text, facts, evidence)
+
+
+def enumerated(fact: Fact, text: str) -> bool:
+    """Whether the list that follows ``fact`` in ``text`` has exactly that many items."""
+    n = fact.value
+    if not (isinstance(n, float) and n.is_integer() and 2 <= n <= 12):
+        return False
+    rest = re.split(r"[.;](?:\s|$)", text[fact.end :], maxsplit=1)[0]
+    start = _LIST_START.match(rest)
+    if start is None:
+        return False
+    items = [x.strip() for x in rest[start.end() :].split(",")]
+    count = 0
+    for k, item in enumerate(items):
+        joined = re.search(r"\b(?:and|or)\b", item)
+        if joined is None:
+            count += 1
+            continue
+        # "A and B" closes the list (two items); ", and C" after a comma is one more
+        count += 1 if item.startswith(("and ", "or ")) and k > 0 else 2
+        break
+    else:
+        return False  # no "and" / "or": a clause, not a list
+    return count == int(n)
+
+
+def date_span(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact]) -> bool:
+    """Whether ``fact`` counts units of time (days, ..., decades) that two of the dates are
+    apart, within the rounding its wording allows."""
+    unit = _UNIT.match(text[fact.end : fact.end + 20])
+    if unit is None or not isinstance(fact.value, float):
+        return False
+    days = _DAYS[unit.group("unit").lower()]
+    rounded = _ROUNDED.search(text[max(0, fact.start - 20) : fact.start]) is not None
+    slack = max(0.6, 0.15 * fact.value) if rounded else 0.5
+    dates = _dates([f for f in facts if f is not fact]) + _dates(list(evidence))
+    for i, a in enumerate(dates):
+        for b in dates[i + 1 :]:
+            if abs(abs((b - a).days) / days - fact.value) <= slack:
+                return True
+    return False
+
+
+def _dates(facts: Sequence[Fact]) -> list[dt.date]:
+    """The dates ``facts`` state: a month with its day and year ("6 August 1945", "April 20,
+    2010"; a missing year borrowed from the nearest one stated), or a year alone (1 July)."""
+    years = [f for f in facts if f.kind == "number" and _year(f)]
+    out = []
+    used: set[int] = set()
+    for k, f in enumerate(facts):
+        if f.kind != "month":
+            continue
+        day = next(
+            (
+                g
+                for g in (facts[k - 1] if k else None, facts[k + 1] if k + 1 < len(facts) else None)
+                if g is not None and g.kind == "number" and _day(g) and abs(g.start - f.start) < 12
+            ),
+            None,
+        )
+        year = next((g for g in facts[k + 1 : k + 3] if _year(g) and g.start - f.end < 12), None)
+        if year is None and years:
+            year = min(years, key=lambda g: abs(g.start - f.start))
+        if year is None:
+            continue
+        used.add(id(year))
+        try:
+            out.append(dt.date(int(year.value), int(f.value), int(day.value) if day else 15))
+        except ValueError:
+            continue
+    out += [dt.date(int(y.value), 7, 1) for y in years if id(y) not in used]
+    return out
+
+
+def _year(f: Fact) -> bool:
+    v = f.value
+    return f.kind == "number" and isinstance(v, float) and v.is_integer() and 1000 <= v <= 2100
+
+
+def _day(f: Fact) -> bool:
+    v = f.value
+    return isinstance(v, float) and v.is_integer() and 1 <= v <= 31

@@ -1,0 +1,65 @@
+"""Numbers an answer works out itself: counts of what it lists, spans between its dates."""
+
+from __future__ import annotations
+
+import pytest
+
+from truthguard.refchecker._facts import extract_facts
+from truthguard.refchecker.derived import derived
+
+
+def _derived(text: str, word: str, evidence: str = "") -> bool:
+    facts = extract_facts(text)
+    fact = next(f for f in facts if f.text == word)
+    return derived(fact, text, facts, extract_facts(evidence))
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        ("It is in two places: both the Fifth and the Fourteenth Amendment have one.", "two"),
+        ("Two of its members, Baleka Mbete and Thandi Modise, were elected.", "Two"),
+        ("It lists three kinds: living donors, brain-dead donors, or donors after death.", "three"),
+        ("The band had 4 members, Ann, Bo, Cy and Di.", "4"),
+    ],
+)
+def test_a_count_of_the_items_the_claim_lists_is_its_own(text, word):
+    assert _derived(text, word)
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        # one item too many or too few: the count is wrong, not derived
+        ("It is in three places: both the Fifth and the Fourteenth Amendment have one.", "three"),
+        ("Two of its members, Ann, Bo and Cy, were elected.", "Two"),
+        # no list after it at all
+        ("He won two titles in his career.", "two"),
+        # an ordinal counts nothing
+        ("It came second: behind Ann and Bo.", "second"),
+    ],
+)
+def test_a_count_that_disagrees_with_its_list_is_not_derived(text, word):
+    assert not _derived(text, word)
+
+
+def test_a_span_between_two_dates_the_claim_states_is_its_own():
+    text = "Hiroshima was bombed on 6 August 1945 and Nagasaki three days later, on 9 August."
+    assert _derived(text, "three")
+    text = "The well was sealed on September 19, 2010, about five months after April 20, 2010."
+    assert _derived(text, "five")
+    assert _derived("It lasted 12 years, from 1990 to 2002.", "12")
+
+
+def test_a_span_that_the_dates_do_not_give_is_not_derived():
+    text = "Hiroshima was bombed on 6 August 1945 and Nagasaki four days later, on 9 August."
+    assert not _derived(text, "four")
+    assert not _derived("It lasted 10 years, from 1990 to 2002.", "10")
+    # "about" allows rounding, not another figure
+    text = "The well was sealed on September 19, 2010, about eight months after April 20, 2010."
+    assert not _derived(text, "eight")
+
+
+def test_the_second_date_may_come_from_the_evidence_sentence():
+    evidence = "Hiroshima was bombed on 6 August 1945 and Nagasaki on 9 August 1945."
+    assert _derived("Nagasaki was bombed three days after 6 August 1945.", "three", evidence)
