@@ -31,6 +31,10 @@ class GuardVerdict(BaseModel):
     """Detectors that errored, timed out or gave no verdict, with the reason."""
     failed_open: bool = False
     """True when a detector error was counted as a pass (``on_error="open"``)."""
+    over_capacity: bool = False
+    """True when the check was refused over capacity (``max_concurrent_checks``) before any
+    detector ran: no verdict on the answer, so only policies that add no work apply after it
+    (``GuardPolicy.after_over_capacity``)."""
     decided_by: dict[str, str] = Field(default_factory=dict)
     """Per cascade detector key, the stage that decided (``details["decided_by"]``)."""
     reason: str = ""
@@ -126,6 +130,23 @@ class GuardResult(BaseModel):
     @property
     def n_attempts(self) -> int:
         return len(self.attempts)
+
+    @property
+    def reason(self) -> str:
+        """One sentence on why the guard ended as it did: the verdict's reason; for a fallback
+        (released unchecked), the reason the last checked answer was refused ("" when none was
+        checked)."""
+        if self.verdict is not None:
+            return self.verdict.reason
+        refused = next((a.verdict for a in reversed(self.attempts) if a.verdict), None)
+        return "" if refused is None else refused.reason
+
+    @property
+    def over_capacity(self) -> bool:
+        """True when the last check of the request was refused over capacity (no detector ran
+        on the answer): the guard's outcome says nothing about the answer's grounding."""
+        checked = next((a.verdict for a in reversed(self.attempts) if a.verdict), None)
+        return checked is not None and checked.over_capacity
 
     @property
     def last_answer(self) -> str | None:

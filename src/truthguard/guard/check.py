@@ -24,7 +24,7 @@ from truthguard.guard._runs import attempt_config
 from truthguard.guard.admission import CheckGate, Refusal
 from truthguard.guard.attempts import AttemptLoop
 from truthguard.guard.usage import UsageCollector
-from truthguard.guard.verdict import NEVER_OPEN, Combine, OnError, decide
+from truthguard.guard.verdict import NEVER_OPEN, OVER_CAPACITY, Combine, OnError, decide
 from truthguard.result import DetectionResult
 
 __all__ = [
@@ -208,7 +208,7 @@ def over_capacity(detector: Runnable[Any, Any], refusal: Refusal) -> DetectionRe
     return DetectionResult.invalid(
         name,
         refusal.reason,
-        details={"error": "over_capacity", "waited": refusal.waited, "queued": refusal.queued},
+        details={"error": OVER_CAPACITY, "waited": refusal.waited, "queued": refusal.queued},
     )
 
 

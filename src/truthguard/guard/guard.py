@@ -135,7 +135,9 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     """Most answers this guard checks at once; the rest wait their turn in arrival order. A
     check that cannot finish within ``check_timeout`` (counted from the chain's end, the wait
     included) is refused before any work is spent on it, with an ``invalid`` result whose
-    reason starts "over capacity" (a failure, or a pass with ``on_error="open"``). None for no
+    reason starts "over capacity" (a failure, or a pass with ``on_error="open"``). After such a
+    refusal only ``Fallback`` and ``Raise`` apply (re-running the chain or checking again would
+    add to the overload); the result's ``over_capacity`` and ``reason`` say so. None for no
     bound."""
     check_loop: CheckLoop = "caller"
     """Deprecated, no effect: checks run on the caller's event loop (``"truthguard"`` warns;
