@@ -20,7 +20,12 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-__all__ = ["CheckGate", "Refusal"]
+__all__ = ["DEFAULT_MAX_CONCURRENT_CHECKS", "CheckGate", "Refusal"]
+
+DEFAULT_MAX_CONCURRENT_CHECKS = 32
+"""Every guard's default ``max_concurrent_checks``: measured with an LLM checker over HTTP on
+two cores (``truthguard bench guard --burst``), about as many checks as finish within a 2 s
+deadline, and far more than a CPU-bound local check needs to keep the cores busy."""
 
 _SMOOTHING = 0.2
 """Weight of the newest check's duration in the running estimate of how long one takes."""
@@ -74,6 +79,11 @@ class CheckGate:
     def __post_init__(self) -> None:
         if self.limit < 1:
             raise ValueError(f"limit must be >= 1, got {self.limit}")
+
+    @classmethod
+    def bounding(cls, limit: int | None) -> CheckGate | None:
+        """The gate of a guard's ``max_concurrent_checks``: None (no gate) for no bound."""
+        return None if limit is None else cls(limit)
 
     @property
     def active(self) -> int:
