@@ -68,7 +68,7 @@ def checked(action: Any, passed: bool, answer: str = "Mars.", **kw: Any) -> Atte
         number=action.number,
         policy=action.policy,
         answer=answer,
-        verdict=kw.pop("verdict", None) or GuardVerdict(passed=passed, combine="all"),
+        verdict=kw.pop("verdict", None) or GuardVerdict(passing=passed, combine="all"),
         **kw,
     )
 
@@ -333,7 +333,7 @@ def test_after_a_check_refused_over_capacity_only_fallback_and_raise_are_asked()
 
     loop = loop_of(ReRetrieve(k=[4]), Regenerate(), Mine(), Filter(), Raise(), max_attempts=5)
     action = loop.start()
-    refused = GuardVerdict(passed=False, combine="all", over_capacity=True, reason="rejected")
+    refused = GuardVerdict(passing=False, combine="all", over_capacity=True, reason="rejected")
     step = asked(loop.attempted(checked(action, False, verdict=refused)))
     assert loop.over_capacity and isinstance(step.policy, Raise)
 
@@ -351,7 +351,7 @@ def test_after_a_check_refused_over_capacity_only_fallback_and_raise_are_asked()
 async def test_a_fallback_after_over_capacity_keeps_the_refusal_as_the_reason():
     loop = loop_of(Regenerate(), Fallback(answer="unsure"))
     refused = GuardVerdict(
-        passed=False, combine="all", over_capacity=True, reason="rejected: over capacity: x"
+        passing=False, combine="all", over_capacity=True, reason="rejected: over capacity: x"
     )
     step = asked(loop.attempted(checked(loop.start(), False, verdict=refused)))
     assert isinstance(step.policy, Fallback)

@@ -79,7 +79,7 @@ def test_passing_answer_carries_verdict_attempts_and_usage(index):
     response = GuardedQueryEngine(query_engine=qe, detectors=det).query(QUESTION)
     result = _result(response)
     assert response.response == "Mars has two moons." and result.status == "passed"
-    assert result.verdict.passed and result.n_attempts == 1
+    assert result.verdict.passing and result.n_attempts == 1
     assert [n.node.get_content() for n in response.source_nodes] == result.attempts[0].contexts
     assert len(result.attempts[0].contexts) == 2
     # Usage: the engine's one LLM call (reported tokens) plus the detector's one call.

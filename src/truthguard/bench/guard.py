@@ -361,7 +361,7 @@ def _emission(n: int = 2000) -> dict[str, Any] | None:
     result = DetectionResult(
         detector="refchecker", score=0.9, label=Label.FACTUAL, passing=True, explanation="ok"
     )
-    verdict = GuardVerdict(passed=True, combine="all", passes={"refchecker": True})
+    verdict = GuardVerdict(passing=True, combine="all", passes={"refchecker": True})
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
     tracer = provider.get_tracer("truthguard-bench")

@@ -417,11 +417,11 @@ class Scorer:
         elif not results and verdict.errors and not any(verdict.passes.values()):
             label = "invalid" if verdict.score is None else "hallucinated"
         else:
-            label = "factual" if verdict.passed else "hallucinated"
+            label = "factual" if verdict.passing else "hallucinated"
         return ScoreRecord(
             status="scored",
             score=verdict.score,
-            passing=verdict.passed,
+            passing=verdict.passing,
             label=label,
             explanation=verdict.reason,
             usage=usage,

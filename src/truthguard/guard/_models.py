@@ -17,10 +17,11 @@ class GuardVerdict(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    passed: bool
-    """Whether the answer may be released."""
+    passing: bool
+    """Whether the answer may be released (``passed`` before, still accepted and readable,
+    deprecated)."""
     combine: Literal["all", "any", "mean"]
-    """The combination rule that decided ``passed``."""
+    """The combination rule that decided ``passing``."""
     score: float | None = None
     """Mean of the normalised scores in [0, 1] (None when no detector gave a score)."""
     scores: dict[str, float | None] = Field(default_factory=dict)
@@ -39,6 +40,17 @@ class GuardVerdict(BaseModel):
     """Per cascade detector key, the stage that decided (``details["decided_by"]``)."""
     reason: str = ""
     """One readable sentence explaining the decision."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_name(cls, data: Any) -> Any:
+        return _passing(data)
+
+    @property
+    def passed(self) -> bool:
+        """Deprecated alias of :attr:`passing`."""
+        _renamed("GuardVerdict")
+        return self.passing
 
 
 class Attempt(BaseModel):
@@ -72,7 +84,7 @@ class Attempt(BaseModel):
     @property
     def passing(self) -> bool:
         """True when this answer was checked and passed."""
-        return self.verdict is not None and self.verdict.passed
+        return self.verdict is not None and self.verdict.passing
 
     @property
     def passed(self) -> bool:
@@ -115,11 +127,7 @@ class GuardResult(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _old_name(cls, data: Any) -> Any:
-        # results recorded before the rename (pickles, LangGraph checkpoints) say "passed"
-        if isinstance(data, dict) and "passed" in data and "passing" not in data:
-            data = {**data, "passing": data["passed"]}
-            del data["passed"]
-        return data
+        return _passing(data)
 
     @property
     def passed(self) -> bool:
@@ -152,6 +160,15 @@ class GuardResult(BaseModel):
     def last_answer(self) -> str | None:
         """The last answer any attempt produced, released or not (for inspection)."""
         return next((a.answer for a in reversed(self.attempts) if a.answer is not None), None)
+
+
+def _passing(data: Any) -> Any:
+    """``data`` with the old field name ``passed`` read as ``passing``: records made before the
+    rename (pickles, LangGraph checkpoints, verdict events) and callers still passing it."""
+    if isinstance(data, dict) and "passed" in data and "passing" not in data:
+        data = {**data, "passing": data["passed"]}
+        del data["passed"]
+    return data
 
 
 def _renamed(owner: str) -> None:

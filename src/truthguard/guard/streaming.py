@@ -445,7 +445,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
             otel.emit_verdict(list(verdict.passes), [result], verdict, attempt=number)
             outcome.results.append(result)
             outcome.verdict = verdict
-            if not verdict.passed:
+            if not verdict.passing:
                 if self._filters:
                     outcome.withheld.append(sentence)
                     return _WITHHELD

@@ -221,7 +221,7 @@ def decide(
             f"{counted}"
         )
     return GuardVerdict(
-        passed=passed,
+        passing=passed,
         combine=combine,
         score=mean,
         scores=scores,
