@@ -65,7 +65,7 @@ def test_bench_guard_json(capsys):
     assert ag["detector_s"] >= 0
     burst = out["burst"]
     rows = {r["concurrency"]: r for r in burst["rows"]}
-    assert set(rows) == {1, 3} and burst["max_concurrent_checks"] == 32
+    assert set(rows) == {1, 3} and burst["max_concurrent_checks"] == 64
     for r in rows.values():
         assert r["answers_per_s"] > 0 and r["errors"] == 0
         assert r["after_chain_p99_s"] >= r["after_chain_p50_s"] > 0

@@ -89,8 +89,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--burst-limit",
         type=int,
-        default=32,
-        help="burst: the guard's max_concurrent_checks (32; 0 for no bound)",
+        default=None,
+        help="burst: the guard's max_concurrent_checks (default: the guards' own, 64; 0 for no "
+        "bound)",
     )
     parser.add_argument(
         "--load",
@@ -631,7 +632,10 @@ def _burst(args: argparse.Namespace) -> dict[str, Any] | None:
         answer=prompt | llm | StrOutputParser(),
     ) | RunnableLambda(chain_end)
     checker = RefChecker(extractor=LLMExtractor(model=llm), checker=LLMChecker(model=llm))
-    limit = getattr(args, "burst_limit", 32) or None
+    from truthguard.guard.admission import DEFAULT_MAX_CONCURRENT_CHECKS
+
+    limit = getattr(args, "burst_limit", None)
+    limit = DEFAULT_MAX_CONCURRENT_CHECKS if limit is None else (limit or None)
     guard = HallucinationGuard(
         chain=chain, detectors=checker, check_timeout=timeout, max_concurrent_checks=limit
     )
