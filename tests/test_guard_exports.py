@@ -25,7 +25,7 @@ EXPORTS = {
         "Rerun",
         "StreamingGuard",
     },
-    "truthguard.guard.admission": {"CheckGate", "Refusal"},
+    "truthguard.guard.admission": {"DEFAULT_MAX_CONCURRENT_CHECKS", "CheckGate", "Refusal"},
     "truthguard.guard.attempts": {
         "Action",
         "AskPolicy",

@@ -12,7 +12,23 @@ from truthguard.result import DetectionResult, Usage
 __all__ = ["Attempt", "GuardResult", "GuardVerdict"]
 
 
-class GuardVerdict(BaseModel):
+class _RenamedPassing(BaseModel):
+    """A model whose ``passing`` field was called ``passed``: the old name still loads (pickles,
+    LangGraph checkpoints, verdict events, callers passing it) and reads, with a warning."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_name(cls, data: Any) -> Any:
+        return _passing(data)
+
+    @property
+    def passed(self) -> bool:
+        """Deprecated alias of :attr:`passing`."""
+        _renamed(type(self).__name__)
+        return self.passing  # type: ignore[attr-defined,no-any-return]
+
+
+class GuardVerdict(_RenamedPassing):
     """The combined decision of the guard's detectors on one answer."""
 
     model_config = ConfigDict(extra="forbid")
@@ -40,17 +56,6 @@ class GuardVerdict(BaseModel):
     """Per cascade detector key, the stage that decided (``details["decided_by"]``)."""
     reason: str = ""
     """One readable sentence explaining the decision."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _old_name(cls, data: Any) -> Any:
-        return _passing(data)
-
-    @property
-    def passed(self) -> bool:
-        """Deprecated alias of :attr:`passing`."""
-        _renamed("GuardVerdict")
-        return self.passing
 
 
 class Attempt(BaseModel):
@@ -93,7 +98,7 @@ class Attempt(BaseModel):
         return self.passing
 
 
-class GuardResult(BaseModel):
+class GuardResult(_RenamedPassing):
     """The guard's output: the released answer plus everything that led to it.
 
     ``status`` is ``"passed"`` when a checked answer passed, ``"fallback"`` when a fallback answer
@@ -123,17 +128,6 @@ class GuardResult(BaseModel):
     """Every attempt, in order."""
     usage: Usage
     """Total LLM usage over all attempts: the chain's calls and the detectors' calls."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _old_name(cls, data: Any) -> Any:
-        return _passing(data)
-
-    @property
-    def passed(self) -> bool:
-        """Deprecated alias of :attr:`passing`."""
-        _renamed("GuardResult")
-        return self.passing
 
     @property
     def n_attempts(self) -> int:
