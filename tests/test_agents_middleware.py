@@ -213,7 +213,7 @@ async def test_astream_events_carries_no_token_of_a_rejected_answer(server):
         if ev["event"] == "on_chat_model_stream":
             tokens.append(ev["data"]["chunk"])
         if ev["event"] == "on_custom_event" and ev["name"] == "truthguard_verdict":
-            verdicts.append(ev["data"]["verdict"]["passed"])
+            verdicts.append(ev["data"]["verdict"]["passing"])
     assert not any(w in texts(tokens) for w in BAD_WORDS)
     assert verdicts == [False, True]
 
@@ -232,7 +232,7 @@ def test_custom_stream_shows_the_check_while_it_runs(server):
     updates = [c for c in agent_for(server).stream(ask(), stream_mode="custom")]
     stages = [(u["truthguard"]["stage"], u["truthguard"]["attempt"]) for u in updates]
     assert stages == [("checking", 1), ("verdict", 1), ("checking", 2), ("verdict", 2)]
-    assert [u["truthguard"].get("passed") for u in updates[1::2]] == [False, True]
+    assert [u["truthguard"].get("passing") for u in updates[1::2]] == [False, True]
 
 
 # -- human review -------------------------------------------------------------------------------
@@ -260,7 +260,7 @@ def test_human_review_interrupts_and_resumes(server, decision, released):
     (pending,) = paused["__interrupt__"]
     assert pending.value["answer"] == BAD
     assert pending.value["evidence"] == [PASSAGE]
-    assert pending.value["verdict"]["passed"] is False
+    assert pending.value["verdict"]["passing"] is False
     assert not any(isinstance(m, AIMessage) and m.content == BAD for m in paused["messages"])
     calls = len(server.requests)
     out = agent.invoke(Command(resume=decision), config)

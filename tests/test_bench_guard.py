@@ -65,17 +65,15 @@ def test_bench_guard_json(capsys):
     assert ag["detector_s"] >= 0
     burst = out["burst"]
     rows = {r["concurrency"]: r for r in burst["rows"]}
-    assert set(rows) == {1, 3} and burst["max_concurrent_checks"] == 32
+    assert set(rows) == {1, 3} and burst["max_concurrent_checks"] == 64
     for r in rows.values():
         assert r["answers_per_s"] > 0 and r["errors"] == 0
         assert r["after_chain_p99_s"] >= r["after_chain_p50_s"] > 0
         assert r["overrun_p99_s"] >= r["overrun_p50_s"] >= 0
-        # every check that did not decide says why: refused over capacity, or timed out
-        assert (
-            r["passed"] + r["refused_over_capacity"] + r["timed_out"] + r["other_invalid"]
-            >= (r["concurrency"])
-        )
-        assert r["refused_saying_why"] == r["refused_over_capacity"]
+        # every run that did not pass says why, with a reason the bench knows
+        assert r["passed"] + sum(r["not_passed"].values()) == r["concurrency"]
+        assert r["unexplained"] == 0 and "other" not in r["not_passed"]
+        assert set(r["reason_examples"]) == set(r["not_passed"])
     assert burst["handler_checks"] == 0  # the handler records the guard's verdict
     em = out["emission"]
     assert em["events"] == em["n"] and em["event_s"] > 0 and em["off_s"] > 0
@@ -138,3 +136,47 @@ def test_bench_guard_load_faults_must_be_a_share():
         main(["bench", "guard", "--load-faults", "2"])
     assert e.value.code == 2
     assert guard._load_faults(100, 0.0) == []
+
+
+def test_every_burst_run_that_did_not_pass_is_given_its_reason():
+    from truthguard.bench.guard import REASONS, _why_not_passed
+    from truthguard.guard import Attempt, GuardResult
+    from truthguard.guard.verdict import decide
+    from truthguard.result import NEVER_OPEN, DetectionResult, Label, Usage
+
+    def run(*results: DetectionResult, error: str | None = None) -> GuardResult:
+        verdict = None
+        if results:
+            verdict = decide(["c"], list(results), combine="all", thresholds={}, ranges={},
+                             mean_threshold=0.5, on_error="closed")  # fmt: skip
+        attempt = Attempt(number=1, answer=None if error else "A.", results=list(results),
+                          verdict=verdict, error=error)  # fmt: skip
+        passing = bool(verdict and verdict.passing)
+        return GuardResult(question="Q?", answer="A." if passing else None, attempts=[attempt],
+                           status="passed" if passing else "rejected", passing=passing,
+                           verdict=verdict, usage=Usage())  # fmt: skip
+
+    invalid = DetectionResult.invalid
+    cases = {
+        "passed": run(DetectionResult(detector="c", score=1.0, label=Label.FACTUAL)),
+        "over capacity": run(
+            invalid(
+                "c", "over capacity: no check slot came free", details={"error": "over_capacity"}
+            )
+        ),
+        "timed out": run(invalid("c", "check timed out after 2s", details={"error": "timeout"})),
+        "LLM error": run(
+            invalid("c", "checker failed", details={"failure": "llm_call", "error": "500"})
+        ),
+        "invalid LLM output": run(invalid("c", "no label in reply", details={"stage": "check"})),
+        "unsupported": run(DetectionResult(detector="c", score=0.0, label=Label.HALLUCINATED)),
+        "detector raised": run(
+            invalid("c", "detector raised ValueError", details={NEVER_OPEN: True})
+        ),
+        "chain error": run(error="RuntimeError: down"),
+        "guard raised": RuntimeError("boom"),
+    }
+    for expected, out in cases.items():
+        why, text = _why_not_passed(out)
+        assert why == expected, (expected, why, text)
+        assert why == "passed" or (why in REASONS and text)

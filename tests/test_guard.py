@@ -90,8 +90,8 @@ def test_combination_rules():
         .verdict
         for rule in ("all", "any", "mean")
     }
-    assert not outs["all"].passed and outs["any"].passed
-    assert outs["mean"].score == pytest.approx(0.6) and outs["mean"].passed
+    assert not outs["all"].passing and outs["any"].passing
+    assert outs["mean"].score == pytest.approx(0.6) and outs["mean"].passing
     assert set(outs["all"].scores) == {"fake", "fake#2"}
 
 
@@ -236,7 +236,7 @@ async def test_verdicts_appear_in_astream_events():
         async for e in guard.astream_events({"question": "Q?"}, version="v2")
         if e["event"] == "on_custom_event" and e["name"] == VERDICT_EVENT
     ]
-    assert [e["data"]["verdict"]["passed"] for e in events] == [False, True]
+    assert [e["data"]["verdict"]["passing"] for e in events] == [False, True]
 
 
 def test_output_answer_composes_with_an_output_parser():
@@ -863,3 +863,20 @@ def test_guard_result_passed_is_a_deprecated_alias_of_passing():
     old = {**out.model_dump(), "passed": True}
     del old["passing"]
     assert type(out).model_validate(old).passing is True
+
+
+def test_guard_verdict_passed_is_a_deprecated_alias_of_passing():
+    from truthguard.guard import GuardVerdict
+
+    chain, _ = scripted_chain(["x"])
+    verdict = (
+        HallucinationGuard(chain=chain, detectors=FakeDetector(score=0.9)).invoke("Q?").verdict
+    )
+    assert verdict.passing is True and "passed" not in verdict.model_dump()
+    with pytest.warns(DeprecationWarning, match=r"GuardVerdict.passed is deprecated"):
+        assert verdict.passed is True
+    # a verdict recorded (or built) with the old name still loads
+    old = {**verdict.model_dump(), "passed": False}
+    del old["passing"]
+    assert GuardVerdict.model_validate(old).passing is False
+    assert GuardVerdict(passed=True, combine="all").passing is True

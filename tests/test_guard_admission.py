@@ -192,7 +192,98 @@ async def test_over_capacity_passes_when_the_guard_fails_open():
         server.wait_idle()
     refused = [r for r in results if r.verdict.errors]
     assert refused and all(r.status == "passed" and r.verdict.failed_open for r in refused)
+    assert all(r.verdict.over_capacity and r.over_capacity for r in refused)
     assert all("over capacity" in r.verdict.errors["yes"] for r in refused)
+
+
+# -- a refusal goes to the terminal outcome: nothing is redone under load ---------------------
+
+
+def _config_reader(x: Any, config: Any) -> Any:
+    return x  # a step that takes the run config, so ReRetrieve may re-retrieve through it
+
+
+def _chains(server: Any) -> list[Any]:
+    return [r for r in server.requests if str(r.messages[-1]["content"]).startswith("Q:")]
+
+
+async def _refused(guard: HallucinationGuard, n: int, **kw: Any) -> list[Any]:
+    """``n`` runs while the guard's one check slot is held by a check that never ends."""
+    assert guard._gate is not None and await guard._gate.enter(None) is None
+    try:
+        return await asyncio.gather(
+            *(guard.ainvoke({"question": f"q{i}?"}, **kw) for i in range(n)),
+            return_exceptions=True,
+        )
+    finally:
+        guard._gate.leave(None)
+
+
+async def test_a_refused_check_skips_the_policies_that_redo_work_and_falls_back(tmp_path):
+    import json
+
+    from langchain_core.runnables import RunnableLambda
+
+    from truthguard.callbacks import AsyncTruthGuardCallbackHandler, JSONLSink
+    from truthguard.guard import Fallback, Filter, Regenerate, ReRetrieve
+    from truthguard.testing import FakeDetector, OpenAIServer
+
+    path = tmp_path / "records.jsonl"
+    handler = AsyncTruthGuardCallbackHandler(FakeDetector(score=1.0), sinks=[JSONLSink(path)])
+    async with OpenAIServer(reply=_reply) as server:
+        guard = _guard(
+            server,
+            RunnableLambda(_config_reader),
+            policies=[ReRetrieve(k=[4]), Regenerate(), Filter(), Fallback(answer="Not now.")],
+            max_concurrent_checks=1,
+            check_timeout=0.2,
+        )
+        results = await _refused(guard, 3, config={"callbacks": [handler]})
+        server.wait_idle()
+    handler.close(timeout=10)
+    for r in results:
+        assert r.status == "fallback" and r.answer == "Not now." and not r.passing
+        assert [a.policy for a in r.attempts] == [None, "fallback"]  # nothing re-run
+        assert r.over_capacity and r.reason.startswith("rejected: over capacity")
+        assert r.attempts[0].answer is not None  # the refused answer is kept
+    # one chain request per run, and no check request at all
+    assert len(_chains(server)) == 3 and _checks(server) == []
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(records) == 3
+    for rec in records:
+        assert rec["status"] == "failed" and rec["failure"] == "over_capacity"
+        assert rec["error"].startswith("over capacity") and rec["passing"] is None
+        assert rec["answer"].startswith("Answer to")  # the refused answer, not the fallback
+        assert rec["metadata"]["guard_status"] == "fallback"
+        assert rec["metadata"]["guard_released"] == "Not now."
+    summary = handler.summary()
+    assert summary["failures"] == {"over_capacity": 3} and summary["pass_rate"] is None
+
+
+async def test_a_refused_check_without_a_fallback_is_rejected_saying_over_capacity():
+    from truthguard.guard import Regenerate
+    from truthguard.testing import OpenAIServer
+
+    async with OpenAIServer(reply=_reply) as server:
+        guard = _guard(server, policies=[Regenerate()], max_concurrent_checks=1, check_timeout=0.2)
+        (result,) = await _refused(guard, 1)
+    assert result.status == "rejected" and result.n_attempts == 1
+    assert result.verdict.over_capacity and result.reason.startswith("rejected: over capacity")
+    assert "no detector ran" in result.reason and len(_chains(server)) == 1
+
+
+async def test_a_refused_check_raises_with_the_raise_policy():
+    from truthguard.errors import GuardRejected
+    from truthguard.guard import Raise, Regenerate
+    from truthguard.testing import OpenAIServer
+
+    async with OpenAIServer(reply=_reply) as server:
+        guard = _guard(
+            server, policies=[Regenerate(), Raise()], max_concurrent_checks=1, check_timeout=0.2
+        )
+        (error,) = await _refused(guard, 1)
+    assert isinstance(error, GuardRejected) and "over capacity" in str(error)
+    assert len(error.attempts) == 1 and len(_chains(server)) == 1
 
 
 def test_the_bound_is_checked_at_construction():

@@ -68,7 +68,7 @@ def checked(action: Any, passed: bool, answer: str = "Mars.", **kw: Any) -> Atte
         number=action.number,
         policy=action.policy,
         answer=answer,
-        verdict=GuardVerdict(passed=passed, combine="all"),
+        verdict=kw.pop("verdict", None) or GuardVerdict(passing=passed, combine="all"),
         **kw,
     )
 
@@ -318,3 +318,45 @@ def test_result_before_the_end_is_refused():
     loop.start()
     with pytest.raises(RuntimeError, match="not finished"):
         loop.result()
+
+
+def test_after_a_check_refused_over_capacity_only_fallback_and_raise_are_asked():
+    from typing import ClassVar
+
+    from truthguard.guard import Filter, GuardPolicy, ReRetrieve
+
+    class Mine(GuardPolicy):
+        name: ClassVar[str] = "mine"
+
+        async def astep(self, ctx: PolicyContext) -> Rerun:
+            return Rerun(input=ctx.input)
+
+    loop = loop_of(ReRetrieve(k=[4]), Regenerate(), Mine(), Filter(), Raise(), max_attempts=5)
+    action = loop.start()
+    refused = GuardVerdict(passing=False, combine="all", over_capacity=True, reason="rejected")
+    step = asked(loop.attempted(checked(action, False, verdict=refused)))
+    assert loop.over_capacity and isinstance(step.policy, Raise)
+
+    # a real verdict still goes through every policy in order
+    loop = loop_of(ReRetrieve(k=[4]), Regenerate(), Raise())
+    assert isinstance(asked(loop.attempted(checked(loop.start(), False))).policy, ReRetrieve)
+
+    # without a terminal policy the request ends rejected, the refused answer kept
+    loop = loop_of(Regenerate(), Mine())
+    assert loop.attempted(checked(loop.start(), False, verdict=refused)) == Finish("rejected")
+    result = loop.result()
+    assert result.answer is None and result.last_answer == "Mars." and result.over_capacity
+
+
+async def test_a_fallback_after_over_capacity_keeps_the_refusal_as_the_reason():
+    loop = loop_of(Regenerate(), Fallback(answer="unsure"))
+    refused = GuardVerdict(
+        passing=False, combine="all", over_capacity=True, reason="rejected: over capacity: x"
+    )
+    step = asked(loop.attempted(checked(loop.start(), False, verdict=refused)))
+    assert isinstance(step.policy, Fallback)
+    release = loop.stepped(await step.policy.astep(step.context))
+    assert loop.released(release.answer) == Finish("fallback")  # type: ignore[union-attr]
+    result = loop.result()
+    assert result.verdict is None and result.answer == "unsure"
+    assert result.over_capacity and result.reason == "rejected: over capacity: x"

@@ -55,8 +55,8 @@ class Options:
 def test_verdict_for_decides_with_the_guards_options():
     det = FakeDetector(threshold=0.5)
     verdict = verdict_for(Options({"fake": 0.8}), ["fake"], [det], [_result(0.5)])
-    assert not verdict.passed and verdict.passes == {"fake": False}  # 0.7 < the guard's 0.8
-    assert verdict_for(Options(), ["fake"], [det], [_result(0.5)]).passed
+    assert not verdict.passing and verdict.passes == {"fake": False}  # 0.7 < the guard's 0.8
+    assert verdict_for(Options(), ["fake"], [det], [_result(0.5)]).passing
 
 
 class _Raises(FakeDetector):

@@ -25,7 +25,7 @@ EXPORTS = {
         "Rerun",
         "StreamingGuard",
     },
-    "truthguard.guard.admission": {"CheckGate", "Refusal"},
+    "truthguard.guard.admission": {"DEFAULT_MAX_CONCURRENT_CHECKS", "CheckGate", "Refusal"},
     "truthguard.guard.attempts": {
         "Action",
         "AskPolicy",
@@ -65,12 +65,14 @@ EXPORTS = {
     "truthguard.guard.validation": {"input_errors"},
     "truthguard.guard.verdict": {
         "NEVER_OPEN",
+        "OVER_CAPACITY",
         "check_detector_options",
         "check_threshold",
         "decide",
         "never_open",
         "nothing_to_check",
         "normalise",
+        "refused_for_capacity",
         "unique_keys",
     },
     "truthguard.sync": {"adrive", "drive", "run_sync"},

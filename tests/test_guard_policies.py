@@ -160,7 +160,7 @@ def test_raise_policy_carries_every_attempt():
         guard.invoke({"question": "Q?"})
     err = info.value
     assert [a.answer for a in err.attempts] == ["moon 1", "moon 2"]
-    assert err.result is not None and err.result.passed is False
+    assert err.result is not None and err.result.passing is False
     assert err.n_attempts == 2
     assert err.usage.llm_calls == sum(
         a.chain_usage.llm_calls + a.check_usage.llm_calls for a in err.attempts

@@ -31,7 +31,7 @@ def test_attempts_are_child_runs_tagged_and_verdicts_dispatched():
     tags = [t for _, ts, _, _ in children for t in ts if t.startswith("guard:attempt:")]
     assert "guard:attempt:1" in tags and "guard:attempt:2" in tags
     verdicts = [d for name, d, _ in rec.events if name == VERDICT_EVENT]
-    assert [(d["attempt"], d["verdict"]["passed"]) for d in verdicts] == [(1, False), (2, True)]
+    assert [(d["attempt"], d["verdict"]["passing"]) for d in verdicts] == [(1, False), (2, True)]
     assert all(run_id == guard_run for name, _, run_id in rec.events)
 
 
@@ -55,7 +55,7 @@ async def test_astream_events_carry_no_unchecked_answer():
     ]
     assert leaked == []
     assert not any(e["event"] == "on_chat_model_stream" for e in events)
-    verdicts = [e["data"]["verdict"]["passed"] for e in events if e["name"] == VERDICT_EVENT]
+    verdicts = [e["data"]["verdict"]["passing"] for e in events if e["name"] == VERDICT_EVENT]
     assert verdicts == [False, True]
     assert events[-1]["event"] == "on_chain_end"
     assert events[-1]["data"]["output"].answer == "The sun shines."

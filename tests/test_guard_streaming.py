@@ -339,3 +339,68 @@ def test_a_bad_chat_history_names_the_key_before_the_stream_starts():
     with pytest.raises(InvalidInputError) as info:
         list(guard.stream({"question": "Q?", "chat_history": [("human", None)]}))
     assert info.value.field == "chat_history[0]" and model.call_count == 0
+
+
+# -- admission: the same bound as every guard's (guard/admission.py) ----------------------------
+
+
+def _sun(messages: list[dict[str, Any]]) -> str:
+    return "The sun shines. It is warm." if str(messages[-1]["content"]).startswith("Q:") else "ok"
+
+
+def _sun_guard(server: Any, **kw: Any) -> tuple[StreamingGuard, FakeDetector]:
+    prompt = ChatPromptTemplate.from_messages([("human", "Q: {question}")])
+    chain = prompt | server.chat_model(max_retries=0, timeout=5, streaming=True)
+    # one ChatOpenAI call per sentence check
+    checker = FakeDetector(score=1.0, threshold=0.5, model=server.chat_model(max_retries=0))
+    return StreamingGuard(chain=chain, detector=checker, **kw), checker
+
+
+def _is_check(request: Any) -> bool:
+    return not str(request.messages[-1]["content"]).startswith("Q:")
+
+
+async def test_sentence_checks_of_every_stream_share_the_guards_bound():
+    from truthguard.testing import OpenAIServer
+
+    latency = 0.1
+    with OpenAIServer(reply=_sun, latency=latency) as server:
+        guard, checker = _sun_guard(server, max_concurrent_checks=2, check_timeout=None)
+        results = await asyncio.gather(*(guard.ainvoke({"question": f"q{i}?"}) for i in range(4)))
+    assert all(r.status == "passed" for r in results) and checker.check_count == 8
+    checks = [r for r in server.requests if _is_check(r)]
+    for r in checks:  # a check holds its slot for at least its reply's latency
+        overlapping = [o for o in checks if o.received_at <= r.received_at < o.received_at
+                       + latency]  # fmt: skip
+        assert len(overlapping) <= 2
+
+
+async def test_a_sentence_refused_over_capacity_is_withheld_and_only_the_fallback_applies():
+    from truthguard.testing import OpenAIServer
+
+    with OpenAIServer(reply=_sun) as server:
+        guard, checker = _sun_guard(
+            server,
+            max_concurrent_checks=1,
+            check_timeout=0.2,
+            policies=[Regenerate(), Fallback(answer="Not now.")],
+        )
+        assert guard._gate is not None and await guard._gate.enter(None) is None  # slot held
+        try:
+            chunks = [c async for c in guard.astream({"question": "What shines?"})]
+        finally:
+            guard._gate.leave(None)
+        chains = [r for r in server.requests if not _is_check(r)]
+    assert texts(chunks, "sentence") == [] and texts(chunks, "fallback") == ["Not now."]
+    result = chunks[-1].result
+    assert result.status == "fallback" and result.over_capacity
+    assert result.reason.startswith("rejected: over capacity")
+    assert [a.policy for a in result.attempts] == [None, "fallback"]  # no repair stream
+    assert len(chains) == 1 and checker.check_count == 0  # no work on a refused check
+
+
+def test_the_streaming_bound_is_checked_at_construction():
+    with pytest.raises(InvalidInputError) as info:
+        StreamingGuard(chain=repairing_model(), max_concurrent_checks=0)
+    assert info.value.field == "max_concurrent_checks"
+    assert StreamingGuard(chain=repairing_model(), max_concurrent_checks=None)._gate is None

@@ -94,7 +94,7 @@ def test_the_check_survives_a_checkpoint_without_warnings():
         graph.invoke({"question": QUESTION}, config)
         restored = graph.get_state(config).values["truthguard"]
     assert isinstance(restored, Attempt)
-    assert restored.verdict.passed and restored.results[0].detector == "refchecker"
+    assert restored.verdict.passing and restored.results[0].detector == "refchecker"
 
 
 def test_a_messages_graph_checks_the_last_ai_message_against_tool_results():

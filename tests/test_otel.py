@@ -72,7 +72,7 @@ def verdict(passed: bool) -> tuple[list[DetectionResult], GuardVerdict]:
         explanation="claim 1: Contradiction",
     )
     v = GuardVerdict(
-        passed=passed,
+        passing=passed,
         combine="all",
         score=result.score,
         scores={"refchecker": result.score},

@@ -123,7 +123,7 @@ def test_a_checkpoint_written_with_the_old_private_module_names_still_loads(capl
 
 def test_checkpoints_record_public_module_names():
     serde = checkpoint_serializer()
-    verdict = GuardVerdict(passed=True, combine="all")
+    verdict = GuardVerdict(passing=True, combine="all")
     kind, blob = serde.dumps_typed({"verdict": verdict, "label": Label.FACTUAL})
     assert b"truthguard.guard\xacGuardVerdict" in blob and b"_models" not in blob
     assert serde.loads_typed((kind, blob)) == {"verdict": verdict, "label": Label.FACTUAL}

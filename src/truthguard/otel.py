@@ -283,7 +283,7 @@ def emit_verdict(
             response_id=response_id,
             error_type=_error_type(result),
             extra={
-                DECISION: "pass" if verdict.passed else "fail",
+                DECISION: "pass" if verdict.passing else "fail",
                 ATTEMPT: attempt,
                 "truthguard.policy": policy,
                 "truthguard.label": result.label.value,

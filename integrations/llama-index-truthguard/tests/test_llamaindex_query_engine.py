@@ -79,7 +79,7 @@ def test_passing_answer_carries_verdict_attempts_and_usage(index):
     response = GuardedQueryEngine(query_engine=qe, detectors=det).query(QUESTION)
     result = _result(response)
     assert response.response == "Mars has two moons." and result.status == "passed"
-    assert result.verdict.passed and result.n_attempts == 1
+    assert result.verdict.passing and result.n_attempts == 1
     assert [n.node.get_content() for n in response.source_nodes] == result.attempts[0].contexts
     assert len(result.attempts[0].contexts) == 2
     # Usage: the engine's one LLM call (reported tokens) plus the detector's one call.
@@ -152,6 +152,77 @@ async def test_regenerate_keeps_the_passages_re_retrieve_fetched(document_index,
     ]  # fmt: skip
     assert result.attempts[2].contexts == result.attempts[1].contexts
     assert "1610" in prompts[2] and "1610" not in prompts[1]  # the feedback reached it
+
+
+MOONS = "Mars has two small moons, Phobos and Deimos."
+
+
+def _checked_engine(document_index, server, **kw):
+    """Document nodes under MiniLM, answered and checked over ChatOpenAI (one call a check)."""
+    llm = ChatModelLLM(model=server.chat_model(max_retries=0, timeout=10))
+    engine = document_index.as_query_engine(llm=llm, similarity_top_k=2)
+    checker = FakeDetector(score=1.0, threshold=0.5, model=server.chat_model(max_retries=0))
+    return GuardedQueryEngine(query_engine=engine, detectors=checker, **kw), checker
+
+
+def _is_check(request) -> bool:
+    return request.messages[-1]["content"] == MOONS  # the fake checker sends the answer
+
+
+async def test_checks_share_the_engines_bound(document_index):
+    pytest.importorskip("langchain_openai")
+    from truthguard.testing import OpenAIServer
+
+    latency = 0.1
+    with OpenAIServer(reply=MOONS, latency=latency) as server:
+        guarded, checker = _checked_engine(
+            document_index, server, max_concurrent_checks=2, check_timeout=None
+        )
+        responses = await asyncio.gather(*(guarded.aquery(QUESTION) for _ in range(5)))
+    assert all(_result(r).status == "passed" for r in responses) and checker.check_count == 5
+    checks = [r for r in server.requests if _is_check(r)]
+    for r in checks:  # a check holds its slot for at least its reply's latency
+        overlapping = [o for o in checks if o.received_at <= r.received_at < o.received_at
+                       + latency]  # fmt: skip
+        assert len(overlapping) <= 2
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_a_check_refused_over_capacity_goes_to_the_fallback(document_index, use_async):
+    pytest.importorskip("langchain_openai")
+    from truthguard.testing import OpenAIServer
+
+    with OpenAIServer(reply=MOONS) as server:
+        guarded, checker = _checked_engine(
+            document_index,
+            server,
+            max_concurrent_checks=1,
+            check_timeout=0.2,
+            policies=[ReRetrieve(k=[4]), Regenerate(), Fallback(answer="Not now.")],
+        )
+        assert await guarded._gate.enter(None) is None  # the one slot, held
+        try:
+            response = await guarded.aquery(QUESTION) if use_async else guarded.query(QUESTION)
+        finally:
+            guarded._gate.leave(None)
+        answers = [r for r in server.requests if not _is_check(r)]
+    result = _result(response)
+    assert response.response == "Not now." and result.status == "fallback"
+    assert [a.policy for a in result.attempts] == [None, "fallback"]  # no re-retrieval
+    assert result.over_capacity and result.reason.startswith("rejected: over capacity")
+    assert result.attempts[0].answer == MOONS  # the refused answer is kept
+    assert len(answers) == 1 and checker.check_count == 0
+
+
+def test_the_engines_bound_is_checked_at_construction(index):
+    qe, _ = _engine(index, ["Mars."])
+    with pytest.raises(InvalidInputError) as info:
+        GuardedQueryEngine(query_engine=qe, detectors=FakeDetector(), max_concurrent_checks=0)
+    assert info.value.field == "max_concurrent_checks"
+    engine = GuardedQueryEngine(
+        query_engine=qe, detectors=FakeDetector(), max_concurrent_checks=None
+    )
+    assert engine._gate is None
 
 
 def test_re_retrieve_with_a_fallback_retriever(index):

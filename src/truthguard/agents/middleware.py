@@ -585,7 +585,7 @@ class GroundingMiddleware(AgentMiddleware):
                 {
                     "stage": "verdict",
                     "attempt": a.number,
-                    "passed": a.verdict.passed,
+                    "passing": a.verdict.passing,
                     "reason": a.verdict.reason,
                 },
             )
@@ -702,7 +702,7 @@ class GroundingMiddleware(AgentMiddleware):
             attempt=1,
             policy=f"tool:{request.tool_call['name']}",
         )
-        if verdict.passed:
+        if verdict.passing:
             return None
         call = request.tool_call
         notes = "; ".join(r.explanation for r in results if r.explanation) or verdict.reason

@@ -89,8 +89,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--burst-limit",
         type=int,
-        default=32,
-        help="burst: the guard's max_concurrent_checks (32; 0 for no bound)",
+        default=None,
+        help="burst: the guard's max_concurrent_checks (default: the guards' own, 64; 0 for no "
+        "bound)",
     )
     parser.add_argument(
         "--load",
@@ -361,7 +362,7 @@ def _emission(n: int = 2000) -> dict[str, Any] | None:
     result = DetectionResult(
         detector="refchecker", score=0.9, label=Label.FACTUAL, passing=True, explanation="ok"
     )
-    verdict = GuardVerdict(passed=True, combine="all", passes={"refchecker": True})
+    verdict = GuardVerdict(passing=True, combine="all", passes={"refchecker": True})
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
     tracer = provider.get_tracer("truthguard-bench")
@@ -555,8 +556,9 @@ def _burst_faults(n: int, share: float) -> list[Any]:
     every = round(1 / share) if share > 0 else 0
     picked = range(0, n, every) if every else range(0)
     chain = [Fault("500", match=f"Q: burst question #{i}?", times=1) for i in picked]
+    # the checker's prompts fence the question on a line of its own (the chain's says "Q: ...")
     check = [
-        Fault("500", match=f"burst question #{i + every // 2}?", times=1, streaming=False)
+        Fault("500", match=f"\nburst question #{i + every // 2}?\n</question", times=1)
         for i in picked
     ]
     return chain + check
@@ -630,7 +632,10 @@ def _burst(args: argparse.Namespace) -> dict[str, Any] | None:
         answer=prompt | llm | StrOutputParser(),
     ) | RunnableLambda(chain_end)
     checker = RefChecker(extractor=LLMExtractor(model=llm), checker=LLMChecker(model=llm))
-    limit = getattr(args, "burst_limit", 32) or None
+    from truthguard.guard.admission import DEFAULT_MAX_CONCURRENT_CHECKS
+
+    limit = getattr(args, "burst_limit", None)
+    limit = DEFAULT_MAX_CONCURRENT_CHECKS if limit is None else (limit or None)
     guard = HallucinationGuard(
         chain=chain, detectors=checker, check_timeout=timeout, max_concurrent_checks=limit
     )
@@ -645,51 +650,44 @@ def _burst(args: argparse.Namespace) -> dict[str, Any] | None:
             out = e
         return question, out, time.perf_counter()
 
-    async def burst(n: int) -> tuple[list[tuple[str, Any, float]], float]:
+    Level = tuple[int, list[tuple[str, Any, float]], float, dict[str, float]]
+
+    async def bursts() -> list[Level]:
+        # One event loop for every level, as in a service: the user's ChatOpenAI keeps its
+        # async HTTP client on the loop that made it (a second asyncio.run would break it).
         await one(10**6)  # warm-up: clients, imports
-        conn.send("faults")
-        conn.recv()
-        started = time.perf_counter()
-        runs = await asyncio.gather(*(one(i) for i in range(n)))
-        return list(runs), time.perf_counter() - started
+        done = []
+        for n in levels:
+            ended.clear()
+            conn.send("faults")
+            conn.recv()
+            started = time.perf_counter()
+            runs = await asyncio.gather(*(one(i) for i in range(n)))
+            done.append((n, list(runs), time.perf_counter() - started, dict(ended)))
+        return done
 
     rows: list[dict[str, Any]] = []
     try:
-        for n in levels:
-            ended.clear()
-            runs, wall = asyncio.run(burst(n))
-            results = [r for _, r, _ in runs if not isinstance(r, BaseException)]
-            after = [t - ended[q] for q, r, t in runs if q in ended]
-            checked = [a.results for r in results for a in r.attempts[:1] if a.results]
-            reasons = [res.invalid_reason or "" for rs in checked for res in rs]
-            refused = sum(reason.startswith("over capacity") for reason in reasons)
-            others = collections.Counter(
-                (r.verdict.reason if r.verdict else r.status)[:80]
-                for r in results
-                if not r.passing
-                and not any(
-                    (res.invalid_reason or "").startswith("over capacity")
-                    or "timed out" in (res.invalid_reason or "")
-                    for a in r.attempts[:1]
-                    for res in a.results
-                )
-            )
+        for n, runs, wall, chain_ends in asyncio.run(bursts()):
+            outs = [out for _, out, _ in runs]
+            after = [t - chain_ends[q] for q, _, t in runs if q in chain_ends]
+            whys = [_why_not_passed(out) for out in outs]
+            counts = collections.Counter(why for why, _ in whys if why != "passed")
+            examples = {}
+            for why, text in whys:
+                examples.setdefault(why, text)
             rows.append(
                 {
                     "concurrency": n,
-                    "other_reasons": dict(others.most_common(3)),
                     "answers_per_s": n / wall,
-                    "passed": sum(r.passing for r in results),
-                    "errors": n - len(results),
-                    "refused_over_capacity": refused,
-                    "refused_saying_why": refused,  # every refusal's reason names it
-                    "timed_out": sum("timed out" in reason for reason in reasons),
-                    "other_invalid": sum(
-                        bool(reason)
-                        and not reason.startswith("over capacity")
-                        and "timed out" not in reason
-                        for reason in reasons
-                    ),
+                    "passed": sum(why == "passed" for why, _ in whys),
+                    "errors": sum(isinstance(out, BaseException) for out in outs),
+                    # every run that did not pass, by the reason its result gives
+                    "not_passed": {why: counts[why] for why in REASONS if counts[why]},
+                    "reason_examples": {why: examples[why] for why in REASONS if counts[why]},
+                    "refused_over_capacity": counts["over capacity"],
+                    "timed_out": counts["timed out"],
+                    "unexplained": counts["other"],
                     "after_chain_p50_s": _quantile(after, 0.5),
                     "after_chain_p99_s": _quantile(after, 0.99),
                     "overrun_p50_s": max(0.0, _quantile(after, 0.5) - timeout),
@@ -710,31 +708,85 @@ def _burst(args: argparse.Namespace) -> dict[str, Any] | None:
     }
 
 
+REASONS = (
+    "over capacity",
+    "timed out",
+    "LLM error",
+    "invalid LLM output",
+    "unsupported",
+    "unverifiable",
+    "detector raised",
+    "chain error",
+    "guard raised",
+    "other",
+)
+"""Why a burst run did not pass, in the order the table shows them: refused by the guard's
+admission before any work; admitted but not decided within ``check_timeout``; the checker's
+model calls failed (an HTTP 500 after the retries, a connection error); its reply could not be
+parsed; the checker judged the answer unsupported (a decided failure); nothing checkable in
+it; the detector raised on the input; the guarded chain itself failed; the guard raised; none
+of these (a reason the bench does not know yet: a defect to look at)."""
+
+
+def _why_not_passed(out: Any) -> tuple[str, str]:
+    """The :data:`REASONS` entry a burst run's output gives (or "passed"), and its message."""
+    from truthguard.guard.verdict import NEVER_OPEN
+    from truthguard.result import Label
+
+    if isinstance(out, BaseException):
+        return "guard raised", f"{type(out).__name__}: {out}"
+    if out.passing:
+        return "passed", ""
+    attempt = out.attempts[0]
+    verdict = attempt.verdict
+    if verdict is None:
+        return ("chain error" if attempt.error else "other"), attempt.error or out.status
+    if verdict.over_capacity:
+        return "over capacity", verdict.reason
+    for r in attempt.results:
+        details = r.details or {}
+        text = r.invalid_reason or r.explanation or verdict.reason
+        if details.get("error") == "timeout":
+            return "timed out", text
+        if details.get("failure") == "llm_call":
+            return "LLM error", f"{text} ({details.get('error')})"
+        if details.get(NEVER_OPEN):
+            return "detector raised", text
+        if r.label == Label.INVALID and "stage" in details:
+            return "invalid LLM output", text
+        if r.label == Label.HALLUCINATED:
+            return "unsupported", text
+        if r.label == Label.UNVERIFIABLE and r.passing is not True:
+            return "unverifiable", text
+    return "other", verdict.reason
+
+
 def _format_burst(b: dict[str, Any]) -> list[str]:
     lines = [
         "",
         f"Burst over HTTP: concurrent guarded ainvoke of a ChatOpenAI chain, checked by an LLM "
         f"RefChecker (extractor + checker, 2 requests per check) over the same ChatOpenAI; "
-        f"server {b['latency'] * 1000:.0f} ms per reply, {b['fault_share']:.0%} of requests "
-        f"fail once (500); handler attached; check_timeout {b['check_timeout']:g} s, "
-        f"max_concurrent_checks {b['max_concurrent_checks']}",
-        f"{'runs':>6}{'answers/s':>11}{'passed':>8}{'refused':>9}{'timed out':>11}{'other':>7}"
-        f"{'after chain p50':>17}{'p99':>8}{'overrun p50':>13}{'p99':>8}",
+        f"server {b['latency'] * 1000:.0f} ms per reply, {b['fault_share']:.0%} of chain and of "
+        f"checker requests fail once (500); handler attached; check_timeout "
+        f"{b['check_timeout']:g} s, max_concurrent_checks {b['max_concurrent_checks']}",
+        f"{'runs':>6}{'answers/s':>11}{'passed':>8}{'after chain p50':>17}{'p99':>8}"
+        f"{'overrun p50':>13}{'p99':>8}  not passed, by reason",
     ]
     for r in b["rows"]:
+        why = ", ".join(f"{k} {v}" for k, v in r["not_passed"].items()) or "-"
         lines.append(
             f"{r['concurrency']:>6}{r['answers_per_s']:>11.1f}{r['passed']:>8}"
-            f"{r['refused_over_capacity']:>9}{r['timed_out']:>11}"
-            f"{r['concurrency'] - r['passed'] - r['refused_over_capacity'] - r['timed_out']:>7}"
             f"{r['after_chain_p50_s']:>16.2f}s{r['after_chain_p99_s']:>7.2f}s"
-            f"{r['overrun_p50_s']:>12.2f}s{r['overrun_p99_s']:>7.2f}s"
+            f"{r['overrun_p50_s']:>12.2f}s{r['overrun_p99_s']:>7.2f}s  {why}"
         )
     lines.append(
-        "refused: over capacity, before any work, each result's reason says so; other: "
-        "checked and failed, or another reason given (passed = within the deadline; after "
-        "chain = the guard's return after the chain's end); the "
-        f"handler's own detector ran {b['handler_checks']} time(s): it records the guard's "
-        "verdict"
+        "passed = decided and passing within the deadline; after chain = the guard's return after "
+        "the chain's end; over capacity = refused by the guard's admission before any work; "
+        "timed out = admitted, not decided in time; LLM error = the checker's calls failed after "
+        "their retries; unsupported = the checker judged the answer unsupported; other = a "
+        "reason the bench does not know (the JSON's reason_examples holds one message per "
+        f"reason); the handler's own detector ran {b['handler_checks']} time(s): it records the "
+        "guard's verdict"
     )
     return lines
 

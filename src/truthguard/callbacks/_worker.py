@@ -373,7 +373,8 @@ class Scorer:
         ``score`` is the verdict's mean normalised score and ``passing`` whether the guard let
         the answer through; the label is the one detector's label (or, with several, factual
         when the verdict passed). A verdict no checker could give (every result an outage) is a
-        failed record, as it would be for the handler's own check.
+        failed record, as it would be for the handler's own check; a check the guard refused
+        over capacity is one with failure ``"over_capacity"`` and the refusal as its error.
         """
         verdict, results = attempt.verdict, list(attempt.results)
         base = self._base(capture)
@@ -389,14 +390,23 @@ class Scorer:
         if capture.guard_released is not None:
             base["metadata"]["guard_released"] = capture.guard_released
         usage = attempt.check_usage.model_dump()
-        if results and all(_is_outage(r) for r in results):
+        failure: Failure | None = None
+        if verdict.over_capacity:  # refused before any detector ran: the refusal says why
+            failure = "over_capacity"
+            error = next((r.invalid_reason for r in results if r.invalid_reason), None)
+            error = error or next(iter(verdict.errors.values()), "over capacity")
+        elif results and all(_is_outage(r) for r in results):
+            failure = "outage"
+            error = "checker unavailable: " + "; ".join(
+                r.invalid_reason or r.explanation for r in results
+            )
+        if failure is not None:
             return ScoreRecord(
                 status="failed",
-                failure="outage",
+                failure=failure,
                 label="invalid",
                 explanation=verdict.reason,
-                error="checker unavailable: "
-                + "; ".join(r.invalid_reason or r.explanation for r in results),
+                error=error,
                 usage=usage,
                 scored_at=time.time(),
                 score_seconds=attempt.check_usage.wall_seconds,
@@ -407,11 +417,11 @@ class Scorer:
         elif not results and verdict.errors and not any(verdict.passes.values()):
             label = "invalid" if verdict.score is None else "hallucinated"
         else:
-            label = "factual" if verdict.passed else "hallucinated"
+            label = "factual" if verdict.passing else "hallucinated"
         return ScoreRecord(
             status="scored",
             score=verdict.score,
-            passing=verdict.passed,
+            passing=verdict.passing,
             label=label,
             explanation=verdict.reason,
             usage=usage,

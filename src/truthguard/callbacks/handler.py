@@ -94,7 +94,9 @@ _DOC = """
             passing) and that attempt's contexts; the record's ``metadata`` says
             ``truthguard_source: "guard"``, ``guard_status`` how the guard ended and, after a
             fallback, ``guard_released`` the text it released. A fallback with no checked
-            answer before it is checked by ``detector`` either way.
+            answer before it is checked by ``detector`` either way. A check the guard refused
+            over capacity is recorded ``failed`` (failure ``"over_capacity"``, its error the
+            refusal's reason), never checked again here.
 
     Every capture gets exactly one record. Streamed runs (``stream`` / ``astream``) are
     captured like invoked ones. A check whose model calls failed is recorded ``failed``

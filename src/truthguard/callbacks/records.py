@@ -28,9 +28,10 @@ __all__ = [
 ]
 
 
-Failure = Literal["timeout", "outage", "error", "queue_full", "closed"]
+Failure = Literal["timeout", "outage", "error", "queue_full", "closed", "over_capacity"]
 """Why a record is ``failed``: the check ran out of time, its model calls failed, it raised, the
-queue was full, or the handler was closed before (or when) the capture could be scored."""
+queue was full, the handler was closed before (or when) the capture could be scored, or a
+guard refused the check over capacity (``max_concurrent_checks``) before any detector ran."""
 
 
 def _clean(value: Any) -> Any:
@@ -56,7 +57,7 @@ class ScoreRecord(BaseModel):
     """``scored``, or ``failed`` with ``failure`` and ``error`` saying why."""
     failure: Failure | None = None
     """Kind of failure of a ``failed`` record (``timeout``, ``outage``, ``error``,
-    ``queue_full``, ``closed``); None when scored."""
+    ``queue_full``, ``closed``, ``over_capacity``); None when scored."""
     question: str
     """The question found in the run's input (or the last human message)."""
     answer: str

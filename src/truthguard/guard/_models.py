@@ -12,15 +12,32 @@ from truthguard.result import DetectionResult, Usage
 __all__ = ["Attempt", "GuardResult", "GuardVerdict"]
 
 
-class GuardVerdict(BaseModel):
+class _RenamedPassing(BaseModel):
+    """A model whose ``passing`` field was called ``passed``: the old name still loads (pickles,
+    LangGraph checkpoints, verdict events, callers passing it) and reads, with a warning."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_name(cls, data: Any) -> Any:
+        return _passing(data)
+
+    @property
+    def passed(self) -> bool:
+        """Deprecated alias of :attr:`passing`."""
+        _renamed(type(self).__name__)
+        return self.passing  # type: ignore[attr-defined,no-any-return]
+
+
+class GuardVerdict(_RenamedPassing):
     """The combined decision of the guard's detectors on one answer."""
 
     model_config = ConfigDict(extra="forbid")
 
-    passed: bool
-    """Whether the answer may be released."""
+    passing: bool
+    """Whether the answer may be released (``passed`` before, still accepted and readable,
+    deprecated)."""
     combine: Literal["all", "any", "mean"]
-    """The combination rule that decided ``passed``."""
+    """The combination rule that decided ``passing``."""
     score: float | None = None
     """Mean of the normalised scores in [0, 1] (None when no detector gave a score)."""
     scores: dict[str, float | None] = Field(default_factory=dict)
@@ -31,6 +48,10 @@ class GuardVerdict(BaseModel):
     """Detectors that errored, timed out or gave no verdict, with the reason."""
     failed_open: bool = False
     """True when a detector error was counted as a pass (``on_error="open"``)."""
+    over_capacity: bool = False
+    """True when the check was refused over capacity (``max_concurrent_checks``) before any
+    detector ran: no verdict on the answer, so only policies that add no work apply after it
+    (``GuardPolicy.after_over_capacity``)."""
     decided_by: dict[str, str] = Field(default_factory=dict)
     """Per cascade detector key, the stage that decided (``details["decided_by"]``)."""
     reason: str = ""
@@ -68,7 +89,7 @@ class Attempt(BaseModel):
     @property
     def passing(self) -> bool:
         """True when this answer was checked and passed."""
-        return self.verdict is not None and self.verdict.passed
+        return self.verdict is not None and self.verdict.passing
 
     @property
     def passed(self) -> bool:
@@ -77,7 +98,7 @@ class Attempt(BaseModel):
         return self.passing
 
 
-class GuardResult(BaseModel):
+class GuardResult(_RenamedPassing):
     """The guard's output: the released answer plus everything that led to it.
 
     ``status`` is ``"passed"`` when a checked answer passed, ``"fallback"`` when a fallback answer
@@ -108,29 +129,40 @@ class GuardResult(BaseModel):
     usage: Usage
     """Total LLM usage over all attempts: the chain's calls and the detectors' calls."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _old_name(cls, data: Any) -> Any:
-        # results recorded before the rename (pickles, LangGraph checkpoints) say "passed"
-        if isinstance(data, dict) and "passed" in data and "passing" not in data:
-            data = {**data, "passing": data["passed"]}
-            del data["passed"]
-        return data
-
-    @property
-    def passed(self) -> bool:
-        """Deprecated alias of :attr:`passing`."""
-        _renamed("GuardResult")
-        return self.passing
-
     @property
     def n_attempts(self) -> int:
         return len(self.attempts)
 
     @property
+    def reason(self) -> str:
+        """One sentence on why the guard ended as it did: the verdict's reason; for a fallback
+        (released unchecked), the reason the last checked answer was refused ("" when none was
+        checked)."""
+        if self.verdict is not None:
+            return self.verdict.reason
+        refused = next((a.verdict for a in reversed(self.attempts) if a.verdict), None)
+        return "" if refused is None else refused.reason
+
+    @property
+    def over_capacity(self) -> bool:
+        """True when the last check of the request was refused over capacity (no detector ran
+        on the answer): the guard's outcome says nothing about the answer's grounding."""
+        checked = next((a.verdict for a in reversed(self.attempts) if a.verdict), None)
+        return checked is not None and checked.over_capacity
+
+    @property
     def last_answer(self) -> str | None:
         """The last answer any attempt produced, released or not (for inspection)."""
         return next((a.answer for a in reversed(self.attempts) if a.answer is not None), None)
+
+
+def _passing(data: Any) -> Any:
+    """``data`` with the old field name ``passed`` read as ``passing``: records made before the
+    rename (pickles, LangGraph checkpoints, verdict events) and callers still passing it."""
+    if isinstance(data, dict) and "passed" in data and "passing" not in data:
+        data = {**data, "passing": data["passed"]}
+        del data["passed"]
+    return data
 
 
 def _renamed(owner: str) -> None:

@@ -131,8 +131,10 @@ class AttemptLoop:
     """The attempt loop of one guarded request: which action comes next, and the records.
 
     Policies are tried in order, each up to its ``max_uses``; once ``max_attempts`` attempts
-    are recorded only terminal policies (fallback, raise) are still asked. A policy that raises
-    is recorded as a failed attempt and the next one is asked, except for
+    are recorded only terminal policies (fallback, raise) are still asked. Once a check was
+    refused over capacity (its verdict's ``over_capacity``), only policies with
+    ``after_over_capacity`` (fallback, raise) are: retrying would add to the overload. A policy
+    that raises is recorded as a failed attempt and the next one is asked, except for
     :class:`~truthguard.errors.GuardRejected` (the ``Raise`` policy), which ends the request.
     The model calls a policy makes (a query rewriter) are counted into the attempt it produces.
     Policies build on each other: a step that runs the guarded chain again keeps the
@@ -203,6 +205,9 @@ class AttemptLoop:
         # What earlier policies changed (more passages, a rewritten query): later ones keep it.
         self._carried_input: Any = input
         self._carried_configurable: dict[str, Any] = {}
+        self.over_capacity = False
+        """A check of this request was refused over capacity: from then on only policies with
+        ``after_over_capacity`` (``Fallback``, ``Raise``) are asked."""
 
     # -- what the guard reports -----------------------------------------------------------------
 
@@ -240,6 +245,8 @@ class AttemptLoop:
             self.errors.append(error)
         if released is not None:
             self._released = released
+        if action.check and attempt.verdict is not None and attempt.verdict.over_capacity:
+            self.over_capacity = True
         if not action.check:
             if attempt.answer is not None if answered is None else answered:
                 return self._finish("fallback")
@@ -393,6 +400,8 @@ class AttemptLoop:
         exhausted = len(self.attempts) >= self.max_attempts
         for i, p in enumerate(self.policies):
             if self._uses[i] >= p.max_uses or (exhausted and not p.terminal):
+                continue
+            if self.over_capacity and not p.after_over_capacity:
                 continue
             return i
         return None

@@ -24,7 +24,7 @@ from truthguard.guard._runs import attempt_config
 from truthguard.guard.admission import CheckGate, Refusal
 from truthguard.guard.attempts import AttemptLoop
 from truthguard.guard.usage import UsageCollector
-from truthguard.guard.verdict import NEVER_OPEN, Combine, OnError, decide
+from truthguard.guard.verdict import NEVER_OPEN, OVER_CAPACITY, Combine, OnError, decide
 from truthguard.result import DetectionResult
 
 __all__ = [
@@ -208,13 +208,13 @@ def over_capacity(detector: Runnable[Any, Any], refusal: Refusal) -> DetectionRe
     return DetectionResult.invalid(
         name,
         refusal.reason,
-        details={"error": "over_capacity", "waited": refusal.waited, "queued": refusal.queued},
+        details={"error": OVER_CAPACITY, "waited": refusal.waited, "queued": refusal.queued},
     )
 
 
 async def run_checks(
     detectors: Sequence[Runnable[Any, Any]],
-    payload: dict[str, Any],
+    payload: Mapping[str, Any] | Sequence[Mapping[str, Any]],
     config: RunnableConfig | None,
     *,
     timeout: float | None,
@@ -222,11 +222,15 @@ async def run_checks(
 ) -> list[DetectionResult]:
     """Every detector on one answer, concurrently, within one deadline; never raising.
 
-    The deadline is ``timeout`` seconds from now, the wait for a slot of ``gate`` included: a
-    check the gate does not admit in time gets an ``invalid`` result per detector saying "over
-    capacity" (:func:`over_capacity`) without any work spent on it, and an admitted one has
-    what is left of the deadline (:func:`run_detector`).
+    ``payload`` is the detector input: one for every detector, or one per detector (the
+    LlamaIndex engine gives each only the fields it accepts). The deadline is ``timeout``
+    seconds from now, the wait for a slot of ``gate`` included: a check the gate does not admit
+    in time gets an ``invalid`` result per detector saying "over capacity"
+    (:func:`over_capacity`) without any work spent on it, and an admitted one has what is left
+    of the deadline (:func:`run_detector`). Every guard checks through here, the streaming one
+    sentence by sentence.
     """
+    payloads = [payload] * len(detectors) if isinstance(payload, Mapping) else list(payload)
     deadline = None if timeout is None else time.monotonic() + timeout
     if gate is not None:
         refusal = await gate.enter(deadline)
@@ -237,7 +241,10 @@ async def run_checks(
     try:
         left = None if deadline is None else max(0.0, deadline - admitted)
         results = await asyncio.gather(
-            *(run_detector(d, payload, config, timeout=left) for d in detectors)
+            *(
+                run_detector(d, dict(p), config, timeout=left)
+                for d, p in zip(detectors, payloads, strict=True)
+            )
         )
         held = time.monotonic() - admitted
     finally:

@@ -32,7 +32,7 @@ from truthguard.guard._runs import (
     scoped_config,
     with_feedback_slot,
 )
-from truthguard.guard.admission import CheckGate
+from truthguard.guard.admission import DEFAULT_MAX_CONCURRENT_CHECKS, CheckGate
 from truthguard.guard.attempts import Action, AskPolicy, Finish, RunAttempt
 from truthguard.guard.check import (
     CheckLoop,
@@ -131,11 +131,13 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     """Seconds the check of one answer may take from the chain's end, a wait for a check slot
     included (the guard returns within it even when a detector ignores cancellation); None for
     no limit."""
-    max_concurrent_checks: int | None = Field(default=32, ge=1)
+    max_concurrent_checks: int | None = Field(default=DEFAULT_MAX_CONCURRENT_CHECKS, ge=1)
     """Most answers this guard checks at once; the rest wait their turn in arrival order. A
     check that cannot finish within ``check_timeout`` (counted from the chain's end, the wait
     included) is refused before any work is spent on it, with an ``invalid`` result whose
-    reason starts "over capacity" (a failure, or a pass with ``on_error="open"``). None for no
+    reason starts "over capacity" (a failure, or a pass with ``on_error="open"``). After such a
+    refusal only ``Fallback`` and ``Raise`` apply (re-running the chain or checking again would
+    add to the overload); the result's ``over_capacity`` and ``reason`` say so. None for no
     bound."""
     check_loop: CheckLoop = "caller"
     """Deprecated, no effect: checks run on the caller's event loop (``"truthguard"`` warns;
@@ -208,7 +210,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
             bounds=score_bounds(keys, self.detectors),
         )
         self._check_policies()
-        self._gate = CheckGate(self.max_concurrent_checks) if self.max_concurrent_checks else None
+        self._gate = CheckGate.bounding(self.max_concurrent_checks)
         return self
 
     def _check_policies(self) -> None:

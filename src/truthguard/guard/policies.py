@@ -201,6 +201,12 @@ class GuardPolicy(BaseModel, ABC):
     name: ClassVar[str] = "policy"
     terminal: ClassVar[bool] = False
     """Terminal policies end the loop (fallback, raise) and still apply once attempts run out."""
+    after_over_capacity: ClassVar[bool] = False
+    """Asked after a check refused over capacity (``max_concurrent_checks``). Such a refusal is
+    no verdict on the answer, and another chain run or check would only add to the overload, so
+    the guard goes to its terminal outcome: ``Fallback`` and ``Raise`` set this; ``ReRetrieve``,
+    ``Regenerate``, ``Filter`` (a check per sentence) and your own policies, unless they set it,
+    are skipped."""
 
     max_uses: int = Field(default=1, ge=1)
     """How many times the guard may apply this policy to one request."""
@@ -372,6 +378,7 @@ class Fallback(GuardPolicy):
 
     name: ClassVar[str] = "fallback"
     terminal: ClassVar[bool] = True
+    after_over_capacity: ClassVar[bool] = True
 
     answer: str | None = None
     """A fixed answer to release."""
@@ -456,6 +463,7 @@ class Raise(GuardPolicy):
 
     name: ClassVar[str] = "raise"
     terminal: ClassVar[bool] = True
+    after_over_capacity: ClassVar[bool] = True
 
     async def astep(self, ctx: PolicyContext) -> Step:
         last = ctx.last

@@ -36,13 +36,14 @@ from truthguard.guard._runs import (
     scoped_config,
     with_feedback_slot,
 )
+from truthguard.guard.admission import DEFAULT_MAX_CONCURRENT_CHECKS, CheckGate
 from truthguard.guard.attempts import Action, AskPolicy, Finish, RunAttempt
 from truthguard.guard.check import (
     CheckLoop,
     attempt_loop,
     base_detector,
     deprecated_check_loop,
-    run_detector,
+    run_checks,
     thresholds_for,
     we_are_cancelled,
 )
@@ -152,7 +153,13 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
     max_attempts: int = Field(default=3, ge=1)
     """Most chain streams per request, the first included (terminal policies still apply)."""
     check_timeout: float | None = Field(default=30.0, gt=0)
-    """Seconds one sentence check may take; None for no limit."""
+    """Seconds one sentence check may take from the sentence's end, a wait for a check slot
+    included; None for no limit."""
+    max_concurrent_checks: int | None = Field(default=DEFAULT_MAX_CONCURRENT_CHECKS, ge=1)
+    """Most sentence checks this guard runs at once, over all its streams; the rest wait their
+    turn in arrival order, and one that cannot finish within ``check_timeout`` is refused
+    before any work ("over capacity"), as in ``HallucinationGuard``: the sentence is withheld
+    and only ``Fallback`` / ``Raise`` apply. None for no bound."""
     check_loop: CheckLoop = "caller"
     """Deprecated, no effect: sentence checks run on the caller's event loop (``"truthguard"``
     warns)."""
@@ -183,6 +190,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
 
     _chain_for_attempts: Runnable[Any, Any] | None = PrivateAttr(default=None)
     _n_models: int = PrivateAttr(default=0)
+    _gate: CheckGate | None = PrivateAttr(default=None)
 
     def __init__(self, **kwargs: Any) -> None:
         with input_errors():
@@ -216,6 +224,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
         for p in self.policies:
             p.validate_chain(self.chain)
         self._chain_for_attempts, self._n_models = with_feedback_slot(self.chain)
+        self._gate = CheckGate.bounding(self.max_concurrent_checks)
         return self
 
     @property
@@ -422,14 +431,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
             outcome.contexts = ctx
             payload = check_input(question, sentence, ctx, history)
             with scoped_config(check_config):
-                task = asyncio.ensure_future(
-                    run_detector(
-                        self._detector(),
-                        payload,
-                        check_config,
-                        timeout=self.check_timeout,
-                    )
-                )
+                task = asyncio.ensure_future(self._check(payload, check_config))
             pending.append((sentence, task))
 
         def judge(sentence: str, task: asyncio.Future[DetectionResult] | None) -> GuardChunk | None:
@@ -443,7 +445,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
             otel.emit_verdict(list(verdict.passes), [result], verdict, attempt=number)
             outcome.results.append(result)
             outcome.verdict = verdict
-            if not verdict.passed:
+            if not verdict.passing:
                 if self._filters:
                     outcome.withheld.append(sentence)
                     return _WITHHELD
@@ -496,6 +498,14 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
                 if task is not None:
                     task.cancel()
             await stream.aclose()  # type: ignore[attr-defined]
+
+    async def _check(self, payload: dict[str, Any], config: RunnableConfig) -> DetectionResult:
+        """One sentence's check, admitted by the guard's gate (as every guard's checks are)."""
+        detector = self._detector()
+        (result,) = await run_checks(
+            [detector], payload, config, timeout=self.check_timeout, gate=self._gate
+        )
+        return result
 
     def _notice(self, text: str, attempt: int, released: list[str]) -> GuardChunk:
         return GuardChunk(kind="notice", text=(" " if released else "") + text, attempt=attempt)

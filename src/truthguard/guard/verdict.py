@@ -15,12 +15,14 @@ from truthguard.result import NEVER_OPEN, DetectionResult, Label
 
 __all__ = [
     "NEVER_OPEN",
+    "OVER_CAPACITY",
     "check_detector_options",
     "check_threshold",
     "decide",
     "never_open",
     "normalise",
     "nothing_to_check",
+    "refused_for_capacity",
     "unique_keys",
 ]
 
@@ -33,6 +35,17 @@ def never_open(result: DetectionResult) -> bool:
     excuse: letting the answer through would make the error a pass.
     """
     return bool(result.details.get(NEVER_OPEN)) if result.details else False
+
+
+OVER_CAPACITY = "over_capacity"
+"""``details["error"]`` of a result whose check the guard's admission refused before any work
+(:func:`truthguard.guard.check.over_capacity`)."""
+
+
+def refused_for_capacity(result: DetectionResult) -> bool:
+    """True for the ``invalid`` result of a check refused over capacity: no detector ran, so it
+    says nothing about the answer."""
+    return bool(result.details) and result.details.get("error") == OVER_CAPACITY
 
 
 Combine = Literal["all", "any", "mean"]
@@ -154,7 +167,9 @@ def decide(
     A detector "gives no verdict" when its result is invalid (error, time-out, unparseable model
     output) or unverifiable. ``on_error="open"`` counts such a detector as passing (and, for
     ``mean``, leaves it out); ``"closed"`` counts it as failing (score 0 for ``mean``). A result
-    flagged :data:`NEVER_OPEN` (the detector raised) fails in both modes.
+    flagged :data:`NEVER_OPEN` (the detector raised) fails in both modes. A check refused over
+    capacity (:func:`refused_for_capacity`: no detector ran) counts as no verdict too, and the
+    verdict says so (``over_capacity``, and a reason starting with the refusal's).
 
     An answer with nothing to check (:func:`nothing_to_check`: a refusal, or only greetings,
     questions and opinions) passes with ``refusals="release"``; ``"retry"`` counts it as a
@@ -195,20 +210,31 @@ def decide(
         ]
         passed = (sum(pool) / len(pool) >= mean_threshold) if pool else open_
     failed_open = bool(set(errors) - hard) and open_ and passed
+    # refused before any work: no verdict on the answer, so no policy that redoes work applies
+    over_capacity = bool(results) and all(refused_for_capacity(r) for r in results)
+    reason = _reason(passed, combine, passes, errors, hard, mean, mean_threshold, on_error)
+    if over_capacity:
+        counted = "a pass (the guard fails open)" if open_ else "a failure (the guard fails closed)"
+        refusal = results[0].invalid_reason or OVER_CAPACITY
+        reason = (
+            f"{'passed' if passed else 'rejected'}: {refusal}; no detector ran, counted as "
+            f"{counted}"
+        )
     return GuardVerdict(
-        passed=passed,
+        passing=passed,
         combine=combine,
         score=mean,
         scores=scores,
         passes=passes,
         errors=errors,
         failed_open=failed_open,
+        over_capacity=over_capacity,
         decided_by={
             k: d
             for k, r in zip(keys, results, strict=True)
             if isinstance(d := r.details.get("decided_by"), str)
         },
-        reason=_reason(passed, combine, passes, errors, hard, mean, mean_threshold, on_error),
+        reason=reason,
     )
 
 

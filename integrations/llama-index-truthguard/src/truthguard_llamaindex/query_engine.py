@@ -21,7 +21,6 @@ so there is no recursion and no event loop started inside a running one.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import logging
 import time
@@ -43,7 +42,7 @@ from llama_index.core.callbacks.base import CallbackManager
 from llama_index.core.prompts.mixin import PromptMixinType
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import QueryBundle
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from truthguard import otel
 from truthguard.detector import BaseDetector, context_text
@@ -58,11 +57,12 @@ from truthguard.guard import (
     ReRetrieve,
     Rerun,
 )
+from truthguard.guard.admission import DEFAULT_MAX_CONCURRENT_CHECKS, CheckGate
 from truthguard.guard.attempts import Action, AskPolicy, AttemptLoop, Finish, RunAttempt
 from truthguard.guard.check import (
     CheckLoop,
     deprecated_check_loop,
-    run_detector,
+    run_checks,
     score_bounds,
     verdict_for,
 )
@@ -107,6 +107,7 @@ class FallbackEngine(GuardPolicy):
 
     name: ClassVar[str] = "fallback_engine"
     terminal: ClassVar[bool] = True
+    after_over_capacity: ClassVar[bool] = True
 
     engine: BaseQueryEngine
     """The query engine that answers instead."""
@@ -195,7 +196,13 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
     max_attempts: int = Field(default=3, ge=1)
     """Most answers per query, the first included (terminal policies still apply)."""
     check_timeout: float | None = Field(default=60.0, gt=0)
-    """Seconds one detector may spend on one answer; None for no limit."""
+    """Seconds the check of one answer may take from the engine's answer, a wait for a check
+    slot included; None for no limit."""
+    max_concurrent_checks: int | None = Field(default=DEFAULT_MAX_CONCURRENT_CHECKS, ge=1)
+    """Most answers this engine checks at once (``query`` and ``aquery`` together); the rest
+    wait their turn in arrival order, and one that cannot finish within ``check_timeout`` is
+    refused before any work ("over capacity"), as in ``HallucinationGuard``: then only
+    ``Fallback`` / ``FallbackEngine`` / ``Raise`` apply. None for no bound."""
     check_loop: CheckLoop = "caller"
     """Deprecated, no effect: ``aquery``'s checks run on the caller's event loop (``query``'s
     on truthguard's, as every sync entry point); ``"truthguard"`` warns."""
@@ -212,6 +219,8 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
     that accept them."""
     callback_manager: CallbackManager | None = Field(default=None, exclude=True)
     """Legacy LlamaIndex callbacks (default: the wrapped engine's)."""
+
+    _gate: CheckGate | None = PrivateAttr(default=None)
 
     def __init__(self, **kwargs: Any) -> None:
         with input_errors():
@@ -238,6 +247,7 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
         self._check_fields()
         for i, policy in enumerate(self.policies):
             self._check_policy(f"policies[{i}]", policy)
+        self._gate = CheckGate.bounding(self.max_concurrent_checks)
         return self
 
     def _check_fields(self) -> None:
@@ -454,19 +464,13 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
             fields = detector.input_model.model_fields
             return {**base, **{k: v for k, v in self.detector_fields.items() if k in fields}}
 
-        # As in the core guard: the answer survives any detector failure or time-out.
-        return list(
-            await asyncio.gather(
-                *(
-                    run_detector(
-                        d,
-                        payload(d),
-                        None,
-                        timeout=self.check_timeout,
-                    )
-                    for d in self.detectors
-                )
-            )
+        # As in the core guard: the answer survives any detector failure, time-out or refusal.
+        return await run_checks(
+            self.detectors,
+            [payload(d) for d in self.detectors],
+            None,
+            timeout=self.check_timeout,
+            gate=self._gate,
         )
 
     def _decide(self, results: list[DetectionResult]) -> GuardVerdict:
