@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from truthguard.refchecker._analysis import Against, analyse
 
-__all__ = ["PAIRS", "Flip", "flips"]
+__all__ = ["GRADED", "PAIRS", "Flip", "flips"]
 
 PAIRS: tuple[tuple[str, str], ...] = (
     ("win", "lose"),
@@ -51,10 +51,37 @@ PAIRS: tuple[tuple[str, str], ...] = (
 )
 """Opposite lemmas, each pair both ways."""
 
+GRADED: tuple[tuple[str, str], ...] = (
+    ("wide", "narrow"),
+    ("broad", "narrow"),
+    ("hot", "cold"),
+    ("warm", "cold"),
+    ("high", "low"),
+    ("large", "small"),
+    ("big", "small"),
+    ("long", "short"),
+    ("strong", "weak"),
+    ("rich", "poor"),
+    ("easy", "difficult"),
+    ("early", "late"),
+    ("deep", "shallow"),
+    ("thick", "thin"),
+    ("wet", "dry"),
+    ("cheap", "expensive"),
+    ("harsh", "mild"),
+    ("severe", "mild"),
+    ("harsh", "gentle"),
+    ("common", "rare"),
+    ("urban", "rural"),
+)
+"""Opposite qualities of degree ("a wide meander" / "a narrow meander"). Their comparatives are
+converse ("A is wider than B" is "B is narrower than A"), so a comparative or superlative on
+either side flips nothing."""
+
 
 def _opposites() -> dict[str, frozenset[str]]:
     out: dict[str, set[str]] = {}
-    for a, b in PAIRS:
+    for a, b in PAIRS + GRADED:
         out.setdefault(a, set()).add(b)
         out.setdefault(b, set()).add(a)
     return {k: frozenset(v) for k, v in out.items()}
@@ -74,6 +101,17 @@ def _lemmas(word: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def _compared(word: str) -> bool:
+    """Whether ``word`` is a comparative or superlative of a quality of degree ("wider",
+    "narrowest"), whose opposite says the same of the other side."""
+    return word.endswith(("er", "est")) and any(
+        word != lemma and lemma in _GRADED_WORDS for lemma in _lemmas(word)
+    )
+
+
+_GRADED_WORDS = frozenset(w for pair in GRADED for w in pair)
+
+
 @dataclass(frozen=True)
 class Flip(Against):
     """A claim word whose opposite the evidence sentence states."""
@@ -84,9 +122,11 @@ def flips(claim_text: str, evidence_text: str) -> list[Flip]:
     claim, evidence = analyse(claim_text), analyse(evidence_text)
     evidence_lemmas = [(t, _lemmas(t.norm)) for t in evidence.tokens if t.norm.isalpha()]
     stated = frozenset().union(*(lemmas for _, lemmas in evidence_lemmas))
+    # "later" states "late" too, but sets nothing against "early"
+    evidence_lemmas = [(t, lemmas) for t, lemmas in evidence_lemmas if not _compared(t.norm)]
     out = []
     for t in claim.tokens:
-        if not t.norm.isalpha():
+        if not t.norm.isalpha() or _compared(t.norm):
             continue
         mine = _lemmas(t.norm)
         if mine & stated:
