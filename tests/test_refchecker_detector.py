@@ -1097,6 +1097,31 @@ RAG_ANSWERS = [
         "The canal opened in 1914. The United States took over the project in 1906.",
         False,
     ),
+    # a count the answer works out itself passes when it agrees with what it lists or spans
+    (
+        "When were the bombs dropped?",
+        ["Hiroshima was bombed on 6 August 1945. Nagasaki was bombed on 9 August 1945."],
+        "Hiroshima was bombed on 6 August 1945 and Nagasaki three days later, on 9 August.",
+        True,
+    ),
+    (
+        "When were the bombs dropped?",
+        ["Hiroshima was bombed on 6 August 1945. Nagasaki was bombed on 9 August 1945."],
+        "Hiroshima was bombed on 6 August 1945 and Nagasaki four days later, on 9 August.",
+        False,
+    ),
+    (
+        "Who was elected?",
+        ["Baleka Mbete was elected Speaker.", "Thandi Modise was elected Chairperson."],
+        "Two members were elected, Baleka Mbete and Thandi Modise.",
+        True,
+    ),
+    (
+        "How did the meander form?",
+        ["An oxbow lake forms when a wide meander of a river is cut off."],
+        "An oxbow lake forms when a narrow meander of a river is cut off.",
+        False,
+    ),
 ]
 
 
