@@ -217,29 +217,19 @@ def test_a_long_answer_is_never_read_as_a_refusal():
         ("It never actually mentions the year 1907, though", "hedge"),
         ("It only refers to the character Mike, not to Matt Damon", "hedge"),
         ("It doesn't make clear whether that ownership covers every building.", "hedge"),
-        # "never" about the world is a fact to check
-        ("The park never closed in 1990.", "fact"),
-        ("They never mentioned it to the police.", "fact"),
-        ("He never named his successor.", "fact"),
-    ],
-)
-def test_what_the_sources_never_say_is_a_remark_about_them(text, kind):
-    assert claim_kind(text) == kind
-
-
-@pytest.mark.parametrize(
-    ("text", "kind"),
-    [
         # "can't" is "ca" + "n't": the source still cannot say it
         ("Those figures are dated, so the passage can't tell you the current rate.", "hedge"),
         ("It can't confirm whether the number changed by then.", "hedge"),
         ("The passage doesn't show him named anywhere in the New Testament.", "hedge"),
         ("It doesn't spell out that he wrote it alone.", "hedge"),
         ("The article won't reveal who paid for it.", "hedge"),
-        # the same verbs about the world are facts
+        # "never" or "cannot" about the world is a fact to check
         ("The canal cannot carry large ships.", "fact"),
         ("It can't be seen from Earth.", "fact"),
+        ("The park never closed in 1990.", "fact"),
+        ("They never mentioned it to the police.", "fact"),
+        ("He never named his successor.", "fact"),
     ],
 )
-def test_what_the_sources_cannot_tell_is_a_remark_about_them(text, kind):
+def test_what_the_sources_never_or_cannot_say_is_a_remark_about_them(text, kind):
     assert claim_kind(text) == kind

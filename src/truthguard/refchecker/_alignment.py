@@ -16,6 +16,7 @@ from truthguard.refchecker._analysis import Analysed
 from truthguard.refchecker._facts import Fact, stem
 
 __all__ = [
+    "APPROX",
     "COPIED",
     "Issue",
     "Names",
@@ -445,6 +446,7 @@ def _negation_issue(claim: Analysed, sent: Analysed, ops: list) -> tuple[Issue, 
 
 
 # Public names for the grounding module (the private ones stay for readers of this file).
+APPROX = _APPROX
 fact_in = _fact_in
 conflict = _conflict
 negation_issue = _negation_issue

@@ -5,11 +5,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["balanced_weights", "check_features", "fit_logistic"]
+__all__ = ["balanced_weights", "check_features", "fit_logistic", "log_odds"]
 
 
 def fit_logistic(
@@ -52,3 +53,13 @@ def check_features(v: dict[str, float], names: Sequence[str]) -> dict[str, float
     if not all(math.isfinite(x) for x in v.values()):
         raise ValueError("must be finite numbers")
     return v
+
+
+def log_odds(model: Any, features: Mapping[str, float], names: Sequence[str]) -> float:
+    """The log-odds a fitted model (``coefficients``, ``means``, ``scales``, ``intercept``)
+    gives one row of ``features``, read on their standardised scale."""
+    z = model.intercept
+    for name in names:
+        x = (float(features[name]) - model.means[name]) / (model.scales[name] or 1.0)
+        z += model.coefficients[name] * x
+    return z

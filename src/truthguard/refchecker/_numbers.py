@@ -167,6 +167,8 @@ _UNIT_ALIASES = {
     "years": "year",
     "month": "month",
     "months": "month",
+    "week": "week",
+    "weeks": "week",
     "day": "day",
     "days": "day",
     "hour": "hour",

@@ -34,7 +34,12 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from truthguard.refchecker._logistic import balanced_weights, check_features, fit_logistic
+from truthguard.refchecker._logistic import (
+    balanced_weights,
+    check_features,
+    fit_logistic,
+    log_odds,
+)
 from truthguard.refchecker.claimkind import attribution_names, hedged_at
 
 __all__ = [
@@ -402,11 +407,7 @@ class FormModel(BaseModel):
 
     def logit(self, features: Mapping[str, float]) -> float:
         """The model's log-odds of hallucination for one answer's features."""
-        z = self.intercept
-        for name in FEATURES:
-            x = (float(features[name]) - self.means[name]) / (self.scales[name] or 1.0)
-            z += self.coefficients[name] * x
-        return z
+        return log_odds(self, features, FEATURES)
 
 
 class GroundingDecision(FormModel):

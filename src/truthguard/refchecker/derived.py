@@ -8,9 +8,10 @@ days later" between the 6th and the 9th, stays a number no source states.
 
 * :func:`enumerated`: a cardinal from 2 to 12 followed, in the same sentence, by a list of
   exactly that many items ("two of its members, A and B, ...", "three kinds: X, Y, or Z");
-* :func:`date_span`: a number of days, weeks, months, years or decades that two dates stated in
-  the claim or its evidence sentence are apart ("about five months after", "12 years, from 1990
-  to 2002"); "about" and its kin allow the rounding such words promise.
+* :func:`date_span`: a number of days, weeks, months or years (the unit the number's fact
+  carries) that two dates stated in the claim or its evidence sentence are apart ("about five
+  months after", "12 years, from 1990 to 2002"); "about" and its kin (the words
+  :data:`~truthguard.refchecker._alignment.APPROX` reads as a loose value) allow rounding.
 """
 
 from __future__ import annotations
@@ -19,19 +20,15 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 
+from truthguard.refchecker._alignment import APPROX
 from truthguard.refchecker._tokens import Fact
 
 __all__ = ["date_span", "derived", "enumerated"]
 
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)$|^(?:first|second|third)$", re.IGNORECASE)
 _LIST_START = re.compile(r"^[^:,;.]{0,40}?(?:[:,]|\bboth\b)\s*")
-_UNIT = re.compile(r"^\s*-?\s*(?P<unit>day|week|month|year|decade)s?\b", re.IGNORECASE)
-_ROUNDED = re.compile(
-    r"\b(?:about|around|roughly|nearly|almost|approximately|some|over|more\s+than|"
-    r"less\s+than|under|just|close\s+to)\s*$",
-    re.IGNORECASE,
-)
-_DAYS = {"day": 1.0, "week": 7.0, "month": 365.25 / 12, "year": 365.25, "decade": 3652.5}
+_DAYS = {"day": 1.0, "week": 7.0, "month": 365.25 / 12, "year": 365.25}
+_WORD_BEFORE = re.compile(r"(\w+)\W*$")
 
 
 def derived(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact] = ()) -> bool:
@@ -67,13 +64,13 @@ def enumerated(fact: Fact, text: str) -> bool:
 
 
 def date_span(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact]) -> bool:
-    """Whether ``fact`` counts units of time (days, ..., decades) that two of the dates are
-    apart, within the rounding its wording allows."""
-    unit = _UNIT.match(text[fact.end : fact.end + 20])
-    if unit is None or not isinstance(fact.value, float):
+    """Whether ``fact`` counts units of time (days, weeks, months, years) that two of the dates
+    are apart, within the rounding its wording allows."""
+    days = _DAYS.get(fact.unit or "")
+    if days is None or not isinstance(fact.value, float):
         return False
-    days = _DAYS[unit.group("unit").lower()]
-    rounded = _ROUNDED.search(text[max(0, fact.start - 20) : fact.start]) is not None
+    before = _WORD_BEFORE.search(text[max(0, fact.start - 20) : fact.start])
+    rounded = before is not None and before.group(1).casefold() in APPROX
     slack = max(0.6, 0.15 * fact.value) if rounded else 0.5
     dates = _dates([f for f in facts if f is not fact]) + _dates(list(evidence))
     for i, a in enumerate(dates):

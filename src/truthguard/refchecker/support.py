@@ -32,7 +32,12 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from truthguard.refchecker._logistic import balanced_weights, check_features, fit_logistic
+from truthguard.refchecker._logistic import (
+    balanced_weights,
+    check_features,
+    fit_logistic,
+    log_odds,
+)
 
 __all__ = [
     "CLAIM_FEATURES",
@@ -181,13 +186,7 @@ class SupportModel(BaseModel):
 
     def probability(self, features: Mapping[str, float]) -> float:
         """``P(unsupported)`` of one claim."""
-        z = self.intercept
-        for name in CLAIM_FEATURES:
-            z += (
-                self.coefficients[name]
-                * (float(features[name]) - self.means[name])
-                / (self.scales[name] or 1.0)
-            )
+        z = log_odds(self, features, CLAIM_FEATURES)
         return 1.0 / (1.0 + math.exp(-max(min(z, 30.0), -30.0)))
 
     @classmethod
