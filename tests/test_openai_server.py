@@ -406,3 +406,21 @@ def test_a_tool_call_needs_a_name_and_mapping_arguments():
         ToolCall("")
     with pytest.raises(InvalidInputError, match="arguments"):
         ToolCall("search", ["q"])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_cut_reply_tells_the_client_the_connection_closes(stream):
+    # A keep-alive client would otherwise hand the next request (the retry) a socket the server
+    # is closing; whether that retry fails then depends on timing.
+    import httpx
+
+    with OpenAIServer(reply="one two three four", faults=[Fault("stream_cut")]) as server:
+        body = {"model": "m", "messages": [{"role": "user", "content": "go"}], "stream": stream}
+        with httpx.Client() as client:
+            try:
+                r = client.post(f"{server.base_url}/chat/completions", json=body)
+                headers = r.headers
+            except httpx.HTTPError:  # the plain body stops short of its Content-Length
+                with client.stream("POST", f"{server.base_url}/chat/completions", json=body) as r:
+                    headers = r.headers
+    assert headers.get("connection") == "close"

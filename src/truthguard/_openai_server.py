@@ -674,6 +674,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(data[: len(data) // 2])
             self.wfile.flush()
@@ -700,6 +701,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
+        if kind == "stream_cut":
+            # Say the connection ends with this body, so that no client reuses a socket this
+            # server is about to close (a retry would otherwise race the close and fail twice).
+            self.send_header("Connection", "close")
         self.end_headers()
         base = self._base("chat.completion.chunk")
 
