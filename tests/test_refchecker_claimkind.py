@@ -223,6 +223,13 @@ def test_a_long_answer_is_never_read_as_a_refusal():
         ("The passage doesn't show him named anywhere in the New Testament.", "hedge"),
         ("It doesn't spell out that he wrote it alone.", "hedge"),
         ("The article won't reveal who paid for it.", "hedge"),
+        # the same remark in other word orders: "gives only", the passive, a second predicate
+        ("The passage gives only the year, not the exact date.", "hedge"),
+        ("That two-way split isn't stated in the passage itself.", "hedge"),
+        ("The passage calls the sequel upcoming and doesn't say whether she returns.", "hedge"),
+        ("which points to him as the writer.", "hedge"),
+        ("The arrow points to the north.", "fact"),
+        ("The bridge was built in 1920 and does not carry trains.", "fact"),
         # "never" or "cannot" about the world is a fact to check
         ("The canal cannot carry large ships.", "fact"),
         ("It can't be seen from Earth.", "fact"),
@@ -233,3 +240,21 @@ def test_a_long_answer_is_never_read_as_a_refusal():
 )
 def test_what_the_sources_never_or_cannot_say_is_a_remark_about_them(text, kind):
     assert claim_kind(text) == kind
+
+
+@pytest.mark.parametrize(
+    ("sentence", "parts"),
+    [
+        # what the remark leaves open goes on after "or, if she does,": no fact in it
+        (
+            "The passage doesn't say whether Lisa appears in the second film or, if she does, "
+            "who plays her there.",
+            ["refusal", "refusal"],
+        ),
+        # a relative clause after a plain remark, or a clause after a semicolon, states something
+        ("The passage doesn't say when it closed, which was in 1990.", ["refusal", "fact"]),
+        ("The passage does not say when it closed; it was built in 1920.", ["refusal", "fact"]),
+    ],
+)
+def test_a_clause_that_goes_on_with_a_remark_is_part_of_it(sentence, parts):
+    assert [kind for _, kind in claim_parts(sentence)] == parts

@@ -42,6 +42,13 @@ def test_clauses_split_at_connectives_and_glue_short_pieces():
     ]
     assert split_clauses("He sings; she plays the violin") == ["He sings, she plays the violin"]
     assert split_clauses("red, green and blue") == ["red, green and blue"]
+    # ", and" before the last item of a series joins items, not clauses
+    series = "it lists three: living donors, brain-dead donors, and donors after circulatory death"
+    assert split_clauses(series) == [series]
+    assert split_clauses("He was born in Paris, and he moved to Rome in 1920") == [
+        "He was born in Paris",
+        "and he moved to Rome in 1920",
+    ]
 
 
 def test_long_reference_is_cut_into_bounded_segments_with_offsets():

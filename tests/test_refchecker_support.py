@@ -7,6 +7,7 @@ import pytest
 
 from truthguard.refchecker.support import (
     CLAIM_FEATURES,
+    FACT_P,
     SupportModel,
     answer_probability,
     claim_features,
@@ -103,3 +104,22 @@ def test_an_answer_is_as_supported_as_its_least_supported_fact_claim():
     assert answer_probability(claims) == (0.7, 2)
     # another checker's claims (no support model reading): no answer probability
     assert answer_probability([{"kind": "fact", "checker_output": "Entailment"}]) is None
+
+
+def test_an_answer_of_remarks_only_is_decided_by_what_they_name():
+    def remark(*issues: tuple[str, str]) -> dict:
+        return {
+            "kind": "hedge",
+            "mode": "grounding",
+            "issues": [{"kind": k, "relation": r, "text": "x"} for k, r in issues],
+        }
+
+    # the remark's own "doesn't" is about the passage; nothing else is found wrong
+    assert answer_probability([remark(("negation", "conflict"))]) == (0.0, 0)
+    # a count of the answerer's own ("that one day") leaves even odds, under any cut
+    assert answer_probability([remark(), remark(("number", "ungrounded"))]) == (0.5, 1)
+    # a value set against the evidence's own decides as it would in a fact
+    assert answer_probability([remark(("name", "conflict"))]) == (FACT_P, 0)
+    # beside a fact claim, remarks decide nothing
+    fact = {"kind": "fact", "checker_output": json.dumps({"p_unsupported": 0.3})}
+    assert answer_probability([remark(("name", "conflict")), fact]) == (0.3, 1)

@@ -157,10 +157,18 @@ _ABSENCE = re.compile(
             talks\s+about|describes|addresses)\s+only\b
       | \b(?:{_SOURCE}|it)\s+only\s+(?:covers|discusses|deals\s+with|concerns|talks\s+about|
             describes|addresses|gives|mentions|says|refers\s+to)\b
+      | \b(?:{_SOURCE}|it)\s+(?:gives|names|lists|mentions|states|provides|offers|specifies|
+            identifies)\s+only\b
+      | \b(?:is|are|was|were)\s*(?:not|n't)\s+(?:\w+ly\s+)?(?:stated|mentioned|given|named|
+            specified|said|described|listed|included|spelled\s+out|explained|addressed|covered|
+            identified|confirmed)\s+(?:in|by)\s+(?:the\s+|this\s+)?{_SOURCE}\b
+      | ^\W*(?:the|this)\s+{_SOURCE}\b[^.;]*?\band\s+(?:\w+ly\s+)?{_NOT}\s+(?:\w+ly\s+)?
+            {_SAYING}\b
       | \b{_SOURCE}\b[^.;]{{0,40}}?\b(?:stops|ends)\s+(?:there|at|before)\b
       | \b(?:{_SOURCE}|it)\s+(?:\w+ly\s+)?(?:gives|names|lists|offers|has)\s+no\b
       | \b(?:it|they|{_SOURCE})\s+(?:does|did)\s*(?:not|n't)\s+quote\b
       | \b(?:suggests?|suggested|implies|implied)\b
+      | \b(?:which|this|that)\s+(?:\w+ly\s+)?(?:points?|pointed)\s+to\b
       | ^it\s+(?:all\s+)?depends\b
     )""",
     re.IGNORECASE | re.VERBOSE,
@@ -308,12 +316,31 @@ def claim_parts(
     pieces = split_clauses(sentence, min_words=min_words) if clauses else [sentence]
     out: list[tuple[str, ClaimKind]] = []
     for piece in pieces:
+        if out and out[-1][1] in _SCOPING and _goes_on(out[-1][0], piece):
+            # "The passage doesn't say whether she returns or, if she does, | who plays her":
+            # what the remark leaves open goes on in the next clause, and is no fact either
+            out.append((piece, out[-1][1]))
+            continue
         # a statement after a refusal may itself turn again; each cut reads only a lead-in
         while (cut := refusal_turn(piece, min_words=min_words)) is not None:
             out.append((piece[: cut[0]], "refusal"))
             piece = piece[cut[1] :]
         out.append((piece, claim_kind(piece)))
     return out
+
+
+_SCOPING: frozenset[ClaimKind] = frozenset({"hedge", "refusal"})
+# A clause that goes on with what a remark about the sources leaves open: an alternative
+# ("..., or whether it closed"), or a question word after one ("whether she returns or, if she
+# does, | who plays her"). A relative clause after a plain remark ("doesn't say when it closed,
+# which was in 1990") and a clause after a turn ("but") or a semicolon state something.
+_ALTERNATIVE = re.compile(r"^\W*(?:or|nor|whether|if)\b", re.IGNORECASE)
+_QUESTION_WORD = re.compile(r"^\W*(?:who|whom|whose|which|what|when|where|why|how)\b", re.I)
+_OPEN = re.compile(r"\b(?:whether|or)\b", re.IGNORECASE)
+
+
+def _goes_on(remark: str, piece: str) -> bool:
+    return bool(_ALTERNATIVE.match(piece) or (_QUESTION_WORD.match(piece) and _OPEN.search(remark)))
 
 
 _REFUSAL_SCAN = 3_000

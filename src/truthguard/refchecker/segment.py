@@ -120,11 +120,28 @@ def split_clauses(sentence: str, *, min_words: int = 4) -> list[str]:
     pieces = [p.strip() for p in _CLAUSE.split(sentence) if p and p.strip()]
     merged: list[str] = []
     for piece in pieces:
-        if merged and (len(piece.split()) < min_words or len(merged[-1].split()) < min_words):
+        if merged and (
+            len(piece.split()) < min_words
+            or len(merged[-1].split()) < min_words
+            or _last_item(merged[-1], piece)
+        ):
             merged[-1] = f"{merged[-1]}, {piece}"
         else:
             merged.append(piece)
     return merged or ([sentence.strip()] if sentence.strip() else [])
+
+
+_LIST_ITEM_WORDS = 4
+"""Most words of an item in a series ("A, B, and C"): a clause is longer."""
+
+
+def _last_item(before: str, piece: str) -> bool:
+    """Whether ``piece`` ("and C") ends the series ``before`` leads ("three: A, B"): the item
+    before it is short and follows a comma or a colon, so ", and" joins items, not clauses."""
+    if not piece.casefold().startswith("and "):
+        return False
+    at = max(before.rfind(","), before.rfind(":"))
+    return at >= 0 and len(before[at + 1 :].split()) <= _LIST_ITEM_WORDS
 
 
 @dataclass(frozen=True)

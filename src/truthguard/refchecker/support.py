@@ -239,12 +239,27 @@ _DEFAULT: SupportModel | None = None
 def answer_probability(claims: Sequence[Mapping[str, Any]]) -> tuple[float, int] | None:
     """``P(hallucinated)`` of an answer, its least supported fact claim's ``P(unsupported)``,
     and that claim's index; None when no fact claim was read by the support model (a chat
-    reply's remarks only, or another checker)."""
+    reply's remarks only, or another checker).
+
+    An answer made only of remarks about the sources ("The passage gives only the year, not
+    the exact date") is decided by the names and numbers its remarks hold: one set against the
+    evidence's own makes it unsupported (:data:`FACT_P`), one no source states leaves it at
+    even odds (often the answerer's own count of what the passage lists); beside a fact
+    claim, a remark decides nothing."""
     best: tuple[float, int] | None = None
+    remarks: tuple[float, int] | None = None
     for k, c in enumerate(claims):
-        if c.get("kind", "fact") != "fact":
-            continue
+        kind = c.get("kind", "fact")
         raw = c.get("checker_output")
+        if kind == "hedge" and c.get("mode") == "grounding":
+            # a remark's own negation is about the sources ("doesn't say"), not set against them
+            issues = [i for i in c.get("issues") or () if i.get("kind") != "negation"]
+            p = FACT_P if fact_unsupported(issues) == "conflict" else 0.5 if issues else 0.0
+            if remarks is None or p > remarks[0]:
+                remarks = (p, k)
+            continue
+        if kind != "fact":
+            continue
         try:
             p = json.loads(raw).get("p_unsupported") if isinstance(raw, str) else None
         except (json.JSONDecodeError, AttributeError):
@@ -253,4 +268,4 @@ def answer_probability(claims: Sequence[Mapping[str, Any]]) -> tuple[float, int]
             continue
         if best is None or p > best[0]:
             best = (float(p), k)
-    return best
+    return remarks if best is None else best
