@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["balanced_weights", "check_features", "fit_logistic", "log_odds"]
+__all__ = ["balanced_weights", "check_features", "fit_logistic", "fit_named", "log_odds"]
 
 
 def fit_logistic(
@@ -63,3 +63,32 @@ def log_odds(model: Any, features: Mapping[str, float], names: Sequence[str]) ->
         x = (float(features[name]) - model.means[name]) / (model.scales[name] or 1.0)
         z += model.coefficients[name] * x
     return z
+
+
+def fit_named(
+    features: Sequence[Mapping[str, float]],
+    positive: Sequence[bool],
+    names: Sequence[str],
+    *,
+    weights: Sequence[float] | None = None,
+    l2: float = 1.0,
+    what: tuple[str, str, str] = ("labels", "positive", "negative"),
+) -> dict[str, Any]:
+    """Fit :func:`fit_logistic` on feature mappings; the fitted model's fields by name
+    (``coefficients``, ``means``, ``scales``, ``intercept``). ``what`` names the labels and
+    both classes in the errors (empty or misaligned rows, one class only)."""
+    labels, pos, neg = what
+    if len(features) != len(positive) or not features:
+        raise ValueError(f"features and {labels} must be non-empty and align")
+    y = np.asarray(positive, dtype=float)
+    if y.min() == y.max():
+        raise ValueError(f"need both {pos} and {neg} to fit")
+    x = np.array([[float(f[n]) for n in names] for f in features])
+    w = balanced_weights(y) if weights is None else np.asarray(weights, dtype=float)
+    beta, means, scales, intercept = fit_logistic(x, y, w, l2)
+    return {
+        "coefficients": dict(zip(names, map(float, beta), strict=True)),
+        "means": dict(zip(names, map(float, means), strict=True)),
+        "scales": dict(zip(names, map(float, scales), strict=True)),
+        "intercept": intercept,
+    }

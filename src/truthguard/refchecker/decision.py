@@ -35,9 +35,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from truthguard.refchecker._logistic import (
-    balanced_weights,
     check_features,
-    fit_logistic,
+    fit_named,
     log_odds,
 )
 from truthguard.refchecker.claimkind import attribution_names, hedged_at
@@ -554,22 +553,15 @@ class GroundingDecision(FormModel):
             threshold: The decision threshold to store.
             fitted_on: A note saying where the rows come from.
         """
-        if len(features) != len(hallucinated) or not features:
-            raise ValueError("features and hallucinated must be non-empty and align")
-        y = np.asarray(hallucinated, dtype=float)
-        if y.min() == y.max():
-            raise ValueError("need both hallucinated and correct answers to fit")
-        x = np.array([[float(f[name]) for name in FEATURES] for f in features])
-        w = balanced_weights(y) if weights is None else np.asarray(weights, dtype=float)
-        coefficients, means, scales, intercept = fit_logistic(x, y, w, l2)
-        return cls(
-            coefficients={n: float(b) for n, b in zip(FEATURES, coefficients, strict=True)},
-            means={n: float(m) for n, m in zip(FEATURES, means, strict=True)},
-            scales={n: float(s) for n, s in zip(FEATURES, scales, strict=True)},
-            intercept=intercept,
-            threshold=threshold,
-            fitted_on=fitted_on,
+        fitted = fit_named(
+            features,
+            hallucinated,
+            FEATURES,
+            weights=weights,
+            l2=l2,
+            what=("hallucinated", "hallucinated", "correct answers"),
         )
+        return cls(**fitted, threshold=threshold, fitted_on=fitted_on)
 
 
 _DEFAULT: GroundingDecision | None = None

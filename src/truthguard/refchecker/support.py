@@ -29,13 +29,12 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from truthguard.refchecker._logistic import (
-    balanced_weights,
     check_features,
     fit_logistic,
+    fit_named,
     log_odds,
 )
 
@@ -200,21 +199,14 @@ class SupportModel(BaseModel):
         **cuts: float,
     ) -> SupportModel:
         """Fit on labelled claims, each class weighted to half the total."""
-        if len(features) != len(unsupported) or not features:
-            raise ValueError("features and unsupported must be non-empty and align")
-        y = np.asarray(unsupported, dtype=float)
-        if y.min() == y.max():
-            raise ValueError("need both supported and unsupported claims to fit")
-        x = np.array([[float(f[n]) for n in CLAIM_FEATURES] for f in features])
-        beta, means, scales, intercept = fit_logistic(x, y, balanced_weights(y), l2)
-        return cls(
-            coefficients=dict(zip(CLAIM_FEATURES, map(float, beta), strict=True)),
-            means=dict(zip(CLAIM_FEATURES, map(float, means), strict=True)),
-            scales=dict(zip(CLAIM_FEATURES, map(float, scales), strict=True)),
-            intercept=intercept,
-            fitted_on=fitted_on,
-            **cuts,
+        fitted = fit_named(
+            features,
+            unsupported,
+            CLAIM_FEATURES,
+            l2=l2,
+            what=("unsupported", "supported", "unsupported claims"),
         )
+        return cls(**fitted, fitted_on=fitted_on, **cuts)
 
     @classmethod
     def default(cls) -> SupportModel:
