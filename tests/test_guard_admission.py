@@ -186,14 +186,18 @@ async def test_checks_over_capacity_are_refused_without_work_and_say_why():
 async def test_over_capacity_passes_when_the_guard_fails_open():
     from truthguard.testing import OpenAIServer
 
-    async with OpenAIServer(reply=_reply, latency=0.25) as server:
+    # the one slot is held for the whole test, so every run is refused at its deadline whatever
+    # the machine's speed (a check that was admitted and then ran slow would time out instead)
+    async with OpenAIServer(reply=_reply, latency=0.01) as server:
         guard = _guard(server, max_concurrent_checks=1, check_timeout=0.3, on_error="open")
-        results = await asyncio.gather(*(guard.ainvoke({"question": f"q{i}?"}) for i in range(3)))
+        results = await _refused(guard, 3)
         server.wait_idle()
-    refused = [r for r in results if r.verdict.errors]
-    assert refused and all(r.status == "passed" and r.verdict.failed_open for r in refused)
-    assert all(r.verdict.over_capacity and r.over_capacity for r in refused)
-    assert all("over capacity" in r.verdict.errors["yes"] for r in refused)
+    assert len(results) == 3
+    assert all(r.status == "passed" and r.verdict.failed_open for r in results)
+    assert all(r.verdict.over_capacity and r.over_capacity for r in results)
+    assert all("over capacity" in r.verdict.errors["yes"] for r in results)
+    assert all(r.last_answer is not None for r in results)  # the user's answer is released
+    assert _checks(server) == []  # no check work was spent on a refused run
 
 
 # -- a refusal goes to the terminal outcome: nothing is redone under load ---------------------
