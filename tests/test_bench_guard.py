@@ -180,3 +180,15 @@ def test_every_burst_run_that_did_not_pass_is_given_its_reason():
         why, text = _why_not_passed(out)
         assert why == expected, (expected, why, text)
         assert why == "passed" or (why in REASONS and text)
+
+
+def test_a_count_of_zero_skips_its_section_and_a_negative_one_is_named(capsys):
+    args = ["bench", "guard", "--no-progress", "--n", "0", "--stream-n", "0", "--agent-n", "0"]
+    assert main([*args, "--burst", "", "--load", "0", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["seconds_per_call"] is None and result["streaming"] is None
+    assert result["agents"] is None and result["emission"]["events"] > 0
+    assert main([*args, "--burst", "", "--load", "0"]) == 0
+    assert "chain overhead: skipped (--n 0)" in capsys.readouterr().out
+    assert main(["bench", "guard", "--no-progress", "--stream-n=-1"]) == 2
+    assert "--stream-n: expected 0 or more, got -1" in capsys.readouterr().err

@@ -34,6 +34,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from truthguard.errors import InvalidInputError
+
 __all__ = ["HELP", "add_arguments", "format_table", "run"]
 
 HELP = "added latency of HallucinationGuard and TruthGuardCallbackHandler (scripted model)"
@@ -390,6 +392,25 @@ def _emission(n: int = 2000) -> dict[str, Any] | None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    for name in ("n", "repeats", "stream_n", "agent_n", "load"):
+        if getattr(args, name, 0) < 0:
+            raise InvalidInputError(
+                f"--{name.replace('_', '-')}", f"expected 0 or more, got {getattr(args, name)}"
+            )
+    return {
+        **_overhead(args),
+        "streaming": _streaming(args) if args.stream_n else None,
+        "agents": None if args.agent_detector == "none" or not args.agent_n else _agents(args),
+        "emission": _emission(),
+        "burst": _burst(args),
+        "load": _load(args),
+    }
+
+
+def _overhead(args: argparse.Namespace) -> dict[str, Any]:
+    """The guard's and the handler's own cost over a scripted chain (``--n 0`` skips it)."""
+    if not args.n or not args.repeats:
+        return {"seconds_per_call": None, "model_latency": args.latency, "n": 0}
     from langchain_core.prompts import ChatPromptTemplate
 
     from truthguard._progress import progress
@@ -436,14 +457,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     summary = handler.summary()
     med = {k: statistics.median(v) for k, v in times.items()}
     base = med["plain"]
-    streaming = _streaming(args)
-    agents = None if args.agent_detector == "none" else _agents(args)
     return {
-        "streaming": streaming,
-        "agents": agents,
-        "emission": _emission(),
-        "burst": _burst(args),
-        "load": _load(args),
         "guard_pass_ratio": med["guard_pass"] / base,
         "guard_regenerate_ratio": med["guard_regenerate"] / base,
         "callback_overhead_ratio": med["callback"] / base,
@@ -458,7 +472,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def format_table(result: dict[str, Any]) -> str:
+def _format_overhead(result: dict[str, Any]) -> list[str]:
     per = result["seconds_per_call"]
     rows = [
         ("unguarded chain", per["plain"], 1.0),
@@ -479,6 +493,12 @@ def format_table(result: dict[str, Any]) -> str:
         f"callback handler overhead: {result['callback_overhead_pct']:+.2f}% (target < 5%); "
         f"{result['callback_records']} records written, {result['callback_failed']} failed",
     ]
+    return lines
+
+
+def format_table(result: dict[str, Any]) -> str:
+    per = result["seconds_per_call"]
+    lines = _format_overhead(result) if per else ["chain overhead: skipped (--n 0)"]
     st = result.get("streaming")
     if st:
         lines += [
