@@ -658,7 +658,7 @@ def _burst(args: argparse.Namespace) -> dict[str, Any] | None:
     limit = DEFAULT_MAX_CONCURRENT_CHECKS if limit is None else (limit or None)
     guard = HallucinationGuard(
         chain=chain, detectors=checker, check_timeout=timeout, max_concurrent_checks=limit
-    )
+    ).warm_up()  # as a service does at start-up: the local model is loaded before any run
     spare = FakeDetector(score=1.0)  # the handler's own detector: a guard's run needs none
     handler = AsyncTruthGuardCallbackHandler(spare, sinks=[], max_queue=10_000)
 
