@@ -306,3 +306,17 @@ def test_check_loop_truthguard_is_deprecated():
         with pytest.warns(DeprecationWarning, match="check_loop"):
             guard = _guard(server, check_loop="truthguard")
         assert guard.invoke({"question": "q?"}).status == "passed"
+
+
+async def test_one_slow_check_does_not_raise_the_estimate_that_refuses_the_queue():
+    gate = CheckGate(limit=1)
+    assert await gate.enter(None) is None
+    for seconds in (0.1, 0.1, 0.1, 5.0):  # one check held its slot for 5 s (a retried request)
+        gate.leave(seconds)
+        assert await gate.enter(None) is None
+    assert gate.check_seconds == pytest.approx(0.1)  # the median: a mean would say 1.3 s
+    # so a check with half a second left is still admitted when the slot frees
+    waiting = asyncio.ensure_future(gate.enter(deadline=time.monotonic() + 0.5))
+    await asyncio.sleep(0)
+    gate.leave(0.1)
+    assert await waiting is None
