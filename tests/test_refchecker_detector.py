@@ -1135,6 +1135,32 @@ RAG_ANSWERS = [
         "Founded in 1931, the peer-reviewed Journal of Tidal Studies is published weekly.",
         False,
     ),
+    # number formats: a figure rounded to fewer decimals, "pounds" as lb, "and a half", a
+    # year range written with the last two digits
+    (
+        "How heavy is a Cornish hen?",
+        ["Rock Cornish game hens weigh about 2.5 pounds (1.1 kilograms) after four weeks."],
+        "It weighs roughly two and a half pounds (about 1.1 kg) at four weeks.",
+        True,
+    ),
+    (
+        "How fast is the bullet?",
+        ["The .243 produces a velocity of 2,960 feet (902.21 m) per second."],
+        "About 2,960 feet per second (roughly 902 m/s).",
+        True,
+    ),
+    (
+        "When did Louis XV reign?",
+        ["The style flourished under Louis XIV (1643–1715) and Louis XV (1715–74)."],
+        "It flourished under Louis XIV (1643–1715) and Louis XV (1715–1774).",
+        True,
+    ),
+    (
+        "When did Louis XV reign?",
+        ["The style flourished under Louis XIV (1643–1715) and Louis XV (1715–74)."],
+        "It flourished under Louis XIV (1643–1715) and Louis XV (1715–1784).",
+        False,
+    ),
 ]
 
 

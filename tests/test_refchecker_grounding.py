@@ -30,6 +30,15 @@ def _values(text: str, kind: str = "number") -> list:
         ("Turnout was 12 per cent.", [(12.0, "%")]),
         ("The road is 5 km long.", [(5.0, "km")]),
         ("In the early 1960s.", [(1960.0, "decade")]),
+        ("It weighs two and a half pounds.", [(2.5, "pound")]),
+        ("A 3 and a quarter hour trip.", [(3.25, "hour")]),
+        ("Louis XV (1715–74).", [(1715.0, None), (1774.0, None)]),
+        ("The 1999-03 seasons.", [(1999.0, None), (2003.0, None)]),
+        ("Beaten by two Seventh Coalition armies.", [(2.0, None), (7.0, None)]),
+        ("Five six times.", [(5.0, None), (6.0, None)]),
+        ("Twenty-seven and two.", [(27.0, None), (2.0, None)]),
+        ("One thousand and one nights.", [(1001.0, None)]),
+        ("It flies at 902 metres per second.", [(902.0, "m")]),
     ],
 )
 def test_numbers_normalise_across_forms(text, expected):
@@ -551,6 +560,26 @@ def test_a_rounded_figure_a_misspelt_name_and_numbers_of_another_shape_are_no_co
     table = [(0, 0, "United sit third in the Premier League table.")]
     g = ground_claim("United sit fourth in the Premier League table.", table)
     assert [(i.text, i.relation) for i in g.issues] == [("fourth", "conflict")]
+
+
+def _number_issues(claim: str, sents: list) -> list[str]:
+    return [i.text for i in ground_claim(claim, sents).issues if i.kind == "number"]
+
+
+def test_a_figure_rounded_to_fewer_decimals_or_in_pounds_either_way_is_the_same_figure():
+    bullet = [(0, 0, "It reaches 2,960 feet (902.21 m) per second with a 1.13 kg load.")]
+    assert _number_issues("It reaches roughly 902 m/s with a load of about 1.1 kg.", bullet) == []
+    assert _number_issues("It reaches 903 m/s with a load of 1.2 kg.", bullet) == ["903", "1.2"]
+    assert _number_issues("It reaches 900 m/s with a load of 1 kg.", bullet) == ["900", "1"]
+    hen = [(0, 0, "The hens weigh about 2.5 pounds (1.1 kilograms) when slaughtered.")]
+    assert _number_issues("The hens weigh about 2.5 lb.", hen) == []
+    assert _number_issues("The hens weigh two and a half pounds.", hen) == []
+    assert _number_issues("The hens weigh about 3.5 lb.", hen) == ["3.5"]
+    assert _number_issues("The fee was 5 pounds.", [(0, 0, "The fee was £5.")]) == []
+    assert _number_issues("The fee was 5 lb.", [(0, 0, "The fee was £5.")]) == ["5"]
+    reign = [(0, 0, "It spanned the reign of Louis XV (1715–74).")]
+    assert _number_issues("It spanned the reign of Louis XV (1715–1774).", reign) == []
+    assert _number_issues("It spanned the reign of Louis XV (1715–1784).", reign) == ["1784"]
 
 
 def test_a_chat_opener_or_a_negated_verb_names_nobody():

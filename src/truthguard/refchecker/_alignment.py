@@ -7,13 +7,16 @@ stands in its slot; a negation conflicts when it flips a word both sides share.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from truthguard.refchecker._analysis import NON_CONTENT as _NON_CONTENT
 from truthguard.refchecker._analysis import Analysed
 from truthguard.refchecker._facts import Fact, stem
+from truthguard.refchecker._numbers import POUNDS
 
 __all__ = [
     "APPROX",
@@ -52,10 +55,35 @@ def _same_number(a: Fact, b: Fact) -> bool:
     if not isinstance(a.value, float) or not isinstance(b.value, float):
         return False
     if abs(a.value - b.value) > 1e-9 * max(1.0, abs(a.value)) and not (
-        _rounded_to(a.value, b.value) or _rounded_to(b.value, a.value)
+        _rounded_to(a.value, b.value)
+        or _rounded_to(b.value, a.value)
+        or _decimals_dropped(a, b)
+        or _decimals_dropped(b, a)
     ):
         return False
-    return a.unit is None or b.unit is None or a.unit == b.unit or "decade" in (a.unit, b.unit)
+    return _same_unit(a.unit, b.unit) or None in (a.unit, b.unit) or "decade" in (a.unit, b.unit)
+
+
+def _same_unit(a: str | None, b: str | None) -> bool:
+    """One unit, or "pound" beside "£" or "lb" (the word is money or weight)."""
+    return a == b or (a in POUNDS and b in POUNDS and "pound" in (a, b))
+
+
+_DIGITS = re.compile(r"\d[\d,]*(?:\.(\d+))?")
+
+
+def _decimals_dropped(a: Fact, b: Fact) -> bool:
+    """Whether ``a`` is ``b`` rounded to fewer decimals, keeping two significant digits or
+    more: "902 m/s" for 902.21, "1.1 kg" for 1.13 (not "3" for 3.4: one digit says little)."""
+    m = _DIGITS.fullmatch(a.text)
+    n = _DIGITS.fullmatch(b.text)
+    if m is None or n is None or n.group(1) is None:
+        return False
+    places = len(m.group(1) or "")
+    if places >= len(n.group(1)) or len(a.text.replace(",", "").replace(".", "").lstrip("0")) < 2:
+        return False
+    shifted = Decimal(str(b.value)).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    return float(shifted) == a.value
 
 
 def _rounded_to(a: float, b: float) -> bool:
@@ -287,7 +315,8 @@ def _conflict(
     if tag == "replace" and short and (close or interior):
         lo, hi = sent.tokens[j1].start, sent.tokens[j2 - 1].end
         for f in sent.facts:
-            same_unit = fact.kind != "number" or f.unit == fact.unit or None in (f.unit, fact.unit)
+            units = (f.unit, fact.unit)
+            same_unit = fact.kind != "number" or _same_unit(*units) or None in units
             if (
                 f.kind == fact.kind
                 and lo <= f.start < hi
@@ -302,7 +331,10 @@ def _conflict(
         for f in sent.facts:
             if (
                 f.kind == fact.kind
-                and (fact.kind == "month" or (f.unit == fact.unit and _shape(f) == _shape(fact)))
+                and (
+                    fact.kind == "month"
+                    or (_same_unit(f.unit, fact.unit) and _shape(f) == _shape(fact))
+                )
                 and not _fact_in(f, claim_facts, frozenset(), frozenset())
             ):
                 return f

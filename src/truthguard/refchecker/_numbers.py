@@ -81,6 +81,8 @@ _SCALES = {
     "trillion": 1_000_000_000_000,
     "dozen": 12,
 }
+_FRACTIONS = {"half": 0.5, "quarter": 0.25}
+"""What "and a ..." adds to the number before it."""
 _SCALE_ABBR = {"k": 1_000, "m": 1_000_000, "mn": 1_000_000, "bn": 1_000_000_000, "b": 1_000_000_000}
 _MONTHS = {
     "january": 1,
@@ -121,8 +123,8 @@ _UNIT_ALIASES = {
     "usd": "$",
     "us$": "$",
     "£": "£",
-    "pound": "£",
-    "pounds": "£",
+    "pound": "pound",  # money or weight: agrees with "£" and with "lb" (see POUNDS)
+    "pounds": "pound",
     "gbp": "£",
     "€": "€",
     "euro": "€",
@@ -180,6 +182,10 @@ _UNIT_ALIASES = {
 }
 
 
+POUNDS = frozenset(["pound", "£", "lb"])
+"""The units "pound" may be: after a number the word is money as often as weight."""
+
+
 def _number_value(word: str) -> tuple[float, str | None] | None:
     """Value of one numeric token ("1,200", "11th", "1960s", "3.5") and its kind of suffix."""
     m = re.fullmatch(r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(st|nd|rd|th|s)?", word)
@@ -196,19 +202,28 @@ def _word_number(tokens: list[Token], i: int) -> tuple[float, int] | None:
     if year is not None:
         return year
     total, current, used, seen = 0.0, 0.0, 0, False
+    last = ""  # "unit" after one to nineteen: only a scale word goes on ("two hundred")
     j = i
     while j < len(tokens):
         parts = tokens[j].norm.split("-")
         ok = True
         for p in parts:
+            small = _UNITS_W.get(p, _ORD_W.get(p, 100))
+            if last == "unit" and small < 20:
+                ok = False  # "two Seventh Coalition armies": two numbers, not "nine"
+                break
             if p in _UNITS_W:
                 current += _UNITS_W[p]
+                last = "unit"
             elif p in _TENS_W:
                 current += _TENS_W[p]
+                last = "tens"
             elif p in _ORD_W:
                 current += _ORD_W[p] if _ORD_W[p] < 100 else 0
                 current = current * _ORD_W[p] if _ORD_W[p] >= 100 else current
+                last = "unit" if _ORD_W[p] < 20 else "tens"
             elif p in _SCALES and (seen or p == "dozen"):
+                last = "scale"
                 if p == "dozen":
                     current = (current or 1) * 12
                 elif _SCALES[p] == 100:
@@ -228,8 +243,13 @@ def _word_number(tokens: list[Token], i: int) -> tuple[float, int] | None:
         used = j - i
         if parts[-1] in _ORD_W:
             break  # an ordinal ends the number
-        # "two hundred and five": "and" joins only when a number word follows
-        if j + 1 < len(tokens) and tokens[j].norm == "and" and _is_number_word(tokens[j + 1].norm):
+        # "two hundred and five": "and" joins a scale word to the number word after it
+        if (
+            last == "scale"
+            and j + 1 < len(tokens)
+            and tokens[j].norm == "and"
+            and _is_number_word(tokens[j + 1].norm)
+        ):
             j += 1
     if not seen or used == 0:  # "one-" and the like: no whole number word
         return None
@@ -351,6 +371,11 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             value, used = wn
             suffix = None
         j = i + used
+        # "two and a half pounds", "3 and a quarter"
+        follows = [t.norm for t in tokens[j : j + 3]]
+        if follows[:2] == ["and", "a"] and follows[2:] and follows[2] in _FRACTIONS:
+            value += _FRACTIONS[follows[2]]
+            j += 3
         # a scale word after digits: "1.2 million", "3 bn"
         if parsed is not None and j < len(tokens):
             nxt = tokens[j].norm
@@ -368,6 +393,20 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             unit, _ = _unit_after(tokens, j)
             if unit == "in":
                 unit = None  # "in" is a preposition far more often than inches
+        if parsed is None and used == 1 and tok.norm == "second" and before == "per":
+            i = j  # "902 metres per second": a unit of time
+            continue
+        if (
+            suffix is None
+            and len(tok.text) == 2
+            and tok.text.isdigit()
+            and facts
+            and _year_range_start(text, facts[-1], tok.start)
+        ):
+            # "Louis XV (1715–74)": the second year of a range written with its last two digits
+            first = int(float(facts[-1].value))
+            value = first // 100 * 100 + value
+            value += 100 if value <= first else 0
         if parsed is None and used == 1 and tok.norm == "first" and before not in _DETERMINERS:
             # "first aired", "was first used": an adverb; an ordinal of a noun phrase has its
             # determiner ("the first city", "its first season")
@@ -388,6 +427,13 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
         facts.append(Fact("number", value, start, end, text[start:end], unit))
         i = j
     return facts
+
+
+def _year_range_start(text: str, fact: Fact, end: int) -> bool:
+    """Whether ``fact`` is a year that a dash joins to the number starting at ``end``."""
+    if not (fact.text.isdigit() and len(fact.text) == 4 and 1000 <= float(fact.value) <= 2100):
+        return False
+    return text[fact.end : end].strip() in ("–", "-", "—")
 
 
 MONTHS = _MONTHS
