@@ -587,3 +587,12 @@ def test_a_chat_opener_or_a_negated_verb_names_nobody():
         assert [f.value for f in extract_facts(text) if f.kind == "name"] == [], text
     # a capitalised word before another name still names someone
     assert "bay" in [f.value for f in extract_facts("Michael Bay directed it.") if f.kind == "name"]
+
+
+def test_words_naming_the_sources_are_no_content_to_find_in_them():
+    sents = [(0, 0, "A population bottleneck sharply reduces the size of a population.")]
+    g = ground_claim("Per the passage, a population bottleneck sharply reduces its size.", sents)
+    assert "passage" not in [i.text for i in g.issues], g.issues
+    assert g.label == "Entailment", g.issues
+    g = ground_claim("The excerpt says a population bottleneck sharply reduces its size.", sents)
+    assert "excerpt" not in [i.text for i in g.issues], g.issues

@@ -106,6 +106,10 @@ _LIGHT_VERBS = frozenset(
     ]
 )
 
+# Words naming the sources themselves ("the term in the passage is ...", "the passage notes
+# that ..."): an answer's remark about where it read something, never a fact the sources state.
+_SOURCE_WORDS = frozenset(["passage", "passages", "excerpt", "excerpts"])
+
 # Words that colour a statement without adding a checkable fact: discourse and degree adverbs
 # ("actually", "really", "just"), evaluative adjectives ("great", "popular"), and reporting
 # verbs ("says", "told"), whose speaker is the fact, not the verb. A paraphrase or a summary adds
@@ -252,6 +256,7 @@ def analyse(text: str) -> Analysed:
         and t.norm not in _NON_CONTENT
         and t.norm not in _LIGHT_VERBS
         and t.norm not in _COLOURING
+        and t.norm not in _SOURCE_WORDS
         and any(ch.isalpha() for ch in t.norm)
         and not t.norm.endswith("n't")
         and t.norm.split("'")[0] not in _NON_CONTENT  # "they'll", "it's", "we've"
