@@ -59,9 +59,18 @@ def _same_number(a: Fact, b: Fact) -> bool:
         or _rounded_to(b.value, a.value)
         or _decimals_dropped(a, b)
         or _decimals_dropped(b, a)
+        or _same_decade(a, b)
     ):
         return False
     return _same_unit(a.unit, b.unit) or None in (a.unit, b.unit) or "decade" in (a.unit, b.unit)
+
+
+def _same_decade(a: Fact, b: Fact) -> bool:
+    """Whether one of two decades is the other without its century ("the '50s", "the 1950s")."""
+    if a.unit != "decade" or b.unit != "decade":
+        return False
+    short, full = sorted((float(a.value), float(b.value)))  # type: ignore[arg-type]
+    return short < 100 <= full and full % 100 == short
 
 
 def _same_unit(a: str | None, b: str | None) -> bool:
