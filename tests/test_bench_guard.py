@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from truthguard.cli import main
 
 
@@ -66,6 +68,7 @@ def test_bench_guard_json(capsys):
     burst = out["burst"]
     rows = {r["concurrency"]: r for r in burst["rows"]}
     assert set(rows) == {1, 3} and burst["max_concurrent_checks"] == 64
+    assert burst["http_pool"] is None  # the user's ChatOpenAI with the client's own limits
     for r in rows.values():
         assert r["answers_per_s"] > 0 and r["errors"] == 0
         assert r["after_chain_p99_s"] >= r["after_chain_p50_s"] > 0
@@ -192,3 +195,20 @@ def test_a_count_of_zero_skips_its_section_and_a_negative_one_is_named(capsys):
     assert "chain overhead: skipped (--n 0)" in capsys.readouterr().out
     assert main(["bench", "guard", "--no-progress", "--stream-n=-1"]) == 2
     assert "--stream-n: expected 0 or more, got -1" in capsys.readouterr().err
+
+
+def test_the_burst_can_bound_the_http_pool_of_the_users_chat_model(capsys):
+    from truthguard.bench import guard
+    from truthguard.errors import InvalidInputError
+
+    args = ["bench", "guard", "--no-progress", "--n", "0", "--stream-n", "0", "--agent-n", "0"]
+    assert main([*args, "--load", "0", "--burst", "6", "--burst-pool", "2", "--json"]) == 0
+    burst = json.loads(capsys.readouterr().out)["burst"]
+    (row,) = burst["rows"]
+    assert burst["http_pool"] == 2 and row["errors"] == 0 and row["unexplained"] == 0
+    assert row["passed"] + sum(row["not_passed"].values()) == 6
+    client = guard._bounded_client(2)["http_async_client"]
+    assert client._transport._pool._max_connections == 2  # the client ChatOpenAI is given
+    assert guard._bounded_client(0) == {}
+    with pytest.raises(InvalidInputError, match="--burst-pool"):
+        guard._bounded_client(-1)

@@ -96,6 +96,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "bound)",
     )
     parser.add_argument(
+        "--burst-pool",
+        type=int,
+        default=0,
+        help="burst: most HTTP connections of the ChatOpenAI client (0, the default: the "
+        "openai client's own limits)",
+    )
+    parser.add_argument(
         "--load",
         type=int,
         default=1000,
@@ -644,7 +651,8 @@ def _burst(args: argparse.Namespace) -> dict[str, Any] | None:
         ended[out["question"]] = time.perf_counter()
         return out
 
-    llm = ChatOpenAI(base_url=url, api_key="test", model="gpt-test")
+    pool = getattr(args, "burst_pool", 0) or 0
+    llm = ChatOpenAI(base_url=url, api_key="test", model="gpt-test", **_bounded_client(pool))
     prompt = ChatPromptTemplate.from_messages([("human", "Q: {question}")])
     chain = RunnableParallel(
         question=lambda x: x["question"],
@@ -722,10 +730,25 @@ def _burst(args: argparse.Namespace) -> dict[str, Any] | None:
         "latency": args.burst_latency,
         "check_timeout": timeout,
         "max_concurrent_checks": limit,
+        "http_pool": pool or None,
         "fault_share": share,
         "rows": rows,
         "handler_checks": spare.check_count,
     }
+
+
+def _bounded_client(pool: int) -> dict[str, Any]:
+    """``ChatOpenAI`` arguments for an async HTTP client of at most ``pool`` connections."""
+    if pool < 0:
+        raise InvalidInputError("--burst-pool", f"expected 0 or more, got {pool}")
+    if not pool:
+        return {}
+    import openai
+
+    limits = type(openai.DEFAULT_CONNECTION_LIMITS)(
+        max_connections=pool, max_keepalive_connections=pool
+    )
+    return {"http_async_client": openai.DefaultAsyncHttpxClient(limits=limits)}
 
 
 REASONS = (
@@ -788,7 +811,8 @@ def _format_burst(b: dict[str, Any]) -> list[str]:
         f"RefChecker (extractor + checker, 2 requests per check) over the same ChatOpenAI; "
         f"server {b['latency'] * 1000:.0f} ms per reply, {b['fault_share']:.0%} of chain and of "
         f"checker requests fail once (500); handler attached; check_timeout "
-        f"{b['check_timeout']:g} s, max_concurrent_checks {b['max_concurrent_checks']}",
+        f"{b['check_timeout']:g} s, max_concurrent_checks {b['max_concurrent_checks']}; HTTP "
+        f"connections: {b.get('http_pool') or 'the client default'}",
         f"{'runs':>6}{'answers/s':>11}{'passed':>8}{'after chain p50':>17}{'p99':>8}"
         f"{'overrun p50':>13}{'p99':>8}  not passed, by reason",
     ]
