@@ -853,7 +853,6 @@ def _load_input(i: int) -> dict[str, str]:
 def _load_faults(n: int, share: float) -> list[Any]:
     """One 500 for a ``share`` of the chain requests and of the checker requests (each then
     succeeds on its retry)."""
-    from truthguard.errors import InvalidInputError
     from truthguard.testing import Fault
 
     if not 0 <= share <= 1:  # NaN too
