@@ -1161,6 +1161,26 @@ RAG_ANSWERS = [
         "It flourished under Louis XIV (1643–1715) and Louis XV (1715–1784).",
         False,
     ),
+    # a value the sources state about something else, put in this slot; joined from its own
+    # sentence, the same value is supported
+    (
+        "When was the second season broadcast?",
+        [
+            "The first season of the show aired on the BBC in 2009 to strong reviews. Its "
+            "second season was broadcast in 2011, after a long delay in filming."
+        ],
+        "Its second season reached viewers in 2009, following a long filming delay.",
+        False,
+    ),
+    (
+        "When was the second season broadcast?",
+        [
+            "The first season of the show aired on the BBC in 2009 to strong reviews. Its "
+            "second season was broadcast in 2011, after a long delay in filming."
+        ],
+        "The second season came out in 2011, two years after the BBC aired the first in 2009.",
+        True,
+    ),
 ]
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from truthguard.refchecker import LocalChecker, RefChecker
 from truthguard.refchecker._facts import extract_facts, fold, stem
-from truthguard.refchecker.grounding import ground_claim
+from truthguard.refchecker.grounding import EvidencePool, ground_claim
 from truthguard.result import Label
 
 
@@ -599,3 +599,31 @@ def test_words_naming_the_sources_are_no_content_to_find_in_them():
     assert g.label == "Entailment", g.issues
     g = ground_claim("The excerpt says a population bottleneck sharply reduces its size.", sents)
     assert "excerpt" not in [i.text for i in g.issues], g.issues
+
+
+def test_a_value_the_sources_state_about_something_else_is_set_against_the_slot_it_fills():
+    sents = [
+        (0, 0, "The first season of the show aired on the BBC in 2009 to strong reviews."),
+        (0, 74, "Its second season was broadcast in 2011, after a long delay in filming."),
+        (0, 146, "The bridge has 14 arches and carries 2 tracks over the Tarn valley."),
+        (0, 214, "Its sister viaduct upstream has 9 arches."),
+    ]
+    pool = EvidencePool.of_passages([[t for _, _, t in sents]])
+    g = ground_claim("The second season was broadcast in 2009.", sents, pool=pool)
+    assert [(i.text, i.relation, i.evidence) for i in g.issues] == [
+        ("2009", "other_value", (0, 109, 113, "2011"))
+    ]
+    g = ground_claim(
+        "The bridge carries 2 tracks over the Tarn valley on 9 arches.", sents, pool=pool
+    )
+    assert [(i.text, i.relation) for i in g.issues] == [("9", "other_value")]
+    # a value joined from the sentence that says it keeps its own words there; a year the
+    # evidence sentence holds no other year for, and an ordinal, fill no other slot
+    for claim in (
+        "The second season was broadcast in 2011, two years after the BBC aired the first in 2009.",
+        "The bridge carries 2 tracks on 14 arches; its sister viaduct has 9 arches.",
+        "The bridge with 14 arches was opened in 2009.",
+        "Its first season was broadcast in 2011.",
+    ):
+        g = ground_claim(claim, sents, pool=pool)
+        assert all(i.relation != "other_value" for i in g.issues), claim

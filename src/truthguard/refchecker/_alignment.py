@@ -7,6 +7,7 @@ stands in its slot; a negation conflicts when it flips a word both sides share.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -661,3 +662,136 @@ def other_value(fact: Fact, claim: Analysed, evid: list[Analysed]) -> tuple[int,
                 continue  # the relation of something else
             return n, theirs[0].start, theirs[-1].end
     return None
+
+
+PLACE_WINDOW = 3
+"""Words and facts on each side of a fact that say what it is a value of ("recognised by X",
+"the second season aired in X")."""
+
+PLACE_MARGIN = 1 / 3
+PLACE_MORE = 2
+"""How much more of a fact's neighbourhood (a share of it, and at least how many words or
+facts) a sentence must state than the fact's own sentences for the fact to be read as put in
+that sentence's slot: one word more is a paraphrase's reach ("version" for "song")."""
+
+
+def _year(f: Fact) -> bool:
+    v = f.value
+    return isinstance(v, int | float) and float(v).is_integer() and 1000 <= v <= 2100
+
+
+_ORDINAL_WORD = re.compile(r"\d+(?:st|nd|rd|th)$|first|second|third|fourth|fifth|last", re.I)
+
+
+def _counted_word(a: Analysed, f: Fact) -> str | None:
+    """The stem of the word right after a number: what it counts ("five *mills*")."""
+    after = [t for t in a.tokens if t.start >= f.end]
+    return stem(after[0].norm) if after else None
+
+
+def _same_sort(a: Fact, in_a: Analysed, b: Fact, in_b: Analysed) -> bool:
+    """Whether two facts could fill one slot: two years, two dates, two measures of one unit,
+    two counts of one thing."""
+    if a.kind != b.kind:
+        return False
+    if a.kind == "number":
+        if _year(a) != _year(b) or a.unit != b.unit:
+            return False
+        if not _year(a) and a.unit is None:
+            return _counted_word(in_a, a) == _counted_word(in_b, b)
+    return True
+
+
+@functools.lru_cache(maxsize=16384)
+def _lemma(word: str) -> str:
+    """A word's lemma, a verb's first ("wrote" and "written": write), else its stem."""
+    from lemminflect import getAllLemmas  # the local extra's; imported at the first check
+
+    lemmas = getAllLemmas(word)
+    for pos in ("VERB", "NOUN", "ADJ"):
+        if lemmas.get(pos):
+            return stem(lemmas[pos][0])
+    return stem(word)
+
+
+def misplaced(
+    fact: Fact, claim: Analysed, evid: Sequence[Analysed], best: int
+) -> tuple[int, Fact] | None:
+    """The claim's fact put in the slot of another fact the sources state, if it is.
+
+    ``fact`` is stated in the sources, but not in the claim's evidence sentence ``evid[best]``,
+    which states another value of its sort that the claim leaves out. What a value is a value of
+    is said by the words next to it: when the evidence sentence states clearly more of them
+    (:data:`PLACE_WINDOW` words and facts each side, by stem) than any sentence stating the
+    value, the claim has moved the value from where the sources put it ("Ptolemy's name was
+    recognised by Champollion" where "Thomas Young recognised Ptolemy's name" and Champollion
+    deciphered the script; "the second season aired in 2009" where the first did). A value
+    joined from another sentence keeps its own words there ("..., after the United States took
+    over in 1904") and is not moved. Returns the evidence sentence's index and its own value.
+    """
+    if fact.kind not in ("number", "month") or _ORDINAL_WORD.fullmatch(fact.text):
+        return None  # a name's sort is unknown; an ordinal says which, not how many
+    sent = evid[best]
+    rivals = [
+        f
+        for f in sent.facts
+        if _same_sort(fact, claim, f, sent)
+        and not _fact_in(f, claim.facts, claim.norms, claim.stems)
+    ]
+    if not rivals:
+        return None
+    homes = [
+        e for k, e in enumerate(evid) if k != best and _fact_in(fact, e.facts, e.norms, e.stems)
+    ]
+    if not homes:
+        return None  # stated only in another passage: nothing here to weigh it against
+    # the fact's neighbours: content words and other facts, nearest first, on each side
+    own = set(_tokens_of(claim, fact.start, fact.end))
+    if not own:
+        return None
+    fact_at = {}
+    for f in claim.facts:
+        for i in _tokens_of(claim, f.start, f.end):
+            fact_at[i] = f
+    # an item is a word's lemma, or the facts of one value or one name ("James A. Bland")
+    items: list[tuple[int, str | list[Fact]]] = []
+    for i in sorted(set(claim.content) | set(fact_at)):
+        if i in own:
+            continue
+        f = fact_at.get(i)
+        last = items[-1][1] if items else None
+        if (
+            f is not None
+            and isinstance(last, list)
+            and (f is last[-1] or _one_name(claim, last[-1], f))
+        ):
+            if f is not last[-1]:
+                last.append(f)
+            continue
+        items.append((i, [f] if f is not None else _lemma(claim.tokens[i].norm)))
+    before = [it for i, it in items if i < min(own)][-PLACE_WINDOW:]
+    after = [it for i, it in items if i > max(own)][:PLACE_WINDOW]
+    near = before + after
+    if len(near) < 2:
+        return None
+
+    def stated(e: Analysed) -> int:
+        lemmas = {_lemma(t.norm) for t in e.tokens}
+        return sum(
+            any(_fact_in(f, e.facts, e.norms, e.stems) for f in it)
+            if isinstance(it, list)
+            else it in lemmas
+            for it in near
+        )
+
+    more = stated(sent) - max(stated(e) for e in homes)
+    if more < PLACE_MORE or more / len(near) < PLACE_MARGIN - 1e-9:
+        return None
+    return best, rivals[0]
+
+
+def _one_name(a: Analysed, prev: Fact, fact: Fact) -> bool:
+    """Whether two name facts are words of one name ("James A. Bland")."""
+    if prev.kind != "name" or fact.kind != "name":
+        return False
+    return not a.text[prev.end : fact.start].strip()

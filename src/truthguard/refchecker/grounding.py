@@ -41,6 +41,7 @@ from truthguard.refchecker._alignment import (
     conflict,
     copied_share,
     fact_in,
+    misplaced,
     negation_issue,
     other_value,
     swapped,
@@ -228,6 +229,14 @@ def ground_claim(
             if (other is None or not swapped(fact, other, claim, sent, ops)) and fact_in(
                 fact, all_facts, norms, stems, all_names
             ):
+                # stated elsewhere, unless the claim moved it into this sentence's slot
+                moved = misplaced(fact, claim, evid, best)
+                if moved is not None:
+                    rival = other or moved[1]
+                    ev = (ref, offset + rival.start, offset + rival.end, rival.text)
+                    issues.append(
+                        Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev)
+                    )
                 continue
             if other is not None:
                 ev = (ref, offset + other.start, offset + other.end, other.text)
