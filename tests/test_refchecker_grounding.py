@@ -627,3 +627,29 @@ def test_a_value_the_sources_state_about_something_else_is_set_against_the_slot_
     ):
         g = ground_claim(claim, sents, pool=pool)
         assert all(i.relation != "other_value" for i in g.issues), claim
+
+
+def test_a_noun_put_for_a_word_of_a_near_copy_must_mean_the_same_out_of_context(embedder):
+    from truthguard.refchecker.grounding import SoftMatcher
+
+    ref = "Signatures of the delegates were not needed to make the Declaration official."
+    soft = SoftMatcher(embedder)
+    g = ground_claim(
+        "Signatures of the message were not needed to make the Declaration official.",
+        [(0, 0, ref)],
+        soft=soft,
+    )
+    # in the copied words around it "message" rates close to "delegates"; alone it does not
+    assert [(i.text, i.relation, i.evidence) for i in g.issues] == [
+        ("message", "conflict", (0, 18, 27, "delegates"))
+    ]
+    # a synonym, another word for a verb, a related noun the vectors rate low ("hub" / "center")
+    for claim in (
+        "Signatures of the representatives were not needed to make the Declaration official.",
+        "Signatures of the delegates were not required to make the Declaration official.",
+    ):
+        g = ground_claim(claim, [(0, 0, ref)], soft=soft)
+        assert all(i.relation != "conflict" for i in g.issues), (claim, g.issues)
+    center = "New York is an important center for diplomacy."
+    g = ground_claim("New York is an important hub for diplomacy.", [(0, 0, center)], soft=soft)
+    assert all(i.relation != "conflict" for i in g.issues), g.issues

@@ -309,6 +309,12 @@ def ground_claim(
                 t = claim.tokens[i]
                 soft_words[t.text] = round(s, 4)
                 matches.append(max(min(s, 1.0), 0.0))
+                if i in one_for_one and soft is not None and best is not None and _noun(t.norm):
+                    # in the same words around it, a noun's contextual vector leans towards
+                    # the word it replaced; out of context a synonym still means the same
+                    o = evid[best].tokens[one_for_one[i]]
+                    if _out_of_context(soft, t.norm, o.norm) < _UNRELATED:
+                        s = min(s, 0.0)
                 if s < _SWAP_FLOOR and i in one_for_one and best is not None and sentence:
                     o = evid[best].tokens[one_for_one[i]]
                     ev = (sentence[0], sentence[1] + o.start, sentence[1] + o.end, o.text)
@@ -369,6 +375,28 @@ def ground_claim(
         round(copied, 4),
     )
 
+
+@functools.lru_cache(maxsize=8192)
+def _noun(word: str) -> bool:
+    """Whether ``word`` can be a noun ("living" can, "either" cannot)."""
+    from lemminflect import getAllLemmas  # the local extra's; imported at the first check
+
+    return "NOUN" in getAllLemmas(word)
+
+
+def _out_of_context(soft: SoftMatcher, word: str, other: str) -> float:
+    """Cosine of two words' embeddings, each encoded alone ("freed" / "released" 0.58,
+    "clay" / "jade" 0.32)."""
+    if word == other:
+        return 1.0
+    v = soft.embedder.embed([word, other])
+    return float(v[0] @ v[1])
+
+
+_UNRELATED = 0.28
+"""Cosine of two words encoded alone under which they name unrelated things. Near-synonyms
+a retelling uses rate 0.30 ("hub" / "center") to 0.88; a noun put at random for a word, 0.13
+to 0.44, so only the clearly unrelated are set against the evidence by this."""
 
 _SWAP_FLOOR = 0.4
 """Soft match below which one word put for one in a near-copy of the evidence sentence says
