@@ -1181,6 +1181,19 @@ RAG_ANSWERS = [
         "The second season came out in 2011, two years after the BBC aired the first in 2009.",
         True,
     ),
+    # a share worked out from the counts the sources give
+    (
+        "How many passengers survived?",
+        ["The Calder Rose sank in 1911. Only 39 of the 80 passengers on board survived."],
+        "Roughly one in two of the passengers survived.",
+        True,
+    ),
+    (
+        "How many passengers survived?",
+        ["The Calder Rose sank in 1911. Only 39 of the 80 passengers on board survived."],
+        "More than half of the passengers survived.",
+        False,
+    ),
 ]
 
 

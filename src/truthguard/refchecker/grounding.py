@@ -50,6 +50,7 @@ from truthguard.refchecker._alignment import (
 from truthguard.refchecker._analysis import Analysed, analyse
 from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker.derived import derived
+from truthguard.refchecker.proportions import read_shares
 from truthguard.refchecker.softmatch import SoftMatcher
 
 __all__ = [
@@ -212,7 +213,12 @@ def ground_claim(
         sent = evid[best]
         n_claim = max(len(claim.content) + len(claim.facts), 1)
         close = best_key[0] / n_claim >= 0.6
+        # a share the claim works out ("fewer than half" of "39 of the 80") is supported by a
+        # share the evidence states that meets it, and its numbers with it
+        met, against = read_shares(claim.text, [e.text for e in evid], best)
         for fact in claim.facts:
+            if any(lo <= fact.start and fact.end <= hi for lo, hi in met):
+                continue
             # a number the claim states more often than the sentence does ("all two remaining
             # warriors from Universe 2" / "all three remaining warriors from Universe 2") is
             # not, each time, the sentence's own
@@ -251,6 +257,10 @@ def ground_claim(
             elif not derived(fact, claim.text, claim.facts, sent.facts):
                 # (a count of what the claim lists, or the span between two dates, is its own)
                 issues.append(Issue(fact.kind, "ungrounded", fact.start, fact.end, fact.text))
+        if against is not None:
+            mine, theirs = against
+            ev = (ref, offset + theirs.start, offset + theirs.end, theirs.text)
+            issues.append(Issue("number", "conflict", mine.start, mine.end, mine.text, ev))
         neg = negation_issue(claim, sent, ops) if close else None
         if neg is not None:
             issue, tok = neg
