@@ -27,9 +27,7 @@ from truthguard.refchecker.proportions import agrees, read_shares, shares
 )
 def test_the_shares_a_text_states(text, expected):
     got = [(s.value, s.bound, s.text) for s in shares(text)]
-    assert [(round(v, 4), b, t) for v, b, t in got] == [
-        (round(v, 4), b, t) for v, b, t in expected
-    ]
+    assert [(round(v, 4), b, t) for v, b, t in got] == [(round(v, 4), b, t) for v, b, t in expected]
 
 
 @pytest.mark.parametrize(
