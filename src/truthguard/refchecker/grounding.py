@@ -257,6 +257,11 @@ def ground_claim(
             elif not derived(fact, claim.text, claim.facts, sent.facts):
                 # (a count of what the claim lists, or the span between two dates, is its own)
                 issues.append(Issue(fact.kind, "ungrounded", fact.start, fact.end, fact.text))
+        inside = [
+            f for f in claim.facts if against and against[0].start <= f.start < against[0].end
+        ]
+        if inside and all(fact_in(f, all_facts, norms, stems, all_names) for f in inside):
+            against = None  # the share itself is stated in the sources ("50.8 %")
         if against is not None:
             mine, theirs = against
             ev = (ref, offset + theirs.start, offset + theirs.end, theirs.text)

@@ -130,6 +130,8 @@ def shares(text: str) -> list[Share]:
                 n, d = _value(m.group(2)), _value(m.group(3))
                 if not 0 < n <= d or re.fullmatch(r"1\d{3}|20\d{2}", m.group(3)):
                     continue  # "3 in 2009" is a year, not a whole
+                if kind == "count" and n == 1:
+                    continue  # "one of the 100 most influential": one of them, not a share
                 v = n / d
             elif kind == "percent":
                 v = _value(m.group(2)) / 100
@@ -151,8 +153,10 @@ def agrees(claim: Share, evidence: Share) -> bool:
         return e > p
     if claim.bound == "<":
         return e < p
-    tolerance = max(0.06, 0.15 * p) if claim.bound == "~" else max(0.02, 0.05 * p)
-    return abs(e - p) <= tolerance
+    if claim.bound == "~":
+        return abs(e - p) <= max(0.06, 0.15 * p)
+    # as stated: a third is 33%, and 1 in 152 is not 1 in 100
+    return abs(e - p) <= 0.05 * p + (0.005 if p >= 0.1 else 0.0)
 
 
 @functools.lru_cache(maxsize=8192)
