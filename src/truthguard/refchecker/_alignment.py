@@ -719,18 +719,19 @@ def misplaced(
 ) -> tuple[int, Fact] | None:
     """The claim's fact put in the slot of another fact the sources state, if it is.
 
-    ``fact`` is stated in the sources, but not in the claim's evidence sentence ``evid[best]``,
-    which states another value of its sort that the claim leaves out. What a value is a value of
-    is said by the words next to it: when the evidence sentence states clearly more of them
-    (:data:`PLACE_WINDOW` words and facts each side, by stem) than any sentence stating the
-    value, the claim has moved the value from where the sources put it ("Ptolemy's name was
-    recognised by Champollion" where "Thomas Young recognised Ptolemy's name" and Champollion
-    deciphered the script; "the second season aired in 2009" where the first did). A value
-    joined from another sentence keeps its own words there ("..., after the United States took
-    over in 1904") and is not moved. Returns the evidence sentence's index and its own value.
+    ``fact``, a number or a date, is stated in the sources, but not in the claim's evidence
+    sentence ``evid[best]``, which states another value of its sort that the claim leaves out.
+    What a value is a value of is said by the words next to it: when the evidence sentence
+    states clearly more of them (:data:`PLACE_WINDOW` words and facts each side, by lemma) than
+    any sentence stating the value, the claim has moved the value from where the sources put it
+    ("its second season reached viewers in 2009" where the first season aired in 2009 and the
+    second in 2011; "the bridge carries 2 tracks on 9 arches" where its sister viaduct has the
+    9). A value joined from another sentence keeps its own words there ("..., after the United
+    States took over in 1904") and is not moved. Names are not weighed: their sort (a person, a
+    place, a firm) is unknown here. Returns the evidence sentence's index and its own value.
     """
     if fact.kind not in ("number", "month") or _ORDINAL_WORD.fullmatch(fact.text):
-        return None  # a name's sort is unknown; an ordinal says which, not how many
+        return None  # an ordinal says which, not how many
     sent = evid[best]
     rivals = [
         f
