@@ -17,6 +17,7 @@ from typing import Any
 from truthguard.refchecker._analysis import NON_CONTENT as _NON_CONTENT
 from truthguard.refchecker._analysis import Analysed
 from truthguard.refchecker._facts import Fact, stem
+from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._numbers import POUNDS
 
 __all__ = [
@@ -675,14 +676,6 @@ facts) a sentence must state than the fact's own sentences for the fact to be re
 that sentence's slot: one word more is a paraphrase's reach ("version" for "song")."""
 
 
-def _year(f: Fact) -> bool:
-    v = f.value
-    return isinstance(v, int | float) and float(v).is_integer() and 1000 <= v <= 2100
-
-
-_ORDINAL_WORD = re.compile(r"\d+(?:st|nd|rd|th)$|first|second|third|fourth|fifth|last", re.I)
-
-
 def _counted_word(a: Analysed, f: Fact) -> str | None:
     """The stem of the word right after a number: what it counts ("five *mills*")."""
     after = [t for t in a.tokens if t.start >= f.end]
@@ -705,12 +698,10 @@ def _same_sort(a: Fact, in_a: Analysed, b: Fact, in_b: Analysed) -> bool:
 @functools.lru_cache(maxsize=16384)
 def _lemma(word: str) -> str:
     """A word's lemma, a verb's first ("wrote" and "written": write), else its stem."""
-    from lemminflect import getAllLemmas  # the local extra's; imported at the first check
-
-    lemmas = getAllLemmas(word)
+    found = lemmas(word)
     for pos in ("VERB", "NOUN", "ADJ"):
-        if lemmas.get(pos):
-            return stem(lemmas[pos][0])
+        if found.get(pos):
+            return stem(found[pos][0])
     return stem(word)
 
 
@@ -730,7 +721,7 @@ def misplaced(
     States took over in 1904") and is not moved. Names are not weighed: their sort (a person, a
     place, a firm) is unknown here. Returns the evidence sentence's index and its own value.
     """
-    if fact.kind not in ("number", "month") or _ORDINAL_WORD.fullmatch(fact.text):
+    if fact.kind not in ("number", "month") or _shape(fact)[1]:
         return None  # an ordinal says which, not how many
     sent = evid[best]
     rivals = [

@@ -49,6 +49,7 @@ from truthguard.refchecker._alignment import (
 )
 from truthguard.refchecker._analysis import Analysed, analyse
 from truthguard.refchecker._facts import Fact, stem
+from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker.derived import derived
 from truthguard.refchecker.proportions import read_shares
 from truthguard.refchecker.softmatch import SoftMatcher
@@ -324,8 +325,14 @@ def ground_claim(
                 t = claim.tokens[i]
                 soft_words[t.text] = round(s, 4)
                 matches.append(max(min(s, 1.0), 0.0))
-                if i in one_for_one and soft is not None and best is not None and _noun(t.norm):
-                    # in the same words around it, a noun's contextual vector leans towards
+                if (
+                    i in one_for_one
+                    and soft is not None
+                    and best is not None
+                    and "NOUN" in lemmas(t.norm)
+                ):
+                    # ("living" can be a noun, "either" cannot) in the same words around it, a
+                    # noun's contextual vector leans towards
                     # the word it replaced; out of context a synonym still means the same
                     o = evid[best].tokens[one_for_one[i]]
                     if _out_of_context(soft, t.norm, o.norm) < _UNRELATED:
@@ -389,14 +396,6 @@ def ground_claim(
         n_content,
         round(copied, 4),
     )
-
-
-@functools.lru_cache(maxsize=8192)
-def _noun(word: str) -> bool:
-    """Whether ``word`` can be a noun ("living" can, "either" cannot)."""
-    from lemminflect import getAllLemmas  # the local extra's; imported at the first check
-
-    return "NOUN" in getAllLemmas(word)
 
 
 def _out_of_context(soft: SoftMatcher, word: str, other: str) -> float:

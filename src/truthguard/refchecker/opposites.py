@@ -16,6 +16,7 @@ import functools
 from dataclasses import dataclass
 
 from truthguard.refchecker._analysis import Against, analyse
+from truthguard.refchecker._lemmas import lemmas as all_lemmas
 
 __all__ = ["EXCLUSIVE", "GRADED", "PAIRS", "Flip", "flips"]
 
@@ -165,10 +166,8 @@ _OPPOSITE = _opposites()
 @functools.lru_cache(maxsize=8192)
 def _lemmas(word: str) -> frozenset[str]:
     """The word and its lemmas under every part of speech ("won" -> win, "lost" -> lose)."""
-    from lemminflect import getAllLemmas  # the local extra's; imported at the first check
-
     out = {word}
-    for forms in getAllLemmas(word).values():
+    for forms in all_lemmas(word).values():
         out.update(forms)
     return frozenset(out)
 

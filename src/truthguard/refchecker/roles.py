@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from truthguard.refchecker._analysis import Against, Analysed, analyse
 from truthguard.refchecker._facts import FUNCTION_WORDS
+from truthguard.refchecker._lemmas import lemmas
 
 __all__ = ["RoleSwap", "role_swaps"]
 
@@ -96,9 +97,7 @@ def _words(a: Analysed, run: tuple[int, int]) -> set[str]:
 def _finite_verb(word: str) -> bool:
     """Whether ``word`` is an inflected form of a verb ("designed", "wrote", "gets"): what a doer
     does. A noun after a name ("Rings film", "Canada's immigration") is not an action."""
-    from lemminflect import getAllLemmas  # the local extra's; imported at the first check
-
-    verbs = getAllLemmas(word).get("VERB", ())
+    verbs = lemmas(word).get("VERB", ())
     return bool(verbs) and word not in verbs
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._logistic import (
     check_features,
     fit_logistic,
@@ -118,10 +119,8 @@ def claim_features(numbers: Mapping[str, Any], issues: Sequence[Mapping[str, Any
 @functools.lru_cache(maxsize=8192)
 def _noun(word: str) -> bool:
     """Whether ``word`` can be a noun (or is unknown to the lexicon, as rare nouns are)."""
-    from lemminflect import getAllLemmas  # the local extra's; imported at the first check
-
-    lemmas = getAllLemmas(word.casefold())
-    return not lemmas or "NOUN" in lemmas
+    found = lemmas(word.casefold())
+    return not found or "NOUN" in found
 
 
 def fact_unsupported(issues: Sequence[Mapping[str, Any]]) -> str | None:
