@@ -517,6 +517,36 @@ def test_a_negation_the_summary_left_out_with_a_long_stretch_flips_nothing():
     assert ("negation", "conflict") in [(i.kind, i.relation) for i in g.issues]
 
 
+def test_a_negation_flips_its_phrase_wherever_the_clauses_stand():
+    ref = [
+        (
+            0,
+            0,
+            "After her part in the beauty contest, Dayana tells Titi that she is not happy "
+            "with the judges' decision.",
+        )
+    ]
+    moved = "Dayana tells Titi that she is {}happy with the judges' decision after the contest."
+    g = ground_claim(moved.format(""), ref)
+    assert [(i.kind, i.relation, i.text) for i in g.issues] == [("negation", "conflict", "is")]
+    assert g.issues[0].evidence is not None and g.issues[0].evidence[3] == "not"
+    assert all(i.kind != "negation" for i in ground_claim(moved.format("not "), ref).issues)
+    lipids = [(0, 0, "They can form lipid bilayers because of their amphiphilic character.")]
+    g = ground_claim(
+        "Because of their amphiphilic character, they cannot form lipid bilayers.", lipids
+    )
+    assert [(i.kind, i.text) for i in g.issues] == [("negation", "cannot")]
+    g = ground_claim(
+        "Because of their amphiphilic character, they can form lipid bilayers.", lipids
+    )
+    assert g.issues == []
+    # a phrase of function words decides nothing, and a phrase the sentence also states
+    # negated is no flip
+    known = [(0, 0, "It is known that fossils exist, and it is not known whether they are old.")]
+    g = ground_claim("Whether they are old, it is not known, though fossils exist.", known)
+    assert all(i.kind != "negation" for i in g.issues), g.issues
+
+
 def test_a_year_is_set_against_a_year_and_a_place_name_keeps_its_place():
     g = ground_claim(
         "Liverpool lost in the FA Cup fifth round in 2006.",
@@ -571,6 +601,11 @@ def test_a_figure_rounded_to_fewer_decimals_or_in_pounds_either_way_is_the_same_
     assert _number_issues("It reaches roughly 902 m/s with a load of about 1.1 kg.", bullet) == []
     assert _number_issues("It reaches 903 m/s with a load of 1.2 kg.", bullet) == ["903", "1.2"]
     assert _number_issues("It reaches 900 m/s with a load of 1 kg.", bullet) == ["900", "1"]
+    # a round figure of one digit is no rounding of another figure: it says something else
+    planets = [(0, 0, "There are probably at least 100 billion planets in the Milky Way.")]
+    assert _number_issues("There are 119 billion planets in the Milky Way.", planets) == [
+        "119 billion"
+    ]
     hen = [(0, 0, "The hens weigh about 2.5 pounds (1.1 kilograms) when slaughtered.")]
     assert _number_issues("The hens weigh about 2.5 lb.", hen) == []
     assert _number_issues("The hens weigh two and a half pounds.", hen) == []
@@ -590,6 +625,9 @@ def test_a_chat_opener_or_a_negated_verb_names_nobody():
         assert [f.value for f in extract_facts(text) if f.kind == "name"] == [], text
     # a capitalised word before another name still names someone
     assert "bay" in [f.value for f in extract_facts("Michael Bay directed it.") if f.kind == "name"]
+    # a word in capitals opening a sentence is an acronym, not a word capitalised by its place
+    assert "ibm" in [f.value for f in extract_facts("IBM acquired the agency.") if f.kind == "name"]
+    assert [f.value for f in extract_facts("OK, he did.") if f.kind == "name"] == []
 
 
 def test_words_naming_the_sources_are_no_content_to_find_in_them():
@@ -653,3 +691,40 @@ def test_a_noun_put_for_a_word_of_a_near_copy_must_mean_the_same_out_of_context(
     center = "New York is an important center for diplomacy."
     g = ground_claim("New York is an important hub for diplomacy.", [(0, 0, center)], soft=soft)
     assert all(i.relation != "conflict" for i in g.issues), g.issues
+
+
+def test_a_noun_put_for_one_between_copied_stretches_of_a_reordered_sentence_must_mean_the_same(
+    embedder,
+):
+    from truthguard.refchecker.grounding import SoftMatcher, framed_swaps
+
+    ref = (
+        "According to a survey of vets in 2019, pets get the implant on the left side of the "
+        "neck in Europe."
+    )
+    soft = SoftMatcher(embedder)
+    g = ground_claim(
+        "Pets get the implant on the left side of the salary in Europe, according to a survey "
+        "of vets in 2019.",
+        [(0, 0, ref)],
+        soft=soft,
+    )
+    assert [(i.text, i.relation) for i in g.issues] == [("salary", "conflict")], g.issues
+    assert g.issues[0].evidence is not None and g.issues[0].evidence[3] == "neck"
+    # a related word there, or the same sentence reordered, is no conflict
+    for claim in (
+        "Pets get the implant on the left side of the throat in Europe, according to a survey "
+        "of vets in 2019.",
+        "Pets get the implant on the left side of the neck in Europe, according to a survey "
+        "of vets in 2019.",
+    ):
+        g = ground_claim(claim, [(0, 0, ref)], soft=soft)
+        assert all(i.relation != "conflict" for i in g.issues), (claim, g.issues)
+    # the frame needs copied words on both sides, four in all
+    ops = [("equal", 0, 3, 0, 3), ("replace", 3, 4, 3, 4), ("equal", 4, 5, 4, 5)]
+    assert framed_swaps(ops, {3}) == {3: 3}
+    assert framed_swaps(ops, set()) == {}
+    assert (
+        framed_swaps([("equal", 0, 2, 0, 2), ("replace", 2, 3, 2, 3), ("equal", 3, 4, 3, 4)], {2})
+        == {}
+    )

@@ -28,6 +28,7 @@ __all__ = [
     "conflict",
     "copied_share",
     "fact_in",
+    "local_negation_issue",
     "negation_issue",
     "other_value",
     "swapped",
@@ -98,14 +99,15 @@ def _decimals_dropped(a: Fact, b: Fact) -> bool:
 
 
 def _rounded_to(a: float, b: float) -> bool:
-    """Whether ``a`` is ``b`` rounded at its last non-zero digit, two zeros or more, and
-    neither could be a year ("205,000" for 205,014, "941,300" for 941,329)."""
+    """Whether ``a`` is ``b`` rounded at its last non-zero digit, two zeros or more, keeping
+    two significant digits or more, and neither could be a year ("205,000" for 205,014,
+    "941,300" for 941,329; not "100 billion" for 119 billion: one digit says little)."""
     if a <= 2100 or not a.is_integer() or 1000 <= b <= 2100:
         return False  # never a year: "1900" is no rounded 1889
     n, zeros = int(a), 0
     while n % 10 == 0:
         n, zeros = n // 10, zeros + 1
-    return zeros >= 2 and round(b, -zeros) == a
+    return zeros >= 2 and n >= 10 and round(b, -zeros) == a
 
 
 _ORDINAL_WORDS = frozenset(["first", "second", "third"])
@@ -486,6 +488,95 @@ def _negation_issue(claim: Analysed, sent: Analysed, ops: list) -> tuple[Issue, 
             span = (t.start, t.end, t.text) if t else (0, 0, "")
             return Issue("negation", "conflict", *span), sent.tokens[j]
     return None
+
+
+_POSITIVE = {"won't": "will", "can't": "can", "cannot": "can", "shan't": "shall", "ain't": "is"}
+"""Negated auxiliaries whose positive form is not the word less "n't"."""
+
+
+def _positive(norm: str) -> tuple[str, ...] | None:
+    """The words a negation cue leaves when it is taken out ("not" / "never": none; "isn't":
+    "is"), or None for a cue that does more than negate ("no", "without", "nobody")."""
+    if norm in ("not", "never", "n't"):
+        return ()
+    if norm in _POSITIVE:
+        return (_POSITIVE[norm],)
+    if norm.endswith("n't") and len(norm) > 3:
+        return (norm[:-3],)
+    return None
+
+
+def _around(text: Analysed, k: int) -> tuple[list[str], list[str], int] | None:
+    """The (at most two) words before the negation at ``k`` within its clause and the words
+    after it up to its second content word (at most five), with how many of them are content
+    words or names."""
+    toks = text.tokens
+    before: list[int] = []
+    for m in (k - 1, k - 2):
+        if (
+            m < 0
+            or m in text.negations
+            or re.search(r"[,;:()]", text.text[toks[m].end : toks[m + 1].start])
+        ):
+            break
+        before.insert(0, m)
+    if not before:
+        return None
+    named = {i for f in text.facts for i, t in enumerate(toks) if f.start <= t.start < f.end}
+    weighty = set(text.content) | named
+    after, seen = [], 0
+    for m in range(k + 1, min(k + 6, len(toks))):
+        if m in text.negations:
+            break
+        after.append(m)
+        if m in weighty:
+            seen += 1
+            if seen == 2:
+                break
+    n = sum(1 for m in (*before, *after) if m in weighty)
+    return [toks[m].norm for m in before], [toks[m].norm for m in after], n
+
+
+def _find(words: Sequence[str], seq: Sequence[str]) -> int | None:
+    n = len(seq)
+    return next((i for i in range(len(words) - n + 1) if list(words[i : i + n]) == list(seq)), None)
+
+
+def _flipped_here(a: Analysed, b: Analysed) -> tuple[int, int] | None:
+    """A negation of ``a`` (its token index) whose words around it ``b`` states without it
+    (with the index in ``b`` where they start): "she is not happy with" / "she is happy with",
+    wherever the two put the phrase."""
+    words = [t.norm for t in b.tokens]
+    for k in a.negations:
+        rest = _positive(a.tokens[k].norm)
+        near = _around(a, k) if rest is not None else None
+        if rest is None or near is None:
+            continue
+        before, after, weight = near
+        if weight < 2 or not after:
+            continue
+        at = _find(words, [*before, *rest, *after])
+        if at is not None and _find(words, [*before, a.tokens[k].norm, *after]) is None:
+            return k, at
+    return None
+
+
+def local_negation_issue(claim: Analysed, sent: Analysed) -> tuple[Issue, Any] | None:
+    """A negation set against the sentence by the words around it alone, when the two order
+    their clauses differently and the whole-sentence alignment cannot see it ("After the
+    contest, she is not happy with the decision" / "She is happy with the decision after the
+    contest"): the claim says "X not Y" where the sentence says "X Y", or the reverse. The
+    phrase must hold two content words or names, so that "it is (not) known" decides nothing."""
+    added = _flipped_here(claim, sent)
+    if added is not None:
+        t = claim.tokens[added[0]]
+        return Issue("negation", "conflict", t.start, t.end, t.text), None
+    dropped = _flipped_here(sent, claim)
+    if dropped is None:
+        return None
+    j, at = dropped
+    t = claim.tokens[at + 1]  # the word before the dropped negation, as the aligned case
+    return Issue("negation", "conflict", t.start, t.end, t.text), sent.tokens[j]
 
 
 # Public names for the grounding module (the private ones stay for readers of this file).

@@ -266,6 +266,9 @@ def _common_word_opener(text: str, tokens: list[Token], i: int) -> bool:
     later in the text stays a name; so does any word outside the common vocabulary.
     """
     tok = tokens[i]
+    letters = tok.text.removesuffix("'s")
+    if len(letters) > 1 and letters.isupper() and letters.lower() not in _INTERJECTIONS:
+        return False  # "IBM", "NASA": a sentence's place capitalises one letter, not all
     nxt = i + 1
     capital_next = (
         nxt < len(tokens)

@@ -41,6 +41,7 @@ from truthguard.refchecker._alignment import (
     conflict,
     copied_share,
     fact_in,
+    local_negation_issue,
     misplaced,
     negation_issue,
     other_value,
@@ -268,6 +269,8 @@ def ground_claim(
             ev = (ref, offset + theirs.start, offset + theirs.end, theirs.text)
             issues.append(Issue("number", "conflict", mine.start, mine.end, mine.text, ev))
         neg = negation_issue(claim, sent, ops) if close else None
+        if neg is None and close:
+            neg = local_negation_issue(claim, sent)
         if neg is not None:
             issue, tok = neg
             if tok is not None:
@@ -285,6 +288,7 @@ def ground_claim(
         # match there ("protects him with a condition" for "... with a barrier"), not anywhere
         swapped_words: set[int] = set()
         one_for_one: dict[int, int] = {}
+        framed: dict[int, int] = {}
         if best is not None and copied_share(ops, claim) >= COPIED:
             # only where a content word of the sentence was replaced: "Abe did express" for
             # "He did express" names who it is, "a condition" for "a barrier" changes what
@@ -297,6 +301,10 @@ def ground_claim(
             swapped_words = {i for op in replaced for i in range(op[1], op[2])}
             # one word put for one: unless it means the same, the claim says something else
             one_for_one = {op[1]: op[3] for op in replaced if op[2] - op[1] == op[4] - op[3] == 1}
+        elif best is not None:
+            # a claim that reorders the sentence's clauses still copies stretches of it: a noun
+            # put for one of its nouns between two copied stretches must mean the same alone
+            framed = framed_swaps(ops, set(evid[best].content))
         sent_words = (evid[best].norms, evid[best].stems) if best is not None else None
         unaligned = []
         spans: list[tuple[int, int]] = []
@@ -325,20 +333,27 @@ def ground_claim(
                 t = claim.tokens[i]
                 soft_words[t.text] = round(s, 4)
                 matches.append(max(min(s, 1.0), 0.0))
+                put_for = one_for_one.get(i, framed.get(i))
+                unrelated = False
                 if (
-                    i in one_for_one
+                    put_for is not None
                     and soft is not None
                     and best is not None
                     and "NOUN" in lemmas(t.norm)
+                    # between copied stretches only a noun put for a noun ("to express the
+                    # King's power" for "to symbolize ...": "express" can be a noun too)
+                    and (i in one_for_one or "NOUN" in lemmas(evid[best].tokens[put_for].norm))
                 ):
                     # ("living" can be a noun, "either" cannot) in the same words around it, a
                     # noun's contextual vector leans towards
                     # the word it replaced; out of context a synonym still means the same
-                    o = evid[best].tokens[one_for_one[i]]
-                    if _out_of_context(soft, t.norm, o.norm) < _UNRELATED:
+                    o = evid[best].tokens[put_for]
+                    unrelated = _out_of_context(soft, t.norm, o.norm) < _UNRELATED
+                    if unrelated:
                         s = min(s, 0.0)
-                if s < _SWAP_FLOOR and i in one_for_one and best is not None and sentence:
-                    o = evid[best].tokens[one_for_one[i]]
+                swap = (i in one_for_one and s < _SWAP_FLOOR) or (i in framed and unrelated)
+                if swap and put_for is not None and best is not None and sentence:
+                    o = evid[best].tokens[put_for]
                     ev = (sentence[0], sentence[1] + o.start, sentence[1] + o.end, o.text)
                     issues.append(Issue("content", "conflict", t.start, t.end, t.text, ev))
                 elif s < word_floor:
@@ -396,6 +411,26 @@ def ground_claim(
         n_content,
         round(copied, 4),
     )
+
+
+def framed_swaps(ops: list, content_of_sent: set[int]) -> dict[int, int]:
+    """Claim word -> sentence word, for each word the claim puts for one content word of the
+    sentence between copied stretches of :data:`FRAME` words or more in all, one word at
+    least on each side ("the left side of the salary according to" for "... of the neck
+    according to")."""
+    out = {}
+    for k in range(1, len(ops) - 1):
+        tag, i1, i2, j1, j2 = ops[k]
+        if tag != "replace" or i2 - i1 != 1 or j2 - j1 != 1 or j1 not in content_of_sent:
+            continue
+        left, right = ops[k - 1], ops[k + 1]
+        if left[0] == right[0] == "equal" and (left[2] - left[1]) + (right[2] - right[1]) >= FRAME:
+            out[i1] = j1
+    return out
+
+
+FRAME = 4
+"""Copied words around a word put for one, in all, for the two to be held the same word."""
 
 
 def _out_of_context(soft: SoftMatcher, word: str, other: str) -> float:
