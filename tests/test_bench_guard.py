@@ -6,6 +6,7 @@ stretch, so only what is counted (records, requests, sentences, faults) is check
 
 from __future__ import annotations
 
+import importlib
 import json
 
 import pytest
@@ -209,6 +210,9 @@ def test_the_burst_can_bound_the_http_pool_of_the_users_chat_model(capsys):
     assert row["passed"] + sum(row["not_passed"].values()) == 6
     client = guard._bounded_client(2)["http_async_client"]
     assert client._transport._pool._max_connections == 2  # the client ChatOpenAI is given
+    # the Limits of the package openai's client is built on (httpx2 for openai 3, else httpx)
+    limits = guard._http_limits()
+    assert isinstance(client, importlib.import_module(limits.__module__.split(".")[0]).AsyncClient)
     assert guard._bounded_client(0) == {}
     with pytest.raises(InvalidInputError, match="--burst-pool"):
         guard._bounded_client(-1)

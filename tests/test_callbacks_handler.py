@@ -415,5 +415,9 @@ def test_the_async_handler_awaits_every_hook_the_sync_one_has():
         assert inspect.iscoroutinefunction(getattr(twin, name)), name
         assert getattr(twin, name).__name__ == name
     assert sync.run_inline and not TruthGuardCallbackHandler(detector, when_full="block").run_inline
+    # awaited in place (no task per event) unless a hook may wait for room in the queue
+    blocking = AsyncTruthGuardCallbackHandler(detector, when_full="block")
+    assert twin.run_inline and not blocking.run_inline
     sync.close()
     twin.close()
+    blocking.close()

@@ -129,3 +129,29 @@ def test_textbook_chain_gets_contexts_from_its_retriever_and_feedback_in_the_pro
     assert seen == [["The sun shines by day."]] * 2  # contexts taken from the retriever runs
     assert retriever.queries == ["What shines by day?"] * 2  # feedback never became the query
     assert "fact-checker" in model.calls[1] and "The moon shines." in model.calls[1]
+
+
+def test_the_feedback_slot_runs_only_in_attempts_that_carry_feedback():
+    model = moon_then_sun()
+    retriever = ListRetriever(passages=["The sun shines by day."])
+    rec = Recorder()
+    guard = HallucinationGuard(
+        chain=textbook_chain(model, retriever), detectors=moon_detector(), policies=[Regenerate()]
+    )
+    out = guard.invoke("What shines by day?", {"callbacks": [rec]})
+    assert out.passing and out.n_attempts == 2
+    slots = [tags for name, tags, _, _ in rec.starts if name == "guard_feedback"]
+    # the first attempt runs the user's own chain; only the regenerated one passes the slot
+    assert len(slots) == 1 and "guard:attempt:2" in slots[0]
+    assert "fact-checker" not in model.calls[0] and "fact-checker" in model.calls[1]
+
+
+def test_the_guards_own_handlers_ignore_the_events_they_do_not_read():
+    from truthguard.guard._runs import RetrieverCapture
+    from truthguard.guard.usage import UsageCollector
+
+    usage, capture = UsageCollector(), RetrieverCapture()
+    assert usage.ignore_chain and usage.ignore_retriever and usage.ignore_custom_event
+    assert not usage.ignore_llm and not usage.ignore_chat_model
+    assert capture.ignore_chain and capture.ignore_llm and capture.ignore_chat_model
+    assert not capture.ignore_retriever

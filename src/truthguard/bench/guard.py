@@ -745,10 +745,21 @@ def _bounded_client(pool: int) -> dict[str, Any]:
         return {}
     import openai
 
-    limits = type(openai.DEFAULT_CONNECTION_LIMITS)(
-        max_connections=pool, max_keepalive_connections=pool
-    )
+    limits = _http_limits()(max_connections=pool, max_keepalive_connections=pool)
     return {"http_async_client": openai.DefaultAsyncHttpxClient(limits=limits)}
+
+
+def _http_limits() -> type[Any]:
+    """The ``Limits`` class of the HTTP package the installed ``openai`` sends with.
+
+    Not ``httpx.Limits``: openai 1.x sends with ``httpx``, openai 3.x with ``httpx2`` (a fork;
+    ``httpx`` may still be installed for other packages, and its ``Limits`` is another class,
+    which ``httpx2`` accepts only by duck typing). openai's own default limits are an instance
+    of the right one, whichever it is.
+    """
+    import openai
+
+    return type(openai.DEFAULT_CONNECTION_LIMITS)
 
 
 REASONS = (

@@ -286,6 +286,11 @@ class AsyncTruthGuardCallbackHandler(_Hooks, AsyncCallbackHandler):
     """
     )
 
+    @property
+    def run_inline(self) -> bool:  # type: ignore[override]
+        # The hooks only do bookkeeping: awaited in place, not as one task per event per run.
+        return self._core.scorer.when_full != "block"
+
     async def aflush(self, timeout: float | None = None) -> bool:
         """``flush`` without blocking the event loop."""
         return await asyncio.to_thread(self._core.scorer.flush, timeout)

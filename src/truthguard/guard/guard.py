@@ -28,6 +28,7 @@ from truthguard.errors import GuardRejected, InvalidInputError, InvalidLLMOutput
 from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
 from truthguard.guard._runs import (
     RetrieverCapture,
+    attempt_chain,
     attempt_config,
     scoped_config,
     with_feedback_slot,
@@ -378,7 +379,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
             config, run_manager, tag, stream_nested=self.stream_nested,
             extra=[collector, capture], configurable=action.configurable,
         )  # fmt: skip
-        runnable = action.runnable or self._chain_for_attempts or self.chain
+        runnable = action.runnable or attempt_chain(self.chain, self._chain_for_attempts, child)
         output: Any = None
         try:
             try:

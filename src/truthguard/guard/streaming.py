@@ -32,6 +32,7 @@ from truthguard.errors import GuardRejected, InvalidInputError
 from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
 from truthguard.guard._runs import (
     RetrieverCapture,
+    attempt_chain,
     attempt_config,
     scoped_config,
     with_feedback_slot,
@@ -413,7 +414,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
             extra=[collector, capture], configurable=action.configurable,
         )  # fmt: skip
         check_config = attempt_config(config, run_manager, tag, stream_nested=self.stream_nested)
-        runnable = action.runnable or self._chain_for_attempts or self.chain
+        runnable = action.runnable or attempt_chain(self.chain, self._chain_for_attempts, child)
         seen = {_norm(s) for s in released}
         pending: deque[tuple[str, asyncio.Future[DetectionResult] | None]] = deque()
         buffer = ""

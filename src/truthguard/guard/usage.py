@@ -29,6 +29,9 @@ class UsageCollector(BaseCallbackHandler):
     """
 
     run_inline = True  # cheap and thread-safe: no executor hop in async chains
+    # Only model events count: LangChain skips a handler's ignored events before dispatching
+    # them, so the chain, tool and retriever runs of an attempt cost it nothing.
+    ignore_chain = ignore_agent = ignore_retriever = ignore_retry = ignore_custom_event = True
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
