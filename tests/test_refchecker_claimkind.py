@@ -52,6 +52,11 @@ def test_a_fact_with_a_negation_or_a_name_at_the_start_stays_a_fact():
     assert claim_kind("Sure Start centres opened in 1999.") == "fact"
     assert claim_kind("No. 11 also reappears") == "fact"  # a character's number, not "No."
     assert claim_kind("No, it is not.") == "greeting"
+    # a word that opens greetings opens a name before a capitalised word: a short answer
+    assert claim_kind("Great Britain.") == "fact"
+    assert claim_kind("Nice Airport.") == "fact"
+    assert claim_kind("Great, thanks!") == "greeting"
+    assert claim_kind("Good morning Anna.") == "greeting"
     # the speaker's own habits are talk; what others did is a fact
     assert claim_kind("They don't watch football.") == "fact"
     assert claim_kind("The fans never watch the away games.") == "fact"
@@ -258,3 +263,16 @@ def test_what_the_sources_never_or_cannot_say_is_a_remark_about_them(text, kind)
 )
 def test_a_clause_that_goes_on_with_a_remark_is_part_of_it(sentence, parts):
     assert [kind for _, kind in claim_parts(sentence)] == parts
+
+
+def test_who_a_statement_is_attributed_to_is_read_at_the_start_or_the_end():
+    from truthguard.refchecker.claimkind import attribution_names
+
+    assert attribution_names("Salil Shetty: countries still execute people.") == {"Salil", "Shetty"}
+    assert attribution_names("Countries still execute people, writes Salil Shetty.") == {
+        "Salil",
+        "Shetty",
+    }
+    assert attribution_names("According to Ovid, Salmacis fell in love.") == {"Ovid"}
+    assert attribution_names("Salmacis fell in love, according to Ovid.") == {"Ovid"}
+    assert attribution_names("Salmacis fell in love with Hermaphroditus.") == set()

@@ -1194,6 +1194,43 @@ RAG_ANSWERS = [
         "More than half of the passengers survived.",
         False,
     ),
+    # who a statement is attributed to (an op-ed's author) is no fact of the sources; what
+    # the statement says still is, and a name the answer makes act is
+    (
+        "Summarize the op-ed.",
+        [
+            "Countries that still use the death penalty executed 1,634 people in 2015, the "
+            "most in 25 years."
+        ],
+        "Salil Shetty: countries that still use the death penalty executed 1,634 people in "
+        "2015, the most in 25 years.",
+        True,
+    ),
+    (
+        "Summarize the op-ed.",
+        [
+            "Countries that still use the death penalty executed 1,634 people in 2015, the "
+            "most in 25 years."
+        ],
+        "Countries that still use the death penalty executed 1,834 people in 2015, writes "
+        "Salil Shetty.",
+        False,
+    ),
+    (
+        "Summarize the op-ed.",
+        [
+            "Countries that still use the death penalty executed 1,634 people in 2015, the "
+            "most in 25 years."
+        ],
+        "Salil Shetty counted 1,634 executions in 2015, the most in 25 years.",
+        False,
+    ),
+    (
+        "Who fell in love with Hermaphroditus?",
+        ["According to Ovid, the water nymph Salmacis fell in love with Hermaphroditus."],
+        "As Hesiod tells it, the water nymph Salmacis fell in love with Hermaphroditus.",
+        False,
+    ),
 ]
 
 

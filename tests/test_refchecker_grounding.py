@@ -648,6 +648,11 @@ def test_a_value_the_sources_state_about_something_else_is_set_against_the_slot_
     ]
     pool = EvidencePool.of_passages([[t for _, _, t in sents]])
     g = ground_claim("The second season was broadcast in 2009.", sents, pool=pool)
+    # the claim copies the sentence up to the value it puts in place of the sentence's
+    assert [(i.text, i.relation, i.evidence) for i in g.issues] == [
+        ("2009", "conflict", (0, 109, 113, "2011"))
+    ]
+    g = ground_claim("In 2009 the second season was broadcast.", sents, pool=pool)
     assert [(i.text, i.relation, i.evidence) for i in g.issues] == [
         ("2009", "other_value", (0, 109, 113, "2011"))
     ]
@@ -728,3 +733,25 @@ def test_a_noun_put_for_one_between_copied_stretches_of_a_reordered_sentence_mus
         framed_swaps([("equal", 0, 2, 0, 2), ("replace", 2, 3, 2, 3), ("equal", 3, 4, 3, 4)], {2})
         == {}
     )
+
+
+def test_a_clause_of_the_sentence_holds_its_last_value_against_the_sentence_word_there():
+    ref = [
+        (
+            0,
+            0,
+            "The project was first known as the Geared Turbofan (GTF), and originally the "
+            "Advanced Technology Fan Integrator (ATFI).",
+        )
+    ]
+    g = ground_claim("The project was first known as the Geared Turbofan (LVH).", ref)
+    assert [(i.text, i.relation) for i in g.issues] == [("LVH", "conflict")]
+    assert g.issues[0].evidence is not None and g.issues[0].evidence[3] == "GTF"
+    g = ground_claim("The project was first known as the Geared Turbofan (GTF).", ref)
+    assert g.issues == [] and g.label == "Entailment"
+    # at its start, against the end of the sentence's stretch
+    film = [(0, 0, "Critics said the 1998 film, shot in Oslo, won three awards.")]
+    g = ground_claim("1999 film, shot in Oslo, won three awards.", film)
+    assert [(i.text, i.relation, i.evidence[3] if i.evidence else None) for i in g.issues] == [
+        ("1999", "conflict", "1998")
+    ]

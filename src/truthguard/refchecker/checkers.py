@@ -35,6 +35,7 @@ from truthguard.refchecker._analysis import analyse
 from truthguard.refchecker._facts import stem
 from truthguard.refchecker._parse import parse_joint_labels, parse_label
 from truthguard.refchecker._prompts import CHECK_PROMPT, JOINT_CHECK_PROMPT, PROMPT_VERSION
+from truthguard.refchecker.claimkind import attribution_names
 from truthguard.refchecker.counts import agreeing, recounts
 from truthguard.refchecker.extractors import Claim
 from truthguard.refchecker.grounding import EvidencePool, Grounding, SoftMatcher, ground_claim
@@ -266,6 +267,29 @@ def _named_in_question(issues: list[dict[str, Any]], asked: set[str]) -> list[di
             and i["relation"] == "ungrounded"
             and _WORDS.findall(i["text"])
             and all(w.casefold().removesuffix("'s") in asked for w in _WORDS.findall(i["text"]))
+        )
+    ]
+
+
+def _attributed(issues: list[dict[str, Any]], claim: str, evidence: str) -> list[dict[str, Any]]:
+    """The issues less the names the claim attributes its statement to ("Salil Shetty: ...",
+    "..., writes Silvia Marchetti", "O'Mara says ..."): a summary names its article's author,
+    whom the article's text does not name; what the statement says is still held to it. Where
+    the evidence sentence attributes the statement itself ("According to Ovid, ..."), another
+    speaker in the claim is another source, and stays an issue."""
+    speakers = attribution_names(claim)
+    if not speakers or attribution_names(evidence):
+        return issues
+    return [
+        i
+        for i in issues
+        if not (
+            i["kind"] in ("name", "title")
+            and i["relation"] == "ungrounded"
+            and _WORDS.findall(i["text"])
+            and all(
+                w.strip(".,'’").removesuffix("'s") in speakers for w in _WORDS.findall(i["text"])
+            )
         )
     ]
 
@@ -556,6 +580,8 @@ class LocalChecker(ClaimChecker):
             label, support = g.label, min(max(g.support, 0.0), 1.0)
             if claim.kind == "fact":
                 fields["issues"] = _named_in_question(fields["issues"], asked)
+                said = g.sentence[3] if g.sentence else ""
+                fields["issues"] = _attributed(fields["issues"], claim.text, said)
                 fields["issues"] += _swapped_roles(claim.text, fields)
                 near = _pool(retrieval, i)[0]
                 fields["issues"] += _flipped_words(claim.text, fields, near)

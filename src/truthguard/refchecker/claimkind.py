@@ -263,9 +263,20 @@ def claim_kind(text: str) -> ClaimKind:
     if _OPINION.search(t):
         return "opinion"
     words = re.findall(r"[^\W\d_]+", t)
-    if _GREETING.match(t) and len(words) <= 4:
+    greeting = _GREETING.match(t)
+    if greeting and len(words) <= 4 and not _names_a_place(t, greeting):
         return "greeting"
     return "fact"
+
+
+_NAME_OPENERS = frozenset(("great", "nice", "good", "happy", "glad", "cool", "right", "sure"))
+
+
+def _names_a_place(text: str, greeting: re.Match[str]) -> bool:
+    """Whether a word that opens greetings opens a name here, right before a capitalised word
+    ("Great Britain.", "Nice Airport"): a place, not a reply's mood ("Great, thanks")."""
+    word = greeting.group(0).casefold()
+    return word in _NAME_OPENERS and bool(re.match(r" [A-Z]", text[greeting.end() :]))
 
 
 # A turn from a refusal to a statement in the same sentence: "I don't know when, but it was
@@ -373,7 +384,7 @@ _ATTRIBUTION = re.compile(
     rf"^\s*(?P<lead>{_NAME_WORDS})\s*:"  # "Salil Shetty: Countries that ..."
     rf"|\b{_SAYS}\s+(?P<after>{_NAME_WORDS})"  # "..., writes Silvia Marchetti."
     rf"|(?P<before>{_NAME_WORDS})\s+{_SAYS}\b"  # "O'Mara says such cameras ..."
-    rf"|\baccording\s+to\s+(?P<source>{_NAME_WORDS})"
+    rf"|\b[Aa]ccording\s+to\s+(?P<source>{_NAME_WORDS})"
 )
 _HEDGED_NUMBER = re.compile(
     r"\b(?:more\s+than|less\s+than|fewer\s+than|at\s+least|at\s+most|about|around|nearly|"

@@ -454,10 +454,36 @@ something else (a conflict). A retelling puts a near-synonym there ("freed" for 
 
 
 def _align(claim: Analysed, sent: Analysed) -> list:
-    """The word alignment (``difflib`` opcodes) of a claim with an evidence sentence."""
-    return difflib.SequenceMatcher(
+    """The word alignment (``difflib`` opcodes) of a claim with an evidence sentence.
+
+    A claim that is one clause of the sentence ends (or starts) where the sentence goes on, so
+    a value it puts last in place of the sentence's (a name, number or date: one word of the
+    claim, a fact of the same kind first in the sentence's stretch) is set against that value,
+    the rest left out ("known as the Turbofan (LVH)" / "known as the Turbofan (GTF), and
+    originally ..."); one it puts first, against the last of the stretch."""
+    ops = difflib.SequenceMatcher(
         None, [t.norm for t in claim.tokens], [t.norm for t in sent.tokens], autojunk=False
     ).get_opcodes()
+    if len(ops) < 2:
+        return ops
+    _, i1, i2, j1, j2 = ops[-1]
+    if ops[-1][0] == "replace" and i2 - i1 == 1 < j2 - j1 and _same_kind(claim, i1, sent, j1):
+        ops[-1:] = [("replace", i1, i2, j1, j1 + 1), ("delete", i2, i2, j1 + 1, j2)]
+    _, i1, i2, j1, j2 = ops[0]
+    if ops[0][0] == "replace" and i2 - i1 == 1 < j2 - j1 and _same_kind(claim, i1, sent, j2 - 1):
+        ops[:1] = [("delete", i1, i1, j1, j2 - 1), ("replace", i1, i2, j2 - 1, j2)]
+    return ops
+
+
+def _same_kind(claim: Analysed, i: int, sent: Analysed, j: int) -> bool:
+    """Whether token ``i`` of the claim and ``j`` of the sentence are facts of one kind."""
+
+    def kind(text: Analysed, k: int) -> str | None:
+        at = text.tokens[k].start
+        return next((f.kind for f in text.facts if f.start <= at < f.end), None)
+
+    a = kind(claim, i)
+    return a is not None and a == kind(sent, j)
 
 
 def _nearest_copy(
