@@ -276,3 +276,13 @@ def test_who_a_statement_is_attributed_to_is_read_at_the_start_or_the_end():
     assert attribution_names("According to Ovid, Salmacis fell in love.") == {"Ovid"}
     assert attribution_names("Salmacis fell in love, according to Ovid.") == {"Ovid"}
     assert attribution_names("Salmacis fell in love with Hermaphroditus.") == set()
+
+
+def test_what_people_could_not_report_or_suggest_is_a_fact_not_a_remark_on_the_sources():
+    assert claim_kind("He realizes they could not report everything to the governors.") == "fact"
+    assert claim_kind("Venable agrees and Mead suggests they kill everyone.") == "fact"
+    # the text's own silence or suggestion stays a remark about it
+    assert claim_kind("They don't mention the date.") == "hedge"
+    assert claim_kind("The passage suggests it was built later.") == "hedge"
+    assert claim_kind("It can't confirm whether the number changed.") == "hedge"
+    assert claim_kind("That's only suggested by the title.") == "hedge"

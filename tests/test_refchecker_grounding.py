@@ -517,6 +517,18 @@ def test_a_negation_the_summary_left_out_with_a_long_stretch_flips_nothing():
     assert ("negation", "conflict") in [(i.kind, i.relation) for i in g.issues]
 
 
+def test_a_negation_alone_put_in_or_left_out_of_a_copy_flips_it():
+    joy = [(0, 0, "Joy quits Sibuna so she does not have to be around him all the time.")]
+    g = ground_claim("Joy quits Sibuna so she does have to be around him all the time.", joy)
+    assert [(i.kind, i.relation) for i in g.issues] == [("negation", "conflict")]
+    assert g.issues[0].evidence is not None and g.issues[0].evidence[3] == "not"
+    clone = [(0, 0, "Vegeta is frustrated that Goku is fighting the clone and him.")]
+    g = ground_claim("Vegeta is frustrated that Goku is fighting the clone and not him.", clone)
+    assert [(i.kind, i.text) for i in g.issues] == [("negation", "not")]
+    g = ground_claim("Joy quits Sibuna so she does not have to be around him all the time.", joy)
+    assert g.issues == []
+
+
 def test_a_negation_flips_its_phrase_wherever_the_clauses_stand():
     ref = [
         (
@@ -755,3 +767,34 @@ def test_a_clause_of_the_sentence_holds_its_last_value_against_the_sentence_word
     assert [(i.text, i.relation, i.evidence[3] if i.evidence else None) for i in g.issues] == [
         ("1999", "conflict", "1998")
     ]
+
+
+def test_a_value_after_the_same_words_as_the_sentence_value_fills_its_slot():
+    sents = [
+        (0, 0, "In Universe 7, Gohan and Shin's strategy is to have the team stick together."),
+        (0, 80, "Universe 6 is erased after its last fighter falls."),
+    ]
+    pool = EvidencePool.of_passages([[t for _, _, t in sents]])
+    g = ground_claim(
+        "Gohan and Shin's strategy is to have the team stick together in Universe 6.",
+        sents,
+        pool=pool,
+    )
+    assert [(i.text, i.relation, i.evidence[3] if i.evidence else None) for i in g.issues] == [
+        ("6", "other_value", "7")
+    ]
+    for claim in (
+        "Gohan and Shin's strategy is to have the team stick together in Universe 7.",
+        "Universe 6 is erased after its last fighter falls, and Universe 7 sticks together.",
+    ):
+        assert ground_claim(claim, sents, pool=pool).issues == [], claim
+    # a month and a day are one date, not a slot and its value
+    film = [
+        (0, 0, "The film premiered on July 4, 2008 in Stockholm."),
+        (0, 50, "It was released in the UK on 10 July."),
+    ]
+    pool = EvidencePool.of_passages([[t for _, _, t in film]])
+    g = ground_claim(
+        "The film premiered in Stockholm and was released on July 10.", film, pool=pool
+    )
+    assert all(i.relation != "other_value" for i in g.issues), g.issues

@@ -454,6 +454,15 @@ def _negation_issue(claim: Analysed, sent: Analysed, ops: list) -> tuple[Issue, 
         a = sum(1 for i in range(i1, i2) if i in cneg)
         b = sum(1 for j in range(j1, j2) if j in sneg)
         interior = j1 >= first_eq and j2 <= last_eq
+        # the only words put in or left out, between copied words, are a negation: "so she does
+        # (not) have to be around him" flips whatever words follow it
+        # (difflib: "delete" words are the claim's alone, "insert" words the sentence's)
+        if tag == "delete" and 0 < a == i2 - i1 and interior:
+            t = claim.tokens[i1]
+            return Issue("negation", "conflict", t.start, t.end, t.text), None
+        if tag == "insert" and 0 < b == j2 - j1 and interior and i1 > 0:
+            t = claim.tokens[i1 - 1]
+            return Issue("negation", "conflict", t.start, t.end, t.text), sent.tokens[j1]
         if a > b:
             i = next(i for i in range(i1, i2) if i in cneg)
             # "did not make" / "made": the other side is the same verb without the negation
@@ -796,6 +805,37 @@ def _lemma(word: str) -> str:
     return stem(word)
 
 
+def _framed_rival(fact: Fact, claim: Analysed, sent: Analysed) -> Fact | None:
+    """The sentence's value after the same two words as ``fact`` in the claim, of its kind and
+    unit, that the claim leaves out: the words (a content word or a name among them) name one
+    slot ("in Universe 6" where the sentence says "In Universe 7, ..."), wherever the claim puts
+    the phrase. Not after a hedge ("at least 16" may well be what "at least 20" says)."""
+    own = _tokens_of(claim, fact.start, fact.end)
+    if not own or own[0] < 2 or _approximate(claim, own[0]):
+        return None
+    named = {
+        i
+        for f in claim.facts
+        if f.kind in ("name", "title")
+        for i in _tokens_of(claim, f.start, f.end)
+    }
+    if not ({own[0] - 2, own[0] - 1} & (set(claim.content) | named)):
+        return None  # "in the": two function words name no slot; "on July" 10 is a date
+    frame = [t.norm for t in claim.tokens[own[0] - 2 : own[0]]]
+    for f in sent.facts:
+        if f.kind != fact.kind or _year(f) != _year(fact) or f.unit != fact.unit:
+            continue
+        at = _tokens_of(sent, f.start, f.end)
+        if (
+            at
+            and at[0] >= 2
+            and [t.norm for t in sent.tokens[at[0] - 2 : at[0]]] == frame
+            and not _fact_in(f, claim.facts, claim.norms, claim.stems)
+        ):
+            return f
+    return None
+
+
 def misplaced(
     fact: Fact, claim: Analysed, evid: Sequence[Analysed], best: int
 ) -> tuple[int, Fact] | None:
@@ -815,6 +855,9 @@ def misplaced(
     if fact.kind not in ("number", "month") or _shape(fact)[1]:
         return None  # an ordinal says which, not how many
     sent = evid[best]
+    framed = _framed_rival(fact, claim, sent)
+    if framed is not None:
+        return best, framed
     rivals = [
         f
         for f in sent.facts

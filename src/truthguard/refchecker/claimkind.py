@@ -142,12 +142,16 @@ _NOT = r"(?:(?:does|do|did|could|would|will)\s*(?:not|n't)|can\s*not|can't|won't
 
 # What the sources do not say, or what they are limited to ("The passage doesn't say when it
 # closed", "but it doesn't identify which god that was", "It only discusses beetles"): a remark
-# about the sources, not a fact about the world, so there is nothing in it to check.
+# about the sources, not a fact about the world, so there is nothing in it to check. A text's
+# silence is told in the simple present or past ("it doesn't say", "it can't confirm"; "they
+# could not report everything to the governors" is about people), and only a text or a thought
+# "suggests" ("the passage suggests"; "Mead suggests they kill everyone" is something Mead did).
 _ABSENCE = re.compile(
     rf"""(?:
         \b{_SOURCE}\b[^.;]{{0,40}}?\b{_NOT}\s+
             (?:\w+ly\s+)?{_SAYING}
-      | \b(?:it|they)\s+(?:also\s+|only\s+|just\s+)?{_NOT}\s+
+      | \b(?:it\s+(?:also\s+|only\s+|just\s+)?(?:(?:does|did)\s*(?:not|n't)|can\s*not|can't)
+          |they\s+(?:also\s+|only\s+|just\s+)?(?:do|did)\s*(?:not|n't))\s+
             (?:\w+ly\s+)?{_SAYING}\b
       | \b(?:{_SOURCE}|it)\b[^.;]{{0,20}}?\bnever\s+(?:\w+ly\s+)?(?:says|said|mentions|
             mentioned|names|named|states|stated|gives|gave|specifies|identifies|explains|
@@ -167,7 +171,10 @@ _ABSENCE = re.compile(
       | \b{_SOURCE}\b[^.;]{{0,40}}?\b(?:stops|ends)\s+(?:there|at|before)\b
       | \b(?:{_SOURCE}|it)\s+(?:\w+ly\s+)?(?:gives|names|lists|offers|has)\s+no\b
       | \b(?:it|they|{_SOURCE})\s+(?:does|did)\s*(?:not|n't)\s+quote\b
-      | \b(?:suggests?|suggested|implies|implied)\b
+      | \b(?:{_SOURCE}|it|this|that|which)\s+(?:\w+ly\s+|also\s+)?(?:suggests?|suggested|
+            implies|implied)\b
+      | \b(?:it|this|that)(?:'s|\s+is|\s+was)\s+(?:only\s+|just\s+|merely\s+)?
+            (?:suggested|implied|hinted)\b
       | \b(?:which|this|that)\s+(?:\w+ly\s+)?(?:points?|pointed)\s+to\b
       | ^it\s+(?:all\s+)?depends\b
     )""",
