@@ -50,6 +50,33 @@ def test_claim_features_read_the_grounding():
         ([_issue("name", "ungrounded", "British")], None),
         ([_issue("name", "ungrounded", "TV")], None),
         ([_issue("content", "ungrounded", "pitched")], None),
+        # two missing name words side by side are one name, however each word ends
+        (
+            [
+                {
+                    "kind": "name",
+                    "relation": "ungrounded",
+                    "text": "Pacific",
+                    "start": 4,
+                    "end": 11,
+                },
+                {"kind": "name", "relation": "ungrounded", "text": "Ocean", "start": 12, "end": 17},
+            ],
+            "name",
+        ),
+        (
+            [
+                {"kind": "name", "relation": "ungrounded", "text": "British", "start": 0, "end": 7},
+                {
+                    "kind": "name",
+                    "relation": "ungrounded",
+                    "text": "Korean",
+                    "start": 20,
+                    "end": 26,
+                },
+            ],
+            None,
+        ),
         ([], None),
     ],
 )

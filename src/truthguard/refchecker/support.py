@@ -139,14 +139,25 @@ def fact_unsupported(issues: Sequence[Mapping[str, Any]]) -> str | None:
     for i in issues:
         if i.get("kind") in _NUMBER_KINDS and i.get("relation") == "ungrounded":
             return "number"
-    for i in issues:
-        if (
-            i.get("kind") in _NAME_KINDS
-            and i.get("relation") == "ungrounded"
-            and not _LOOSE_NAME.match(str(i.get("text", "")))
-        ):
+    names = [
+        i for i in issues if i.get("kind") in _NAME_KINDS and i.get("relation") == "ungrounded"
+    ]
+    for i in names:
+        if not _LOOSE_NAME.match(str(i.get("text", ""))) or _in_longer_name(i, names):
             return "name"
     return None
+
+
+def _in_longer_name(issue: Mapping[str, Any], names: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the name word ``issue`` stands beside another missing name word: "Pacific
+    Ocean" is a place, though each word alone reads like a people's adjective."""
+    start, end = issue.get("start"), issue.get("end")
+    if not isinstance(start, int) or not isinstance(end, int):
+        return False
+    return any(
+        n is not issue and (n.get("start") == end + 1 or n.get("end") == start - 1)
+        for n in names
+    )
 
 
 # Names the sources often word otherwise: a people's or a country's adjective ("British" for
