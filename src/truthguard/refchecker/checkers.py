@@ -22,6 +22,7 @@ import hashlib
 import json
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -257,18 +258,7 @@ _WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 def _named_in_question(issues: list[dict[str, Any]], asked: set[str]) -> list[dict[str, Any]]:
     """The issues less the names the question itself uses: "When did the Panama Canal open?"
     answered from a passage that says "the canal" names the canal the user asked about."""
-    if not asked:
-        return issues
-    return [
-        i
-        for i in issues
-        if not (
-            i["kind"] in ("name", "title")
-            and i["relation"] == "ungrounded"
-            and _WORDS.findall(i["text"])
-            and all(w.casefold().removesuffix("'s") in asked for w in _WORDS.findall(i["text"]))
-        )
-    ]
+    return _less_names(issues, lambda w: w.casefold().removesuffix("'s") in asked)
 
 
 def _attributed(issues: list[dict[str, Any]], claim: str, evidence: str) -> list[dict[str, Any]]:
@@ -278,8 +268,13 @@ def _attributed(issues: list[dict[str, Any]], claim: str, evidence: str) -> list
     the evidence sentence attributes the statement itself ("According to Ovid, ..."), another
     speaker in the claim is another source, and stays an issue."""
     speakers = attribution_names(claim)
-    if not speakers or attribution_names(evidence):
-        return issues
+    if attribution_names(evidence):
+        speakers = set()
+    return _less_names(issues, lambda w: w.strip(".,'’").removesuffix("'s") in speakers)
+
+
+def _less_names(issues: list[dict[str, Any]], known: Callable[[str], bool]) -> list[dict[str, Any]]:
+    """The issues less the missing names (and titles) every word of which is ``known``."""
     return [
         i
         for i in issues
@@ -287,9 +282,7 @@ def _attributed(issues: list[dict[str, Any]], claim: str, evidence: str) -> list
             i["kind"] in ("name", "title")
             and i["relation"] == "ungrounded"
             and _WORDS.findall(i["text"])
-            and all(
-                w.strip(".,'’").removesuffix("'s") in speakers for w in _WORDS.findall(i["text"])
-            )
+            and all(known(w) for w in _WORDS.findall(i["text"]))
         )
     ]
 

@@ -155,8 +155,7 @@ def _in_longer_name(issue: Mapping[str, Any], names: Sequence[Mapping[str, Any]]
     if not isinstance(start, int) or not isinstance(end, int):
         return False
     return any(
-        n is not issue and (n.get("start") == end + 1 or n.get("end") == start - 1)
-        for n in names
+        n is not issue and (n.get("start") == end + 1 or n.get("end") == start - 1) for n in names
     )
 
 
