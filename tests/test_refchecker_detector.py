@@ -1231,6 +1231,26 @@ RAG_ANSWERS = [
         "As Hesiod tells it, the water nymph Salmacis fell in love with Hermaphroditus.",
         False,
     ),
+    # a name the sources state about something else, put after the words that frame the
+    # evidence sentence's own name; and the same name joined from the sentence that states it
+    (
+        "Where was the charter sealed?",
+        [
+            "The charter was sealed at Wexford in 1204 by the abbot. Its only surviving copy "
+            "was found at Kilmore in 1911."
+        ],
+        "In 1204 the abbot had his charter sealed at Kilmore.",
+        False,
+    ),
+    (
+        "Where was the charter sealed, and where was its copy found?",
+        [
+            "The charter was sealed at Wexford in 1204 by the abbot. Its only surviving copy "
+            "was found at Kilmore in 1911."
+        ],
+        "The abbot had it sealed at Wexford in 1204; the only copy left turned up at Kilmore.",
+        True,
+    ),
 ]
 
 

@@ -798,3 +798,27 @@ def test_a_value_after_the_same_words_as_the_sentence_value_fills_its_slot():
         "The film premiered in Stockholm and was released on July 10.", film, pool=pool
     )
     assert all(i.relation != "other_value" for i in g.issues), g.issues
+
+
+def test_a_name_after_the_same_words_as_the_sentence_name_fills_its_slot():
+    sents = [
+        (0, 0, "The charter was sealed at Wexford in 1204 by the abbot."),
+        (0, 57, "Its only surviving copy was found at Kilmore in 1911."),
+        (0, 111, "The Tarn aqueduct carries the canal over the River Tarn on nine arches."),
+        (0, 184, "The canal links the River Sallow with the port of Dunmere."),
+    ]
+    pool = EvidencePool.of_passages([[t for _, _, t in sents]])
+    # Kilmore is stated, but as where the copy was found: sealed at Kilmore puts it in
+    # Wexford's slot
+    g = ground_claim("In 1204 the abbot had his charter sealed at Kilmore.", sents, pool=pool)
+    assert [(i.text, i.relation, i.evidence[3] if i.evidence else None) for i in g.issues] == [
+        ("Kilmore", "other_value", "Wexford")
+    ]
+    # a name joined from the sentence that states it keeps its words there: "the River Tarn"
+    # after the words of "the River Sallow" is the river the aqueduct crosses
+    for claim in (
+        "The abbot's charter was sealed at Wexford in 1204.",
+        "The canal links the River Sallow with Dunmere and crosses the River Tarn on nine arches.",
+    ):
+        g = ground_claim(claim, sents, pool=pool)
+        assert all(i.relation != "other_value" for i in g.issues), (claim, g.issues)

@@ -849,21 +849,30 @@ def misplaced(
     ("its second season reached viewers in 2009" where the first season aired in 2009 and the
     second in 2011; "the bridge carries 2 tracks on 9 arches" where its sister viaduct has the
     9). A value joined from another sentence keeps its own words there ("..., after the United
-    States took over in 1904") and is not moved. Names are not weighed: their sort (a person, a
-    place, a firm) is unknown here. Returns the evidence sentence's index and its own value.
+    States took over in 1904") and is not moved. A name's sort (a person, a place, a firm) is
+    unknown here, so a name is weighed only against the sentence's name after the same two words
+    (:func:`_framed_rival`: "issued at Rashid" where the sentence says "issued at Memphis" and
+    another says the stone was found at Rashid), and moved only when, as a value, its neighbours
+    are the evidence sentence's ("crosses the River Tarn on nine arches" is not moved into "links
+    the River Sallow ..." when another sentence carries the canal over the Tarn on nine arches).
+    Returns the evidence sentence's index and its own value.
     """
-    if fact.kind not in ("number", "month") or _shape(fact)[1]:
+    if fact.kind not in ("number", "month", "name") or _shape(fact)[1]:
         return None  # an ordinal says which, not how many
     sent = evid[best]
     framed = _framed_rival(fact, claim, sent)
-    if framed is not None:
+    if framed is not None and fact.kind != "name":
         return best, framed
-    rivals = [
-        f
-        for f in sent.facts
-        if _same_sort(fact, claim, f, sent)
-        and not _fact_in(f, claim.facts, claim.norms, claim.stems)
-    ]
+    if fact.kind == "name":
+        # a name's sort (a person, a place, a firm) is told only by the words framing it
+        rivals = [] if framed is None else [framed]
+    else:
+        rivals = [
+            f
+            for f in sent.facts
+            if _same_sort(fact, claim, f, sent)
+            and not _fact_in(f, claim.facts, claim.norms, claim.stems)
+        ]
     if not rivals:
         return None
     homes = [
