@@ -1251,6 +1251,45 @@ RAG_ANSWERS = [
         "The abbot had it sealed at Wexford in 1204; the only copy left turned up at Kilmore.",
         True,
     ),
+    # an answer that restates its question is read by the words it adds
+    (
+        "Which company built the Harlow dam?",
+        [
+            "The Harlow dam was built between 1927 and 1931 by the state water board, which "
+            "still runs it."
+        ],
+        "The Harlow dam was built by a private company.",
+        False,
+    ),
+    (
+        "Which company built the Harlow dam?",
+        [
+            "The Harlow dam was built between 1927 and 1931 by the state water board, which "
+            "still runs it."
+        ],
+        "The Harlow dam was built by the state water board.",
+        True,
+    ),
+    # two people who trade what the sources say of each, in a reworded sentence
+    (
+        "Who led the 1908 expedition?",
+        [
+            "The expedition of 1908 was commanded by Halvard Lunde, a naval officer from "
+            "Bergen. Archibald Murray, a geologist from Leith, served as its chief scientist."
+        ],
+        "Archibald Murray commanded the expedition, and Halvard Lunde served as its chief "
+        "scientist.",
+        False,
+    ),
+    (
+        "Who led the 1908 expedition?",
+        [
+            "The expedition of 1908 was commanded by Halvard Lunde, a naval officer from "
+            "Bergen. Archibald Murray, a geologist from Leith, served as its chief scientist."
+        ],
+        "Halvard Lunde commanded the expedition, and Archibald Murray was its chief scientist.",
+        True,
+    ),
 ]
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from truthguard.refchecker.roles import role_swaps
+from truthguard.refchecker.roles import role_swaps, traded_names
 
 LOCKS = "George Goethals designed the locks, and John Wallace was the first chief engineer."
 
@@ -33,3 +33,42 @@ def test_only_names_the_evidence_sentence_holds_and_real_actions_count():
     # a noun after a name is no action ("the Rings film")
     ev = "Hugo Weaving played Elrond in The Lord of the Rings film trilogy."
     assert role_swaps("Elrond was played by Hugo Weaving in the Rings film.", ev) == []
+
+
+VOYAGE = [
+    "The expedition of 1908 was commanded by Halvard Lunde, a naval officer from Bergen.",
+    "Archibald Murray, a geologist from Leith, served as its chief scientist and mapped the coast.",
+    "The ship returned to Norway in 1910.",
+]
+
+
+@pytest.mark.parametrize(
+    ("claim", "traded"),
+    [
+        (
+            "Archibald Murray commanded the expedition, and Halvard Lunde served as its "
+            "chief scientist.",
+            ["Archibald Murray", "Halvard Lunde"],
+        ),
+        # each name with what the sources say of it, in other words and order
+        ("Lunde, a naval officer, led the 1908 expedition; Murray was its chief scientist.", []),
+        ("Murray mapped the coast as chief scientist, while Lunde commanded the expedition.", []),
+        # one clause of each name: nothing to trade
+        ("Halvard Lunde commanded the expedition.", []),
+    ],
+)
+def test_two_names_that_trade_what_the_sources_say_of_them(claim, traded):
+    found = traded_names(claim, VOYAGE)
+    assert [s.text for s, _ in found] == traded
+    for swap, n in found:
+        assert claim[swap.start : swap.end] == swap.text
+        assert VOYAGE[n][swap.evidence_start : swap.evidence_end] == swap.evidence_text
+        # the clause it was taken from names the other man, not this one
+        assert swap.text.split()[-1] not in swap.evidence_text
+
+
+def test_a_clause_naming_both_or_a_name_the_sources_lack_decides_nothing():
+    both = ["Lunde and Murray shared the command of the expedition and mapped the coast."]
+    claim = "Murray commanded the expedition, and Lunde mapped the coast."
+    assert traded_names(claim, both) == []
+    assert traded_names("Ole Berg commanded the expedition, and Murray mapped it.", VOYAGE) == []

@@ -18,6 +18,7 @@ check).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import re
@@ -45,7 +46,7 @@ from truthguard.refchecker.nli import NLIModel
 from truthguard.refchecker.opposites import flips
 from truthguard.refchecker.proportions import read_shares
 from truthguard.refchecker.retrieval import Retrieval
-from truthguard.refchecker.roles import role_swaps
+from truthguard.refchecker.roles import role_swaps, traded_names
 from truthguard.refchecker.support import FACT_P, SupportModel, claim_features, fact_unsupported
 from truthguard.similarity import CrossEncoderSimilarity, get_default_similarity
 from truthguard.store import ArtifactStore, cached_call
@@ -320,6 +321,33 @@ def _swapped_roles(claim: str, fields: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def _traded(
+    claim: Claim, fields: dict[str, Any], sentences: list[tuple[int, int, str]]
+) -> list[dict[str, Any]]:
+    """Conflicts for the claim's names that trade what the sentences of its passages say of
+    them (see :func:`~truthguard.refchecker.roles.traded_names`), unless already flagged.
+
+    A clause cut from a longer sentence is read in that sentence (``sentences``: what was found
+    for all its clauses), since the other name it trades with is in another clause: "Murray
+    commanded the expedition, and Lunde served as its chief scientist" is two claims of one
+    name each. Only the names inside this claim are flagged on it."""
+    whole = claim.sentence or claim.text
+    at = whole.find(claim.text) if claim.sentence else 0
+    flagged = {(i["start"], i["end"]) for i in fields["issues"] if i["relation"] != "ungrounded"}
+    out = []
+    for swap, n in traded_names(whole, [text for _, _, text in sentences]):
+        start = swap.start - at if at >= 0 else claim.text.find(swap.text)
+        if start < 0 or start + len(swap.text) > len(claim.text):
+            continue  # a name of another clause of the sentence
+        if claim.text[start : start + len(swap.text)] != swap.text:
+            continue
+        swap = dataclasses.replace(swap, start=start, end=start + len(swap.text))
+        if (swap.start, swap.end) not in flagged:
+            ref, offset, _ = sentences[n]
+            out.append(_set_against("name", "swapped", swap, ref, offset))
+    return out
+
+
 def _stems(a: Any) -> set[str]:
     """Stems of a text's content words and names."""
     names = {f.start for f in a.facts if f.kind == "name"}
@@ -541,6 +569,7 @@ class LocalChecker(ClaimChecker):
         out = []
         pool = _everything(retrieval)
         asked = {w.casefold() for w in _WORDS.findall(question)}
+        given = asked | {stem(w) for w in asked}
         # a clause is also read in its sentence, against what was found for all its clauses
         found: dict[str, dict[tuple[int, int, str], None]] = {}
         for i, claim in enumerate(claims):
@@ -577,10 +606,19 @@ class LocalChecker(ClaimChecker):
                 fields["issues"] = _attributed(fields["issues"], claim.text, said)
                 fields["issues"] += _swapped_roles(claim.text, fields)
                 near = _pool(retrieval, i)[0]
+                whole = by_sentence.get(claim.sentence or "") or near
+                fields["issues"] += _traded(claim, fields, whole)
                 fields["issues"] += _flipped_words(claim.text, fields, near)
                 fields["issues"] += _recounted(claim.text, fields, near)
                 model = self.support or SupportModel.default()
-                p = model.probability(claim_features(raw, fields["issues"]))
+                own = analyse(claim.text)
+                features = claim_features(
+                    raw,
+                    fields["issues"],
+                    content=[own.tokens[k].text for k in own.content],
+                    given=given,
+                )
+                p = model.probability(features)
                 why = fact_unsupported(fields["issues"])
                 if why is not None:
                     # a number no source states, or a value set against the evidence's own

@@ -13,13 +13,15 @@ left to the grounding (a name found nowhere) and the support model.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise, permutations
 
 from truthguard.refchecker._analysis import Against, Analysed, analyse
-from truthguard.refchecker._facts import FUNCTION_WORDS
+from truthguard.refchecker._facts import FUNCTION_WORDS, stem
 from truthguard.refchecker._lemmas import lemmas
 
-__all__ = ["RoleSwap", "role_swaps"]
+__all__ = ["RoleSwap", "role_swaps", "traded_names"]
 
 NEAR = 0
 """Most tokens between an action word and the name it is said of: none ("Goethals designed"),
@@ -156,3 +158,160 @@ def role_swaps(claim_text: str, evidence_text: str) -> list[RoleSwap]:
                     claim.tokens[k].text,
                 )
     return list(out.values())
+
+
+_CLAUSE_WORDS = frozenset(["and", "while", "whereas", "but", "who", "whom", "which", "whose"])
+"""Words that open a clause of their own (besides the punctuation before a word)."""
+_LEAD_SKIP = FUNCTION_WORDS | _CLAUSE_WORDS
+
+
+def _pieces(a: Analysed, named: set[int]) -> list[range]:
+    """Token ranges of a text's clauses: a clause ends at a comma, semicolon, colon or dash,
+    and before a word of :data:`_CLAUSE_WORDS` ("and" between two names joins them)."""
+    starts = [0]
+    for k in range(1, len(a.tokens)):
+        t = a.tokens[k]
+        between_names = t.norm == "and" and k - 1 in named and k + 1 in named
+        gap = a.text[a.tokens[k - 1].end : t.start]
+        score = gap in ("\u2013", "-") and a.tokens[k - 1].norm.isdigit()  # "won 4\u20132"
+        if (t.norm in _CLAUSE_WORDS and not between_names) or (
+            any(ch in ",;:\u2013\u2014" for ch in gap) and not score
+        ):
+            starts.append(k)
+    return [range(lo, hi) for lo, hi in pairwise([*starts, len(a.tokens)])]
+
+
+def _named(a: Analysed) -> list[tuple[int, int]]:
+    """Token spans (first, last) of the text's names (name facts side by side are one name)."""
+    spans: list[tuple[int, int]] = []
+    for f in a.facts:
+        if f.kind != "name":
+            continue
+        at = [k for k, t in enumerate(a.tokens) if f.start <= t.start and t.end <= f.end]
+        if not at:
+            continue
+        if spans and not a.text[a.tokens[spans[-1][1]].end : a.tokens[at[0]].start].strip():
+            spans[-1] = (spans[-1][0], at[-1])
+        else:
+            spans.append((at[0], at[-1]))
+    return spans
+
+
+@dataclass(frozen=True)
+class _Clause:
+    """A clause of a text: where it stands, the words it holds, what it says (content stems,
+    names left out)."""
+
+    sentence: int
+    start: int
+    end: int
+    words: frozenset[str]
+    says: frozenset[str]
+    named_first: bool
+    """Whether a name opens the clause (it is about that name)."""
+    names: frozenset[str]
+    """The words of the names it holds."""
+
+
+def _clauses(a: Analysed, sentence: int = 0) -> list[_Clause]:
+    named = {k for lo, hi in _named(a) for k in range(lo, hi + 1)}
+    content = set(a.content)
+    out = []
+    for piece in _pieces(a, named):
+        lead = [k for k in piece if a.tokens[k].norm not in _LEAD_SKIP]
+        if not lead:
+            continue
+        out.append(
+            _Clause(
+                sentence,
+                a.tokens[piece[0]].start,
+                a.tokens[piece[-1]].end,
+                frozenset(a.tokens[k].norm.removesuffix("'s") for k in piece),
+                frozenset(stem(a.tokens[k].norm) for k in piece if k in content and k not in named),
+                lead[0] in named,
+                frozenset(a.tokens[k].norm.removesuffix("'s") for k in piece if k in named),
+            )
+        )
+    return out
+
+
+def _about(
+    clauses: Sequence[_Clause], x: frozenset[str], y: frozenset[str]
+) -> list[tuple[str, _Clause, frozenset[str]]]:
+    """Runs of clauses about ``x`` or ``y`` (names' own words): a clause naming one of them
+    and not the other is about it, and so are the clauses after it in its sentence that name
+    neither and do not open with another name ("Murray, a geologist from Leith, served as its
+    chief scientist"). Each run as
+    ("x" or "y", its first clause, what the run says)."""
+    runs: list[tuple[str, _Clause, frozenset[str]]] = []
+    current: str | None = None
+    last = -1
+    for c in clauses:
+        if c.sentence != last:
+            current, last = None, c.sentence
+        has_x, has_y = bool(c.words & x), bool(c.words & y)
+        if has_x != has_y:
+            current = "x" if has_x else "y"
+            runs.append((current, c, c.says))
+        elif has_x or c.named_first:
+            current = None  # a clause naming both tells neither apart; one about another name
+        elif current is not None:
+            who, first, says = runs[-1]
+            runs[-1] = (who, first, says | c.says)
+    return runs
+
+
+def traded_names(claim_text: str, sentences: Sequence[str]) -> list[tuple[RoleSwap, int]]:
+    """Two names of the claim, each said in a clause of its own, that trade what the sources
+    say of them: the words the claim says of one are said, in the sources, in a clause about
+    the other, and the other way round, more than in any clause about it ("Kimura designed the
+    seismograph, and Ashworth built it" where the sources say "Ashworth designed the
+    instrument, and Kimura built it"). Each such name with the clause it was taken from (a
+    :class:`RoleSwap` whose action is a word it was given) and the index of that clause's
+    sentence. Clauses naming both, and names no clause of the sources is about, decide
+    nothing; a claim that keeps each name with its words passes however it is worded.
+    """
+    claim = analyse(claim_text)
+    spans = _named(claim)
+    if not spans:
+        return []
+    mine = _clauses(claim)
+    theirs = [c for n, text in enumerate(sentences) for c in _clauses(analyse(text), n)]
+    words = [_words(claim, s) for s in spans]
+    out: list[tuple[RoleSwap, int]] = []
+    for x, y in permutations(range(len(spans)), 2):
+        own_x, own_y = frozenset(words[x] - words[y]), frozenset(words[y] - words[x])
+        if not own_x or not own_y:
+            continue
+        said = {"x": frozenset(), "y": frozenset()}
+        for who, _, says in _about(mine, own_x, own_y):
+            said[who] |= says
+        only_x, only_y = said["x"] - said["y"], said["y"] - said["x"]
+        if not only_x or not only_y:
+            continue  # one clause of both, or nothing said of one
+        runs = _about(theirs, own_x, own_y)
+
+        def most(only: frozenset[str], who: str) -> tuple[int, _Clause | None]:
+            scored = [(len(only & says), c) for w, c, says in runs if w == who]  # noqa: B023
+            return max(scored, default=(0, None), key=lambda pair: pair[0])
+
+        home_x, rival_x = most(only_x, "x"), most(only_x, "y")
+        home_y, rival_y = most(only_y, "y"), most(only_y, "x")
+        if home_x[1] is None or home_y[1] is None or rival_x[1] is None:
+            continue  # a name no clause of the sources is about
+        if rival_x[0] > home_x[0] and rival_y[0] > home_y[0]:
+            c = rival_x[1]
+            c0, c1 = claim.tokens[spans[x][0]], claim.tokens[spans[x][1]]
+            text = sentences[c.sentence]
+            swap = RoleSwap(
+                c0.start,
+                c1.end,
+                claim_text[c0.start : c1.end],
+                c.start,
+                c.end,
+                text[c.start : c.end],
+                min(only_x),
+            )
+            if all(s.start != swap.start for s, _ in out):
+                out.append((swap, c.sentence))
+    return out
