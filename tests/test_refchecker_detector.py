@@ -1270,6 +1270,25 @@ RAG_ANSWERS = [
         "The Harlow dam was built by the state water board.",
         True,
     ),
+    # the order of two names, held against the years the sources give each
+    (
+        "Which ferry was launched first, the Skylark or the Petrel?",
+        [
+            "The Skylark (launched 1998) is a roll-on ferry of the Orkney line.",
+            "The Petrel, a smaller ship built at Leith in 1974, served the same crossing.",
+        ],
+        "The Skylark was launched first.",
+        False,
+    ),
+    (
+        "Which ferry was launched first, the Skylark or the Petrel?",
+        [
+            "The Skylark (launched 1998) is a roll-on ferry of the Orkney line.",
+            "The Petrel, a smaller ship built at Leith in 1974, served the same crossing.",
+        ],
+        "The Petrel, built in 1974, is older than the Skylark.",
+        True,
+    ),
     # two people who trade what the sources say of each, in a reworded sentence
     (
         "Who led the 1908 expedition?",

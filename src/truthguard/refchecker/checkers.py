@@ -38,6 +38,7 @@ from truthguard.refchecker._facts import stem
 from truthguard.refchecker._parse import parse_joint_labels, parse_label
 from truthguard.refchecker._prompts import CHECK_PROMPT, JOINT_CHECK_PROMPT, PROMPT_VERSION
 from truthguard.refchecker.claimkind import attribution_names
+from truthguard.refchecker.comparisons import out_of_order
 from truthguard.refchecker.counts import agreeing, recounts
 from truthguard.refchecker.extractors import Claim
 from truthguard.refchecker.grounding import EvidencePool, Grounding, SoftMatcher, ground_claim
@@ -395,6 +396,25 @@ def _recounted(
     return list(out.values())
 
 
+def _reordered(
+    claim: str, question: str, fields: dict[str, Any], retrieval: Retrieval
+) -> list[dict[str, Any]]:
+    """A conflict for the claim's order word ("born first", "older than") when the years the
+    sources give its two sides order them the other way (see
+    :mod:`~truthguard.refchecker.comparisons`); every sentence of the passages is read, in
+    order, since each side is introduced where the sources first name it."""
+    sentences = [
+        (seg.reference, span.start, span.text) for seg in retrieval.segments for span in seg.spans
+    ]
+    flagged = {(i["start"], i["end"]) for i in fields["issues"] if i["relation"] != "ungrounded"}
+    out = []
+    for span, n in out_of_order(claim, question, [text for _, _, text in sentences]):
+        if (span.start, span.end) not in flagged:
+            ref, offset, _ = sentences[n]
+            out.append(_set_against("order", "opposite", span, ref, offset))
+    return out
+
+
 def _grounding_fields(g: Grounding) -> dict[str, Any]:
     evidence = None
     if g.sentence is not None:
@@ -610,6 +630,7 @@ class LocalChecker(ClaimChecker):
                 fields["issues"] += _traded(claim, fields, whole)
                 fields["issues"] += _flipped_words(claim.text, fields, near)
                 fields["issues"] += _recounted(claim.text, fields, near)
+                fields["issues"] += _reordered(claim.text, question, fields, retrieval)
                 model = self.support or SupportModel.default()
                 own = analyse(claim.text)
                 features = claim_features(

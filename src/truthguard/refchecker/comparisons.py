@@ -1,0 +1,160 @@
+"""Which of two came first: an answer's order of two names held against the years its sources give.
+
+"Pablo Trapero was born first", asked "Who was born first, Pablo Trapero or Aleksander Ford?",
+has every word in sources that say "Pablo Trapero (born 4 October 1971)" and "Aleksander Ford
+(born ... 24 November 1908 ...)": the word match passes it, though the years order the two the
+other way. This module reads the order:
+
+* the claim's order word: one that puts a name earlier (``first``, ``earlier``, ``older``,
+  ``before``, ...) or later (``later``, ``younger``, ``after``, ...) than another, in a claim
+  about when each began (an age word, or "born", "released", "founded", "came out", ...);
+* the two sides: the name the claim says it of, and the other one: named after ``than`` /
+  ``before`` / ``after`` in the claim, else the other option of the question ("A or B");
+* each side's year: the first year the sources state after the first sentence naming it (and
+  before the other side is named there), as a reference text gives a person's birth, a film's
+  release or a band's founding at its first mention.
+
+The claim is set against the sources when both years are found, differ, and order the two the
+other way. A claim about deaths or endings, with a negation, or whose sides are not found is
+left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from truthguard.refchecker._analysis import Against, analyse
+from truthguard.refchecker._facts import FUNCTION_WORDS
+from truthguard.refchecker.roles import _named
+
+__all__ = ["out_of_order"]
+
+_EARLY = frozenset(["first", "earlier", "older", "oldest", "elder", "before", "sooner", "earliest"])
+_LATE = frozenset(["later", "younger", "youngest", "after", "newer", "last", "latest"])
+_THAN = frozenset(["than", "before", "after"])
+_AGE = frozenset(["older", "oldest", "elder", "younger", "youngest", "newer"])
+_BEGINNINGS = re.compile(
+    r"\b(?:born|releas|found|form|establish|launch|open|buil[dt]|creat|publish|premiere|debut"
+    r"|start|began|begun|introduc|came|come|made|written|wrote|compos|incorporat|set up)"
+)
+"""Words that say a comparison is about when each side began, which the year at its first
+mention gives; an order of anything else ("retired first", "won the title first") is not read."""
+_ENDINGS = re.compile(r"\b(?:die[ds]?|death|dead|end(?:ed|s)?|clos(?:ed|es)|dissolved|disbanded)\b")
+_YEAR = re.compile(r"(?<![\d.])(?<!\d,)(1[0-9]{3}|20[0-9]{2})(?!\d)(?!,\d)")
+_OPTIONS = re.compile(r"\bor\b", re.IGNORECASE)
+
+
+def out_of_order(
+    claim_text: str, question: str, sentences: Sequence[str]
+) -> list[tuple[Against, int]]:
+    """The claim's order word, when the years the sources give its two sides order them the
+    other way: an :class:`~truthguard.refchecker._analysis.Against` (the order word, set against
+    the first side's name and year in its sentence) and that sentence's index."""
+    lowered = claim_text.casefold()
+    if _ENDINGS.search(lowered):
+        return []
+    claim = analyse(claim_text)
+    if claim.negations:
+        return []
+    order = [(k, t) for k, t in enumerate(claim.tokens) if t.norm in _EARLY or t.norm in _LATE]
+    if len(order) != 1:
+        return []
+    k, word = order[0]
+    if word.norm not in _AGE and not _BEGINNINGS.search(lowered):
+        return []
+    spans = _named(claim)
+    names = [
+        claim_text[claim.tokens[lo].start : claim.tokens[hi].end]
+        for lo, hi in spans
+        if hi < k or lo > k
+    ]
+    before = [n for (lo, _), n in zip(spans, names, strict=False) if lo < k]
+    if not before:
+        return []
+    first = before[0]
+    other = _other_side(claim_text, names, first, question)
+    if other is None:
+        return []
+    found_first = _year_of(first, other, sentences)
+    found_other = _year_of(other, first, sentences)
+    if found_first is None or found_other is None:
+        return []
+    (year_first, n, start, end), (year_other, _, _, _) = found_first, found_other
+    if year_first == year_other:
+        return []
+    says_earlier = word.norm in _EARLY
+    if says_earlier == (year_first < year_other):
+        return []
+    text = sentences[n]
+    return [
+        (Against(word.start, word.end, word.text, start, end, text[start:end]), n),
+    ]
+
+
+def _other_side(claim_text: str, names: list[str], first: str, question: str) -> str | None:
+    """The name the claim compares ``first`` with: one after "than" / "before" / "after" in
+    the claim, else the question's other option of two ("A or B")."""
+    for n in names:
+        if n is first:
+            continue
+        at = claim_text.find(n)
+        lead = [w for w in claim_text[:at].casefold().split() if w not in ("the", "a", "an")]
+        if lead and lead[-1] in _THAN:
+            return n
+    options = _options(question)
+    if len(options) != 2:
+        return None
+    mine = [o for o in options if _same(o, first)]
+    if len(mine) != 1:
+        return None
+    return next(o for o in options if o is not mine[0])
+
+
+def _options(question: str) -> list[str]:
+    """The two names around the question's "or" ("..., A or B?"), each one of its names."""
+    q = analyse(question)
+    split = _OPTIONS.search(question)
+    if split is None:
+        return []
+    spans = _named(q)
+    names = [
+        (q.tokens[lo].start, question[q.tokens[lo].start : q.tokens[hi].end]) for lo, hi in spans
+    ]
+    left = [n for at, n in names if at < split.start()]
+    right = [n for at, n in names if at > split.start()]
+    if not left or not right:
+        return []
+    return [left[-1], right[0]]
+
+
+def _words(name: str) -> set[str]:
+    return {w for w in re.findall(r"\w+", name.casefold()) if len(w) > 2} - FUNCTION_WORDS
+
+
+def _same(a: str, b: str) -> bool:
+    """Whether two names share a word of their own ("Trapero" and "Pablo Trapero")."""
+    return bool(_words(a) & _words(b))
+
+
+def _year_of(name: str, other: str, sentences: Sequence[str]) -> tuple[int, int, int, int] | None:
+    """The first year after the first mention of ``name`` in ``sentences``, in that sentence and
+    before ``other`` is named: (year, sentence index, start of the mention, end of the year)."""
+    mine = _words(name)
+    theirs = _words(other) - mine
+    if not mine:
+        return None
+    for n, text in enumerate(sentences):
+        words = list(re.finditer(r"\w+", text.casefold()))
+        at = next((j for j, m in enumerate(words) if m.group() in mine), None)
+        if at is None:
+            continue
+        end = at
+        while end + 1 < len(words) and words[end + 1].group() in mine:
+            end += 1  # the rest of the name: "Pablo Trapero"
+        stop = next((m.start() for m in words[end + 1 :] if m.group() in theirs), len(text))
+        year = _YEAR.search(text, words[end].end(), stop)
+        if year is None:
+            return None  # its first mention gives no year: nothing to order by
+        return int(year.group(1)), n, words[at].start(), year.end()
+    return None

@@ -1,0 +1,50 @@
+"""Reading which of two names came first against the years the sources give each."""
+
+import pytest
+
+from truthguard.refchecker.comparisons import out_of_order
+
+FERRIES = [
+    "The Skylark (launched 1998) is a roll-on ferry of the Orkney line.",
+    "The Petrel, a smaller ship built at Leith in 1974, served the same crossing until 2009.",
+]
+ASKED = "Which ferry was launched first, the Skylark or the Petrel?"
+
+
+@pytest.mark.parametrize(
+    ("claim", "question", "wrong"),
+    [
+        ("The Skylark was launched first.", ASKED, "first"),
+        ("The Petrel was launched first.", ASKED, None),
+        ("The Petrel is older than the Skylark.", "", None),
+        ("The Skylark is older than the Petrel.", "", "older"),
+        ("The Skylark came after the Petrel.", "", None),
+        ("The Petrel came after the Skylark.", "", "after"),
+        ("The Skylark is the younger of the two.", ASKED, None),
+        # no second side, a negation or an ending: nothing to order
+        ("The Skylark was launched first.", "When was the Skylark launched?", None),
+        ("The Skylark was not launched first.", ASKED, None),
+        # an order of anything but beginnings is not read from the years of first mention
+        ("The Skylark was retired first.", ASKED, None),
+        ("The Skylark came into service first.", ASKED, "first"),
+        ("The Skylark ended its service first.", ASKED, None),
+    ],
+)
+def test_the_order_a_claim_gives_two_names_is_held_against_their_years(claim, question, wrong):
+    found = out_of_order(claim, question, FERRIES)
+    assert [a.text for a, _ in found] == ([wrong] if wrong else [])
+    for against, n in found:
+        assert claim[against.start : against.end] == against.text
+        # the evidence span runs from the first side's name to its year, in its own sentence
+        said = FERRIES[n][against.evidence_start : against.evidence_end]
+        assert said == against.evidence_text and said.endswith(("1998", "1974"))
+
+
+def test_a_side_named_without_a_year_or_found_nowhere_decides_nothing():
+    undated = ["The Skylark is a roll-on ferry.", "The Petrel was built at Leith in 1974."]
+    assert out_of_order("The Skylark was launched first.", ASKED, undated) == []
+    assert out_of_order("The Osprey was launched first.", ASKED, FERRIES) == []
+    # both sides in one sentence: each year is read before the other side is named
+    one = ["The Petrel (1974) was replaced by the Skylark (1998)."]
+    assert [a.text for a, _ in out_of_order("The Skylark came first.", ASKED, one)] == ["first"]
+    assert out_of_order("The Petrel came first.", ASKED, one) == []
