@@ -1251,25 +1251,6 @@ RAG_ANSWERS = [
         "The abbot had it sealed at Wexford in 1204; the only copy left turned up at Kilmore.",
         True,
     ),
-    # an answer that restates its question is read by the words it adds
-    (
-        "Which company built the Harlow dam?",
-        [
-            "The Harlow dam was built between 1927 and 1931 by the state water board, which "
-            "still runs it."
-        ],
-        "The Harlow dam was built by a private company.",
-        False,
-    ),
-    (
-        "Which company built the Harlow dam?",
-        [
-            "The Harlow dam was built between 1927 and 1931 by the state water board, which "
-            "still runs it."
-        ],
-        "The Harlow dam was built by the state water board.",
-        True,
-    ),
     # the order of two names, held against the years the sources give each
     (
         "Which ferry was launched first, the Skylark or the Petrel?",

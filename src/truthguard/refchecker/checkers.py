@@ -589,7 +589,6 @@ class LocalChecker(ClaimChecker):
         out = []
         pool = _everything(retrieval)
         asked = {w.casefold() for w in _WORDS.findall(question)}
-        given = asked | {stem(w) for w in asked}
         # a clause is also read in its sentence, against what was found for all its clauses
         found: dict[str, dict[tuple[int, int, str], None]] = {}
         for i, claim in enumerate(claims):
@@ -632,14 +631,7 @@ class LocalChecker(ClaimChecker):
                 fields["issues"] += _recounted(claim.text, fields, near)
                 fields["issues"] += _reordered(claim.text, question, fields, retrieval)
                 model = self.support or SupportModel.default()
-                own = analyse(claim.text)
-                features = claim_features(
-                    raw,
-                    fields["issues"],
-                    content=[own.tokens[k].text for k in own.content],
-                    given=given,
-                )
-                p = model.probability(features)
+                p = model.probability(claim_features(raw, fields["issues"]))
                 why = fact_unsupported(fields["issues"])
                 if why is not None:
                     # a number no source states, or a value set against the evidence's own

@@ -24,14 +24,13 @@ import functools
 import json
 import math
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from truthguard.refchecker._facts import stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._logistic import (
     check_features,
@@ -86,24 +85,9 @@ _NAME_KINDS = ("name", "title")
 _NOT_FOUND = ("ungrounded", "other_value")
 
 
-def claim_features(
-    numbers: Mapping[str, Any],
-    issues: Sequence[Mapping[str, Any]],
-    *,
-    content: Sequence[str] = (),
-    given: Collection[str] = (),
-) -> dict:
+def claim_features(numbers: Mapping[str, Any], issues: Sequence[Mapping[str, Any]]) -> dict:
     """The features of one claim from the grounding's numbers (``precision``, ``cosine``,
-    ``soft``, ``n_content``, ``copied``) and its issues (``kind``, ``relation``).
-
-    ``given``: the words the question states (casefolded, and their stems), and ``content``:
-    the claim's content words. A claim that mostly restates its question (as many of its
-    content words from the question as of its own) is read by what it adds: what it repeats
-    was asked, not answered, and would water down the word that answers it ("The bowling team
-    is self-funded" asked who funds the bowling team; "Muse has fewer band members" asked which
-    band has more members). Its word readings (``precision``, ``content_missing``,
-    ``min_soft``, ``foreign_nouns``) are then taken over its own words only; names and numbers
-    are read whole either way."""
+    ``soft``, ``n_content``, ``copied``) and its issues (``kind``, ``relation``)."""
     numbers_missing = sum(
         1 for i in issues if i.get("kind") in _NUMBER_KINDS and i.get("relation") in _NOT_FOUND
     )
@@ -111,41 +95,25 @@ def claim_features(
         1 for i in issues if i.get("kind") in _NAME_KINDS and i.get("relation") in _NOT_FOUND
     )
     conflict = any(i.get("relation") == "conflict" for i in issues)
-    soft_of: dict[str, float] = {str(w): float(x) for w, x in (numbers.get("soft") or {}).items()}
-    own = [w for w in content if not _given(w, given)]
-    asked = bool(own) and len(content) - len(own) >= len(own)
-    if asked:
-        soft_of = {w: x for w, x in soft_of.items() if not _given(w, given)}
     words_missing = sum(
-        1
-        for i in issues
-        if i.get("kind") == "content"
-        and i.get("relation") == "ungrounded"
-        and not (asked and _given(str(i.get("text", "")), given))
+        1 for i in issues if i.get("kind") == "content" and i.get("relation") == "ungrounded"
     )
-    soft = list(soft_of.values())
-    foreign = math.log1p(sum(1 for w, x in soft_of.items() if x < FOREIGN and _noun(w)))
-    n_content = len(own) if asked else int(numbers.get("n_content", 0))
-    precision = float(numbers.get("precision", 1.0))
-    if asked:
-        precision = sum(min(max(soft_of.get(w, 1.0), 0.0), 1.0) for w in own) / len(own)
+    soft = [float(x) for x in (numbers.get("soft") or {}).values()]
+    foreign = math.log1p(
+        sum(1 for w, x in (numbers.get("soft") or {}).items() if x < FOREIGN and _noun(w))
+    )
+    n_content = int(numbers.get("n_content", 0))
     return {
         "numbers_missing": math.log1p(numbers_missing),
         "names_missing": math.log1p(names_missing),
         "conflict": float(conflict),
-        "precision": precision,
+        "precision": float(numbers.get("precision", 1.0)),
         "cosine": float(numbers.get("cosine", 0.0)),
         "content_missing": words_missing / n_content if n_content else 0.0,
         "min_soft": min(1.0, *soft) if soft else 1.0,
         "copied": float(numbers.get("copied", 0.0)),
         "foreign_nouns": foreign,
     }
-
-
-def _given(word: str, given: Collection[str]) -> bool:
-    """Whether the question states ``word`` (its casefolded form or its stem)."""
-    w = word.casefold().removesuffix("'s")
-    return w in given or stem(w) in given
 
 
 @functools.lru_cache(maxsize=8192)
