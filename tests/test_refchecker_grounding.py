@@ -182,6 +182,21 @@ def test_similarity_mode_keeps_the_earlier_score(embedder):
     assert r.details["claims"][0]["mode"] == "embedding" and r.label == Label.FACTUAL
 
 
+def test_digits_joined_to_a_capital_name_a_format_not_a_count():
+    assert _values("Released in IMAX 3D, streamed in 4K.") == []
+    assert _values("It weighs 3Kg.") == [(3.0, "kg")]
+    # so a rank is not stated by the format: "third" against "second" in the same slot
+    ref = [
+        (
+            0,
+            0,
+            "Howard took over, making Solo his second film for Lucasfilm; it is shown in IMAX 3D.",
+        )
+    ]
+    g = ground_claim("Howard took over, making it his third film for Lucasfilm.", ref)
+    assert ("third", "conflict") in [(i.text, i.relation) for i in g.issues]
+
+
 def test_half_written_number_words_end_the_number():
     # a number word leading a compound counts; extraction always moves on
     assert _values("a one- or two-day event") == [(1.0, None), (2.0, None)]
@@ -496,6 +511,47 @@ def test_negations_that_affirm_or_say_no_in_other_words_flip_nothing():
     assert all(i.kind != "negation" for i in g.issues), g.issues
     g = ground_claim("Frank Jordan said his son isn't a sailor.", sailor)
     assert [(i.kind, i.relation) for i in g.issues] == [("negation", "conflict")]
+
+
+def test_a_not_that_says_when_or_sets_an_alternative_aside_negates_nothing():
+    from truthguard.refchecker._analysis import analyse
+
+    assert analyse("The bridge was not opened to traffic until May 1932.").negations == []
+    assert analyse("They didn't leave till dawn.").negations == []
+    assert analyse("The prize went to Ruth Ames, not her brother.").negations == []
+    # a clause ends the reach of "until"; "not" with a verb of its own is a negation
+    assert analyse("It was not opened, until then it was a ferry.").negations == [2]
+    assert analyse("The prize went to Ruth, not was it shared.").negations == [5]
+    assert analyse("The bridge was not opened in 1932.").negations == [3]
+    ref = [(0, 0, "The bridge was opened to traffic on 19 May 1932.")]
+    g = ground_claim("The bridge was not opened to traffic until 19 May 1932.", ref)
+    assert all(i.kind != "negation" for i in g.issues), g.issues
+    g = ground_claim("The bridge was not opened to traffic in 1932.", ref)
+    assert ("negation", "conflict") in [(i.kind, i.relation) for i in g.issues]
+
+
+def test_a_negation_joined_from_the_sentence_that_states_it_flips_nothing():
+    sentences = [
+        'Fernández, often spelled without the acute accent on the "a", is a common surname in '
+        "the Spanish language.",
+        "Fernández is the most common surname in the Spanish regions of Asturias, La Rioja, "
+        "Cantabria and Galicia.",
+    ]
+    pool = EvidencePool.of_passages([sentences])
+    claim = (
+        'A common Spanish surname that is often written without the accent on the "a", '
+        "Fernández tops the surname rankings in Asturias, La Rioja, Cantabria and Galicia."
+    )
+    g = ground_claim(claim, [(0, 0, sentences[1])], pool=pool)
+    assert all(i.kind != "negation" for i in g.issues), g.issues
+    # a negation no sentence states with its word is still set against the evidence sentence
+    g = ground_claim(
+        "Fernández is not the most common surname in the Spanish regions of Asturias, "
+        "La Rioja, Cantabria and Galicia.",
+        [(0, 0, sentences[1])],
+        pool=pool,
+    )
+    assert ("negation", "conflict") in [(i.kind, i.relation) for i in g.issues]
 
 
 def test_a_negation_the_summary_left_out_with_a_long_stretch_flips_nothing():

@@ -385,6 +385,20 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             elif nxt in _SCALE_ABBR and tokens[j].start == tokens[j - 1].end:
                 value *= _SCALE_ABBR[nxt]
                 j += 1
+        if (
+            parsed is not None
+            and suffix is None
+            and j == i + 1
+            and j < len(tokens)
+            and tokens[j].start == tok.end
+            and tokens[j].text[:1].isupper()
+            and len(tokens[j].text.rstrip(".")) <= 2
+            and _unit_after(tokens, j)[0] is None
+        ):
+            # "3D", "4K", "5G": digits joined to a capital name a format, not a count ("his
+            # third film" is not stated by "released in IMAX 3D")
+            i = j + 1
+            continue
         unit = "decade" if suffix == "decade" else None
         before = tokens[i - 1].norm if i > 0 else ""
         if before in ("$", "£", "€", "¥", "us$") and tokens[i - 1].end >= tok.start - 1:
