@@ -228,6 +228,11 @@ def test_a_long_answer_is_never_read_as_a_refusal():
         ("The passage doesn't show him named anywhere in the New Testament.", "hedge"),
         ("It doesn't spell out that he wrote it alone.", "hedge"),
         ("The article won't reveal who paid for it.", "hedge"),
+        # whatever the passage is said not to do, it is a remark about the passage
+        ("The passage doesn't divide the bridges into two kinds.", "hedge"),
+        ("The text does not rank the causes by how often they occur.", "hedge"),
+        ("The text could not be clearer that the bridge opened in 1920.", "fact"),
+        ("The engine does not start in cold weather.", "fact"),
         # the same remark in other word orders: "gives only", the passive, a second predicate
         ("The passage gives only the year, not the exact date.", "hedge"),
         ("That two-way split isn't stated in the passage itself.", "hedge"),

@@ -142,14 +142,15 @@ _NOT = r"(?:(?:does|do|did|could|would|will)\s*(?:not|n't)|can\s*not|can't|won't
 
 # What the sources do not say, or what they are limited to ("The passage doesn't say when it
 # closed", "but it doesn't identify which god that was", "It only discusses beetles"): a remark
-# about the sources, not a fact about the world, so there is nothing in it to check. A text's
+# about the sources, not a fact about the world, so there is nothing in it to check. Whatever
+# the passage is said not to do is such a remark ("The passage doesn't split donors into two
+# types"); "it" is a source only before a saying verb ("it doesn't work" is about a thing). A text's
 # silence is told in the simple present or past ("it doesn't say", "it can't confirm"; "they
 # could not report everything to the governors" is about people), and only a text or a thought
 # "suggests" ("the passage suggests"; "Mead suggests they kill everyone" is something Mead did).
 _ABSENCE = re.compile(
     rf"""(?:
-        \b{_SOURCE}\b[^.;]{{0,40}}?\b{_NOT}\s+
-            (?:\w+ly\s+)?{_SAYING}
+        \b{_SOURCE}\b[^.;]{{0,40}}?\b{_NOT}\s+(?!be\b)\w+
       | \b(?:it\s+(?:also\s+|only\s+|just\s+)?(?:(?:does|did)\s*(?:not|n't)|can\s*not|can't)
           |they\s+(?:also\s+|only\s+|just\s+)?(?:do|did)\s*(?:not|n't))\s+
             (?:\w+ly\s+)?{_SAYING}\b
