@@ -185,6 +185,11 @@ def test_similarity_mode_keeps_the_earlier_score(embedder):
 def test_digits_joined_to_a_capital_name_a_format_not_a_count():
     assert _values("Released in IMAX 3D, streamed in 4K.") == []
     assert _values("It weighs 3Kg.") == [(3.0, "kg")]
+    assert ("3d", None) in _values("Released in IMAX 3D, streamed in 4K.", "name")
+    ride = [(0, 0, "The ride pairs 3D projection with physical sets.")]
+    g = ground_claim("The ride pairs 2D projection with physical sets.", ride)
+    assert [i.text for i in g.issues if i.kind == "name" and i.relation != "ungrounded"] == ["2D"]
+    assert ground_claim("The ride pairs 3D projection with physical sets.", ride).issues == []
     # so a rank is not stated by the format: "third" against "second" in the same slot
     ref = [
         (
@@ -195,6 +200,21 @@ def test_digits_joined_to_a_capital_name_a_format_not_a_count():
     ]
     g = ground_claim("Howard took over, making it his third film for Lucasfilm.", ref)
     assert ("third", "conflict") in [(i.text, i.relation) for i in g.issues]
+
+
+def test_a_rank_is_not_stated_by_a_count_in_words():
+    stages = [(0, 0, "There are four stages in the growth of the spinal cord.")]
+    g = ground_claim("It is continuous with the fourth ventricle.", stages)
+    assert [(i.text, i.relation) for i in g.issues if i.kind == "number"] == [
+        ("fourth", "ungrounded")
+    ]
+    assert [
+        i for i in ground_claim("It grows in four stages.", stages).issues if i.kind == "number"
+    ] == []
+    # a rank and a number in digits may label the same thing
+    season = [(0, 0, "Season 4 aired in 2010.")]
+    g = ground_claim("The fourth season aired in 2010.", season)
+    assert [i for i in g.issues if i.kind == "number"] == []
 
 
 def test_half_written_number_words_end_the_number():
@@ -513,45 +533,16 @@ def test_negations_that_affirm_or_say_no_in_other_words_flip_nothing():
     assert [(i.kind, i.relation) for i in g.issues] == [("negation", "conflict")]
 
 
-def test_a_not_that_says_when_or_sets_an_alternative_aside_negates_nothing():
+def test_a_not_that_sets_an_alternative_aside_negates_nothing():
     from truthguard.refchecker._analysis import analyse
 
-    assert analyse("The bridge was not opened to traffic until May 1932.").negations == []
-    assert analyse("They didn't leave till dawn.").negations == []
     assert analyse("The prize went to Ruth Ames, not her brother.").negations == []
-    # a clause ends the reach of "until"; "not" with a verb of its own is a negation
-    assert analyse("It was not opened, until then it was a ferry.").negations == [2]
+    # "not" with a verb of its own is a negation
     assert analyse("The prize went to Ruth, not was it shared.").negations == [5]
+    assert analyse("They can trust nobody, not even themselves.").negations == [3, 4]
     assert analyse("The bridge was not opened in 1932.").negations == [3]
-    ref = [(0, 0, "The bridge was opened to traffic on 19 May 1932.")]
-    g = ground_claim("The bridge was not opened to traffic until 19 May 1932.", ref)
-    assert all(i.kind != "negation" for i in g.issues), g.issues
-    g = ground_claim("The bridge was not opened to traffic in 1932.", ref)
-    assert ("negation", "conflict") in [(i.kind, i.relation) for i in g.issues]
-
-
-def test_a_negation_joined_from_the_sentence_that_states_it_flips_nothing():
-    sentences = [
-        'Fernández, often spelled without the acute accent on the "a", is a common surname in '
-        "the Spanish language.",
-        "Fernández is the most common surname in the Spanish regions of Asturias, La Rioja, "
-        "Cantabria and Galicia.",
-    ]
-    pool = EvidencePool.of_passages([sentences])
-    claim = (
-        'A common Spanish surname that is often written without the accent on the "a", '
-        "Fernández tops the surname rankings in Asturias, La Rioja, Cantabria and Galicia."
-    )
-    g = ground_claim(claim, [(0, 0, sentences[1])], pool=pool)
-    assert all(i.kind != "negation" for i in g.issues), g.issues
-    # a negation no sentence states with its word is still set against the evidence sentence
-    g = ground_claim(
-        "Fernández is not the most common surname in the Spanish regions of Asturias, "
-        "La Rioja, Cantabria and Galicia.",
-        [(0, 0, sentences[1])],
-        pool=pool,
-    )
-    assert ("negation", "conflict") in [(i.kind, i.relation) for i in g.issues]
+    # "not ... until" stays a negation: "not seen until May" is not "seen until May"
+    assert analyse("He is not seen until May.").negations == [2]
 
 
 def test_a_negation_the_summary_left_out_with_a_long_stretch_flips_nothing():

@@ -57,6 +57,8 @@ class Issue:
 def _same_number(a: Fact, b: Fact) -> bool:
     if not isinstance(a.value, float) or not isinstance(b.value, float):
         return False
+    if _rank_for_count(a, b):
+        return False
     if abs(a.value - b.value) > 1e-9 * max(1.0, abs(a.value)) and not (
         _rounded_to(a.value, b.value)
         or _rounded_to(b.value, a.value)
@@ -66,6 +68,21 @@ def _same_number(a: Fact, b: Fact) -> bool:
     ):
         return False
     return _same_unit(a.unit, b.unit) or None in (a.unit, b.unit) or "decade" in (a.unit, b.unit)
+
+
+_ORDINAL_TEXT = re.compile(r"(?:\d(?:st|nd|rd|th)|[a-z](?:st|nd|rd|th)|^(?:first|second|third))$")
+
+
+def _rank_for_count(a: Fact, b: Fact) -> bool:
+    """Whether ``a`` (the claim's) is a rank ("fourth", "3rd") and ``b`` (the sources') a count
+    spelled in words ("four stages"): "the fourth ventricle" is not stated by "four stages". A
+    rank and a number in digits may label the same thing ("the fourth season", "season 4"), and
+    a claim's count may be a label the sources give as a rank ("game three", "the third game")."""
+    return (
+        bool(_ORDINAL_TEXT.search(a.text.casefold()))
+        and b.text.isalpha()
+        and not bool(_ORDINAL_TEXT.search(b.text.casefold()))
+    )
 
 
 def _same_decade(a: Fact, b: Fact) -> bool:

@@ -64,9 +64,9 @@ _AFFIRMING = frozenset(["only", "just", "doubt", "less"])
 
 def negations(tokens: list[Token], text: str = "") -> list[int]:
     """Indices of negation cues among ``tokens`` (of ``text``, when given: "No. 17" numbers
-    something there, it negates nothing; "not only ... but", "no doubt" negate nothing; nor do
-    a "not" that says when ("was not declared sealed until September 19" says it was, then) and
-    one that sets aside an alternative ("belongs to Adam Warlock, not Thanos" says whose it is)."""
+    something there, it negates nothing; "not only ... but", "no doubt" negate nothing; nor does
+    a "not" that sets aside an alternative ("belongs to Adam Warlock, not Thanos" says whose it
+    is)."""
     return [
         i
         for i, t in enumerate(tokens)
@@ -78,25 +78,11 @@ def negations(tokens: list[Token], text: str = "") -> list[int]:
         and not (
             t.norm in ("not", "no") and i + 1 < len(tokens) and tokens[i + 1].norm in _AFFIRMING
         )
-        and not (text and (_until(tokens, i, text) or _alternative(tokens, i, text)))
+        and not (text and _alternative(tokens, i, text))
     ]
 
 
 _CLAUSE_END = re.compile(r"[,;:.!?()\u2013\u2014]")
-
-
-def _until(tokens: list[Token], i: int, text: str) -> bool:
-    """Whether the negated verb at ``i`` is followed, in its clause and within five words, by
-    "until" (or "till"): "did not ... until" tells when something happened, not that it did not.
-    """
-    if not (tokens[i].norm in ("not", "never") or tokens[i].norm.endswith("n't")):
-        return False
-    for k in range(i + 1, min(i + 6, len(tokens))):
-        if _CLAUSE_END.search(text[tokens[k - 1].end : tokens[k].start]):
-            return False
-        if tokens[k].norm in ("until", "till"):
-            return True
-    return False
 
 
 def _alternative(tokens: list[Token], i: int, text: str) -> bool:
@@ -113,9 +99,25 @@ def _alternative(tokens: list[Token], i: int, text: str) -> bool:
 
 
 _VERBISH = frozenset(
-    ["is", "are", "was", "were", "be", "been", "has", "have", "had", "do", "does", "did", "only"]
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "has",
+        "have",
+        "had",
+        "do",
+        "does",
+        "did",
+        "only",
+        "even",
+    ]
 )
-"""Words after ", not" that make it a clause of its own ("..., not only ...", "..., not was")."""
+"""Words after ", not" that make it a negation of its own ("..., not only ...", "..., not
+even themselves", "..., not was")."""
 
 
 def _gap_after(text: str, tokens: list[Token], i: int) -> str | None:

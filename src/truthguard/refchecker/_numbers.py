@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from truthguard.refchecker._tokens import Fact, Token
+from truthguard.refchecker._tokens import Fact, Token, fold
 
 __all__ = ["MONTHS", "MONTH_ABBR", "covered", "is_number_word", "numbers", "numeric_dates"]
 
@@ -396,7 +396,12 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             and _unit_after(tokens, j)[0] is None
         ):
             # "3D", "4K", "5G": digits joined to a capital name a format, not a count ("his
-            # third film" is not stated by "released in IMAX 3D")
+            # third film" is not stated by "released in IMAX 3D"), read as a name ("2D" is
+            # not "3D")
+            end = tokens[j].end - tokens[j].text.endswith(".")
+            facts.append(
+                Fact("name", fold(text[tok.start : end]), tok.start, end, text[tok.start : end])
+            )
             i = j + 1
             continue
         unit = "decade" if suffix == "decade" else None

@@ -271,14 +271,6 @@ def ground_claim(
         neg = negation_issue(claim, sent, ops) if close else None
         if neg is None and close:
             neg = local_negation_issue(claim, sent)
-        if neg is not None and neg[1] is None:
-            texts = (
-                [t for p in pool.passages for g in p for t in g.texts]
-                if pool is not None
-                else [text for _, _, text in sentences]
-            )
-            if negated_elsewhere(claim, neg[0].start, texts):
-                neg = None  # joined from the sentence that states it, negated
         if neg is not None:
             issue, tok = neg
             if tok is not None:
@@ -419,27 +411,6 @@ def ground_claim(
         n_content,
         round(copied, 4),
     )
-
-
-def negated_elsewhere(claim: Analysed, at: int, texts: Sequence[str]) -> bool:
-    """Whether the negation the claim puts at offset ``at`` is stated, with the content word
-    that follows it, in one of ``texts``: a claim that joins two sentences takes its negation
-    from the one that states it ("often written without the accent on the 'i', it tops the
-    rankings" against "often spelled without the acute accent" and "the most common
-    surname"), though its evidence sentence is the other."""
-    cue = next((k for k, t in enumerate(claim.tokens) if t.start == at), None)
-    if cue is None:
-        return False
-    after = [k for k in claim.content if cue < k <= cue + 4]
-    if not after:
-        return False
-    want = stem(claim.tokens[after[0]].norm)
-    for text in texts:
-        a = analyse(text)
-        for j in a.negations:
-            if any(stem(a.tokens[m].norm) == want for m in range(j + 1, min(j + 5, len(a.tokens)))):
-                return True
-    return False
 
 
 def framed_swaps(ops: list, content_of_sent: set[int]) -> dict[int, int]:
