@@ -394,3 +394,38 @@ async def test_a_check_older_than_the_load_kept_is_averaged_over_what_is_kept():
     # the changes kept would make its average huge, and it would count as the floor); the
     # estimate is the median of it and the first check's 0.1 s
     assert (0.1 + 0.1 + 5.9 / 1.25) / 2 <= gate.check_seconds <= (0.1 + 6.0) / 2
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_the_guards_runs_count_as_load_in_their_chain_phase(streaming):
+    from langchain_core.runnables import RunnableLambda
+
+    from truthguard.guard import StreamingGuard
+    from truthguard.testing import OpenAIServer
+
+    release = asyncio.Event()
+    seen: list[int] = []
+
+    async def hold(answer: str) -> str:
+        await release.wait()
+        return answer
+
+    async with OpenAIServer(reply=_reply) as server:
+        guard = _guard(server, RunnableLambda(hold), max_concurrent_checks=1, check_timeout=None)
+        if streaming:
+            guard = StreamingGuard(
+                chain=guard.chain, detector=guard.detectors[0], max_concurrent_checks=1
+            )
+
+        async def one(i: int) -> Any:
+            if streaming:
+                return [c async for c in guard.astream({"question": f"q{i}?"})]
+            return await guard.ainvoke({"question": f"q{i}?"})
+
+        runs = [asyncio.ensure_future(one(i)) for i in range(3)]
+        while len(server.requests) < 3:  # every chain has its answer and waits in ``hold``
+            await asyncio.sleep(0.01)
+        seen.append(guard._gate.chains)
+        release.set()
+        await asyncio.gather(*runs)
+    assert seen == [3] and guard._gate.chains == 0
