@@ -320,3 +320,112 @@ async def test_one_slow_check_does_not_raise_the_estimate_that_refuses_the_queue
     await asyncio.sleep(0)
     gate.leave(0.1)
     assert await waiting is None
+
+
+# -- the estimate follows the load the loop has now --------------------------------------------
+
+
+class _Clock:
+    """A hand-driven ``time.monotonic``: the gate's durations and loads without timing."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def _checks_under(gate: CheckGate, clock: _Clock, seconds: float, n: int) -> None:
+    for _ in range(n):
+        assert await gate.enter(None) is None
+        clock.now += seconds
+        gate.leave(seconds)
+
+
+async def test_checks_slowed_by_chains_are_expected_faster_once_the_chains_end():
+    clock = _Clock()
+    gate = CheckGate(limit=1, clock=clock)
+    await _checks_under(gate, clock, 0.1, 1)  # alone, a check takes 0.1 s
+    for _ in range(40):  # a burst's chains run on the loop the checks share
+        gate.chain_started()
+    await _checks_under(gate, clock, 1.0, 3)
+    assert gate.chains == 40 and gate.check_seconds == pytest.approx(1.0)  # as measured
+    for _ in range(40):
+        gate.chain_ended()
+    # 40 chains are 10 checks' worth: each 1 s check shared the loop with 11, and shares it
+    # with none now; its 0.9 s above the floor scales by 1 / 11
+    assert gate.check_seconds == pytest.approx(0.1 + 0.9 / 11)
+    assert await gate.enter(None) is None  # the slot is taken again: the next one queues
+    assert gate.load == 1
+    # 0.5 s left: one check to wait for and its own (each about 0.18 s) fit, so it queues
+    # (by the 1 s the checks took under the chains, 2 s were needed: refused on arrival)
+    waiting = asyncio.ensure_future(gate.enter(deadline=clock.now + 0.5))
+    await asyncio.sleep(0)
+    assert gate.queued == 1
+    clock.now += 0.2
+    gate.leave(0.2)
+    assert await waiting is None  # 0.3 s left when the slot freed: admitted, not refused
+
+
+async def test_checks_measured_under_less_load_are_not_expected_slower_under_more():
+    clock = _Clock()
+    gate = CheckGate(limit=1, clock=clock)
+    await _checks_under(gate, clock, 0.1, 1)
+    await _checks_under(gate, clock, 0.3, 3)
+    for _ in range(400):
+        gate.chain_started()
+    assert gate.load == 100  # 400 chains are 100 checks' worth
+    # the gate expects what the latest checks took, never more: it refuses on what it saw
+    assert gate.check_seconds == pytest.approx(0.3)
+
+
+async def test_a_check_older_than_the_load_kept_is_averaged_over_what_is_kept():
+    clock = _Clock()
+    gate = CheckGate(limit=1, clock=clock)
+    await _checks_under(gate, clock, 0.1, 1)
+    assert await gate.enter(None) is None
+    for _ in range(5_000):  # more load changes than the gate keeps: the oldest are dropped
+        gate.chain_started()
+        clock.now += 0.001
+        gate.chain_ended()
+    clock.now += 1.0
+    gate.leave(6.0)  # it ran beside one chain at most: a load of 1.25 checks at most
+    # so it counts as at least 1 / 1.25 of its 5.9 s above the floor (a load taken as 0 before
+    # the changes kept would make its average huge, and it would count as the floor); the
+    # estimate is the median of it and the first check's 0.1 s
+    assert (0.1 + 0.1 + 5.9 / 1.25) / 2 <= gate.check_seconds <= (0.1 + 6.0) / 2
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_the_guards_runs_count_as_load_in_their_chain_phase(streaming):
+    from langchain_core.runnables import RunnableLambda
+
+    from truthguard.guard import StreamingGuard
+    from truthguard.testing import OpenAIServer
+
+    release = asyncio.Event()
+    seen: list[int] = []
+
+    async def hold(answer: str) -> str:
+        await release.wait()
+        return answer
+
+    async with OpenAIServer(reply=_reply) as server:
+        guard = _guard(server, RunnableLambda(hold), max_concurrent_checks=1, check_timeout=None)
+        if streaming:
+            guard = StreamingGuard(
+                chain=guard.chain, detector=guard.detectors[0], max_concurrent_checks=1
+            )
+
+        async def one(i: int) -> Any:
+            if streaming:
+                return [c async for c in guard.astream({"question": f"q{i}?"})]
+            return await guard.ainvoke({"question": f"q{i}?"})
+
+        runs = [asyncio.ensure_future(one(i)) for i in range(3)]
+        while len(server.requests) < 3:  # every chain has its answer and waits in ``hold``
+            await asyncio.sleep(0.01)
+        seen.append(guard._gate.chains)
+        release.set()
+        await asyncio.gather(*runs)
+    assert seen == [3] and guard._gate.chains == 0

@@ -25,7 +25,12 @@ EXPORTS = {
         "Rerun",
         "StreamingGuard",
     },
-    "truthguard.guard.admission": {"DEFAULT_MAX_CONCURRENT_CHECKS", "CheckGate", "Refusal"},
+    "truthguard.guard.admission": {
+        "DEFAULT_MAX_CONCURRENT_CHECKS",
+        "CheckGate",
+        "Refusal",
+        "running_chain",
+    },
     "truthguard.guard.attempts": {
         "Action",
         "AskPolicy",

@@ -188,6 +188,26 @@ async def test_checks_share_the_engines_bound(document_index):
 
 
 @pytest.mark.parametrize("use_async", [False, True])
+async def test_a_query_counts_as_load_on_the_checks_loop_until_its_answer(
+    document_index, use_async
+):
+    pytest.importorskip("langchain_openai")
+    from truthguard.testing import OpenAIServer
+
+    with OpenAIServer(reply=MOONS, latency=0.3) as server:
+        guarded, checker = _checked_engine(document_index, server)
+        run = asyncio.ensure_future(
+            guarded.aquery(QUESTION) if use_async else asyncio.to_thread(guarded.query, QUESTION)
+        )
+        while not server.requests:  # the answer is asked for: the server holds it 0.3 s
+            await asyncio.sleep(0.01)
+        during = guarded._gate.chains
+        response = await run
+    assert during == 1 and guarded._gate.chains == 0  # the check that followed is not a chain
+    assert _result(response).status == "passed" and checker.check_count == 1
+
+
+@pytest.mark.parametrize("use_async", [False, True])
 async def test_a_check_refused_over_capacity_goes_to_the_fallback(document_index, use_async):
     pytest.importorskip("langchain_openai")
     from truthguard.testing import OpenAIServer

@@ -8,6 +8,11 @@ the wait the queue ahead of it implies (from the time checks have been taking) p
 already exceeds what is left of its deadline, when a slot frees too late for it, or when its
 deadline passes in the queue. A refusal says "over capacity" and why (:class:`Refusal`).
 
+How long a check takes depends on what else the loop is doing: the guard's runs still in their
+chain phase (:func:`running_chain`) and the checks in flight share it. A check measured while
+more of them ran than run now is scaled down to the present load (:meth:`CheckGate.check_seconds`),
+so the gate stops refusing checks that would finish once a burst's chains have ended.
+
 The gate is thread-safe and bound to no event loop: one guard may check from the caller's loop
 and, for a sync ``invoke``, from truthguard's own.
 """
@@ -15,13 +20,16 @@ and, for a sync ``invoke``, from truthguard's own.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import statistics
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-__all__ = ["DEFAULT_MAX_CONCURRENT_CHECKS", "CheckGate", "Refusal"]
+__all__ = ["DEFAULT_MAX_CONCURRENT_CHECKS", "CheckGate", "Refusal", "running_chain"]
 
 DEFAULT_MAX_CONCURRENT_CHECKS = 64
 """Every guard's default ``max_concurrent_checks``. An LLM check spends most of its time
@@ -39,6 +47,20 @@ check is admitted when it is more likely than not to finish in time, and one slo
 retried request) does not refuse the queue behind it. Against a running mean (weight 0.2 for the
 newest), the 300-run burst of ``truthguard bench guard`` passed 126-221 (mean 174, 4 of 5 runs
 150 or more) instead of 123-183 (mean 153, 2 of 5), the two interleaved on one machine."""
+
+_CHAIN_LOAD = 0.25
+"""A run in its chain phase loads the checks' loop as a quarter of a check does: it mostly
+waits for its model's reply. Measured on 12 traced 300-run bursts of ``truthguard bench guard``
+(quiet and loaded machine): fitted by least squares, a check took 3-7 ms longer per chain in
+flight and 8-45 ms per check in flight (0.13-0.64 of a check per chain). Replayed on those
+traces, the estimate for each admitted check was more than 20% short of its duration for 10% of
+them at a quarter, 26% at a half and 52% at a whole check (a short estimate admits checks
+that then time out), and more than 25% over it for 32%, 25% and 20% (the median alone: 1%
+short, 82% over)."""
+
+_MARKS = 4096
+"""Load changes kept to average the load over a check's life: a burst of 300 runs makes about
+1,200 (each run's chain start and end, its check's admission and end)."""
 
 
 @dataclass(frozen=True)
@@ -81,11 +103,19 @@ class CheckGate:
 
     limit: int
     """Most checks in flight at once."""
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False)
+    """The time deadlines are given in (``time.monotonic``; tests pass their own)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _active: int = field(default=0, repr=False)
+    _chains: int = field(default=0, repr=False)
     _queue: deque[_Waiter] = field(default_factory=deque, repr=False)
-    _seconds: float | None = field(default=None, repr=False)
-    _recent: deque[float] = field(default_factory=lambda: deque(maxlen=_RECENT), repr=False)
+    _floor: float | None = field(default=None, repr=False)
+    # (duration, mean load over it) of the latest checks
+    _recent: deque[tuple[float, float]] = field(
+        default_factory=lambda: deque(maxlen=_RECENT), repr=False
+    )
+    # (instant, load-seconds before it, load after it) at each change of the load
+    _marks: list[tuple[float, float, float]] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         if self.limit < 1:
@@ -107,17 +137,43 @@ class CheckGate:
         return len(self._queue)
 
     @property
+    def chains(self) -> int:
+        """The guard's runs in their chain phase (:func:`running_chain`)."""
+        return self._chains
+
+    @property
+    def load(self) -> float:
+        """Work sharing the checks' loop now, in checks: those in flight and the runs in their
+        chain phase, each counted as :data:`_CHAIN_LOAD` of a check."""
+        return self._active + _CHAIN_LOAD * self._chains
+
+    @property
     def check_seconds(self) -> float | None:
-        """Estimate of how long one admitted check takes: the median of the latest checks'
-        durations (None before the first)."""
-        return self._seconds
+        """Estimate of how long a check admitted now takes (None before the first has ended).
+
+        The median of the latest checks' durations, each brought to the present load: a check
+        takes its floor (the shortest check seen: the network's part) plus its turns on a loop
+        it shared with ``load`` runs on average, so a check that ran under more load than now
+        counts as that part scaled by the present load over its own. One that ran under less
+        counts as it was: the gate never expects a check to take longer than the latest did.
+        """
+        with self._lock:
+            return self._estimate()
 
     def expected_wait(self, ahead: int) -> float:
         """Seconds a check with ``ahead`` checks queued before it should wait for a slot."""
-        if self._seconds is None:
-            return 0.0
-        # every slot frees once per check; the queue ahead and this check share ``limit`` slots
-        return (ahead + 1) * self._seconds / self.limit
+        with self._lock:
+            return self._wait(ahead, self._estimate())
+
+    def chain_started(self) -> None:
+        """A run of the guard starts its chain phase: load on the loop its checks will share."""
+        with self._lock:
+            self._changed(self.clock(), chains=1)
+
+    def chain_ended(self) -> None:
+        """That run's chain phase ended (whether or not a check follows)."""
+        with self._lock:
+            self._changed(self.clock(), chains=-1)
 
     async def enter(self, deadline: float | None) -> Refusal | None:
         """Wait for a slot; None once admitted (call :meth:`leave` after), else why not.
@@ -125,19 +181,20 @@ class CheckGate:
         ``deadline`` is a ``time.monotonic()`` instant by which the check must be done; None
         for none (the check then waits for its turn however long it takes).
         """
-        arrived = time.monotonic()
+        arrived = self.clock()
         loop = asyncio.get_running_loop()
         with self._lock:
             if self._active < self.limit and not self._queue:
-                self._active += 1
+                self._changed(arrived, active=1)
                 return None
             ahead = len(self._queue)
             waiter = _Waiter(loop, loop.create_future(), deadline, arrived, ahead)
-            refusal = self._too_late(waiter, self.expected_wait(ahead), arrived)
+            seconds = self._estimate()
+            refusal = self._too_late(waiter, self._wait(ahead, seconds), arrived, seconds)
             if refusal is not None:
                 return refusal
             self._queue.append(waiter)
-        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        timeout = None if deadline is None else max(0.0, deadline - self.clock())
         try:
             await asyncio.wait_for(asyncio.shield(waiter.future), timeout)
         except (TimeoutError, asyncio.CancelledError) as e:
@@ -150,7 +207,7 @@ class CheckGate:
             if isinstance(e, asyncio.CancelledError):
                 raise
             if not decided:
-                waited = time.monotonic() - arrived
+                waited = self.clock() - arrived
                 return Refusal(
                     f"over capacity: no check slot came free within the deadline "
                     f"({self.limit} checks in flight, {ahead} queued ahead of this one, "
@@ -169,44 +226,108 @@ class CheckGate:
         it that no longer can (given how long checks have been taking) are refused.
         """
         with self._lock:
-            now = time.monotonic()
+            now = self.clock()
             if seconds is not None:
-                self._recent.append(seconds)
-                self._seconds = statistics.median(self._recent)
+                self._recent.append((seconds, self._mean_load(now - seconds, now)))
+                self._floor = seconds if self._floor is None else min(self._floor, seconds)
+            estimate = self._estimate()
             while self._queue:
                 waiter = self._queue.popleft()
                 if waiter.loop.is_closed():
                     continue
                 # it would start now: refused when it could not finish in time
-                waiter.refusal = self._too_late(waiter, 0.0, now)
+                waiter.refusal = self._too_late(waiter, 0.0, now, estimate)
                 if waiter.refusal is None:
                     waiter.granted = True  # the slot passes straight to it: _active unchanged
                 waiter.loop.call_soon_threadsafe(_wake, waiter.future)
                 if waiter.granted:
                     return
-            self._active -= 1
+            self._changed(now, active=-1)
 
-    def _too_late(self, waiter: _Waiter, wait: float, now: float) -> Refusal | None:
+    # -- under the lock ----------------------------------------------------------------------------
+
+    def _changed(self, now: float, *, active: int = 0, chains: int = 0) -> None:
+        """Record a change of the load at ``now``, for the mean load over a check's life."""
+        area = 0.0
+        if self._marks:
+            since, before, load = self._marks[-1]
+            area = before + load * max(0.0, now - since)
+        self._active += active
+        self._chains += chains
+        self._marks.append((now, area, self.load))
+        if len(self._marks) > 2 * _MARKS:
+            del self._marks[:_MARKS]
+
+    def _mean_load(self, start: float, end: float) -> float:
+        """The load averaged over ``start`` to ``end`` (at least 1: the check itself); from the
+        oldest change kept when ``start`` is older."""
+        start = max(start, self._marks[0][0]) if self._marks else end
+        if end <= start:
+            return 1.0
+        return max(1.0, (self._area(end) - self._area(start)) / (end - start))
+
+    def _area(self, t: float) -> float:
+        """Load-seconds from the oldest change kept to ``t``, at or after it."""
+        since, before, load = self._marks[bisect.bisect_right(self._marks, t, key=_instant) - 1]
+        return before + load * (t - since)
+
+    def _estimate(self) -> float | None:
+        if not self._recent or self._floor is None:
+            return None
+        # what a check admitted now shares the loop with: the chains, and the checks in flight
+        # with it among them (a queued check takes the slot of one that ends)
+        now = min(self._active + 1, self.limit) + _CHAIN_LOAD * self._chains
+        floor = self._floor
+        return statistics.median(
+            floor + (seconds - floor) * min(1.0, now / load) for seconds, load in self._recent
+        )
+
+    def _wait(self, ahead: int, seconds: float | None) -> float:
+        if seconds is None:
+            return 0.0
+        # every slot frees once per check; the queue ahead and this check share ``limit`` slots
+        return (ahead + 1) * seconds / self.limit
+
+    def _too_late(
+        self, waiter: _Waiter, wait: float, now: float, seconds: float | None
+    ) -> Refusal | None:
         """Why ``waiter``, started ``wait`` seconds from ``now``, would end past its deadline
-        (given how long checks have been taking); None when it would not."""
-        if waiter.deadline is None or self._seconds is None:
+        when a check takes ``seconds``; None when it would not."""
+        if waiter.deadline is None or seconds is None:
             return None
         left = waiter.deadline - now
-        if wait + self._seconds <= left:
+        if wait + seconds <= left:
             return None
         waited = now - waiter.arrived
         if wait == 0.0 and waited > 0.0:
             why = (
                 f"a check slot came free after {waited:.2f}s with {max(left, 0):.2f}s left of "
-                f"the deadline, and a check takes about {self._seconds:.2f}s"
+                f"the deadline, and a check takes about {seconds:.2f}s"
             )
         else:
             why = (
                 f"{waiter.ahead} checks were queued ahead of this one for {self.limit} slots: "
-                f"about {wait:.2f}s to wait plus {self._seconds:.2f}s to check, with "
+                f"about {wait:.2f}s to wait plus {seconds:.2f}s to check, with "
                 f"{max(left, 0):.2f}s left of the deadline"
             )
         return Refusal(f"over capacity: {why}", waited=waited, queued=waiter.ahead)
+
+
+@contextmanager
+def running_chain(gate: CheckGate | None) -> Iterator[None]:
+    """Count a guard run's chain phase as load on ``gate``'s loop (nothing without a gate)."""
+    if gate is None:
+        yield
+        return
+    gate.chain_started()
+    try:
+        yield
+    finally:
+        gate.chain_ended()
+
+
+def _instant(mark: tuple[float, float, float]) -> float:
+    return mark[0]
 
 
 def _wake(future: asyncio.Future[None]) -> None:

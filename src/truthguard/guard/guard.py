@@ -33,7 +33,7 @@ from truthguard.guard._runs import (
     scoped_config,
     with_feedback_slot,
 )
-from truthguard.guard.admission import DEFAULT_MAX_CONCURRENT_CHECKS, CheckGate
+from truthguard.guard.admission import DEFAULT_MAX_CONCURRENT_CHECKS, CheckGate, running_chain
 from truthguard.guard.attempts import Action, AskPolicy, Finish, RunAttempt
 from truthguard.guard.check import (
     CheckLoop,
@@ -383,7 +383,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         output: Any = None
         try:
             try:
-                with scoped_config(child):
+                with scoped_config(child), running_chain(self._gate):
                     output = await invoke_user(runnable, action.input, child)
             except asyncio.CancelledError as e:
                 if we_are_cancelled():

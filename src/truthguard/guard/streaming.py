@@ -37,7 +37,7 @@ from truthguard.guard._runs import (
     scoped_config,
     with_feedback_slot,
 )
-from truthguard.guard.admission import DEFAULT_MAX_CONCURRENT_CHECKS, CheckGate
+from truthguard.guard.admission import DEFAULT_MAX_CONCURRENT_CHECKS, CheckGate, running_chain
 from truthguard.guard.attempts import Action, AskPolicy, Finish, RunAttempt
 from truthguard.guard.check import (
     CheckLoop,
@@ -457,7 +457,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
         stream = stream_user(runnable, action.input, child)
         try:
             try:
-                with scoped_config(child):
+                with scoped_config(child), running_chain(self._gate):
                     async for chunk in stream:
                         piece, found = self._piece(chunk)
                         if found:

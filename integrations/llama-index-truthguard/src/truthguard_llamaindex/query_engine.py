@@ -57,7 +57,7 @@ from truthguard.guard import (
     ReRetrieve,
     Rerun,
 )
-from truthguard.guard.admission import DEFAULT_MAX_CONCURRENT_CHECKS, CheckGate
+from truthguard.guard.admission import DEFAULT_MAX_CONCURRENT_CHECKS, CheckGate, running_chain
 from truthguard.guard.attempts import Action, AskPolicy, AttemptLoop, Finish, RunAttempt
 from truthguard.guard.check import (
     CheckLoop,
@@ -418,7 +418,8 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
     ) -> Generator[Op, Any, Attempt]:
         started = time.perf_counter()
         try:
-            answer_: Answer = yield op
+            with running_chain(self._gate):  # the query's work shares the checks' loop
+                answer_: Answer = yield op
             streamed.append(answer_.streamed)
             response = answer_.response
             if response.response is None:
