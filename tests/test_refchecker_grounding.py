@@ -190,6 +190,9 @@ def test_digits_joined_to_a_capital_name_a_format_not_a_count():
     g = ground_claim("The ride pairs 2D projection with physical sets.", ride)
     assert [i.text for i in g.issues if i.kind == "name" and i.relation != "ungrounded"] == ["2D"]
     assert ground_claim("The ride pairs 3D projection with physical sets.", ride).issues == []
+    # a unit stays a unit at the end of a sentence too ("1000G." as "1000G")
+    engine = [(0, 0, "The Pratt & Whitney PW1000G is a geared turbofan engine family.")]
+    assert ground_claim("Pratt & Whitney's PW1000G.", engine).issues == []
     # so a rank is not stated by the format: "third" against "second" in the same slot
     ref = [
         (

@@ -393,7 +393,7 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             and tokens[j].start == tok.end
             and tokens[j].text[:1].isupper()
             and len(tokens[j].text.rstrip(".")) <= 2
-            and _unit_after(tokens, j)[0] is None
+            and tokens[j].norm.rstrip(".") not in _UNIT_ALIASES  # "3Kg", "5G." as "5G"
         ):
             # "3D", "4K", "5G": digits joined to a capital name a format, not a count ("his
             # third film" is not stated by "released in IMAX 3D"), read as a name ("2D" is
