@@ -21,6 +21,9 @@ ASKED = "Which ferry was launched first, the Skylark or the Petrel?"
         ("The Skylark came after the Petrel.", "", None),
         ("The Petrel came after the Skylark.", "", "after"),
         ("The Skylark is the younger of the two.", ASKED, None),
+        # an order word that ranks a noun orders nothing between the two
+        ("The Skylark was launched as the first ferry of the line.", ASKED, None),
+        ("The Skylark was the first to be launched.", ASKED, "first"),
         # no second side, a negation or an ending: nothing to order
         ("The Skylark was launched first.", "When was the Skylark launched?", None),
         ("The Skylark was not launched first.", ASKED, None),

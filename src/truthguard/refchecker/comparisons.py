@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from truthguard.refchecker._analysis import Against, analyse
 from truthguard.refchecker._facts import FUNCTION_WORDS
@@ -63,6 +64,8 @@ def out_of_order(
     k, word = order[0]
     if word.norm not in _AGE and not _BEGINNINGS.search(lowered):
         return []
+    if _attributive(claim.tokens, k):
+        return []
     spans = _named(claim)
     names = [
         claim_text[claim.tokens[lo].start : claim.tokens[hi].end]
@@ -90,6 +93,20 @@ def out_of_order(
     return [
         (Against(word.start, word.end, word.text, start, end, text[start:end]), n),
     ]
+
+
+_DETERMINERS = frozenset(
+    ["the", "a", "an", "his", "her", "its", "their", "my", "our", "your", "whose", "this", "that"]
+)
+
+
+def _attributive(tokens: Sequence[Any], k: int) -> bool:
+    """Whether the order word at ``k`` ranks a noun after a determiner ("wrote the first
+    version", "her first album", "its later editions") rather than ordering the two sides; "the
+    first to", "the older of the two" still order them."""
+    if k == 0 or tokens[k - 1].norm not in _DETERMINERS or k + 1 >= len(tokens):
+        return False
+    return tokens[k + 1].norm not in ("to", "of", "one")
 
 
 def _other_side(claim_text: str, names: list[str], first: str, question: str) -> str | None:
