@@ -70,19 +70,12 @@ def _same_number(a: Fact, b: Fact) -> bool:
     return _same_unit(a.unit, b.unit) or None in (a.unit, b.unit) or "decade" in (a.unit, b.unit)
 
 
-_ORDINAL_TEXT = re.compile(r"(?:\d(?:st|nd|rd|th)|[a-z](?:st|nd|rd|th)|^(?:first|second|third))$")
-
-
 def _rank_for_count(a: Fact, b: Fact) -> bool:
     """Whether ``a`` (the claim's) is a rank ("fourth", "3rd") and ``b`` (the sources') a count
     spelled in words ("four stages"): "the fourth ventricle" is not stated by "four stages". A
     rank and a number in digits may label the same thing ("the fourth season", "season 4"), and
     a claim's count may be a label the sources give as a rank ("game three", "the third game")."""
-    return (
-        bool(_ORDINAL_TEXT.search(a.text.casefold()))
-        and b.text.isalpha()
-        and not bool(_ORDINAL_TEXT.search(b.text.casefold()))
-    )
+    return _shape(a)[1] and b.text.isalpha() and not _shape(b)[1]
 
 
 def _same_decade(a: Fact, b: Fact) -> bool:

@@ -322,6 +322,11 @@ def _swapped_roles(claim: str, fields: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def _flagged(fields: dict[str, Any]) -> set[tuple[int, int]]:
+    """The claim spans its issues already set against the evidence (not merely not found)."""
+    return {(i["start"], i["end"]) for i in fields["issues"] if i["relation"] != "ungrounded"}
+
+
 def _traded(
     claim: Claim, fields: dict[str, Any], sentences: list[tuple[int, int, str]]
 ) -> list[dict[str, Any]]:
@@ -334,7 +339,7 @@ def _traded(
     name each. Only the names inside this claim are flagged on it."""
     whole = claim.sentence or claim.text
     at = whole.find(claim.text) if claim.sentence else 0
-    flagged = {(i["start"], i["end"]) for i in fields["issues"] if i["relation"] != "ungrounded"}
+    flagged = _flagged(fields)
     out = []
     for swap, n in traded_names(whole, [text for _, _, text in sentences]):
         start = swap.start - at if at >= 0 else claim.text.find(swap.text)
@@ -361,7 +366,7 @@ def _flipped_words(
     """Conflicts for the claim's words whose opposite a sentence of its passages about the same
     thing (sharing two of its other words) states, while none of them states the word itself
     ("lost" for "won", "south" for "north"; see :mod:`~truthguard.refchecker.opposites`)."""
-    flagged = {(i["start"], i["end"]) for i in fields["issues"] if i["relation"] != "ungrounded"}
+    flagged = _flagged(fields)
     words = _stems(analyse(claim))
     about = [s for s in sentences if len(words & _stems(analyse(s[2]))) >= 2]
     said = {stem(t.norm) for _, _, text in about for t in analyse(text).tokens}
@@ -382,7 +387,7 @@ def _recounted(
     """Other values for the claim's counts: a sentence of its passages counts the same thing
     with another number and none with the claim's ("two other roles" where it says "three other
     roles"; see :mod:`~truthguard.refchecker.counts`)."""
-    flagged = {(i["start"], i["end"]) for i in fields["issues"] if i["relation"] != "ungrounded"}
+    flagged = _flagged(fields)
     flagged |= {(r.start, r.end) for s in sentences for r in agreeing(claim, s[2])}
     # the numbers of a share the sources meet ("one in two of the passengers") count nothing
     met, _ = read_shares(claim, [s[2] for s in sentences], 0) if sentences else ([], None)
@@ -397,16 +402,13 @@ def _recounted(
 
 
 def _reordered(
-    claim: str, question: str, fields: dict[str, Any], retrieval: Retrieval
+    claim: str, question: str, fields: dict[str, Any], sentences: list[tuple[int, int, str]]
 ) -> list[dict[str, Any]]:
     """A conflict for the claim's order word ("born first", "older than") when the years the
     sources give its two sides order them the other way (see
-    :mod:`~truthguard.refchecker.comparisons`); every sentence of the passages is read, in
-    order, since each side is introduced where the sources first name it."""
-    sentences = [
-        (seg.reference, span.start, span.text) for seg in retrieval.segments for span in seg.spans
-    ]
-    flagged = {(i["start"], i["end"]) for i in fields["issues"] if i["relation"] != "ungrounded"}
+    :mod:`~truthguard.refchecker.comparisons`); ``sentences`` are every sentence of the
+    passages, in order, since each side is introduced where the sources first name it."""
+    flagged = _flagged(fields)
     out = []
     for span, n in out_of_order(claim, question, [text for _, _, text in sentences]):
         if (span.start, span.end) not in flagged:
@@ -595,6 +597,11 @@ class LocalChecker(ClaimChecker):
             if claim.sentence is not None:
                 found.setdefault(claim.sentence, {}).update(dict.fromkeys(_pool(retrieval, i)[0]))
         by_sentence = {text: list(sents) for text, sents in found.items()}
+        in_order = [
+            (seg.reference, span.start, span.text)
+            for seg in retrieval.segments
+            for span in seg.spans
+        ]
         read: dict[tuple, Grounding] = {}  # sentences read whole, for the clauses cut from them
         for i, claim in enumerate(claims):
             # talk around facts (opinions, questions, ...): only its names and numbers count
@@ -629,7 +636,7 @@ class LocalChecker(ClaimChecker):
                 fields["issues"] += _traded(claim, fields, whole)
                 fields["issues"] += _flipped_words(claim.text, fields, near)
                 fields["issues"] += _recounted(claim.text, fields, near)
-                fields["issues"] += _reordered(claim.text, question, fields, retrieval)
+                fields["issues"] += _reordered(claim.text, question, fields, in_order)
                 model = self.support or SupportModel.default()
                 p = model.probability(claim_features(raw, fields["issues"]))
                 why = fact_unsupported(fields["issues"])

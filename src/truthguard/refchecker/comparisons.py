@@ -27,7 +27,7 @@ from typing import Any
 
 from truthguard.refchecker._analysis import Against, analyse
 from truthguard.refchecker._facts import FUNCTION_WORDS
-from truthguard.refchecker.roles import _named
+from truthguard.refchecker.roles import name_spans
 
 __all__ = ["out_of_order"]
 
@@ -66,7 +66,7 @@ def out_of_order(
         return []
     if _attributive(claim.tokens, k):
         return []
-    spans = _named(claim)
+    spans = name_spans(claim)
     names = [
         claim_text[claim.tokens[lo].start : claim.tokens[hi].end]
         for lo, hi in spans
@@ -134,7 +134,7 @@ def _options(question: str) -> list[str]:
     split = _OPTIONS.search(question)
     if split is None:
         return []
-    spans = _named(q)
+    spans = name_spans(q)
     names = [
         (q.tokens[lo].start, question[q.tokens[lo].start : q.tokens[hi].end]) for lo, hi in spans
     ]

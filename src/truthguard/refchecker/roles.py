@@ -21,7 +21,7 @@ from truthguard.refchecker._analysis import Against, Analysed, analyse
 from truthguard.refchecker._facts import FUNCTION_WORDS, stem
 from truthguard.refchecker._lemmas import lemmas
 
-__all__ = ["RoleSwap", "role_swaps", "traded_names"]
+__all__ = ["RoleSwap", "name_spans", "role_swaps", "traded_names"]
 
 NEAR = 0
 """Most tokens between an action word and the name it is said of: none ("Goethals designed"),
@@ -146,18 +146,19 @@ def role_swaps(claim_text: str, evidence_text: str) -> list[RoleSwap]:
                     swapped = theirs
                 if swapped is None or (run[0], run[1]) in out:
                     continue
-                c0, c1 = claim.tokens[run[0]], claim.tokens[run[1]]
                 e0, e1 = evidence.tokens[swapped[0]], evidence.tokens[swapped[1]]
-                out[run] = RoleSwap(
-                    c0.start,
-                    c1.end,
-                    claim_text[c0.start : c1.end],
-                    e0.start,
-                    e1.end,
-                    evidence_text[e0.start : e1.end],
-                    claim.tokens[k].text,
-                )
+                out[run] = _swap(claim, run, evidence_text, e0.start, e1.end, claim.tokens[k].text)
     return list(out.values())
+
+
+def _swap(
+    claim: Analysed, span: tuple[int, int], evidence: str, start: int, end: int, action: str
+) -> RoleSwap:
+    """The claim's name over tokens ``span`` set against ``evidence[start:end]``."""
+    c0, c1 = claim.tokens[span[0]], claim.tokens[span[1]]
+    return RoleSwap(
+        c0.start, c1.end, claim.text[c0.start : c1.end], start, end, evidence[start:end], action
+    )
 
 
 _CLAUSE_WORDS = frozenset(["and", "while", "whereas", "but", "who", "whom", "which", "whose"])
@@ -181,7 +182,7 @@ def _pieces(a: Analysed, named: set[int]) -> list[range]:
     return [range(lo, hi) for lo, hi in pairwise([*starts, len(a.tokens)])]
 
 
-def _named(a: Analysed) -> list[tuple[int, int]]:
+def name_spans(a: Analysed) -> list[tuple[int, int]]:
     """Token spans (first, last) of the text's names (name facts side by side are one name)."""
     spans: list[tuple[int, int]] = []
     for f in a.facts:
@@ -214,7 +215,7 @@ class _Clause:
 
 
 def _clauses(a: Analysed, sentence: int = 0) -> list[_Clause]:
-    named = {k for lo, hi in _named(a) for k in range(lo, hi + 1)}
+    named = {k for lo, hi in name_spans(a) for k in range(lo, hi + 1)}
     content = set(a.content)
     out = []
     for piece in _pieces(a, named):
@@ -272,7 +273,7 @@ def traded_names(claim_text: str, sentences: Sequence[str]) -> list[tuple[RoleSw
     nothing; a claim that keeps each name with its words passes however it is worded.
     """
     claim = analyse(claim_text)
-    spans = _named(claim)
+    spans = name_spans(claim)
     if not spans:
         return []
     mine = _clauses(claim)
@@ -301,17 +302,7 @@ def traded_names(claim_text: str, sentences: Sequence[str]) -> list[tuple[RoleSw
             continue  # a name no clause of the sources is about
         if rival_x[0] > home_x[0] and rival_y[0] > home_y[0]:
             c = rival_x[1]
-            c0, c1 = claim.tokens[spans[x][0]], claim.tokens[spans[x][1]]
-            text = sentences[c.sentence]
-            swap = RoleSwap(
-                c0.start,
-                c1.end,
-                claim_text[c0.start : c1.end],
-                c.start,
-                c.end,
-                text[c.start : c.end],
-                min(only_x),
-            )
+            swap = _swap(claim, spans[x], sentences[c.sentence], c.start, c.end, min(only_x))
             if all(s.start != swap.start for s, _ in out):
                 out.append((swap, c.sentence))
     return out
