@@ -30,6 +30,19 @@ def test_swap_answer_takes_halu_short_answer_and_non_halu_rest():
         == "Gulf of Mexico. <P> It is located on the coast of the Persian Gulf ."
     )
     assert swap_answer(_item(halu="Persian Gulf. Something else .")) is None
+
+
+def test_swap_answer_reads_the_halu_short_answer_as_a_whole_sentence():
+    # an initial or a title is no sentence end: the swap names the whole wrong person
+    item = _item(short_answer="Edward Calahan", non_halu="Edward Calahan. He built it .")
+    assert swap_answer(item.model_copy(update={"halu": "Dr. J.J. Thomson. He did not ."})) == (
+        "Dr. J.J. Thomson. He built it ."
+    )
+    # a short answer that states the right one whole is no swap; a part of it still is one
+    assert swap_answer(item.model_copy(update={"halu": "Edward A. Calahan. Other ."})) is None
+    assert swap_answer(item.model_copy(update={"halu": "Calahan. Other ."})) == (
+        "Calahan. He built it ."
+    )
     answers = build_answers([_item()])
     assert answers["swap"] == ["Gulf of Mexico. It is located on the coast of the Persian Gulf ."]
     assert answers["non_halu"] == ["Persian Gulf. It is located on the coast of the Persian Gulf ."]

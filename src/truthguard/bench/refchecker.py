@@ -3,11 +3,12 @@ cosine similarity.
 
 For each CHALE question the reference is its long answer (HTML removed). Four answers are scored:
 ``non-halu``, ``mid-halu``, ``halu`` and a derived ``swap`` answer (the halu answer's short answer,
-its text before the first ". ", followed by the non-halu answer's text after its ``Short_ans``
-prefix; questions where the two short answers are equal are skipped for swap). The answers' own
-HTML markers (``<P>``) are removed like the reference's. Reported: the share of questions where
-non-halu scores strictly higher than mid-halu (``nh_gt_hh``), halu (``nh_gt_h``) and swap
-(``nh_gt_swap``). An answer that abstains (no claim) has no score and never ranks higher.
+its first sentence, followed by the non-halu answer's text after its ``Short_ans`` prefix;
+questions where the halu short answer has every word of the right one are skipped for swap).
+The answers' own HTML markers (``<P>``) are removed like the reference's. Reported: the share
+of questions where non-halu scores strictly higher than mid-halu (``nh_gt_hh``), halu
+(``nh_gt_h``) and swap (``nh_gt_swap``). An answer that abstains (no claim) has no score and
+never ranks higher.
 
 The local pipeline runs through ``RefChecker(...).abatch``; its three score modes are computed
 from the same per-claim verdicts, so they share one timing.
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -38,7 +40,7 @@ from truthguard.datasets._loaders import ChaleItem, strip_html
 from truthguard.embedding import onnx_model_path
 from truthguard.refchecker import LocalChecker, LocalExtractor, RefChecker, response_score
 from truthguard.refchecker.aggregate import ScoreMode
-from truthguard.refchecker.segment import segment_references
+from truthguard.refchecker.segment import segment_references, split_sentences
 from truthguard.similarity import (
     default_model_cache_dir,
     embedding_cache,
@@ -84,10 +86,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _words(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"[^\W_]+", text.casefold()))
+
+
 def swap_answer(item: ChaleItem) -> str | None:
-    """The halu short answer + the non-halu informative part; None when the short answers match."""
-    halu_short = item.halu.split(". ", 1)[0]
-    if halu_short.strip() == item.short_answer.strip():
+    """The halu short answer + the non-halu informative part; None when the halu short answer
+    has every word of the right one (the same answer, or the same said more fully: "On June 17 ,
+    1885" for "June 17 , 1885").
+
+    The halu short answer is the halu answer's first sentence as :func:`split_sentences` reads
+    it, so an initial or a title does not end it ("Dr. Lexie Grey", "J.J. Thomson", "Edward A.
+    Calahan" are whole names, not "Dr", "J.J." and "Edward A.")."""
+    sentences = split_sentences(item.halu)
+    if not sentences:
+        return None
+    halu_short = sentences[0].text.strip()
+    halu_short = halu_short[:-1].rstrip() if halu_short.endswith(".") else halu_short
+    ours, theirs = _words(halu_short), _words(item.short_answer)
+    if not ours or theirs <= ours:
         return None
     if not item.non_halu.startswith(item.short_answer):
         return None  # no informative part to isolate
