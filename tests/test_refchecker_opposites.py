@@ -75,3 +75,22 @@ def test_comparatives_of_opposite_qualities_say_the_same_fact():
 def test_one_value_of_a_set_put_for_another(claim, evidence, flipped):
     found = [f.text for f in flips(claim, evidence)]
     assert found == ([flipped] if flipped else [])
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "flipped"),
+    [
+        # a negated opposite can say the claim's word: nothing is set against it
+        (
+            "The date is different every year.",
+            "Unlike Christmas, it doesn't fall on the same day every year.",
+            None,
+        ),
+        ("The hearing was private.", "The hearing was not public, the court said.", None),
+        # the negation governs its own clause only
+        ("The hearing was private.", "It was not delayed, and the hearing was public.", "private"),
+    ],
+)
+def test_an_opposite_under_a_negation_is_not_set_against_the_claim(claim, evidence, flipped):
+    found = [f.text for f in flips(claim, evidence)]
+    assert found == ([flipped] if flipped else [])

@@ -13,9 +13,10 @@ older than B" is "B is younger than A"), and so are words that also name a thing
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 
-from truthguard.refchecker._analysis import Against, analyse
+from truthguard.refchecker._analysis import Against, Analysed, analyse
 from truthguard.refchecker._lemmas import lemmas as all_lemmas
 
 __all__ = ["EXCLUSIVE", "GRADED", "PAIRS", "Flip", "flips"]
@@ -183,6 +184,20 @@ def _compared(word: str) -> bool:
 _GRADED_WORDS = frozenset(w for pair in GRADED for w in pair)
 
 
+def _negated(text: Analysed) -> frozenset[int]:
+    """Starts of the tokens a negation cue governs: the next four words of its clause."""
+    out = set()
+    for i in text.negations:
+        for k in range(i + 1, min(i + 5, len(text.tokens))):
+            if _CLAUSE_END.search(text.text[text.tokens[k - 1].end : text.tokens[k].start]):
+                break
+            out.add(text.tokens[k].start)
+    return frozenset(out)
+
+
+_CLAUSE_END = re.compile(r"[,;:.!?()\u2013\u2014]")
+
+
 @dataclass(frozen=True)
 class Flip(Against):
     """A claim word whose opposite the evidence sentence states."""
@@ -193,6 +208,10 @@ def flips(claim_text: str, evidence_text: str) -> list[Flip]:
     claim, evidence = analyse(claim_text), analyse(evidence_text)
     evidence_lemmas = [(t, _lemmas(t.norm)) for t in evidence.tokens if t.norm.isalpha()]
     stated = frozenset().union(*(lemmas for _, lemmas in evidence_lemmas))
+    # a negated opposite may say the claim's word ("does not fall on the same day" is a
+    # "different" day): it sets nothing against it
+    negated = _negated(evidence)
+    evidence_lemmas = [(t, lemmas) for t, lemmas in evidence_lemmas if t.start not in negated]
     # "later" states "late" too, but sets nothing against "early"
     evidence_lemmas = [(t, lemmas) for t, lemmas in evidence_lemmas if not _compared(t.norm)]
     # a value the claim states itself is accounted for ("the Portuguese ... for the Spanish
