@@ -281,6 +281,18 @@ def test_who_a_statement_is_attributed_to_is_read_at_the_start_or_the_end():
     assert attribution_names("According to Ovid, Salmacis fell in love.") == {"Ovid"}
     assert attribution_names("Salmacis fell in love, according to Ovid.") == {"Ovid"}
     assert attribution_names("Salmacis fell in love with Hermaphroditus.") == set()
+    # two authors, and a plural speaker: "say", "write" as well as "says", "writes"
+    assert attribution_names("Sam Erman and Nathan Perl: the law is unfair.") >= {
+        "Sam",
+        "Erman",
+        "Nathan",
+        "Perl",
+    }
+    assert attribution_names("Her faith is back, say CNN's Carol Costello.") == {
+        "CNN's",
+        "Carol",
+        "Costello",
+    }
 
 
 def test_what_people_could_not_report_or_suggest_is_a_fact_not_a_remark_on_the_sources():

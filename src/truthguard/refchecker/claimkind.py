@@ -386,8 +386,11 @@ def is_refusal(answer: str) -> bool:
     return refused
 
 
-_NAME_WORDS = r"[A-Z][\w'’.\-]*(?:\s+[A-Z][\w'’.\-]*){0,3}"
-_SAYS = r"(?:says|said|writes|wrote|asks|asked|argues|argued|notes|noted|tells|told|adds|added)"
+_NAME_WORDS = r"[A-Z][\w'’.\-]*(?:\s+(?:and\s+)?[A-Z][\w'’.\-]*){0,3}"
+_SAYS = (
+    r"(?:says?|said|writes?|wrote|asks?|asked|argues?|argued|notes?|noted|tells?|told|adds?|"
+    r"added)"
+)
 _ATTRIBUTION = re.compile(
     rf"^\s*(?P<lead>{_NAME_WORDS})\s*:"  # "Salil Shetty: Countries that ..."
     rf"|\b{_SAYS}\s+(?P<after>{_NAME_WORDS})"  # "..., writes Silvia Marchetti."
