@@ -288,6 +288,50 @@ def test_signals_read_from_the_public_result():
         escalation_reasons(chat, band=BAND, escalate_on=["sometimes"])
 
 
+@pytest.mark.parametrize(
+    ("passing", "other", "reasons"),
+    [
+        (True, {"passing": False}, ["second_opinion"]),  # passed, the other model rejects
+        (False, {"passing": True}, ["second_opinion"]),  # rejected, the other model passes
+        (True, {"passing": True}, []),
+        (False, {"passing": False}, []),
+        (True, None, []),  # a local detector that gives no second opinion
+    ],
+)
+def test_the_two_local_decisions_parting_ways_is_a_signal(passing, other, reasons):
+    decision = {"form": "support"} if other is None else {"second_opinion": other}
+    local = DetectionResult(
+        detector="refchecker",
+        score=0.9 if passing else 0.05,
+        label="factual" if passing else "hallucinated",
+        passing=passing,
+        details={"claims": [{"label": "Entailment"}], "decision": decision},
+    )
+    # no band: the signal alone
+    assert escalation_reasons(local, band=None, escalate_on=["second_opinion"]) == reasons
+    assert escalation_reasons(local, band=None, escalate_on=["band", "invalid"]) == []
+
+
+def test_a_second_opinion_escalates_only_when_named():
+    # the support model passes it (score above the band); the answer-level model does not
+    answer = "Dubai is in the Arab world."
+    with llm_server() as server:
+        alone = llm_refchecker(server).invoke(ask(answer))
+        calls_alone = len(server.requests)
+        server.reset()
+        plain = cascade(server).invoke(ask(answer))
+        assert server.requests == []
+        asked = cascade(server, escalate_on=("band", "no_evidence", "invalid", "second_opinion"))
+        result = asked.invoke(ask(answer))
+        assert len(server.requests) == calls_alone == alone.usage.llm_calls
+    assert plain.details["decided_by"] == "local" and plain.passing is True
+    local = plain.details["cascade"]["local"]
+    assert local["score"] > BAND[1]
+    assert result.details["decided_by"] == "llm" and result.passing is False
+    assert result.details["cascade"]["reasons"] == ["second_opinion"]
+    assert result.usage.llm_calls == calls_alone
+
+
 def test_references_reach_a_stage_that_only_takes_contexts():
     seen = []
 

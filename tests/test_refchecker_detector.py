@@ -1314,3 +1314,18 @@ def test_rag_answers_pass_by_meaning_through_the_guard_over_http(
     if not passes:
         # the verdict names the claim, the span that decided it and the evidence sentence
         assert "Not supported:" in result.explanation and "held against" in result.explanation
+
+
+def test_the_support_decision_records_the_answer_level_models_verdict_beside_it():
+    ask = {
+        "question": "Which country is Dubai in?",
+        "contexts": ["Dubai is a city in the United Arab Emirates (UAE)."],
+    }
+    for answer, parts in [("Dubai is in the UAE.", False), ("Dubai is in the Arab world.", True)]:
+        result = RefChecker().invoke({**ask, "answer": answer})
+        other = result.details["decision"]["second_opinion"]
+        fitted = RefChecker(decide="fitted").invoke({**ask, "answer": answer}).details["decision"]
+        assert other["p_hallucinated"] == fitted["p_hallucinated"]
+        assert other["threshold"] == fitted["threshold"]
+        assert other["passing"] is (fitted["p_hallucinated"] < fitted["threshold"])
+        assert (other["passing"] != result.passing) is parts

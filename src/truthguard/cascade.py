@@ -53,13 +53,23 @@ __all__ = [
     "escalation_reasons",
 ]
 
-Signal = Literal["band", "no_evidence", "undecided_claims", "chat_reply", "invalid"]
-SIGNALS: tuple[str, ...] = ("band", "no_evidence", "undecided_claims", "chat_reply", "invalid")
+Signal = Literal[
+    "band", "no_evidence", "undecided_claims", "chat_reply", "second_opinion", "invalid"
+]
+SIGNALS: tuple[str, ...] = (
+    "band",
+    "no_evidence",
+    "undecided_claims",
+    "chat_reply",
+    "second_opinion",
+    "invalid",
+)
 """Why an answer may be escalated (see :func:`escalation_reasons`)."""
-OPTIONAL_SIGNALS: tuple[str, ...] = ("undecided_claims", "chat_reply")
+OPTIONAL_SIGNALS: tuple[str, ...] = ("undecided_claims", "chat_reply", "second_opinion")
 """Signals whose worth depends on the data (on HaluEval QA the answers ``undecided_claims``
-escalates were all rightly rejected, on rag-answers nine in ten wrongly): off by default;
-``truthguard calibrate`` tries them and keeps those that help."""
+escalates were all rightly rejected, on rag-answers nine in ten wrongly; ``second_opinion``
+fires on four in ten rag-answers, where the answer-level model rejects paraphrases): off by
+default; ``truthguard calibrate`` tries them and keeps those that help."""
 
 DEFAULT_BAND: tuple[float, float] = (0.2234, 0.5398)
 """The default uncertainty band on ``RefChecker()``'s calibrated score (``1 - P(hallucinated)``
@@ -99,6 +109,12 @@ def escalation_reasons(
       and an unsupported fact look alike to it;
     * ``chat_reply``: a reply in a chat (``details["decision"]["form"] == "reply"``) passed
       with a claim not entailed: world knowledge no source holds, which only a model can judge;
+    * ``second_opinion``: the local check's two decisions part ways on the answer: the verdict
+      it gives (``RefChecker()``'s support model, each claim read alone) and the answer-level
+      model fitted on HaluEval (``decide="fitted"``) reading the same claims, which it records
+      as ``details["decision"]["second_opinion"]``. Two models fitted on different answers that
+      disagree mark an answer of a kind one of them was not fitted on; the check costs nothing
+      more, as both read the same grounding;
     * ``invalid``: the local check gave no verdict (a local model failed to load, say).
 
     Example:
@@ -131,6 +147,14 @@ def escalation_reasons(
     form = decision.get("form") if isinstance(decision, Mapping) else None
     if "chat_reply" in wanted and form == "reply" and open_claims and not rejected:
         reasons.append("chat_reply")
+    other = decision.get("second_opinion") if isinstance(decision, Mapping) else None
+    if (
+        "second_opinion" in wanted
+        and isinstance(other, Mapping)
+        and isinstance(other.get("passing"), bool)
+        and other["passing"] == rejected
+    ):
+        reasons.append("second_opinion")
     return reasons
 
 
@@ -200,7 +224,7 @@ class CascadeChecker(BaseDetector):
     ``truthguard calibrate --cascade-coverage / --cascade-accuracy``."""
     escalate_on: tuple[Signal, ...] = ("band", "no_evidence", "invalid")
     """Which signals escalate an answer (see :func:`escalation_reasons`): ``band``,
-    ``no_evidence``, ``undecided_claims``, ``chat_reply``, ``invalid``."""
+    ``no_evidence``, ``undecided_claims``, ``chat_reply``, ``second_opinion``, ``invalid``."""
     deadline: float | None = Field(default=None, gt=0)
     """Seconds the whole check may take; a second stage still running then is cancelled and
     ``on_escalation_failure`` applies. None: the second stage takes as long as it takes."""

@@ -445,23 +445,22 @@ class RefChecker(BaseDetector):
                 "form": "support",
                 "deciding_claim": details["claims"][least[1]]["claim"],
             }
+            if features is not None:
+                # the answer-level model's verdict on the same readings, for whoever asks
+                # where the two disagree (a cascade's ``second_opinion`` signal)
+                other = self.decision or GroundingDecision.default()
+                p_other, _, _ = _fitted(details["claims"], features, supports, False, other)
+                details["decision"]["second_opinion"] = {
+                    "p_hallucinated": round(p_other, 4),
+                    "threshold": other.threshold,
+                    "passing": p_other < other.threshold,
+                }
         elif features is not None:
             decision = self.decision or GroundingDecision.default()
             threshold = decision.threshold
-            form = answer_form(
-                details["claims"], chat=chat, passage_sentences=decision.passage_sentences
+            p_hallucinated, by_claims, form = _fitted(
+                details["claims"], features, supports, chat, decision
             )
-            p_hallucinated = decision.probability(features, form=form)
-            by_claims = decided_by_claims(_aligned(details["claims"]), chat=chat, decision=decision)
-            if by_claims is not None:
-                # the claims decide (see decided_by_claims): the score agrees with them
-                if by_claims[0]:
-                    p_hallucinated = max(p_hallucinated, decision.threshold)
-                else:
-                    # every claim entailed: as likely wrong as its least-supported claim says
-                    p_hallucinated = min(
-                        p_hallucinated, 1.0 - min(supports), decision.threshold * 0.999
-                    )
         if p_hallucinated is not None and decision is not None:
             details["decision"] = {
                 "p_hallucinated": round(p_hallucinated, 4),
@@ -627,6 +626,28 @@ def _place_claims(answer: str, claims: list[str]) -> list[tuple[int, int, list] 
         moved = [(a, lo + b, size) for a, b, size in blocks]
         out.append((moved[0][1], moved[-1][1] + moved[-1][2], moved))
     return out
+
+
+def _fitted(
+    claims: list[dict[str, Any]],
+    features: dict[str, float],
+    supports: list[float],
+    chat: bool,
+    decision: GroundingDecision,
+) -> tuple[float, Any, str]:
+    """``P(hallucinated)`` by the answer-level ``decision`` (``decide="fitted"``), the claims'
+    verdict when they decide (:func:`decided_by_claims`) and the answer's form."""
+    form = answer_form(claims, chat=chat, passage_sentences=decision.passage_sentences)
+    p = decision.probability(features, form=form)
+    by_claims = decided_by_claims(_aligned(claims), chat=chat, decision=decision)
+    if by_claims is not None:
+        # the claims decide (see decided_by_claims): the score agrees with them
+        if by_claims[0]:
+            p = max(p, decision.threshold)
+        else:
+            # every claim entailed: as likely wrong as its least-supported claim says
+            p = min(p, 1.0 - min(supports), decision.threshold * 0.999)
+    return p, by_claims, form
 
 
 def _issue(issue: dict[str, Any], placed: tuple[int, int, list] | None) -> dict[str, Any]:
