@@ -486,3 +486,177 @@ def test_the_readme_example_prints_what_it_says(capsys):
     printed = capsys.readouterr().out.splitlines()
     promised = [line[2:] for line in code.splitlines() if line.startswith("# ")]
     assert printed == promised and len(printed) == 2
+
+
+# -- the streaming guard: each sentence is one check, escalated alone -------------------------
+
+
+def _kind(request) -> str:
+    """Which caller made a request: the LLM stage's extraction or claim check, else the chain."""
+    return next((k for k in (EXTRACT, CHECK) if k in request.prompt), "chain")
+
+
+def streaming_guard(server: OpenAIServer, **kwargs):
+    from truthguard.guard import StreamingGuard
+    from truthguard.rag import build_rag_chain
+
+    chain = build_rag_chain(
+        ListRetriever(passages=PASSAGES),
+        server.chat_model(max_retries=0, timeout=5, streaming=True),
+    )
+    return StreamingGuard(chain=chain, detector=cascade(server), **kwargs)
+
+
+def test_a_streamed_answer_of_clear_sentences_makes_no_llm_check():
+    with llm_server() as server:
+        server.default = "Dubai is a city. Dubai is in the UAE."  # each sentence above the band
+        chunks = list(streaming_guard(server).stream({"question": QUESTION}))
+        assert [_kind(r) for r in server.requests] == ["chain"]
+    sentences = [c for c in chunks if c.kind == "sentence"]
+    assert [c.text for c in sentences] == ["Dubai is a city.", " Dubai is in the UAE."]
+    assert [c.check.details["decided_by"] for c in sentences] == ["local", "local"]
+    assert all(c.check.details["cascade"]["llm"] is None for c in sentences)
+    result = chunks[-1].result
+    assert result.status == "passed" and result.verdict.decided_by == {"cascade": "local"}
+    assert result.attempts[0].check_usage.llm_calls == 0
+
+
+def test_a_streamed_sentence_in_the_band_is_decided_by_one_llm_check():
+    with llm_server() as server:
+        server.default = f"{CLEAR} {UNSURE}"
+        chunks = list(streaming_guard(server).stream({"question": QUESTION}))
+        kinds = [_kind(r) for r in server.requests]
+    assert kinds == ["chain", EXTRACT, CHECK]  # the unsure sentence's one LLM check, no more
+    (released,) = [c for c in chunks if c.kind == "sentence"]
+    assert released.text == CLEAR and released.check.details["decided_by"] == "local"
+    result = chunks[-1].result
+    assert result.status == "rejected" and result.answer == CLEAR
+    local, escalated = result.attempts[0].results
+    assert (local.details["decided_by"], escalated.details["decided_by"]) == ("local", "llm")
+    assert escalated.details["cascade"]["reasons"] == ["band"]
+    assert escalated.score == escalated.details["cascade"]["llm"]["score"]
+    assert escalated.usage.llm_calls == 2
+    assert result.verdict.decided_by == {"cascade": "llm"} and not result.verdict.passing
+    assert result.attempts[0].check_usage.llm_calls == 2
+
+
+async def test_a_filtering_stream_makes_one_llm_check_per_escalated_sentence():
+    from truthguard.guard import Filter
+
+    clear = "Dubai is in the UAE."
+    wrong = ["Dubai is in Qatar.", "Dubai is a city in Oman."]  # both inside the band
+    with llm_server() as server:
+        server.default = f"{wrong[0]} {clear} {wrong[1]}"
+        guard = streaming_guard(server, policies=[Filter()])
+        chunks = [c async for c in guard.astream({"question": QUESTION})]
+        kinds = [_kind(r) for r in server.requests]
+    assert kinds.count("chain") == 1
+    assert kinds.count(EXTRACT) == kinds.count(CHECK) == 2  # one LLM check per wrong sentence
+    assert [c.text for c in chunks if c.kind == "sentence"] == [clear]
+    result = chunks[-1].result
+    assert result.status == "filtered"
+    decided = [r.details["decided_by"] for r in result.attempts[0].results]
+    assert decided == ["llm", "local", "llm"]
+    assert result.attempts[0].check_usage.llm_calls == 4
+
+
+# -- the agents middleware: a real create_agent over the same server ---------------------------
+
+
+def agent_server(answer: str, regenerated: str = CLEAR) -> OpenAIServer:
+    """``llm_server`` playing the agent's model too: a search first, then ``answer`` from the
+    tool result, ``regenerated`` when the middleware's feedback asks again."""
+    from truthguard.testing import ToolCall
+
+    server = llm_server()
+    checks = server.reply
+
+    def reply(messages: list[dict]):
+        prompt = messages[-1].get("content") or ""
+        for needle, text in checks.items():  # the LLM stage's prompts, as llm_server answers
+            if needle in prompt:
+                return text
+        if messages[-1]["role"] == "tool":
+            return answer
+        if "fact-checker" in prompt:
+            return regenerated
+        return ToolCall("search", {"query": QUESTION})
+
+    server.reply = reply
+    return server
+
+
+def grounded_agent(server: OpenAIServer, **options):
+    from langchain.agents import create_agent
+    from langchain_core.tools import create_retriever_tool
+
+    from truthguard.agents import GroundingMiddleware
+
+    search = create_retriever_tool(
+        ListRetriever(passages=PASSAGES), "search", "Search the encyclopedia."
+    )
+    return create_agent(
+        server.chat_model(max_retries=0, timeout=5),
+        tools=[search],
+        middleware=[GroundingMiddleware(detectors=[cascade(server)], **options)],
+    )
+
+
+def verdict_events():
+    """A callback handler keeping the data of every ``truthguard_verdict`` event."""
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    from truthguard.guard import VERDICT_EVENT
+
+    class Verdicts(BaseCallbackHandler):
+        def __init__(self) -> None:
+            self.seen: list[dict] = []
+
+        def on_custom_event(self, name, data, **kwargs) -> None:
+            if name == VERDICT_EVENT:
+                self.seen.append(data)
+
+    return Verdicts()
+
+
+def test_an_agents_clear_answer_is_decided_locally_with_no_llm_check():
+    pytest.importorskip("langchain.agents")
+    pytest.importorskip("langchain_openai")
+    events = verdict_events()
+    with agent_server(CLEAR) as server:
+        out = grounded_agent(server).invoke(
+            {"messages": [("user", QUESTION)]}, {"callbacks": [events]}
+        )
+        kinds = [_kind(r) for r in server.requests]
+    assert kinds == ["chain", "chain"]  # the tool call and the answer, no LLM check
+    assert out["messages"][-1].content == CLEAR
+    result = out["truthguard"]
+    assert result.status == "passed" and result.verdict.decided_by == {"cascade": "local"}
+    (attempt,) = result.attempts
+    assert attempt.contexts == PASSAGES and attempt.check_usage.llm_calls == 0
+    assert attempt.results[0].details["cascade"]["escalated"] is False
+    assert [e["verdict"]["decided_by"] for e in events.seen] == [{"cascade": "local"}]
+
+
+async def test_an_agents_uncertain_answer_is_escalated_then_regenerated():
+    pytest.importorskip("langchain.agents")
+    pytest.importorskip("langchain_openai")
+    events = verdict_events()
+    with agent_server(UNSURE, regenerated=CLEAR) as server:
+        out = await grounded_agent(server).ainvoke(
+            {"messages": [("user", QUESTION)]}, {"callbacks": [events]}
+        )
+        kinds = [_kind(r) for r in server.requests]
+    # the tool call, the unsure answer, its one LLM check, the regenerated (clear) answer
+    assert kinds == ["chain", "chain", EXTRACT, CHECK, "chain"]
+    assert out["messages"][-1].content == CLEAR
+    assert not any(UNSURE in str(m.content) for m in out["messages"])  # never released
+    result = out["truthguard"]
+    assert result.status == "passed"
+    assert [a.policy for a in result.attempts] == [None, "regenerate"]
+    decided = [a.verdict.decided_by for a in result.attempts]
+    assert decided == [{"cascade": "llm"}, {"cascade": "local"}]
+    assert [a.check_usage.llm_calls for a in result.attempts] == [2, 0]
+    escalated = result.attempts[0].results[0]
+    assert escalated.details["cascade"]["reasons"] == ["band"] and escalated.passing is False
+    assert [e["verdict"]["decided_by"] for e in events.seen] == decided
