@@ -596,3 +596,73 @@ async def test_a_blocked_callers_loop_decides_the_deadline_late_never_a_pass(ind
     result = _result(response)
     assert result.status == "rejected"
     assert "timed out" in result.verdict.errors["fake"] and response.response is None
+
+
+# -- a local-first cascade: the LLM stage only for the answers the local check is unsure of -----
+
+EXTRACT = "Break the answer below into"  # in the LLM extractor's prompt only
+CHECK = "You compare one claim with reference passages"  # in the LLM checker's prompt only
+SATURN = "Phobos and Deimos orbit Saturn."  # a planet no retrieved passage names: in the band
+
+
+def _cascade_engine(index, server):
+    """The engine's LLM and the cascade's LLM stage both ChatOpenAI on ``server``."""
+    from truthguard.cascade import CascadeChecker
+    from truthguard.llm import LLMSettings
+    from truthguard.refchecker import LLMChecker, LLMExtractor, RefChecker
+
+    llm = server.chat_model(max_retries=0, timeout=5)
+    second = RefChecker(
+        extractor=LLMExtractor(model=llm),
+        checker=LLMChecker(model=llm),
+        llm_settings=LLMSettings(max_retries=0),
+    )
+    engine = index.as_query_engine(llm=ChatModelLLM(model=llm), similarity_top_k=2)
+    checker = CascadeChecker(escalate_to=second, band=(0.0, 0.6))
+    return GuardedQueryEngine(query_engine=engine, detectors=checker)
+
+
+def _cascade_server(answer: str):
+    """Answers the engine with ``answer`` and the LLM RefChecker with one contradicted claim."""
+    from truthguard.testing import OpenAIServer
+
+    replies = {EXTRACT: '("Phobos and Deimos", "orbit", "Saturn")', CHECK: "Contradiction"}
+    return OpenAIServer(reply=replies, default=answer)
+
+
+def _kinds(server) -> list[str]:
+    return [next((k for k in (EXTRACT, CHECK) if k in r.prompt), "engine") for r in server.requests]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_a_cascade_decides_a_clear_answer_locally_with_no_llm_check(index, use_async):
+    pytest.importorskip("langchain_openai")
+    with _cascade_server(MOONS) as server:
+        guarded = _cascade_engine(index, server)
+        response = await guarded.aquery(QUESTION) if use_async else guarded.query(QUESTION)
+        assert _kinds(server) == ["engine"]
+    result = _result(response)
+    assert result.status == "passed" and response.response == MOONS
+    assert result.verdict.decided_by == {"cascade": "local"}
+    (check,) = result.attempts[0].results
+    assert check.details["decided_by"] == "local" and check.details["cascade"]["llm"] is None
+    assert result.attempts[0].check_usage.llm_calls == 0 and result.usage.llm_calls == 1
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_a_cascade_escalates_an_uncertain_answer_to_one_llm_check(index, use_async):
+    pytest.importorskip("langchain_openai")
+    with _cascade_server(SATURN) as server:
+        guarded = _cascade_engine(index, server)
+        response = await guarded.aquery(QUESTION) if use_async else guarded.query(QUESTION)
+        assert _kinds(server) == ["engine", EXTRACT, CHECK]  # one LLM check, no more
+    result = _result(response)
+    assert result.status == "rejected" and not result.verdict.passing
+    assert result.verdict.decided_by == {"cascade": "llm"}
+    (check,) = result.attempts[0].results
+    summary = check.details["cascade"]
+    assert check.details["decided_by"] == "llm" and summary["reasons"] == ["band"]
+    assert 0.0 <= summary["local"]["score"] <= 0.6
+    assert check.score == summary["llm"]["score"]
+    assert result.attempts[0].check_usage.llm_calls == 2
+    assert result.usage.llm_calls == 3  # the engine's answer and the LLM stage's two calls
