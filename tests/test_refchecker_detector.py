@@ -1290,6 +1290,26 @@ RAG_ANSWERS = [
         "Halvard Lunde commanded the expedition, and Archibald Murray was its chief scientist.",
         True,
     ),
+    # a term no vector knows must be stated: its word pieces match another's
+    (
+        "Which drugs are protease inhibitors?",
+        [
+            "Examples include the influenza drug oseltamivir and the HIV protease inhibitor "
+            "saquinavir, both designed as transition state analogues."
+        ],
+        "The HIV drug ritonavir is one of the protease inhibitors designed this way.",
+        False,
+    ),
+    (
+        "Which drugs are protease inhibitors?",
+        [
+            "Examples include the influenza drug oseltamivir and the HIV protease inhibitor "
+            "saquinavir, both designed as transition state analogues."
+        ],
+        "Saquinavir, an HIV drug, is a protease inhibitor designed as a transition-state "
+        "analogue; the flu medicine oseltamivir was designed the same way.",
+        True,
+    ),
 ]
 
 

@@ -872,3 +872,20 @@ def test_a_name_after_the_same_words_as_the_sentence_name_fills_its_slot():
     ):
         g = ground_claim(claim, sents, pool=pool)
         assert all(i.relation != "other_value" for i in g.issues), (claim, g.issues)
+
+
+def test_a_term_no_vector_knows_must_be_stated_as_a_word(embedder):
+    from truthguard.refchecker.grounding import SoftMatcher
+
+    ref = "The HIV protease inhibitor saquinavir was designed as a transition state analogue."
+    soft = SoftMatcher(embedder)
+    g = ground_claim(
+        "The HIV protease inhibitor ritonavir was designed as a transition state analogue.",
+        [(0, 0, ref)],
+        soft=soft,
+    )
+    assert [(i.text, i.kind, i.relation) for i in g.issues] == [("ritonavir", "name", "ungrounded")]
+    assert g.soft["ritonavir"] == 0.0
+    # the same term where the sources state it, in another case and sentence, is found
+    g = ground_claim("Saquinavir is an HIV drug.", [(0, 0, ref)], soft=soft)
+    assert all(i.kind != "name" for i in g.issues), g.issues

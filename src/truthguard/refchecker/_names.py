@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from truthguard.refchecker._numbers import MONTH_ABBR as _MONTH_ABBR
@@ -10,7 +11,7 @@ from truthguard.refchecker._numbers import is_number_word as _is_number_word
 from truthguard.refchecker._tokens import Fact, Token, tokenize
 from truthguard.refchecker.lexical import STOPWORDS
 
-__all__ = ["FUNCTION_WORDS", "common_words", "names", "negations", "titles"]
+__all__ = ["FUNCTION_WORDS", "common_words", "names", "negations", "titles", "unknown_term"]
 
 
 _CONNECTIVES = frozenset(
@@ -386,6 +387,64 @@ def common_words() -> frozenset[str]:
             pass
         _COMMON = frozenset(words)
     return _COMMON
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def unknown_term(word: str) -> bool:
+    """Whether lower-case ``word`` is a term that neither the lexicon (lemminflect) nor the
+    packaged MiniLM's vocabulary knows, nor makes of words they know: a drug, a tissue, a
+    species ("ritonavir", "ependymal", "rostral").
+
+    Such a word's vector is built from word pieces that say nothing of its meaning
+    ("ritonavir" and "saquinavir" share three of four), so a soft match cannot stand for it:
+    like a name, the sources must state it. Known words put together are no term: inflected
+    or derived forms ("blockers", "freer", "jihadist"), a prefix ("retitled", "redesignation"),
+    two words ("storyline"), British spellings ("catalysed"). False when the vocabulary is not
+    installed (nothing to judge by).
+    """
+    if len(word) < 6 or not word.isalpha() or not word.islower():
+        return False
+    vocab = common_words()
+    return bool(vocab) and not _known_form(word, vocab, 2)
+
+
+_PREFIXES = (
+    "re", "un", "co", "de", "pre", "non", "mis", "sub", "inter", "over", "under", "out",
+    "anti", "semi", "multi", "post", "self", "counter", "mid", "ex", "dis", "en", "in", "im",
+)  # fmt: skip
+_SUFFIXES = (
+    "s", "es", "r", "er", "ers", "st", "est", "ist", "ists", "ism", "ly", "ness", "ation",
+    "ations", "al", "ally", "ed", "d", "ing", "able", "ity", "ship", "ment", "ments", "less",
+    "ful", "ic", "ical", "ize", "ized", "ise", "ised", "ian", "ians", "ite", "ites",
+)  # fmt: skip
+_BRITISH = (("is", "iz"), ("ys", "yz"), ("our", "or"), ("tre", "ter"), ("ogue", "og"))
+
+
+def _known_form(word: str, vocab: frozenset[str], depth: int) -> bool:
+    from truthguard.refchecker._lemmas import lemmas
+
+    if word in vocab or lemmas(word):
+        return True
+    if depth == 0:
+        return False
+    for a, b in _BRITISH:
+        if a in word and _known_form(word.replace(a, b, 1), vocab, depth - 1):
+            return True
+    for suffix in _SUFFIXES:
+        stem = word[: -len(suffix)]
+        if word.endswith(suffix) and len(stem) >= 3:
+            if _known_form(stem, vocab, depth - 1) or _known_form(stem + "e", vocab, 0):
+                return True
+            if len(stem) > 3 and stem[-1] == stem[-2] and _known_form(stem[:-1], vocab, 0):
+                return True  # "stopped", "bigger": a doubled consonant
+    for prefix in _PREFIXES:
+        rest = word[len(prefix) :]
+        if word.startswith(prefix) and len(rest) >= 3 and _known_form(rest, vocab, depth - 1):
+            return True
+    return any(
+        _known_form(word[:k], vocab, 0) and _known_form(word[k:], vocab, 0)
+        for k in range(3, len(word) - 2)
+    )
 
 
 def _common_opener(tok: Token) -> bool:

@@ -51,6 +51,7 @@ from truthguard.refchecker._alignment import (
 from truthguard.refchecker._analysis import Analysed, analyse
 from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker._lemmas import lemmas
+from truthguard.refchecker._names import unknown_term
 from truthguard.refchecker.derived import derived
 from truthguard.refchecker.proportions import read_shares
 from truthguard.refchecker.softmatch import SoftMatcher
@@ -331,6 +332,13 @@ def ground_claim(
             )
             for i, s in zip(unaligned, sims, strict=True):
                 t = claim.tokens[i]
+                if unknown_term(t.norm):
+                    # a term no vector knows ("ritonavir"): its word pieces match others'
+                    # ("saquinavir"), so like a name it must be stated
+                    soft_words[t.text] = 0.0
+                    matches.append(0.0)
+                    issues.append(Issue("name", "ungrounded", t.start, t.end, t.text))
+                    continue
                 soft_words[t.text] = round(s, 4)
                 matches.append(max(min(s, 1.0), 0.0))
                 put_for = one_for_one.get(i, framed.get(i))

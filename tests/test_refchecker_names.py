@@ -1,0 +1,34 @@
+"""Names and name-like words: terms that neither the lexicon nor the encoder's vocabulary knows."""
+
+import pytest
+
+from truthguard.refchecker._names import common_words, unknown_term
+
+
+@pytest.mark.parametrize(
+    "word", ["ritonavir", "saquinavir", "ependymal", "rostral", "equipartition", "cisternae"]
+)
+def test_a_word_no_lexicon_or_vocabulary_knows_is_a_term(word):
+    assert common_words()  # the packaged vocabulary is installed in the test environment
+    assert unknown_term(word)
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "period",  # a word of the vocabulary
+        "proliferate",  # a word of the lexicon
+        "blockers",  # a known word and a suffix
+        "freer",  # a comparative of a word ending in e
+        "jihadist",
+        "retitled",  # a prefix and a known word
+        "redesignation",
+        "storyline",  # two known words
+        "catalysed",  # a British spelling
+        "Ritonavir",  # capitalised: a name, read as names are
+        "x-ray",  # not one run of letters
+        "lysis",  # too short to judge
+    ],
+)
+def test_known_words_and_their_forms_are_no_terms(word):
+    assert not unknown_term(word)
