@@ -37,6 +37,14 @@ def test_features_summarise_the_claims():
     assert f["min_precision"] == 0.5 and f["mean_cosine"] == pytest.approx(0.6)
 
 
+def test_features_read_what_the_alignment_found_not_the_restatement_reading():
+    word = {"kind": "content", "relation": "ungrounded"}
+    restated = {"kind": "content", "relation": "unanswered"}
+    alone = answer_features([_claim("Neutral", [word], precision=0.6)])
+    both = answer_features([_claim("Neutral", [word, restated], precision=0.6)])
+    assert alone == both
+
+
 def test_no_features_without_claims_or_without_grounding_numbers():
     assert answer_features([]) is None
     llm_labelled = [{"label": "Entailment", "issues": [], "checker_output": "Entailment"}]

@@ -1310,6 +1310,35 @@ RAG_ANSWERS = [
         "analogue; the flu medicine oseltamivir was designed the same way.",
         True,
     ),
+    # a claim that restates the question must add what the sources state: that is its answer
+    (
+        "Who was the character Milhouse named after?",
+        [
+            "Milhouse Van Houten is a character in The Simpsons, created by Matt Groening, who "
+            "named him after President Richard Nixon's middle name."
+        ],
+        "The character Milhouse was named after a famous historical person.",
+        False,
+    ),
+    (
+        "Who was the character Milhouse named after?",
+        [
+            "Milhouse Van Houten is a character in The Simpsons, created by Matt Groening, who "
+            "named him after President Richard Nixon's middle name."
+        ],
+        "The character Milhouse was named after Nixon.",
+        True,
+    ),
+    # one of two options picked, with a word of its own: an answer
+    (
+        "Is Guyana part of the Caribbean or South America?",
+        [
+            "Guyana is a sovereign state on the northern mainland of South America. It is often "
+            "considered part of the Caribbean region because of its cultural ties."
+        ],
+        "Geographically, Guyana is part of South America.",
+        True,
+    ),
 ]
 
 

@@ -50,6 +50,9 @@ def test_claim_features_read_the_grounding():
         ([_issue("name", "ungrounded", "British")], None),
         ([_issue("name", "ungrounded", "TV")], None),
         ([_issue("content", "ungrounded", "pitched")], None),
+        # a restatement of the question that adds nothing the sources state
+        ([_issue("content", "unanswered", "historical person")], "unanswered"),
+        ([_issue("number", "conflict"), _issue("content", "unanswered")], "conflict"),
         # two missing name words side by side are one name, however each word ends
         (
             [

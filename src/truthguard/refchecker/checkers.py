@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from truthguard._text import echoes
 from truthguard.errors import ConfigurationError, InvalidLLMOutput
 from truthguard.llm import LLMSession, as_runnable
-from truthguard.refchecker._analysis import analyse
+from truthguard.refchecker._analysis import Analysed, analyse
 from truthguard.refchecker._facts import stem
 from truthguard.refchecker._parse import parse_joint_labels, parse_label
 from truthguard.refchecker._prompts import CHECK_PROMPT, JOINT_CHECK_PROMPT, PROMPT_VERSION
@@ -261,6 +261,66 @@ def _named_in_question(issues: list[dict[str, Any]], asked: set[str]) -> list[di
     """The issues less the names the question itself uses: "When did the Panama Canal open?"
     answered from a passage that says "the canal" names the canal the user asked about."""
     return _less_names(issues, lambda w: w.casefold().removesuffix("'s") in asked)
+
+
+def _unanswered(claim: str, question: str, g: Grounding) -> list[dict[str, Any]]:
+    """An ``unanswered`` issue when the claim restates the question (half its content words and
+    names or more) and adds nothing the sources state: no word it adds is found there as a word,
+    and no name or number it adds is found at all.
+
+    What a restatement of a question asking what, who, when, ... adds is its answer:
+    "Milhouse was named after a famous historical person", asked who the character Milhouse
+    was named after, adds only words the sources do not hold, though every word it repeats from
+    the question is theirs, so the word match alone would pass it. "Milhouse was named after
+    President Richard Nixon" adds names they state. A question answered yes or no, or by one
+    of two options ("A or B"), is answered by a restatement that affirms or picks: left alone.
+    """
+    if _CLOSED_QUESTION.match(question) or _OPTIONS.search(question):
+        return []  # yes-or-no, or one of two: a restatement that affirms or picks answers it
+    asked, said = analyse(question), analyse(claim)
+    asked_keys = {stem(asked.tokens[i].norm) for i in _key_tokens(asked)}
+    if len(asked_keys) < 2:
+        return []
+    keys = [(i, stem(said.tokens[i].norm)) for i in _key_tokens(said)]
+    repeated = {k for _, k in keys if k in asked_keys}
+    added = [i for i, k in keys if k not in asked_keys]
+    if not added or len(repeated) < 0.5 * len(asked_keys):
+        return []
+    missing = [(i.start, i.end) for i in g.issues if i.relation in ("ungrounded", "other_value")]
+    for i in added:
+        t = said.tokens[i]
+        in_fact = any(f.start <= t.start and t.end <= f.end for f in said.facts)
+        unstated = any(a <= t.start and t.end <= b for a, b in missing)
+        if (in_fact and not unstated) or (not in_fact and t.text not in g.soft):
+            return []  # it adds a name or number the sources state, or one of their words
+    first, last = said.tokens[added[0]], said.tokens[added[-1]]
+    return [
+        {
+            "kind": "content",
+            "relation": "unanswered",
+            "start": first.start,
+            "end": last.end,
+            "text": claim[first.start : last.end],
+        }
+    ]
+
+
+_CLOSED_QUESTION = re.compile(
+    r"\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|may)\b",
+    re.IGNORECASE,
+)
+_OPTIONS = re.compile(r"\bor\b", re.IGNORECASE)
+
+
+def _key_tokens(text: Analysed) -> list[int]:
+    """The tokens that say what a text is about: its content words and the words of its names
+    and numbers, in order."""
+    in_facts = {
+        i
+        for i, t in enumerate(text.tokens)
+        if any(f.start <= t.start and t.end <= f.end for f in text.facts)
+    }
+    return sorted(set(text.content) | in_facts)
 
 
 def _attributed(issues: list[dict[str, Any]], claim: str, evidence: str) -> list[dict[str, Any]]:
@@ -637,6 +697,7 @@ class LocalChecker(ClaimChecker):
                 fields["issues"] += _flipped_words(claim.text, fields, near)
                 fields["issues"] += _recounted(claim.text, fields, near)
                 fields["issues"] += _reordered(claim.text, question, fields, in_order)
+                fields["issues"] += _unanswered(claim.text, question, g)
                 model = self.support or SupportModel.default()
                 p = model.probability(claim_features(raw, fields["issues"]))
                 why = fact_unsupported(fields["issues"])

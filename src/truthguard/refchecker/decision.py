@@ -124,7 +124,9 @@ def answer_features(claims: Sequence[Mapping[str, Any]]) -> dict[str, float] | N
             return None
         entailed += c.get("label") == "Entailment"
         contradicted += c.get("label") == "Contradiction"
-        issues = c.get("issues") or []
+        # what the alignment found, which this model was fitted on (not the support
+        # decision's reading of a claim that restates its question: ``unanswered``)
+        issues = [i for i in c.get("issues") or () if i.get("relation") != "unanswered"]
         facts += int(numbers["n_facts"])
         content += int(numbers.get("n_content", 0))
         fact_issues = [i for i in issues if i.get("kind") not in ("content", "negation")]

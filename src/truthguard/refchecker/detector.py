@@ -525,6 +525,7 @@ _SAYS = {
     "swapped": "the sources say {theirs!r} did it",
     "opposite": "the sources say {theirs!r}",
     "ungrounded": "no source states it",
+    "unanswered": "the claim restates the question, and no source states what it adds",
 }
 
 

@@ -130,6 +130,8 @@ def fact_unsupported(issues: Sequence[Mapping[str, Any]]) -> str | None:
     against another in its evidence (relations ``conflict``, ``other_value``: the evidence fills
     the slot with another value, ``swapped``: another name does the action, ``opposite``: the
     evidence says the opposite). ``"number"``: it states a number or date no source states.
+    ``"unanswered"``: it restates the question and adds nothing the sources state (relation
+    ``unanswered``: what a restatement adds is its answer).
     ``"name"``: it names what no source names, the question included (not a people's adjective
     or a short acronym, see :data:`_LOOSE_NAME`: the sources often word those otherwise, and
     they are left to the model)."""
@@ -139,6 +141,8 @@ def fact_unsupported(issues: Sequence[Mapping[str, Any]]) -> str | None:
     for i in issues:
         if i.get("kind") in _NUMBER_KINDS and i.get("relation") == "ungrounded":
             return "number"
+    if any(i.get("relation") == "unanswered" for i in issues):
+        return "unanswered"
     names = [
         i for i in issues if i.get("kind") in _NAME_KINDS and i.get("relation") == "ungrounded"
     ]
