@@ -1312,21 +1312,21 @@ RAG_ANSWERS = [
     ),
     # a claim that restates the question must add what the sources state: that is its answer
     (
-        "Who was the character Milhouse named after?",
+        "Who was the Simpsons character Milhouse named after?",
         [
             "Milhouse Van Houten is a character in The Simpsons, created by Matt Groening, who "
             "named him after President Richard Nixon's middle name."
         ],
-        "The character Milhouse was named after a famous historical person.",
+        "The Simpsons character Milhouse was named after a famous historical person.",
         False,
     ),
     (
-        "Who was the character Milhouse named after?",
+        "Who was the Simpsons character Milhouse named after?",
         [
             "Milhouse Van Houten is a character in The Simpsons, created by Matt Groening, who "
             "named him after President Richard Nixon's middle name."
         ],
-        "The character Milhouse was named after Nixon.",
+        "The Simpsons character Milhouse was named after Nixon.",
         True,
     ),
     # one of two options picked, with a word of its own: an answer

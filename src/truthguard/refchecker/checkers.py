@@ -265,21 +265,22 @@ def _named_in_question(issues: list[dict[str, Any]], asked: set[str]) -> list[di
 
 def _unanswered(claim: str, question: str, g: Grounding) -> list[dict[str, Any]]:
     """An ``unanswered`` issue when the claim restates the question (half its content words and
-    names or more) and adds nothing the sources state: no word it adds is found there as a word,
-    and no name or number it adds is found at all.
+    names or more, of three at least) and adds nothing the sources state: no word it adds is
+    found there as a word, and no name or number it adds is found at all.
 
     What a restatement of a question asking what, who, when, ... adds is its answer:
-    "Milhouse was named after a famous historical person", asked who the character Milhouse
-    was named after, adds only words the sources do not hold, though every word it repeats from
-    the question is theirs, so the word match alone would pass it. "Milhouse was named after
-    President Richard Nixon" adds names they state. A question answered yes or no, or by one
-    of two options ("A or B"), is answered by a restatement that affirms or picks: left alone.
+    "Milhouse was named after a famous historical person", asked who the Simpsons character
+    Milhouse was named after, adds only words the sources do not hold, though every word it
+    repeats from the question is theirs, so the word match alone would pass it. "Milhouse was
+    named after President Richard Nixon" adds names they state. A question answered yes or no,
+    or by one of two options ("A or B"), is answered by a restatement that affirms or picks:
+    left alone.
     """
     if _CLOSED_QUESTION.match(question) or _OPTIONS.search(question):
         return []  # yes-or-no, or one of two: a restatement that affirms or picks answers it
     asked, said = analyse(question), analyse(claim)
     asked_keys = {stem(asked.tokens[i].norm) for i in _key_tokens(asked)}
-    if len(asked_keys) < 2:
+    if len(asked_keys) < 3:
         return []
     keys = [(i, stem(said.tokens[i].norm)) for i in _key_tokens(said)]
     repeated = {k for _, k in keys if k in asked_keys}
