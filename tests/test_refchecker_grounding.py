@@ -6,8 +6,14 @@ import pytest
 
 from truthguard.refchecker import LocalChecker, RefChecker
 from truthguard.refchecker._facts import extract_facts, fold, stem
-from truthguard.refchecker.grounding import EvidencePool, ground_claim
+from truthguard.refchecker.grounding import EvidencePool, SoftMatcher, ground_claim
 from truthguard.result import Label
+
+
+@pytest.fixture
+def soft(embedder):
+    """The soft word match over the packaged MiniLM."""
+    return SoftMatcher(embedder)
 
 
 def _values(text: str, kind: str = "number") -> list:
@@ -163,8 +169,6 @@ def test_a_light_verb_paraphrase_keeps_the_fact(embedder, answer, label):
 
 
 def test_token_vectors_survive_eviction_of_a_hit_by_the_same_call(embedder):
-    from truthguard.refchecker.grounding import SoftMatcher
-
     matcher = SoftMatcher(embedder, cache_size=1)
     first = matcher._token_vectors(["A cached sentence."])
     both = matcher._token_vectors(["A cached sentence.", "A new sentence that evicts it."])
@@ -288,12 +292,9 @@ def test_a_weekday_never_stands_in_for_a_name_and_possessives_match():
 
 
 def test_a_word_swapped_one_for_one_into_a_copied_sentence_conflicts_unless_it_means_the_same(
-    embedder,
+    soft,
 ):
-    from truthguard.refchecker.grounding import SoftMatcher
-
     ref = "No. 17 protects him with a barrier while Goku charges his final attack."
-    soft = SoftMatcher(embedder)
 
     def ground(claim):
         return ground_claim(claim, [(0, 0, ref)], soft=soft)
@@ -384,11 +385,8 @@ def test_a_negation_before_a_reworded_word_still_flips_the_sentence():
     assert all(i.kind != "negation" for i in g.issues)
 
 
-def test_the_unmatched_half_of_a_compound_is_what_is_matched_softly(embedder):
-    from truthguard.refchecker.grounding import SoftMatcher
-
+def test_the_unmatched_half_of_a_compound_is_what_is_matched_softly(soft):
     ref = "The ride is a motion-based 3D dark ride at Islands of Adventure."
-    soft = SoftMatcher(embedder)
     g = ground_claim(
         "The ride is a popularity-based 3D dark ride at Islands of Adventure.",
         [(0, 0, ref)],
@@ -734,11 +732,8 @@ def test_a_value_the_sources_state_about_something_else_is_set_against_the_slot_
         assert all(i.relation != "other_value" for i in g.issues), claim
 
 
-def test_a_noun_put_for_a_word_of_a_near_copy_must_mean_the_same_out_of_context(embedder):
-    from truthguard.refchecker.grounding import SoftMatcher
-
+def test_a_noun_put_for_a_word_of_a_near_copy_must_mean_the_same_out_of_context(soft):
     ref = "Signatures of the delegates were not needed to make the Declaration official."
-    soft = SoftMatcher(embedder)
     g = ground_claim(
         "Signatures of the message were not needed to make the Declaration official.",
         [(0, 0, ref)],
@@ -761,15 +756,14 @@ def test_a_noun_put_for_a_word_of_a_near_copy_must_mean_the_same_out_of_context(
 
 
 def test_a_noun_put_for_one_between_copied_stretches_of_a_reordered_sentence_must_mean_the_same(
-    embedder,
+    soft,
 ):
-    from truthguard.refchecker.grounding import SoftMatcher, framed_swaps
+    from truthguard.refchecker.grounding import framed_swaps
 
     ref = (
         "According to a survey of vets in 2019, pets get the implant on the left side of the "
         "neck in Europe."
     )
-    soft = SoftMatcher(embedder)
     g = ground_claim(
         "Pets get the implant on the left side of the salary in Europe, according to a survey "
         "of vets in 2019.",
@@ -874,11 +868,8 @@ def test_a_name_after_the_same_words_as_the_sentence_name_fills_its_slot():
         assert all(i.relation != "other_value" for i in g.issues), (claim, g.issues)
 
 
-def test_a_term_no_vector_knows_must_be_stated_as_a_word(embedder):
-    from truthguard.refchecker.grounding import SoftMatcher
-
+def test_a_term_no_vector_knows_must_be_stated_as_a_word(soft):
     ref = "The HIV protease inhibitor saquinavir was designed as a transition state analogue."
-    soft = SoftMatcher(embedder)
     g = ground_claim(
         "The HIV protease inhibitor ritonavir was designed as a transition state analogue.",
         [(0, 0, ref)],

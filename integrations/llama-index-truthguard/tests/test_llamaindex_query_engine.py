@@ -634,13 +634,20 @@ def _kinds(server) -> list[str]:
     return [next((k for k in (EXTRACT, CHECK) if k in r.prompt), "engine") for r in server.requests]
 
 
-@pytest.mark.parametrize("use_async", [False, True])
-async def test_a_cascade_decides_a_clear_answer_locally_with_no_llm_check(index, use_async):
+async def _ask_cascade(index, answer: str, use_async: bool):
+    """The guarded engine's response to QUESTION when its model answers ``answer``, and the
+    kinds of request the server saw (the engine's, the LLM stage's extraction and check)."""
     pytest.importorskip("langchain_openai")
-    with _cascade_server(MOONS) as server:
+    with _cascade_server(answer) as server:
         guarded = _cascade_engine(index, server)
         response = await guarded.aquery(QUESTION) if use_async else guarded.query(QUESTION)
-        assert _kinds(server) == ["engine"]
+        return response, _kinds(server)
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_a_cascade_decides_a_clear_answer_locally_with_no_llm_check(index, use_async):
+    response, kinds = await _ask_cascade(index, MOONS, use_async)
+    assert kinds == ["engine"]
     result = _result(response)
     assert result.status == "passed" and response.response == MOONS
     assert result.verdict.decided_by == {"cascade": "local"}
@@ -651,11 +658,8 @@ async def test_a_cascade_decides_a_clear_answer_locally_with_no_llm_check(index,
 
 @pytest.mark.parametrize("use_async", [False, True])
 async def test_a_cascade_escalates_an_uncertain_answer_to_one_llm_check(index, use_async):
-    pytest.importorskip("langchain_openai")
-    with _cascade_server(SATURN) as server:
-        guarded = _cascade_engine(index, server)
-        response = await guarded.aquery(QUESTION) if use_async else guarded.query(QUESTION)
-        assert _kinds(server) == ["engine", EXTRACT, CHECK]  # one LLM check, no more
+    response, kinds = await _ask_cascade(index, SATURN, use_async)
+    assert kinds == ["engine", EXTRACT, CHECK]  # one LLM check, no more
     result = _result(response)
     assert result.status == "rejected" and not result.verdict.passing
     assert result.verdict.decided_by == {"cascade": "llm"}

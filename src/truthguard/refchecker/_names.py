@@ -5,13 +5,22 @@ from __future__ import annotations
 import functools
 import re
 
+from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._numbers import MONTH_ABBR as _MONTH_ABBR
 from truthguard.refchecker._numbers import MONTHS as _MONTHS
 from truthguard.refchecker._numbers import is_number_word as _is_number_word
 from truthguard.refchecker._tokens import Fact, Token, tokenize
 from truthguard.refchecker.lexical import STOPWORDS
 
-__all__ = ["FUNCTION_WORDS", "common_words", "names", "negations", "titles", "unknown_term"]
+__all__ = [
+    "CLAUSE_END",
+    "FUNCTION_WORDS",
+    "common_words",
+    "names",
+    "negations",
+    "titles",
+    "unknown_term",
+]
 
 
 _CONNECTIVES = frozenset(
@@ -83,7 +92,8 @@ def negations(tokens: list[Token], text: str = "") -> list[int]:
     ]
 
 
-_CLAUSE_END = re.compile(r"[,;:.!?()\u2013\u2014]")
+CLAUSE_END = re.compile(r"[,;:.!?()\u2013\u2014]")
+"""Punctuation that ends a clause."""
 
 
 def _alternative(tokens: list[Token], i: int, text: str) -> bool:
@@ -92,7 +102,7 @@ def _alternative(tokens: list[Token], i: int, text: str) -> bool:
     if tokens[i].norm != "not" or i == 0 or "," not in text[tokens[i - 1].end : tokens[i].start]:
         return False
     for k in range(i + 1, min(i + 5, len(tokens) + 1)):
-        if k == len(tokens) or _CLAUSE_END.search(text[tokens[k - 1].end : tokens[k].start]):
+        if k == len(tokens) or CLAUSE_END.search(text[tokens[k - 1].end : tokens[k].start]):
             return k > i + 1
         if tokens[k].norm in _VERBISH:
             return False
@@ -421,8 +431,6 @@ _BRITISH = (("is", "iz"), ("ys", "yz"), ("our", "or"), ("tre", "ter"), ("ogue", 
 
 
 def _known_form(word: str, vocab: frozenset[str], depth: int) -> bool:
-    from truthguard.refchecker._lemmas import lemmas
-
     if word in vocab or lemmas(word):
         return True
     if depth == 0:

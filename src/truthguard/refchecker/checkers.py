@@ -38,7 +38,7 @@ from truthguard.refchecker._facts import stem
 from truthguard.refchecker._parse import parse_joint_labels, parse_label
 from truthguard.refchecker._prompts import CHECK_PROMPT, JOINT_CHECK_PROMPT, PROMPT_VERSION
 from truthguard.refchecker.claimkind import attribution_names
-from truthguard.refchecker.comparisons import out_of_order
+from truthguard.refchecker.comparisons import OPTIONS, out_of_order
 from truthguard.refchecker.counts import agreeing, recounts
 from truthguard.refchecker.extractors import Claim
 from truthguard.refchecker.grounding import EvidencePool, Grounding, SoftMatcher, ground_claim
@@ -276,7 +276,7 @@ def _unanswered(claim: str, question: str, g: Grounding) -> list[dict[str, Any]]
     or by one of two options ("A or B"), is answered by a restatement that affirms or picks:
     left alone.
     """
-    if _CLOSED_QUESTION.match(question) or _OPTIONS.search(question):
+    if _CLOSED_QUESTION.match(question) or OPTIONS.search(question):
         return []  # yes-or-no, or one of two: a restatement that affirms or picks answers it
     asked, said = analyse(question), analyse(claim)
     asked_keys = {stem(asked.tokens[i].norm) for i in _key_tokens(asked)}
@@ -310,7 +310,6 @@ _CLOSED_QUESTION = re.compile(
     r"\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|may)\b",
     re.IGNORECASE,
 )
-_OPTIONS = re.compile(r"\bor\b", re.IGNORECASE)
 
 
 def _key_tokens(text: Analysed) -> list[int]:

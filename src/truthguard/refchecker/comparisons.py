@@ -29,7 +29,7 @@ from truthguard.refchecker._analysis import Against, analyse
 from truthguard.refchecker._facts import FUNCTION_WORDS
 from truthguard.refchecker.roles import name_spans
 
-__all__ = ["out_of_order"]
+__all__ = ["OPTIONS", "out_of_order"]
 
 _EARLY = frozenset(["first", "earlier", "older", "oldest", "elder", "before", "sooner", "earliest"])
 _LATE = frozenset(["later", "younger", "youngest", "after", "newer", "last", "latest"])
@@ -43,7 +43,8 @@ _BEGINNINGS = re.compile(
 mention gives; an order of anything else ("retired first", "won the title first") is not read."""
 _ENDINGS = re.compile(r"\b(?:die[ds]?|death|dead|end(?:ed|s)?|clos(?:ed|es)|dissolved|disbanded)\b")
 _YEAR = re.compile(r"(?<![\d.])(?<!\d,)(1[0-9]{3}|20[0-9]{2})(?!\d)(?!,\d)")
-_OPTIONS = re.compile(r"\bor\b", re.IGNORECASE)
+OPTIONS = re.compile(r"\bor\b", re.IGNORECASE)
+"""The "or" of a question that offers options ("A or B")."""
 
 
 def out_of_order(
@@ -131,7 +132,7 @@ def _other_side(claim_text: str, names: list[str], first: str, question: str) ->
 def _options(question: str) -> list[str]:
     """The two names around the question's "or" ("..., A or B?"), each one of its names."""
     q = analyse(question)
-    split = _OPTIONS.search(question)
+    split = OPTIONS.search(question)
     if split is None:
         return []
     spans = name_spans(q)

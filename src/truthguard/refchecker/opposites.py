@@ -13,11 +13,11 @@ older than B" is "B is younger than A"), and so are words that also name a thing
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 
 from truthguard.refchecker._analysis import Against, Analysed, analyse
 from truthguard.refchecker._lemmas import lemmas as all_lemmas
+from truthguard.refchecker._names import CLAUSE_END
 
 __all__ = ["EXCLUSIVE", "GRADED", "PAIRS", "Flip", "flips"]
 
@@ -189,13 +189,10 @@ def _negated(text: Analysed) -> frozenset[int]:
     out = set()
     for i in text.negations:
         for k in range(i + 1, min(i + 5, len(text.tokens))):
-            if _CLAUSE_END.search(text.text[text.tokens[k - 1].end : text.tokens[k].start]):
+            if CLAUSE_END.search(text.text[text.tokens[k - 1].end : text.tokens[k].start]):
                 break
             out.add(text.tokens[k].start)
     return frozenset(out)
-
-
-_CLAUSE_END = re.compile(r"[,;:.!?()\u2013\u2014]")
 
 
 @dataclass(frozen=True)
