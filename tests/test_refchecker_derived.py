@@ -63,3 +63,27 @@ def test_a_span_that_the_dates_do_not_give_is_not_derived():
 def test_the_second_date_may_come_from_the_evidence_sentence():
     evidence = "Hiroshima was bombed on 6 August 1945 and Nagasaki on 9 August 1945."
     assert _derived("Nagasaki was bombed three days after 6 August 1945.", "three", evidence)
+
+
+def _spans(text: str, word: str, sources: str) -> bool:
+    facts = extract_facts(text)
+    fact = next(f for f in facts if f.text == word)
+    return derived(fact, text, facts, (), extract_facts(sources))
+
+
+def test_a_span_from_a_date_the_claim_states_to_one_anywhere_in_the_sources():
+    sources = "The Great Fire of London broke out in 1666. Wren's column rose beside it later."
+    text = "The Monument was finished in 1677, eleven years after the fire."
+    assert _spans(text, "eleven", sources)
+    assert not _spans(text.replace("eleven", "twelve"), "twelve", sources)
+
+
+def test_two_dates_of_the_sources_alone_make_no_span_across_sentences():
+    # a passage's years are apart by most small numbers: the claim must state one of the two
+    sources = "The mill opened in 1990. It was sold in 1999. It closed in 2004."
+    assert not _spans("The mill was sold nine years after it opened.", "nine", sources)
+    # within the evidence sentence two dates still give a span
+    text = "The mill was sold nine years after it opened."
+    facts = extract_facts(text)
+    nine = next(f for f in facts if f.text == "nine")
+    assert derived(nine, text, facts, extract_facts("It opened in 1990 and was sold in 1999."))

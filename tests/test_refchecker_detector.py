@@ -1339,6 +1339,32 @@ RAG_ANSWERS = [
         "Geographically, Guyana is part of South America.",
         True,
     ),
+    # a span the answer works out from its own date and one another passage gives, and a
+    # century that holds the year the sources give; the same with a span that does not add up
+    (
+        "When was the Monument finished?",
+        [
+            "The Great Fire of London broke out on 2 September 1666.",
+            "The Monument to the fire, designed by Christopher Wren, was completed in 1677.",
+        ],
+        "Wren's Monument was completed in 1677, eleven years after the Great Fire of London.",
+        True,
+    ),
+    (
+        "When was the Monument finished?",
+        [
+            "The Great Fire of London broke out on 2 September 1666.",
+            "The Monument to the fire, designed by Christopher Wren, was completed in 1677.",
+        ],
+        "Wren's Monument was completed in 1677, fifteen years after the Great Fire of London.",
+        False,
+    ),
+    (
+        "When did Comte develop positivism?",
+        ["Auguste Comte developed his positivist philosophy in Paris in the 1830s and 1840s."],
+        "Comte developed positivism in Paris in the 1800s.",
+        True,
+    ),
 ]
 
 

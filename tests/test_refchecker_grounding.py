@@ -260,6 +260,27 @@ def test_a_fact_from_another_sentence_or_passage_is_supported_there():
     assert [(i.kind, i.text) for i in g.issues if i.kind != "content"] == [("number", "1999")]
 
 
+def test_a_decade_or_century_is_stated_by_a_year_within_it():
+    passages = ["Auguste Comte set out positivism in 1830.", "Silver Tamsin won in 1961 and 1962."]
+    claims = ("Comte set out positivism in the early 1800s.", "Silver Tamsin won in the 1960s.")
+    for claim in claims:
+        g = _pool_ground(claim, passages)
+        assert not [i for i in g.issues if i.kind == "number"], (claim, g.issues)
+    # a year outside it, or the other way round (a year for the sources' decade), is not found
+    for claim in ("Comte set out positivism in the 1700s.", "Silver Tamsin won in the 1970s."):
+        g = _pool_ground(claim, passages)
+        assert [i.kind for i in g.issues if i.kind == "number"], claim
+    g = _pool_ground("The shop opened in 1964.", ["The shop opened in the 1960s."])
+    assert [i.text for i in g.issues if i.kind == "number"] == ["1964"]
+
+
+def test_a_year_the_claim_states_itself_backs_no_decade_of_it():
+    passages = ["Silver Tamsin won in 1961, and Declan Furey rode winners from 1978 to 1994."]
+    claim = "Silver Tamsin won in the 1970s, while Furey rode winners from 1978 to 1994."
+    g = _pool_ground(claim, passages)
+    assert "1970s" in [i.text for i in g.issues if i.kind == "number"], g.issues
+
+
 def test_the_pool_of_a_set_of_passages_is_built_once():
     from truthguard.refchecker.grounding import EvidencePool
 

@@ -65,6 +65,7 @@ def _same_number(a: Fact, b: Fact) -> bool:
         or _decimals_dropped(a, b)
         or _decimals_dropped(b, a)
         or _same_decade(a, b)
+        or _in_decade(a, b)
     ):
         return False
     return _same_unit(a.unit, b.unit) or None in (a.unit, b.unit) or "decade" in (a.unit, b.unit)
@@ -84,6 +85,19 @@ def _same_decade(a: Fact, b: Fact) -> bool:
         return False
     short, full = sorted((float(a.value), float(b.value)))  # type: ignore[arg-type]
     return short < 100 <= full and full % 100 == short
+
+
+def _in_decade(a: Fact, b: Fact) -> bool:
+    """Whether the claim's decade or century ``a`` ("the 1960s", "the early 1800s") holds the
+    year or decade ``b`` the sources give (1964; 1804, "the 1830s"): the claim says when more
+    loosely."""
+    if a.unit != "decade" or b.unit not in (None, "decade") or not isinstance(b.value, float):
+        return False
+    start = float(a.value)  # type: ignore[arg-type]
+    if start < 100 or not b.value.is_integer():
+        return False
+    width = 100.0 if start % 100 == 0 else 10.0  # "the 1800s" is read as the century
+    return start <= b.value < start + width
 
 
 def _same_unit(a: str | None, b: str | None) -> bool:

@@ -31,12 +31,19 @@ _DAYS = {"day": 1.0, "week": 7.0, "month": 365.25 / 12, "year": 365.25}
 _WORD_BEFORE = re.compile(r"(\w+)\W*$")
 
 
-def derived(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact] = ()) -> bool:
+def derived(
+    fact: Fact,
+    text: str,
+    facts: Sequence[Fact],
+    evidence: Sequence[Fact] = (),
+    sources: Sequence[Fact] = (),
+) -> bool:
     """Whether the number ``fact`` of the claim ``text`` (with its ``facts``) is a count of
-    items the claim lists or a span between dates the claim or its evidence states."""
+    items the claim lists or a span between dates the claim or its evidence sentence states,
+    or between a date the claim states and one stated anywhere in the ``sources``."""
     if fact.kind != "number" or _ORDINAL.search(fact.text):
         return False
-    return enumerated(fact, text) or date_span(fact, text, facts, evidence)
+    return enumerated(fact, text) or date_span(fact, text, facts, evidence, sources)
 
 
 def enumerated(fact: Fact, text: str) -> bool:
@@ -63,21 +70,29 @@ def enumerated(fact: Fact, text: str) -> bool:
     return count == int(n)
 
 
-def date_span(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact]) -> bool:
+def date_span(
+    fact: Fact,
+    text: str,
+    facts: Sequence[Fact],
+    evidence: Sequence[Fact],
+    sources: Sequence[Fact] = (),
+) -> bool:
     """Whether ``fact`` counts units of time (days, weeks, months, years) that two of the dates
-    are apart, within the rounding its wording allows."""
+    of the claim and its evidence sentence are apart, or a date of the claim and one of the
+    ``sources`` ("finished in 1677, eleven years after the fire" where another sentence dates
+    the fire), within the rounding its wording allows. Two dates of the sources alone must
+    stand in one sentence: a passage's many years are apart by most small numbers."""
     days = _DAYS.get(fact.unit or "")
     if days is None or not isinstance(fact.value, float):
         return False
     before = _WORD_BEFORE.search(text[max(0, fact.start - 20) : fact.start])
     rounded = before is not None and before.group(1).casefold() in APPROX
     slack = max(0.6, 0.15 * fact.value) if rounded else 0.5
-    dates = _dates([f for f in facts if f is not fact]) + _dates(list(evidence))
-    for i, a in enumerate(dates):
-        for b in dates[i + 1 :]:
-            if abs(abs((b - a).days) / days - fact.value) <= slack:
-                return True
-    return False
+    own = _dates([f for f in facts if f is not fact])
+    dates = own + _dates(list(evidence))
+    pairs = [(a, b) for i, a in enumerate(dates) for b in dates[i + 1 :]]
+    pairs += [(a, b) for a in own for b in _dates(list(sources))]
+    return any(abs(abs((b - a).days) / days - fact.value) <= slack for a, b in pairs)
 
 
 def _dates(facts: Sequence[Fact]) -> list[dt.date]:

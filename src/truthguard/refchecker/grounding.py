@@ -225,9 +225,9 @@ def ground_claim(
             # a number the claim states more often than the sentence does ("all two remaining
             # warriors from Universe 2" / "all three remaining warriors from Universe 2") is
             # not, each time, the sentence's own
-            in_sentence = fact_in(fact, sent.facts, sent.norms, sent.stems) and (
-                fact.kind != "number" or times(fact, claim.facts) <= times(fact, sent.facts)
-            )
+            in_sentence = fact_in(
+                fact, _dating(fact, sent.facts, claim, context), sent.norms, sent.stems
+            ) and (fact.kind != "number" or times(fact, claim.facts) <= times(fact, sent.facts))
             if in_sentence:
                 continue
             # a value this sentence states is never set against it
@@ -236,7 +236,7 @@ def ground_claim(
             # there, unless the claim copies this sentence with only that value swapped for the
             # sentence's own ("Universe 2 is erased" / "Universe 6 ...")
             if (other is None or not swapped(fact, other, claim, sent, ops)) and fact_in(
-                fact, all_facts, norms, stems, all_names
+                fact, _dating(fact, all_facts, claim, context), norms, stems, all_names
             ):
                 # stated elsewhere, unless the claim moved it into this sentence's slot
                 moved = misplaced(fact, claim, evid, best)
@@ -257,7 +257,7 @@ def ground_claim(
                 r, o, text = sentences[k]
                 ev = (r, o + lo, o + hi, text[lo:hi])
                 issues.append(Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev))
-            elif not derived(fact, claim.text, claim.facts, sent.facts):
+            elif not derived(fact, claim.text, claim.facts, sent.facts, all_facts):
                 # (a count of what the claim lists, or the span between two dates, is its own)
                 issues.append(Issue(fact.kind, "ungrounded", fact.start, fact.end, fact.text))
         inside = [
@@ -419,6 +419,19 @@ def ground_claim(
         n_content,
         round(copied, 4),
     )
+
+
+def _dating(
+    fact: Fact, facts: Sequence[Fact], claim: Analysed, context: str | None
+) -> Sequence[Fact]:
+    """The evidence ``facts`` that may state ``fact``: for a decade or century ("the 1970s"),
+    not a year the claim, or the answer sentence it was cut from, gives for something else
+    ("... whereas his wins came between 1978 and 1994"): one stated year backs one value."""
+    if fact.unit != "decade":
+        return facts
+    around = analyse(context).facts if context else claim.facts
+    own = {f.value for f in around if f.kind == "number" and f.unit is None}
+    return [f for f in facts if not (f.kind == "number" and f.unit is None and f.value in own)]
 
 
 def framed_swaps(ops: list, content_of_sent: set[int]) -> dict[int, int]:
