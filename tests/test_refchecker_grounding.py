@@ -711,6 +711,32 @@ def test_a_chat_opener_or_a_negated_verb_names_nobody():
     assert [f.value for f in extract_facts("OK, he did.") if f.kind == "name"] == []
 
 
+def test_an_opener_the_lexicon_knows_only_as_a_verb_or_adverb_names_nobody_before_a_name():
+    def names(text):
+        return [f.text for f in extract_facts(text) if f.kind == "name"]
+
+    assert names("Linking Brooklyn and Manhattan, the bridge opened in 1883.") == [
+        "Brooklyn",
+        "Manhattan",
+    ]
+    assert names("Besides Solmonath, February was called Kale-monath.") == [
+        "Solmonath",
+        "Kale-monath",
+    ]
+    # a word that can be a noun may be a first name
+    for text, first in [("Frank Sinatra sang it.", "Frank"), ("Young Thug wrote it.", "Young")]:
+        assert first in names(text), text
+
+
+def test_an_ordinal_after_a_possessive_is_a_rank_like_one_after_a_determiner():
+    sents = [(0, 0, "It was released as the album's first single in December 1976.")]
+    claim = "Fleetwood Mac released it as the first single from the album in December 1976."
+    assert _number_issues(claim, sents) == []
+    assert _number_issues(claim.replace("first", "second"), sents) == ["second"]
+    # an adverb "first" is still no rank ("was first released")
+    assert [f.text for f in extract_facts("It was first released in 1976.")] == ["1976"]
+
+
 def test_words_naming_the_sources_are_no_content_to_find_in_them():
     sents = [(0, 0, "A population bottleneck sharply reduces the size of a population.")]
     g = ground_claim("Per the passage, a population bottleneck sharply reduces its size.", sents)

@@ -327,7 +327,7 @@ def _common_word_opener(text: str, tokens: list[Token], i: int) -> bool:
         and tokens[nxt].text[:1].isupper()
         and tokens[nxt].norm.split("'")[0] != "i"  # "Oh, I see", "Yes I know": the pronoun
     )
-    if capital_next and not _is_sentence_start(text, tokens, nxt):
+    if capital_next and not _is_sentence_start(text, tokens, nxt) and not _never_a_noun(tok.norm):
         return False
     for k in range(i + 1, len(tokens)):
         t = tokens[k]
@@ -335,6 +335,14 @@ def _common_word_opener(text: str, tokens: list[Token], i: int) -> bool:
             return False
     word = tok.norm.rstrip(".")
     return word in _INTERJECTIONS or word in common_words()
+
+
+def _never_a_noun(word: str) -> bool:
+    """Whether the lexicon knows ``word`` only as a verb, adjective or adverb ("Linking",
+    "Besides", "Starring"): such an opener is no first name, though a capitalised word follows
+    it ("Linking Brooklyn and Manhattan, ..."); "Bill", "Frank" or "Young" can be nouns."""
+    found = lemmas(word.split("'")[0])
+    return bool(found) and "NOUN" not in found and "PROPN" not in found
 
 
 # Words that open a chat reply ("Yep, ...", "Okay.") and are missing from a written vocabulary.

@@ -426,9 +426,16 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             first = int(float(facts[-1].value))
             value = first // 100 * 100 + value
             value += 100 if value <= first else 0
-        if parsed is None and used == 1 and tok.norm == "first" and before not in _DETERMINERS:
+        if (
+            parsed is None
+            and used == 1
+            and tok.norm == "first"
+            and before not in _DETERMINERS
+            and not before.endswith(("'s", "s'"))
+        ):
             # "first aired", "was first used": an adverb; an ordinal of a noun phrase has its
-            # determiner ("the first city", "its first season")
+            # determiner ("the first city", "its first season") or a possessive ("the album's
+            # first single")
             i = j
             continue
         if (
