@@ -10,7 +10,9 @@ days later" between the 6th and the 9th, stays a number no source states.
   exactly that many items ("two of its members, A and B, ...", "three kinds: X, Y, or Z");
 * :func:`date_span`: a number of days, weeks, months or years (the unit the number's fact
   carries) that two dates stated in the claim or its evidence sentence are apart ("about five
-  months after", "12 years, from 1990 to 2002"); "about" and its kin (the words
+  months after", "12 years, from 1990 to 2002"), or a date the claim states and one stated
+  anywhere in the sources ("finished in 1677, eleven years after the fire"; which of the two
+  comes first is not read); "about" and its kin (the words
   :data:`~truthguard.refchecker._alignment.APPROX` reads as a loose value) allow rounding.
 """
 
