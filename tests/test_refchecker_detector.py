@@ -1359,6 +1359,38 @@ RAG_ANSWERS = [
         "Wren's Monument was completed in 1677, fifteen years after the Great Fire of London.",
         False,
     ),
+    # a temperature in the other notation, a share in words for a percentage, "not ... any"
+    # for "no"; and the same with the value or the polarity changed
+    (
+        "How hot is the oil for frying?",
+        ["The oil is heated to 178 °C before the batter goes in."],
+        "The oil should be at 178 degrees Celsius.",
+        True,
+    ),
+    (
+        "How hot is the oil for frying?",
+        ["The oil is heated to 178 °C before the batter goes in."],
+        "The oil should be at 178 degrees Fahrenheit.",
+        False,
+    ),
+    (
+        "How much of the Earth's ice is in Antarctica?",
+        ["Around 90% of the Earth's ice mass is in Antarctica."],
+        "Antarctica holds roughly nine-tenths of the Earth's ice.",
+        True,
+    ),
+    (
+        "How much of the Earth's ice is in Antarctica?",
+        ["Around 90% of the Earth's ice mass is in Antarctica."],
+        "Antarctica holds roughly two-thirds of the Earth's ice.",
+        False,
+    ),
+    (
+        "What do basal species eat?",
+        ["Basal species, such as plants, feed on no other living creature in the web."],
+        "Basal species such as plants don't feed on any other living creature in the web.",
+        True,
+    ),
     (
         "When did Comte develop positivism?",
         ["Auguste Comte developed his positivist philosophy in Paris in the 1830s and 1840s."],

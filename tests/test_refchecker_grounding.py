@@ -555,6 +555,44 @@ def test_negations_that_affirm_or_say_no_in_other_words_flip_nothing():
     assert [(i.kind, i.relation) for i in g.issues] == [("negation", "conflict")]
 
 
+def test_a_negation_before_any_says_what_no_says():
+    basal = [(0, 0, "Basal species, such as plants, feed on no other living creature.")]
+    g = ground_claim("Plants don't feed on any other living creature.", basal)
+    assert all(i.kind != "negation" for i in g.issues), g.issues
+    never = [(0, 0, "Hallam never lost a final in his whole career.")]
+    g = ground_claim("Hallam did not ever lose a final in his whole career.", never)
+    assert all(i.kind != "negation" for i in g.issues), g.issues
+    # without the negation before it, "any" still flips what "no" says
+    g = ground_claim("Plants feed on other living creatures.", basal)
+    assert [(i.kind, i.relation) for i in g.issues if i.kind == "negation"] == [
+        ("negation", "conflict")
+    ]
+
+
+def test_a_share_in_words_its_evidence_sentence_states_needs_no_word_of_it_found():
+    ice = [(0, 0, "Around 90% of the Earth's ice mass is in Antarctica.")]
+    g = ground_claim("Antarctica holds roughly nine-tenths of the Earth's ice.", ice)
+    assert "nine-tenths" not in g.soft and not [i for i in g.issues if i.kind == "number"]
+    g = ground_claim("Antarctica holds roughly two-thirds of the Earth's ice.", ice)
+    assert "conflict" in [i.relation for i in g.issues if i.kind == "number"]
+
+
+def test_degrees_of_a_named_scale_are_a_unit_not_a_name(soft):
+    def facts(text):
+        return [(f.kind, f.text, f.unit) for f in extract_facts(text)]
+
+    for text in ("at 178 °C", "at 178°C", "at 178 degrees Celsius", "at 178 Celsius"):
+        assert facts(text) == [("number", "178", "°C")], text
+    assert facts("a tilt of 23.4°") == [("number", "23.4", "°")]
+    assert ("name", "C", None) in facts("Vitamin C is found in 5 fruits")
+    oil = [(0, 0, "The oil is heated to 178 °C before frying.")]
+    g = ground_claim("The oil is heated to 178 degrees Celsius.", oil, soft=soft)
+    assert g.label == "Entailment", g.issues
+    assert _number_issues("The oil is heated to 178 degrees.", oil) == []
+    assert _number_issues("The oil is heated to 178 degrees Fahrenheit.", oil) == ["178"]
+    assert _number_issues("The oil is heated to 180 degrees Celsius.", oil) == ["180"]
+
+
 def test_a_not_that_sets_an_alternative_aside_negates_nothing():
     from truthguard.refchecker._analysis import analyse
 

@@ -18,6 +18,10 @@ from truthguard.refchecker.proportions import agrees, read_shares, shares
         ("It won 2 out of 3 games.", [(2 / 3, "=", "2 out of 3")]),
         ("Turnout was just under 38 per cent.", [(0.38, "<", "just under 38 per cent")]),
         ("Most of the money was lost.", [(0.5, ">", "Most of")]),
+        # any fraction in words, not only the common ones
+        ("It holds roughly nine-tenths of the ice.", [(0.9, "~", "roughly nine-tenths")]),
+        ("Three quarters of voters backed it.", [(0.75, "=", "Three quarters")]),
+        ("Seven-eighths of it lies under water.", [(0.875, "=", "Seven-eighths")]),
         # a part, an amount or a year is no share
         ("It was built in the second half of the century.", []),
         ("The flight took half an hour.", []),
@@ -55,3 +59,8 @@ def test_a_share_no_evidence_share_meets_is_set_against_its_sentences():
     assert (against[0].text, against[1].text) == ("More than half", "39 of the 80")
     # the evidence sentence states no share: nothing to set the claim's against
     assert read_shares("More than half of those aboard lived.", evidence, 0) == ([], None)
+
+
+def test_a_fraction_in_words_meets_the_percentage_its_sentence_states():
+    assert agrees(shares("roughly nine-tenths of")[0], shares("around 90% of")[0])
+    assert not agrees(shares("roughly two-thirds of")[0], shares("around 90% of")[0])

@@ -101,8 +101,16 @@ def _in_decade(a: Fact, b: Fact) -> bool:
 
 
 def _same_unit(a: str | None, b: str | None) -> bool:
-    """One unit, or "pound" beside "£" or "lb" (the word is money or weight)."""
-    return a == b or (a in POUNDS and b in POUNDS and "pound" in (a, b))
+    """One unit, or "pound" beside "£" or "lb" (the word is money or weight), or degrees
+    beside degrees of a named scale ("178 degrees" for "178 °C")."""
+    return (
+        a == b
+        or (a in POUNDS and b in POUNDS and "pound" in (a, b))
+        or (a in _DEGREES and b in _DEGREES and "°" in (a, b))
+    )
+
+
+_DEGREES = frozenset(["°", "°C", "°F"])
 
 
 _DIGITS = re.compile(r"\d[\d,]*(?:\.(\d+))?")
@@ -470,6 +478,21 @@ def _negation_issue(claim: Analysed, sent: Analysed, ops: list) -> tuple[Issue, 
         return None
     first_eq, last_eq = equal[0][3], equal[-1][4]
     cneg, sneg = set(claim.negations), set(sent.negations)
+    for one, other in ((claim, sent), (sent, claim)):
+        # "doesn't feed on any other" says what "feeds on no other" says: a negation before
+        # "any" (or "ever", "anyone", ...) where the other side has "no" ("never", "nobody")
+        mine, theirs = (cneg, sneg) if one is claim else (sneg, cneg)
+        for tag, i1, i2, j1, j2 in ops:
+            lo, hi, olo, ohi = (i1, i2, j1, j2) if one is claim else (j1, j2, i1, i2)
+            if tag != "replace" or hi - lo != 1 or ohi - olo != 1:
+                continue
+            word, their = one.tokens[lo].norm, other.tokens[olo].norm
+            if _NEGATIVE_OF.get(word) != their or olo not in theirs:
+                continue
+            cue = next((k for k in range(lo - 1, max(lo - 4, -1), -1) if k in mine), None)
+            if cue is not None:
+                mine.discard(cue)
+                theirs.discard(olo)
     claim_equal = [(op[1], op[2]) for op in equal]
     sent_equal = [(op[3], op[4]) for op in equal]
     for tag, i1, i2, j1, j2 in ops:
@@ -522,6 +545,17 @@ def _negation_issue(claim: Analysed, sent: Analysed, ops: list) -> tuple[Issue, 
             return Issue("negation", "conflict", *span), sent.tokens[j]
     return None
 
+
+_NEGATIVE_OF = {
+    "any": "no",
+    "anything": "nothing",
+    "anyone": "nobody",
+    "anybody": "nobody",
+    "ever": "never",
+    "anywhere": "nowhere",
+    "either": "neither",
+}
+"""A word a negation turns into the negative word beside it ("not ... any" is "no")."""
 
 _POSITIVE = {"won't": "will", "can't": "can", "cannot": "can", "shan't": "shall", "ain't": "is"}
 """Negated auxiliaries whose positive form is not the word less "n't"."""

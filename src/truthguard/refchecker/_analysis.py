@@ -20,6 +20,7 @@ from truthguard.refchecker._facts import (
     extract_facts,
     honorific,
     negations,
+    scale_words,
     stem,
     tokenize,
 )
@@ -248,7 +249,7 @@ def analyse(text: str) -> Analysed:
             return hit
     tokens = tokenize(text)
     facts = extract_facts(text, tokens)
-    in_fact = covered(tokens, facts)
+    in_fact = covered(tokens, facts) | scale_words(tokens)  # "178 degrees Celsius": a unit
     content = [
         i
         for i, t in enumerate(tokens)

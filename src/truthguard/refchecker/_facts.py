@@ -24,7 +24,14 @@ from truthguard.refchecker._names import (
     negations,
     titles,
 )
-from truthguard.refchecker._numbers import MONTH_ABBR, MONTHS, covered, numbers, numeric_dates
+from truthguard.refchecker._numbers import (
+    MONTH_ABBR,
+    MONTHS,
+    covered,
+    numbers,
+    numeric_dates,
+    scale_words,
+)
 from truthguard.refchecker._tokens import Fact, Token, fold, stem, tokenize
 
 __all__ = [
@@ -37,6 +44,7 @@ __all__ = [
     "fold",
     "honorific",
     "negations",
+    "scale_words",
     "stem",
     "tokenize",
 ]
@@ -52,7 +60,7 @@ def extract_facts(text: str, tokens: list[Token] | None = None) -> list[Fact]:
         month = MONTHS.get(key) or (MONTH_ABBR.get(key) if t.text[:1].isupper() else None)
         if month and not (key == "may" and not t.text[0].isupper()):
             facts.append(Fact("month", month, t.start, t.end, t.text))
-    numeric_idx = covered(tokens, facts)
+    numeric_idx = covered(tokens, facts) | scale_words(tokens)
     facts += names(text, tokens, numeric_idx)
     facts += titles(text)
     return sorted(facts, key=lambda f: (f.start, f.end))

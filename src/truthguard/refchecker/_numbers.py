@@ -179,7 +179,36 @@ _UNIT_ALIASES = {
     "minutes": "minute",
     "century": "century",
     "centuries": "century",
+    # degrees: of arc or of a scale the text names ("23.4°", "178 °C", "178 degrees Celsius")
+    "°": "°",
+    "degree": "°",
+    "degrees": "°",
+    "° c": "°C",
+    "° f": "°F",
+    "degree celsius": "°C",
+    "degrees celsius": "°C",
+    "degrees centigrade": "°C",
+    "degree fahrenheit": "°F",
+    "degrees fahrenheit": "°F",
+    "celsius": "°C",
+    "fahrenheit": "°F",
 }
+
+SCALES = frozenset(["c", "f", "celsius", "centigrade", "fahrenheit"])
+"""A temperature scale's name or letter, part of a number's unit after "°" or "degrees"."""
+
+
+def scale_words(tokens: list[Token]) -> set[int]:
+    """Indices of the tokens that name a temperature scale as a number's unit ("°C", "degrees
+    Celsius", "100 Fahrenheit"): a unit, not a proper name."""
+    out = set()
+    for k in range(1, len(tokens)):
+        before = tokens[k - 1].norm
+        if tokens[k].norm.rstrip(".") in SCALES and (
+            before in ("°", "degree", "degrees") or before[:1].isdigit()
+        ):
+            out.add(k)
+    return out
 
 
 POUNDS = frozenset(["pound", "£", "lb"])

@@ -37,7 +37,7 @@ class Fact:
 _WORD = re.compile(
     # "U.S." and "J.K." are one word; "Whale.David" (two passages pasted together) two
     r"\d+(?:[.,:]\d+)*(?:st|nd|rd|th|s)?|[^\W\d_]+(?:(?:['’\-]|\.(?![A-Z][a-z]))[^\W\d_]+)*\.?"
-    r"|[$£€¥%]",
+    r"|[$£€¥%°]",
     re.UNICODE,
 )
 

@@ -206,6 +206,7 @@ def ground_claim(
     issues: list[Issue] = []
     sentence = None
     ops: list = []
+    met_here: list[tuple[int, int]] = []  # the claim's shares its evidence sentence meets
     if best is not None:
         # a sentence the claim copies nearly word for word is its evidence, even when another
         # shares more of its facts ("All of Universe 6's fighters have been eliminated" copies
@@ -219,6 +220,8 @@ def ground_claim(
         # a share the claim works out ("fewer than half" of "39 of the 80") is supported by a
         # share the evidence states that meets it, and its numbers with it
         met, against = read_shares(claim.text, [e.text for e in evid], best)
+        if met:
+            met_here = read_shares(claim.text, [sent.text], 0)[0]
         for fact in claim.facts:
             if any(lo <= fact.start and fact.end <= hi for lo, hi in met):
                 continue
@@ -316,6 +319,9 @@ def ground_claim(
             ns, ss = sent_words if i in swapped_words and sent_words else (norms, stems)
             found = [p in ns or stem(p) in ss for p in parts]
             if w in ns or stem(w) in ss or (parts and all(found)):
+                matches.append(1.0)
+            elif any(lo <= t.start and t.end <= hi for lo, hi in met_here):
+                # a word of a share its evidence sentence states ("a quarter" for "25%")
                 matches.append(1.0)
             else:
                 unaligned.append(i)

@@ -23,18 +23,38 @@ __all__ = ["Share", "agrees", "read_shares", "shares"]
 _WORD_VALUE = {w: float(v) for w, v in _UNITS_W.items() if v} | {"twenty": 20.0}
 _SMALL = list(_WORD_VALUE)
 _NUM = r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?|" + "|".join(_SMALL) + r")"
-_FRACTIONS = {
-    r"(?:a|one)[- ]half|half": 1 / 2,
-    r"(?:a|one)[- ]third": 1 / 3,
-    r"two[- ]thirds": 2 / 3,
-    r"(?:a|one)[- ](?:quarter|fourth)": 1 / 4,
-    r"three[- ]quarters": 3 / 4,
-    r"(?:a|one)[- ]fifth": 1 / 5,
-    r"two[- ]fifths": 2 / 5,
-    r"three[- ]fifths": 3 / 5,
-    r"four[- ]fifths": 4 / 5,
-    r"(?:a|one)[- ]tenth": 1 / 10,
+_DENOMINATORS = {
+    "half": 2,
+    "halves": 2,
+    "third": 3,
+    "thirds": 3,
+    "quarter": 4,
+    "quarters": 4,
+    "fourth": 4,
+    "fourths": 4,
+    "fifth": 5,
+    "fifths": 5,
+    "sixth": 6,
+    "sixths": 6,
+    "seventh": 7,
+    "sevenths": 7,
+    "eighth": 8,
+    "eighths": 8,
+    "ninth": 9,
+    "ninths": 9,
+    "tenth": 10,
+    "tenths": 10,
 }
+_NUMERATORS = {"a": 1, "one": 1} | {
+    w: int(v) for w, v in _UNITS_W.items() if v and 2 <= v <= 9 and w.isalpha()
+}
+_FRACTIONS = {r"half": 1 / 2} | {
+    rf"{n}[- ]{d}": k / m
+    for n, k in _NUMERATORS.items()
+    for d, m in _DENOMINATORS.items()
+    if k < m and (k == 1) == (not d.endswith("s"))
+}
+"""A fraction in words and its value: "half", "a third", "two-thirds", "nine-tenths"."""
 _MEASURE = (
     r"(?:hour|mile|century|decade|dozen|time|point|year|day|minute|second|inch|cup|pound|kilo)"
 )
