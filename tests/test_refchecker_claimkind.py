@@ -235,6 +235,9 @@ def test_a_long_answer_is_never_read_as_a_refusal():
         ("The engine does not start in cold weather.", "fact"),
         # the same remark in other word orders: "gives only", the passive, a second predicate
         ("The passage gives only the year, not the exact date.", "hedge"),
+        ("It gives neither its founding year nor its location.", "hedge"),
+        ("It doesn't use the terms 'producers' or 'primary producers'.", "hedge"),
+        ("It doesn't use much power.", "fact"),
         ("That two-way split isn't stated in the passage itself.", "hedge"),
         ("The passage calls the sequel upcoming and doesn't say whether she returns.", "hedge"),
         ("which points to him as the writer.", "hedge"),

@@ -72,3 +72,13 @@ def test_a_clause_naming_both_or_a_name_the_sources_lack_decides_nothing():
     claim = "Murray commanded the expedition, and Lunde mapped the coast."
     assert traded_names(claim, both) == []
     assert traded_names("Ole Berg commanded the expedition, and Murray mapped it.", VOYAGE) == []
+
+
+def test_the_doer_after_a_peoples_adjective_and_a_noun_is_the_name_it_describes():
+    evidence = (
+        "It was written by composer Alan Menken and lyricist David Zippel, and originally "
+        "recorded by American actor Roger Bart in his film role as the voice of Hercules."
+    )
+    assert role_swaps("The song was first recorded by Roger Bart for the film.", evidence) == []
+    swaps = role_swaps("The song was first recorded by Alan Menken for the film.", evidence)
+    assert [(s.text, s.evidence_text) for s in swaps] == [("Alan Menken", "Roger Bart")]

@@ -135,7 +135,8 @@ _SOURCE = r"(?:passage|text|context|source|article|document|reference|excerpt)s?
 _SAYING = (
     r"(?:say|mention|name|describe|give|explain|specify|list|identify|address|discuss|state|"
     r"establish|confirm|cover|tell|include|provide|indicate|report|detail|clarify|go\s+into|"
-    r"refer\s+to|make\s+clear|show|spell\s+out|reveal|answer)"
+    r"refer\s+to|make\s+clear|show|spell\s+out|reveal|answer|"
+    r"use\s+the\s+(?:terms?|words?|phrases?|names?|expressions?))"
 )
 # "does not", "doesn't", "did not", "can't" ("ca" + "n't"), "cannot", "could not", "won't"
 _NOT = r"(?:(?:does|do|did|could|would|will)\s*(?:not|n't)|can\s*not|can't|won't)"
@@ -170,7 +171,7 @@ _ABSENCE = re.compile(
       | ^\W*(?:the|this)\s+{_SOURCE}\b[^.;]*?\band\s+(?:\w+ly\s+)?{_NOT}\s+(?:\w+ly\s+)?
             {_SAYING}\b
       | \b{_SOURCE}\b[^.;]{{0,40}}?\b(?:stops|ends)\s+(?:there|at|before)\b
-      | \b(?:{_SOURCE}|it)\s+(?:\w+ly\s+)?(?:gives|names|lists|offers|has)\s+no\b
+      | \b(?:{_SOURCE}|it)\s+(?:\w+ly\s+)?(?:gives|names|lists|offers|has)\s+(?:no|neither)\b
       | \b(?:it|they|{_SOURCE})\s+(?:does|did)\s*(?:not|n't)\s+quote\b
       | \b(?:{_SOURCE}|it|this|that|which)\s+(?:\w+ly\s+|also\s+)?(?:suggests?|suggested|
             implies|implied)\b

@@ -13,6 +13,7 @@ left to the grounding (a name found nowhere) and the support model.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise, permutations
@@ -76,6 +77,8 @@ def _roles(a: Analysed, runs: list[tuple[int, int]], k: int) -> dict[str, tuple[
     read the other way round in the passive ("was designed by Goethals")."""
     by = k + 1 < len(a.tokens) and a.tokens[k + 1].norm == "by"
     before, after = _beside(runs, k, -1), _beside(runs, k + 1 if by else k, 1)
+    if after is not None:
+        after = _named_after_descriptor(a, runs, after)
     passive = by or (k > 0 and a.tokens[k - 1].norm in _PASSIVE)
     out = {}
     if passive:
@@ -89,6 +92,26 @@ def _roles(a: Analysed, runs: list[tuple[int, int]], k: int) -> dict[str, tuple[
         if after is not None:
             out["patient"] = after
     return out
+
+
+_DEMONYM = re.compile(r"^[A-Z][a-z]+(?:an|ian|ish|ese|ic|i)$")
+"""A people's or a country's adjective ("American", "British", "Danish")."""
+
+
+def _named_after_descriptor(
+    a: Analysed, runs: list[tuple[int, int]], run: tuple[int, int]
+) -> tuple[int, int]:
+    """The name a people's adjective describes, when ``run`` is that adjective and the name
+    follows it after a lower-case noun or two ("by American actor Roger Bart" is done by
+    Roger Bart), else ``run``."""
+    if run[0] != run[1] or not _DEMONYM.match(a.tokens[run[0]].text):
+        return run
+    for lo, hi in runs:
+        between = a.tokens[run[1] + 1 : lo]
+        lower = all(t.text.isalpha() and t.text.islower() for t in between)
+        if lo > run[1] and 1 <= len(between) <= 2 and lower:
+            return (lo, hi)
+    return run
 
 
 def _words(a: Analysed, run: tuple[int, int]) -> set[str]:
