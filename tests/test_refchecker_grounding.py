@@ -771,6 +771,11 @@ def test_an_ordinal_after_a_possessive_is_a_rank_like_one_after_a_determiner():
     claim = "Fleetwood Mac released it as the first single from the album in December 1976."
     assert _number_issues(claim, sents) == []
     assert _number_issues(claim.replace("first", "second"), sents) == ["second"]
+    # however the text spaces or places the apostrophe
+    spaced = [(0, 0, "The Biscuits became Montgomery 's first affiliated team since 1980.")]
+    claim = "The Biscuits turned into Montgomery's first affiliated team since 1980."
+    assert _number_issues(claim, spaced) == []
+    assert [f.text for f in extract_facts("the players' first match")] == ["first"]
     # an adverb "first" is still no rank ("was first released")
     assert [f.text for f in extract_facts("It was first released in 1976.")] == ["1976"]
 

@@ -379,6 +379,16 @@ _DETERMINERS = frozenset(
 )
 
 
+def _possessive(text: str, tok: Token) -> bool:
+    """Whether ``tok`` ends a possessive: "album's", "players'", or the "s" of "album 's" as
+    a tokenised text spaces it."""
+    if tok.norm.endswith(("'s", "s'")):
+        return True
+    after = text[tok.end : tok.end + 1]
+    before = text[max(tok.start - 1, 0) : tok.start]
+    return after in ("'", "’") or (tok.norm == "s" and before in ("'", "’"))
+
+
 def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> list[Fact]:
     facts: list[Fact] = []
     skip_idx = covered(tokens, [Fact("span", None, s, e, "") for s, e in skip])
@@ -460,7 +470,7 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             and used == 1
             and tok.norm == "first"
             and before not in _DETERMINERS
-            and not before.endswith(("'s", "s'"))
+            and not (i > 0 and _possessive(text, tokens[i - 1]))
         ):
             # "first aired", "was first used": an adverb; an ordinal of a noun phrase has its
             # determiner ("the first city", "its first season") or a possessive ("the album's
