@@ -593,6 +593,51 @@ def test_degrees_of_a_named_scale_are_a_unit_not_a_name(soft):
     assert _number_issues("The oil is heated to 180 degrees Celsius.", oil) == ["180"]
 
 
+def test_a_name_set_aside_after_and_not_negates_nothing():
+    from truthguard.refchecker._analysis import analyse
+
+    final = (
+        "The final will broadcast from the Excel Centre, London and not Wembley Arena this year."
+    )
+    assert analyse(final).negations == []
+    assert analyse("It was built in Leeds and not in York.").negations == [6]
+    g = ground_claim(
+        "The final was broadcast from the Excel Centre in London rather than Wembley Arena.",
+        [(0, 0, final)],
+    )
+    assert all(i.kind != "negation" for i in g.issues), g.issues
+
+
+def test_discourse_markers_and_words_written_together_need_no_match():
+    from truthguard.refchecker._analysis import analyse
+
+    a = analyse("In fact it is the centre of that subregion.")
+    assert [a.tokens[i].norm for i in a.content] == ["centre", "subregion"]
+    a = analyse("It is a fact that he won.")
+    assert "fact" in [a.tokens[i].norm for i in a.content]
+    slot = [(0, 0, "The season brought a timeslot change from Thursday to Wednesday.")]
+    g = ground_claim("The time slot moved from Thursday to Wednesday.", slot)
+    assert "time" not in g.soft and "slot" not in g.soft, g.soft
+
+
+def test_areas_in_hectares_acres_and_square_units_are_units():
+    assert _values("a 2,338-acre (946 ha) park") == [(2338.0, "acre"), (946.0, "ha")]
+    assert _values("it covers about 946 hectares") == [(946.0, "ha")]
+    assert _values("an area of 166,534 square kilometres") == [(166534.0, "km²")]
+    park = [(0, 0, "It is a 2,338-acre (946 ha) state park in northern York County.")]
+    assert _number_issues("The park covers about 946 hectares.", park) == []
+    assert _number_issues("The park covers about 946 acres.", park) == ["946"]
+
+
+def test_a_term_no_vector_knows_stated_elsewhere_in_the_sources_is_stated():
+    sents = [
+        (0, 0, "A pH indicator is a halochromic chemical compound added to a solution."),
+        (0, 0, "Hence, a pH indicator is a chemical detector for hydronium ions."),
+    ]
+    g = ground_claim("A pH indicator is a halochromic detector for hydronium ions.", sents, hint=1)
+    assert "halochromic" not in [i.text for i in g.issues if i.kind == "name"], g.issues
+
+
 def test_a_not_that_sets_an_alternative_aside_negates_nothing():
     from truthguard.refchecker._analysis import analyse
 

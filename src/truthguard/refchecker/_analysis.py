@@ -115,6 +115,25 @@ _SOURCE_WORDS = frozenset(["passage", "passages", "excerpt", "excerpts"])
 # ("actually", "really", "just"), evaluative adjectives ("great", "popular"), and reporting
 # verbs ("says", "told"), whose speaker is the fact, not the verb. A paraphrase or a summary adds
 # them freely; a claim made only of them has nothing to check.
+_DISCOURSE = frozenset(
+    [
+        ("in", "fact"),
+        ("in", "particular"),
+        ("in", "general"),
+        ("in", "addition"),
+        ("in", "turn"),
+        ("in", "short"),
+        ("in", "brief"),
+        ("in", "practice"),
+        ("for", "example"),
+        ("for", "instance"),
+        ("of", "course"),
+        ("as", "well"),
+    ]
+)
+"""Two-word discourse markers whose second word is no content of the claim ("In fact, ...",
+"for example"): they join or weigh statements, they state nothing the sources could hold."""
+
 _COLOURING = frozenset(
     [
         "actually",
@@ -250,6 +269,11 @@ def analyse(text: str) -> Analysed:
     tokens = tokenize(text)
     facts = extract_facts(text, tokens)
     in_fact = covered(tokens, facts) | scale_words(tokens)  # "178 degrees Celsius": a unit
+    in_fact |= {
+        k
+        for k in range(1, len(tokens))
+        if (tokens[k - 1].norm, tokens[k].norm) in _DISCOURSE  # "In fact, it is ..."
+    }
     content = [
         i
         for i, t in enumerate(tokens)

@@ -318,7 +318,7 @@ def ground_claim(
             parts = [p for p in w.split("-") if p]
             ns, ss = sent_words if i in swapped_words and sent_words else (norms, stems)
             found = [p in ns or stem(p) in ss for p in parts]
-            if w in ns or stem(w) in ss or (parts and all(found)):
+            if w in ns or stem(w) in ss or (parts and all(found)) or _joined(claim, i, ns):
                 matches.append(1.0)
             elif any(lo <= t.start and t.end <= hi for lo, hi in met_here):
                 # a word of a share its evidence sentence states ("a quarter" for "25%")
@@ -338,9 +338,10 @@ def ground_claim(
             )
             for i, s in zip(unaligned, sims, strict=True):
                 t = claim.tokens[i]
-                if unknown_term(t.norm):
+                if unknown_term(t.norm) and t.norm not in norms:
                     # a term no vector knows ("ritonavir"): its word pieces match others'
-                    # ("saquinavir"), so like a name it must be stated
+                    # ("saquinavir"), so like a name it must be stated (anywhere in the sources,
+                    # though the claim puts it where its evidence sentence has another word)
                     soft_words[t.text] = 0.0
                     matches.append(0.0)
                     issues.append(Issue("name", "ungrounded", t.start, t.end, t.text))
@@ -458,6 +459,16 @@ def framed_swaps(ops: list, content_of_sent: set[int]) -> dict[int, int]:
 
 FRAME = 4
 """Copied words around a word put for one, in all, for the two to be held the same word."""
+
+
+def _joined(claim: Analysed, i: int, words: frozenset[str]) -> bool:
+    """Whether claim word ``i`` written together with the word before or after it is a word of
+    the evidence ("time slot" / "timeslot", "life span" / "lifespan")."""
+    toks = claim.tokens
+    w = toks[i].norm
+    return (i + 1 < len(toks) and w + toks[i + 1].norm in words) or (
+        i > 0 and toks[i - 1].norm + w in words
+    )
 
 
 def _out_of_context(soft: SoftMatcher, word: str, other: str) -> float:
