@@ -87,16 +87,3 @@ def test_two_dates_of_the_sources_alone_make_no_span_across_sentences():
     facts = extract_facts(text)
     nine = next(f for f in facts if f.text == "nine")
     assert derived(nine, text, facts, extract_facts("It opened in 1990 and was sold in 1999."))
-
-
-def test_a_year_a_stated_span_away_from_a_stated_year_is_worked_out():
-    evidence = extract_facts(
-        "It was first published in 1900, 33 years after the publication of Bronson's dictionary."
-    )
-    text = "Bronson's dictionary came out in 1867."
-    facts = extract_facts(text)
-    year = next(f for f in facts if f.text == "1867")
-    assert derived(year, text, facts, evidence)
-    wrong = "Bronson's dictionary came out in 1868."
-    facts = extract_facts(wrong)
-    assert not derived(next(f for f in facts if f.text == "1868"), wrong, facts, evidence)

@@ -98,15 +98,8 @@ CLAUSE_END = re.compile(r"[,;:.!?()\u2013\u2014]")
 
 def _alternative(tokens: list[Token], i: int, text: str) -> bool:
     """Whether ``not`` at ``i`` opens an alternative set aside after a comma, up to the end of
-    its clause with no verb of its own ("..., not Thanos.", "..., not the brother"), or a name
-    set aside after a comma or "and" ("from the Excel Centre, London and not Wembley Arena as
-    part of ...")."""
-    if tokens[i].norm != "not" or i == 0:
-        return False
-    comma = "," in text[tokens[i - 1].end : tokens[i].start]
-    if (comma or tokens[i - 1].norm == "and") and _name_follows(tokens, i + 1, text):
-        return True
-    if not comma:
+    its clause with no verb of its own ("..., not Thanos.", "..., not the brother")."""
+    if tokens[i].norm != "not" or i == 0 or "," not in text[tokens[i - 1].end : tokens[i].start]:
         return False
     for k in range(i + 1, min(i + 5, len(tokens) + 1)):
         if k == len(tokens) or CLAUSE_END.search(text[tokens[k - 1].end : tokens[k].start]):
@@ -114,16 +107,6 @@ def _alternative(tokens: list[Token], i: int, text: str) -> bool:
         if tokens[k].norm in _VERBISH:
             return False
     return False
-
-
-def _name_follows(tokens: list[Token], k: int, text: str) -> bool:
-    """Whether a name (a run of capitalised words, after "the" at most) starts at token ``k``
-    of ``text``, within its sentence."""
-    if k < len(tokens) and tokens[k].norm == "the":
-        k += 1
-    if k >= len(tokens) or not tokens[k].text[:1].isupper():
-        return False
-    return not _is_sentence_start(text, tokens, k) and tokens[k].norm not in FUNCTION_WORDS
 
 
 _VERBISH = frozenset(

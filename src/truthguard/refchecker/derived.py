@@ -1,5 +1,4 @@
-"""Numbers an answer works out itself: a count of what it lists, a span between two dates, a
-year a stated span away from a stated year.
+"""Numbers an answer works out itself: a count of what it lists, a span between two dates.
 
 Chat models answer "in two places: the Fifth and the Fourteenth Amendment" or "on 6 August
 1945, and on Nagasaki three days later, on 9 August" where the sources give the two amendments
@@ -15,8 +14,6 @@ days later" between the 6th and the 9th, stays a number no source states.
   anywhere in the sources ("finished in 1677, eleven years after the fire"; which of the two
   comes first is not read); "about" and its kin (the words
   :data:`~truthguard.refchecker._alignment.APPROX` reads as a loose value) allow rounding.
-* :func:`year_by_span`: a year that a year of the evidence sentence and a number of years it
-  states give ("published in 1900, 33 years after Bronson's dictionary": 1867).
 """
 
 from __future__ import annotations
@@ -28,7 +25,7 @@ from collections.abc import Sequence
 from truthguard.refchecker._alignment import APPROX
 from truthguard.refchecker._tokens import Fact
 
-__all__ = ["date_span", "derived", "enumerated", "year_by_span"]
+__all__ = ["date_span", "derived", "enumerated"]
 
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)$|^(?:first|second|third)$", re.IGNORECASE)
 _LIST_START = re.compile(r"^[^:,;.]{0,40}?(?:[:,]|\bboth\b)\s*")
@@ -48,21 +45,7 @@ def derived(
     or between a date the claim states and one stated anywhere in the ``sources``."""
     if fact.kind != "number" or _ORDINAL.search(fact.text):
         return False
-    return (
-        enumerated(fact, text)
-        or date_span(fact, text, facts, evidence, sources)
-        or year_by_span(fact, evidence)
-    )
-
-
-def year_by_span(fact: Fact, evidence: Sequence[Fact]) -> bool:
-    """Whether the year ``fact`` is a year of the evidence sentence moved by a number of years
-    it states ("Hemkosh was published in 1900, 33 years after Bronson's dictionary": 1867)."""
-    if not _year(fact):
-        return False
-    years = [f.value for f in evidence if _year(f)]
-    spans = [f.value for f in evidence if f.unit == "year" and isinstance(f.value, float)]
-    return any(abs(abs(y - fact.value) - n) < 0.5 for y in years for n in spans if n >= 1)
+    return enumerated(fact, text) or date_span(fact, text, facts, evidence, sources)
 
 
 def enumerated(fact: Fact, text: str) -> bool:
