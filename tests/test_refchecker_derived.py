@@ -87,3 +87,23 @@ def test_two_dates_of_the_sources_alone_make_no_span_across_sentences():
     facts = extract_facts(text)
     nine = next(f for f in facts if f.text == "nine")
     assert derived(nine, text, facts, extract_facts("It opened in 1990 and was sold in 1999."))
+
+
+def test_after_and_later_say_which_of_the_claims_date_and_the_other_comes_first():
+    sources = "The extract was first injected into a patient in January 1922."
+    before = "The experiments began in May 1921, roughly eight months before the first injection."
+    assert _spans(before, "eight", sources)
+    assert not _spans(before.replace("before", "after"), "eight", sources)
+    # the date the word governs is the earlier one: "N years after its 1954 premiere"
+    revival = "The opera was revived in 1979."
+    assert _spans(
+        "Twenty-five years after its 1954 premiere, it was revived.", "Twenty-five", revival
+    )
+    assert not _spans(
+        "Twenty-five years before its 1954 premiere, it was revived.", "Twenty-five", revival
+    )
+    # "later" puts the claim's date first
+    fix = "The astronauts fixed its optics in 1993."
+    assert _spans(
+        "The telescope went up in 1990, and its optics were fixed three years later.", "three", fix
+    )

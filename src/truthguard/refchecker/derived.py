@@ -11,8 +11,8 @@ days later" between the 6th and the 9th, stays a number no source states.
 * :func:`date_span`: a number of days, weeks, months or years (the unit the number's fact
   carries) that two dates stated in the claim or its evidence sentence are apart ("about five
   months after", "12 years, from 1990 to 2002"), or a date the claim states and one stated
-  anywhere in the sources ("finished in 1677, eleven years after the fire"; which of the two
-  comes first is not read); "about" and its kin (the words
+  anywhere in the sources ("finished in 1677, eleven years after the fire"; "after" and
+  "before", "later" and "earlier" must put the two in that order); "about" and its kin (the words
   :data:`~truthguard.refchecker._alignment.APPROX` reads as a loose value) allow rounding.
 """
 
@@ -90,18 +90,43 @@ def date_span(
     before = _WORD_BEFORE.search(text[max(0, fact.start - 20) : fact.start])
     rounded = before is not None and before.group(1).casefold() in APPROX
     slack = max(0.6, 0.15 * fact.value) if rounded else 0.5
-    own = _dates([f for f in facts if f is not fact])
-    dates = own + _dates(list(evidence))
-    pairs = [(a, b) for i, a in enumerate(dates) for b in dates[i + 1 :]]
-    pairs += [(a, b) for a in own for b in _dates(list(sources))]
-    return any(abs(abs((b - a).days) / days - fact.value) <= slack for a, b in pairs)
+    own = _dated([f for f in facts if f is not fact])
+    theirs = _dates(list(evidence))
+    word = _AFTER.match(text[fact.end : fact.end + 30])
+
+    def fits(a: dt.date, b: dt.date) -> bool:
+        return abs(abs((b - a).days) / days - fact.value) <= slack
+
+    def ordered(a: dt.date, at: int, b: dt.date) -> bool:
+        # "in 1677, eleven years after the fire": the claim's date is the later one; "in 1990,
+        # and three years later": the earlier; read the other way round when the claim's date
+        # is the one the word governs ("twenty-five years after its 1954 premiere")
+        if word is None:
+            return True
+        later = word.group(1).casefold() in ("after", "earlier")
+        if at > fact.end + word.end():
+            later = not later
+        return (a > b) if later else (a < b)
+
+    # two dates of one side: which the span runs from is not read
+    dates = [d for d, _ in own]
+    free = [(a, b) for side in (dates, theirs) for i, a in enumerate(side) for b in side[i + 1 :]]
+    # the claim's date and another: the words say which comes first
+    mine = [(a, at, b) for a, at in own for b in theirs + _dates(list(sources))]
+    return any(fits(a, b) for a, b in free) or any(
+        fits(a, b) and ordered(a, at, b) for a, at, b in mine
+    )
 
 
-def _dates(facts: Sequence[Fact]) -> list[dt.date]:
+_AFTER = re.compile(r"^\W*(?:[a-z]+\W+)?(after|before|prior|later|afterwards|earlier)\b", re.I)
+
+
+def _dated(facts: Sequence[Fact]) -> list[tuple[dt.date, int]]:
     """The dates ``facts`` state: a month with its day and year ("6 August 1945", "April 20,
-    2010"; a missing year borrowed from the nearest one stated), or a year alone (1 July)."""
+    2010"; a missing year borrowed from the nearest one stated), or a year alone (1 July),
+    each with where its month or year starts in the text."""
     years = [f for f in facts if f.kind == "number" and _year(f)]
-    out = []
+    out: list[tuple[dt.date, int]] = []
     used: set[int] = set()
     for k, f in enumerate(facts):
         if f.kind != "month":
@@ -121,11 +146,18 @@ def _dates(facts: Sequence[Fact]) -> list[dt.date]:
             continue
         used.add(id(year))
         try:
-            out.append(dt.date(int(year.value), int(f.value), int(day.value) if day else 15))
+            out.append(
+                (dt.date(int(year.value), int(f.value), int(day.value) if day else 15), f.start)
+            )
         except ValueError:
             continue
-    out += [dt.date(int(y.value), 7, 1) for y in years if id(y) not in used]
+    out += [(dt.date(int(y.value), 7, 1), y.start) for y in years if id(y) not in used]
     return out
+
+
+def _dates(facts: Sequence[Fact]) -> list[dt.date]:
+    """The dates ``facts`` state (see :func:`_dated`)."""
+    return [d for d, _ in _dated(facts)]
 
 
 def _year(f: Fact) -> bool:
