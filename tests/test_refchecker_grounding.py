@@ -623,6 +623,40 @@ def test_a_term_no_vector_knows_stated_elsewhere_in_the_sources_is_stated():
     assert "halochromic" not in [i.text for i in g.issues if i.kind == "name"], g.issues
 
 
+def test_a_negated_verb_the_evidence_states_in_other_words_and_unnegated_flips_it():
+    from truthguard.refchecker._alignment import local_negation_issue
+    from truthguard.refchecker._analysis import analyse
+
+    sent = analyse(
+        "The Apia instrument recorded the first waves of the San Francisco earthquake of 1906."
+    )
+    flipped = local_negation_issue(
+        analyse("The Apia seismograph did not record the 1906 San Francisco earthquake."), sent
+    )
+    assert flipped is not None and flipped[0].text == "not"
+    # the same verb negated near it in the evidence, a question, an auxiliary, a noun after
+    # "not ... guilty": nothing flips
+    for claim, evidence in [
+        (
+            "Plants don't feed on any other living creature in the web.",
+            "Basal species such as plants feed on no other living creature in the web.",
+        ),
+        (
+            "He played for the Chennai Super Kings in the league.",
+            "Didn't he play for the Chennai Super Kings in the league?",
+        ),
+        (
+            "If the officer had worn a camera, he probably wouldn't have fired at Scott.",
+            "If Slager had been wearing a body camera, Scott would probably still be alive.",
+        ),
+        (
+            "Mohamud pleads not guilty to charges of supporting terrorists.",
+            "He pleaded not guilty in Ohio on Friday to federal charges of supporting terrorists.",
+        ),
+    ]:
+        assert local_negation_issue(analyse(claim), analyse(evidence)) is None, claim
+
+
 def test_a_not_that_sets_an_alternative_aside_negates_nothing():
     from truthguard.refchecker._analysis import analyse
 
