@@ -18,6 +18,22 @@ CUP = "Redbridge Rovers won the Northern Cup in 1998 after beating Eastfield 2-1
         ),
         ("Diversity rises rapidly.", "Diversity rises only very slowly.", ("rapidly", "slowly")),
         ("Redbridge Rovers won the Northern Cup in 1998.", CUP, None),
+        # the rule words of a contest, where a river runs, where a sport is played
+        (
+            "Wearing a helmet is optional for every rider.",
+            "Helmets are compulsory for every rider in the race.",
+            ("optional", "compulsory"),
+        ),
+        (
+            "The weir stands 12 km upstream of the dam.",
+            "The weir was built 12 km downstream of the dam.",
+            ("upstream", "downstream"),
+        ),
+        (
+            "The appeal court overturned the verdict.",
+            "The appeal court upheld the verdict in March.",
+            ("overturned", "upheld"),
+        ),
         # the sentence states the word itself too
         ("They won and lost.", "They won one and lost one.", None),
     ],

@@ -51,6 +51,18 @@ PAIRS: tuple[tuple[str, str], ...] = (
     ("ancient", "modern"),
     ("legal", "illegal"),
     ("true", "false"),
+    ("optional", "compulsory"),
+    ("optional", "mandatory"),
+    ("voluntary", "compulsory"),
+    ("upstream", "downstream"),
+    ("indoor", "outdoor"),
+    ("uphold", "overturn"),
+    ("accept", "decline"),
+    ("include", "exclude"),
+    ("import", "export"),
+    ("permanent", "temporary"),
+    ("internal", "external"),
+    ("ascend", "descend"),
 )
 """Opposite lemmas, each pair both ways."""
 
