@@ -111,10 +111,6 @@ _LIGHT_VERBS = frozenset(
 # that ..."): an answer's remark about where it read something, never a fact the sources state.
 _SOURCE_WORDS = frozenset(["passage", "passages", "excerpt", "excerpts"])
 
-# Words that colour a statement without adding a checkable fact: discourse and degree adverbs
-# ("actually", "really", "just"), evaluative adjectives ("great", "popular"), and reporting
-# verbs ("says", "told"), whose speaker is the fact, not the verb. A paraphrase or a summary adds
-# them freely; a claim made only of them has nothing to check.
 _DISCOURSE = frozenset(
     [
         ("in", "fact"),
@@ -134,6 +130,10 @@ _DISCOURSE = frozenset(
 """Two-word discourse markers whose second word is no content of the claim ("In fact, ...",
 "for example"): they join or weigh statements, they state nothing the sources could hold."""
 
+# Words that colour a statement without adding a checkable fact: discourse and degree adverbs
+# ("actually", "really", "just"), evaluative adjectives ("great", "popular"), and reporting
+# verbs ("says", "told"), whose speaker is the fact, not the verb. A paraphrase or a summary adds
+# them freely; a claim made only of them has nothing to check.
 _COLOURING = frozenset(
     [
         "actually",
