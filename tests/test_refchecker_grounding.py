@@ -16,6 +16,11 @@ def soft(embedder):
     return SoftMatcher(embedder)
 
 
+def _against(claim: str, sentence: str, soft: SoftMatcher | None = None):
+    """``claim`` grounded in one evidence sentence."""
+    return ground_claim(claim, [(0, 0, sentence)], soft=soft)
+
+
 def _values(text: str, kind: str = "number") -> list:
     return [(f.value, f.unit) for f in extract_facts(text) if f.kind == kind]
 
@@ -334,10 +339,8 @@ def test_a_word_swapped_one_for_one_into_a_copied_sentence_conflicts_unless_it_m
     assert ("condition", "ungrounded") in {(i.text, i.relation) for i in g.issues}
     # a near-synonym a retelling puts there ("freed" for "released") is no conflict either
     released = "He was released in March 2013 when his family managed to raise a ransom."
-    g = ground_claim(
-        "He was freed in March 2013 when his family managed to raise a ransom.",
-        [(0, 0, released)],
-        soft=soft,
+    g = _against(
+        "He was freed in March 2013 when his family managed to raise a ransom.", released, soft
     )
     assert g.label != "Contradiction", g.issues
 
@@ -408,18 +411,10 @@ def test_a_negation_before_a_reworded_word_still_flips_the_sentence():
 
 def test_the_unmatched_half_of_a_compound_is_what_is_matched_softly(soft):
     ref = "The ride is a motion-based 3D dark ride at Islands of Adventure."
-    g = ground_claim(
-        "The ride is a popularity-based 3D dark ride at Islands of Adventure.",
-        [(0, 0, ref)],
-        soft=soft,
-    )
+    g = _against("The ride is a popularity-based 3D dark ride at Islands of Adventure.", ref, soft)
     assert g.label == "Contradiction", g.issues
     assert [(i.text, i.relation) for i in g.issues] == [("popularity-based", "conflict")]
-    g = ground_claim(
-        "The ride is a movement-based 3D dark ride at Islands of Adventure.",
-        [(0, 0, ref)],
-        soft=soft,
-    )
+    g = _against("The ride is a movement-based 3D dark ride at Islands of Adventure.", ref, soft)
     assert g.label == "Entailment", (g.issues, g.soft)
 
 
@@ -888,10 +883,8 @@ def test_a_value_the_sources_state_about_something_else_is_set_against_the_slot_
 
 def test_a_noun_put_for_a_word_of_a_near_copy_must_mean_the_same_out_of_context(soft):
     ref = "Signatures of the delegates were not needed to make the Declaration official."
-    g = ground_claim(
-        "Signatures of the message were not needed to make the Declaration official.",
-        [(0, 0, ref)],
-        soft=soft,
+    g = _against(
+        "Signatures of the message were not needed to make the Declaration official.", ref, soft
     )
     # in the copied words around it "message" rates close to "delegates"; alone it does not
     assert [(i.text, i.relation, i.evidence) for i in g.issues] == [
@@ -1024,13 +1017,13 @@ def test_a_name_after_the_same_words_as_the_sentence_name_fills_its_slot():
 
 def test_a_term_no_vector_knows_must_be_stated_as_a_word(soft):
     ref = "The HIV protease inhibitor saquinavir was designed as a transition state analogue."
-    g = ground_claim(
+    g = _against(
         "The HIV protease inhibitor ritonavir was designed as a transition state analogue.",
-        [(0, 0, ref)],
-        soft=soft,
+        ref,
+        soft,
     )
     assert [(i.text, i.kind, i.relation) for i in g.issues] == [("ritonavir", "name", "ungrounded")]
     assert g.soft["ritonavir"] == 0.0
     # the same term where the sources state it, in another case and sentence, is found
-    g = ground_claim("Saquinavir is an HIV drug.", [(0, 0, ref)], soft=soft)
+    g = _against("Saquinavir is an HIV drug.", ref, soft)
     assert all(i.kind != "name" for i in g.issues), g.issues

@@ -589,8 +589,7 @@ def _around(text: Analysed, k: int) -> tuple[list[str], list[str], int] | None:
         before.insert(0, m)
     if not before:
         return None
-    named = {i for f in text.facts for i, t in enumerate(toks) if f.start <= t.start < f.end}
-    weighty = set(text.content) | named
+    weighty = text.keys
     after, seen = [], 0
     for m in range(k + 1, min(k + 6, len(toks))):
         if m in text.negations:
@@ -668,8 +667,6 @@ def _flipped_verb(a: Analysed, b: Analysed) -> tuple[int, int] | None:
     content words or names near it must be the other's too, and ``b`` must never negate it."""
     if a.text.rstrip().endswith("?") or b.text.rstrip().endswith("?"):
         return None  # "Didn't he play for them?" asks; it negates nothing
-    near_a = _weighty(a)
-    near_b = _weighty(b)
     for k in a.negations:
         if _positive(a.tokens[k].norm) is None:
             continue  # "no", "without", "nobody": more than a negated verb
@@ -688,9 +685,9 @@ def _flipped_verb(a: Analysed, b: Analysed) -> tuple[int, int] | None:
         hits = [j for j in range(len(b.tokens)) if _verb(b, j) & verb]
         if not hits or any(n in b.negations for j in hits for n in range(j - 3, j + 4)):
             continue  # not stated, or stated with a negation near it ("feeds on no other")
-        mine = _stems_near(a, v, near_a) - {stem(a.tokens[v].norm)}
+        mine = _stems_near(a, v) - {stem(a.tokens[v].norm)}
         for j in hits:
-            if len(mine & _stems_near(b, j, near_b)) >= 2:
+            if len(mine & _stems_near(b, j)) >= 2:
                 return k, j
     return None
 
@@ -716,14 +713,10 @@ _AUXILIARIES = frozenset(
 kept"): never the verb itself."""
 
 
-def _weighty(a: Analysed) -> set[int]:
-    named = {i for f in a.facts for i, t in enumerate(a.tokens) if f.start <= t.start < f.end}
-    return set(a.content) | named
-
-
-def _stems_near(a: Analysed, m: int, weighty: set[int]) -> set[str]:
+def _stems_near(a: Analysed, m: int) -> set[str]:
+    """The stems of ``a``'s content words and names within :data:`_NEAR_VERB` of token ``m``."""
     lo, hi = max(m - _NEAR_VERB, 0), min(m + _NEAR_VERB + 1, len(a.tokens))
-    return {stem(a.tokens[i].norm) for i in range(lo, hi) if i in weighty}
+    return {stem(a.tokens[i].norm) for i in range(lo, hi) if i in a.keys}
 
 
 # Public names for the grounding module (the private ones stay for readers of this file).

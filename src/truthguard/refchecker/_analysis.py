@@ -8,6 +8,7 @@ across claims and checks).
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -252,6 +253,15 @@ class Analysed:
     content: list[int]
     norms: frozenset[str]
     stems: frozenset[str]
+
+    @functools.cached_property
+    def keys(self) -> frozenset[int]:
+        """The tokens that say what the text is about: its content words and every token that
+        starts inside one of its facts (a name, a number, a title)."""
+        inside = {
+            i for f in self.facts for i, t in enumerate(self.tokens) if f.start <= t.start < f.end
+        }
+        return frozenset(self.content) | inside
 
 
 _cache: OrderedDict[str, Analysed] = OrderedDict()

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from truthguard._text import echoes
 from truthguard.errors import ConfigurationError, InvalidLLMOutput
 from truthguard.llm import LLMSession, as_runnable
-from truthguard.refchecker._analysis import Analysed, analyse
+from truthguard.refchecker._analysis import analyse
 from truthguard.refchecker._facts import stem
 from truthguard.refchecker._parse import parse_joint_labels, parse_label
 from truthguard.refchecker._prompts import CHECK_PROMPT, JOINT_CHECK_PROMPT, PROMPT_VERSION
@@ -279,10 +279,10 @@ def _unanswered(claim: str, question: str, g: Grounding) -> list[dict[str, Any]]
     if _CLOSED_QUESTION.match(question) or OPTIONS.search(question):
         return []  # yes-or-no, or one of two: a restatement that affirms or picks answers it
     asked, said = analyse(question), analyse(claim)
-    asked_keys = {stem(asked.tokens[i].norm) for i in _key_tokens(asked)}
+    asked_keys = {stem(asked.tokens[i].norm) for i in asked.keys}
     if len(asked_keys) < 3:
         return []
-    keys = [(i, stem(said.tokens[i].norm)) for i in _key_tokens(said)]
+    keys = [(i, stem(said.tokens[i].norm)) for i in sorted(said.keys)]
     repeated = {k for _, k in keys if k in asked_keys}
     added = [i for i, k in keys if k not in asked_keys]
     if not added or len(repeated) < 0.5 * len(asked_keys):
@@ -310,17 +310,6 @@ _CLOSED_QUESTION = re.compile(
     r"\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|may)\b",
     re.IGNORECASE,
 )
-
-
-def _key_tokens(text: Analysed) -> list[int]:
-    """The tokens that say what a text is about: its content words and the words of its names
-    and numbers, in order."""
-    in_facts = {
-        i
-        for i, t in enumerate(text.tokens)
-        if any(f.start <= t.start and t.end <= f.end for f in text.facts)
-    }
-    return sorted(set(text.content) | in_facts)
 
 
 def _attributed(issues: list[dict[str, Any]], claim: str, evidence: str) -> list[dict[str, Any]]:
