@@ -1392,6 +1392,13 @@ RAG_ANSWERS = [
         True,
     ),
     (
+        "Who built the Varne Tunnel?",
+        ["The Varne Tunnel is 14.6 kilometres long and opened to rail traffic on 2 June 2004."],
+        "It opened to trains on 2 June 2004 and is 14.6 km long. Who designed it, the passage "
+        "leaves unsaid.",
+        True,
+    ),
+    (
         "When did Comte develop positivism?",
         ["Auguste Comte developed his positivist philosophy in Paris in the 1830s and 1840s."],
         "Comte developed positivism in Paris in the 1800s.",

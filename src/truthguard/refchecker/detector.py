@@ -26,6 +26,7 @@ from truthguard.refchecker.decision import (
 )
 from truthguard.refchecker.extractors import Claim, ClaimExtractor, LocalExtractor
 from truthguard.refchecker.grounding import analyse
+from truthguard.refchecker.remarks import RemarkModel, read_remarks
 from truthguard.refchecker.retrieval import Retrieval, aretrieve, lexical_candidates
 from truthguard.refchecker.segment import Segment, segment_references, split_sentences
 from truthguard.refchecker.support import SupportModel, answer_probability
@@ -165,6 +166,15 @@ class RefChecker(BaseDetector):
     passes HaluEval's summaries that name people their article does not, and fails most
     paraphrased RAG answers. A chat reply with ``chat_replies="open"`` is always weighed by
     :attr:`decision` (remarks and world knowledge are expected there)."""
+    remarks: RemarkModel | bool = True
+    """Whether a fact claim that reads, by meaning, as a remark about the sources ("Beyond her
+    stage name, the passage tells us nothing about her") is checked as a hedge, on its names and
+    numbers alone (see :mod:`~truthguard.refchecker.remarks`). True: the packaged
+    :class:`~truthguard.refchecker.remarks.RemarkModel`; a model (or the path of a saved one)
+    to use another; False: only the wording rules of :mod:`~truthguard.refchecker.claimkind`
+    name remarks. It reads the packaged MiniLM's vectors: with another :attr:`similarity`
+    model of another width it names none. A reply in an open chat (:attr:`chat_replies`) is
+    weighed by :attr:`decision`, remarks and all, so none is read there."""
     segment_size: int = Field(default=80, ge=1)
     """Most words per reference segment."""
     top_k: int = Field(default=3, ge=1)
@@ -181,6 +191,16 @@ class RefChecker(BaseDetector):
     """Most characters of ``references`` and ``contexts`` together (new references cost about as
     much per sentence as the answer the first time they are seen); more gives an
     ``unverifiable`` result with reason ``too_large``. None for no limit."""
+
+    @field_validator("remarks", mode="before")
+    @classmethod
+    def _remark_file(cls, v: Any) -> Any:
+        if not isinstance(v, str | PurePath):
+            return v
+        path = Path(v).expanduser()
+        if not path.is_file():
+            raise ValueError(f"no remark model file at {path}")
+        return RemarkModel.load(path)
 
     @field_validator("decision", mode="before")
     @classmethod
@@ -328,6 +348,16 @@ class RefChecker(BaseDetector):
             },
         )
 
+    async def _read_remarks(
+        self, claims: list[Claim], embedder: Any
+    ) -> tuple[list[Claim], list[float | None]]:
+        """The claims with the facts that read as remarks about the sources made hedges."""
+        if self.remarks is False or not any(c.kind == "fact" for c in claims):
+            return claims, [None] * len(claims)
+        model = RemarkModel.default() if self.remarks is True else self.remarks
+        vectors = await embedder.aembed([c.text for c in claims])
+        return read_remarks(claims, vectors, model)
+
     async def _acheck(self, inp: DetectorInput, session: LLMSession) -> DetectionResult:
         assert isinstance(inp, RefCheckerInput)
         references = [*inp.references, *inp.contexts]
@@ -355,8 +385,15 @@ class RefChecker(BaseDetector):
         extraction = await self.extractor.aextract(
             inp.question, inp.answer, session, store=self.store
         )
-        skipped = [c for c in extraction.claims if not _checkable(c)]
-        claims = [c for c in extraction.claims if _checkable(c)]
+        embedder = self.similarity or get_default_similarity()
+        if inp.history and self.chat_replies == "open":
+            # an open chat's reply is weighed by the decision's model, remarks and all
+            extracted, p_remark = extraction.claims, [None] * len(extraction.claims)
+        else:
+            extracted, p_remark = await self._read_remarks(extraction.claims, embedder)
+        skipped = [c for c in extracted if not _checkable(c)]
+        claims = [c for c in extracted if _checkable(c)]
+        remark_of = {c.text: p for c, p in zip(extracted, p_remark, strict=True)}
         base_details: dict[str, Any] = {
             "extractor_output": extraction.raw,
             "unparsed": extraction.unparsed,
@@ -394,7 +431,6 @@ class RefChecker(BaseDetector):
                     "claims": [],
                 },
             )
-        embedder = self.similarity or get_default_similarity()
         retrieval = await aretrieve(claims, segments, embedder, top_k=self.top_k)
         verdicts = await self.checker.acheck(
             inp.question, claims, retrieval, session, store=self.store
@@ -411,6 +447,7 @@ class RefChecker(BaseDetector):
                     "claim": c.text,
                     "sentence": c.sentence,
                     "kind": c.kind,
+                    "p_remark": remark_of.get(c.text),
                     "triplet": list(c.triplet) if c.triplet else None,
                     "label": v.label,
                     "support": round(v.support, 4),

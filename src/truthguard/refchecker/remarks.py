@@ -1,0 +1,138 @@
+"""Remarks about the sources, told from facts about the world by meaning.
+
+A RAG answer often says what its passages do not: "The passage doesn't say when it closed",
+"Beyond her stage name, it tells us nothing about her", "so I can't confirm whether that was
+McGovern too", "strictly speaking it calls Procope a café". Such a remark states nothing about
+the world, so holding its words against the passages rejects a correct answer; only the names
+and numbers in it are still checked (a remark can misquote the passage). The wording of remarks
+is open-ended, so no list of patterns covers it.
+
+:class:`RemarkModel` reads a claim's sentence embedding (the packaged MiniLM's, which the check
+computes anyway to find each claim's evidence) with a logistic model fitted on hand-written
+remarks and facts (``benchmarks/data/remarks``; ``benchmarks/fit_remark_model.py``): remarks in
+five families (the sources' silence, their limits, what the answerer cannot tell, caveats on the
+sources' wording, and clause fragments of all of these) and facts of which more than half use a
+remark's words about the world ("The treaty never named a successor", "The passage of the bill
+took two years", "She declined to say where she was born"). A fact claim whose probability of
+being a remark reaches the model's threshold is read as a hedge (:func:`read_remarks`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from importlib.resources import files
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from truthguard.refchecker._logistic import balanced_weights, fit_logistic
+from truthguard.refchecker.extractors import Claim
+
+__all__ = ["RemarkModel", "names_a_reader", "read_remarks"]
+
+# What a remark is about: the sources, or the answerer and the user reading them. A sentence
+# naming neither states something about the world, however its words sound ("Cersei says it
+# to Eddard while Robert is away", "The treaty never named a successor").
+_READER = re.compile(
+    r"\b(?:passages?|texts?|sources?|context|articles?|documents?|excerpts?|references?|"
+    r"material|snippets?|paragraphs?|extracts?|i|i'm|i'd|i've|i'll|me|my|we|us|our|you|your)\b",
+    re.IGNORECASE,
+)
+
+
+def names_a_reader(sentence: str) -> bool:
+    """Whether ``sentence`` names the sources, the answerer or the user: what a remark is about."""
+    return bool(_READER.search(sentence.replace("’", "'")))
+
+
+class RemarkModel(BaseModel):
+    """``P(remark)`` of a claim from its sentence embedding, and the cut that makes it one."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    weights: list[float]
+    """One weight per embedding dimension (standardisation folded in)."""
+    intercept: float
+    threshold: float = Field(default=0.5, gt=0.0, lt=1.0)
+    """A fact claim at or above this ``P(remark)`` is read as a hedge."""
+    embedding: str = "all-MiniLM-L6-v2"
+    """The embedding model whose vectors the weights read."""
+    fitted_on: str = ""
+
+    @property
+    def dimension(self) -> int:
+        return len(self.weights)
+
+    def probabilities(self, vectors: np.ndarray) -> np.ndarray:
+        """``P(remark)`` of each row of ``vectors`` (normalised sentence embeddings)."""
+        z = np.asarray(vectors, dtype=np.float64) @ np.asarray(self.weights) + self.intercept
+        return 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0)))
+
+    @classmethod
+    def fit(
+        cls,
+        vectors: np.ndarray,
+        is_remark: Sequence[bool],
+        *,
+        l2: float = 1.0,
+        threshold: float = 0.5,
+        fitted_on: str = "",
+    ) -> RemarkModel:
+        """Fit on labelled sentence embeddings, each class weighted to half the total."""
+        x = np.asarray(vectors, dtype=np.float64)
+        y = np.asarray(is_remark, dtype=np.float64)
+        if x.ndim != 2 or len(x) != len(y):
+            raise ValueError("vectors must be one row per label")
+        if y.min() == y.max():
+            raise ValueError("need both remarks and facts to fit")
+        beta, means, scales, intercept = fit_logistic(x, y, balanced_weights(y), l2)
+        weights = beta / scales
+        return cls(
+            weights=[round(float(w), 6) for w in weights],
+            intercept=round(float(intercept - (weights * means).sum()), 6),
+            threshold=threshold,
+            fitted_on=fitted_on,
+        )
+
+    @classmethod
+    def default(cls) -> RemarkModel:
+        """The packaged model (``remarks.json``)."""
+        global _DEFAULT
+        if _DEFAULT is None:
+            text = files("truthguard.refchecker").joinpath("remarks.json").read_text("utf-8")
+            _DEFAULT = cls.model_validate(json.loads(text))
+        return _DEFAULT
+
+    @classmethod
+    def load(cls, path: str | Path) -> RemarkModel:
+        return cls.model_validate(json.loads(Path(path).read_text("utf-8")))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.model_dump()) + "\n", "utf-8")
+
+
+_DEFAULT: RemarkModel | None = None
+
+
+def read_remarks(
+    claims: Sequence[Claim], vectors: np.ndarray, model: RemarkModel
+) -> tuple[list[Claim], list[float | None]]:
+    """The claims with each fact that reads as a remark made a hedge, and each fact's
+    ``P(remark)`` (None for the claims the rules already named: questions, hedges, ...).
+
+    ``vectors`` holds one sentence embedding per claim, by the model's embedding; vectors of
+    another width (a user's own embedding model) leave every claim as it is."""
+    vectors = np.asarray(vectors)
+    if vectors.ndim != 2 or vectors.shape[1] != model.dimension or len(vectors) != len(claims):
+        return list(claims), [None] * len(claims)
+    facts = [i for i, c in enumerate(claims) if c.kind == "fact"]
+    p = model.probabilities(vectors[facts]) if facts else np.zeros(0)
+    out, probs = list(claims), [None] * len(claims)
+    for i, pi in zip(facts, p.tolist(), strict=True):
+        probs[i] = round(pi, 4)
+        if pi >= model.threshold and names_a_reader(claims[i].sentence or claims[i].text):
+            out[i] = claims[i].model_copy(update={"kind": "hedge"})
+    return out, probs
