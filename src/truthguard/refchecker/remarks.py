@@ -33,12 +33,15 @@ from truthguard.refchecker.extractors import Claim
 
 __all__ = ["RemarkModel", "names_a_reader", "read_remarks"]
 
-# What a remark is about: the sources, or the answerer and the user reading them. A sentence
-# naming neither states something about the world, however its words sound ("Cersei says it
-# to Eddard while Robert is away", "The treaty never named a successor").
+# What a remark is about: the sources, with a determiner as an answer points at them ("the
+# passage", "this text", "your documents"; "Article 672 of the Civil Code" is no source), or
+# the answerer and the user reading them. A sentence naming neither states something about the
+# world, however its words sound ("Cersei says it to Eddard while Robert is away").
 _READER = re.compile(
-    r"\b(?:passages?|texts?|sources?|context|articles?|documents?|excerpts?|references?|"
-    r"material|snippets?|paragraphs?|extracts?|i|i'm|i'd|i've|i'll|me|my|we|us|our|you|your)\b",
+    r"\b(?:(?:the|this|that|these|those|your|my|our)\s+(?:[\w-]+\s+){0,2}?"
+    r"(?:passages?|texts?|sources?|context|articles?|documents?|excerpts?|references?|"
+    r"material|snippets?|paragraphs?|extracts?)"
+    r"|i|i'm|i'd|i've|i'll|me|my|we|us|our|you|your)\b",
     re.IGNORECASE,
 )
 
