@@ -123,3 +123,12 @@ def test_remarks_can_be_turned_off_or_given_as_a_file(tmp_path):
     assert RefChecker(remarks=False).remarks is False
     with pytest.raises(ValueError, match="no remark model file"):
         RefChecker(remarks=str(tmp_path / "missing.json"))
+
+
+def test_remarks_are_read_only_from_the_packaged_minilm(tmp_path):
+    from truthguard.refchecker.detector import _packaged_embedding
+    from truthguard.similarity import EmbeddingSimilarity
+
+    assert _packaged_embedding(EmbeddingSimilarity())
+    assert not _packaged_embedding(EmbeddingSimilarity(model_path=tmp_path))
+    assert not _packaged_embedding(object())

@@ -13,6 +13,7 @@ from pydantic import Field, field_validator
 
 from truthguard._sync import run_sync
 from truthguard.detector import BaseDetector, DetectorInput, context_text
+from truthguard.embedding import default_model_path
 from truthguard.errors import InvalidInputError
 from truthguard.llm import LLMSession
 from truthguard.refchecker.aggregate import ABSTAIN, aggregate, response_score
@@ -173,7 +174,7 @@ class RefChecker(BaseDetector):
     :class:`~truthguard.refchecker.remarks.RemarkModel`; a model (or the path of a saved one)
     to use another; False: only the wording rules of :mod:`~truthguard.refchecker.claimkind`
     name remarks. It reads the packaged MiniLM's vectors: with another :attr:`similarity`
-    model of another width it names none. A reply in an open chat (:attr:`chat_replies`) is
+    model it names none. A reply in an open chat (:attr:`chat_replies`) is
     weighed by :attr:`decision`, remarks and all, so none is read there."""
     segment_size: int = Field(default=80, ge=1)
     """Most words per reference segment."""
@@ -352,7 +353,11 @@ class RefChecker(BaseDetector):
         self, claims: list[Claim], embedder: Any
     ) -> tuple[list[Claim], list[float | None]]:
         """The claims with the facts that read as remarks about the sources made hedges."""
-        if self.remarks is False or not any(c.kind == "fact" for c in claims):
+        if (
+            self.remarks is False
+            or not any(c.kind == "fact" for c in claims)
+            or not _packaged_embedding(embedder)
+        ):
             return claims, [None] * len(claims)
         model = RemarkModel.default() if self.remarks is True else self.remarks
         vectors = await embedder.aembed([c.text for c in claims])
@@ -589,6 +594,16 @@ def _why(claim: dict[str, Any]) -> str:
     if evidence.get("text"):
         out += f", held against {evidence['text']!r}"
     return out
+
+
+def _packaged_embedding(embedder: Any) -> bool:
+    """Whether ``embedder`` runs the packaged MiniLM, whose vectors the remark model reads (a
+    user's other model of the same width would be misread)."""
+    path = getattr(embedder, "path", None)
+    try:
+        return path is not None and Path(path).resolve() == default_model_path().resolve()
+    except OSError:
+        return False
 
 
 def _checkable(claim: Claim) -> bool:
