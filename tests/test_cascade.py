@@ -332,6 +332,57 @@ def test_a_second_opinion_escalates_only_when_named():
     assert result.usage.llm_calls == calls_alone
 
 
+@pytest.mark.parametrize(
+    ("passing", "log_odds", "reasons"),
+    [
+        (True, -0.4, ["meaning"]),  # passed, while what a sentence means looks unsupported
+        (True, 0.3, []),
+        (False, -0.4, []),  # already rejected: nothing for a second stage to overturn here
+        (True, None, []),  # no sentence long enough for its meaning to be read
+    ],
+)
+def test_the_meaning_reading_parting_ways_with_a_pass_is_a_signal(passing, log_odds, reasons):
+    meaning = None if log_odds is None else {"log_odds": log_odds, "sentence": "It is X."}
+    local = DetectionResult(
+        detector="refchecker",
+        score=0.9 if passing else 0.05,
+        label="factual" if passing else "hallucinated",
+        passing=passing,
+        details={"claims": [{"label": "Entailment"}], "decision": {"meaning": meaning}},
+    )
+    assert escalation_reasons(local, band=None, escalate_on=["meaning"]) == reasons
+    assert escalation_reasons(local, band=None, escalate_on=["band", "invalid"]) == []
+
+
+TOWER = [
+    "The Selwyn Tower is 312 metres tall and has 78 floors. It was completed in 1998 after four "
+    "years of work, and its observation deck on the 75th floor opened to the public in 1999."
+]
+
+
+def test_a_pass_the_meaning_reading_doubts_is_escalated_over_http():
+    # every word and number of it is in the passage; "views of the whole bay" is not said
+    answer = "Its observation deck sits on the 75th floor and offers views of the whole bay."
+    inp = {"question": "Tell me about the Selwyn Tower.", "answer": answer, "contexts": TOWER}
+    band = (0.0, 0.2)  # the local score (about 0.36) is outside it
+    with llm_server() as server:
+        alone = llm_refchecker(server).invoke(inp)
+        calls_alone = len(server.requests)
+        server.reset()
+        plain = cascade(server).model_copy(update={"band": band}).invoke(inp)
+        assert server.requests == []
+        asked = cascade(
+            server, escalate_on=("band", "no_evidence", "invalid", "meaning")
+        ).model_copy(update={"band": band})
+        result = asked.invoke(inp)
+        assert len(server.requests) == calls_alone == alone.usage.llm_calls
+    local = plain.details["cascade"]["local"]
+    assert plain.details["decided_by"] == "local" and plain.passing is True
+    assert band[1] < local["score"]
+    assert result.details["decided_by"] == "llm"
+    assert result.details["cascade"]["reasons"] == ["meaning"]
+
+
 def test_references_reach_a_stage_that_only_takes_contexts():
     seen = []
 

@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 Signal = Literal[
-    "band", "no_evidence", "undecided_claims", "chat_reply", "second_opinion", "invalid"
+    "band", "no_evidence", "undecided_claims", "chat_reply", "second_opinion", "meaning", "invalid"
 ]
 SIGNALS: tuple[str, ...] = (
     "band",
@@ -62,10 +62,16 @@ SIGNALS: tuple[str, ...] = (
     "undecided_claims",
     "chat_reply",
     "second_opinion",
+    "meaning",
     "invalid",
 )
 """Why an answer may be escalated (see :func:`escalation_reasons`)."""
-OPTIONAL_SIGNALS: tuple[str, ...] = ("undecided_claims", "chat_reply", "second_opinion")
+OPTIONAL_SIGNALS: tuple[str, ...] = (
+    "undecided_claims",
+    "chat_reply",
+    "second_opinion",
+    "meaning",
+)
 """Signals whose worth depends on the data (on HaluEval QA the answers ``undecided_claims``
 escalates were all rightly rejected, on rag-answers nine in ten wrongly; ``second_opinion``
 fires on four in ten rag-answers, where the answer-level model rejects paraphrases): off by
@@ -115,6 +121,10 @@ def escalation_reasons(
       as ``details["decision"]["second_opinion"]``. Two models fitted on different answers that
       disagree mark an answer of a kind one of them was not fitted on; the check costs nothing
       more, as both read the same grounding;
+    * ``meaning``: the local check passes the answer, but the meaning model reads one of its
+      fact sentences as more likely unsupported than not (``details["decision"]["meaning"]``,
+      log-odds under 0; :mod:`~truthguard.refchecker.meaning`): the word-level reading and the
+      reading of what the sentences mean part ways;
     * ``invalid``: the local check gave no verdict (a local model failed to load, say).
 
     Example:
@@ -155,6 +165,15 @@ def escalation_reasons(
         and other["passing"] == rejected
     ):
         reasons.append("second_opinion")
+    meant = decision.get("meaning") if isinstance(decision, Mapping) else None
+    if (
+        "meaning" in wanted
+        and isinstance(meant, Mapping)
+        and isinstance(meant.get("log_odds"), int | float)
+        and meant["log_odds"] < 0
+        and result.passing is True
+    ):
+        reasons.append("meaning")
     return reasons
 
 

@@ -43,6 +43,7 @@ from truthguard.refchecker.counts import agreeing, recounts
 from truthguard.refchecker.extractors import Claim
 from truthguard.refchecker.grounding import EvidencePool, Grounding, SoftMatcher, ground_claim
 from truthguard.refchecker.lexical import content_recall
+from truthguard.refchecker.meaning import MeaningModel
 from truthguard.refchecker.nli import NLIModel
 from truthguard.refchecker.opposites import flips
 from truthguard.refchecker.proportions import read_shares
@@ -487,6 +488,11 @@ def _grounding_fields(g: Grounding) -> dict[str, Any]:
     return {"evidence": evidence, "issues": issues}
 
 
+MEANING_MIN_WORDS = 5
+"""Words a claim's sentence needs for its meaning to be read: a list item ("F♯"), a title or a
+short answer says too little alone to weigh against a passage (its facts decide it)."""
+
+
 class LocalChecker(ClaimChecker):
     """Labels claims without an LLM.
 
@@ -542,12 +548,25 @@ class LocalChecker(ClaimChecker):
     conflicting fact is Contradiction; else Neutral when ``P(unsupported)`` reaches the
     model's ``claim_threshold``, Entailment below it."""
 
+    meaning: MeaningModel | bool = True
+    """Grounding mode: whether each fact claim's sentence is read against its closest evidence
+    sentences by meaning (:mod:`~truthguard.refchecker.meaning`), recorded as the claim's
+    ``meaning`` log-odds (it decides nothing; a cascade may escalate on it). True: the packaged
+    :class:`~truthguard.refchecker.meaning.MeaningModel`; a model (or the path of a saved one)
+    to use another; False: none. It reads the packaged MiniLM's vectors: with a
+    :attr:`similarity` model of another width it reads none."""
+
     _soft: SoftMatcher | None = PrivateAttr(default=None)
 
     @field_validator("support", mode="before")
     @classmethod
     def _support_file(cls, v: Any) -> Any:
         return SupportModel.load(v) if isinstance(v, str | Path) else v
+
+    @field_validator("meaning", mode="before")
+    @classmethod
+    def _meaning_file(cls, v: Any) -> Any:
+        return MeaningModel.load(v) if isinstance(v, str | Path) else v
 
     @field_validator("nli", mode="before")
     @classmethod
@@ -652,6 +671,7 @@ class LocalChecker(ClaimChecker):
             for span in seg.spans
         ]
         read: dict[tuple, Grounding] = {}  # sentences read whole, for the clauses cut from them
+        meant = self._meanings(claims, retrieval)
         for i, claim in enumerate(claims):
             # talk around facts (opinions, questions, ...): only its names and numbers count
             g = self.ground(
@@ -673,6 +693,8 @@ class LocalChecker(ClaimChecker):
                 "n_content": g.n_content,
                 "copied": g.copied,
             }
+            if meant.get(i) is not None:
+                raw["meaning"] = round(meant[i], 4)
             fields = _grounding_fields(g)
             label, support = g.label, min(max(g.support, 0.0), 1.0)
             if claim.kind == "fact":
@@ -711,6 +733,30 @@ class LocalChecker(ClaimChecker):
                 )
             )
         return out
+
+    def _meanings(self, claims: list[Claim], retrieval: Retrieval) -> dict[int, float | None]:
+        """The meaning model's log-odds for each fact claim against its evidence sentences (the
+        sentences of its top-k segments; their vectors are cached by now). A clause is read as
+        the sentence it was cut from, as the model was fitted on whole claims: "and Macleod did
+        the same with Collip" means little alone."""
+        if self.meaning is False:
+            return {}
+        model = MeaningModel.default() if self.meaning is True else self.meaning
+        read = {
+            i: c.sentence or c.text
+            for i, c in enumerate(claims)
+            if c.kind == "fact" and len((c.sentence or c.text).split()) >= MEANING_MIN_WORDS
+        }
+        facts = list(read)
+        pools = {i: [t for _, _, t in _pool(retrieval, i)[0]] for i in facts}
+        texts = list(dict.fromkeys([*read.values(), *(t for v in pools.values() for t in v)]))
+        if not texts:
+            return {}
+        sim = self.similarity or get_default_similarity()
+        vec = dict(zip(texts, sim.embed(texts), strict=True))
+        return {
+            i: model.log_odds(vec[read[i]], np.array([vec[t] for t in pools[i]])) for i in facts
+        }
 
     def _nli_check(self, claims: list[Claim], retrieval: Retrieval) -> list[ClaimVerdict]:
         pairs = [

@@ -497,6 +497,11 @@ class RefChecker(BaseDetector):
                     "threshold": other.threshold,
                     "passing": p_other < other.threshold,
                 }
+            meaning = _least_meaning(details["claims"])
+            if meaning is not None:
+                # what the sentences mean, read apart from the decision (a cascade's
+                # ``meaning`` signal: the two part ways on a passed answer)
+                details["decision"]["meaning"] = meaning
         elif features is not None:
             decision = self.decision or GroundingDecision.default()
             threshold = decision.threshold
@@ -594,6 +599,23 @@ def _why(claim: dict[str, Any]) -> str:
     if evidence.get("text"):
         out += f", held against {evidence['text']!r}"
     return out
+
+
+def _least_meaning(claims: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The fact claim whose sentence the meaning model reads as least supported: its log-odds
+    and text; None when no claim's meaning was read."""
+    least: tuple[float, str] | None = None
+    for c in claims:
+        raw = c.get("checker_output")
+        if c.get("kind") != "fact" or not isinstance(raw, str):
+            continue
+        try:
+            z = json.loads(raw).get("meaning")
+        except (json.JSONDecodeError, AttributeError):
+            continue
+        if isinstance(z, int | float) and (least is None or z < least[0]):
+            least = (float(z), c.get("sentence") or c["claim"])
+    return None if least is None else {"log_odds": round(least[0], 4), "sentence": least[1]}
 
 
 def _packaged_embedding(embedder: Any) -> bool:
