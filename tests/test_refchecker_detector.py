@@ -433,6 +433,10 @@ class _BrokenSimilarity(EmbeddingSimilarity):
     def model(self):
         raise ConfigurationError("no model here")
 
+    @property
+    def cache_key(self) -> str:
+        return "broken"  # vectors other tests cached for the packaged model must not answer
+
 
 def test_a_batch_whose_model_fails_reports_it_per_input():
     rc = RefChecker(similarity=_BrokenSimilarity())

@@ -243,7 +243,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         default=None,
         help="signals that escalate (default: CascadeChecker's): band no_evidence "
-        "undecided_claims chat_reply invalid",
+        "undecided_claims chat_reply second_opinion meaning invalid",
     )
     parser.add_argument(
         "--llm",
