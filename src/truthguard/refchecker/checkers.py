@@ -553,8 +553,8 @@ class LocalChecker(ClaimChecker):
     sentences by meaning (:mod:`~truthguard.refchecker.meaning`), recorded as the claim's
     ``meaning`` log-odds (it decides nothing; a cascade may escalate on it). True: the packaged
     :class:`~truthguard.refchecker.meaning.MeaningModel`; a model (or the path of a saved one)
-    to use another; False: none. It reads the packaged MiniLM's vectors: with a
-    :attr:`similarity` model of another width it reads none."""
+    to use another; False: none. It reads the packaged MiniLM's vectors: with another
+    :attr:`similarity` model it reads none."""
 
     _soft: SoftMatcher | None = PrivateAttr(default=None)
 
@@ -753,6 +753,8 @@ class LocalChecker(ClaimChecker):
         if not texts:
             return {}
         sim = self.similarity or get_default_similarity()
+        if getattr(sim, "packaged", False) is not True:
+            return {}  # the model reads the packaged MiniLM's vectors only
         vec = dict(zip(texts, sim.embed(texts), strict=True))
         return {
             i: model.log_odds(vec[read[i]], np.array([vec[t] for t in pools[i]])) for i in facts

@@ -13,7 +13,6 @@ from pydantic import Field, field_validator
 
 from truthguard._sync import run_sync
 from truthguard.detector import BaseDetector, DetectorInput, context_text
-from truthguard.embedding import default_model_path
 from truthguard.errors import InvalidInputError
 from truthguard.llm import LLMSession
 from truthguard.refchecker.aggregate import ABSTAIN, aggregate, response_score
@@ -621,11 +620,7 @@ def _least_meaning(claims: list[dict[str, Any]]) -> dict[str, Any] | None:
 def _packaged_embedding(embedder: Any) -> bool:
     """Whether ``embedder`` runs the packaged MiniLM, whose vectors the remark model reads (a
     user's other model of the same width would be misread)."""
-    path = getattr(embedder, "path", None)
-    try:
-        return path is not None and Path(path).resolve() == default_model_path().resolve()
-    except OSError:
-        return False
+    return getattr(embedder, "packaged", False) is True
 
 
 def _checkable(claim: Claim) -> bool:

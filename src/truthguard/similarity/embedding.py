@@ -31,7 +31,7 @@ from truthguard.embedding import (
     started_worker,
 )
 from truthguard.embedding._worker import _EncodeWorker
-from truthguard.errors import InvalidInputError
+from truthguard.errors import ConfigurationError, InvalidInputError
 from truthguard.similarity.base import SimilarityBackend
 
 __all__ = ["EmbeddingSimilarity"]
@@ -106,6 +106,15 @@ class EmbeddingSimilarity(SimilarityBackend):
     def path(self) -> str:
         """The model directory in use."""
         return self.model_path or str(default_model_path())
+
+    @property
+    def packaged(self) -> bool:
+        """Whether this runs the packaged all-MiniLM-L6-v2, whose vectors the refchecker's
+        fitted readings (remarks, meaning) were fitted on."""
+        try:
+            return Path(self.path).resolve() == default_model_path().resolve()
+        except (OSError, ConfigurationError):
+            return False
 
     @property
     def backend(self) -> str:
