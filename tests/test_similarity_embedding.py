@@ -103,3 +103,11 @@ async def test_concurrent_aembed_calls_match_one_embed(embedder):
     rows = await asyncio.gather(*(sim.aembed([t]) for t in texts))
     together = sim.embed(texts)
     np.testing.assert_allclose(np.vstack(rows), together, atol=1e-6)
+
+
+def test_packaged_says_whether_the_packaged_minilm_runs(tmp_path):
+    from truthguard.embedding import default_model_path
+
+    assert EmbeddingSimilarity().packaged
+    assert EmbeddingSimilarity(model_path=default_model_path()).packaged
+    assert not EmbeddingSimilarity(model_path=tmp_path).packaged
