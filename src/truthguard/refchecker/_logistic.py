@@ -1,16 +1,31 @@
-"""The logistic regression both fitted decisions use: the answer-level
-:class:`~truthguard.refchecker.decision.GroundingDecision` and the claim-level
-:class:`~truthguard.refchecker.support.SupportModel`."""
+"""The logistic regression the fitted models use: the answer-level
+:class:`~truthguard.refchecker.decision.GroundingDecision`, the claim-level
+:class:`~truthguard.refchecker.support.SupportModel`, and the two readings of a sentence
+embedding (:class:`~truthguard.refchecker.remarks.RemarkModel`,
+:class:`~truthguard.refchecker.meaning.MeaningModel`); and :class:`SavedModel`, how a fitted
+model is packaged, loaded and saved."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, ClassVar, Self
 
 import numpy as np
+from pydantic import BaseModel
 
-__all__ = ["balanced_weights", "check_features", "fit_logistic", "fit_named", "log_odds"]
+__all__ = [
+    "SavedModel",
+    "balanced_weights",
+    "check_features",
+    "fit_folded",
+    "fit_logistic",
+    "fit_named",
+    "log_odds",
+]
 
 
 def fit_logistic(
@@ -36,6 +51,54 @@ def fit_logistic(
         if np.abs(step).max() < 1e-8:
             break
     return beta[1:], means, scales, float(beta[0])
+
+
+def fit_folded(
+    x: Any, y: Sequence[bool], l2: float, *, rows: str, classes: str
+) -> tuple[list[float], float]:
+    """:func:`fit_logistic` on raw columns, each class weighted to half the total, with the
+    standardisation folded into the weights: ``x @ weights + intercept`` is the log-odds.
+
+    ``rows`` and ``classes`` name the data in errors ("vectors must be one row per label",
+    "need both remarks and facts to fit")."""
+    xs = np.asarray(x, dtype=np.float64)
+    ys = np.asarray(y, dtype=np.float64)
+    if xs.ndim != 2 or len(xs) != len(ys):
+        raise ValueError(f"{rows} must be one row per label")
+    if ys.min() == ys.max():
+        raise ValueError(f"need both {classes} to fit")
+    beta, means, scales, intercept = fit_logistic(xs, ys, balanced_weights(ys), l2)
+    weights = beta / scales
+    return (
+        [round(float(w), 6) for w in weights],
+        round(float(intercept - (weights * means).sum()), 6),
+    )
+
+
+class SavedModel(BaseModel):
+    """A fitted model saved as JSON: the packaged one (:attr:`packaged`, a file of
+    ``truthguard.refchecker``, read once per process), :meth:`load` and :meth:`save`."""
+
+    packaged: ClassVar[str]
+    """The packaged model's file name in ``truthguard.refchecker``."""
+    indent: ClassVar[int | None] = None
+    """JSON indentation of a saved file."""
+    _defaults: ClassVar[dict[type, Any]] = {}
+
+    @classmethod
+    def default(cls) -> Self:
+        """The packaged model."""
+        if cls not in SavedModel._defaults:
+            text = files("truthguard.refchecker").joinpath(cls.packaged).read_text("utf-8")
+            SavedModel._defaults[cls] = cls.model_validate(json.loads(text))
+        return SavedModel._defaults[cls]
+
+    @classmethod
+    def load(cls, path: str | Path) -> Self:
+        return cls.model_validate(json.loads(Path(path).read_text("utf-8")))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.model_dump(), indent=self.indent) + "\n", "utf-8")
 
 
 def balanced_weights(y: np.ndarray) -> np.ndarray:

@@ -739,25 +739,22 @@ class LocalChecker(ClaimChecker):
         sentences of its top-k segments; their vectors are cached by now). A clause is read as
         the sentence it was cut from, as the model was fitted on whole claims: "and Macleod did
         the same with Collip" means little alone."""
-        if self.meaning is False:
-            return {}
+        sim = self.similarity or get_default_similarity()
+        if self.meaning is False or getattr(sim, "packaged", False) is not True:
+            return {}  # off, or another embedding model than the one it was fitted on
         model = MeaningModel.default() if self.meaning is True else self.meaning
         read = {
             i: c.sentence or c.text
             for i, c in enumerate(claims)
             if c.kind == "fact" and len((c.sentence or c.text).split()) >= MEANING_MIN_WORDS
         }
-        facts = list(read)
-        pools = {i: [t for _, _, t in _pool(retrieval, i)[0]] for i in facts}
+        pools = {i: [t for _, _, t in _pool(retrieval, i)[0]] for i in read}
         texts = list(dict.fromkeys([*read.values(), *(t for v in pools.values() for t in v)]))
         if not texts:
             return {}
-        sim = self.similarity or get_default_similarity()
-        if getattr(sim, "packaged", False) is not True:
-            return {}  # the model reads the packaged MiniLM's vectors only
         vec = dict(zip(texts, sim.embed(texts), strict=True))
         return {
-            i: model.log_odds(vec[read[i]], np.array([vec[t] for t in pools[i]])) for i in facts
+            i: model.log_odds(vec[t], np.array([vec[x] for x in pools[i]])) for i, t in read.items()
         }
 
     def _nli_check(self, claims: list[Claim], retrieval: Retrieval) -> list[ClaimVerdict]:

@@ -195,25 +195,12 @@ class RefChecker(BaseDetector):
     @field_validator("remarks", mode="before")
     @classmethod
     def _remark_file(cls, v: Any) -> Any:
-        if not isinstance(v, str | PurePath):
-            return v
-        path = Path(v).expanduser()
-        if not path.is_file():
-            raise ValueError(f"no remark model file at {path}")
-        return RemarkModel.load(path)
+        return _saved(v, RemarkModel, "remark model")
 
     @field_validator("decision", mode="before")
     @classmethod
     def _decision_file(cls, v: Any) -> Any:
-        if not isinstance(v, str | PurePath):
-            return v
-        path = Path(v).expanduser()
-        if not path.is_file():
-            raise ValueError(f"no decision file at {path}")
-        try:
-            return GroundingDecision.load(path)
-        except ValueError as e:  # not JSON, or not a decision: ValidationError is a ValueError
-            raise ValueError(f"{path} holds no saved GroundingDecision: {e}") from e
+        return _saved(v, GroundingDecision, "decision")
 
     def batch(
         self,
@@ -390,7 +377,8 @@ class RefChecker(BaseDetector):
             inp.question, inp.answer, session, store=self.store
         )
         embedder = self.similarity or get_default_similarity()
-        if inp.history and self.chat_replies == "open":
+        chat = bool(inp.history) and self.chat_replies == "open"
+        if chat:
             # an open chat's reply is weighed by the decision's model, remarks and all
             extracted, p_remark = extraction.claims, [None] * len(extraction.claims)
         else:
@@ -473,7 +461,6 @@ class RefChecker(BaseDetector):
         by_claims = None
         form: str | None = None
         threshold = 0.5
-        chat = bool(inp.history) and self.chat_replies == "open"
         least = None if chat or self.decide == "fitted" else answer_probability(details["claims"])
         if least is not None:
             # outside an open chat, an answer is as supported as its least supported claim
@@ -598,6 +585,19 @@ def _why(claim: dict[str, Any]) -> str:
     if evidence.get("text"):
         out += f", held against {evidence['text']!r}"
     return out
+
+
+def _saved(v: Any, model: Any, what: str) -> Any:
+    """``v`` itself, or the model saved at the path ``v`` names (a field validator's reading)."""
+    if not isinstance(v, str | PurePath):
+        return v
+    path = Path(v).expanduser()
+    if not path.is_file():
+        raise ValueError(f"no {what} file at {path}")
+    try:
+        return model.load(path)
+    except ValueError as e:  # not JSON, or not a model: ValidationError is a ValueError
+        raise ValueError(f"{path} holds no saved {model.__name__}: {e}") from e
 
 
 def _least_meaning(claims: list[dict[str, Any]]) -> dict[str, Any] | None:

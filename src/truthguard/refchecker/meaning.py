@@ -24,15 +24,12 @@ cascade's ``meaning`` signal escalates (:func:`truthguard.cascade.escalation_rea
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from importlib.resources import files
-from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
-from truthguard.refchecker._logistic import balanced_weights, fit_logistic
+from truthguard.refchecker._logistic import SavedModel, fit_folded
 
 __all__ = ["CLOSEST", "MeaningModel", "pair_features"]
 
@@ -56,10 +53,11 @@ def pair_features(claim: np.ndarray, sentences: np.ndarray) -> np.ndarray:
     return np.concatenate([claim * best, np.abs(claim - best), top])
 
 
-class MeaningModel(BaseModel):
+class MeaningModel(SavedModel):
     """The log-odds that the evidence supports a claim, from :func:`pair_features`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    packaged = "meaning.json"
 
     weights: list[float]
     """One weight per feature (standardisation folded in)."""
@@ -90,35 +88,7 @@ class MeaningModel(BaseModel):
         fitted_on: str = "",
     ) -> MeaningModel:
         """Fit on rows of :func:`pair_features`, each class weighted to half the total."""
-        x = np.asarray(features, dtype=np.float64)
-        y = np.asarray(supported, dtype=np.float64)
-        if x.ndim != 2 or len(x) != len(y):
-            raise ValueError("features must be one row per label")
-        if y.min() == y.max():
-            raise ValueError("need both supported and unsupported claims to fit")
-        beta, means, scales, intercept = fit_logistic(x, y, balanced_weights(y), l2)
-        weights = beta / scales
-        return cls(
-            weights=[round(float(w), 6) for w in weights],
-            intercept=round(float(intercept - (weights * means).sum()), 6),
-            fitted_on=fitted_on,
+        weights, intercept = fit_folded(
+            features, supported, l2, rows="features", classes="supported and unsupported claims"
         )
-
-    @classmethod
-    def default(cls) -> MeaningModel:
-        """The packaged model (``meaning.json``)."""
-        global _DEFAULT
-        if _DEFAULT is None:
-            text = files("truthguard.refchecker").joinpath("meaning.json").read_text("utf-8")
-            _DEFAULT = cls.model_validate(json.loads(text))
-        return _DEFAULT
-
-    @classmethod
-    def load(cls, path: str | Path) -> MeaningModel:
-        return cls.model_validate(json.loads(Path(path).read_text("utf-8")))
-
-    def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.model_dump()) + "\n", "utf-8")
-
-
-_DEFAULT: MeaningModel | None = None
+        return cls(weights=weights, intercept=intercept, fitted_on=fitted_on)

@@ -19,16 +19,13 @@ being a remark reaches the model's threshold is read as a hedge (:func:`read_rem
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
-from importlib.resources import files
-from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
-from truthguard.refchecker._logistic import balanced_weights, fit_logistic
+from truthguard.refchecker._logistic import SavedModel, fit_folded
 from truthguard.refchecker.extractors import Claim
 
 __all__ = ["RemarkModel", "names_a_reader", "read_remarks"]
@@ -51,10 +48,11 @@ def names_a_reader(sentence: str) -> bool:
     return bool(_READER.search(sentence.replace("’", "'")))
 
 
-class RemarkModel(BaseModel):
+class RemarkModel(SavedModel):
     """``P(remark)`` of a claim from its sentence embedding, and the cut that makes it one."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    packaged = "remarks.json"
 
     weights: list[float]
     """One weight per embedding dimension (standardisation folded in)."""
@@ -85,39 +83,10 @@ class RemarkModel(BaseModel):
         fitted_on: str = "",
     ) -> RemarkModel:
         """Fit on labelled sentence embeddings, each class weighted to half the total."""
-        x = np.asarray(vectors, dtype=np.float64)
-        y = np.asarray(is_remark, dtype=np.float64)
-        if x.ndim != 2 or len(x) != len(y):
-            raise ValueError("vectors must be one row per label")
-        if y.min() == y.max():
-            raise ValueError("need both remarks and facts to fit")
-        beta, means, scales, intercept = fit_logistic(x, y, balanced_weights(y), l2)
-        weights = beta / scales
-        return cls(
-            weights=[round(float(w), 6) for w in weights],
-            intercept=round(float(intercept - (weights * means).sum()), 6),
-            threshold=threshold,
-            fitted_on=fitted_on,
+        weights, intercept = fit_folded(
+            vectors, is_remark, l2, rows="vectors", classes="remarks and facts"
         )
-
-    @classmethod
-    def default(cls) -> RemarkModel:
-        """The packaged model (``remarks.json``)."""
-        global _DEFAULT
-        if _DEFAULT is None:
-            text = files("truthguard.refchecker").joinpath("remarks.json").read_text("utf-8")
-            _DEFAULT = cls.model_validate(json.loads(text))
-        return _DEFAULT
-
-    @classmethod
-    def load(cls, path: str | Path) -> RemarkModel:
-        return cls.model_validate(json.loads(Path(path).read_text("utf-8")))
-
-    def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.model_dump()) + "\n", "utf-8")
-
-
-_DEFAULT: RemarkModel | None = None
+        return cls(weights=weights, intercept=intercept, threshold=threshold, fitted_on=fitted_on)
 
 
 def read_remarks(

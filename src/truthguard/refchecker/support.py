@@ -25,14 +25,13 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from importlib.resources import files
-from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._logistic import (
+    SavedModel,
     check_features,
     fit_logistic,
     fit_named,
@@ -173,11 +172,13 @@ FACT_P = 0.99
 """``P(unsupported)`` of a claim whose facts alone leave it unsupported."""
 
 
-class SupportModel(BaseModel):
+class SupportModel(SavedModel):
     """``P(unsupported)`` of a claim from :data:`CLAIM_FEATURES`, and the cuts that decide a
     claim and an answer by it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    packaged = "support.json"
+    indent = 1
 
     coefficients: dict[str, float]
     """One weight per feature (on standardised features)."""
@@ -220,25 +221,6 @@ class SupportModel(BaseModel):
             what=("unsupported", "supported", "unsupported claims"),
         )
         return cls(**fitted, fitted_on=fitted_on, **cuts)
-
-    @classmethod
-    def default(cls) -> SupportModel:
-        """The packaged model (``support.json``)."""
-        global _DEFAULT
-        if _DEFAULT is None:
-            text = files("truthguard.refchecker").joinpath("support.json").read_text("utf-8")
-            _DEFAULT = cls.model_validate(json.loads(text))
-        return _DEFAULT
-
-    @classmethod
-    def load(cls, path: str | Path) -> SupportModel:
-        return cls.model_validate(json.loads(Path(path).read_text("utf-8")))
-
-    def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.model_dump(), indent=1) + "\n", "utf-8")
-
-
-_DEFAULT: SupportModel | None = None
 
 
 def answer_probability(claims: Sequence[Mapping[str, Any]]) -> tuple[float, int] | None:
