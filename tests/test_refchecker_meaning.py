@@ -5,7 +5,7 @@ import pytest
 
 from truthguard.refchecker import RefChecker
 from truthguard.refchecker.checkers import LocalChecker
-from truthguard.refchecker.meaning import CLOSEST, MeaningModel, pair_features
+from truthguard.refchecker.meaning import CLOSEST, MeaningModel, candidates, pair_features
 
 
 def _unit(*xs: float) -> np.ndarray:
@@ -13,14 +13,29 @@ def _unit(*xs: float) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
-def test_pair_features_read_the_closest_sentence_and_the_best_cosines():
+def test_a_claim_is_held_against_its_closest_sentence_and_each_two_of_the_closest():
+    claim = _unit(1, 1, 0, 0)
+    sentences = np.array([_unit(1, 0, 0, 0), _unit(0, 1, 0, 0), _unit(0, 0, 1, 0)])
+    read = candidates(claim, sentences)
+    # the closest sentence, then the three pairs of the three closest
+    assert len(read) == 1 + 3
+    assert np.allclose(read[0], sentences[0])
+    joined = read[1]  # the first two sentences read together say what the claim says
+    assert np.allclose(joined, claim)
+    assert np.allclose(np.linalg.norm(read, axis=1), 1.0)
+    assert candidates(claim, np.zeros((0, 4))).shape == (0, 4)
+
+
+def test_pair_features_read_each_candidate_and_the_best_cosines():
     claim = _unit(1, 0, 0)
     sentences = np.array([_unit(0, 1, 0), _unit(1, 1, 0)])
     f = pair_features(claim, sentences)
-    assert f.shape == (2 * 3 + CLOSEST,)
+    assert f.shape == (2, 2 * 3 + 1 + CLOSEST)  # the closest sentence, and the two together
     best = sentences[1]
-    assert np.allclose(f[:3], claim * best) and np.allclose(f[3:6], np.abs(claim - best))
-    assert np.allclose(f[6:], [best @ claim, 0.0, 0.0])  # two sentences: the third cosine is 0
+    assert np.allclose(f[0, :3], claim * best) and np.allclose(f[0, 3:6], np.abs(claim - best))
+    assert np.isclose(f[0, 6], best @ claim)
+    # two sentences: the third cosine is 0, on every row
+    assert np.allclose(f[:, 7:], [best @ claim, 0.0, 0.0])
     assert np.allclose(pair_features(claim, np.zeros((0, 3))), 0.0)
 
 
@@ -35,18 +50,18 @@ def test_fit_weighs_what_separates_supported_claims_and_round_trips(tmp_path):
             sentence = _unit(*rng.normal(size=4))
         rows.append(pair_features(claim, sentence[None, :]))
         ys.append(bool(k % 2))
-    model = MeaningModel.fit(np.array(rows), ys, l2=1.0, fitted_on="toy")
-    z = np.array(rows) @ np.asarray(model.weights) + model.intercept
+    model = MeaningModel.fit_read(rows, ys, l2=1.0, fitted_on="toy")
+    z = np.array([float(np.max(model.read(f))) for f in rows])
     assert z[np.array(ys)].mean() > z[~np.array(ys)].mean() + 1.0
     assert model.dimension == 4
     model.save(tmp_path / "m.json")
     assert MeaningModel.load(tmp_path / "m.json") == model
     with pytest.raises(ValueError, match="both"):
-        MeaningModel.fit(np.array(rows), [True] * len(rows))
+        MeaningModel.fit(np.array([f[0] for f in rows]), [True] * len(rows))
 
 
 def test_vectors_of_another_width_are_not_read():
-    model = MeaningModel(weights=[0.0] * (2 * 4 + CLOSEST), intercept=1.0)
+    model = MeaningModel(weights=[0.0] * (2 * 4 + 1 + CLOSEST), intercept=1.0)
     assert model.log_odds(np.ones(4) / 2, np.ones((1, 4)) / 2) == pytest.approx(1.0)
     assert model.log_odds(np.ones(3), np.ones((1, 3))) is None
 
