@@ -43,6 +43,22 @@ def test_a_count_that_disagrees_with_its_list_is_not_derived(text, word):
     assert not _derived(text, word)
 
 
+def test_a_clause_counts_the_items_its_sentence_lists():
+    sentence = (
+        "Linden gave the boats two advantages: they could hold more cargo, and they were "
+        "easier to carry than most others."
+    )
+    clause = "Linden gave the boats two advantages: they could hold more cargo"
+    for word, counted in (("two", True), ("three", False)):
+        text = clause.replace("two", word)
+        facts = extract_facts(text)
+        fact = next(f for f in facts if f.text == word)
+        context = sentence.replace("two", word)
+        assert derived(fact, text, facts, context=context) is counted
+        # read alone, the clause lists one item
+        assert not derived(fact, text, facts)
+
+
 def test_a_span_between_two_dates_the_claim_states_is_its_own():
     text = "Hiroshima was bombed on 6 August 1945 and Nagasaki three days later, on 9 August."
     assert _derived(text, "three")

@@ -51,6 +51,25 @@ def test_clauses_split_at_connectives_and_glue_short_pieces():
     ]
 
 
+def test_a_clause_boundary_inside_brackets_or_a_quotation_is_no_boundary():
+    aside = (
+        "The passage doesn't say where in the heart the node sits "
+        "(for example, which chamber it's in)."
+    )
+    assert split_clauses(aside) == [aside]
+    quoted = 'He wrote "Go home, and stay there quietly tonight" in 1950, and she left in 1952.'
+    assert split_clauses(quoted) == [
+        'He wrote "Go home, and stay there quietly tonight" in 1950',
+        "and she left in 1952.",
+    ]
+    # once the bracket is closed, the sentence splits as before
+    closed = "It has a node (the SA node) in the wall, which sets the pace of the heart."
+    assert split_clauses(closed) == [
+        "It has a node (the SA node) in the wall",
+        "which sets the pace of the heart.",
+    ]
+
+
 def test_long_reference_is_cut_into_bounded_segments_with_offsets():
     sentences = [f"Sentence number {i} talks about topic {i} in some detail." for i in range(50)]
     long_sentence = " ".join(f"w{i}" for i in range(250)) + "."

@@ -18,6 +18,7 @@ days later" between the 6th and the 9th, stays a number no source states.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 from collections.abc import Sequence
@@ -39,13 +40,28 @@ def derived(
     facts: Sequence[Fact],
     evidence: Sequence[Fact] = (),
     sources: Sequence[Fact] = (),
+    context: str | None = None,
 ) -> bool:
     """Whether the number ``fact`` of the claim ``text`` (with its ``facts``) is a count of
     items the claim lists or a span between dates the claim or its evidence sentence states,
-    or between a date the claim states and one stated anywhere in the ``sources``."""
+    or between a date the claim states and one stated anywhere in the ``sources``. A claim cut
+    from the answer sentence ``context`` counts the items that sentence lists: "two
+    advantages: they hold more cargo" of "... and they are easier to carry"."""
     if fact.kind != "number" or _ORDINAL.search(fact.text):
         return False
-    return enumerated(fact, text) or date_span(fact, text, facts, evidence, sources)
+    return (
+        enumerated(fact, text)
+        or _enumerated_in(fact, text, context)
+        or date_span(fact, text, facts, evidence, sources)
+    )
+
+
+def _enumerated_in(fact: Fact, text: str, context: str | None) -> bool:
+    """:func:`enumerated` over the sentence ``text`` was cut from, where it lies in it."""
+    at = context.find(text) if context and context != text else -1
+    if at < 0:
+        return False
+    return enumerated(dataclasses.replace(fact, start=fact.start + at, end=fact.end + at), context)
 
 
 def enumerated(fact: Fact, text: str) -> bool:

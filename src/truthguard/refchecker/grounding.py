@@ -260,7 +260,7 @@ def ground_claim(
                 r, o, text = sentences[k]
                 ev = (r, o + lo, o + hi, text[lo:hi])
                 issues.append(Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev))
-            elif not derived(fact, claim.text, claim.facts, sent.facts, all_facts):
+            elif not derived(fact, claim.text, claim.facts, sent.facts, all_facts, context):
                 # (a count of what the claim lists, or the span between two dates, is its own)
                 issues.append(Issue(fact.kind, "ungrounded", fact.start, fact.end, fact.text))
         inside = [

@@ -117,7 +117,7 @@ def split_clauses(sentence: str, *, min_words: int = 4) -> list[str]:
     A piece shorter than ``min_words`` is glued back to its neighbour, so a list such as
     "red, green and blue" stays one claim.
     """
-    pieces = [p.strip() for p in _CLAUSE.split(sentence) if p and p.strip()]
+    pieces = [p.strip() for p in _outside_brackets(sentence) if p and p.strip()]
     merged: list[str] = []
     for piece in pieces:
         if merged and (
@@ -129,6 +129,21 @@ def split_clauses(sentence: str, *, min_words: int = 4) -> list[str]:
         else:
             merged.append(piece)
     return merged or ([sentence.strip()] if sentence.strip() else [])
+
+
+def _outside_brackets(sentence: str) -> list[str]:
+    """``sentence`` cut at each clause boundary that no bracket or double quotation holds open:
+    "(for example, which chamber it's in)" is one aside of its clause, not a clause."""
+    pieces, start = [], 0
+    for m in _CLAUSE.finditer(sentence):
+        before = sentence[: m.start()]
+        brackets = before.count("(") + before.count("[") - before.count(")") - before.count("]")
+        quoted = before.count('"') % 2 or before.count("\u201c") > before.count("\u201d")
+        if brackets > 0 or quoted:
+            continue
+        pieces.append(sentence[start : m.start()])
+        start = m.end()
+    return [*pieces, sentence[start:]]
 
 
 _LIST_ITEM_WORDS = 4
