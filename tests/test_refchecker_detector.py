@@ -1408,6 +1408,38 @@ RAG_ANSWERS = [
         "Comte developed positivism in Paris in the 1800s.",
         True,
     ),
+    (
+        "Where is the heart's natural pacemaker?",
+        [
+            "The sinoatrial node is a cluster of pacemaker cells that sets the rhythm of the "
+            "heart. Its cells fire about seventy times a minute at rest."
+        ],
+        "It's the sinoatrial node, a cluster of pacemaker cells that sets the heart's rhythm. "
+        "The passage doesn't say where the node sits (for example, which chamber holds it).",
+        True,
+    ),
+    (
+        "When did the first programme go out?",
+        ["The opening programme of the new service was broadcast at 15:00 from the studios."],
+        "It went out at 3 pm, from the studios.",
+        True,
+    ),
+    (
+        "When did the first programme go out?",
+        ["The opening programme of the new service was broadcast at 15:00 from the studios."],
+        "It went out at 5 pm, from the studios.",
+        False,
+    ),
+    (
+        "Why were dugouts made of linden wood?",
+        [
+            "Many dugouts were made from linden wood. Boats made from it have a better cargo "
+            "capacity and are easier to carry than boats made from most other trees."
+        ],
+        "Linden wood gave dugouts two advantages over most other trees: they could take more "
+        "cargo, and they were easier to carry.",
+        True,
+    ),
 ]
 
 

@@ -64,6 +64,21 @@ def test_dates_break_into_month_and_numbers_in_any_common_format():
     assert _values("Prices may rise.", "month") == []
 
 
+def test_a_time_of_day_is_one_fact_in_any_common_format():
+    for text in ("at 3 pm", "at 3 p.m.", "at 3pm", "at 3:00 PM", "at 15:00"):
+        assert _values(text) == [(180.0, "clock")], text
+    assert _values("at 10:31 p.m. BST") == _values("at 22:31 BST") == [(631.0, "clock")]
+    assert _values("at 10:31 p.m. BST", "name") == [("bst", None)]  # "p.m." is no name
+    # a stretch of time or a ratio is no time of day
+    assert _values("She ran it in 2:03:59.") == []
+    assert _values("They won 3:1.") == []
+    opening = "The first programme was broadcast at 15:00 from Alexandra Palace."
+    said = "The first programme went out at 3 pm from Alexandra Palace."
+    assert [i for i in _against(said, opening).issues if i.kind == "number"] == []
+    wrong = _against(said.replace("3 pm", "4 pm"), opening)
+    assert [i.text for i in wrong.issues if i.kind == "number"] == ["4 pm"]
+
+
 def test_names_titles_and_offsets_slice_back():
     text = 'In 1998 J. K. Rowling wrote "The Philosopher\'s Stone" for the BBC.'
     facts = extract_facts(text)

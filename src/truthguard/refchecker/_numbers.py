@@ -346,10 +346,40 @@ def _unit_after(tokens: list[Token], j: int) -> tuple[str | None, int]:
 _NUM_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b|\b(\d{1,2})/(\d{1,2})/(\d{2,4})\b")
 
 
+_CLOCK = re.compile(
+    r"(?<![\d:.,])(\d{1,2})(?::(\d{2}))?\s*(a\.m\.?|p\.m\.?|am\b|pm\b)"
+    r"|(?<![\d:.,])(\d{1,2}):(\d{2})(?![\d:])",
+    re.IGNORECASE,
+)
+"""A time of day: "3 pm", "10:31 p.m.", "22:31" (not a stretch of "2:03:59")."""
+
+CLOCK = "clock"
+"""The unit of a time of day, whose value is minutes past the hour on a twelve-hour dial."""
+
+
+def _clock_times(text: str) -> tuple[list[Fact], list[tuple[int, int]]]:
+    """The times of day of ``text``, each valued on a twelve-hour dial ("15:00" and "3 pm" are
+    180; "3 am" too: a time without its half of the day is read, not which half)."""
+    facts, spans = [], []
+    for m in _CLOCK.finditer(text):
+        twelve = m.group(3) is not None
+        hour = int(m.group(1) if twelve else m.group(4))
+        minute = int((m.group(2) if twelve else m.group(5)) or 0)
+        if minute > 59 or hour > (12 if twelve else 23) or (twelve and hour == 0):
+            continue
+        end = m.end() if twelve else m.end(5)
+        value = float((hour % 12) * 60 + minute)
+        facts.append(Fact("number", value, m.start(), end, text[m.start() : end], CLOCK))
+        spans.append((m.start(), end))
+    return facts, spans
+
+
 def _numeric_dates(text: str) -> tuple[list[Fact], list[tuple[int, int]]]:
-    facts: list[Fact] = []
-    spans = []
+    """Numeric dates ("2017-05-22", "22/5/2017") and times of day, and the spans they cover."""
+    facts, spans = _clock_times(text)
     for m in _NUM_DATE.finditer(text):
+        if any(lo < m.end() and m.start() < hi for lo, hi in spans):
+            continue
         spans.append((m.start(), m.end()))
         if m.group(1):
             y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
