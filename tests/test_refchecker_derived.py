@@ -123,3 +123,18 @@ def test_after_and_later_say_which_of_the_claims_date_and_the_other_comes_first(
     assert _spans(
         "The telescope went up in 1990, and its optics were fixed three years later.", "three", fix
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "evidence", "counted"),
+    [
+        ("He fired in the ten minutes between 10:05 and 10:15 p.m.", "ten", "", True),
+        ("He fired in the twenty minutes between 10:05 and 10:15 p.m.", "twenty", "", False),
+        ("It was a roughly ten-minute attack.", "ten-minute", "From 10:05 to 10:15 p.m.", True),
+        ("It was a roughly thirty-minute attack.", "thirty-minute", "From 10:05 to 10:15", False),
+        # the shorter way round the dial
+        ("The show ran two hours, from 11 pm to 1 am.", "two", "", True),
+    ],
+)
+def test_minutes_or_hours_between_two_times_of_day_are_counted(text, word, evidence, counted):
+    assert _derived(text, word, evidence) is counted

@@ -82,3 +82,11 @@ def test_the_doer_after_a_peoples_adjective_and_a_noun_is_the_name_it_describes(
     assert role_swaps("The song was first recorded by Roger Bart for the film.", evidence) == []
     swaps = role_swaps("The song was first recorded by Alan Menken for the film.", evidence)
     assert [(s.text, s.evidence_text) for s in swaps] == [("Alan Menken", "Roger Bart")]
+
+
+def test_a_name_set_off_by_a_comma_before_the_action_is_no_doer():
+    said = "Between 10:05 and 10:15, Stephen Paddock of Mesquite, Nevada, fired from his suite."
+    assert role_swaps("Paddock fired from his suite.", said) == []
+    # the doer without the aside is still read, and a swap of it found
+    plain = "Stephen Paddock fired from his suite, and Mesquite police arrived."
+    assert [r.text for r in role_swaps("Mesquite fired from his suite.", plain)] == ["Mesquite"]

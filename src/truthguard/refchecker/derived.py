@@ -24,9 +24,10 @@ import re
 from collections.abc import Sequence
 
 from truthguard.refchecker._alignment import APPROX
+from truthguard.refchecker._numbers import CLOCK
 from truthguard.refchecker._tokens import Fact
 
-__all__ = ["date_span", "derived", "enumerated"]
+__all__ = ["clock_span", "date_span", "derived", "enumerated"]
 
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)$|^(?:first|second|third)$", re.IGNORECASE)
 _LIST_START = re.compile(r"^[^:,;.]{0,40}?(?:[:,]|\bboth\b)\s*")
@@ -53,6 +54,7 @@ def derived(
         enumerated(fact, text)
         or _enumerated_in(fact, text, context)
         or date_span(fact, text, facts, evidence, sources)
+        or clock_span(fact, text, facts, evidence)
     )
 
 
@@ -132,6 +134,32 @@ def date_span(
     return any(fits(a, b) for a, b in free) or any(
         fits(a, b) and ordered(a, at, b) for a, at, b in mine
     )
+
+
+_MINUTES = {"minute": 1.0, "hour": 60.0}
+_UNIT_WORD = re.compile(r"-(minute|hour)s?$", re.IGNORECASE)
+
+
+def clock_span(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact]) -> bool:
+    """Whether ``fact`` counts the minutes or hours between two times of day that the claim,
+    or its evidence sentence, states ("in the ten minutes between 10:05 and 10:15 p.m.", "the
+    ten-minute attack" where the sentence gives both times), the shorter way round the dial,
+    within the rounding its wording allows."""
+    named = _UNIT_WORD.search(fact.text)
+    per = _MINUTES.get(fact.unit or (named.group(1).casefold() if named else ""))
+    if per is None or not isinstance(fact.value, float):
+        return False
+    before = _WORD_BEFORE.search(text[max(0, fact.start - 20) : fact.start])
+    rounded = before is not None and before.group(1).casefold() in APPROX
+    slack = max(0.6, 0.15 * fact.value) if rounded else 0.5
+    for side in (facts, evidence):
+        times = [float(f.value) for f in side if f.unit == CLOCK and f is not fact]  # type: ignore[arg-type]
+        for i, a in enumerate(times):
+            for b in times[i + 1 :]:
+                gap = abs(a - b) % 720
+                if abs(min(gap, 720 - gap) / per - fact.value) <= slack:
+                    return True
+    return False
 
 
 _AFTER = re.compile(r"^\W*(?:[a-z]+\W+)?(after|before|prior|later|afterwards|earlier)\b", re.I)

@@ -77,6 +77,8 @@ def _roles(a: Analysed, runs: list[tuple[int, int]], k: int) -> dict[str, tuple[
     read the other way round in the passive ("was designed by Goethals")."""
     by = k + 1 < len(a.tokens) and a.tokens[k + 1].norm == "by"
     before, after = _beside(runs, k, -1), _beside(runs, k + 1 if by else k, 1)
+    if before is not None and _set_off(a, a.tokens[before[1]].end, a.tokens[k].start):
+        before = None  # "Paddock of Mesquite, Nevada, fired": an aside, not who fired
     if after is not None:
         after = _named_after_descriptor(a, runs, after)
     passive = by or (k > 0 and a.tokens[k - 1].norm in _PASSIVE)
@@ -92,6 +94,13 @@ def _roles(a: Analysed, runs: list[tuple[int, int]], k: int) -> dict[str, tuple[
         if after is not None:
             out["patient"] = after
     return out
+
+
+def _set_off(a: Analysed, start: int, end: int) -> bool:
+    """Whether punctuation stands between ``start`` and ``end`` of ``a``'s text: a comma, a
+    bracket or a dash sets a name off from the verb after it (an aside, or the end of one), and
+    a subject is never cut from its verb so."""
+    return any(ch in ",;:()[]\u2013\u2014" for ch in a.text[start:end])
 
 
 _DEMONYM = re.compile(r"^[A-Z][a-z]+(?:an|ian|ish|ese|ic|i)$")
