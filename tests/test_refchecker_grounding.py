@@ -79,6 +79,35 @@ def test_a_time_of_day_is_one_fact_in_any_common_format():
     assert [i.text for i in wrong.issues if i.kind == "number"] == ["4 pm"]
 
 
+def test_a_speed_is_a_unit_of_its_own():
+    assert _values("diving at up to 389 km/h (242 mph)") == [(389.0, "km/h"), (242.0, "mph")]
+    assert _values("at 60 miles per hour") == [(60.0, "mph")]
+    assert _values("at 100 kilometres per hour") == [(100.0, "km/h")]
+    assert _values("It is 5 km long.") == [(5.0, "km")]
+    falcon = "The falcon reaches over 389 km/h (242 mph) in its dive."
+    wrong = _against("The falcon dives at up to 242 km/h.", falcon)
+    assert [i.text for i in wrong.issues if i.kind == "number"] == ["242"]
+    assert [
+        i for i in _against("The falcon dives at 242 mph.", falcon).issues if i.kind == "number"
+    ] == []
+
+
+def test_a_stretch_of_time_is_the_same_in_any_unit():
+    trade = [(0, 0, "Pepper from Java was a large part of the company's trade for twenty years.")]
+
+    def numbers(claim, evidence=trade):
+        return [i.text for i in ground_claim(claim, evidence).issues if i.kind == "number"]
+
+    assert numbers("Pepper from Java was a large part of its trade for two decades.") == []
+    assert numbers("Pepper from Java was a large part of its trade for three decades.") == ["three"]
+    siege = [(0, 0, "The siege lasted 21 days.")]
+    assert numbers("The siege lasted three weeks.", siege) == []
+    assert numbers("The siege lasted four weeks.", siege) == ["four"]
+    # "the 1970s" names a decade; it counts none
+    assert _values("in the 1970s") == [(1970.0, "decade")]
+    assert _values("for two decades") == [(2.0, "decades")]
+
+
 def test_names_titles_and_offsets_slice_back():
     text = 'In 1998 J. K. Rowling wrote "The Philosopher\'s Stone" for the BBC.'
     facts = extract_facts(text)

@@ -77,6 +77,10 @@ def test_comparatives_of_opposite_qualities_say_the_same_fact():
         ("The journal is published weekly.", "It is a monthly scientific journal.", "weekly"),
         ("Chinese actress Jo Yeo-jeong.", "Jo Yeo-jeong is a South Korean actress.", "Chinese"),
         ("She won the silver medal in Athens.", "She won the gold medal in Athens.", "silver"),
+        # the points between the cardinal ones, hyphenated or written together
+        ("The range lies to the north-east.", "The range lies to the north-west.", "north-east"),
+        ("The range lies to the northwest.", "The range lies to the north-west.", None),
+        ("It is in the north-eastern corner.", "It is in the northeast corner.", None),
         # words for one value, and nations of one state, say nothing against each other
         ("The annual fair is held in Leeds.", "The yearly fair is held in Leeds.", None),
         ("He is an English singer.", "He is a British singer.", None),

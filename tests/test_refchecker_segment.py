@@ -27,6 +27,7 @@ def test_sentences_keep_offsets_and_skip_abbreviations():
         "Ohio Gov. John Kasich signed the bill.",
         "Sen. Warren and Lt. Gen. Adams spoke on Jan. 5 in Washington.",
         "It was built by Acme Corp. in Ft. Worth.",
+        "The president is Rt. Hon. Brig. Julius Bio, and Maj. Gen. Ray Adm. Lee is his aide.",
     ],
 )
 def test_titles_and_abbreviated_months_do_not_end_a_sentence(text):

@@ -57,6 +57,10 @@ class Issue:
 def _same_number(a: Fact, b: Fact) -> bool:
     if not isinstance(a.value, float) or not isinstance(b.value, float):
         return False
+    if a.unit != b.unit and a.unit in _DURATION and b.unit in _DURATION:
+        # one stretch of time in two units: "two decades" is "twenty years"
+        x, y = a.value * _DURATION[a.unit], b.value * _DURATION[b.unit]
+        return abs(x - y) <= 0.02 * max(x, y)
     if _rank_for_count(a, b):
         return False
     if abs(a.value - b.value) > 1e-9 * max(1.0, abs(a.value)) and not (
@@ -69,6 +73,20 @@ def _same_number(a: Fact, b: Fact) -> bool:
     ):
         return False
     return _same_unit(a.unit, b.unit) or None in (a.unit, b.unit) or "decade" in (a.unit, b.unit)
+
+
+_DURATION = {
+    "minute": 1 / 1440,
+    "hour": 1 / 24,
+    "day": 1.0,
+    "week": 7.0,
+    "month": 365.25 / 12,
+    "year": 365.25,
+    "decades": 3652.5,
+    "century": 36525.0,
+}
+"""Units of a stretch of time, in days ("decade", a unit of "the 1970s", is a span of years
+named by its first; "decades" counts them)."""
 
 
 def _rank_for_count(a: Fact, b: Fact) -> bool:

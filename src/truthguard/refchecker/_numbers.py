@@ -150,6 +150,14 @@ _UNIT_ALIASES = {
     "mi": "mi",
     "mile": "mi",
     "miles": "mi",
+    # speeds: "389 km/h" is not 389 km, nor "242 mph" a bare 242
+    "km h": "km/h",
+    "kph": "km/h",
+    "kmh": "km/h",
+    "kilometres per hour": "km/h",
+    "kilometers per hour": "km/h",
+    "mph": "mph",
+    "miles per hour": "mph",
     "ft": "ft",
     "foot": "ft",
     "feet": "ft",
@@ -179,6 +187,8 @@ _UNIT_ALIASES = {
     "minutes": "minute",
     "century": "century",
     "centuries": "century",
+    "decade": "decades",
+    "decades": "decades",
     "ha": "ha",
     "hectare": "ha",
     "hectares": "ha",
@@ -335,6 +345,9 @@ def _is_number_word(norm: str) -> bool:
 
 def _unit_after(tokens: list[Token], j: int) -> tuple[str | None, int]:
     if j < len(tokens):
+        three = " ".join(t.norm for t in tokens[j : j + 3]) if j + 2 < len(tokens) else ""
+        if three in _UNIT_ALIASES:
+            return _UNIT_ALIASES[three], 3
         two = f"{tokens[j].norm} {tokens[j + 1].norm}" if j + 1 < len(tokens) else ""
         if two in _UNIT_ALIASES:
             return _UNIT_ALIASES[two], 2

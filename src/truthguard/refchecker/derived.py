@@ -31,7 +31,7 @@ __all__ = ["clock_span", "date_span", "derived", "enumerated"]
 
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)$|^(?:first|second|third)$", re.IGNORECASE)
 _LIST_START = re.compile(r"^[^:,;.]{0,40}?(?:[:,]|\bboth\b)\s*")
-_DAYS = {"day": 1.0, "week": 7.0, "month": 365.25 / 12, "year": 365.25}
+_DAYS = {"day": 1.0, "week": 7.0, "month": 365.25 / 12, "year": 365.25, "decades": 3652.5}
 _WORD_BEFORE = re.compile(r"(\w+)\W*$")
 
 

@@ -100,6 +100,13 @@ EXCLUSIVE: tuple[tuple[frozenset[str], ...], ...] = tuple(
         # how often: "a monthly journal" is not a weekly one ("yearly" and "annual" agree)
         ("hourly", "daily", "weekly", "fortnightly", "monthly", "quarterly", "yearly annual"),
         ("spring", "summer", "autumn", "winter"),
+        # the four points between the cardinal ones (north against south is a pair above)
+        (
+            "northeast northeastern",
+            "northwest northwestern",
+            "southeast southeastern",
+            "southwest southwestern",
+        ),
         ("gold", "silver", "bronze"),
         # a people's or a country's adjective; the nations of one state (British, English,
         # Scottish, Welsh) say nothing against each other, so they share a value
@@ -178,8 +185,9 @@ _OPPOSITE = _opposites()
 
 @functools.lru_cache(maxsize=8192)
 def _lemmas(word: str) -> frozenset[str]:
-    """The word and its lemmas under every part of speech ("won" -> win, "lost" -> lose)."""
-    out = {word}
+    """The word and its lemmas under every part of speech ("won" -> win, "lost" -> lose); a
+    hyphenated word is also the word written together ("north-west" is "northwest")."""
+    out = {word, word.replace("-", "")}
     for forms in all_lemmas(word).values():
         out.update(forms)
     return frozenset(out)
@@ -207,6 +215,11 @@ def _negated(text: Analysed) -> frozenset[int]:
     return frozenset(out)
 
 
+def _word(norm: str) -> bool:
+    """Whether a token is a word, hyphenated ones included ("north-east")."""
+    return norm.replace("-", "").isalpha()
+
+
 @dataclass(frozen=True)
 class Flip(Against):
     """A claim word whose opposite the evidence sentence states."""
@@ -215,7 +228,7 @@ class Flip(Against):
 def flips(claim_text: str, evidence_text: str) -> list[Flip]:
     """The claim's words put for their opposites in the evidence sentence (see the module)."""
     claim, evidence = analyse(claim_text), analyse(evidence_text)
-    evidence_lemmas = [(t, _lemmas(t.norm)) for t in evidence.tokens if t.norm.isalpha()]
+    evidence_lemmas = [(t, _lemmas(t.norm)) for t in evidence.tokens if _word(t.norm)]
     stated = frozenset().union(*(lemmas for _, lemmas in evidence_lemmas))
     # a negated opposite may say the claim's word ("does not fall on the same day" is a
     # "different" day): it sets nothing against it
@@ -225,11 +238,11 @@ def flips(claim_text: str, evidence_text: str) -> list[Flip]:
     evidence_lemmas = [(t, lemmas) for t, lemmas in evidence_lemmas if not _compared(t.norm)]
     # a value the claim states itself is accounted for ("the Portuguese ... for the Spanish
     # club" against "... for the Spanish club"): only one it leaves out is set against it
-    claimed = frozenset().union(*(_lemmas(t.norm) for t in claim.tokens if t.norm.isalpha()))
+    claimed = frozenset().union(*(_lemmas(t.norm) for t in claim.tokens if _word(t.norm)))
     evidence_lemmas = [(t, lemmas) for t, lemmas in evidence_lemmas if not lemmas & claimed]
     out = []
     for t in claim.tokens:
-        if not t.norm.isalpha() or _compared(t.norm):
+        if not _word(t.norm) or _compared(t.norm):
             continue
         mine = _lemmas(t.norm)
         if mine & stated:

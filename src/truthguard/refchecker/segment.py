@@ -34,7 +34,7 @@ _ABBREV_WINDOW = 16
 # Common abbreviations that end with a period but do not end a sentence.
 _ABBREV = re.compile(
     r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|vs|etc|e\.g|i\.e|No|Inc|Ltd|Co|Corp|Gov|Sen|Rep|"
-    r"Gen|Col|Lt|Capt|Sgt|Rev|Mt|Ft|Jan|Feb|Apr|Aug|Sept?|Oct|Nov|Dec|v)|\b[A-Z])\.$"
+    r"Gen|Col|Lt|Capt|Sgt|Rev|Mt|Ft|Rt|Hon|Maj|Brig|Adm|Cdr|Fr|Pres|Jan|Feb|Apr|Aug|Sept?|Oct|Nov|Dec|v)|\b[A-Z])\.$"
 )
 # A list item's marker ("- ", "* ", "• ") is no part of what the item says.
 _BULLET = re.compile(r"[-*•–]\s+")
