@@ -249,6 +249,12 @@ def test_a_long_answer_is_never_read_as_a_refusal():
         ("The park never closed in 1990.", "fact"),
         ("They never mentioned it to the police.", "fact"),
         ("He never named his successor.", "fact"),
+        # what the passage only names, or names without saying, and what is not mentioned
+        ("The passage only names those three leads.", "hedge"),
+        ("It lists the film's stars without saying who plays whom.", "hedge"),
+        ("Rhodes isn't mentioned at all.", "hedge"),
+        ("He left the house without saying goodbye.", "fact"),
+        ("The band released the album without naming a producer.", "fact"),
     ],
 )
 def test_what_the_sources_never_or_cannot_say_is_a_remark_about_them(text, kind):

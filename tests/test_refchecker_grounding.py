@@ -108,6 +108,22 @@ def test_a_stretch_of_time_is_the_same_in_any_unit():
     assert _values("for two decades") == [(2.0, "decades")]
 
 
+def test_first_is_stated_by_a_word_that_says_first():
+    def numbers(claim, sentence):
+        return [i.text for i in _against(claim, sentence).issues if i.kind == "number"]
+
+    debut = "Tom (named Jasper in his debut appearance) is a grey cat."
+    assert numbers("He was called Jasper in his first appearance.", debut) == []
+    assert numbers("He was called Jasper in his second appearance.", debut) == ["second"]
+    recorded = "The 1972 soul song was originally recorded by Billy Paul."
+    assert numbers("Billy Paul was the first to record the 1972 soul song.", recorded) == []
+    # the first night of one work says nothing of its rank among others
+    premiere = "The Glass Orchard, an opera by Ilse Marrow, had its premiere in 1954."
+    assert numbers("The Glass Orchard was the first opera Ilse Marrow wrote.", premiere) == [
+        "first"
+    ]
+
+
 def test_names_titles_and_offsets_slice_back():
     text = 'In 1998 J. K. Rowling wrote "The Philosopher\'s Stone" for the BBC.'
     facts = extract_facts(text)

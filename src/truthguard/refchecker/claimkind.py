@@ -162,7 +162,11 @@ _ABSENCE = re.compile(
       | \b(?:{_SOURCE}|it)\s+(?:only\s+|just\s+)?(?:covers|discusses|deals\s+with|concerns|
             talks\s+about|describes|addresses)\s+only\b
       | \b(?:{_SOURCE}|it)\s+only\s+(?:covers|discusses|deals\s+with|concerns|talks\s+about|
-            describes|addresses|gives|mentions|says|refers\s+to)\b
+            describes|addresses|gives|mentions|says|refers\s+to|names|lists|identifies|
+            states|specifies|provides)\b
+      | \b(?:{_SOURCE}|it)\b[^.;]{{0,80}}?\bwithout\s+(?:\w+ly\s+)?(?:saying|mentioning|
+            naming|specifying|explaining|stating|identifying|giving|telling)\b
+      | \b(?:is|are|was|were)\s*(?:not|n't)\s+(?:even\s+)?mentioned\b
       | \b(?:{_SOURCE}|it)\s+(?:gives|names|lists|mentions|states|provides|offers|specifies|
             identifies)\s+only\b
       | \b(?:is|are|was|were)\s*(?:not|n't)\s+(?:\w+ly\s+)?(?:stated|mentioned|given|named|

@@ -260,6 +260,8 @@ def ground_claim(
                 r, o, text = sentences[k]
                 ev = (r, o + lo, o + hi, text[lo:hi])
                 issues.append(Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev))
+            elif _first_in_words(fact, sent):
+                pass  # "his first appearance" where the sentence says "his debut appearance"
             elif not derived(fact, claim.text, claim.facts, sent.facts, all_facts, context):
                 # (a count of what the claim lists, or the span between two dates, is its own)
                 issues.append(Issue(fact.kind, "ungrounded", fact.start, fact.end, fact.text))
@@ -426,6 +428,19 @@ def ground_claim(
         n_content,
         round(copied, 4),
     )
+
+
+_FIRST_WORDS = frozenset(
+    ["debut", "debuted", "original", "originally", "maiden", "inaugural", "initial", "initially"]
+)
+"""Words that say first without the ordinal: "his debut appearance", "originally recorded" (not
+"premiere": the first night of one work says nothing of its rank among others)."""
+
+
+def _first_in_words(fact: Fact, sent: Analysed) -> bool:
+    """Whether ``fact`` is the ordinal "first" and the evidence sentence says first in a word of
+    its own (:data:`_FIRST_WORDS`)."""
+    return fact.text.casefold() == "first" and bool(_FIRST_WORDS & sent.norms)
 
 
 def _dating(
