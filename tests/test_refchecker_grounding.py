@@ -124,6 +124,37 @@ def test_first_is_stated_by_a_word_that_says_first():
     ]
 
 
+def test_a_negation_both_sides_state_in_their_own_order_flips_nothing():
+    def negations(claim, sentence):
+        return [i.text for i in _against(claim, sentence).issues if i.kind == "negation"]
+
+    assert negations("Without fluid it weighs 133 lb.", "It weighs 133 pounds without fluid.") == []
+    assert (
+        negations(
+            "Listing rights in the Constitution doesn't deny other rights the people keep.",
+            "The enumeration of rights in the Constitution shall not be construed to deny "
+            "others retained by the people.",
+        )
+        == []
+    )
+    # a title's "Not" names a song
+    song = '"Believe It or Not" is a song by Mike Post, sung by Joey Scarbury.'
+    assert negations('Mike Post wrote "Believe It or Not," sung by Joey Scarbury.', song) == []
+    # a sentence that says a verb both ways sets neither against the claim
+    snow = (
+        "The cold wave produced the only trace of snow in the Miami area ever reported, "
+        "although the city itself did not report any snow."
+    )
+    assert (
+        negations("The cold wave brought the only trace of snow ever reported in Miami.", snow)
+        == []
+    )
+    # a negation only one side states still flips
+    assert negations(
+        "The bridge does not carry trains.", "The bridge carries trains and cars."
+    ) == ["not"]
+
+
 def test_names_titles_and_offsets_slice_back():
     text = 'In 1998 J. K. Rowling wrote "The Philosopher\'s Stone" for the BBC.'
     facts = extract_facts(text)

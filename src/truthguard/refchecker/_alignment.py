@@ -470,6 +470,19 @@ def _words_after(text: Analysed, k: int) -> Iterator[int]:
             yield m
 
 
+def _negated_there(one: Analysed, k: int, other: Analysed) -> bool:
+    """Whether ``other`` negates, somewhere, the word ``one``'s negation at token ``k`` governs
+    (its next content word, by stem): "shall not be construed to deny" says the "doesn't deny"
+    of a retelling, in its own order."""
+    m = next(_words_after(one, k), None)
+    if m is None:
+        return False
+    word = stem(one.tokens[m].norm)
+    return any(
+        stem(other.tokens[n].norm) == word for j in other.negations for n in _words_after(other, j)
+    )
+
+
 _NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
 
 
@@ -523,9 +536,13 @@ def _negation_issue(claim: Analysed, sent: Analysed, ops: list) -> tuple[Issue, 
         # (not) have to be around him" flips whatever words follow it
         # (difflib: "delete" words are the claim's alone, "insert" words the sentence's)
         if tag == "delete" and 0 < a == i2 - i1 and interior:
+            if _negated_there(claim, i1, sent):
+                continue  # the sentence says it too, elsewhere in its order
             t = claim.tokens[i1]
             return Issue("negation", "conflict", t.start, t.end, t.text), None
         if tag == "insert" and 0 < b == j2 - j1 and interior and i1 > 0:
+            if _negated_there(sent, j1, claim):
+                continue
             t = claim.tokens[i1 - 1]
             return Issue("negation", "conflict", t.start, t.end, t.text), sent.tokens[j1]
         if a > b:
@@ -543,6 +560,8 @@ def _negation_issue(claim: Analysed, sent: Analysed, ops: list) -> tuple[Issue, 
                 continue  # "no longer work" for "banned from working": other words, no flip
             if not swapped and _negative_prefix(claim, i, sent):
                 continue  # "an inexperienced sailor" / "isn't an experienced sailor"
+            if _negated_there(claim, i, sent):
+                continue  # "Without fluid it weighs 133 lb" / "... without transmission fluid"
             t = claim.tokens[i]
             return Issue("negation", "conflict", t.start, t.end, t.text), None
         if b > a and interior:
@@ -556,6 +575,8 @@ def _negation_issue(claim: Analysed, sent: Analysed, ops: list) -> tuple[Issue, 
             )
             if not swapped and not _negates_shared_word(sent, j, sent_equal):
                 continue  # the claim left out the negated part ("leave and never return")
+            if _negated_there(sent, j, claim):
+                continue  # the claim says it too, elsewhere in its order
             # where the claim drops it: the claim word aligned just before
             i = max(i1 - 1, 0)
             t = claim.tokens[i] if claim.tokens else None
@@ -700,6 +721,11 @@ def _flipped_verb(a: Analysed, b: Analysed) -> tuple[int, int] | None:
         verb = _verb(a, v) if v is not None else frozenset()
         if not verb:
             continue
+        if any(
+            j != v and _verb(a, j) & verb and not any(n in a.negations for n in range(j - 3, j))
+            for j in range(len(a.tokens))
+        ):
+            continue  # "ever reported, although the city did not report any": said both ways
         hits = [j for j in range(len(b.tokens)) if _verb(b, j) & verb]
         if not hits or any(n in b.negations for j in hits for n in range(j - 3, j + 4)):
             continue  # not stated, or stated with a negation near it ("feeds on no other")

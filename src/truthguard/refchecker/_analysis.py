@@ -269,6 +269,15 @@ _cache_lock = threading.Lock()
 _CACHE_SIZE = 20_000
 
 
+def _outside_titles(found: list[int], tokens: list[Token], facts: list[Fact]) -> list[int]:
+    """The negation cues that stand outside every title the text quotes: "Believe It or Not"
+    names a song and negates nothing."""
+    titles = [(f.start, f.end) for f in facts if f.kind == "title"]
+    if not titles:
+        return found
+    return [k for k in found if not any(lo <= tokens[k].start < hi for lo, hi in titles)]
+
+
 def analyse(text: str) -> Analysed:
     """Tokens, facts and word sets of ``text`` (memoised: evidence sentences recur)."""
     with _cache_lock:
@@ -307,7 +316,13 @@ def analyse(text: str) -> Analysed:
                 norms.add(w)
                 stems.add(stem(w))
     out = Analysed(
-        text, tokens, facts, negations(tokens, text), content, frozenset(norms), frozenset(stems)
+        text,
+        tokens,
+        facts,
+        _outside_titles(negations(tokens, text), tokens, facts),
+        content,
+        frozenset(norms),
+        frozenset(stems),
     )
     with _cache_lock:
         _cache[text] = out
