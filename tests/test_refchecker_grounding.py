@@ -115,6 +115,11 @@ def test_first_is_stated_by_a_word_that_says_first():
     debut = "Tom (named Jasper in his debut appearance) is a grey cat."
     assert numbers("He was called Jasper in his first appearance.", debut) == []
     assert numbers("He was called Jasper in his second appearance.", debut) == ["second"]
+    role = "The role was originated by Roger Delgado in 1971."
+    assert numbers("The first Master was Roger Delgado.", role) == []
+    # "first" as an adverb ranks nothing: "first staged" says nothing of a first play
+    staged = "The Orchard Lamp is a play by Declan Furey, first staged in Dublin in 1958."
+    assert numbers("The Orchard Lamp was Declan Furey's first play.", staged) == ["first"]
     recorded = "The 1972 soul song was originally recorded by Billy Paul."
     assert numbers("Billy Paul was the first to record the 1972 soul song.", recorded) == []
     # the first night of one work says nothing of its rank among others
@@ -149,10 +154,28 @@ def test_a_negation_both_sides_state_in_their_own_order_flips_nothing():
         negations("The cold wave brought the only trace of snow ever reported in Miami.", snow)
         == []
     )
+    # a second negation, or one of another sort, still flips
+    effect = "Goku uses ki blasts to create a minefield, but it has no effect."
+    assert negations("Goku uses ki blasts to create a minefield, but it has not no effect.", effect)
+    trust = "He says they can trust no one, not even themselves."
+    assert negations("He says they can trust no one, even themselves.", trust)
+    # a quoted sentence still negates
+    said = 'He told them "I will not go to the city" and left.'
+    assert negations('He told them "I will go to the city" and left.', said)
     # a negation only one side states still flips
     assert negations(
         "The bridge does not carry trains.", "The bridge carries trains and cars."
     ) == ["not"]
+
+
+def test_a_term_no_lexicon_knows_is_found_in_another_form():
+    race = "In Sugar Rush, the medal is stolen by the glitching Vanellope von Schweetz."
+    g = _against("Vanellope von Schweetz is a glitchy racer from Sugar Rush.", race)
+    assert [i.text for i in g.issues if i.kind == "name"] == []
+    # another term with the same ending is no form of it
+    drug = [(0, 0, "The trial combined saquinavir with other drugs.")]
+    g = ground_claim("The trial combined ritonavir with other drugs.", drug)
+    assert [i.text for i in g.issues if i.kind == "name"] == ["ritonavir"]
 
 
 def test_names_titles_and_offsets_slice_back():

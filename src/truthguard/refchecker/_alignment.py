@@ -8,6 +8,7 @@ stands in its slot; a negation conflicts when it flips a word both sides share.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -471,16 +472,40 @@ def _words_after(text: Analysed, k: int) -> Iterator[int]:
 
 
 def _negated_there(one: Analysed, k: int, other: Analysed) -> bool:
-    """Whether ``other`` negates, somewhere, the word ``one``'s negation at token ``k`` governs
-    (its next content word, by stem): "shall not be construed to deny" says the "doesn't deny"
-    of a retelling, in its own order."""
+    """Whether ``other`` states, only under a negation, the word ``one``'s negation at token
+    ``k`` governs (its next content word, by stem): "shall not be construed to deny" says the
+    "doesn't deny" of a retelling, in its own order. A word ``other`` also states without a
+    negation ("does not apply to children, and applies to adults") is left to the alignment."""
     m = next(_words_after(one, k), None)
     if m is None:
         return False
     word = stem(one.tokens[m].norm)
-    return any(
-        stem(other.tokens[n].norm) == word for j in other.negations for n in _words_after(other, j)
+    at = [n for n, t in enumerate(other.tokens) if stem(t.norm) == word]
+    if not at:
+        return False
+    # as many negations before the word on both sides ("has not no effect" is not "has no
+    # effect"), and of one sort ("no one, not even themselves" is not "no one, even themselves")
+    mine = sum(1 for j in one.negations if k <= j < m)
+    sort = _cue_sort(one.tokens[k].norm)
+    return all(
+        sum(
+            1
+            for j in other.negations
+            if _cue_sort(other.tokens[j].norm) == sort
+            and n in itertools.islice(_words_after(other, j), 2)
+        )
+        == mine
+        for n in at
     )
+
+
+_NO_WORDS = frozenset(["no", "none", "nothing", "nobody", "nowhere", "neither", "nor", "no-one"])
+
+
+def _cue_sort(norm: str) -> str:
+    """A negation cue's sort: "without", a negative determiner or pronoun ("no", "nothing"), or
+    a negated verb ("not", "n't", "never")."""
+    return "without" if norm == "without" else "no" if norm in _NO_WORDS else "not"
 
 
 _NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")

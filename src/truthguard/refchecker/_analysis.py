@@ -270,12 +270,18 @@ _CACHE_SIZE = 20_000
 
 
 def _outside_titles(found: list[int], tokens: list[Token], facts: list[Fact]) -> list[int]:
-    """The negation cues that stand outside every title the text quotes: "Believe It or Not"
-    names a song and negates nothing."""
+    """The negation cues less those capitalised inside a title the text quotes: "Believe It or
+    Not" names a song and negates nothing ("I will not go" in quotes still negates)."""
     titles = [(f.start, f.end) for f in facts if f.kind == "title"]
     if not titles:
         return found
-    return [k for k in found if not any(lo <= tokens[k].start < hi for lo, hi in titles)]
+    return [
+        k
+        for k in found
+        if not (
+            tokens[k].text[:1].isupper() and any(lo <= tokens[k].start < hi for lo, hi in titles)
+        )
+    ]
 
 
 def analyse(text: str) -> Analysed:

@@ -340,7 +340,7 @@ def ground_claim(
             )
             for i, s in zip(unaligned, sims, strict=True):
                 t = claim.tokens[i]
-                if unknown_term(t.norm) and t.norm not in norms:
+                if unknown_term(t.norm) and t.norm not in norms and not _form_of(t.norm, norms):
                     # a term no vector knows ("ritonavir"): its word pieces match others'
                     # ("saquinavir"), so like a name it must be stated (anywhere in the sources,
                     # though the claim puts it where its evidence sentence has another word)
@@ -431,10 +431,23 @@ def ground_claim(
 
 
 _FIRST_WORDS = frozenset(
-    ["debut", "debuted", "original", "originally", "maiden", "inaugural", "initial", "initially"]
+    [
+        *("debut", "debuted", "original", "originally", "originated", "maiden"),
+        *("inaugural", "initial", "initially"),
+    ]
 )
-"""Words that say first without the ordinal: "his debut appearance", "originally recorded" (not
-"premiere": the first night of one work says nothing of its rank among others)."""
+"""Words that say first without the ordinal: "his debut appearance", "originally recorded", "the
+role was originated by"; not "premiere" (the first night of one work says nothing of its rank
+among others) nor "first" as an adverb ("first staged in 1958" says nothing of a first play)."""
+
+
+def _form_of(word: str, norms: frozenset[str]) -> bool:
+    """Whether ``word``, a term no lexicon knows, is another form of a word of ``norms``: one
+    of them, less its last letter, opens the other ("glitchy" / "glitching"); a term of six
+    letters or more, so that "saquinavir" is no form of "ritonavir"."""
+    if len(word) < 6:
+        return False
+    return any(len(n) >= 6 and (n.startswith(word[:-1]) or word.startswith(n[:-1])) for n in norms)
 
 
 def _first_in_words(fact: Fact, sent: Analysed) -> bool:
