@@ -128,3 +128,33 @@ def test_the_writer_thread_stops_when_idle(tmp_path, monkeypatch):
     assert not store._writer._running
     store.put_artifact("Q?", "k", "m", "v", 2)  # a new thread starts for the next write
     assert store.get_artifact("Q?", "k", "m", "v") == 2
+
+
+def test_the_writer_lets_go_of_its_store_before_waking_the_waiters():
+    import gc
+    import threading
+    import weakref
+
+    from truthguard.store.writer import _PendingWrite, _Writer
+
+    started, release = threading.Event(), threading.Event()
+
+    class Store:
+        def flush(self, writes):
+            started.set()
+            release.wait(5)  # the waiter drops its own reference meanwhile
+
+    store = Store()
+    dead = weakref.ref(store)
+    future = _Writer(weakref.WeakMethod(store.flush)).submit([_PendingWrite("id", "Q?", "doc", {})])
+    seen: list[bool] = []
+    called = threading.Event()
+    # done callbacks run in the writer thread as it settles the future: by then a waiter that
+    # dropped the store must be able to see it collected (its private collections go with it)
+    future.add_done_callback(lambda _: (gc.collect(), seen.append(dead() is None), called.set()))
+    assert started.wait(5)
+    del store
+    release.set()
+    future.result(timeout=5)
+    assert called.wait(5)
+    assert seen == [True]

@@ -67,18 +67,19 @@ class _Writer:
                     return
                 batch, self._pending = self._pending, []
             flush = self._flush()
+            error: BaseException | None = None
             try:
                 if flush is None:
                     raise ConfigurationError("the artifact store was closed before its writes")
                 flush([w for writes, _ in batch for w in writes])
             except BaseException as e:  # the thread must outlive a failed write: report it
-                for _, future in batch:
-                    _settle(future, e)
-            else:
-                for _, future in batch:
-                    _settle(future, None)
+                error = e
             finally:
+                # let go of the store before waking its waiters: one may drop it at once, and
+                # its private collections go with it only when nothing else holds it
                 del flush
+            for _, future in batch:
+                _settle(future, error)
 
 
 def _settle(future: concurrent.futures.Future[None], error: BaseException | None) -> None:
