@@ -165,9 +165,11 @@ async def test_the_guard_never_checks_more_than_its_bound_at_once():
 async def test_checks_over_capacity_are_refused_without_work_and_say_why():
     from truthguard.testing import OpenAIServer
 
-    latency = 0.25  # each check's reply; one slot; 0.9 s deadline: at most 3 checks fit
+    # each check's reply; one slot; 1.8 s deadline: at most 3 checks fit (the reply's latency
+    # dwarfs what a loaded machine adds to a check, so an admitted check never times out)
+    latency = 0.5
     async with OpenAIServer(reply=_reply, latency=latency) as server:
-        guard = _guard(server, max_concurrent_checks=1, check_timeout=0.9)
+        guard = _guard(server, max_concurrent_checks=1, check_timeout=1.8)
         results = await asyncio.gather(*(guard.ainvoke({"question": f"q{i}?"}) for i in range(6)))
         server.wait_idle()
     passed = [r for r in results if r.status == "passed"]
