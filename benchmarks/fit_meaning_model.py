@@ -51,10 +51,8 @@ def features(rows: list[dict]) -> list[np.ndarray]:
     ]
 
 
-def held_out(
-    x: list[np.ndarray], labels: list[str], test: np.ndarray, model: MeaningModel
-) -> dict:
-    z = np.array([float(np.max(model.read(f))) for f, t in zip(x, test, strict=True) if t])
+def held_out(x: list[np.ndarray], labels: list[str], test: np.ndarray, model: MeaningModel) -> dict:
+    z = np.array([model.best(f) for f, t in zip(x, test, strict=True) if t])
     lab = np.asarray(labels)[test]
     out = {}
     for other in ("neutral", "contradiction"):

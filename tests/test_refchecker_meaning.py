@@ -51,7 +51,7 @@ def test_fit_weighs_what_separates_supported_claims_and_round_trips(tmp_path):
         rows.append(pair_features(claim, sentence[None, :]))
         ys.append(bool(k % 2))
     model = MeaningModel.fit_read(rows, ys, l2=1.0, fitted_on="toy")
-    z = np.array([float(np.max(model.read(f))) for f in rows])
+    z = np.array([model.best(f) for f in rows])
     assert z[np.array(ys)].mean() > z[~np.array(ys)].mean() + 1.0
     assert model.dimension == 4
     model.save(tmp_path / "m.json")

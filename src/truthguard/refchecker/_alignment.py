@@ -19,6 +19,7 @@ from truthguard.refchecker._analysis import NON_CONTENT as _NON_CONTENT
 from truthguard.refchecker._analysis import Analysed
 from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker._lemmas import lemmas
+from truthguard.refchecker._numbers import DURATION_DAYS as _DURATION
 from truthguard.refchecker._numbers import POUNDS
 
 __all__ = [
@@ -74,20 +75,6 @@ def _same_number(a: Fact, b: Fact) -> bool:
     ):
         return False
     return _same_unit(a.unit, b.unit) or None in (a.unit, b.unit) or "decade" in (a.unit, b.unit)
-
-
-_DURATION = {
-    "minute": 1 / 1440,
-    "hour": 1 / 24,
-    "day": 1.0,
-    "week": 7.0,
-    "month": 365.25 / 12,
-    "year": 365.25,
-    "decades": 3652.5,
-    "century": 36525.0,
-}
-"""Units of a stretch of time, in days ("decade", a unit of "the 1970s", is a span of years
-named by its first; "decades" counts them)."""
 
 
 def _rank_for_count(a: Fact, b: Fact) -> bool:

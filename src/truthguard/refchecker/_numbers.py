@@ -7,7 +7,15 @@ from typing import Any
 
 from truthguard.refchecker._tokens import Fact, Token, fold
 
-__all__ = ["MONTHS", "MONTH_ABBR", "covered", "is_number_word", "numbers", "numeric_dates"]
+__all__ = [
+    "DURATION_DAYS",
+    "MONTHS",
+    "MONTH_ABBR",
+    "covered",
+    "is_number_word",
+    "numbers",
+    "numeric_dates",
+]
 
 
 _UNITS_W = {
@@ -215,6 +223,19 @@ _UNIT_ALIASES = {
     "celsius": "°C",
     "fahrenheit": "°F",
 }
+
+DURATION_DAYS = {
+    "minute": 1 / 1440,
+    "hour": 1 / 24,
+    "day": 1.0,
+    "week": 7.0,
+    "month": 365.25 / 12,
+    "year": 365.25,
+    "decades": 3652.5,
+    "century": 36525.0,
+}
+"""The units of a stretch of time, in days ("decade", the unit of "the 1970s", names a decade
+by its first year; "decades" counts them)."""
 
 SCALES = frozenset(["c", "f", "celsius", "centigrade", "fahrenheit"])
 """A temperature scale's name or letter, part of a number's unit after "°" or "degrees"."""

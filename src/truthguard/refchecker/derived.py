@@ -24,14 +24,15 @@ import re
 from collections.abc import Sequence
 
 from truthguard.refchecker._alignment import APPROX
-from truthguard.refchecker._numbers import CLOCK
+from truthguard.refchecker._numbers import CLOCK, DURATION_DAYS
 from truthguard.refchecker._tokens import Fact
 
 __all__ = ["clock_span", "date_span", "derived", "enumerated"]
 
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)$|^(?:first|second|third)$", re.IGNORECASE)
 _LIST_START = re.compile(r"^[^:,;.]{0,40}?(?:[:,]|\bboth\b)\s*")
-_DAYS = {"day": 1.0, "week": 7.0, "month": 365.25 / 12, "year": 365.25, "decades": 3652.5}
+_DAYS = {u: DURATION_DAYS[u] for u in ("day", "week", "month", "year", "decades")}
+"""The units a span between two dates is counted in (a date has no hours)."""
 _WORD_BEFORE = re.compile(r"(\w+)\W*$")
 
 
@@ -136,7 +137,7 @@ def date_span(
     )
 
 
-_MINUTES = {"minute": 1.0, "hour": 60.0}
+_MINUTES = {u: DURATION_DAYS[u] * 1440 for u in ("minute", "hour")}
 _UNIT_WORD = re.compile(r"-(minute|hour)s?$", re.IGNORECASE)
 
 

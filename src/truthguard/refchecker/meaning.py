@@ -49,9 +49,13 @@ def candidates(claim: np.ndarray, sentences: np.ndarray) -> np.ndarray:
     and an unsupported addition says more than any of them."""
     claim = np.asarray(claim, dtype=np.float64)
     sentences = np.asarray(sentences, dtype=np.float64).reshape(-1, len(claim))
-    if not len(sentences):
-        return np.zeros((0, len(claim)))
-    order = np.argsort(-(sentences @ claim), kind="stable")[:CLOSEST]
+    return _candidates(sentences, np.argsort(-(sentences @ claim), kind="stable")[:CLOSEST])
+
+
+def _candidates(sentences: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """:func:`candidates` from the indices of the closest sentences, closest first."""
+    if not len(order):
+        return np.zeros((0, sentences.shape[1]))
     rows = [sentences[order[0]]]
     for a in range(len(order)):
         for b in range(a + 1, len(order)):
@@ -69,12 +73,13 @@ def pair_features(claim: np.ndarray, sentences: np.ndarray) -> np.ndarray:
     evidence: one row of zeros."""
     claim = np.asarray(claim, dtype=np.float64)
     sentences = np.asarray(sentences, dtype=np.float64).reshape(-1, len(claim))
-    read = candidates(claim, sentences)
-    top = np.zeros(CLOSEST)
-    if not len(read):
+    if not len(sentences):
         return np.zeros((1, 2 * len(claim) + 1 + CLOSEST))
-    cos = np.sort(sentences @ claim)[::-1][:CLOSEST]
-    top[: len(cos)] = cos
+    cos = sentences @ claim
+    order = np.argsort(-cos, kind="stable")[:CLOSEST]
+    read = _candidates(sentences, order)
+    top = np.zeros(CLOSEST)
+    top[: len(order)] = cos[order]
     return np.array(
         [np.concatenate([claim * c, np.abs(claim - c), [float(c @ claim)], top]) for c in read]
     )
@@ -103,12 +108,15 @@ class MeaningModel(SavedModel):
         supports it best (:func:`candidates`); None for vectors of another width."""
         if np.shape(claim)[-1] != self.dimension:
             return None
-        z = float(np.max(self.read(pair_features(claim, sentences))))
-        return max(min(z, 30.0), -30.0)
+        return max(min(self.best(pair_features(claim, sentences)), 30.0), -30.0)
 
     def read(self, features: np.ndarray) -> np.ndarray:
         """The log-odds of each row of :func:`pair_features`."""
         return np.asarray(features) @ np.asarray(self.weights) + self.intercept
+
+    def best(self, features: np.ndarray) -> float:
+        """The log-odds of the candidate that supports the claim best."""
+        return float(np.max(self.read(features)))
 
     @classmethod
     def fit(

@@ -138,8 +138,7 @@ def _outside_brackets(sentence: str) -> list[str]:
     for m in _CLAUSE.finditer(sentence):
         before = sentence[: m.start()]
         brackets = before.count("(") + before.count("[") - before.count(")") - before.count("]")
-        quoted = before.count('"') % 2 or before.count("\u201c") > before.count("\u201d")
-        if brackets > 0 or quoted:
+        if brackets > 0 or _in_quotation(sentence, 0, m.start()):
             continue
         pieces.append(sentence[start : m.start()])
         start = m.end()
