@@ -8,7 +8,7 @@ import pytest
 
 from truthguard.bench.cascade import format_table, load_rag_answers, task_rows
 from truthguard.cli import main
-from truthguard.errors import DatasetNotFoundError
+from truthguard.errors import ConfigurationError, DatasetNotFoundError
 from truthguard.testing import OpenAIServer
 
 YEARS = [1881, 1894, 1903, 1911, 1925, 1938, 1947, 1952, 1966, 1979]
@@ -166,3 +166,26 @@ def test_the_cache_is_reused_and_keyed_by_the_local_checks_code(folder, tmp_path
     calls.clear()
     assert main(args) == 0
     assert calls == [10, 10]  # a changed local check is run afresh
+
+
+def test_a_band_fitted_on_one_answer_set_is_reported_on_another(folder, tmp_path, capsys):
+    rows = _rag_rows()
+    fit_file, bench_file = tmp_path / "fit.jsonl", tmp_path / "kept.jsonl"
+    fit_file.write_text("".join(json.dumps(r) + "\n" for r in rows[:10]))
+    bench_file.write_text("".join(json.dumps(r) + "\n" for r in rows[10:]))
+    fit, bench = task_rows(
+        "rag", str(folder), n=1, fit_n=1, rag_fit=[str(fit_file)], rag_bench=[str(bench_file)]
+    )
+    assert [i["answer"] for _, i, _ in fit] == [r["answer"] for r in rows[:10]]
+    assert [g for *_, g in bench] == [r["label"] == "hallucinated" for r in rows[10:]]
+    # without --rag-fit the band is fitted on all of dev.jsonl, which holds the bench answers
+    with pytest.raises(ConfigurationError, match="shares 10 answers"):
+        task_rows("rag", str(folder), n=1, fit_n=1, rag_bench=[str(bench_file)])
+    args = ["bench", "cascade", "--data", str(folder), "--tasks", "rag", "--coverage", "0.5"]
+    args += ["--rag-fit", str(fit_file), "--rag-bench", str(bench_file), "--no-progress"]
+    assert main([*args, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["tasks"]["rag"]["fit_rows"] == result["tasks"]["rag"]["bench_rows"] == 10
+    assert str(bench_file) in result["rows"]["rag"] and str(fit_file) in result["rows"]["rag"]
+    with pytest.raises(SystemExit, match="--rag-fit needs --rag-bench"):
+        main(["bench", "cascade", "--data", str(folder), "--rag-fit", str(fit_file)])

@@ -16,7 +16,10 @@ HaluEval: the bench rows are the ``--n`` rows spread evenly through each file (t
 that are not bench rows; with the defaults (200 each) neither set was among the rows the packaged
 decision was fitted on. rag-answers (50 questions, five answers each): the answers to the
 even-numbered questions fit, those to the odd-numbered ones are the bench rows (125 each,
-whatever ``--n``).
+whatever ``--n``). ``--rag-bench FILE ...`` reports on other answer sets of the same schema
+instead (sets kept aside, written over other references), with the band fitted on every row of
+``--rag-fit FILE ...`` (default: all of ``dev.jsonl``): whether a band chosen on one set of
+references holds on another.
 
 With ``--llm PROVIDER:MODEL`` (say ``openai:gpt-4o-mini``; keys and ``OPENAI_BASE_URL`` from the
 environment) the whole cascade runs on the bench rows, escalating to ``RefChecker`` with that
@@ -81,18 +84,51 @@ Row = tuple[str, dict[str, Any], bool]
 """(row id, detector input, gold hallucinated)."""
 
 
-def task_rows(task: str, data: str | None, *, n: int, fit_n: int) -> tuple[list[Row], list[Row]]:
+def _rag_row(r: dict[str, Any], where: str = "") -> Row:
+    inp = {"question": r["question"], "answer": r["answer"], "contexts": r["contexts"]}
+    return (f"{where}{r['id']}", inp, r["label"] == "hallucinated")
+
+
+def _rag_files(paths: list[str]) -> list[Row]:
+    from truthguard.bench.rag_answers import load_rows
+
+    out: list[Row] = []
+    for path in paths:
+        rows = load_rows(Path(path).expanduser())
+        out += [_rag_row({"id": str(n), **r}, f"{path}:") for n, r in enumerate(rows, 1)]
+    return out
+
+
+def task_rows(
+    task: str,
+    data: str | None,
+    *,
+    n: int,
+    fit_n: int,
+    rag_fit: list[str] | None = None,
+    rag_bench: list[str] | None = None,
+) -> tuple[list[Row], list[Row]]:
     """The fitting rows and the bench rows of one task (disjoint; see the module doc)."""
     if task == "rag":
+        if rag_bench:
+            fit_rows = (
+                _rag_files(rag_fit) if rag_fit else [_rag_row(r) for r in load_rag_answers(data)]
+            )
+            bench_rows = _rag_files(rag_bench)
+            shared = {_key(i) for _, i, _ in fit_rows} & {_key(i) for _, i, _ in bench_rows}
+            if shared:
+                raise ConfigurationError(
+                    f"--rag-bench shares {len(shared)} answers with the fitting rows: a band is "
+                    "reported on answers it was not chosen on"
+                )
+            return fit_rows, bench_rows
         rows = load_rag_answers(data)
         questions = list(dict.fromkeys(r["id"].rsplit("-", 1)[0] for r in rows))
         side = {q: i % 2 for i, q in enumerate(questions)}
         fit: list[Row] = []
         bench: list[Row] = []
         for r in rows:
-            inp = {"question": r["question"], "answer": r["answer"], "contexts": r["contexts"]}
-            row = (r["id"], inp, r["label"] == "hallucinated")
-            (bench if side[r["id"].rsplit("-", 1)[0]] else fit).append(row)
+            (bench if side[r["id"].rsplit("-", 1)[0]] else fit).append(_rag_row(r))
         return fit, bench  # 125 answers each: --n and --fit-n are HaluEval's
     items = load_halueval(task, data)  # type: ignore[arg-type]
     bench_idx = spread_rows(len(items), n)
@@ -251,6 +287,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="PROVIDER:MODEL of the second stage (e.g. openai:gpt-4o-mini); none: local part only",
     )
     parser.add_argument("--cache", default=None, help="JSON-lines file of local results to reuse")
+    parser.add_argument(
+        "--rag-bench",
+        nargs="+",
+        default=None,
+        metavar="FILE",
+        help="rag: report on these answer files (rag_answers schema) instead of half of dev.jsonl",
+    )
+    parser.add_argument(
+        "--rag-fit",
+        nargs="+",
+        default=None,
+        metavar="FILE",
+        help="rag, with --rag-bench: fit the band on these files (default: all of dev.jsonl)",
+    )
 
 
 def _load_cache(path: str | None) -> dict[str, Any]:
@@ -291,6 +341,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.n < 1 or args.fit_n < 1:
         raise SystemExit("--n and --fit-n must be at least 1")
+    if args.rag_fit and not args.rag_bench:
+        raise SystemExit("--rag-fit needs --rag-bench: without it dev.jsonl is split in two")
     coverage = args.coverage
     if args.accuracy is None and coverage is None:
         coverage = 0.7
@@ -311,14 +363,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "rows": {
             "halueval": f"bench: {args.n} rows spread through each file; fitting: the first "
             f"{args.fit_n} other rows (two answers per row)",
-            "rag": "bench: answers to the odd-numbered questions; fitting: the even-numbered",
+            "rag": (
+                "bench: answers to the odd-numbered questions; fitting: the even-numbered"
+                if not args.rag_bench
+                else f"bench: {', '.join(args.rag_bench)}; fitting: "
+                + (", ".join(args.rag_fit) if args.rag_fit else "all of dev.jsonl")
+            ),
         },
         "tasks": {},
     }
     pooled: list[tuple[list[Any], list[bool], list[Any], list[bool]]] = []
     try:
         for task in args.tasks:
-            fit_rows, bench_rows = task_rows(task, args.data, n=args.n, fit_n=args.fit_n)
+            fit_rows, bench_rows = task_rows(
+                task,
+                args.data,
+                n=args.n,
+                fit_n=args.fit_n,
+                rag_fit=args.rag_fit,
+                rag_bench=args.rag_bench,
+            )
             fit_res = _local_results(fit_rows, local, cache, show_progress=show, desc=f"{task} fit")
             fresh = all(_key(inp) not in cache for _, inp, _ in bench_rows)
             started = time.perf_counter()
