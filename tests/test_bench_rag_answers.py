@@ -85,3 +85,21 @@ def test_the_data_folder_is_found_and_a_bad_row_names_its_line_and_field(tmp_pat
         load_rows(bad)
     done = _run("--data", str(tmp_path / "nowhere"))
     assert done.returncode == 2 and "no rag_answers dev.jsonl" in done.stderr
+
+
+def test_several_sets_are_reported_one_line_each_and_pooled(tmp_path, data):
+    lines = data.read_text().splitlines()
+    first, second = tmp_path / "read.jsonl", tmp_path / "kept.jsonl"
+    first.write_text("\n".join(lines[:2]))  # two correct answers
+    second.write_text("\n".join(lines[2:]))  # two wrong answers
+    done = _run("--sets", str(first), str(second), "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    read, kept = out["sets"]
+    assert read["data"] == str(first) and read["rows"] == 2 and read["correct_passed"] == 1.0
+    assert read["errors_caught"] is None and kept["correct_passed"] is None
+    assert kept["errors_caught"] == 1.0
+    assert out["pooled"]["rows"] == 4 and out["pooled"]["balanced_accuracy"] == 1.0
+    table = format_table(out)
+    assert f"| {first} | 2/2 | - | - |" in table
+    assert "| pooled | 2/2 | 0/1 | 0/1 | 100.0% | 100.0% | 100.0% |" in table

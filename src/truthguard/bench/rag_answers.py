@@ -7,6 +7,9 @@ folder itself, or a ``.jsonl`` file of the same schema): ``question``, ``context
 answers pass; then correct answers passed, errors caught, their balanced accuracy, and the time
 per answer and per claim (wall clock and CPU, all threads), with the model loaded and warmed on
 text outside the rows, so the rows' own embeddings are computed inside the timing.
+
+``--sets FILE [FILE ...]`` reads those files instead and reports each on one line, then all
+of them pooled: the way to hold sets a change was made on against sets kept aside from it.
 """
 
 from __future__ import annotations
@@ -41,6 +44,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--show-failures",
         action="store_true",
         help="list each answer decided wrongly with the claim that decided it",
+    )
+    parser.add_argument(
+        "--sets",
+        nargs="+",
+        default=None,
+        metavar="FILE",
+        help="answer files of the same schema: one line each, then pooled (instead of --data)",
     )
 
 
@@ -81,17 +91,51 @@ def load_rows(path: Path) -> list[dict[str, Any]]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from truthguard.refchecker import RefChecker
 
-    path = _path(args.data)
-    rows = load_rows(path)[: args.limit]
+    paths = [Path(p).expanduser() for p in args.sets] if args.sets else [_path(args.data)]
+    loaded = [load_rows(p)[: args.limit] for p in paths]
     detector = RefChecker()
     detector.invoke(_WARM)  # the model loaded and every code path warm, outside the timing
-    inputs = [
-        {"question": r["question"], "answer": r["answer"], "contexts": r["contexts"]} for r in rows
-    ]
-    wall, cpu = time.perf_counter(), time.process_time()
-    results = detector.batch(inputs)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    parts = []
+    for path, rows in zip(paths, loaded, strict=True):
+        inputs = [
+            {"question": r["question"], "answer": r["answer"], "contexts": r["contexts"]}
+            for r in rows
+        ]
+        wall, cpu = time.perf_counter(), time.process_time()
+        results = detector.batch(inputs)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        parts.append((path, rows, results, wall, cpu))
+    if not args.sets:
+        path, rows, results, wall, cpu = parts[0]
+        return _summary(str(path), rows, results, wall, cpu, show_failures=args.show_failures)
+    out: dict[str, Any] = {
+        "benchmark": "rag-answers",
+        "sets": [
+            _summary(str(p), rows, res, wall, cpu, show_failures=args.show_failures)
+            for p, rows, res, wall, cpu in parts
+        ],
+    }
+    out["pooled"] = _summary(
+        "pooled",
+        [r for part in parts for r in part[1]],
+        [r for part in parts for r in part[2]],
+        sum(part[3] for part in parts),
+        sum(part[4] for part in parts),
+        show_failures=False,
+    )
+    return out
 
+
+def _summary(
+    data: str,
+    rows: list[dict[str, Any]],
+    results: list[Any],
+    wall: float,
+    cpu: float,
+    *,
+    show_failures: bool,
+) -> dict[str, Any]:
+    """Passes per kind, correct passed, errors caught, balanced accuracy and speed of one set."""
     passed: Counter[str] = Counter()
     total: Counter[str] = Counter()
     label_of: dict[str, str] = {}
@@ -128,7 +172,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     order = [k for k in KINDS if k in total] + sorted(k for k in total if k not in KINDS)
     out: dict[str, Any] = {
         "benchmark": "rag-answers",
-        "data": str(path),
+        "data": data,
         "rows": len(rows),
         "kinds": {k: {"label": label_of[k], "n": total[k], "passed": passed[k]} for k in order},
         "correct_passed": correct_passed,
@@ -141,7 +185,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "cpu_ms_per_claim": 1000.0 * cpu / max(claims, 1),
         "llm_calls": sum(r.usage.llm_calls for r in results),
     }
-    if args.show_failures:
+    if show_failures:
         out["failures"] = failures
     return out
 
@@ -151,6 +195,8 @@ def _pct(x: float | None) -> str:
 
 
 def format_table(result: dict[str, Any]) -> str:
+    if "sets" in result:
+        return _sets_table(result)
     lines = [
         f"rag-answers: {result['rows']} answers from {result['data']} "
         "(default RefChecker, decisions at the defaults)",
@@ -169,6 +215,35 @@ def format_table(result: dict[str, Any]) -> str:
         f"threads); LLM calls {result['llm_calls']}",
     ]
     for f in result.get("failures", []):
+        lines.append(
+            f"  wrong: {f['id']} ({f['kind']}, passing={f['passing']}, "
+            f"P={f['p_hallucinated']}): {f['deciding_claim']!r}"
+        )
+    return "\n".join(lines)
+
+
+def _sets_table(result: dict[str, Any]) -> str:
+    kinds = list(
+        dict.fromkeys(k for part in [*result["sets"], result["pooled"]] for k in part["kinds"])
+    )
+    head = " | ".join(f"{k} passed" for k in kinds)
+    lines = [
+        "rag-answers, one line per set (default RefChecker, decisions at the defaults)",
+        f"| set | {head} | correct passed | errors caught | balanced | ms/claim |",
+        "|---" * (len(kinds) + 5) + "|",
+    ]
+    for part in [*result["sets"], result["pooled"]]:
+        cells = [
+            f"{part['kinds'][k]['passed']}/{part['kinds'][k]['n']}" if k in part["kinds"] else "-"
+            for k in kinds
+        ]
+        lines.append(
+            f"| {part['data']} | {' | '.join(cells)} | {_pct(part['correct_passed'])} | "
+            f"{_pct(part['errors_caught'])} | {_pct(part['balanced_accuracy'])} | "
+            f"{part['ms_per_claim']:.1f} |"
+        )
+    failures = [f for part in result["sets"] for f in part.get("failures", [])]
+    for f in failures:
         lines.append(
             f"  wrong: {f['id']} ({f['kind']}, passing={f['passing']}, "
             f"P={f['p_hallucinated']}): {f['deciding_claim']!r}"
