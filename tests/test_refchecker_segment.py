@@ -173,3 +173,18 @@ def test_list_items_lose_their_markers_and_keep_their_offsets():
     assert all(text[s.start : s.end] == s.text for s in spans)
     # a lone marker stays what it is (no content: the extractor drops it)
     assert [s.text for s in split_sentences("A fact.\n-")] == ["A fact.", "-"]
+
+
+def test_a_lower_case_word_goes_on_the_sentence_and_circa_ends_none():
+    text = (
+        "Warner Bros. bought the studio c. 1929. It is 5 ft. tall and cost approx. 5 dollars. "
+        'He said "Go." and left.\nnext item'
+    )
+    assert [s.text for s in split_sentences(text)] == [
+        "Warner Bros. bought the studio c. 1929.",
+        "It is 5 ft. tall and cost approx. 5 dollars.",
+        'He said "Go." and left.',
+        "next item",
+    ]
+    # a capital opens a sentence after an ordinary word ("America." is no "ca.")
+    assert len(split_sentences("He moved to America. Then he left.")) == 2

@@ -34,6 +34,7 @@ _ABBREV_WINDOW = 16
 # Common abbreviations that end with a period but do not end a sentence.
 _ABBREV = re.compile(
     r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|vs|etc|e\.g|i\.e|No|Inc|Ltd|Co|Corp|Gov|Sen|Rep|"
+    r"c|ca|approx|"
     r"Gen|Col|Lt|Capt|Sgt|Rev|Mt|Ft|Rt|Hon|Maj|Brig|Adm|Cdr|Fr|Pres|Jan|Feb|Apr|Aug|Sept?|Oct|Nov|Dec|v)|\b[A-Z])\.$"
 )
 # A list item's marker ("- ", "* ", "• ") is no part of what the item says.
@@ -89,8 +90,12 @@ def iter_sentences(text: str) -> Iterator[Span]:
             continue  # "10:31 p.m. BST", "at 9 a.m. on": the time goes on
         if _in_quotation(text, start, m.end()):
             continue  # 'He said "Stop. Now." and left': one sentence
-        if text[m.start() : m.end()].strip() and text[m.end() : m.end() + 1].islower():
-            continue  # a quotation closed mid-sentence: '"Stop." and left'
+        between = text[m.start() : m.end()]
+        if text[m.end() : m.end() + 1].islower() and ("\n" not in between or between.strip()):
+            # a sentence opens with a capital: "Warner Bros. bought it", "5 ft. tall", and a
+            # quotation closed mid-sentence goes on ('"Stop." and left'); a line break does end
+            # one, as list items do
+            continue
         _append(spans, text, start, m.start())
         start = m.end()
         yield from spans
