@@ -995,6 +995,47 @@ def test_a_value_the_sources_state_about_something_else_is_set_against_the_slot_
         assert all(i.relation != "other_value" for i in g.issues), claim
 
 
+def test_a_value_joined_from_its_sentence_brings_its_neighbours_from_there():
+    sents = [
+        (0, 0, "Paisley first recorded the song on his 2005 album Time Well Wasted."),
+        (
+            0,
+            69,
+            "Three years later he re-recorded the song for a deluxe reissue of his 2007 album, "
+            "which was released on June 9, 2008.",
+        ),
+    ]
+    pool = EvidencePool.of_passages([[t for _, _, t in sents]])
+    # held against the second sentence, which gives 2007; "Time Well Wasted" beside 2005 comes
+    # from the first sentence, with the year
+    g = ground_claim(
+        "He cut the song for Time Well Wasted in 2005 and re-recorded it three years later for "
+        "a deluxe reissue released on June 9, 2008.",
+        sents,
+        pool=pool,
+    )
+    assert all(i.relation not in ("other_value", "conflict") for i in g.issues), g.issues
+    # alone among the second sentence's words 2005 fills its slot; so does a month whose year
+    # beside it is all it brings from its own sentence
+    g = ground_claim(
+        "For a deluxe reissue of his 2005 album three years later, he re-recorded the song.",
+        sents,
+        pool=pool,
+    )
+    assert ("2005", "other_value") in [(i.text, i.relation) for i in g.issues], g.issues
+    sents = [
+        (0, 0, "Nine provinces withdrew in October 1902."),
+        (0, 41, "After the strikes began in June, five more provinces withdrew from the Union."),
+    ]
+    pool = EvidencePool.of_passages([[t for _, _, t in sents]])
+    g = ground_claim(
+        "The strikes began in October 1902, and five more provinces withdrew from the Union.",
+        sents,
+        pool=pool,
+    )
+    assert ("October", "other_value") in [(i.text, i.relation) for i in g.issues], g.issues
+
+
 def test_a_noun_put_for_a_word_of_a_near_copy_must_mean_the_same_out_of_context(soft):
     ref = "Signatures of the delegates were not needed to make the Declaration official."
     g = _against(

@@ -1091,22 +1091,35 @@ def misplaced(
                 last.append(f)
             continue
         items.append((i, [f] if f is not None else _lemma(claim.tokens[i].norm)))
-    before = [it for i, it in items if i < min(own)][-PLACE_WINDOW:]
-    after = [it for i, it in items if i > max(own)][:PLACE_WINDOW]
-    near = before + after
+    before = [(i, it) for i, it in items if i < min(own)][-PLACE_WINDOW:]
+    after = [(i, it) for i, it in items if i > max(own)][:PLACE_WINDOW]
+    near = [it for _, it in before + after]
     if len(near) < 2:
         return None
+    # a fact right beside the value is part of it ("February 1861", "4 June"), no neighbour
+    beside = [
+        isinstance(it, list) and i in (min(own) - 1, max(own) + 1) for i, it in before + after
+    ]
 
-    def stated(e: Analysed) -> int:
+    def states(e: Analysed) -> list[bool]:
         lemmas = {_lemma(t.norm) for t in e.tokens}
-        return sum(
+        return [
             any(_fact_in(f, e.facts, e.norms, e.stems) for f in it)
             if isinstance(it, list)
             else it in lemmas
             for it in near
-        )
+        ]
 
-    more = stated(sent) - max(stated(e) for e in homes)
+    here = states(sent)
+    there = [states(e) for e in homes]
+    if any(
+        any(h and not s and not b for h, s, b in zip(t, here, beside, strict=True)) for t in there
+    ):
+        # a value joined from its sentence comes with a neighbour from there that the evidence
+        # sentence lacks ("cut the song for Time Well Wasted in 2005" beside the sentence of
+        # the re-recording in 2008); one put in from a sentence about something else comes alone
+        return None
+    more = sum(here) - max(sum(t) for t in there)
     if more < PLACE_MORE or more / len(near) < PLACE_MARGIN - 1e-9:
         return None
     return best, rivals[0]
