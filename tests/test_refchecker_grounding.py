@@ -166,6 +166,15 @@ def test_a_negation_both_sides_state_in_their_own_order_flips_nothing():
     assert negations(
         "The bridge does not carry trains.", "The bridge carries trains and cars."
     ) == ["not"]
+    # each side negates once, each its own verb: a negation moved to another verb of the same
+    # statement flips nothing
+    mirrors = (
+        "Spherical mirrors suffer from spherical aberration - parallel rays reflected from such "
+        "mirrors do not focus to a single point."
+    )
+    moved = "Parallel rays reflected from such mirrors don't come to a single focus."
+    assert negations(moved, mirrors) == []
+    assert negations("Parallel rays reflected from such mirrors focus to a single point.", mirrors)
 
 
 def test_a_term_no_lexicon_knows_is_found_in_another_form():

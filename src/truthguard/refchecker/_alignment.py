@@ -515,9 +515,20 @@ def _same_word_start(a: Analysed, ia: range, b: Analysed, jb: range, skip: set[i
     return any(b.tokens[j].norm[:1] in heads for j in jb if b.tokens[j].norm)
 
 
+def _same_polarity(claim: Analysed, sent: Analysed) -> bool:
+    """Whether the claim and its sentence negate alike: as many negations of each sort, at
+    least one ("parallel rays they reflect don't come to a single focus" / "... do not focus to
+    a single point": each negates once, each its own verb). A negation moved from one verb to
+    another of the same statement flips nothing."""
+    if not claim.negations:
+        return False
+    mine = sorted(_cue_sort(claim.tokens[k].norm) for k in claim.negations)
+    return mine == sorted(_cue_sort(sent.tokens[k].norm) for k in sent.negations)
+
+
 def _negation_issue(claim: Analysed, sent: Analysed, ops: list) -> tuple[Issue, Any] | None:
     equal = [op for op in ops if op[0] == "equal"]
-    if not equal:
+    if not equal or _same_polarity(claim, sent):
         return None
     first_eq, last_eq = equal[0][3], equal[-1][4]
     cneg, sneg = set(claim.negations), set(sent.negations)
@@ -684,6 +695,8 @@ def local_negation_issue(claim: Analysed, sent: Analysed) -> tuple[Issue, Any] |
     contest, she is not happy with the decision" / "She is happy with the decision after the
     contest"): the claim says "X not Y" where the sentence says "X Y", or the reverse. The
     phrase must hold two content words or names, so that "it is (not) known" decides nothing."""
+    if _same_polarity(claim, sent):
+        return None
     added = _flipped_here(claim, sent)
     if added is not None:
         t = claim.tokens[added[0]]
