@@ -43,6 +43,27 @@ def test_a_count_that_disagrees_with_its_list_is_not_derived(text, word):
     assert not _derived(text, word)
 
 
+@pytest.mark.parametrize(
+    ("text", "counts"),
+    [
+        ("Vanellope and Ralph argue, and the two then agree to build a kart.", False),
+        ("After the wedding the two make up.", False),
+        ("It places firmware between the two but gives no examples.", False),
+        ("The three of them left the town together.", False),
+        ("These two were friends at school.", False),
+        # a count of the noun after it, which the sources must state
+        ("The two sisters met in Paris.", True),
+        ("The four founding leaders signed it.", True),
+        ("The two main reasons are cost and weight.", True),
+        ("He won two titles in his career.", True),
+    ],
+)
+def test_the_two_standing_for_what_the_answer_named_counts_nothing(text, counts):
+    word = next(w for w in ("two", "three", "four") if w in text.lower().split())
+    word = next(f.text for f in extract_facts(text) if f.text.lower() == word)
+    assert _derived(text, word) is not counts
+
+
 def test_a_clause_counts_the_items_its_sentence_lists():
     sentence = (
         "Linden gave the boats two advantages: they could hold more cargo, and they were "

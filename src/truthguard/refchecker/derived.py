@@ -1,4 +1,5 @@
-"""Numbers an answer works out itself: a count of what it lists, a span between two dates.
+"""Numbers an answer works out itself: a count of what it lists, a span between two dates, the
+things it has named counted again ("the two").
 
 Chat models answer "in two places: the Fifth and the Fourteenth Amendment" or "on 6 August
 1945, and on Nagasaki three days later, on 9 August" where the sources give the two amendments
@@ -8,6 +9,9 @@ days later" between the 6th and the 9th, stays a number no source states.
 
 * :func:`enumerated`: a cardinal from 2 to 12 followed, in the same sentence, by a list of
   exactly that many items ("two of its members, A and B, ...", "three kinds: X, Y, or Z");
+* :func:`anaphoric`: "the two" (or "these three") standing for things the answer has named, as
+  a noun phrase of its own ("the two then agree", "sits between the two"), not a count of a noun
+  that follows ("the two sisters");
 * :func:`date_span`: a number of days, weeks, months or years (the unit the number's fact
   carries) that two dates stated in the claim or its evidence sentence are apart ("about five
   months after", "12 years, from 1990 to 2002"), or a date the claim states and one stated
@@ -24,10 +28,11 @@ import re
 from collections.abc import Sequence
 
 from truthguard.refchecker._alignment import APPROX
+from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._numbers import CLOCK, DURATION_DAYS
 from truthguard.refchecker._tokens import Fact
 
-__all__ = ["clock_span", "date_span", "derived", "enumerated"]
+__all__ = ["anaphoric", "clock_span", "date_span", "derived", "enumerated"]
 
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)$|^(?:first|second|third)$", re.IGNORECASE)
 _LIST_START = re.compile(r"^[^:,;.]{0,40}?(?:[:,]|\bboth\b)\s*")
@@ -53,10 +58,45 @@ def derived(
         return False
     return (
         enumerated(fact, text)
+        or anaphoric(fact, text)
         or _enumerated_in(fact, text, context)
         or date_span(fact, text, facts, evidence, sources)
         or clock_span(fact, text, facts, evidence)
     )
+
+
+_ANAPHOR_BEFORE = re.compile(r"\b(?:the|these|those|all)\s+$", re.IGNORECASE)
+_ANAPHOR_AFTER = re.compile(r"\s*(?:$|[,;:.!?)\u2013\u2014]|of\s+(?:them|us|you|these|those)\b)")
+_NEXT_WORD = re.compile(r"\s+([a-z]+)\b")
+_JOINING = frozenset(["and", "or", "but", "while", "who", "which", "that", "together", "each"])
+
+
+def anaphoric(fact: Fact, text: str) -> bool:
+    """Whether the spelled count ``fact`` (two to five) is a noun phrase standing for things
+    named before ("the two then agree", "the three of them", "sits between the two"): after
+    "the", "these", "those" or "all", followed by the end of its clause, "of them", a joining
+    word, or a verb or adverb (a word the lexicon reads so, not ending in "s" or "ing": a plural
+    noun would make it a count of that noun, "the two sisters", and so would an adjective or a
+    participle, "the two main ...", "the four founding leaders")."""
+    if fact.text.casefold() not in ("two", "three", "four", "five"):
+        return False
+    if not _ANAPHOR_BEFORE.search(text[max(0, fact.start - 8) : fact.start]):
+        return False
+    rest = text[fact.end :]
+    if _ANAPHOR_AFTER.match(rest):
+        return True
+    word = _NEXT_WORD.match(rest)
+    if word is None:
+        return False
+    w = word.group(1)
+    if w in _JOINING:
+        return True
+    found = set(lemmas(w))
+    verb = bool({"VERB", "AUX"} & found)
+    adverb = "ADV" in found and found <= {"ADV", "ADJ"}  # "then", "later"
+    # a plural noun ("the two sisters") or a participle before one ("the four founding
+    # leaders") makes it a count of that noun
+    return not w.endswith(("s", "ing")) and (verb or adverb)
 
 
 def _enumerated_in(fact: Fact, text: str, context: str | None) -> bool:
