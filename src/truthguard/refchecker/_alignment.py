@@ -1129,8 +1129,9 @@ def misplaced(
         any(h and not s and not b for h, s, b in zip(t, here, beside, strict=True)) for t in there
     ):
         # a value joined from its sentence comes with a neighbour from there that the evidence
-        # sentence lacks ("cut the song for Time Well Wasted in 2005" beside the sentence of
-        # the re-recording in 2008); one put in from a sentence about something else comes alone
+        # sentence lacks ("cut the song for Time Well Wasted in 2005", held against the
+        # re-recording's sentence and its other year); one put in from a sentence about
+        # something else comes alone
         return None
     more = sum(here) - max(sum(t) for t in there)
     if more < PLACE_MORE or more / len(near) < PLACE_MARGIN - 1e-9:
