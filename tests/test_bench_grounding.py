@@ -210,6 +210,25 @@ def test_bench_runs_end_to_end(data_dir, embedder, capsys):
     assert "an invented sentence put in a long passage" in out
 
 
+def test_a_saved_perturbation_set_is_checked_again_as_drawn(data_dir, embedder, capsys, tmp_path):
+    args = ["bench", "grounding", "--data", str(data_dir / "chale"), "--per-type", "1"]
+    args += ["--skip-chale", "--json", "--no-progress"]
+    saved = tmp_path / "perturbations.jsonl"
+    assert main([*args, "--save-perturbations", str(saved)]) == 0
+    drawn = json.loads(capsys.readouterr().out)["perturbations"]
+    lines = [json.loads(line) for line in saved.read_text().splitlines()]
+    assert sum(p["variant"] not in PASSAGES for p in lines) == drawn["n"]
+    assert sum(p["variant"] == "passage" for p in lines) == drawn["n_passage"]
+    # another seed would draw another set; the saved one is read instead and decided the same
+    assert main([*args, "--seed", "7", "--perturbations", str(saved)]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["perturbations"] == drawn and again["config"]["perturbations_from"] == str(saved)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({**lines[0], "ref_id": 10_000}) + "\n")
+    assert main([*args, "--perturbations", str(bad)]) == 2
+    assert "line 1: ref_id 10000 is no CHALE question" in capsys.readouterr().err
+
+
 def test_bench_asks_every_question_in_a_chat(data_dir, embedder, capsys, monkeypatch):
     from truthguard.bench import grounding
 

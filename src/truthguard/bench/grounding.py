@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import time
 from collections import defaultdict
 from typing import Any
@@ -39,6 +40,7 @@ from truthguard._sync import run_sync
 from truthguard.bench._perturbations import TYPES, Perturbation, build_perturbations, reword
 from truthguard.datasets import load_chale
 from truthguard.datasets._loaders import strip_html
+from truthguard.errors import InvalidInputError
 
 __all__ = [
     "FIXED_CASES",
@@ -125,6 +127,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--batch", type=int, default=64, help="answers per abatch call")
     parser.add_argument(
+        "--save-perturbations",
+        metavar="FILE",
+        default=None,
+        help="write the perturbation set drawn (JSON lines) to FILE",
+    )
+    parser.add_argument(
+        "--perturbations",
+        metavar="FILE",
+        default=None,
+        help="check the perturbation set saved in FILE instead of drawing one: the set is drawn "
+        "from the references' split sentences, so a change to the split draws another; compare "
+        "two versions of the check on one set",
+    )
+    parser.add_argument(
         "--chat",
         choices=("open", "grounded"),
         default=None,
@@ -202,6 +218,32 @@ def _share(
     return out[0], out[1]
 
 
+_PERTURBATION_FIELDS = ("answer", "reference", "kind", "variant", "ref_id")
+
+
+def _load_perturbations(path: str, n_items: int) -> list[Perturbation]:
+    """A perturbation set written by ``--save-perturbations``, each line checked; copied and
+    reworded answers first, as :func:`build_perturbations` orders them."""
+    out: list[Perturbation] = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                p = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InvalidInputError(f"{path} line {n}", f"not JSON ({e.msg})") from None
+            missing = [k for k in _PERTURBATION_FIELDS if k not in p]
+            if missing:
+                raise InvalidInputError(f"{path} line {n}", f"missing field {missing[0]!r}")
+            if not isinstance(p["ref_id"], int) or not 0 <= p["ref_id"] < n_items:
+                raise InvalidInputError(
+                    f"{path} line {n}", f"ref_id {p['ref_id']!r} is no CHALE question of --data"
+                )
+            out.append(p)
+    return sorted(out, key=lambda p: p["variant"] in PASSAGES)
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from truthguard.bench.refchecker import KINDS, build_answers
     from truthguard.refchecker import RefChecker
@@ -232,9 +274,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         )
 
     with_passages = not args.no_passages
-    perturbations = build_perturbations(
-        references, per_type=args.per_type, seed=args.seed, passages=with_passages
-    )
+    saved = getattr(args, "perturbations", None)
+    if saved:
+        perturbations = _load_perturbations(saved, len(items))
+        if not with_passages:
+            perturbations = [p for p in perturbations if p["variant"] not in PASSAGES]
+    else:
+        perturbations = build_perturbations(
+            references, per_type=args.per_type, seed=args.seed, passages=with_passages
+        )
+    if getattr(args, "save_perturbations", None):
+        with open(args.save_perturbations, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(p, ensure_ascii=False) + "\n" for p in perturbations)
     # copied and reworded answers first (those alone are timed, as before passages were added),
     # then the passages, which build_perturbations puts last
     n_main = sum(p["variant"] not in PASSAGES for p in perturbations)
@@ -258,6 +309,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "seed": args.seed,
             "passages": with_passages,
             "chat": chat,
+            "perturbations_from": saved or None,
         },
         "fixed_cases": fixed,
         "perturbations": tabulate(perturbations, [not _passes(r) for r in results]),
