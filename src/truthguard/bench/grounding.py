@@ -224,23 +224,16 @@ _PERTURBATION_FIELDS = ("answer", "reference", "kind", "variant", "ref_id")
 def _load_perturbations(path: str, n_items: int) -> list[Perturbation]:
     """A perturbation set written by ``--save-perturbations``, each line checked; copied and
     reworded answers first, as :func:`build_perturbations` orders them."""
+    from truthguard.evaluation.io import iter_jsonl
+
     out: list[Perturbation] = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                p = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InvalidInputError(f"{path} line {n}", f"not JSON ({e.msg})") from None
-            missing = [k for k in _PERTURBATION_FIELDS if k not in p]
-            if missing:
-                raise InvalidInputError(f"{path} line {n}", f"missing field {missing[0]!r}")
-            if not isinstance(p["ref_id"], int) or not 0 <= p["ref_id"] < n_items:
-                raise InvalidInputError(
-                    f"{path} line {n}", f"ref_id {p['ref_id']!r} is no CHALE question of --data"
-                )
-            out.append(p)
+    for where, p in iter_jsonl(path):
+        missing = [k for k in _PERTURBATION_FIELDS if k not in p]
+        if missing:
+            raise InvalidInputError(where, f"missing field {missing[0]!r}")
+        if not isinstance(p["ref_id"], int) or not 0 <= p["ref_id"] < n_items:
+            raise InvalidInputError(where, f"ref_id {p['ref_id']!r} is no CHALE question of --data")
+        out.append(p)  # type: ignore[arg-type]
     return sorted(out, key=lambda p: p["variant"] in PASSAGES)
 
 

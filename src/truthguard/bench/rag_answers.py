@@ -15,7 +15,6 @@ of them pooled: the way to hold sets a change was made on against sets kept asid
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 from collections import Counter
@@ -67,21 +66,16 @@ def _path(data: str | None) -> Path:
 
 def load_rows(path: Path) -> list[dict[str, Any]]:
     """The rows of a rag-answers JSON Lines file, each checked for the fields the bench reads."""
+    from truthguard.evaluation.io import iter_jsonl
+
     rows = []
-    for n, line in enumerate(path.read_text("utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InvalidInputError(f"{path} line {n}", f"not JSON ({e.msg})") from None
+    for where, row in iter_jsonl(path):
         for field in ("question", "answer", "contexts", "label"):
             if field not in row:
-                raise InvalidInputError(f"{path} line {n}", f"missing field {field!r}")
+                raise InvalidInputError(where, f"missing field {field!r}")
         if row["label"] not in ("factual", "hallucinated"):
             raise InvalidInputError(
-                f"{path} line {n}",
-                f"label must be 'factual' or 'hallucinated', got {row['label']!r}",
+                where, f"label must be 'factual' or 'hallucinated', got {row['label']!r}"
             )
         row.setdefault("kind", row["label"])
         rows.append(row)

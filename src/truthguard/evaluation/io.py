@@ -24,6 +24,7 @@ from truthguard.evaluation.config import ColumnMap
 __all__ = [
     "ResultWriter",
     "gold_label",
+    "iter_jsonl",
     "read_results",
     "read_rows",
     "write_parquet",
@@ -100,6 +101,28 @@ def _object(raw: Any, where: str) -> dict[str, Any]:
     return raw
 
 
+def iter_jsonl(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The objects of a JSON Lines file as ``(where, row)``, ``where`` naming the file and the
+    line (``"rows.jsonl line 3"``, counting from 1) for errors about the row; blank lines are
+    skipped, and a line that is not UTF-8, not JSON or not an object raises
+    :class:`~truthguard.errors.InvalidInputError` naming it."""
+    path = Path(path)
+    with path.open("rb") as f:
+        for n, data in enumerate(f, 1):
+            where = f"{path.name} line {n}"
+            try:
+                line = data.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise _not_utf8(path, e, where) from e
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InvalidInputError(where, f"not JSON: {e}") from e
+            yield where, _object(row, where)
+
+
 def _iter_raw(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """The rows of ``path`` as ``(where, row)``, ``where`` naming the file and the row.
 
@@ -109,20 +132,7 @@ def _iter_raw(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     name = path.name
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
-        with path.open("rb") as f:
-            for n, data in enumerate(f, 1):
-                where = f"{name} line {n}"
-                try:
-                    line = data.decode("utf-8")
-                except UnicodeDecodeError as e:
-                    raise _not_utf8(path, e, where) from e
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise InvalidInputError(where, f"not JSON: {e}") from e
-                yield where, _object(row, where)
+        yield from iter_jsonl(path)
     elif suffix == ".json":
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
