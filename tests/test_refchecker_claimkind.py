@@ -78,6 +78,43 @@ def test_framing_and_opening_particles_are_cut(text, rest):
     assert stripped.startswith(rest) and text[at:] == stripped
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "no later theorist is named.",  # a determiner, not a reply's "No"
+        "Well over half of the seats went to the party.",
+        "Well-known examples are the Grand Trianon and Les Invalides.",
+        "Right whales feed in these waters.",
+        "No. 11 also reappears",
+    ],
+)
+def test_a_word_that_can_open_a_reply_is_kept_when_it_belongs_to_the_statement(text):
+    assert strip_frame(text) == (text, 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "rest"),
+    [
+        ("No it wasn't released in 1990.", "it wasn't"),
+        ("Well he did win it twice.", "he did"),
+        ("Sure - it opened in 1990.", "it opened"),
+        ("Nope. It opened in 1990.", "It opened"),
+    ],
+)
+def test_a_reply_particle_before_a_pronoun_or_a_stop_is_cut(text, rest):
+    assert strip_frame(text)[0].startswith(rest)
+
+
+def test_no_or_right_opening_a_short_statement_is_no_greeting():
+    assert claim_kind("No survivors were found.") == "fact"
+    assert claim_kind("Right whales feed here.") == "fact"
+    # a reply's mood, however short
+    assert claim_kind("No it isn't.") == "greeting"
+    assert claim_kind("No worries.") == "greeting"
+    assert claim_kind("No no no") == "greeting"
+    assert claim_kind("No way, man.") == "greeting"
+
+
 def test_nothing_is_cut_when_nothing_follows():
     assert strip_frame("No.") == ("No.", 0)
     assert strip_frame("Here is a summary:") == ("Here is a summary:", 0)
@@ -254,6 +291,13 @@ def test_a_long_answer_is_never_read_as_a_refusal():
         ("It lists the film's stars without saying who plays whom.", "hedge"),
         ("Rhodes isn't mentioned at all.", "hedge"),
         ("He left the house without saying goodbye.", "fact"),
+        # what the passage gives only for one thing, and what no part of it names
+        ("The passage gives a height only for that summit", "hedge"),
+        ("The passage lists a date only for the first launch.", "hedge"),
+        ("It gives a discount only for students.", "fact"),
+        ("no later theorist is named.", "hedge"),
+        ("No date is mentioned for the second launch.", "hedge"),
+        ("No team was named champion that year.", "fact"),
         ("The band released the album without naming a producer.", "fact"),
     ],
 )
@@ -273,6 +317,13 @@ def test_what_the_sources_never_or_cannot_say_is_a_remark_about_them(text, kind)
         # a relative clause after a plain remark, or a clause after a semicolon, states something
         ("The passage doesn't say when it closed, which was in 1990.", ["refusal", "fact"]),
         ("The passage does not say when it closed; it was built in 1920.", ["refusal", "fact"]),
+        # "only that" turns to a statement before its subject; "only that figure" points
+        (
+            "The passage doesn't give an average over every justice, only that figure for the "
+            "sitting Court.",
+            ["refusal"],
+        ),
+        ("I can't say when, only that Sagan left the band in 2015.", ["refusal", "fact"]),
     ],
 )
 def test_a_clause_that_goes_on_with_a_remark_is_part_of_it(sentence, parts):

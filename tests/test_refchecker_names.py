@@ -2,6 +2,7 @@
 
 import pytest
 
+from truthguard.refchecker._analysis import analyse
 from truthguard.refchecker._names import common_words, unknown_term
 
 
@@ -32,3 +33,18 @@ def test_a_word_no_lexicon_or_vocabulary_knows_is_a_term(word):
 )
 def test_known_words_and_their_forms_are_no_terms(word):
     assert not unknown_term(word)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "names"),
+    [
+        # common words joined, capitalised only by the sentence's start, name nothing
+        ("Well-known examples are the Grand Trianon.", ["Grand", "Trianon"]),
+        ("Long-term effects are rare.", []),
+        # a name capitalises each of its parts
+        ("Rolls-Royce built the engine.", ["Rolls-Royce"]),
+        ("Coca-Cola was first sold in 1886.", ["Coca-Cola"]),
+    ],
+)
+def test_a_sentence_opening_with_joined_common_words_names_nothing_there(sentence, names):
+    assert [f.text for f in analyse(sentence).facts if f.kind == "name"] == names

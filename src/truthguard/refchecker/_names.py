@@ -334,7 +334,12 @@ def _common_word_opener(text: str, tokens: list[Token], i: int) -> bool:
         if t.norm == tok.norm and t.text[:1].isupper() and not _is_sentence_start(text, tokens, k):
             return False
     word = tok.norm.rstrip(".")
-    return word in _INTERJECTIONS or word in common_words()
+    common = common_words()
+    parts = [p for p in word.split("-") if p]
+    # "Well-known", "Long-term": common words joined, capitalised only by the sentence's start
+    # ("Rolls-Royce" capitalises each)
+    joined = len(parts) > 1 and letters[1:].islower() and all(p in common for p in parts)
+    return word in _INTERJECTIONS or word in common or joined
 
 
 def _never_a_noun(word: str) -> bool:

@@ -169,6 +169,11 @@ _ABSENCE = re.compile(
       | \b(?:is|are|was|were)\s*(?:not|n't)\s+(?:even\s+)?mentioned\b
       | \b(?:{_SOURCE}|it)\s+(?:gives|names|lists|mentions|states|provides|offers|specifies|
             identifies)\s+only\b
+      | \b{_SOURCE}\s+(?:\w+ly\s+)?(?:gives|names|lists|mentions|states|provides|offers|
+            specifies|identifies)\b[^.;]{{0,40}}?\bonly\s+(?:for|about|of|to|in|on|at|with)\b
+      | ^\W*(?:(?:and|but|so)\s+)?no\s+(?:[\w'-]+\s+){{0,4}}?(?:is|are|was|were)\s+
+            (?:\w+ly\s+|ever\s+|even\s+)?(?:named|mentioned|stated|specified|listed)
+            (?=\s*(?:[.;,!]|$)|\s+(?:in|by|for|anywhere|here|there|at\s+all)\b)
       | \b(?:is|are|was|were)\s*(?:not|n't)\s+(?:\w+ly\s+)?(?:stated|mentioned|given|named|
             specified|said|described|listed|included|spelled\s+out|explained|addressed|covered|
             identified|confirmed)\s+(?:in|by)\s+(?:the\s+|this\s+)?{_SOURCE}\b
@@ -219,9 +224,16 @@ _FRAME = re.compile(
 
 # A reply's opening particle ("Yes, ...", "No, ...", "Well, ..."): it answers the user's
 # question, and the statement after it carries the fact.
+# "no", "well", "right", "sure", "okay" are also words of a statement ("no later theorist is
+# named", "Well over half", "Right whales"): a particle only before a stop or a pronoun ("No, it
+# was", "No it wasn't", "Well he did"), and never before a number ("No. 11").
+_AFTER_PARTICLE = (
+    r"(?!\.?\s*\d)(?=\s*(?:[,.!:;]|[-–—]\s|$)|\s+(?:it|he|she|they|i|we|you|that|this|there)\b)"
+)
 _PARTICLE = re.compile(
-    r"^\s*(?:yes|yeah|yep|yup|no|nope|nah|sure|okay|ok|well|oh|ah|wow|indeed|right|alright|"
-    r"absolutely|definitely|of\s+course|actually|hmm)\b\s*[,.!:;-]*\s*(?:,\s*)?",
+    r"^\s*(?:(?:yes|yeah|yep|yup|nope|nah|alright|oh|ah|wow|indeed|absolutely|definitely|"
+    r"of\s+course|actually|hmm)\b|(?:no|sure|okay|ok|well|right)\b" + _AFTER_PARTICLE + r")"
+    r"\s*[,.!:;]*(?:\s*[-–—](?=\s))?\s*(?:,\s*)?",
     re.IGNORECASE,
 )
 
@@ -277,19 +289,31 @@ def claim_kind(text: str) -> ClaimKind:
         return "opinion"
     words = re.findall(r"[^\W\d_]+", t)
     greeting = _GREETING.match(t)
-    if greeting and len(words) <= 4 and not _names_a_place(t, greeting):
+    if greeting and len(words) <= 4 and not _opens_a_statement(t, greeting):
         return "greeting"
     return "fact"
 
 
 _NAME_OPENERS = frozenset(("great", "nice", "good", "happy", "glad", "cool", "right", "sure"))
+_WORD_OPENERS = frozenset(("no", "right"))
 
 
-def _names_a_place(text: str, greeting: re.Match[str]) -> bool:
-    """Whether a word that opens greetings opens a name here, right before a capitalised word
-    ("Great Britain.", "Nice Airport"): a place, not a reply's mood ("Great, thanks")."""
+def _opens_a_statement(text: str, greeting: re.Match[str]) -> bool:
+    """Whether a word that opens greetings opens a statement here: a name, right before a
+    capitalised word ("Great Britain.", "Nice Airport"), or a word of the statement, not
+    followed by a stop, a pronoun or another greeting and with two words after it ("No
+    survivors were found", "Right whales feed here"), rather than a reply's mood ("Great,
+    thanks", "No it isn't", "No worries")."""
     word = greeting.group(0).casefold()
-    return word in _NAME_OPENERS and bool(re.match(r" [A-Z]", text[greeting.end() :]))
+    rest = text[greeting.end() :]
+    if word in _NAME_OPENERS and re.match(r" [A-Z]", rest):
+        return True
+    return (
+        word in _WORD_OPENERS
+        and re.match(r"\s+[\w'-]+\s+[\w'-]", rest)  # "No worries.", "No way, man" are moods
+        and not re.match(_AFTER_PARTICLE, rest, re.IGNORECASE)
+        and not _GREETING.match(rest.lstrip())  # "No no no", "Right on"
+    )
 
 
 # A turn from a refusal to a statement in the same sentence: "I don't know when, but it was
@@ -298,7 +322,11 @@ def _names_a_place(text: str, greeting: re.Match[str]) -> bool:
 # much as you about it" goes on with no statement).
 _TURN = re.compile(
     r"""(?<![\s,;:–—-])[\s,;:–—-]+  # from the start of a run only: no retry inside a long one
-    (?:but|however|though|although|except(?:\s+that)?|just\s+that|only\s+that|
+    (?:but|however|though|although|except(?:\s+that)?|
+        # "only that it was written by Laurie"; "only that figure" names what the remark
+        # leaves the sources: "that" points, it opens no statement
+        (?:just|only)\s+that(?=\s+(?:(?:the|a|an|its|his|her|their|it|he|she|they|there|
+            this|these|those|some|one)\b|(?-i:[A-Z0-9])))|
         other\s+than(?:\s+that)?|apart\s+from\s+that|besides(?:\s+that)?|
         (?:as|since|because)
             (?=\s+(?:he|she|it|they|we|i|you|there|this|that)
