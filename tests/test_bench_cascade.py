@@ -8,7 +8,7 @@ import pytest
 
 from truthguard.bench.cascade import format_table, load_rag_answers, task_rows
 from truthguard.cli import main
-from truthguard.errors import ConfigurationError, DatasetNotFoundError
+from truthguard.errors import ConfigurationError, DatasetNotFoundError, InvalidInputError
 from truthguard.testing import OpenAIServer
 
 YEARS = [1881, 1894, 1903, 1911, 1925, 1938, 1947, 1952, 1966, 1979]
@@ -100,6 +100,12 @@ def test_rag_answers_are_read_from_the_data_folder(folder, tmp_path, monkeypatch
     empty.mkdir()
     with pytest.raises(DatasetNotFoundError, match="rag_answers"):
         load_rag_answers(empty)
+    # read as `bench rag-answers` reads it: a row without a field the bench needs is named
+    bad = tmp_path / "bad" / "rag_answers"
+    bad.mkdir(parents=True)
+    (bad / "dev.jsonl").write_text('{"id": "x-0", "question": "Q?", "label": "factual"}\n')
+    with pytest.raises(InvalidInputError, match=r"dev\.jsonl line 1.*answer"):
+        load_rag_answers(bad.parent)
 
 
 def test_without_an_llm_the_bench_reports_the_local_part_and_says_so(folder, capsys):

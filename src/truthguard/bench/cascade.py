@@ -38,7 +38,6 @@ import argparse
 import functools
 import hashlib
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -66,18 +65,16 @@ TASKS = ("qa", "dialogue", "summarization", "rag")
 
 def load_rag_answers(data_dir: str | Path | None = None) -> list[dict[str, Any]]:
     """The rows of ``rag_answers/dev.jsonl`` under ``data_dir`` or ``$TRUTHGUARD_DATA_DIR``
-    (the project's own hand-written set: there is no upstream to download it from)."""
-    root = data_dir or os.environ.get("TRUTHGUARD_DATA_DIR")
-    candidates = [] if root is None else [Path(root) / "rag_answers", Path(root)]
-    for folder in candidates:
-        path = folder / "dev.jsonl"
-        if path.is_file():
-            with open(path, encoding="utf-8") as f:
-                return [json.loads(line) for line in f if line.strip()]
-    raise DatasetNotFoundError(
-        "no rag_answers/dev.jsonl: pass --data DIR or set TRUTHGUARD_DATA_DIR to the folder "
-        "holding rag_answers/"
-    )
+    (found and read as ``bench rag-answers`` does)."""
+    from truthguard.bench.rag_answers import find_dev, load_rows
+
+    path = find_dev(data_dir)
+    if path is None:
+        raise DatasetNotFoundError(
+            "no rag_answers/dev.jsonl: pass --data DIR or set TRUTHGUARD_DATA_DIR to the folder "
+            "holding rag_answers/"
+        )
+    return load_rows(path)
 
 
 Row = tuple[str, dict[str, Any], bool]

@@ -53,15 +53,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _path(data: str | None) -> Path:
+def find_dev(data: str | Path | None) -> Path | None:
+    """The rag-answers ``dev.jsonl``: ``data`` itself when it is a file, else in that folder or
+    its ``rag_answers/`` (``data`` None: ``$TRUTHGUARD_DATA_DIR``); None when there is none.
+    The set is the project's own, written by hand: there is no upstream to download it from."""
     root = data or os.environ.get("TRUTHGUARD_DATA_DIR")
     if not root:
-        raise InvalidInputError("data", "no --data given and TRUTHGUARD_DATA_DIR is not set")
+        return None
     p = Path(root).expanduser()
     for candidate in (p, p / "dev.jsonl", p / "rag_answers" / "dev.jsonl"):
         if candidate.is_file():
             return candidate
-    raise InvalidInputError("data", f"no rag_answers dev.jsonl at {p}")
+    return None
+
+
+def _path(data: str | None) -> Path:
+    root = data or os.environ.get("TRUTHGUARD_DATA_DIR")
+    if not root:
+        raise InvalidInputError("data", "no --data given and TRUTHGUARD_DATA_DIR is not set")
+    found = find_dev(root)
+    if found is None:
+        raise InvalidInputError("data", f"no rag_answers dev.jsonl at {Path(root).expanduser()}")
+    return found
 
 
 def load_rows(path: Path) -> list[dict[str, Any]]:
