@@ -741,17 +741,28 @@ def test_a_term_no_vector_knows_stated_elsewhere_in_the_sources_is_stated():
     assert "halochromic" not in [i.text for i in g.issues if i.kind == "name"], g.issues
 
 
-def test_a_negated_verb_the_evidence_states_in_other_words_and_unnegated_flips_it():
+def test_a_negation_read_in_its_own_words_alone_flips_nothing():
     from truthguard.refchecker._alignment import local_negation_issue
     from truthguard.refchecker._analysis import analyse
 
-    sent = analyse(
-        "The Apia instrument recorded the first waves of the San Francisco earthquake of 1906."
+    # a negated verb set against the same verb of the evidence, read in other words around
+    # it, is no flip: the evidence may negate it from further off than words can tell
+    assert (
+        local_negation_issue(
+            analyse(
+                "The Ninth Amendment adds that listing certain rights in the Constitution "
+                "doesn't deny or disparage other rights the people keep, so many liberties exist "
+                "beyond those written down."
+            ),
+            analyse(
+                "There are also many liberties of people not defined in the Constitution, as "
+                "stated in the Ninth Amendment: The enumeration in the Constitution, of certain "
+                "rights, shall not be construed to deny or disparage others retained by the "
+                "people."
+            ),
+        )
+        is None
     )
-    flipped = local_negation_issue(
-        analyse("The Apia seismograph did not record the 1906 San Francisco earthquake."), sent
-    )
-    assert flipped is not None and flipped[0].text == "not"
     # the same verb negated near it in the evidence, a question, an auxiliary, a noun after
     # "not ... guilty": nothing flips
     for claim, evidence in [

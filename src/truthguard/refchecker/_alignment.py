@@ -702,90 +702,11 @@ def local_negation_issue(claim: Analysed, sent: Analysed) -> tuple[Issue, Any] |
         t = claim.tokens[added[0]]
         return Issue("negation", "conflict", t.start, t.end, t.text), None
     dropped = _flipped_here(sent, claim)
-    if dropped is not None:
-        j, at = dropped
-        t = claim.tokens[at + 1]  # the word before the dropped negation, as the aligned case
-        return Issue("negation", "conflict", t.start, t.end, t.text), sent.tokens[j]
-    added = _flipped_verb(claim, sent)
-    if added is not None:
-        t = claim.tokens[added[0]]
-        return Issue("negation", "conflict", t.start, t.end, t.text), sent.tokens[added[1]]
-    dropped = _flipped_verb(sent, claim)
     if dropped is None:
         return None
     j, at = dropped
-    t = claim.tokens[at]
+    t = claim.tokens[at + 1]  # the word before the dropped negation, as the aligned case
     return Issue("negation", "conflict", t.start, t.end, t.text), sent.tokens[j]
-
-
-_NEAR_VERB = 6
-"""Words each side of a negated verb, and of the other text's same verb, read for what they
-share."""
-
-
-def _flipped_verb(a: Analysed, b: Analysed) -> tuple[int, int] | None:
-    """A negated verb of ``a`` that ``b`` states without a negation, in other words around it
-    ("The Apia seismograph did not record the 1906 San Francisco earthquake" / "The Apia
-    instrument recorded the first waves of the San Francisco earthquake"): the negation's index
-    in ``a`` and the verb's in ``b``. The verb must be the same (any form, "won" / "win"), two
-    content words or names near it must be the other's too, and ``b`` must never negate it."""
-    if a.text.rstrip().endswith("?") or b.text.rstrip().endswith("?"):
-        return None  # "Didn't he play for them?" asks; it negates nothing
-    for k in a.negations:
-        if _positive(a.tokens[k].norm) is None:
-            continue  # "no", "without", "nobody": more than a negated verb
-        # the negated verb: the first word after the negation and its auxiliaries or adverbs
-        v = next(
-            (
-                m
-                for m in range(k + 1, min(k + 4, len(a.tokens)))
-                if a.tokens[m].norm not in _AUXILIARIES and not a.tokens[m].norm.endswith("ly")
-            ),
-            None,
-        )
-        verb = _verb(a, v) if v is not None else frozenset()
-        if not verb:
-            continue
-        if any(
-            j != v and _verb(a, j) & verb and not any(n in a.negations for n in range(j - 3, j))
-            for j in range(len(a.tokens))
-        ):
-            continue  # "ever reported, although the city did not report any": said both ways
-        hits = [j for j in range(len(b.tokens)) if _verb(b, j) & verb]
-        if not hits or any(n in b.negations for j in hits for n in range(j - 3, j + 4)):
-            continue  # not stated, or stated with a negation near it ("feeds on no other")
-        mine = _stems_near(a, v) - {stem(a.tokens[v].norm)}
-        for j in hits:
-            if len(mine & _stems_near(b, j)) >= 2:
-                return k, j
-    return None
-
-
-def _verb(a: Analysed, m: int) -> frozenset[str]:
-    """The verb lemmas of token ``m`` of ``a`` ("won" -> {"win"}), empty when it is no verb
-    form (a base form that is also a noun, as "record", counts only after an auxiliary)."""
-    t = a.tokens[m]
-    if not t.text.isalpha() or not t.text.islower() or t.norm in _AUXILIARIES:
-        return frozenset()
-    return frozenset(lemmas(t.norm).get("VERB", ()))
-
-
-_AUXILIARIES = frozenset(
-    (
-        *("be", "is", "are", "was", "were", "been", "being", "am"),
-        *("have", "has", "had", "having", "do", "does", "did"),
-        *("will", "would", "shall", "should", "can", "could", "may", "might", "must"),
-        *("get", "got", "gotten", "ever", "yet", "even", "always", "also"),
-    )
-)
-"""Words between a negation and the verb it negates ("wouldn't have fired", "was not ever
-kept"): never the verb itself."""
-
-
-def _stems_near(a: Analysed, m: int) -> set[str]:
-    """The stems of ``a``'s content words and names within :data:`_NEAR_VERB` of token ``m``."""
-    lo, hi = max(m - _NEAR_VERB, 0), min(m + _NEAR_VERB + 1, len(a.tokens))
-    return {stem(a.tokens[i].norm) for i in range(lo, hi) if i in a.keys}
 
 
 # Public names for the grounding module (the private ones stay for readers of this file).
