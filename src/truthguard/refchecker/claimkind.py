@@ -310,9 +310,9 @@ def _opens_a_statement(text: str, greeting: re.Match[str]) -> bool:
         return True
     return (
         word in _WORD_OPENERS
-        and re.match(r"\s+[\w'-]+\s+[\w'-]", rest)  # "No worries.", "No way, man" are moods
-        and not re.match(_AFTER_PARTICLE, rest, re.IGNORECASE)
-        and not _GREETING.match(rest.lstrip())  # "No no no", "Right on"
+        and re.match(r"\s+[\w'-]+\s+[\w'-]", rest) is not None  # "No worries." is a mood
+        and re.match(_AFTER_PARTICLE, rest, re.IGNORECASE) is None
+        and _GREETING.match(rest.lstrip()) is None  # "No no no", "Right on"
     )
 
 
