@@ -82,8 +82,9 @@ Row = tuple[str, dict[str, Any], bool]
 
 
 def _rag_row(r: dict[str, Any], where: str = "") -> Row:
-    inp = {"question": r["question"], "answer": r["answer"], "contexts": r["contexts"]}
-    return (f"{where}{r['id']}", inp, r["label"] == "hallucinated")
+    from truthguard.bench.rag_answers import detector_input
+
+    return (f"{where}{r['id']}", detector_input(r), r["label"] == "hallucinated")
 
 
 def _rag_files(paths: list[str]) -> list[Row]:

@@ -95,6 +95,11 @@ def load_rows(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def detector_input(row: dict[str, Any]) -> dict[str, Any]:
+    """What the detector is asked about one row: its question, answer and contexts."""
+    return {"question": row["question"], "answer": row["answer"], "contexts": row["contexts"]}
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from truthguard.refchecker import RefChecker
 
@@ -104,10 +109,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     detector.invoke(_WARM)  # the model loaded and every code path warm, outside the timing
     parts = []
     for path, rows in zip(paths, loaded, strict=True):
-        inputs = [
-            {"question": r["question"], "answer": r["answer"], "contexts": r["contexts"]}
-            for r in rows
-        ]
+        inputs = [detector_input(r) for r in rows]
         wall, cpu = time.perf_counter(), time.process_time()
         results = detector.batch(inputs)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -222,11 +224,15 @@ def format_table(result: dict[str, Any]) -> str:
         f"threads); LLM calls {result['llm_calls']}",
     ]
     for f in result.get("failures", []):
-        lines.append(
-            f"  wrong: {f['id']} ({f['kind']}, passing={f['passing']}, "
-            f"P={f['p_hallucinated']}): {f['deciding_claim']!r}"
-        )
+        lines.append(_failure_line(f))
     return "\n".join(lines)
+
+
+def _failure_line(f: dict[str, Any]) -> str:
+    return (
+        f"  wrong: {f['id']} ({f['kind']}, passing={f['passing']}, "
+        f"P={f['p_hallucinated']}): {f['deciding_claim']!r}"
+    )
 
 
 def _sets_table(result: dict[str, Any]) -> str:
@@ -251,8 +257,5 @@ def _sets_table(result: dict[str, Any]) -> str:
         )
     failures = [f for part in result["sets"] for f in part.get("failures", [])]
     for f in failures:
-        lines.append(
-            f"  wrong: {f['id']} ({f['kind']}, passing={f['passing']}, "
-            f"P={f['p_hallucinated']}): {f['deciding_claim']!r}"
-        )
+        lines.append(_failure_line(f))
     return "\n".join(lines)
