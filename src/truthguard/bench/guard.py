@@ -549,7 +549,7 @@ def format_table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-# -- a burst of concurrent guarded runs over HTTP, checked by an LLM RefChecker (issue 37) -----
+# -- a burst of concurrent guarded runs over HTTP, checked by an LLM RefChecker -----------------
 
 _BURST_PASSAGES = [
     "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France.",
@@ -846,7 +846,7 @@ def _format_burst(b: dict[str, Any]) -> list[str]:
     return lines
 
 
-# -- client CPU per guarded call under load, with faults (issue 27) ----------------------------
+# -- client CPU per guarded call under load, with faults ---------------------------------------
 
 
 def _load_reply(messages: list[dict[str, Any]]) -> str:
