@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from truthguard.bench.rag_answers import format_table, load_rows
+from truthguard.bench.rag_answers import format_table, load_rows, with_distractors
 from truthguard.errors import InvalidInputError
 
 TUNNEL = ["The Varne Tunnel is 14.6 kilometres long and opened to rail traffic on 2 June 2004."]
@@ -103,3 +103,64 @@ def test_several_sets_are_reported_one_line_each_and_pooled(tmp_path, data):
     table = format_table(out)
     assert f"| {first} | 2/2 | - | - |" in table
     assert "| pooled | 2/2 | 0/1 | 0/1 | 100.0% | 100.0% | 100.0% |" in table
+
+
+OTHER = [
+    "The Harlow Viaduct is 2.1 kilometres long and carries the line over the Nene.",
+    "It was completed in 1879 after six years of work.",
+]
+
+
+def _rows_of_two_references() -> list[dict]:
+    rows = [
+        {"id": f"t{n}", "question": "q", "contexts": TUNNEL, "answer": a, "kind": k, "label": lab}
+        for n, (a, k, lab) in enumerate(ROWS)
+    ]
+    rows.append(
+        {
+            "id": "v0",
+            "question": "How long is the Harlow Viaduct?",
+            "contexts": OTHER,
+            "answer": "It is 2.1 km long.",
+            "kind": "correct",
+            "label": "factual",
+        }
+    )
+    return rows
+
+
+def test_distractors_are_other_references_passages_drawn_by_seed_and_shuffled_in():
+    rows = _rows_of_two_references()
+    one = with_distractors(rows, 1, seed=3)
+    assert with_distractors(rows, 1, seed=3) == one  # seeded
+    assert rows[0]["contexts"] == TUNNEL  # the input is left as it is
+    for row, noisy in zip(rows, one, strict=True):
+        drawn = noisy["contexts"]
+        assert set(row["contexts"]) <= set(drawn) and len(drawn) == len(row["contexts"]) + 1
+        others = OTHER if row["contexts"] == TUNNEL else TUNNEL
+        assert len(set(drawn) & set(others)) == 1 and noisy["answer"] == row["answer"]
+    assert set(one[-1]["contexts"]) == {*OTHER, *TUNNEL}  # the viaduct row drew the tunnel's
+    orders = {
+        tuple(r["contexts"])
+        for s in range(8)
+        for r in with_distractors(rows[:1] + rows[-1:], 1, seed=s)[:1]
+    }
+    assert len(orders) > 1  # shuffled, not appended
+    with pytest.raises(InvalidInputError, match=r"'v0' has only 1 passages"):
+        with_distractors(rows, 2)
+    with pytest.raises(InvalidInputError, match="must be >= 0"):
+        with_distractors(rows, -1)
+
+
+def test_the_bench_reports_each_set_as_written_and_with_distractors(tmp_path):
+    path = tmp_path / "two.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in _rows_of_two_references()))
+    done = _run("--data", str(path), "--distractors", "1", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["distractors"] == 1 and out["seed"] == 0
+    assert out["as_written"]["rows"] == out["with_distractors"]["rows"] == 5
+    assert out["as_written"]["kinds"]["correct"]["passed"] == 3
+    table = format_table(out)
+    assert table.startswith("as written:\nrag-answers: 5 answers")
+    assert "with 1 passages of other references added to each answer (seed 0):" in table

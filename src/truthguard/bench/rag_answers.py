@@ -10,12 +10,18 @@ text outside the rows, so the rows' own embeddings are computed inside the timin
 
 ``--sets FILE [FILE ...]`` reads those files instead and reports each on one line, then all
 of them pooled: the way to hold sets a change was made on against sets kept aside from it.
+
+``--distractors N`` adds to each answer's contexts N passages of other references of the same
+file (drawn with ``--seed``, then shuffled in with the answer's own), as a retriever with a larger
+``k`` would, and reports each set twice: as written and with the distractors. A check that takes
+support from any passage lets more errors through the second time.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import time
 from collections import Counter
 from pathlib import Path
@@ -23,7 +29,15 @@ from typing import Any
 
 from truthguard.errors import InvalidInputError
 
-__all__ = ["HELP", "KINDS", "add_arguments", "format_table", "load_rows", "run"]
+__all__ = [
+    "HELP",
+    "KINDS",
+    "add_arguments",
+    "format_table",
+    "load_rows",
+    "run",
+    "with_distractors",
+]
 
 HELP = "default RefChecker on hand-written RAG answers: passes per kind, balanced accuracy, speed"
 
@@ -50,6 +64,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="FILE",
         help="answer files of the same schema: one line each, then pooled (instead of --data)",
+    )
+    parser.add_argument(
+        "--distractors",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also report each set with N passages of its other references added to every answer",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the distractor draw (default 0)"
     )
 
 
@@ -100,20 +124,77 @@ def detector_input(row: dict[str, Any]) -> dict[str, Any]:
     return {"question": row["question"], "answer": row["answer"], "contexts": row["contexts"]}
 
 
+def with_distractors(rows: list[dict[str, Any]], n: int, *, seed: int = 0) -> list[dict[str, Any]]:
+    """Each row with ``n`` passages of the file's other references added to its contexts.
+
+    A reference is a distinct list of contexts; a row draws its ``n`` passages (without
+    replacement, seeded by ``seed`` and the row's place) from every other reference's passages,
+    and its own passages and the drawn ones are shuffled together, so neither position nor
+    order tells them apart. Rows are copied; the input is left as it is.
+    """
+    if n < 0:
+        raise InvalidInputError("distractors", f"must be >= 0, got {n}")
+    if n == 0:
+        return [dict(r) for r in rows]
+    pool: dict[tuple[str, ...], None] = {}
+    for row in rows:
+        pool.setdefault(tuple(row["contexts"]), None)
+    refs = list(pool)
+    out = []
+    for i, row in enumerate(rows):
+        own = tuple(row["contexts"])
+        others = [p for ref in refs if ref != own for p in ref if p not in own]
+        if len(others) < n:
+            raise InvalidInputError(
+                "distractors",
+                f"{n} asked, but row {row.get('id', i)!r} has only {len(others)} passages of "
+                "other references in its file",
+            )
+        rng = random.Random(f"{seed}:{i}")
+        contexts = [*own, *rng.sample(others, n)]
+        rng.shuffle(contexts)
+        out.append({**row, "contexts": contexts})
+    return out
+
+
+def _score(detector: Any, path: Path, rows: list[dict[str, Any]]) -> tuple:
+    inputs = [detector_input(r) for r in rows]
+    wall, cpu = time.perf_counter(), time.process_time()
+    results = detector.batch(inputs)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return path, rows, results, wall, cpu
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from truthguard.refchecker import RefChecker
 
     paths = [Path(p).expanduser() for p in args.sets] if args.sets else [_path(args.data)]
     loaded = [load_rows(p)[: args.limit] for p in paths]
+    n = getattr(args, "distractors", 0) or 0
+    if n < 0:
+        raise InvalidInputError("distractors", f"must be >= 0, got {n}")
+    seed = getattr(args, "seed", 0)
     detector = RefChecker()
     detector.invoke(_WARM)  # the model loaded and every code path warm, outside the timing
-    parts = []
-    for path, rows in zip(paths, loaded, strict=True):
-        inputs = [detector_input(r) for r in rows]
-        wall, cpu = time.perf_counter(), time.process_time()
-        results = detector.batch(inputs)
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        parts.append((path, rows, results, wall, cpu))
+    parts = [_score(detector, path, rows) for path, rows in zip(paths, loaded, strict=True)]
+    out = _report(parts, args)
+    if not n:
+        return out
+    noisy = [
+        _score(detector, path, with_distractors(rows, n, seed=seed))
+        for path, rows in zip(paths, loaded, strict=True)
+    ]
+    with_n = _report(noisy, args)
+    return {
+        "benchmark": "rag-answers",
+        "distractors": n,
+        "seed": seed,
+        "as_written": out,
+        "with_distractors": with_n,
+    }
+
+
+def _report(parts: list[tuple], args: argparse.Namespace) -> dict[str, Any]:
     if not args.sets:
         path, rows, results, wall, cpu = parts[0]
         return _summary(str(path), rows, results, wall, cpu, show_failures=args.show_failures)
@@ -204,6 +285,15 @@ def _pct(x: float | None) -> str:
 
 
 def format_table(result: dict[str, Any]) -> str:
+    if "with_distractors" in result:
+        n = result["distractors"]
+        return "\n\n".join(
+            [
+                "as written:\n" + format_table(result["as_written"]),
+                f"with {n} passages of other references added to each answer "
+                f"(seed {result['seed']}):\n" + format_table(result["with_distractors"]),
+            ]
+        )
     if "sets" in result:
         return _sets_table(result)
     lines = [
