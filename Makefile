@@ -14,7 +14,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install demo test lint clean chromium
+.PHONY: install demo test docs lint clean chromium
 
 $(STAMP): pyproject.toml constraints.txt integrations/llama-index-truthguard/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,9 +48,13 @@ test: $(STAMP) chromium
 	$(BIN)/ruff check src tests integrations
 	$(BIN)/python -m pytest -q
 
+# The documentation site (mkdocs.yml, docs/): strict, so a broken link or reference fails.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests integrations
 	$(BIN)/ruff format --check src tests integrations
 
 clean:
-	rm -rf $(VENV) .pytest_cache build src/*.egg-info
+	rm -rf $(VENV) .pytest_cache build site src/*.egg-info

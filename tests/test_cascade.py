@@ -526,14 +526,13 @@ def test_a_cascade_pickles_by_configuration():
     assert copy.invoke(ask(UNSURE)).details["decided_by"] == "llm"
 
 
-def test_the_readme_example_prints_what_it_says(capsys):
+def test_the_docs_example_prints_what_it_says(capsys):
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
-    section = readme.split("### Local-first cascade", 1)[1]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    exec(compile(code, "README.md", "exec"), {})
+    page = (Path(__file__).parents[1] / "docs" / "cascade.md").read_text()
+    code = re.search(r"```python\n(.*?)```", page, re.S).group(1)
+    exec(compile(code, "docs/cascade.md", "exec"), {})
     printed = capsys.readouterr().out.splitlines()
     promised = [line[2:] for line in code.splitlines() if line.startswith("# ")]
     assert printed == promised and len(printed) == 2

@@ -158,8 +158,8 @@ def test_config_object_passes_through():
     assert load_config(cfg) is cfg
 
 
-def test_the_readmes_fewl_config_runs_against_an_openai_compatible_server(tmp_path, embedder):
-    """README's fewl.yaml, as written, scores rows through `truthguard evaluate` with the
+def test_the_docs_fewl_config_runs_against_an_openai_compatible_server(tmp_path, embedder):
+    """The docs' fewl.yaml, as written, scores rows through `truthguard evaluate` with the
     reference model reached over HTTP (OPENAI_BASE_URL pointing at OpenAIServer)."""
     import os
     import re
@@ -169,8 +169,8 @@ def test_the_readmes_fewl_config_runs_against_an_openai_compatible_server(tmp_pa
 
     from truthguard.testing import OpenAIServer
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
-    yaml_text = re.search(r"cat > fewl\.yaml <<'EOF'\n(.*?)\nEOF\n", readme, re.S).group(1)
+    page = (Path(__file__).parents[1] / "docs" / "evaluate.md").read_text()
+    yaml_text = re.search(r"cat > fewl\.yaml <<'EOF'\n(.*?)\nEOF\n", page, re.S).group(1)
     (tmp_path / "fewl.yaml").write_text(yaml_text + "\n")
     rows = [
         {"question": "What colour is the sky?", "answer": "The sky is blue.", "label": False},

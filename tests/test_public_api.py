@@ -162,8 +162,9 @@ def test_the_all_extra_holds_every_feature_extra_and_the_readme_names_each():
     opt_in = {"ray", "openvino"}  # a cluster runtime and an opt-in encoder: asked for by name
     assert named == set(extras) - {"all", "dev"} - opt_in
     assert {"agents", "otel"} <= named
-    readme = (root / "README.md").read_text()
+    install = (root / "docs" / "index.md").read_text()
     for extra in set(extras) - {"all", "dev"}:
-        assert f"| `{extra}` |" in readme, extra
-    langgraph = readme.split("### LangGraph: a check node and a router", 1)[1][:400]
+        assert f"| `{extra}` |" in install, extra
+    agents = (root / "docs" / "agents.md").read_text()
+    langgraph = agents.split("## LangGraph: a check node and a router", 1)[1][:400]
     assert "truthguard[agents]" in langgraph
