@@ -159,7 +159,7 @@ def test_bench_runs_end_to_end(data_dir, embedder, capsys):
     assert main([*args, "--limit", "2", "--json", "--no-progress"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["chale"]["n"] == 2 and set(result["chale"]["pass_rate"]) >= {"non_halu"}
-    # "carved jade" for "baked clay" alone is a known limit of the support model (README)
+    # "carved jade" for "baked clay" alone is a known limit of the support model (docs/detectors.md)
     passed = [c["passed"] for c in result["fixed_cases"]]
     assert [passed[0], passed[1], passed[3]] == [True, False, False]
     rates = result["perturbations"]["rates"]
@@ -247,6 +247,6 @@ def test_bench_asks_every_question_in_a_chat(data_dir, embedder, capsys, monkeyp
     assert result["config"]["chat"] == "grounded" and result["chale"]["n"] == 2
     assert seen and all(inp["history"] == [inp["question"]] for inp in seen)
     # held to the reference as an answer is, the fixed cases decide as without a chat
-    # "carved jade" for "baked clay" alone is a known limit of the support model (README)
+    # "carved jade" for "baked clay" alone is a known limit of the support model (docs/detectors.md)
     passed = [c["passed"] for c in result["fixed_cases"]]
     assert [passed[0], passed[1], passed[3]] == [True, False, False]

@@ -73,14 +73,14 @@ FEEDBACK_TEMPLATE = FencedTemplate(
     "A fact-checker doubted your previous answer. {data_note}\n"
     "Previous answer:\n{answer}\n"
     "Checker's notes:\n{explanation}\n"
-    "Answer again. Keep only statements you can support from the context or well-established "
-    "knowledge, and say plainly when you are not sure.",
+    "Answer again from the passages in the context. Keep only statements the passages support, "
+    "leave out what they do not state, and say plainly what they do not say.",
     fenced=("answer", "explanation"),
 )
 # Re-ask when the checker gave no verdict (an outage): nothing about the checker's failure.
 REASK_TEMPLATE = (
-    "Answer again. Keep only statements you can support from the context or well-established "
-    "knowledge, and say plainly when you are not sure."
+    "Answer again from the passages in the context. Keep only statements the passages support, "
+    "leave out what they do not state, and say plainly what they do not say."
 )
 # The streaming guard's re-ask after a broken stream (our wording): nothing about the failure.
 CONTINUE_AFTER_BREAK_TEMPLATE = FencedTemplate(
