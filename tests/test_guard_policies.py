@@ -50,6 +50,9 @@ def test_regenerate_sends_feedback_and_temperature():
     assert seen[0]["feedback"] is None
     assert "the moon" in seen[1]["feedback"] and "fake score 0.000" in seen[1]["feedback"]
     assert seen[1]["temperature"] == 0.9
+    # It asks for what the passages support: the default grounding rejects world knowledge.
+    assert "Keep only statements the passages support" in seen[1]["feedback"]
+    assert "knowledge" not in seen[1]["feedback"]
 
 
 def test_regenerate_temperature_reaches_a_users_chat_openai_through_configurable_fields():
