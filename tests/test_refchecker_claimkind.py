@@ -363,3 +363,19 @@ def test_what_people_could_not_report_or_suggest_is_a_fact_not_a_remark_on_the_s
     assert claim_kind("The passage suggests it was built later.") == "hedge"
     assert claim_kind("It can't confirm whether the number changed.") == "hedge"
     assert claim_kind("That's only suggested by the title.") == "hedge"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The manual doesn't mention other materials such as nylon.",
+        "The rules don't say whether you must stay a full-time student.",
+        "It isn't stated whether the deposit is refundable.",
+    ],
+)
+def test_a_remark_in_any_document_wording_is_no_fact(text):
+    assert claim_kind(text) == "hedge"
+
+
+def test_what_a_binding_text_does_not_cover_stays_a_fact():
+    assert claim_kind("The policy doesn't cover flood damage.") == "fact"

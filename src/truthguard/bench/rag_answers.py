@@ -46,7 +46,7 @@ KINDS = ("correct", "correct_joined", "hedge", "reworded_wrong", "invented")
 
 _WARM = {
     "question": "How long is the tunnel?",
-    "answer": "It is 14.6 km long and opened in 2004.",
+    "answer": "It is 14.6 km long and opened in 2004. The passage doesn't say what it cost.",
     "contexts": ["The tunnel is 14.6 kilometres long. It opened to rail traffic in 2004."],
 }
 

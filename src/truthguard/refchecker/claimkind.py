@@ -25,6 +25,7 @@ from typing import Literal
 
 from truthguard._text import has_content
 from truthguard.refchecker.segment import iter_sentences, split_clauses
+from truthguard.refchecker.structure import remark
 
 __all__ = [
     "ClaimKind",
@@ -283,7 +284,7 @@ def claim_kind(text: str) -> ClaimKind:
         return "framing"
     if t.endswith(":"):
         return "framing"  # a lead-in ("Key points:"): the items after it carry the facts
-    if _HEDGE.match(t) or _ABSENCE.search(t):
+    if _HEDGE.match(t) or _ABSENCE.search(t) or remark(t):
         return "hedge"
     if _OPINION.search(t):
         return "opinion"

