@@ -168,3 +168,34 @@ def tiny_nli(path: Any, favour: str, words: list[str] | None = None) -> str:
     model.save_pretrained(path)
     transformers.BertTokenizerFast(vocab_file=str(path / "vocab.txt")).save_pretrained(path)
     return str(path)
+
+
+# Registered first, so it runs last of the exit hooks: after threading's own (where a non-daemon
+# worker is joined) and every other atexit hook; what follows is the interpreter's teardown.
+_EXIT_MARK = 'import atexit\natexit.register(print, "exit hooks done", flush=True)\n'
+
+
+def time_to_exit(script: str, *args: str, timeout: float = 30.0) -> tuple[str, float, float]:
+    """Run ``script`` in a fresh interpreter: its first line of output, and the seconds from
+    that line to the end of its exit hooks and to its exit."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _EXIT_MARK + script, *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy(),
+    )  # fmt: skip
+    try:
+        line = proc.stdout.readline()
+        printed = time.perf_counter()
+        mark = proc.stdout.readline()
+        hooks = time.perf_counter()
+        proc.wait(timeout=timeout)
+        exited = time.perf_counter()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert mark.strip() == "exit hooks done", (line, mark, proc.stderr.read()[-3000:])
+    return line.strip(), hooks - printed, exited - printed

@@ -20,6 +20,7 @@ from langchain_core.tools import create_retriever_tool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from doubles import time_to_exit
 from truthguard.agents import (
     DEFAULT_FALLBACK,
     EndRun,
@@ -30,7 +31,7 @@ from truthguard.errors import GuardRejected, InvalidInputError
 from truthguard.guard import Fallback, Raise, Regenerate, ReRetrieve
 from truthguard.refchecker import RefChecker
 from truthguard.serde import checkpoint_serializer
-from truthguard.testing import FakeDetector, OpenAIServer, ToolCall
+from truthguard.testing import FakeDetector, Fault, OpenAIServer, ToolCall
 
 QUESTION = "When was the Eiffel Tower completed?"
 PASSAGE = "The Eiffel Tower is in Paris. It was completed in 1889 for the World's Fair."
@@ -440,3 +441,35 @@ def test_pass_history_off_checks_against_the_evidence_only(server):
     claims = result.attempts[0].results[0].details["claims"]
     assert [c["evidence"]["source"] for c in claims] == ["reference", "reference"]
     assert result.status == "rejected"  # the trip is in no passage
+
+
+EXIT_SCRIPT = """
+import sys
+from langchain.agents import create_agent
+from langchain_openai import ChatOpenAI
+from truthguard.agents import GroundingMiddleware
+from truthguard.guard import Fallback
+from truthguard.testing import FakeDetector
+
+url = sys.argv[1]
+model = ChatOpenAI(base_url=url, api_key="test", model="gpt-test", max_retries=0, timeout=60)
+checker = FakeDetector(score=1.0, model=model)
+mw = GroundingMiddleware(
+    detectors=[checker], check_timeout=0.3, policies=[Fallback(answer="none")], no_evidence="check"
+)
+out = create_agent(model, tools=[], middleware=[mw]).invoke({"messages": [("user", "Hi?")]})
+result = out["truthguard"]
+print(result.status, result.attempts[0].verdict.errors.get("fake"), flush=True)
+"""
+
+
+def test_a_process_exits_at_once_after_a_sync_check_timed_out():
+    with OpenAIServer(
+        reply="The sun shines.", faults=[Fault("stall", match="sun shines", stall_seconds=60)]
+    ) as server:
+        line, hooks, exited = time_to_exit(EXIT_SCRIPT, server.base_url)
+    assert line.startswith("fallback check timed out"), line
+    # nothing at exit waits for the abandoned request; the teardown after it is the
+    # interpreter's own (0.5-0.8 s for these imports on a loaded 2-core machine)
+    assert hooks < 0.5, f"exit hooks ended {hooks:.2f}s after the result"
+    assert exited < 3.0, f"exited {exited:.2f}s after its result"

@@ -22,6 +22,7 @@ from doubles import (
     moon_detector,
     rag_chain,
     scripted_chain,
+    time_to_exit,
 )
 from truthguard.detector import BaseDetector, DetectorInput
 from truthguard.errors import GuardRejected, InvalidInputError, InvalidLLMOutput, LLMCallError
@@ -880,3 +881,78 @@ def test_guard_verdict_passed_is_a_deprecated_alias_of_passing():
     del old["passing"]
     assert GuardVerdict.model_validate(old).passing is False
     assert GuardVerdict(passed=True, combine="all").passing is True
+
+
+# -- a checker that hangs on the sync path: the chain, the next check and exit never wait on it -
+
+
+def test_a_hanging_checker_leaves_the_next_sync_invoke_on_time():
+    import concurrent.futures
+
+    from truthguard._sync import call_executor
+    from truthguard.llm import LLMSettings
+    from truthguard.testing import Fault, OpenAIServer
+
+    with OpenAIServer(
+        reply=http_reply, faults=[Fault("stall", match="Check:", stall_seconds=60)]
+    ) as server:
+        # the client's own time-out is far past the test: only abandoning frees a thread
+        checker = YesNoChecker(
+            model=server.chat_model(max_retries=0, timeout=60),
+            llm_settings=LLMSettings(max_concurrency=1),
+        )
+        guard = HallucinationGuard(
+            chain=http_chain(server, timeout=5), detectors=checker, check_timeout=0.25
+        )
+        n = call_executor().max_workers + 8  # more hung checks than the call pool has slots
+
+        def timed(question: str) -> tuple[Any, float]:
+            started = time.perf_counter()
+            return guard.invoke({"question": question}), time.perf_counter() - started
+
+        with concurrent.futures.ThreadPoolExecutor(32) as callers:
+            runs = list(callers.map(timed, ["What shines?"] * n))
+        assert all("timed out" in out.verdict.errors["yesno"] for out, _ in runs)
+        slowest = max(seconds for _, seconds in runs)
+        assert slowest < 1.5, f"an invoke took {slowest:.2f}s for a 0.25s check_timeout"
+        server.faults = []  # the checker is back
+        started = time.perf_counter()
+        out = guard.invoke({"question": "What shines?"})
+        elapsed = time.perf_counter() - started
+    assert out.status == "passed" and out.answer == "The sun shines.", out.reason
+    assert elapsed < 1.0, f"the healthy invoke took {elapsed:.2f}s"
+
+
+EXIT_SCRIPT = """
+import sys, time
+from langchain_core.output_parsers import StrOutputParser
+from langchain_openai import ChatOpenAI
+from truthguard.guard import HallucinationGuard
+from truthguard.testing import FakeDetector
+
+url = sys.argv[1]
+model = ChatOpenAI(base_url=url, api_key="test", model="gpt-test", max_retries=0, timeout=60)
+guard = HallucinationGuard(
+    chain=model | StrOutputParser(),
+    detectors=FakeDetector(score=1.0, model=model),
+    check_timeout=0.3,
+)
+out = guard.invoke("What shines?")
+print(out.status, out.verdict.errors["fake"], flush=True)
+"""
+
+
+def test_a_process_exits_at_once_after_a_sync_check_timed_out():
+    from truthguard.testing import Fault, OpenAIServer
+
+    pytest.importorskip("langchain_openai")
+    # the checker's request carries the answer; the chain's carries the question
+    with OpenAIServer(
+        reply="The sun shines.", faults=[Fault("stall", match="sun shines", stall_seconds=60)]
+    ) as server:
+        line, hooks, exited = time_to_exit(EXIT_SCRIPT, server.base_url)
+    assert line.startswith("rejected check timed out"), line
+    # nothing at exit waits for the abandoned request; the teardown after it is the
+    # interpreter's own (0.5-0.8 s for these imports on a loaded 2-core machine)
+    assert hooks < 0.5, f"exit hooks ended {hooks:.2f}s after the result"
+    assert exited < 3.0, f"exited {exited:.2f}s after its result"

@@ -6,7 +6,8 @@ returns, which strands whatever was bound to it. So:
 * sync entry points (``invoke``, ``check``, ``batch``) submit their coroutine to one long-lived
   *portal* loop on a daemon thread and block on the future; the portal is never closed;
 * on the portal (and on any other loop truthguard owns, such as a callback handler's), model calls
-  go through the model's **sync** API on worker threads (:func:`call_executor`). The user's async
+  go through the model's **sync** API on daemon worker threads (a check's calls on
+  :func:`call_executor`, the user's chain on :func:`chain_executor`). The user's async
   clients (an ``httpx.AsyncClient`` pool cached per base URL, as ``langchain-openai`` does) are
   never bound to a truthguard loop, so ``asyncio.run(model.ainvoke(...))`` still works afterwards
   and nothing breaks when a truthguard loop stops;
@@ -21,18 +22,24 @@ import concurrent.futures
 import contextvars
 import functools
 import threading
+import time
 import weakref
 from collections.abc import AsyncIterator, Coroutine
 from typing import Any, TypeVar
 
+from truthguard._pool import DaemonPool
+
 __all__ = [
+    "CALL_DEADLINE",
     "call_executor",
+    "chain_executor",
     "invoke_user",
     "mark_private",
     "on_private_loop",
     "run_sync",
     "stream_user",
     "submit",
+    "time_left",
 ]
 
 T = TypeVar("T")
@@ -41,10 +48,24 @@ T = TypeVar("T")
 THREAD_PREFIX = "truthguard-"
 
 _loop: asyncio.AbstractEventLoop | None = None
-_executor: concurrent.futures.ThreadPoolExecutor | None = None
-_executor_size = 0
+_executor: DaemonPool | None = None
+_chain_executor: DaemonPool | None = None
 _lock = threading.Lock()
 _private: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
+
+CALL_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "truthguard_call_deadline", default=None
+)
+"""When (``time.monotonic()``) the check making a model call gives up on it (set by the guards'
+``run_detector``): a sync call on a worker thread is sent with no longer a request time-out, so
+the request itself ends there instead of holding a thread and a pooled connection after the
+check was abandoned."""
+
+
+def time_left() -> float | None:
+    """Seconds until :data:`CALL_DEADLINE`, never below 10 ms; None when no deadline is set."""
+    deadline = CALL_DEADLINE.get()
+    return None if deadline is None else max(0.01, deadline - time.monotonic())
 
 
 def mark_private(loop: asyncio.AbstractEventLoop) -> None:
@@ -64,30 +85,35 @@ def on_private_loop() -> bool:
 MIN_CALL_THREADS = 64
 
 
-def call_executor(workers: int = MIN_CALL_THREADS) -> concurrent.futures.ThreadPoolExecutor:
-    """Worker threads for sync model calls made from truthguard's loops, at least ``workers``.
+def call_executor(workers: int = MIN_CALL_THREADS) -> DaemonPool:
+    """Worker threads for the sync model calls of checks made on truthguard's loops.
 
     A loop's default executor (``min(32, cpus + 4)`` threads) would queue a check's concurrent
     calls behind each other and eat their time-outs, and so would any fixed size below the
-    session's own bound. So the pool holds as many threads as the largest ``workers`` asked for
-    (callers pass their session's ``max_concurrency``; never fewer than 64). Threads start only
-    when calls are waiting. When a larger pool is needed it replaces the current one, whose
-    queued calls still run and whose threads exit once it is drained.
+    session's own bound. So the pool runs as many calls at once as the largest ``workers`` asked
+    for (callers pass their session's ``max_concurrency``; never fewer than 64). It is not the
+    pool the user's chain runs on (:func:`chain_executor`), its threads are daemons, and a call
+    its check gave up on frees its slot at once (:class:`~truthguard._pool.DaemonPool`): a
+    checker that hangs neither delays the next chain or check nor holds the process at exit.
     """
-    global _executor, _executor_size
+    global _executor
     workers = max(MIN_CALL_THREADS, workers)
     with _lock:
-        if _executor is None or _executor_size < workers:
-            old, _executor = (
-                _executor,
-                concurrent.futures.ThreadPoolExecutor(
-                    max_workers=workers, thread_name_prefix=f"{THREAD_PREFIX}call"
-                ),
-            )
-            _executor_size = workers
-            if old is not None:
-                old.shutdown(wait=False)
+        if _executor is None:
+            _executor = DaemonPool(workers, f"{THREAD_PREFIX}call")
+        else:
+            _executor.grow(workers)
         return _executor
+
+
+def chain_executor() -> DaemonPool:
+    """Worker threads for the user's chains and models run from truthguard's loops (a sync
+    entry point's chain call), apart from the checks' pool, with the same daemon threads."""
+    global _chain_executor
+    with _lock:
+        if _chain_executor is None:
+            _chain_executor = DaemonPool(MIN_CALL_THREADS, f"{THREAD_PREFIX}chain")
+        return _chain_executor
 
 
 def _portal_loop() -> asyncio.AbstractEventLoop:
@@ -148,7 +174,7 @@ async def invoke_user(runnable: Any, input: Any, config: Any) -> Any:
     loop = asyncio.get_running_loop()
     ctx = contextvars.copy_context()
     fn = functools.partial(ctx.run, runnable.invoke, input, config)
-    return await loop.run_in_executor(call_executor(), fn)
+    return await loop.run_in_executor(chain_executor(), fn)
 
 
 _DONE = object()
@@ -194,7 +220,7 @@ async def stream_user(runnable: Any, input: Any, config: Any) -> AsyncIterator[A
         else:
             put((_DONE, None))
 
-    future = loop.run_in_executor(call_executor(), functools.partial(ctx.run, pump))
+    future = loop.run_in_executor(chain_executor(), functools.partial(ctx.run, pump))
     try:
         while True:
             item, error = await queue.get()

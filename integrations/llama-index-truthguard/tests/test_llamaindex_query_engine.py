@@ -670,3 +670,61 @@ async def test_a_cascade_escalates_an_uncertain_answer_to_one_llm_check(index, u
     assert check.score == summary["llm"]["score"]
     assert result.attempts[0].check_usage.llm_calls == 2
     assert result.usage.llm_calls == 3  # the engine's answer and the LLM stage's two calls
+
+
+# Registered first, so it runs last of the exit hooks (after threading's joins of non-daemon
+# workers); what follows it is the interpreter's own teardown.
+EXIT_SCRIPT = """
+import atexit
+atexit.register(print, "exit hooks done", flush=True)
+import sys
+from langchain_openai import ChatOpenAI
+from llama_index.core import VectorStoreIndex
+from truthguard.testing import FakeDetector
+from truthguard_llamaindex import GuardedQueryEngine
+from truthguard_llamaindex.testing import ChatModelLLM, KeywordEmbedding, corpus_nodes
+
+url = sys.argv[1]
+model = ChatOpenAI(base_url=url, api_key="test", model="gpt-test", max_retries=0, timeout=60)
+index = VectorStoreIndex(corpus_nodes(), embed_model=KeywordEmbedding())
+engine = index.as_query_engine(llm=ChatModelLLM(model=model), similarity_top_k=2)
+guarded = GuardedQueryEngine(
+    query_engine=engine, detectors=FakeDetector(score=1.0, model=model), check_timeout=0.3
+)
+result = guarded.query("Which planet has the moons Phobos and Deimos?").metadata["truthguard"]
+print(result.status, result.attempts[0].verdict.errors["fake"], flush=True)
+"""
+
+
+def test_a_process_exits_at_once_after_a_sync_check_timed_out():
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("langchain_openai")
+    from truthguard.testing import Fault, OpenAIServer
+
+    # the checker's request carries the answer; the engine's carries the question
+    with OpenAIServer(
+        reply="The sun shines.", faults=[Fault("stall", match="sun shines", stall_seconds=60)]
+    ) as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", EXIT_SCRIPT, server.base_url],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy(),
+        )  # fmt: skip
+        try:
+            line = proc.stdout.readline()
+            printed = time.perf_counter()
+            mark = proc.stdout.readline()
+            hooks = time.perf_counter()
+            proc.wait(timeout=30)
+            exited = time.perf_counter()
+        finally:
+            proc.kill()
+            proc.wait()
+    assert line.startswith("rejected check timed out"), (line, proc.stderr.read()[-3000:])
+    assert mark.strip() == "exit hooks done"
+    # nothing at exit waits for the abandoned request; the teardown after it is the
+    # interpreter's own (0.5-0.8 s for these imports on a loaded 2-core machine)
+    assert hooks - printed < 0.5, f"exit hooks ended {hooks - printed:.2f}s after the result"
+    assert exited - printed < 3.0, f"exited {exited - printed:.2f}s after its result"

@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
 from langchain_core.runnables.configurable import DynamicRunnable
 
+from truthguard import _sync
 from truthguard.detector import BaseDetector
 from truthguard.errors import LLMCallError
 from truthguard.guard._models import GuardVerdict
@@ -163,7 +164,12 @@ async def run_detector(
     a stray ``CancelledError``) is flagged to fail even with ``on_error="open"``.
     """
     name = base_detector(detector).detector_name  # type: ignore[union-attr]
-    task = asyncio.ensure_future(detector.ainvoke(payload, config))
+    # the task copies the context now: its sync model calls end at this deadline too
+    token = _sync.CALL_DEADLINE.set(None if timeout is None else time.monotonic() + timeout)
+    try:
+        task = asyncio.ensure_future(detector.ainvoke(payload, config))
+    finally:
+        _sync.CALL_DEADLINE.reset(token)
     try:
         done, _ = await asyncio.wait({task}, timeout=timeout)
     except asyncio.CancelledError:

@@ -22,7 +22,15 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DEFAULT_RETRIES", "CallPlan", "call_plan", "own_retries", "retry_delay", "retryable"]
+__all__ = [
+    "DEFAULT_RETRIES",
+    "CallPlan",
+    "call_plan",
+    "own_retries",
+    "retry_delay",
+    "retryable",
+    "sdk_root",
+]
 
 DEFAULT_RETRIES = 2
 """Retries of a model that does not retry by itself (and of one the session retries for)."""
@@ -56,7 +64,7 @@ def call_plan(model: Any, max_retries: int | None, timeout: float | None = None)
     ends with its attempt instead of holding the thread for good.
     """
     own = own_retries(model)
-    if own == 0 and _sdk_root(model) is None:  # nothing to turn off: the model itself
+    if own == 0 and sdk_root(model) is None:  # nothing to turn off: the model itself
         return CallPlan(model, DEFAULT_RETRIES if max_retries is None else max_retries)
     twin = _twin(model, timeout)
     if twin is None:
@@ -66,7 +74,7 @@ def call_plan(model: Any, max_retries: int | None, timeout: float | None = None)
     return CallPlan(runnable, retries, retry_on)
 
 
-def _sdk_root(model: Any) -> Any:
+def sdk_root(model: Any) -> Any:
     """The SDK client (``root_client``) of the chat model under any bindings, if it has one."""
     from langchain_core.runnables.base import RunnableBindingBase
 
