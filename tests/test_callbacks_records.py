@@ -259,3 +259,71 @@ def test_sigterm_scores_the_queued_captures_before_the_process_ends(tmp_path):
         proc.stdout.close()
     records = [json.loads(line) for line in path.read_text().splitlines()]
     assert [r["status"] for r in records] == ["scored"] * 5
+
+
+# -- every attempt of a guarded run, through a real LCEL chain ---------------------------------
+
+
+def test_a_guarded_run_records_every_attempt_with_claims_spans_and_evidence(
+    chroma_server, tmp_path
+):
+    from guarded_chain import PASSAGES, RIGHT, WRONG, guarded_chain, mars_reply, run_logged
+    from truthguard.guard import Fallback, Regenerate
+    from truthguard.testing import OpenAIServer
+
+    log = tmp_path / "scores.jsonl"
+    with OpenAIServer(reply=mars_reply) as server:
+        guard = guarded_chain(
+            server, chroma_server, policies=[Regenerate(), Fallback(answer="I don't know.")]
+        )
+        result = run_logged(guard, log)
+    assert result.status == "passed" and result.answer == RIGHT
+    (record,) = [json.loads(line) for line in log.read_text().splitlines()]
+    assert record["metadata"]["truthguard_source"] == "guard" and record["answer"] == RIGHT
+    first, second = record["attempts"]
+    # the model's own, hallucinated answer is kept, with what the guard did after it
+    assert (first["number"], first["policy"], first["followed_by"]) == (1, None, "regenerate")
+    assert first["answer"] == WRONG and first["passing"] is False
+    assert (second["number"], second["policy"], second["followed_by"]) == (2, "regenerate", None)
+    assert second["answer"] == RIGHT and second["passing"] is True and second["claims"] == []
+    # the failing claim: its span in the answer and the evidence sentence it was held against
+    (claim,) = first["claims"]
+    assert WRONG[claim["start"] : claim["end"]] == claim["claim"]
+    assert claim["evidence"] == "Asaph Hall discovered both in 1877."
+    assert claim["evidence"] in PASSAGES[0] and claim["source"] == "reference"
+    (issue,) = claim["issues"]
+    assert WRONG[issue["start"] : issue["end"]] == "1610" and issue["relation"] == "conflict"
+    said = claim["evidence"][issue["evidence_start"] : issue["evidence_end"]]
+    assert said == issue["evidence"] == "1877"  # what the evidence says in its place
+    assert "1610" in first["reason"] and first["reason"].startswith("rejected")
+    assert record["reason"] and second["reason"]
+    # the line loads back as a record, claims and all
+    assert ScoreRecord.model_validate(record).attempts[0].claims[0].issues
+
+
+def test_an_empty_chain_answer_falls_back_with_a_reason_that_says_so(chroma_server, tmp_path):
+    from guarded_chain import guarded_chain, run_logged
+    from truthguard.guard import Fallback
+    from truthguard.testing import OpenAIServer
+
+    log = tmp_path / "scores.jsonl"
+    with OpenAIServer(reply="") as server:
+        guard = guarded_chain(server, chroma_server, policies=[Fallback(answer="I don't know.")])
+        result = run_logged(guard, log)
+    assert result.status == "fallback" and result.answer == "I don't know."
+    assert result.verdict is not None and not result.verdict.passing
+    assert "empty answer" in result.verdict.reason and result.reason == result.verdict.reason
+    (record,) = [json.loads(line) for line in log.read_text().splitlines()]
+    assert record["status"] == "failed" and "empty answer" in record["reason"]
+    first, released = record["attempts"]
+    assert first["passing"] is None and first["followed_by"] == "fallback"
+    assert "empty answer" in first["reason"]
+    assert released["policy"] == "fallback" and released["answer"] == "I don't know."
+    assert released["followed_by"] is None
+
+
+def test_a_record_never_has_an_empty_reason():
+    base = {"run_id": "r", "question": "q", "answer": "a", "detector": "d", "captured_at": 0.0}
+    assert ScoreRecord(status="failed", error="queue full", **base).reason == "queue full"
+    assert ScoreRecord(status="scored", label="factual", **base).reason == "scored: factual"
+    assert ScoreRecord(status="scored", explanation="fine", **base).reason == "fine"

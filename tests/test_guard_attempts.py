@@ -150,7 +150,8 @@ async def test_a_fixed_fallback_is_released_and_recorded_in_the_guards_own_form(
     assert release == ReleaseAnswer(answer="I don't know.", number=2, policy="fallback")
     assert loop.released({"text": "I don't know."}) == Finish("fallback")
     result = loop.result()
-    assert result.status == "fallback" and not result.passing and result.verdict is None
+    assert result.status == "fallback" and not result.passing
+    assert result.verdict is result.attempts[0].verdict  # the refusal the fallback rests on
     assert result.answer == "I don't know." and result.output == {"text": "I don't know."}
     assert result.attempts[-1].chain_usage.failed_calls == 1
 
@@ -358,5 +359,5 @@ async def test_a_fallback_after_over_capacity_keeps_the_refusal_as_the_reason():
     release = loop.stepped(await step.policy.astep(step.context))
     assert loop.released(release.answer) == Finish("fallback")  # type: ignore[union-attr]
     result = loop.result()
-    assert result.verdict is None and result.answer == "unsure"
+    assert result.verdict is refused and result.answer == "unsure"
     assert result.over_capacity and result.reason == "rejected: over capacity: x"

@@ -136,7 +136,8 @@ def test_fixed_fallback_after_exhaustion_is_released_unchecked():
     )
     out = guard.invoke({"question": "Q?"})
     assert out.status == "fallback" and not out.passing
-    assert out.answer == "I am not sure." and out.verdict is None
+    assert out.answer == "I am not sure." and out.verdict is out.attempts[1].verdict
+    assert out.reason == out.attempts[1].verdict.reason != ""  # why the last answer was refused
     assert [a.policy for a in out.attempts] == [None, "regenerate", "fallback"]
     assert detector.check_count == 2  # the fixed fallback was not checked
 

@@ -251,6 +251,8 @@ class OpenAIServer:
         self._fired: list[int] = [0] * len(self._faults)
         self._requests: list[ServerRequest] = []
         self._closing = threading.Event()
+        # The HTTP clients chat_model() made: closed with the server, so no socket is left open.
+        self._clients: list[Any] = []
         self._idle = threading.Condition()
         self._in_flight = 0
         self._received = 0  # requests ever received (reset() keeps counting)
@@ -348,6 +350,8 @@ class OpenAIServer:
 
             kwargs["http_client"] = httpx.Client()
             kwargs["http_async_client"] = httpx.AsyncClient()
+            with self._lock:
+                self._clients += [kwargs["http_client"], kwargs["http_async_client"]]
         return ChatOpenAI(base_url=self.base_url, **kwargs)
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -370,7 +374,14 @@ class OpenAIServer:
         return self
 
     def close(self) -> None:
-        """Stop serving; stalled requests are released at once."""
+        """Stop serving; stalled requests are released at once. The sync HTTP clients that
+        :meth:`chat_model` made are closed; the async ones are closed by ``async with`` (their
+        connections belong to the event loop that opened them)."""
+        with self._lock:
+            clients, self._clients = self._clients, [c for c in self._clients if _is_async(c)]
+        for client in clients:
+            if not _is_async(client):
+                client.close()
         httpd, self._httpd = self._httpd, None
         if httpd is None:
             return
@@ -390,6 +401,11 @@ class OpenAIServer:
         return self.start()
 
     async def __aexit__(self, *exc: Any) -> None:
+        with self._lock:
+            clients, self._clients = self._clients, [c for c in self._clients if not _is_async(c)]
+        for client in clients:
+            if _is_async(client):
+                await client.aclose()
         await asyncio.to_thread(self.close)
 
     # -- request handling (server threads) ------------------------------------------------------
@@ -782,3 +798,7 @@ class _Handler(BaseHTTPRequestHandler):
             )
         self._event(b"[DONE]")
         self._chunk(b"")
+
+
+def _is_async(client: Any) -> bool:
+    return hasattr(client, "aclose")

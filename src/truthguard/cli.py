@@ -121,9 +121,18 @@ def _add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
     )
     cal.add_argument("--json", action="store_true", help="print the result as JSON")
 
-    rep = sub.add_parser("report", help="write a self-contained HTML report of evaluate results")
-    rep.add_argument("results", help="an evaluate --out directory (or its results.jsonl)")
-    rep.add_argument("--out", "-o", default=None, help="HTML file (default: RESULTS/report.html)")
+    rep = sub.add_parser(
+        "report",
+        help="write a self-contained HTML report of evaluate results or of a handler's JSONL log",
+    )
+    rep.add_argument(
+        "results",
+        help="an evaluate --out directory (or its results.jsonl), or the JSONL a callback "
+        "handler's JSONLSink wrote (then the rejected answers, for review)",
+    )
+    rep.add_argument(
+        "--out", "-o", default=None, help="HTML file (default: RESULTS/report.html, LOG.html)"
+    )
     rep.add_argument("--worst", type=int, default=20, help="worst answers shown per detector")
     rep.add_argument("--title", default="truthguard evaluation", help="page title")
 
@@ -288,8 +297,13 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from truthguard.evaluation.report import render_report
+    from truthguard.evaluation.review import is_record_log, render_review
 
-    path = render_report(args.results, args.out, worst=args.worst, title=args.title)
+    if is_record_log(args.results):
+        title = "truthguard review" if args.title == "truthguard evaluation" else args.title
+        path = render_review(args.results, args.out, title=title)
+    else:
+        path = render_report(args.results, args.out, worst=args.worst, title=args.title)
     print(path)
     return 0
 

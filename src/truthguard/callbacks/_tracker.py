@@ -57,6 +57,8 @@ class Capture:
     """The guard's status (passed / fallback / filtered / rejected), when the run was a guard."""
     guard_released: str | None = None
     """The text the guard released when it is not ``answer`` (a fallback's), else None."""
+    guard_attempts: list[Any] = field(default_factory=list)
+    """Every :class:`~truthguard.guard.Attempt` of the guarded run, in order."""
 
     def __post_init__(self) -> None:
         if self.span_context is None:
@@ -202,7 +204,7 @@ class RunTracker:
                     attempts=[released],
                     usage=released.check_usage,
                 )
-                return self._guard_capture(run_id, root, result)
+                return self._guard_capture(run_id, root, result, attempts=root.verdicts)
         try:
             if root.question is not None:  # a model run: output is an LLMResult
                 question, answer = root.question, _generation_text(output)
@@ -238,7 +240,9 @@ class RunTracker:
             return {}
         return {k: root.inputs[k] for k in self.detector_fields if k in root.inputs}
 
-    def _guard_capture(self, run_id: UUID, root: _Root, result: GuardResult) -> Capture | None:
+    def _guard_capture(
+        self, run_id: UUID, root: _Root, result: GuardResult, attempts: list[Any] | None = None
+    ) -> Capture | None:
         """A guard's run: the answer its verdict is on (the released one, or when rejected or
         replaced by a fallback the last one refused), with the contexts of that attempt, not of
         every attempt."""
@@ -247,6 +251,10 @@ class RunTracker:
             attempt = next((a for a in reversed(result.attempts) if a.verdict), attempt)
         if attempt is None:
             return self._skip()
+        if attempt.verdict is None and result.verdict is not None and result.status == "fallback":
+            # No answer was checked (the chain raised or gave an empty one): the result's verdict
+            # says so, and the record carries it instead of checking the fallback text.
+            attempt = attempt.model_copy(update={"verdict": result.verdict})
         question = clean_text(result.question)
         try:  # the guard read its input already; only this handler's own history_key may miss
             history = history_of(root.inputs, self.history_key, question=question)
@@ -265,6 +273,7 @@ class RunTracker:
             guard_attempt=attempt,
             guard_status=result.status,
             guard_released=result.answer if result.answer != attempt.answer else None,
+            guard_attempts=list(result.attempts if attempts is None else attempts),
         )
 
     def verdict(self, run_id: UUID, data: Any) -> None:

@@ -30,7 +30,14 @@ import numpy as np
 
 from truthguard import _sync, otel
 from truthguard.callbacks._tracker import Capture
-from truthguard.callbacks.records import Failure, RecordSink, ScoreRecord, as_sink
+from truthguard.callbacks.records import (
+    AttemptRecord,
+    Failure,
+    RecordSink,
+    ScoreRecord,
+    as_sink,
+    failing_claims,
+)
 from truthguard.detector import BaseDetector
 from truthguard.errors import InvalidInputError
 from truthguard.guard.extract import check_input
@@ -389,12 +396,18 @@ class Scorer:
         }
         if capture.guard_released is not None:
             base["metadata"]["guard_released"] = capture.guard_released
+        base["attempts"] = _attempt_records(capture.guard_attempts or [attempt], capture)
+        base["reason"] = _attempt_reason(attempt)
+        base["claims"] = _attempt_claims(attempt)
         usage = attempt.check_usage.model_dump()
         failure: Failure | None = None
         if verdict.over_capacity:  # refused before any detector ran: the refusal says why
             failure = "over_capacity"
             error = next((r.invalid_reason for r in results if r.invalid_reason), None)
             error = error or next(iter(verdict.errors.values()), "over capacity")
+        elif not results and "chain" in verdict.errors:  # the chain gave nothing to check
+            failure = "error"
+            error = verdict.reason
         elif results and all(_is_outage(r) for r in results):
             failure = "outage"
             error = "checker unavailable: " + "; ".join(
@@ -442,6 +455,7 @@ class Scorer:
             usage=r.usage.model_dump(),
             scored_at=time.time(),
             score_seconds=seconds,
+            claims=failing_claims(r, capture.answer) if r.passing is False else [],
             **self._base(capture),
         )
 
@@ -538,6 +552,59 @@ class Scorer:
                 "pending": self.pending,
                 "sink_errors": self.sink_errors,
             }
+
+
+def _attempt_claims(attempt: Any) -> list[Any]:
+    """The failing claims of an attempt's answer, over every detector (and streamed sentence)
+    that did not pass it."""
+    if attempt.passing:
+        return []
+    return [
+        claim
+        for r in attempt.results
+        if r.passing is False
+        for claim in failing_claims(r, attempt.answer)
+    ]
+
+
+def _attempt_reason(attempt: Any) -> str:
+    """Why an attempt ended as it did: the verdict's reason, then what each failing detector
+    said of the answer; the chain's error when it gave no answer to check."""
+    if attempt.verdict is None:
+        if attempt.error:
+            return f"no answer was checked: {attempt.error}"
+        return "released unchecked" if attempt.answer is not None else "no answer"
+    parts = [attempt.verdict.reason]
+    if not attempt.verdict.passing:
+        parts += [r.explanation for r in attempt.results if r.passing is False and r.explanation]
+    return "; ".join(p for p in parts if p) or ("passed" if attempt.passing else "failed")
+
+
+_ENDINGS = {"fallback": "fallback", "filtered": "filter", "rejected": "rejected"}
+
+
+def _attempt_records(attempts: list[Any], capture: Capture) -> list[AttemptRecord]:
+    """Every attempt of a guarded run, each with what the guard did after it."""
+    out = []
+    for i, a in enumerate(attempts):
+        if i + 1 < len(attempts):
+            followed_by = attempts[i + 1].policy
+        elif (a.verdict is not None and a.passing) or (a.verdict is None and a.policy):
+            followed_by = None  # released: passed, or the fallback's own text
+        else:  # the last answer was refused (or unchecked): the guard's ending followed it
+            followed_by = _ENDINGS.get(capture.guard_status or "")
+        out.append(
+            AttemptRecord(
+                number=a.number,
+                policy=a.policy,
+                followed_by=followed_by,
+                answer=a.answer,
+                passing=None if a.verdict is None else a.passing,
+                reason=_attempt_reason(a),
+                claims=_attempt_claims(a),
+            )
+        )
+    return out
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -16,7 +16,10 @@ from truthguard._clean import clean_text
 from truthguard.errors import InvalidInputError
 
 __all__ = [
+    "AttemptRecord",
     "CallableSink",
+    "ClaimIssue",
+    "FailingClaim",
     "Failure",
     "JSONLSink",
     "LoggingSink",
@@ -24,6 +27,7 @@ __all__ = [
     "SQLiteSink",
     "ScoreRecord",
     "as_sink",
+    "failing_claims",
     "json_safe",
 ]
 
@@ -42,6 +46,146 @@ def _clean(value: Any) -> Any:
     if isinstance(value, dict):
         return {_clean(k): _clean(v) for k, v in value.items()}
     return value
+
+
+class ClaimIssue(BaseModel):
+    """One thing the checker found wrong in a claim: a span of the answer, and what the
+    evidence says there."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    relation: str | None = None
+    """How the span fails (``conflict``, ``ungrounded``, ``opposite``, ``swapped``, ...)."""
+    text: str | None = None
+    """The span's text."""
+    start: int | None = None
+    """Start of the span in the record's answer (None when the checker gave no position)."""
+    end: int | None = None
+    """End of the span in the record's answer."""
+    evidence: str | None = None
+    """What the evidence says in its place (``Asaph`` against ``Galileo``), when it says."""
+    evidence_start: int | None = None
+    """Start of ``evidence`` inside the claim's evidence sentence, when it lies there."""
+    evidence_end: int | None = None
+    """End of ``evidence`` inside the claim's evidence sentence."""
+
+
+class FailingClaim(BaseModel):
+    """A claim of the answer that was not supported, and the evidence it was held against."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    detector: str
+    """The detector that judged the claim."""
+    claim: str
+    """The claim's text."""
+    label: str | None = None
+    """The claim's label (``Neutral``, ``Contradiction``, ...)."""
+    start: int | None = None
+    """Start of the claim's span in the record's answer (None when unknown)."""
+    end: int | None = None
+    """End of the claim's span in the record's answer."""
+    evidence: str | None = None
+    """The evidence sentence the claim was held against (None when none was found)."""
+    source: str | None = None
+    """Where that sentence comes from: ``reference`` or ``history``."""
+    issues: list[ClaimIssue] = Field(default_factory=list)
+    """The spans that decided it, each with what the evidence says there."""
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _shift(value: Any, offset: int) -> int | None:
+    v = _int(value)
+    return None if v is None else v + offset
+
+
+def failing_claims(result: Any, answer: str | None = None) -> list[FailingClaim]:
+    """The claims of a detector result that did not pass, read from ``details["claims"]``.
+
+    Read generically: any detector whose details list claims (``claim`` or ``text``, ``label``,
+    ``start`` / ``end``, ``evidence`` and ``issues``) gives them; one that does not gives none.
+    Spans are moved into ``answer`` when the result was on a part of it (a streamed sentence).
+    """
+    details = getattr(result, "details", None) or {}
+    claims = details.get("claims") if isinstance(details, dict) else None
+    if not isinstance(claims, list):
+        return []
+    checked = getattr(result, "answer", None)
+    offset = 0
+    if answer and checked and checked != answer:
+        offset = max(answer.find(checked), 0)
+    out: list[FailingClaim] = []
+    for c in claims:
+        if not isinstance(c, dict) or c.get("label") in (None, "Entailment"):
+            continue
+        if c.get("kind") not in (None, "fact") and not c.get("issues"):
+            continue  # talk around facts (greetings, framing) decides nothing
+        text = c.get("claim") or c.get("text")
+        if not isinstance(text, str):
+            continue
+        ev = c.get("evidence")
+        sentence = ev.get("text") if isinstance(ev, dict) else ev if isinstance(ev, str) else None
+        issues = []
+        for i in c.get("issues") or []:
+            if not isinstance(i, dict):
+                continue
+            iev = i.get("evidence")
+            ev_start = ev_end = None
+            if isinstance(iev, dict) and isinstance(ev, dict):
+                same = iev.get("reference") == ev.get("reference")
+                base, s, e = _int(ev.get("start")), _int(iev.get("start")), _int(iev.get("end"))
+                if same and base is not None and s is not None and e is not None:
+                    ev_start, ev_end = s - base, e - base
+            issues.append(
+                ClaimIssue(
+                    relation=i.get("relation"),
+                    text=i.get("text"),
+                    start=_shift(i.get("start"), offset),
+                    end=_shift(i.get("end"), offset),
+                    evidence=iev.get("text") if isinstance(iev, dict) else iev,
+                    evidence_start=ev_start,
+                    evidence_end=ev_end,
+                )
+            )
+        out.append(
+            FailingClaim(
+                detector=str(getattr(result, "detector", "") or ""),
+                claim=text,
+                label=c.get("label"),
+                start=_shift(c.get("start"), offset),
+                end=_shift(c.get("end"), offset),
+                evidence=sentence if isinstance(sentence, str) else None,
+                source=ev.get("source") if isinstance(ev, dict) else None,
+                issues=issues,
+            )
+        )
+    return out
+
+
+class AttemptRecord(BaseModel):
+    """One attempt of a guarded run: the answer, its verdict, and what the guard did next."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    number: int
+    """1 for the chain's own answer, then 2, 3, ..."""
+    policy: str | None = None
+    """The policy that produced this answer (None for the chain's own)."""
+    followed_by: str | None = None
+    """What the guard did after this answer: the next attempt's policy, or how it ended
+    (``fallback``, ``filter``, ``rejected``); None when this answer was released."""
+    answer: str | None = None
+    """The answer (None when the chain raised)."""
+    passing: bool | None = None
+    """Whether the answer passed its check (None when it was not checked)."""
+    reason: str = ""
+    """Why: the verdict's reason and the failing detectors' explanations, or the chain's
+    error."""
+    claims: list[FailingClaim] = Field(default_factory=list)
+    """The claims that failed, with their spans and evidence sentences."""
 
 
 class ScoreRecord(BaseModel):
@@ -92,12 +236,30 @@ class ScoreRecord(BaseModel):
     """Unix time the record was written."""
     score_seconds: float | None = None
     """Seconds the detector took."""
+    reason: str = ""
+    """Why the record has its verdict, never empty: the error of a failed record, else the
+    verdict's reason and the failing claims as the detector explains them."""
+    claims: list[FailingClaim] = Field(default_factory=list)
+    """The claims of ``answer`` that failed, with their spans and evidence sentences."""
+    attempts: list[AttemptRecord] = Field(default_factory=list)
+    """For a guarded run, every attempt in order (the model's first answer included); empty
+    for an answer the handler checked itself."""
 
     @model_validator(mode="before")
     @classmethod
     def _clean_strings(cls, data: Any) -> Any:
         # A lone surrogate cannot be encoded as UTF-8: file sinks would refuse the record.
         return _clean(data) if isinstance(data, dict) else data
+
+    @model_validator(mode="after")
+    def _a_reason(self) -> ScoreRecord:
+        if not self.reason.strip():
+            self.reason = (
+                self.error
+                or self.explanation
+                or (f"{self.status}: {self.label}" if self.label else self.status)
+            )
+        return self
 
 
 @runtime_checkable

@@ -122,12 +122,19 @@ class GuardResult(_RenamedPassing):
     """True only when the released answer passed a check (``passed`` before, still accepted
     and readable, deprecated)."""
     verdict: GuardVerdict | None = None
-    """Verdict on the released answer (None for an unchecked fallback); when rejected, the
-    verdict on the last answer refused."""
+    """Verdict on the released answer; after a fallback or when rejected, the verdict on the
+    last answer refused (when the chain gave no answer to check, one saying so), so its
+    ``reason`` always says why the guard ended as it did."""
     attempts: list[Attempt]
     """Every attempt, in order."""
     usage: Usage
     """Total LLM usage over all attempts: the chain's calls and the detectors' calls."""
+
+    @model_validator(mode="after")
+    def _verdict_of_what_was_refused(self) -> GuardResult:
+        if self.verdict is None and self.status in ("fallback", "rejected"):
+            self.verdict = _refused_verdict(self.attempts, self.status)
+        return self
 
     @property
     def n_attempts(self) -> int:
@@ -135,13 +142,9 @@ class GuardResult(_RenamedPassing):
 
     @property
     def reason(self) -> str:
-        """One sentence on why the guard ended as it did: the verdict's reason; for a fallback
-        (released unchecked), the reason the last checked answer was refused ("" when none was
-        checked)."""
-        if self.verdict is not None:
-            return self.verdict.reason
-        refused = next((a.verdict for a in reversed(self.attempts) if a.verdict), None)
-        return "" if refused is None else refused.reason
+        """One sentence on why the guard ended as it did: the verdict's reason (for a fallback,
+        why the last answer was refused, or that the chain gave none to check)."""
+        return self.verdict.reason if self.verdict is not None else ""
 
     @property
     def over_capacity(self) -> bool:
@@ -154,6 +157,23 @@ class GuardResult(_RenamedPassing):
     def last_answer(self) -> str | None:
         """The last answer any attempt produced, released or not (for inspection)."""
         return next((a.answer for a in reversed(self.attempts) if a.answer is not None), None)
+
+
+def _refused_verdict(attempts: list[Attempt], status: str) -> GuardVerdict | None:
+    """The verdict a fallback or rejection rests on: the last one given, or, when no answer was
+    checked (the chain raised or gave an empty answer), one that says so."""
+    refused = next((a.verdict for a in reversed(attempts) if a.verdict is not None), None)
+    if refused is not None:
+        return refused
+    error = next((a.error for a in reversed(attempts) if a.error), None)
+    if error is None:
+        return None
+    return GuardVerdict(
+        passing=False,
+        combine="all",
+        errors={"chain": error},
+        reason=f"{status}: no answer was checked: {error}",
+    )
 
 
 def _passing(data: Any) -> Any:
