@@ -956,3 +956,40 @@ def test_a_process_exits_at_once_after_a_sync_check_timed_out():
     # interpreter's own (0.5-0.8 s for these imports on a loaded 2-core machine)
     assert hooks < 0.5, f"exit hooks ended {hooks:.2f}s after the result"
     assert exited < 3.0, f"exited {exited:.2f}s after its result"
+
+
+# -- the whole run's deadline: a chain that hangs ends at the guard's timeout ------------------
+
+
+async def _run_entry(guard: Any, entry: str, question: str) -> Any:
+    if entry == "invoke":
+        return guard.invoke({"question": question})
+    if entry == "ainvoke":
+        return await guard.ainvoke({"question": question})
+    if entry == "stream":
+        return list(guard.stream({"question": question}))[-1]
+    return [chunk async for chunk in guard.astream({"question": question})][-1]
+
+
+@pytest.mark.parametrize("entry", ["invoke", "ainvoke", "stream", "astream"])
+async def test_a_hanging_chain_ends_at_the_guards_timeout(entry):
+    from truthguard.testing import Fault, OpenAIServer
+
+    with OpenAIServer(
+        reply="The sun shines.", faults=[Fault("stall", match="Q:", stall_seconds=30)]
+    ) as server:
+        guard = HallucinationGuard(
+            chain=http_chain(server, timeout=60),
+            detectors=moon_detector(),
+            policies=[Regenerate(), Fallback(answer=FALLBACK)],
+            timeout=1.0,
+        )
+        await _run_entry(guard, entry, "What shines?")  # warm: the client and its imports
+        started = time.perf_counter()
+        out = await _run_entry(guard, entry, "What shines?")
+        elapsed = time.perf_counter() - started
+        if entry.startswith("a"):  # the chain's request was cancelled, not left to hang
+            assert server.wait_idle(1.0)
+    assert out.status == "fallback" and out.answer == FALLBACK
+    assert "timeout of 1s passed" in out.attempts[0].error
+    assert elapsed < 1.1, f"{entry} returned {elapsed:.2f}s after it started"

@@ -42,9 +42,14 @@ EXPORTS = {
     },
     "truthguard.guard.check": {
         "CheckLoop",
+        "Deadline",
         "OUTAGES",
+        "POLICY_GRACE",
+        "RunTimedOut",
         "attempt_loop",
         "base_detector",
+        "before",
+        "call_before",
         "deprecated_check_loop",
         "over_capacity",
         "run_checks",
@@ -53,6 +58,7 @@ EXPORTS = {
         "thresholds_for",
         "verdict_for",
         "we_are_cancelled",
+        "within",
     },
     "truthguard.guard.extract": {
         "ANSWER_KEYS",

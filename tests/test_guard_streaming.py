@@ -404,3 +404,41 @@ def test_the_streaming_bound_is_checked_at_construction():
         StreamingGuard(chain=repairing_model(), max_concurrent_checks=0)
     assert info.value.field == "max_concurrent_checks"
     assert StreamingGuard(chain=repairing_model(), max_concurrent_checks=None)._gate is None
+
+
+# -- the whole run's deadline: a chain that hangs ends at the guard's timeout ------------------
+
+
+@pytest.mark.parametrize("entry", ["invoke", "ainvoke", "stream", "astream"])
+async def test_a_hanging_chain_ends_at_the_guards_timeout(entry):
+    from truthguard.guard import Fallback
+    from truthguard.testing import Fault, OpenAIServer
+
+    async def run(guard: StreamingGuard) -> Any:
+        if entry == "invoke":
+            return guard.invoke("What shines?")
+        if entry == "ainvoke":
+            return await guard.ainvoke("What shines?")
+        if entry == "stream":
+            return list(guard.stream("What shines?"))[-1].result
+        return [c async for c in guard.astream("What shines?")][-1].result
+
+    with OpenAIServer(
+        reply="The sun shines. It is warm.", faults=[Fault("stall", stall_seconds=30)]
+    ) as server:
+        model = server.chat_model(max_retries=0, timeout=60, streaming=True)
+        guard = StreamingGuard(
+            chain=model | StrOutputParser(),
+            detector=FakeDetector(score=1.0),
+            policies=[Fallback(answer="No answer now.")],
+            timeout=1.0,
+        )
+        await run(guard)  # warm: the client and its imports
+        started = time.perf_counter()
+        out = await run(guard)
+        elapsed = time.perf_counter() - started
+        if entry.startswith("a"):  # the chain's request was closed, not left to hang
+            assert server.wait_idle(1.0)
+    assert out.status == "fallback" and out.answer == "No answer now."
+    assert "timeout of 1s passed" in out.attempts[0].error
+    assert elapsed < 1.1, f"{entry} returned {elapsed:.2f}s after it started"

@@ -728,3 +728,31 @@ def test_a_process_exits_at_once_after_a_sync_check_timed_out():
     # interpreter's own (0.5-0.8 s for these imports on a loaded 2-core machine)
     assert hooks - printed < 0.5, f"exit hooks ended {hooks - printed:.2f}s after the result"
     assert exited - printed < 3.0, f"exited {exited - printed:.2f}s after its result"
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_a_hanging_engine_ends_at_the_timeout(index, use_async):
+    pytest.importorskip("langchain_openai")
+    from truthguard.testing import Fault, OpenAIServer
+
+    with OpenAIServer(reply=MOONS, faults=[Fault("stall", stall_seconds=30)]) as server:
+        llm = ChatModelLLM(model=server.chat_model(max_retries=0, timeout=60))
+        guarded = GuardedQueryEngine(
+            query_engine=index.as_query_engine(llm=llm, similarity_top_k=2),
+            detectors=FakeDetector(score=1.0),
+            policies=[Regenerate(), Fallback(answer="No answer now.")],
+            timeout=1.0,
+        )
+
+        async def ask():
+            return await guarded.aquery(QUESTION) if use_async else guarded.query(QUESTION)
+
+        await ask()  # warm: the client and its imports
+        started = time.perf_counter()
+        result = _result(await ask())
+        elapsed = time.perf_counter() - started
+        if use_async:  # the engine's request was cancelled, not left to hang
+            assert server.wait_idle(1.0)
+    assert result.status == "fallback" and result.answer == "No answer now."
+    assert "timeout of 1s passed" in result.attempts[0].error
+    assert elapsed < 1.1, f"returned {elapsed:.2f}s after it started"

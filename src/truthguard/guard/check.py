@@ -3,7 +3,8 @@
 Finding the detector behind a wrapped runnable, running it under the guard's own deadline
 without ever raising, and the one threshold rule the verdict is decided with: the core guards
 and the LlamaIndex ``GuardedQueryEngine`` all use them. :func:`attempt_loop` sets up the
-:class:`~truthguard.guard.attempts.AttemptLoop` of the two LangChain guards.
+:class:`~truthguard.guard.attempts.AttemptLoop` of the two LangChain guards; :class:`Deadline`,
+:func:`before` and :func:`within` keep a guard's whole-run ``timeout``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,14 @@ from langchain_core.runnables.configurable import DynamicRunnable
 from truthguard import _sync
 from truthguard.detector import BaseDetector
 from truthguard.errors import LLMCallError
+from truthguard.guard._deadline import (
+    POLICY_GRACE,
+    Deadline,
+    RunTimedOut,
+    before,
+    call_before,
+    within,
+)
 from truthguard.guard._models import GuardVerdict
 from truthguard.guard._runs import attempt_config
 from truthguard.guard.admission import CheckGate, Refusal
@@ -30,9 +39,14 @@ from truthguard.result import DetectionResult
 
 __all__ = [
     "OUTAGES",
+    "POLICY_GRACE",
     "CheckLoop",
+    "Deadline",
+    "RunTimedOut",
     "attempt_loop",
     "base_detector",
+    "before",
+    "call_before",
     "deprecated_check_loop",
     "over_capacity",
     "run_checks",
@@ -41,6 +55,7 @@ __all__ = [
     "thresholds_for",
     "verdict_for",
     "we_are_cancelled",
+    "within",
 ]
 
 CheckLoop = Literal["caller", "truthguard"]
@@ -237,6 +252,15 @@ async def run_checks(
     sentence by sentence.
     """
     payloads = [payload] * len(detectors) if isinstance(payload, Mapping) else list(payload)
+    if timeout is not None and timeout <= 0:  # the run's deadline has passed: no work, no wait
+        return [
+            DetectionResult.invalid(
+                base_detector(d).detector_name,  # type: ignore[union-attr]
+                "check timed out after 0s",
+                details={"error": "timeout"},
+            )
+            for d in detectors
+        ]
     deadline = None if timeout is None else time.monotonic() + timeout
     if gate is not None:
         refusal = await gate.enter(deadline)

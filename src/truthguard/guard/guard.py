@@ -25,6 +25,7 @@ from truthguard._clean import clean_text
 from truthguard._config import with_default_concurrency
 from truthguard._sync import invoke_user, run_sync
 from truthguard.errors import GuardRejected, InvalidInputError, InvalidLLMOutput
+from truthguard.guard._deadline import POLICY_GRACE, Deadline, before, within
 from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
 from truthguard.guard._runs import (
     RetrieverCapture,
@@ -132,6 +133,14 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     """Seconds the check of one answer may take from the chain's end, a wait for a check slot
     included (the guard returns within it even when a detector ignores cancellation); None for
     no limit."""
+    timeout: float | None = Field(default=None, gt=0)
+    """Seconds the whole run may take, chain calls, checks and policies together (None: no
+    limit). Each step gets what is left: a chain call still running at the deadline is
+    cancelled (from ``invoke`` its worker thread's call is abandoned, never waited for), a check
+    runs under the earlier of ``check_timeout`` and the deadline, and past it no step starts: the
+    run ends at once as its attempts so far say (a chain cut off is a failed attempt with a
+    ``TimeoutError``, a check cut off an ``invalid`` result, so a static ``Fallback`` still
+    answers). Kept by ``invoke``, ``ainvoke``, ``stream``, ``astream`` and ``batch``."""
     max_concurrent_checks: int | None = Field(default=DEFAULT_MAX_CONCURRENT_CHECKS, ge=1)
     """Most answers this guard checks at once; the rest wait their turn in arrival order. A
     check that cannot finish within ``check_timeout`` (counted from the chain's end, the wait
@@ -341,18 +350,21 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     async def _arun(self, input: Any, run_manager: Any, config: RunnableConfig) -> GuardResult:
         question = clean_text(question_of(input, self.question_key))
         history = history_of(input, self.history_key, question=question)
+        deadline = Deadline.start(self.timeout)
         loop = attempt_loop(self, question, input, run_manager, config, history)
         action: Action = loop.start()
         while not isinstance(action, Finish):
             if isinstance(action, RunAttempt):
                 attempt, error = await self._attempt(
-                    action, question, history, input, run_manager, config
+                    action, question, history, input, run_manager, config, deadline
                 )
                 action = loop.attempted(attempt, error=error)
             elif isinstance(action, AskPolicy):
                 try:
                     with scoped_config(action.context.config):  # type: ignore[arg-type]
-                        step = await action.policy.astep(action.context)
+                        step = await before(
+                            deadline, action.policy.astep(action.context), grace=POLICY_GRACE
+                        )
                 except Exception as e:  # recorded; GuardRejected (the Raise policy) re-raised
                     action = loop.policy_failed(e)
                 else:
@@ -369,6 +381,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         original_input: Any,
         run_manager: Any,
         config: RunnableConfig,
+        deadline: Deadline | None = None,
     ) -> tuple[Attempt, Exception | None]:
         number, policy = action.number, action.policy
         started = time.perf_counter()
@@ -384,7 +397,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         try:
             try:
                 with scoped_config(child), running_chain(self._gate):
-                    output = await invoke_user(runnable, action.input, child)
+                    output = await before(deadline, invoke_user(runnable, action.input, child))
             except asyncio.CancelledError as e:
                 if we_are_cancelled():
                     raise
@@ -429,8 +442,9 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
             )
             with scoped_config(check_config):
                 results = await self._check(
-                    question, answer, contexts, history, original_input, check_config
-                )
+                    question, answer, contexts, history, original_input, check_config,
+                    within(deadline, self.check_timeout),
+                )  # fmt: skip
             verdict = self._decide(results)
             attempt.results = results
             attempt.verdict = verdict
@@ -456,15 +470,14 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         history: list[Any],
         original_input: Any,
         config: RunnableConfig,
+        timeout: float | None,
     ) -> list[DetectionResult]:
         # the first check and every re-check read the request's own history
         payload = check_input(question, answer, contexts, history)
         for key in self.detector_fields:  # presence checked in _validate
             value = original_input[key]
             payload[key] = clean_text(value) if isinstance(value, str) else value
-        return await run_checks(
-            self.detectors, payload, config, timeout=self.check_timeout, gate=self._gate
-        )
+        return await run_checks(self.detectors, payload, config, timeout=timeout, gate=self._gate)
 
     async def _emit(
         self,

@@ -29,6 +29,7 @@ from truthguard import otel
 from truthguard._clean import clean_text
 from truthguard._sync import run_sync, stream_user
 from truthguard.errors import GuardRejected, InvalidInputError
+from truthguard.guard._deadline import POLICY_GRACE, Deadline, before, within
 from truthguard.guard._models import Attempt, GuardResult, GuardVerdict
 from truthguard.guard._runs import (
     RetrieverCapture,
@@ -156,6 +157,13 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
     check_timeout: float | None = Field(default=30.0, gt=0)
     """Seconds one sentence check may take from the sentence's end, a wait for a check slot
     included; None for no limit."""
+    timeout: float | None = Field(default=None, gt=0)
+    """Seconds the whole run may take, streaming, sentence checks and policies together (None:
+    no limit). A chain stream still open at the deadline is closed (a failed attempt with a
+    ``TimeoutError``; the sentences released stay released), a sentence check runs under the
+    earlier of ``check_timeout`` and the deadline, and past it no step starts, so the run ends
+    at once as its attempts so far say. Kept by ``stream``, ``astream``, ``invoke`` and
+    ``ainvoke``; the time a consumer takes between chunks counts too."""
     max_concurrent_checks: int | None = Field(default=DEFAULT_MAX_CONCURRENT_CHECKS, ge=1)
     """Most sentence checks this guard runs at once, over all its streams; the rest wait their
     turn in arrival order, and one that cannot finish within ``check_timeout`` is refused
@@ -314,6 +322,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
         history = history_of(input, self.history_key, question=question)
         released: list[str] = []
         withheld: list[str] = []  # sentences a Filter policy dropped
+        deadline = Deadline.start(self.timeout)
         loop = attempt_loop(self, question, input, run_manager, config, history)
         verdict: GuardVerdict | None = None
         action: Action = loop.start()
@@ -323,8 +332,9 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
                 started = time.perf_counter()
                 collector = UsageCollector()
                 async for chunk in self._attempt(
-                    action, question, history, released, outcome, collector, run_manager, config
-                ):
+                    action, question, history, released, outcome, collector, run_manager,
+                    config, deadline,
+                ):  # fmt: skip
                     yield chunk
                 failed_text = outcome.failed[0] if outcome.failed else None
                 attempt = Attempt(
@@ -354,7 +364,9 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
             elif isinstance(action, AskPolicy):
                 try:
                     with scoped_config(action.context.config):  # type: ignore[arg-type]
-                        step = await action.policy.astep(action.context)
+                        step = await before(
+                            deadline, action.policy.astep(action.context), grace=POLICY_GRACE
+                        )
                 except GuardRejected:
                     yield self._notice(self.stop_notice, action.number - 1, released)
                     raise
@@ -405,6 +417,7 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
         collector: UsageCollector,
         run_manager: Any,
         config: RunnableConfig,
+        deadline: Deadline | None = None,
     ) -> AsyncIterator[GuardChunk]:
         number, check = action.number, action.check
         tag = f"guard:attempt:{number}"
@@ -432,7 +445,8 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
             outcome.contexts = ctx
             payload = check_input(question, sentence, ctx, history)
             with scoped_config(check_config):
-                task = asyncio.ensure_future(self._check(payload, check_config))
+                timeout = within(deadline, self.check_timeout)
+                task = asyncio.ensure_future(self._check(payload, check_config, timeout))
             pending.append((sentence, task))
 
         def judge(sentence: str, task: asyncio.Future[DetectionResult] | None) -> GuardChunk | None:
@@ -458,7 +472,11 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
         try:
             try:
                 with scoped_config(child), running_chain(self._gate):
-                    async for chunk in stream:
+                    while True:
+                        try:  # a chunk not come by the deadline closes the stream
+                            chunk = await before(deadline, anext(stream))
+                        except StopAsyncIteration:
+                            break
                         piece, found = self._piece(chunk)
                         if found:
                             contexts = found
@@ -500,12 +518,12 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
                     task.cancel()
             await stream.aclose()  # type: ignore[attr-defined]
 
-    async def _check(self, payload: dict[str, Any], config: RunnableConfig) -> DetectionResult:
+    async def _check(
+        self, payload: dict[str, Any], config: RunnableConfig, timeout: float | None
+    ) -> DetectionResult:
         """One sentence's check, admitted by the guard's gate (as every guard's checks are)."""
         detector = self._detector()
-        (result,) = await run_checks(
-            [detector], payload, config, timeout=self.check_timeout, gate=self._gate
-        )
+        (result,) = await run_checks([detector], payload, config, timeout=timeout, gate=self._gate)
         return result
 
     def _notice(self, text: str, attempt: int, released: list[str]) -> GuardChunk:

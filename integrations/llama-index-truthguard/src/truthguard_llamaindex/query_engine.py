@@ -60,11 +60,17 @@ from truthguard.guard import (
 from truthguard.guard.admission import DEFAULT_MAX_CONCURRENT_CHECKS, CheckGate, running_chain
 from truthguard.guard.attempts import Action, AskPolicy, AttemptLoop, Finish, RunAttempt
 from truthguard.guard.check import (
+    POLICY_GRACE,
     CheckLoop,
+    Deadline,
+    RunTimedOut,
+    before,
+    call_before,
     deprecated_check_loop,
     run_checks,
     score_bounds,
     verdict_for,
+    within,
 )
 from truthguard.guard.policies import (
     FEEDBACK_TEMPLATE,
@@ -198,6 +204,13 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
     check_timeout: float | None = Field(default=60.0, gt=0)
     """Seconds the check of one answer may take from the engine's answer, a wait for a check
     slot included; None for no limit."""
+    timeout: float | None = Field(default=None, gt=0)
+    """Seconds a whole query may take, the engine's answers, checks and policies together
+    (None: no limit). An engine call still running at the deadline is given up (``aquery``
+    cancels it; ``query``, which then runs each engine call on a daemon worker thread, abandons
+    it there), a check runs under the earlier of ``check_timeout`` and the deadline, and past it
+    no step starts: the query ends at once as its attempts so far say (an engine call cut off is
+    a failed attempt with a ``TimeoutError``, so a static ``Fallback`` still answers)."""
     max_concurrent_checks: int | None = Field(default=DEFAULT_MAX_CONCURRENT_CHECKS, ge=1)
     """Most answers this engine checks at once (``query`` and ``aquery`` together); the rest
     wait their turn in arrival order, and one that cannot finish within ``check_timeout`` is
@@ -303,17 +316,25 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
 
     def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         streamed: list[bool] = []
-        response = drive(self._loop(query_bundle, streamed), lambda op: op.run())
+        deadline = Deadline.start(self.timeout)
+        response = drive(
+            self._loop(query_bundle, streamed, deadline), partial(_run_before, deadline=deadline)
+        )
         return _as_stream(response) if any(streamed) else response
 
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         streamed: list[bool] = []
-        response = await adrive(self._loop(query_bundle, streamed), lambda op: op.arun())
+        deadline = Deadline.start(self.timeout)
+        response = await adrive(
+            self._loop(query_bundle, streamed, deadline), partial(_arun_before, deadline=deadline)
+        )
         return _as_async_stream(response) if any(streamed) else response
 
     # -- the loop (no I/O of its own) --------------------------------------------------------------
 
-    def _loop(self, bundle: QueryBundle, streamed: list[bool]) -> Loop:
+    def _loop(
+        self, bundle: QueryBundle, streamed: list[bool], deadline: Deadline | None = None
+    ) -> Loop:
         question = bundle.query_str
         if not question or not question.strip():
             raise InvalidInputError("query_str", "must not be blank")
@@ -349,13 +370,17 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
                     action = loop.attempted(attempt, error=e)
                     continue
                 attempt = yield from self._attempt(
-                    question, action.number, action.policy, op, action.check, streamed
+                    question, action.number, action.policy, op, action.check, streamed, deadline
                 )
                 action = loop.attempted(attempt)
             elif isinstance(action, AskPolicy):
                 config = action.context.config or {}
                 try:
-                    step = yield Await(lambda a=action: a.policy.astep(a.context))
+                    step = yield Await(
+                        lambda a=action: before(
+                            deadline, a.policy.astep(a.context), grace=POLICY_GRACE
+                        )
+                    )
                 except Exception as e:  # recorded; GuardRejected (the Raise policy) re-raised
                     action = loop.policy_failed(e)
                 else:
@@ -415,6 +440,7 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
         op: Op,
         check: bool,
         streamed: list[bool],
+        deadline: Deadline | None = None,
     ) -> Generator[Op, Any, Attempt]:
         started = time.perf_counter()
         try:
@@ -427,7 +453,7 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
             answer = str(response.response)
             contexts = [context_text(n) for n in response.source_nodes]
         except Exception as e:
-            if number == 1:
+            if number == 1 and not isinstance(e, RunTimedOut):
                 raise  # nothing to keep yet: the caller sees the engine's own error
             return Attempt(
                 number=number,
@@ -445,7 +471,8 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
             chain_usage=answer_.usage,
         )
         if check:
-            results = yield Await(lambda: self._acheck(question, answer, contexts))
+            timeout = within(deadline, self.check_timeout)
+            results = yield Await(lambda: self._acheck(question, answer, contexts, timeout))
             attempt.results = results
             attempt.verdict = self._decide(results)
             attempt.check_usage = Usage.total([r.usage for r in results])
@@ -457,7 +484,7 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
         return attempt
 
     async def _acheck(
-        self, question: str, answer: str, contexts: list[str]
+        self, question: str, answer: str, contexts: list[str], timeout: float | None
     ) -> list[DetectionResult]:
         base: dict[str, Any] = {"question": question, "answer": answer, "contexts": contexts}
 
@@ -470,7 +497,7 @@ class GuardedQueryEngine(BaseModel, BaseQueryEngine):
             self.detectors,
             [payload(d) for d in self.detectors],
             None,
-            timeout=self.check_timeout,
+            timeout=timeout,
             gate=self._gate,
         )
 
@@ -525,3 +552,19 @@ def _as_async_stream(response: Response) -> AsyncStreamingResponse:
 def _has_top_k(retriever: BaseRetriever) -> bool:
     prop = getattr(type(retriever), "similarity_top_k", None)
     return isinstance(prop, property) and prop.fset is not None
+
+
+def _run_before(op: Op, *, deadline: Deadline | None) -> Any:
+    """``op.run()`` for ``query``; under a deadline an engine call runs on a daemon worker
+    thread, abandoned there at the deadline (the checks and policies keep it themselves)."""
+    if isinstance(op, Await):
+        return op.run()
+    return call_before(deadline, op.run)
+
+
+async def _arun_before(op: Op, *, deadline: Deadline | None) -> Any:
+    """``await op.arun()`` for ``aquery``; an engine call still running at the deadline is
+    cancelled."""
+    if isinstance(op, Await):
+        return await op.arun()
+    return await before(deadline, op.arun())
