@@ -386,3 +386,53 @@ def test_an_empty_or_unparseable_checker_reply_is_unavailable_as_in_the_guard(re
     guard = HallucinationGuard(chain=RunnableLambda(lambda q: "The sun shines."), detectors=checker)
     out = guard.invoke("Q?")
     assert "unavailable" in out.verdict.reason
+
+
+# -- a SIGTERM during close(): every capture still gets its record ----------------------------
+
+_CLOSE_SCRIPT = """
+import sys, threading
+from langchain_core.output_parsers import StrOutputParser
+from langchain_openai import ChatOpenAI
+from truthguard.callbacks import TruthGuardCallbackHandler
+from truthguard.testing import FakeDetector
+
+url, path = sys.argv[1], sys.argv[2]
+model = ChatOpenAI(base_url=url, api_key="test", model="gpt-test", max_retries=0, timeout=60)
+checker = FakeDetector(score=1.0, model=model)  # its request hangs: nothing gets scored
+handler = TruthGuardCallbackHandler(checker, sinks=[path], concurrency=4, timeout=None)
+chain = model | StrOutputParser()
+for i in range(50):
+    chain.invoke(f"Question {i}?", {"callbacks": [handler]})
+threading.Timer(0.3, print, ["closing"], {"flush": True}).start()  # once close() is waiting
+handler.close()
+"""
+
+
+def test_sigterm_during_close_leaves_one_record_per_capture(tmp_path):
+    import os
+    import signal
+
+    from truthguard.testing import Fault, OpenAIServer
+
+    pytest.importorskip("langchain_openai")
+    path = tmp_path / "records.jsonl"
+    with OpenAIServer(
+        reply="The sun shines.", faults=[Fault("stall", match="sun shines", stall_seconds=60)]
+    ) as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _CLOSE_SCRIPT, server.base_url, str(path)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            assert proc.stdout.readline().strip() == "closing", proc.stderr.read()[-3000:]
+            os.kill(proc.pid, signal.SIGTERM)
+            assert proc.wait(timeout=20) == 128 + signal.SIGTERM
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(records) == 50 and len({r["run_id"] for r in records}) == 50
+    assert {r["status"] for r in records} == {"failed"}
+    assert {r["failure"] for r in records} == {"closed"}

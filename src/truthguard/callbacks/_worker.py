@@ -147,6 +147,7 @@ class Scorer:
         self._running: set[concurrent.futures.Future[Any]] = set()
         self._seq = itertools.count()
         self._closed = False
+        self._finished = False  # the sinks are closed: nothing more is recorded
         self._sem: asyncio.Semaphore | None = None
         self._sem_loop: asyncio.AbstractEventLoop | None = None
         self._stats_lock = threading.Lock()
@@ -496,33 +497,49 @@ class Scorer:
         """Flush up to ``timeout``; record what is still pending as failed; close the sinks.
 
         Returns within about ``timeout`` even when a check blocks the loop: the failed records
-        are written from the calling thread, and the stuck checks are only asked to stop.
+        are written from the calling thread, and the stuck checks are only asked to stop. An
+        interrupted close (a SIGTERM made ``SystemExit``, Ctrl-C) still records every pending
+        capture as failed before the interruption goes on, and the scorer stays in the exit
+        hooks until its sinks are closed, so no capture goes without a record.
         """
         with self._cond:
-            if self._closed:
-                return True
             # Closed before flushing: a capture arriving from now on is recorded as failed
             # instead of being queued.
             self._closed = True
-        _open.discard(self)
-        drained = self.flush(timeout)
-        if not drained:
-            with self._cond:
-                left = list(self._unrecorded)
-            for seq in left:
-                self._record_once(seq, "not scored before close", "closed")
+            if self._finished:
+                return True
+        error = "close interrupted before it was scored"
+        try:
+            drained = self.flush(timeout)
+            error = "not scored before close"
+        finally:
+            self._finish(error)
+        return drained
+
+    def _finish(self, error: str) -> None:
+        """Record what is still pending as failed (``closed``), stop the running checks, close
+        the sinks; once."""
+        with self._cond:
+            if self._finished:
+                return
+            left = list(self._unrecorded)
+        for seq in left:
+            self._record_once(seq, error, "closed")
         with self._cond:
             running = list(self._running)
         for fut in running:  # asks the loop to cancel the task; does not wait for it
             fut.cancel()
         with self._cond:  # a record the loop claimed just before may still be being written
             self._cond.wait_for(lambda: not self._writing, timeout=1.0)
+            if self._finished:
+                return
+            self._finished = True
         for sink in self.sinks:
             try:
                 sink.close()
             except Exception:
                 logger.exception("truthguard: sink %r failed to close", sink)
-        return drained
+        _open.discard(self)
 
     def summary(self) -> dict[str, Any]:
         with self._stats_lock:
