@@ -140,3 +140,55 @@ def test_rv_replay_on_phd_rows_matches_the_benchmark(tmp_path, data_dir):
     # the published matching rules on the development split: F1 60.0 / P 50.0 / R 75.0
     assert (e["f1"], e["precision"], e["recall"]) == (0.6, 0.5, 0.75)
     assert e["invalid"] == 0 and e["llm_calls"] == 2 * e["n"]
+
+
+_SLOW_RUN = """
+import json, sys
+from truthguard.evaluation import evaluate
+
+config = json.loads(sys.argv[3])
+evaluate(sys.argv[1], config, sys.argv[2], progress=False)
+"""
+
+
+def test_a_second_run_on_the_same_out_is_refused_or_waits_its_turn(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    data = _data(tmp_path, _rows(6))
+    out = tmp_path / "out"
+    slow = {**CONFIG, "detectors": {"fake": {"type": "fake", "options": {"latency": 0.4}}}}
+    first = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_RUN, str(data), str(out), json.dumps(slow)],
+        stderr=subprocess.PIPE, text=True, env=os.environ.copy(),
+    )  # fmt: skip
+    try:
+        lock = out / ".lock"
+        for _ in range(300):  # until the first run holds the lock (its pid is written in it)
+            if lock.exists() and lock.read_text() == str(first.pid):
+                break
+            time.sleep(0.05)
+        with pytest.raises(InvalidInputError, match="in use by another evaluate run") as info:
+            evaluate(data, slow, out, progress=False)
+        assert info.value.field == "out" and f"process {first.pid}" in str(info.value)
+        summary = evaluate(data, slow, out, progress=False, wait=True)  # after the first
+        assert first.wait(timeout=30) == 0, first.stderr.read()[-3000:]
+    finally:
+        first.kill()
+        first.wait()
+    assert summary["run"]["scored_now"] == 0  # the first run scored every row
+    assert summary["detectors"]["fake"]["n"] == 6
+    assert len((out / "results.jsonl").read_text().splitlines()) == 6
+
+
+def test_a_summary_counts_each_row_once_however_often_it_was_written(tmp_path):
+    data = _data(tmp_path, _rows(4))
+    out = tmp_path / "out"
+    evaluate(data, CONFIG, out, progress=False)
+    results = out / "results.jsonl"
+    results.write_text(results.read_text() * 2)  # two runs appended the same rows
+    assert len(read_results(out)) == 4
+    summary = evaluate(data, CONFIG, out, progress=False)
+    assert summary["detectors"]["fake"]["n"] == 4 and summary["run"]["scored_now"] == 0

@@ -69,6 +69,12 @@ def _add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--engine", choices=("local", "ray"), default="local", help="where to run")
     ev.add_argument("--limit", type=int, default=None, help="only the first N rows")
     ev.add_argument("--restart", action="store_true", help="drop earlier results in --out")
+    ev.add_argument(
+        "--wait",
+        action="store_true",
+        help="when another run is writing to --out, wait for it and resume after it "
+        "(default: refuse at once)",
+    )
     ev.add_argument("--json", action="store_true", help="print the summary as JSON")
     ev.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
@@ -237,6 +243,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         restart=args.restart,
         limit=args.limit,
         progress=not args.no_progress,
+        wait=args.wait,
     )
     print(json.dumps(summary) if args.json else format_summary(summary))
     return 0

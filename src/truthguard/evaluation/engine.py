@@ -15,13 +15,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 from truthguard.errors import ConfigurationError, InvalidInputError
+from truthguard.evaluation._lock import out_lock
 from truthguard.evaluation.config import (
     EvaluateConfig,
     build_detectors,
     build_store,
     load_config,
 )
-from truthguard.evaluation.io import ResultWriter, read_results, read_rows, write_parquet
+from truthguard.evaluation.io import (
+    ResultWriter,
+    read_results,
+    read_rows,
+    unique_results,
+    write_parquet,
+)
 from truthguard.evaluation.scoring import Job, ascore_rows, detector_fingerprint, result_row
 from truthguard.metrics import confusion, precision_recall_f1
 from truthguard.result import Label
@@ -73,6 +80,7 @@ def evaluate(
     restart: bool = False,
     limit: int | None = None,
     progress: bool = True,
+    wait: bool = False,
 ) -> dict[str, Any]:
     """Score every row of ``data`` with the detectors of ``config``; results go to ``out``.
 
@@ -85,6 +93,10 @@ def evaluate(
         restart: Drop earlier results in ``out`` instead of resuming.
         limit: Only the first ``limit`` rows.
         progress: Show a progress bar (rows x detectors, rate, ETA) on stderr.
+        wait: When another run holds ``out`` (one run per directory at a time: an operating
+            system lock on ``out/.lock``, released however its holder exits), wait for it to
+            finish and then resume after it, instead of refusing at once with an
+            :class:`InvalidInputError` on ``out``.
 
     Returns:
         The summary (also written to ``out/summary.json``): per detector, counts, pass rate,
@@ -97,6 +109,20 @@ def evaluate(
     cfg = load_config(config)
     base_dir = Path(config).resolve().parent if isinstance(config, str | Path) else Path.cwd()
     out = _out_dir(out)
+    with out_lock(out, wait=wait):
+        return _evaluate(data, cfg, base_dir, out, engine, restart, limit, progress)
+
+
+def _evaluate(
+    data: str | Path,
+    cfg: EvaluateConfig,
+    base_dir: Path,
+    out: Path,
+    engine: Engine,
+    restart: bool,
+    limit: int | None,
+    progress: bool,
+) -> dict[str, Any]:
     rows = read_rows(data, cfg.columns)
     if limit is not None:
         rows = rows[:limit]
@@ -132,7 +158,7 @@ def evaluate(
     seconds = time.perf_counter() - started
 
     ids = {r["id"] for r in rows}
-    results = [r for r in read_results(results_path) if r["id"] in ids]
+    results = [r for r in read_results(results_path) if r["id"] in ids]  # one per row, detector
     write_parquet(results, out / "results.parquet")
     summary = summarize(results)
     summary["run"] = {
@@ -173,11 +199,11 @@ def _flagged(r: dict[str, Any]) -> bool | None:
 
 
 def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per-detector figures of a list of result rows."""
+    """Per-detector figures of a list of result rows, each (row, detector) counted once."""
     from truthguard.evaluation.points import auroc  # to 4 places, as calibrate reports it
 
     by: dict[str, list[dict[str, Any]]] = {}
-    for r in results:
+    for r in unique_results(results):
         by.setdefault(r["detector"], []).append(r)
     out: dict[str, Any] = {"detectors": {}}
     for name, rs in by.items():

@@ -27,6 +27,7 @@ __all__ = [
     "iter_jsonl",
     "read_results",
     "read_rows",
+    "unique_results",
     "write_parquet",
 ]
 
@@ -275,8 +276,18 @@ class ResultWriter:
         return len(lines)
 
 
+def unique_results(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One result per (row id, detector), the last written, in first-seen order: a file two
+    runs appended to (before ``evaluate`` locked its ``--out``) never counts a row twice."""
+    last: dict[tuple[Any, Any], dict[str, Any]] = {}
+    for r in results:
+        last[(r["id"], r["detector"])] = r
+    return list(last.values())
+
+
 def read_results(path: str | Path) -> list[dict[str, Any]]:
-    """Result rows of a ``results.jsonl`` (or of the run directory holding one)."""
+    """Result rows of a ``results.jsonl`` (or of the run directory holding one), one per
+    (row id, detector) (:func:`unique_results`)."""
     path = Path(path)
     if path.is_dir():
         path = path / "results.jsonl"
@@ -300,7 +311,7 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
                     "others, or rerun evaluate with --restart",
                 ) from e
             out.append(row)
-    return out
+    return unique_results(out)
 
 
 def _short_error(e: Exception) -> str:
