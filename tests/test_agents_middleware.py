@@ -219,6 +219,18 @@ async def test_astream_events_carries_no_token_of_a_rejected_answer(server):
     assert verdicts == [False, True]
 
 
+@pytest.mark.parametrize("opt_in", [False, True])
+async def test_verdict_events_carry_a_rejected_answer_only_when_asked(server, opt_in):
+    server.reply = script(BAD)
+    agent = agent_for(server, rejected_text_in_events=opt_in)
+    answers = [
+        ev["data"]["answer"]
+        async for ev in agent.astream_events(ask(), version="v2")
+        if ev["event"] == "on_custom_event" and ev["name"] == "truthguard_verdict"
+    ]
+    assert answers == [BAD if opt_in else None, GOOD]
+
+
 def test_without_the_middleware_the_stream_carries_the_wrong_tokens(server):
     # The failure the middleware prevents: tokens stream before any after_model hook runs.
     server.reply = script(BAD)

@@ -993,3 +993,31 @@ async def test_a_hanging_chain_ends_at_the_guards_timeout(entry):
     assert out.status == "fallback" and out.answer == FALLBACK
     assert "timeout of 1s passed" in out.attempts[0].error
     assert elapsed < 1.1, f"{entry} returned {elapsed:.2f}s after it started"
+
+
+# -- verdict events never carry withheld text unless asked --------------------------------------
+
+
+@pytest.mark.parametrize("opt_in", [False, True])
+async def test_verdict_events_carry_a_rejected_answer_only_when_asked(opt_in):
+    import json
+
+    from truthguard.testing import OpenAIServer
+
+    with OpenAIServer(reply="The moon is made of green cheese.") as server:
+        guard = HallucinationGuard(
+            chain=http_chain(server, timeout=5),
+            detectors=moon_detector(),
+            policies=[Fallback(answer=FALLBACK)],
+            output="answer",
+            rejected_text_in_events=opt_in,
+        )
+        events = [e async for e in guard.astream_events({"question": "Q?"}, version="v2")]
+    verdicts = [e["data"] for e in events if e["event"] == "on_custom_event"]
+    assert [v["verdict"]["passing"] for v in verdicts] == [False]
+    assert events[-1]["data"]["output"] == FALLBACK
+    if opt_in:
+        assert verdicts[0]["answer"] == "The moon is made of green cheese."
+    else:
+        assert verdicts[0]["answer"] is None
+        assert "cheese" not in json.dumps(events, default=str)  # in no event at all

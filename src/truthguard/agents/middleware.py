@@ -152,6 +152,9 @@ class GroundingSettings(BaseModel):
     emit_events: bool = True
     """Dispatch each verdict as the custom callback event ``truthguard_verdict`` and as
     ``stream_mode="custom"`` chunks."""
+    rejected_text_in_events: bool = False
+    """Let the ``truthguard_verdict`` event of a failing answer carry its text (``answer``);
+    off, it has ``answer: None``, so no event carries text the middleware withheld."""
 
     @field_validator("detectors", mode="before")
     @classmethod
@@ -570,7 +573,10 @@ class GroundingMiddleware(AgentMiddleware):
         return {
             "attempt": a.number,
             "policy": a.policy,
-            "answer": a.answer,
+            "answer": a.answer
+            if (a.verdict is not None and a.verdict.passing)
+            or self.settings.rejected_text_in_events
+            else None,
             "verdict": a.verdict.model_dump() if a.verdict else None,
         }
 

@@ -12,6 +12,7 @@ Pure bookkeeping, no I/O; callers hold no lock (this class has its own).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Mapping
@@ -75,6 +76,20 @@ class _Root:
     question: str | None = None  # set for model roots (last human message)
     history: list[Any] = field(default_factory=list)  # model roots: the messages before it
     verdicts: list[Any] = field(default_factory=list)  # a guard's truthguard_verdict events
+    # a guard's answer per attempt, from its attempt runs: its verdict events carry only the
+    # released ones unless the guard's rejected_text_in_events asks
+    attempt_answers: dict[int, str] = field(default_factory=dict)
+
+
+def _attempt_number(tags: list[str] | None) -> int | None:
+    """N of a ``guard:attempt:N`` tag, if any."""
+    for tag in tags or ():
+        if tag.startswith("guard:attempt:"):
+            try:
+                return int(tag.rsplit(":", 1)[1])
+            except ValueError:
+                return None
+    return None
 
 
 def _last_human(messages: Any) -> str | None:
@@ -111,6 +126,7 @@ class RunTracker:
         self._lock = threading.Lock()
         self._root_of: dict[UUID, UUID] = {}
         self._roots: dict[UUID, _Root] = {}
+        self._attempt_of: dict[UUID, int] = {}  # a root's own child runs tagged guard:attempt:N
         self.skipped = 0
         """Root runs that ended without a recognisable question or answer."""
 
@@ -125,6 +141,10 @@ class RunTracker:
         with self._lock:
             if parent_run_id is not None and parent_run_id in self._root_of:
                 self._root_of[run_id] = self._root_of[parent_run_id]
+                if parent_run_id in self._roots:  # a guard's attempt is its root's own child
+                    number = _attempt_number(tags)
+                    if number is not None:
+                        self._attempt_of[run_id] = number
                 return None
             self._root_of[run_id] = run_id
             root = _Root(parent_run_id, inputs, list(tags or []), json_safe(metadata))
@@ -175,7 +195,13 @@ class RunTracker:
         """
         with self._lock:
             root_id = self._root_of.pop(run_id, None)
+            number = self._attempt_of.pop(run_id, None)
             if root_id != run_id:
+                root = self._roots.get(root_id) if root_id is not None else None
+                if number is not None and root is not None:
+                    # none in a policy's own model call
+                    with contextlib.suppress(InvalidInputError):
+                        root.attempt_answers[number] = clean_text(answer_of(output))
                 return None
             root = self._roots.pop(run_id)
         if inputs is not None:
@@ -284,10 +310,12 @@ class RunTracker:
         if not isinstance(data, Mapping) or "verdict" not in data:
             return
         try:
+            number = int(data.get("attempt") or 1)
+            answer = data.get("answer")
             attempt = Attempt(
-                number=int(data.get("attempt") or 1),
+                number=number,
                 policy=data.get("policy"),
-                answer=data.get("answer"),
+                answer=answer,
                 contexts=list(data.get("contexts") or []),
                 verdict=GuardVerdict.model_validate(data["verdict"]),
             )
@@ -297,12 +325,15 @@ class RunTracker:
             root_id = self._root_of.get(run_id)
             root = self._roots.get(root_id) if root_id is not None else None
             if root is not None:
+                if answer is None:  # a withheld answer: the attempt run's own output
+                    attempt.answer = root.attempt_answers.get(number)
                 root.verdicts.append(attempt)
 
     def forget(self, run_id: UUID) -> None:
         """Drop a run that gives nothing to score: one that failed, or a tool / retriever run
         that was followed only to find its root."""
         with self._lock:
+            self._attempt_of.pop(run_id, None)
             if self._root_of.pop(run_id, None) == run_id:
                 self._roots.pop(run_id, None)
 

@@ -176,6 +176,11 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
     output: Literal["result", "answer"] = "result"
     """``result``: return a :class:`GuardResult`; ``answer``: return the released text (raise
     :class:`GuardRejected` when nothing passed)."""
+    rejected_text_in_events: bool = False
+    """Let the ``truthguard_verdict`` event of a failing answer carry its text (``answer``).
+    Off (the default), the event of an answer that is not released has ``answer: None``, so a
+    consumer forwarding events (``astream_events`` to a browser) never receives text the guard
+    withheld; the verdict, its reason and the contexts are always there."""
     stream_nested: bool = False
     """Let streaming consumers (``astream_events``, LangGraph ``stream_mode="messages"``) see
     the runs inside each attempt, unchecked tokens included. Off: only the guard's own output
@@ -491,7 +496,7 @@ class HallucinationGuard(RunnableSerializable[Any, GuardResult]):
         data = {
             "attempt": number,
             "policy": policy,
-            "answer": answer,
+            "answer": answer if verdict.passing or self.rejected_text_in_events else None,
             "verdict": verdict.model_dump(),
             "contexts": list(contexts or []),
         }
