@@ -1479,3 +1479,26 @@ def test_the_support_decision_records_the_answer_level_models_verdict_beside_it(
         assert other["threshold"] == fitted["threshold"]
         assert other["passing"] is (fitted["p_hallucinated"] < fitted["threshold"])
         assert (other["passing"] != result.passing) is parts
+
+
+def test_more_passages_from_a_retriever_do_not_turn_a_caught_error_into_a_pass():
+    own = (
+        "Nordvik Freight cut its diesel use by 20 percent in 2023 by moving long routes to "
+        "rail. The company runs 140 trucks from its depot in Aberdeen."
+    )
+    others = [
+        "Staff who cycle to work get a 30 percent discount on bicycle repairs. The canteen is "
+        "open from 11:00 to 14:00 on weekdays.",
+        "Expense claims must be filed within 60 days. Hotel stays are reimbursed up to 1,500 "
+        "kroner a night.",
+    ]
+    detector = RefChecker()
+    question = "How did Nordvik Freight change its diesel use?"
+    wrong = (
+        "Nordvik Freight reduced its diesel use by 30 percent in 2023 by shifting routes to rail."
+    )
+    right = wrong.replace("30", "20")
+    for contexts in ([own], [own, *others], [*others, own]):
+        bad = detector.invoke({"question": question, "answer": wrong, "contexts": contexts})
+        good = detector.invoke({"question": question, "answer": right, "contexts": contexts})
+        assert not bad.passing and good.passing, (len(contexts), bad.explanation)

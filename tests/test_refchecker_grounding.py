@@ -388,6 +388,39 @@ def test_a_fact_from_another_sentence_or_passage_is_supported_there():
     assert [(i.kind, i.text) for i in g.issues if i.kind != "content"] == [("number", "1999")]
 
 
+def _refs_ground(claim, passages):
+    """``_pool_ground`` with each passage's reference index known, as the checker builds it."""
+    from truthguard.refchecker.segment import split_sentences
+
+    sents = [[s.text for s in split_sentences(p)] for p in passages]
+    flat = [(k, 0, s) for k, p in enumerate(sents) for s in p]
+    pool = EvidencePool.of_passages(sents, range(len(sents)))
+    return ground_claim(claim, flat, pool=pool)
+
+
+DIESEL = "Nordvik Freight cut its diesel use by 20 percent in 2023 by moving long routes to rail."
+DISCOUNT = "Staff who cycle to work get a 30 percent discount on bicycle repairs."
+
+
+def test_a_value_of_a_passage_about_something_else_supports_nothing():
+    claim = "Nordvik Freight reduced its diesel use by 30 percent in 2023 by moving routes to rail."
+    for passages in ([DIESEL], [DIESEL, DISCOUNT], [DISCOUNT, DIESEL]):
+        g = _refs_ground(claim, passages)
+        assert "30" in [i.text for i in g.issues if i.kind == "number"], (passages, g.issues)
+    # a passage that shares the claim's subject is about the same thing: its values count
+    g = _refs_ground(
+        "Nordvik Freight cut its diesel use by 20 percent and runs 140 trucks.",
+        [DIESEL, "Nordvik Freight runs 140 trucks from Aberdeen."],
+    )
+    assert not [i for i in g.issues if i.kind == "number"], g.issues
+    # two of the claim's values together tie a sentence to it ("on May 17, 1954")
+    g = _refs_ground(
+        "The ruling, handed down on May 17, 1954, was unanimous.",
+        ["The Court declared segregated schools unconstitutional.", "Decided May 17, 1954."],
+    )
+    assert not [i for i in g.issues if i.kind in ("number", "month")], g.issues
+
+
 def test_a_decade_or_century_is_stated_by_a_year_within_it():
     passages = ["Auguste Comte set out positivism in 1830.", "Silver Tamsin won in 1961 and 1962."]
     claims = ("Comte set out positivism in the early 1800s.", "Silver Tamsin won in the 1960s.")

@@ -527,8 +527,13 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             unit, _ = _unit_after(tokens, j)
             if unit == "in":
                 unit = None  # "in" is a preposition far more often than inches
-        if parsed is None and used == 1 and tok.norm == "second" and before == "per":
-            i = j  # "902 metres per second": a unit of time
+        if (
+            parsed is None
+            and used == 1
+            and tok.norm == "second"
+            and (before == "per" or re.search(r"\d[-‐]$", text[: tok.start]))
+        ):
+            i = j  # "902 metres per second", "a 300-second minimum": a unit of time
             continue
         if (
             suffix is None

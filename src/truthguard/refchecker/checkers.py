@@ -23,7 +23,7 @@ import hashlib
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -234,10 +234,18 @@ class LLMChecker(ClaimChecker):
         return [v for part in parts for v in part]
 
 
-def _everything(retrieval: Retrieval) -> EvidencePool:
-    """Words and facts of every segment (a passage), sentence by sentence."""
+def _local(retrieval: Retrieval, segments: Iterable[int]) -> EvidencePool:
+    """Words and facts of the passages the given segments belong to, sentence by sentence: the
+    evidence a claim was retrieved against. A value stated only in a passage the claim does
+    not resemble is about something else, so it supports nothing (a retriever's larger ``k``
+    adds such passages), while one passage (a document the answer summarises) is read whole."""
+    refs = sorted({retrieval.segments[j].reference for j in segments})
     return EvidencePool.of_passages(
-        [[span.text for span in seg.spans] for seg in retrieval.segments]
+        [
+            [span.text for seg in retrieval.segments if seg.reference == r for span in seg.spans]
+            for r in refs
+        ],
+        refs,
     )
 
 
@@ -596,14 +604,14 @@ class LocalChecker(ClaimChecker):
     ) -> Grounding:
         """The grounding of claim ``i`` (text ``claim``) in its top-k segments.
 
-        Its names, numbers and words may also be found anywhere in ``pool`` (default: every
-        segment of the references): evidence can span passages. A clause is also read in its
-        sentence ``context`` (see :func:`~truthguard.refchecker.grounding.ground_claim`); the
-        clauses of one check share ``context_memo`` so each sentence is read once.
+        Its names, numbers and words may also be found in ``pool`` (default: the passages of
+        its top-k segments; see :func:`~truthguard.refchecker.grounding.ground_claim` for
+        which of their sentences count). A clause is also read in its sentence ``context``;
+        the clauses of one check share ``context_memo`` so each sentence is read once.
         """
         sentences, hint = _pool(retrieval, i)
         if pool is None:
-            pool = _everything(retrieval)
+            pool = _local(retrieval, retrieval.top_k[i])
         return ground_claim(
             claim,
             sentences,
@@ -657,13 +665,14 @@ class LocalChecker(ClaimChecker):
         self, claims: list[Claim], retrieval: Retrieval, question: str = ""
     ) -> list[ClaimVerdict]:
         out = []
-        pool = _everything(retrieval)
         asked = {w.casefold() for w in _WORDS.findall(question)}
         # a clause is also read in its sentence, against what was found for all its clauses
         found: dict[str, dict[tuple[int, int, str], None]] = {}
+        segments_of: dict[str, set[int]] = {}
         for i, claim in enumerate(claims):
             if claim.sentence is not None:
                 found.setdefault(claim.sentence, {}).update(dict.fromkeys(_pool(retrieval, i)[0]))
+                segments_of.setdefault(claim.sentence, set()).update(retrieval.top_k[i])
         by_sentence = {text: list(sents) for text, sents in found.items()}
         in_order = [
             (seg.reference, span.start, span.text)
@@ -674,12 +683,14 @@ class LocalChecker(ClaimChecker):
         meant = self._meanings(claims, retrieval)
         for i, claim in enumerate(claims):
             # talk around facts (opinions, questions, ...): only its names and numbers count
+            # a claim's evidence is what it and the other clauses of its sentence retrieved
+            near_segments = segments_of.get(claim.sentence or "", set()) | set(retrieval.top_k[i])
             g = self.ground(
                 claim.text,
                 retrieval,
                 i,
                 content=claim.kind == "fact",
-                pool=pool,
+                pool=_local(retrieval, near_segments),
                 context=claim.sentence,
                 context_sentences=by_sentence.get(claim.sentence or ""),
                 context_memo=read,

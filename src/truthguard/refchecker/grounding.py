@@ -4,8 +4,11 @@ A claim is grounded when what it asserts is found in its evidence, not when it m
 it:
 
 1. Its **hard facts** (numbers, dates, names, quoted titles; see :mod:`._facts`) must each occur,
-   after normalisation, somewhere in the evidence passages. A surname or initials stand for a full
-   name found there; an acronym for the capitalised words it abbreviates.
+   after normalisation, where the evidence states them about the same thing: in the passage of
+   its evidence sentence, or in a sentence of another retrieved passage that shares a content
+   word or a name with the claim (a value of a passage about something else supports nothing).
+   A surname or initials stand for a full name found there; an acronym for the capitalised
+   words it abbreviates.
 2. The claim is aligned word by word (``difflib``) with its **evidence sentence**, the passage
    sentence sharing most of its content words. A fact of the claim that is set against a different
    fact of the same kind in that sentence (a replaced stretch, or the claim matching the sentence
@@ -114,12 +117,18 @@ class EvidencePool:
     within each passage."""
 
     passages: tuple[tuple[_Group, ...], ...]
+    references: tuple[int, ...] | None = None
+    """The reference index of each passage, where known."""
 
     @classmethod
-    def of_passages(cls, passages: Sequence[Sequence[str]]) -> EvidencePool:
+    def of_passages(
+        cls, passages: Sequence[Sequence[str]], references: Sequence[int] | None = None
+    ) -> EvidencePool:
         """The pool of passages, each given as its sentences in order (memoised: one reference
-        is checked against many answers, and a pool never changes)."""
-        return _pool_of(tuple(tuple(p) for p in passages))
+        is checked against many answers, and a pool never changes); ``references``: the
+        reference index of each."""
+        refs = None if references is None else tuple(references)
+        return _pool_of(tuple(tuple(p) for p in passages), refs)
 
     @cached_property
     def everything(self) -> _Group:
@@ -127,9 +136,40 @@ class EvidencePool:
         return _merge([g for p in self.passages for g in p])
 
 
+def _units(claim: Analysed) -> set[str]:
+    """Stems of the words right after the claim's numbers ("30 percent", "140 trucks"): what
+    a value measures or counts goes with the value, and ties no sentence to the claim alone."""
+    ends = {f.end for f in claim.facts if f.kind == "number"}
+    toks = claim.tokens
+    return {
+        stem(toks[k].norm)
+        for k in range(1, len(toks))
+        if toks[k - 1].end in ends or (toks[k - 1].end + 1 in ends and toks[k - 1].norm == "%")
+    }
+
+
+def _about(
+    claim: Analysed, claim_stems: set[str], stems: frozenset[str], facts: Sequence[Fact]
+) -> bool:
+    """Whether a sentence (its ``stems`` and ``facts``) is about what ``claim`` is about: it
+    shares a content word or a name with the claim, or two of its other values. One shared
+    value alone ("30 percent" of a discount, for a claim about diesel use) is no tie."""
+    if claim_stems & stems:
+        return True
+    values = 0
+    for f in claim.facts:
+        if fact_in(f, facts, frozenset(), frozenset()):
+            if f.kind in ("name", "title"):
+                return True
+            values += 1
+    return values >= 2
+
+
 @functools.lru_cache(maxsize=64)
-def _pool_of(passages: tuple[tuple[str, ...], ...]) -> EvidencePool:
-    return EvidencePool(tuple(tuple(_group(t) for t in p) for p in passages))
+def _pool_of(
+    passages: tuple[tuple[str, ...], ...], references: tuple[int, ...] | None
+) -> EvidencePool:
+    return EvidencePool(tuple(tuple(_group(t) for t in p) for p in passages), references)
 
 
 def _merge(groups: Sequence[_Group]) -> _Group:
@@ -160,9 +200,12 @@ def ground_claim(
     Args:
         claim_text: The claim.
         sentences: The evidence sentences as (reference index, start offset in it, text).
-        pool: Every evidence passage's words and facts: a name, number or word found anywhere
-            in it is supported, though only ``sentences`` are aligned with the claim (None: the
-            pool is ``sentences``).
+        pool: The words and facts of the passages the claim was retrieved against, with
+            their reference indices: a name found anywhere in them is supported; a number or
+            word, anywhere in the passage of the sentence sharing most with the claim and, in
+            another passage, in a sentence about the same thing (sharing a content word or a
+            name with the claim, or two of its values). Only ``sentences`` are aligned with the
+            claim (None: the pool is ``sentences``).
         hint: Index of the sentence preferred on a tie (the embedding-closest one).
         soft: Soft word matcher; None accepts only exact and stem matches.
         word_floor: Best cosine below which a content word counts as not in the evidence.
@@ -179,20 +222,8 @@ def ground_claim(
     """
     claim = analyse(claim_text)
     evid = [analyse(text) for _, _, text in sentences]
-    norms = frozenset().union(*(e.norms for e in evid)) if evid else frozenset()
-    stems = frozenset().union(*(e.stems for e in evid)) if evid else frozenset()
-    all_facts = [f for e in evid for f in e.facts]
-    all_names = Names.of(all_facts)  # looked up for every name of the claim
-    if pool is not None:
-        # a name or number stated anywhere in the sources counts: a fact may come from another
-        # sentence or passage than the rest of the claim
-        everything = pool.everything
-        norms, stems = norms | everything.norms, stems | everything.stems
-        all_facts = [*all_facts, *everything.facts]
-        all_names = all_names + everything.names
-
-    # evidence sentence: most shared content stems and facts, the embedding's choice on a tie
     claim_stems = {stem(claim.tokens[i].norm) for i in claim.content}
+    # evidence sentence: most shared content stems and facts, the embedding's choice on a tie
     best, best_key = None, (-1.0, 0)
     shares: list[int] = []
     for k, e in enumerate(evid):
@@ -203,6 +234,50 @@ def ground_claim(
         shares.append(shared)
         if key > best_key:
             best, best_key = k, key
+    # A number or word counts where it is stated about the same thing: anywhere in the passage
+    # of the sentence sharing most with it (one document reads as a whole), and in another passage
+    # only in a sentence sharing a content word or a name with the claim, or several of its
+    # values ("on May 17, 1954"); a value a retriever brought in from a passage about
+    # something else supports nothing. A name counts anywhere in the passages the claim was
+    # retrieved against: it names the same thing wherever it stands.
+    home = sentences[best][0] if best is not None else None
+    ties = claim_stems - _units(claim)
+    near = [
+        e
+        for (ref, _, _), e in zip(sentences, evid, strict=True)
+        if ref == home or _about(claim, ties, e.stems, e.facts)
+    ]
+    if pool is not None:
+        refs = pool.references or (None,) * len(pool.passages)
+        groups = [
+            g
+            for r, p in zip(refs, pool.passages, strict=True)
+            for g in p
+            if r is None or r == home or _about(claim, ties, g.stems, g.facts)
+        ]
+    norms = frozenset().union(*(e.norms for e in near)) if near else frozenset()
+    stems = frozenset().union(*(e.stems for e in near)) if near else frozenset()
+    all_facts = [f for e in near for f in e.facts]
+    every_facts = [f for e in evid for f in e.facts]
+    every_norms = frozenset().union(*(e.norms for e in evid)) if evid else frozenset()
+    every_stems = frozenset().union(*(e.stems for e in evid)) if evid else frozenset()
+    all_names = Names.of(every_facts)  # looked up for every name of the claim
+    if pool is not None:
+        # a fact may come from another sentence or passage than the rest of the claim
+        about = _merge(groups)
+        norms, stems = norms | about.norms, stems | about.stems
+        all_facts = [*all_facts, *about.facts]
+        everything = pool.everything
+        every_norms, every_stems = every_norms | everything.norms, every_stems | everything.stems
+        every_facts = [*every_facts, *everything.facts]
+        all_names = all_names + everything.names
+
+    def stated(fact: Fact) -> bool:
+        """Whether ``fact`` is stated where it counts (see above)."""
+        if fact.kind in ("name", "title"):
+            return fact_in(fact, every_facts, every_norms, every_stems, all_names)
+        return fact_in(fact, _dating(fact, all_facts, claim, context), norms, stems, all_names)
+
     issues: list[Issue] = []
     sentence = None
     ops: list = []
@@ -219,7 +294,9 @@ def ground_claim(
         close = best_key[0] / n_claim >= 0.6
         # a share the claim works out ("fewer than half" of "39 of the 80") is supported by a
         # share the evidence states that meets it, and its numbers with it
-        met, against = read_shares(claim.text, [e.text for e in evid], best)
+        met, against = read_shares(
+            claim.text, [e.text if e in near or k == best else "" for k, e in enumerate(evid)], best
+        )
         if met:
             met_here = read_shares(claim.text, [sent.text], 0)[0]
         for fact in claim.facts:
@@ -238,9 +315,7 @@ def ground_claim(
             # evidence may span sentences: a value stated elsewhere in the evidence is supported
             # there, unless the claim copies this sentence with only that value swapped for the
             # sentence's own ("Universe 2 is erased" / "Universe 6 ...")
-            if (other is None or not swapped(fact, other, claim, sent, ops)) and fact_in(
-                fact, _dating(fact, all_facts, claim, context), norms, stems, all_names
-            ):
+            if (other is None or not swapped(fact, other, claim, sent, ops)) and stated(fact):
                 # stated elsewhere, unless the claim moved it into this sentence's slot
                 moved = misplaced(fact, claim, evid, best)
                 if moved is not None:
@@ -268,7 +343,7 @@ def ground_claim(
         inside = [
             f for f in claim.facts if against and against[0].start <= f.start < against[0].end
         ]
-        if inside and all(fact_in(f, all_facts, norms, stems, all_names) for f in inside):
+        if inside and all(stated(f) for f in inside):
             against = None  # the share itself is stated in the sources ("50.8 %")
         if against is not None:
             mine, theirs = against
