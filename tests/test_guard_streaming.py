@@ -442,3 +442,60 @@ async def test_a_hanging_chain_ends_at_the_guards_timeout(entry):
     assert out.status == "fallback" and out.answer == "No answer now."
     assert "timeout of 1s passed" in out.attempts[0].error
     assert elapsed < 1.1, f"{entry} returned {elapsed:.2f}s after it started"
+
+
+# -- a guard that stops reading the model's stream closes it ------------------------------------
+
+LONG = "The sun shines. The moon is cheese. " + " ".join(["Words go on and on here."] * 12)
+
+
+def _stopping_guard(server: Any) -> StreamingGuard:
+    from truthguard.guard import Fallback
+
+    model = server.chat_model(max_retries=0, timeout=30, streaming=True)
+    moon = FakeDetector(score=lambda i: 0.0 if "moon" in i.answer else 1.0, threshold=0.5)
+    return StreamingGuard(
+        chain=model | StrOutputParser(), detector=moon, policies=[Fallback(answer="No.")]
+    )
+
+
+@pytest.mark.parametrize("entry", ["stream", "astream"])
+async def test_the_models_stream_is_closed_at_the_fallback(entry, caplog):
+    from truthguard.testing import OpenAIServer
+
+    with OpenAIServer(reply=LONG, chunk_delay=0.05) as server:  # 3.5 s of answer
+        guard = _stopping_guard(server)
+        chunks = (
+            list(guard.stream("What shines?"))
+            if entry == "stream"
+            else [c async for c in guard.astream("What shines?")]
+        )
+        fell_back = time.monotonic()
+        assert [c.text for c in chunks if c.kind == "fallback"] == ["No."]
+        assert await asyncio.to_thread(server.wait_idle, 1.0)  # the loop runs meanwhile
+        (request,) = server.requests
+    assert request.hung_up and request.ended_at - fell_back < 1.0
+    assert "different Context" not in caplog.text and "StreamStopped" not in caplog.text
+
+
+@pytest.mark.parametrize("entry", ["stream", "astream"])
+async def test_the_models_stream_is_closed_when_the_consumer_closes(entry, caplog):
+    from truthguard.testing import OpenAIServer
+
+    with OpenAIServer(reply=LONG, chunk_delay=0.05) as server:
+        guard = _stopping_guard(server)
+        if entry == "stream":
+            stream = guard.stream("What shines?")
+            first = next(stream)
+            closed = time.monotonic()
+            stream.close()
+        else:
+            astream = guard.astream("What shines?")
+            first = await anext(astream)
+            closed = time.monotonic()
+            await astream.aclose()
+        assert first.text == "The sun shines."
+        assert await asyncio.to_thread(server.wait_idle, 1.0)  # the loop runs meanwhile
+        (request,) = server.requests
+    assert request.hung_up and request.ended_at - closed < 1.0
+    assert "different Context" not in caplog.text and "StreamStopped" not in caplog.text

@@ -163,6 +163,10 @@ class ServerRequest:
     """Usage the server sent to the client; None when it sent none."""
     received_at: float = 0.0
     """``time.monotonic()`` when the request arrived."""
+    ended_at: float = 0.0
+    """``time.monotonic()`` when the server stopped answering it (0.0 while it still is)."""
+    hung_up: bool = False
+    """The client closed the connection before the whole answer was sent."""
 
     @property
     def prompt(self) -> str:
@@ -219,7 +223,8 @@ class OpenAIServer:
     retry.
 
     ``faults`` are checked in order; the first that matches a request and has ``times`` left
-    applies. ``latency`` delays every answer. Every request is logged in :attr:`requests`, and
+    applies. ``latency`` delays every answer, ``chunk_delay`` each streamed chunk after the
+    first (a model generating as it streams). Every request is logged in :attr:`requests`, and
     :attr:`usage_total` sums the ``usage`` the server reported to clients.
 
     Example:
@@ -235,12 +240,16 @@ class OpenAIServer:
         *,
         faults: Sequence[Fault] = (),
         latency: float = 0.0,
+        chunk_delay: float = 0.0,
         default: str | None = None,
         model: str = "gpt-test",
         token_encoding: str = "cl100k_base",
     ) -> None:
         if latency < 0:
             raise InvalidInputError("latency", "must be >= 0")
+        if chunk_delay < 0:
+            raise InvalidInputError("chunk_delay", "must be >= 0")
+        self.chunk_delay = chunk_delay
         self.reply = reply
         self.default = default
         self.latency = latency
@@ -639,7 +648,9 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._complete(req, text, kind)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up
-            pass
+            req.hung_up = True
+        finally:
+            req.ended_at = time.monotonic()
 
     def _base(self, obj: str) -> dict[str, Any]:
         return {
@@ -779,7 +790,9 @@ class _Handler(BaseHTTPRequestHandler):
                     part = {"index": i, "function": {"arguments": arguments[j : j + 8]}}
                     self._event(chunk({"tool_calls": [part]}))
         else:
-            for piece in pieces:
+            for i, piece in enumerate(pieces):
+                if i and self.owner.chunk_delay and not self.owner._wait(self.owner.chunk_delay):
+                    return  # the server is closing
                 self._event(chunk({"content": piece}))
         self._event(chunk({}, "tool_calls" if req.tool_calls else "stop"))
         if req.include_usage:

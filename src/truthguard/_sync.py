@@ -21,6 +21,7 @@ import asyncio
 import concurrent.futures
 import contextvars
 import functools
+import logging
 import threading
 import time
 import weakref
@@ -135,11 +136,13 @@ def submit(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
     return asyncio.run_coroutine_threadsafe(coro, _portal_loop())
 
 
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+def run_sync(coro: Coroutine[Any, Any, T], *, context: contextvars.Context | None = None) -> T:
     """Run ``coro`` to completion on the portal loop and return its result.
 
     A ``KeyboardInterrupt`` (or any exception) while waiting cancels the coroutine, so it does not
-    keep running on the portal after the caller gave up.
+    keep running on the portal after the caller gave up. ``context``: run it in that context
+    (not a copy of the caller's): the steps of one async generator driven one ``run_sync`` at a
+    time then share their context variables, as they would under one ``async for``.
     """
     loop = _portal_loop()
     try:
@@ -149,12 +152,19 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     if running is loop:  # pragma: no cover - would deadlock; a programming error
         coro.close()
         raise RuntimeError("run_sync() called from the portal loop itself; await instead")
+    if context is not None:
+        coro = _in_context(coro, context)
     future = asyncio.run_coroutine_threadsafe(coro, loop)
     try:
         return future.result()
     except BaseException:
         future.cancel()
         raise
+
+
+async def _in_context(coro: Coroutine[Any, Any, T], context: contextvars.Context) -> T:
+    # awaited, so cancelling this task cancels the inner one
+    return await asyncio.get_running_loop().create_task(coro, context=context)
 
 
 def has_sync_path(runnable: Any) -> bool:
@@ -180,6 +190,59 @@ async def invoke_user(runnable: Any, input: Any, config: Any) -> Any:
 _DONE = object()
 
 
+class StreamStopped(Exception):
+    """Raised inside a chain's model stream once its consumer has stopped reading."""
+
+
+class _NotStops(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "StreamStopped" not in record.getMessage()
+
+
+_stops_quiet = False
+
+
+def _quiet_stops() -> None:
+    """LangChain logs every error a callback raises, ours included: not a stop, which is no
+    error (the consumer left)."""
+    global _stops_quiet
+    with _lock:
+        if not _stops_quiet:
+            logging.getLogger("langchain_core.callbacks.manager").addFilter(_NotStops())
+            _stops_quiet = True
+
+
+def _with_stop(config: Any, stop: threading.Event) -> Any:
+    """``config`` with a handler that stops the chain's model streams once ``stop`` is set.
+
+    Closing a LangChain sequence's sync stream does not close its model's: each step's
+    generator swallows the close and reads its input to the end (the whole answer generated
+    and billed). An error raised in the model's own token callback does stop it: the model's
+    stream ends there, its HTTP response is closed, and the error unwinds the chain.
+    """
+    from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
+
+    class _Stop(BaseCallbackHandler):
+        raise_error = True
+        run_inline = True
+
+        def on_llm_new_token(self, token: str, **kwargs: Any) -> None:
+            if stop.is_set():
+                raise StreamStopped("the stream's consumer stopped reading")
+
+    _quiet_stops()
+    handler = _Stop()
+    config = dict(config or {})
+    callbacks = config.get("callbacks")
+    if isinstance(callbacks, BaseCallbackManager):
+        callbacks = callbacks.copy()
+        callbacks.add_handler(handler, inherit=True)
+    else:
+        callbacks = [*(callbacks or []), handler]
+    config["callbacks"] = callbacks
+    return config
+
+
 async def stream_user(runnable: Any, input: Any, config: Any) -> AsyncIterator[Any]:
     """:func:`invoke_user` for streams: ``astream`` on the caller's loop; on truthguard's loops
     the sync ``stream`` on a worker thread, its chunks handed over one by one. Closing the
@@ -196,6 +259,7 @@ async def stream_user(runnable: Any, input: Any, config: Any) -> AsyncIterator[A
     queue: asyncio.Queue[Any] = asyncio.Queue()
     stop = threading.Event()
     ctx = contextvars.copy_context()
+    config = _with_stop(config, stop)
 
     def put(item: Any) -> None:
         try:
@@ -215,6 +279,8 @@ async def stream_user(runnable: Any, input: Any, config: Any) -> AsyncIterator[A
                 close = getattr(it, "close", None)
                 if close is not None:
                     close()
+        except StreamStopped:  # the consumer left: nobody to tell
+            pass
         except BaseException as e:  # handed to the consumer, raised there
             put((_DONE, e))
         else:

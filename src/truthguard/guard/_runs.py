@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -108,7 +109,10 @@ def scoped_config(config: RunnableConfig) -> Iterator[None]:
     try:
         yield
     finally:
-        var_child_runnable_config.reset(token)
+        # Closed from another context (LangChain closes a streamed generator outside the
+        # context its steps ran in): nothing of ours is set in this one.
+        with contextlib.suppress(ValueError):
+            var_child_runnable_config.reset(token)
 
 
 class RetrieverCapture(BaseCallbackHandler):

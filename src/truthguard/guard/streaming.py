@@ -15,6 +15,7 @@ with status ``filtered`` and streams the filter's notice.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 from collections import deque
@@ -270,16 +271,19 @@ class StreamingGuard(RunnableSerializable[Any, GuardResult]):
     def stream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[GuardChunk]:
-        """Sync streaming: the async stream driven on the portal loop, chunk by chunk."""
+        """Sync streaming: the async stream driven on the portal loop, chunk by chunk, every
+        step in one context (as under one ``async for``). Closing this iterator closes the
+        stream, the chain's model stream with it."""
         agen = self.astream(input, config, **kwargs).__aiter__()
+        context = contextvars.copy_context()
         try:
             while True:
                 try:
-                    yield run_sync(agen.__anext__())
+                    yield run_sync(agen.__anext__(), context=context)
                 except StopAsyncIteration:
                     return
         finally:
-            run_sync(agen.aclose())
+            run_sync(agen.aclose(), context=context)
 
     async def ainvoke(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
