@@ -1235,3 +1235,64 @@ def test_a_term_no_vector_knows_must_be_stated_as_a_word(soft):
     # the same term where the sources state it, in another case and sentence, is found
     g = _against("Saquinavir is an HIV drug.", ref, soft)
     assert all(i.kind != "name" for i in g.issues), g.issues
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "side"),
+    [
+        ("journeys of more than 300 kilometres", "300", "above"),
+        ("journeys under 300 kilometres", "300", "below"),
+        ("it can be extended to no more than 2 m", "2", "below"),
+        ("it can be extended to 2 m at most", "2", "below"),
+        ("a maximum of 2 m", "2", "below"),
+        ("300 km or more", "300", "above"),
+        ("within 60 seconds", "60", "below"),
+        ("at least 2 hours", "2", "above"),
+        ("over $1,000", "1,000", "above"),
+        ("it costs 40 dollars", "40", None),
+        ("revenue rose 8 percent", "8", None),
+    ],
+)
+def test_a_bound_puts_its_value_on_one_side(text, value, side):
+    from truthguard.refchecker._numbers import bound
+
+    at = text.index(value)
+    assert bound(text, at, at + len(value)) == side
+
+
+def test_a_value_on_the_other_side_of_a_bound_conflicts():
+    sent = "Train journeys under 300 kilometres must be booked in standard class."
+    g = ground_claim(
+        "Journeys of more than 300 kilometres must be booked in standard class.", [(0, 0, sent)]
+    )
+    assert g.label == "Contradiction" and [i.text for i in g.issues if i.kind == "number"] == [
+        "300"
+    ]
+    assert ground_claim(
+        "Journeys below 300 km are booked in standard class.", [(0, 0, sent)]
+    ).label != ("Contradiction")
+    # "no more than" is a bound, not a negation; "up to" is the same side
+    sent = "The exhaust hose is 1.5 m long and can be extended to no more than 2 m."
+    g = ground_claim(
+        "The exhaust hose is 1.5 m long and can be extended to 2 m at most.", [(0, 0, sent)]
+    )
+    assert g.label == "Entailment", g.issues
+    # a negated verb turns the side: "do not fold within 10 minutes" is "wait at least 10"
+    sent = "Do not fold the treadmill within 10 minutes of use."
+    g = ground_claim(
+        "Wait at least 10 minutes after use before you fold the treadmill.", [(0, 0, sent)]
+    )
+    assert not [i for i in g.issues if i.kind == "number"], g.issues
+    # a sentence that speaks of the claim's side in a word of its own is not set against it
+    sent = "Extensions of up to 5 days are granted by the teacher; longer ones by the head."
+    g = ground_claim("Extensions longer than 5 days are granted by the head.", [(0, 0, sent)])
+    assert not [i for i in g.issues if i.kind == "number"], g.issues
+
+
+def test_a_negation_the_evidence_makes_of_the_same_verb_flips_nothing():
+    sent = "Do not fold the treadmill within 10 minutes of use, while the motor is still warm."
+    g = ground_claim("Don't fold it within 10 minutes of use.", [(0, 0, sent)])
+    assert not [i for i in g.issues if i.kind == "negation"], g.issues
+    # dropped, the negation leaves "within 10 minutes" on the other side of the bound
+    g = ground_claim("Fold it within 10 minutes of use.", [(0, 0, sent)])
+    assert g.label == "Contradiction", g.issues

@@ -58,3 +58,16 @@ def test_a_number_counts_the_noun_it_modifies_and_belongs_to_its_clause_subject(
     assert found["2,000"].noun == found["10,000"].noun == "minute"
     assert {"free", "plan"} <= found["2,000"].owners
     assert {"team", "plan"} <= found["10,000"].owners
+
+
+def test_a_negation_scopes_over_the_verb_it_hangs_from():
+    from truthguard.refchecker.structure import negated_at, negated_verb_at, negated_verbs
+
+    text = "Do not fold the treadmill within 10 minutes of use."
+    assert negated_at(text, text.index("10"))
+    text = "An SDK that can't reach the server at startup waits up to 5 seconds."
+    assert not negated_at(text, text.index("5"))
+    assert negated_verbs("Do not fold the treadmill; lift the deck.") == {"fold"}
+    text = "and don't fold it within 10 minutes"
+    assert negated_verb_at(text, text.index("don't"), text.index("don't") + 5) == "fold"
+    assert negated_verb_at(text, 0, 3) is None

@@ -72,6 +72,24 @@ _AFFIRMING = frozenset(["only", "just", "doubt", "less"])
 """Words after which "not" / "no" affirm: "not only", "not just", "no doubt", "no less"."""
 
 
+_COMPARATIVES = frozenset(
+    (
+        *("more", "less", "fewer", "later", "earlier", "longer", "shorter", "greater"),
+        *("higher", "lower", "sooner", "older", "younger", "bigger", "larger", "smaller"),
+        *("heavier", "lighter", "faster", "slower", "over", "under", "above", "below"),
+    )
+)
+
+
+def _bound(tokens: list[Token], i: int) -> bool:
+    """Whether "no" / "not" at ``i`` opens a bound ("no more than 2 m", "not later than 30
+    days", "not exceeding 5 kg", "not to exceed"): it limits a value, it negates no verb."""
+    nxt = [t.norm for t in tokens[i + 1 : i + 3]]
+    if nxt[:1] and nxt[0] in _COMPARATIVES:
+        return nxt[0] in ("over", "under", "above", "below") or nxt[1:] == ["than"]
+    return nxt[:1] == ["exceeding"] or nxt == ["to", "exceed"]
+
+
 def negations(tokens: list[Token], text: str = "") -> list[int]:
     """Indices of negation cues among ``tokens`` (of ``text``, when given: "No. 17" numbers
     something there, it negates nothing; "not only ... but", "no doubt" negate nothing; nor does
@@ -88,6 +106,7 @@ def negations(tokens: list[Token], text: str = "") -> list[int]:
         and not (
             t.norm in ("not", "no") and i + 1 < len(tokens) and tokens[i + 1].norm in _AFFIRMING
         )
+        and not (t.norm in ("not", "no") and _bound(tokens, i))
         and not (text and _alternative(tokens, i, text))
     ]
 

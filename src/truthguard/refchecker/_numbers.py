@@ -587,3 +587,112 @@ MONTH_ABBR = _MONTH_ABBR
 is_number_word = _is_number_word
 numbers = _numbers
 numeric_dates = _numeric_dates
+
+
+# --- bounds: which side of a value a statement is on -----------------------------------------
+
+_ABOVE = "|".join(
+    (
+        r"more\s+than",
+        r"over",
+        r"above",
+        r"exceeding",
+        r"in\s+excess\s+of",
+        r"greater\s+than",
+        r"longer\s+than",
+        r"later\s+than",
+        r"after",
+        r"beyond",
+        r"higher\s+than",
+        r"bigger\s+than",
+        r"larger\s+than",
+        r"heavier\s+than",
+        r"older\s+than",
+    )
+)
+_AT_LEAST = "|".join(
+    (
+        r"at\s+least",
+        r"a\s+minimum\s+of",
+        r"minimum(?:\s+of)?",
+        r"no\s+less\s+than",
+        r"not\s+less\s+than",
+        r"no\s+fewer\s+than",
+        r"no\s+earlier\s+than",
+        r"not\s+before",
+    )
+)
+_BELOW = "|".join(
+    (
+        r"less\s+than",
+        r"fewer\s+than",
+        r"under",
+        r"below",
+        r"shorter\s+than",
+        r"earlier\s+than",
+        r"before",
+        r"lower\s+than",
+        r"smaller\s+than",
+        r"lighter\s+than",
+        r"younger\s+than",
+    )
+)
+_AT_MOST = "|".join(
+    (
+        r"at\s+most",
+        r"up\s+to",
+        r"a\s+maximum\s+of",
+        r"maximum(?:\s+of)?",
+        r"max\.?",
+        r"no\s+more\s+than",
+        r"not\s+more\s+than",
+        r"no\s+later\s+than",
+        r"not\s+later\s+than",
+        r"not\s+exceeding",
+        r"not\s+to\s+exceed",
+        r"within",
+        r"as\s+(?:much",
+        r"many",
+        r"long)\s+as",
+        r"capped\s+at",
+        r"limited\s+to",
+        r"no\s+longer\s+than",
+        r"no\s+higher\s+than",
+        r"no\s+heavier\s+than",
+        r"no\s+bigger\s+than",
+    )
+)
+_BEFORE_VALUE = re.compile(
+    rf"(?:(?P<above>{_ABOVE})|(?P<at_least>{_AT_LEAST})|(?P<below>{_BELOW})|"
+    rf"(?P<at_most>{_AT_MOST}))\s+(?:the\s+|a\s+|an\s+|[$£€¥]\s*|us\$\s*)?$",
+    re.IGNORECASE,
+)
+_AFTER_VALUE = re.compile(
+    r"^\s*\S*?\s*(?:or\s+(?:more|over|above|longer|later|higher|greater)\b(?P<at_least>)|"
+    r"or\s+(?:less|fewer|under|below|shorter|earlier|lower)\b(?P<at_most>)|"
+    r"and\s+(?:up|over|above)\b(?P<up>)|and\s+(?:under|below)\b(?P<down>))",
+    re.IGNORECASE,
+)
+
+
+def bound(text: str, start: int, end: int) -> str | None:
+    """The side of the value at ``text[start:end]`` a statement puts it on: ``"above"`` ("more
+    than 300 km", "over 32 kg", "300 km or more", "at least 2 hours") or ``"below"`` ("under
+    300 km", "up to 30 days", "no more than 2 m", "within 60 seconds", "2 m at most"); None for
+    a value stated as such. Strict and inclusive bounds are one side: a retelling says "up to"
+    for "no more than" and "over" for "more than"; what matters is which side."""
+    m = _BEFORE_VALUE.search(text[max(0, start - 40) : start])
+    if m is not None:
+        if m.group("above") is not None or m.group("at_least") is not None:
+            return "above"
+        return "below"
+    after = _AFTER_VALUE.match(text[end : end + 30])
+    if after is not None:
+        if after.group("at_least") is not None or after.group("up") is not None:
+            return "above"
+        return "below"
+    if re.match(r"^\s*\S*?\s*(?:at\s+most|maximum|max\b|tops\b)", text[end : end + 30], re.I):
+        return "below"
+    if re.match(r"^\s*\S*?\s*(?:at\s+least|minimum|min\b)", text[end : end + 30], re.I):
+        return "above"
+    return None

