@@ -37,3 +37,14 @@ def test_a_count_the_evidence_states_without_its_counted_word_agrees():
         for a in agreeing("41 games at home", "Each team plays 82 games, 41 each home and away.")
     ] == ["41"]
     assert agreeing("She played two roles.", ROLES) == []
+
+
+def test_what_a_number_counts_is_the_noun_it_modifies_in_the_parse():
+    evidence = (
+        "The Free plan receives 2,000 build minutes per month; the Team plan includes 10,000 "
+        "minutes and the Business plan includes 50,000."
+    )
+    # "10,000 minutes" (read as a measure) states the count "10,000 build minutes" gives
+    assert recounts("The Team plan comes with 10,000 build minutes a month.", evidence) == []
+    (r,) = recounts("The Team plan comes with 12,000 build minutes a month.", evidence)
+    assert (r.text, r.evidence_text) == ("12,000", "2,000")

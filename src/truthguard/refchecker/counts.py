@@ -2,9 +2,10 @@
 
 A number is looked up anywhere in the sources, as a fact may come from another sentence; so
 "she played two other female roles" finds "two" in the title "Two and a Half Men" of the very
-sentence that says "three other female roles". What a number counts is the word after it
-("roles", "times", "miles"): a claim number whose counted word a sentence of its evidence counts
-with another number, and never with this one, says another count than the sources.
+sentence that says "three other female roles". What a number counts is the noun it modifies in
+the sentence's parse ("roles" of "three other female roles", "minutes" of "10,000 build
+minutes"): a claim number whose noun a sentence of its evidence counts with another number, and
+never with this one, says another count than the sources.
 """
 
 from __future__ import annotations
@@ -14,11 +15,9 @@ from dataclasses import dataclass
 
 from truthguard.refchecker._analysis import Against, Analysed, analyse
 from truthguard.refchecker._facts import stem
+from truthguard.refchecker.structure import counted
 
 __all__ = ["Recount", "agreeing", "recounts"]
-
-AFTER = 2
-"""Most words between a number and what it counts ("three other female roles": female)."""
 
 
 @dataclass(frozen=True)
@@ -36,21 +35,30 @@ def _count(text: str, value: float) -> bool:
     return not (value.is_integer() and 1000 <= value <= 2100 and len(text) == 4)
 
 
-def _counted(a: Analysed) -> list[tuple[float, int, int, str, set[str]]]:
-    """Each number of the text (value, start, end, text) with the stems of the content words
-    right after it."""
-    content = set(a.content)
+def _counted(a: Analysed, *, measures: bool = False) -> list[tuple[float, int, int, str, set[str]]]:
+    """Each count of the text (value, start, end, text) with the stem of the noun it counts,
+    read from the parse: the noun the number modifies and the words that qualify it ("10,000
+    build minutes": minutes, build; "three other female roles": roles, other, female). With
+    ``measures``, a number the tokeniser read with a unit counts too ("10,000 minutes" is
+    10,000 of the minutes "10,000 build minutes" counts)."""
+    counts = [
+        f
+        for f in a.facts
+        if f.kind == "number"
+        and (f.unit is None or (measures and isinstance(f.value, float)))
+        and _count(f.text, float(f.value))
+        # "100-grain", "24-inch": a measure written as one word
+        and a.text[f.end : f.end + 1] not in ("-", "‐", "–")
+    ]
+    if not counts:
+        return []
+    nouns = {(c.start, c.end): c for c in counted(a.text)}
     out = []
-    for f in a.facts:
-        if f.kind != "number" or f.unit is not None or not _count(f.text, float(f.value)):
-            continue  # a measure ("14.6 km"), a year or an ordinal is compared elsewhere
-        after = [k for k, t in enumerate(a.tokens) if t.start >= f.end][: AFTER + 1]
-        if a.text[f.end : f.end + 1] in ("-", "‐", "–") or (
-            after and a.tokens[after[0]].start == f.end
-        ):
-            continue  # "100-grain", "24-inch": a measure written as one word
-        words = {stem(a.tokens[k].norm) for k in after if k in content}
-        if words:
+    for f in counts:
+        # the parse splits a number where the tokeniser does; a fact may span several tokens
+        c = next((c for (lo, _), c in nouns.items() if f.start <= lo < f.end), None)
+        if c is not None:
+            words = {stem(c.noun), *(stem(m) for m in c.modifiers)}
             out.append((float(f.value), f.start, f.end, f.text, words))
     return out
 
@@ -61,11 +69,17 @@ def recounts(claim_text: str, evidence_text: str) -> list[Recount]:
     mine = _counted(analyse(claim_text))
     if not mine:
         return []
-    theirs = _counted(analyse(evidence_text))
+    a = analyse(evidence_text)
+    theirs = _counted(a)
+    if not theirs:
+        return []
+    measured = _counted(a, measures=True)
     out = []
     for value, start, end, text, words in mine:
         same = [t for t in theirs if t[4] & words]
-        if same and all(t[0] != value for t in same):
+        # the same value of the same noun, read as a measure, is no other count
+        stated = any(t[0] == value and t[4] & words for t in measured)
+        if same and not stated and all(t[0] != value for t in same):
             t = same[0]
             out.append(Recount(start, end, text, t[1], t[2], t[3]))
     return out

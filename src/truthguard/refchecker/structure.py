@@ -255,6 +255,9 @@ class Counted:
     end: int
     noun: str
     """Lemma of the noun the number counts or measures ("minute" for "10,000 build minutes")."""
+    modifiers: frozenset[str]
+    """Lemmas of the words that qualify that noun ("build"; "other", "female" of "three other
+    female roles")."""
     owners: frozenset[str]
     """Lemmas of the nouns and names the clause ties the number to: its subject and what
     modifies it ("team", "plan" of "the Team plan includes 10,000 minutes")."""
@@ -274,6 +277,11 @@ def counted(text: str) -> list[Counted]:
                 tok.idx,
                 tok.idx + len(tok.text),
                 noun.lemma_.casefold(),
+                frozenset(
+                    c.lemma_.casefold()
+                    for c in noun.children
+                    if c.dep_ in ("amod", "compound") and c is not tok
+                ),
                 frozenset(_owners(noun)),
             )
         )
