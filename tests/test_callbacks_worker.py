@@ -436,3 +436,63 @@ def test_sigterm_during_close_leaves_one_record_per_capture(tmp_path):
     assert len(records) == 50 and len({r["run_id"] for r in records}) == 50
     assert {r["status"] for r in records} == {"failed"}
     assert {r["failure"] for r in records} == {"closed"}
+
+
+# -- the guards' in-line checks first: background scoring starts in a lull, or is shed ----------
+
+
+async def test_background_scoring_waits_for_the_guards_in_line_checks():
+    from truthguard.guard import HallucinationGuard
+
+    spans: dict[str, list[float]] = {"guard": [], "handler": []}
+
+    def timed(who: str, seconds: float):
+        def score(inp: Any) -> float:
+            spans[who].append(time.monotonic())
+            time.sleep(seconds)  # a check's own work (on its loop's thread)
+            spans[who].append(time.monotonic())
+            return 1.0
+
+        return score
+
+    records: list[ScoreRecord] = []
+    handler = AsyncTruthGuardCallbackHandler(
+        FakeDetector(score=timed("handler", 0.05)), sinks=records.append, timeout=10
+    )
+    guard = HallucinationGuard(
+        chain=RunnableLambda(lambda q: "slow answer"),
+        detectors=FakeDetector(score=timed("guard", 0.4), latency=0.05),
+        check_timeout=5,
+    )
+    answered = RunnableLambda(lambda q: "an answer")
+    check = asyncio.ensure_future(guard.ainvoke("Q?"))
+    await asyncio.sleep(0.1)  # the guard's check is running
+    await answered.ainvoke("Q2?", {"callbacks": [handler]})  # captured for background scoring
+    assert (await check).status == "passed"
+    assert await asyncio.to_thread(handler.flush, 10)
+    assert [r.status for r in records] == ["scored"]
+    assert spans["handler"][0] >= spans["guard"][1]  # started once the in-line check ended
+    handler.close()
+
+
+async def test_background_scoring_with_no_lull_is_shed_with_its_reason():
+    from truthguard.guard import HallucinationGuard
+
+    records: list[ScoreRecord] = []
+    spare = FakeDetector(score=1.0)
+    handler = AsyncTruthGuardCallbackHandler(spare, sinks=records.append, timeout=0.2)
+    guard = HallucinationGuard(
+        chain=RunnableLambda(lambda q: "an answer"),
+        detectors=FakeDetector(score=1.0, latency=1.0),
+        check_timeout=5,
+    )
+    check = asyncio.ensure_future(guard.ainvoke("Q?"))
+    await asyncio.sleep(0.1)
+    await RunnableLambda(lambda q: "x").ainvoke("Q2?", {"callbacks": [handler]})
+    assert await asyncio.to_thread(handler.flush, 10)
+    (record,) = records
+    assert record.status == "failed" and record.failure == "timeout"
+    assert "deferred behind the guards' in-line checks" in record.error
+    assert spare.check_count == 0
+    await check
+    handler.close()

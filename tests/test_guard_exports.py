@@ -29,6 +29,9 @@ EXPORTS = {
         "DEFAULT_MAX_CONCURRENT_CHECKS",
         "CheckGate",
         "Refusal",
+        "behind_inline_checks",
+        "inline_check",
+        "inline_checks",
         "running_chain",
     },
     "truthguard.guard.attempts": {

@@ -96,6 +96,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "bound)",
     )
     parser.add_argument(
+        "--burst-rescore",
+        action="store_true",
+        help="burst: the callback handler scores every run again (recheck=True) with the same "
+        "LLM RefChecker over the same ChatOpenAI, in the background (default: it records the "
+        "guard's verdict)",
+    )
+    parser.add_argument(
         "--burst-pool",
         type=int,
         default=0,
@@ -668,7 +675,14 @@ def _burst(args: argparse.Namespace) -> dict[str, Any] | None:
         chain=chain, detectors=checker, check_timeout=timeout, max_concurrent_checks=limit
     ).warm_up()  # as a service does at start-up: the local model is loaded before any run
     spare = FakeDetector(score=1.0)  # the handler's own detector: a guard's run needs none
-    handler = AsyncTruthGuardCallbackHandler(spare, sinks=[], max_queue=10_000)
+    rescore = bool(getattr(args, "burst_rescore", False))
+    records: list[Any] = []
+    handler = AsyncTruthGuardCallbackHandler(
+        checker if rescore else spare,
+        sinks=[records.append],
+        max_queue=10_000,
+        recheck=rescore,
+    )
 
     async def one(i: int) -> tuple[str, Any, float]:
         question = f"burst question #{i}?"
@@ -723,7 +737,7 @@ def _burst(args: argparse.Namespace) -> dict[str, Any] | None:
                 }
             )
     finally:
-        handler.close(timeout=10)
+        handler.close(timeout=120 if rescore else 10)
         conn.send("stop")
         proc.join(timeout=10)
     return {
@@ -734,6 +748,9 @@ def _burst(args: argparse.Namespace) -> dict[str, Any] | None:
         "fault_share": share,
         "rows": rows,
         "handler_checks": spare.check_count,
+        "handler_rescored": rescore,
+        "handler_records": len(records),
+        "handler_failures": dict(collections.Counter(r.failure for r in records if r.failure)),
     }
 
 
@@ -840,8 +857,13 @@ def _format_burst(b: dict[str, Any]) -> list[str]:
         "timed out = admitted, not decided in time; LLM error = the checker's calls failed after "
         "their retries; unsupported = the checker judged the answer unsupported; other = a "
         "reason the bench does not know (the JSON's reason_examples holds one message per "
-        f"reason); the handler's own detector ran {b['handler_checks']} time(s): it records the "
-        "guard's verdict"
+        + (
+            f"reason); the handler re-scored every run in the background: {b['handler_records']} "
+            f"records, failed by kind {b['handler_failures'] or 'none'}"
+            if b.get("handler_rescored")
+            else f"reason); the handler's own detector ran {b['handler_checks']} time(s): it "
+            "records the guard's verdict"
+        )
     )
     return lines
 

@@ -40,6 +40,7 @@ from truthguard.callbacks.records import (
 )
 from truthguard.detector import BaseDetector
 from truthguard.errors import InvalidInputError
+from truthguard.guard.admission import behind_inline_checks
 from truthguard.guard.extract import check_input
 from truthguard.result import DetectionResult
 
@@ -121,6 +122,10 @@ class Scorer:
 
     A check that outlives ``timeout`` is recorded ``failed`` with failure ``"timeout"`` at its
     deadline and cancelled; it keeps its concurrency slot until it has actually stopped.
+
+    The guards' in-line checks come first: a background check starts only when no guard of this
+    process has a check queued or running (it waits for a lull within its ``timeout``, and is
+    recorded ``timeout``, "deferred behind the guards' in-line checks", when none comes).
     """
 
     def __init__(
@@ -312,6 +317,16 @@ class Scorer:
     async def _score(self, seq: int, capture: Capture) -> None:
         async with self._semaphore():
             started = time.perf_counter()
+            # the guards' in-line checks first: this one starts in a lull, or is shed
+            deferred = await behind_inline_checks(self.timeout)
+            if deferred is None:
+                self._record_once(
+                    seq,
+                    f"timeout: deferred behind the guards' in-line checks for {self.timeout}s",
+                    "timeout",
+                )
+                return
+            left = None if self.timeout is None else max(0.0, self.timeout - deferred)
             payload = check_input(
                 capture.question, capture.answer, capture.contexts, capture.history
             )
@@ -320,7 +335,7 @@ class Scorer:
             check.add_done_callback(_retrieve)
             try:
                 # Not wait_for: it waits for a check that ignores its cancellation to finish.
-                done, _ = await asyncio.wait({check}, timeout=self.timeout)
+                done, _ = await asyncio.wait({check}, timeout=left)
             except asyncio.CancelledError:  # close() gave up on us
                 check.cancel()
                 raise

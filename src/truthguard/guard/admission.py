@@ -29,7 +29,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-__all__ = ["DEFAULT_MAX_CONCURRENT_CHECKS", "CheckGate", "Refusal", "running_chain"]
+__all__ = [
+    "DEFAULT_MAX_CONCURRENT_CHECKS",
+    "CheckGate",
+    "Refusal",
+    "behind_inline_checks",
+    "inline_check",
+    "inline_checks",
+    "running_chain",
+]
 
 DEFAULT_MAX_CONCURRENT_CHECKS = 64
 """Every guard's default ``max_concurrent_checks``. An LLM check spends most of its time
@@ -333,3 +341,48 @@ def _instant(mark: tuple[float, float, float]) -> float:
 def _wake(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
+
+
+# -- in-line checks first: background scoring waits for them ------------------------------------
+
+_inline_lock = threading.Lock()
+_inline = 0
+
+_YIELD_POLL = 0.02
+"""Seconds between looks at the in-line checks by background work waiting for them."""
+
+
+@contextmanager
+def inline_check() -> Iterator[None]:
+    """Count a guard's check of one answer (queued or running) as in-line work of this
+    process, which background scoring gives way to (:func:`behind_inline_checks`)."""
+    global _inline
+    with _inline_lock:
+        _inline += 1
+    try:
+        yield
+    finally:
+        with _inline_lock:
+            _inline -= 1
+
+
+def inline_checks() -> int:
+    """The guards' checks queued or running in this process now."""
+    return _inline
+
+
+async def behind_inline_checks(timeout: float | None) -> float | None:
+    """Wait until no guard's check is queued or running in this process; the seconds waited,
+    or None when ``timeout`` passed first (the background work is then shed).
+
+    A callback handler scores answers in the background; a guard checks them in-line, within a
+    user's deadline. Both share this process's CPU and, often, one model client, so under a burst
+    the background checks would take time from the in-line ones. They start only in a lull.
+    """
+    started = time.monotonic()
+    while _inline > 0:
+        waited = time.monotonic() - started
+        if timeout is not None and waited >= timeout:
+            return None
+        await asyncio.sleep(_YIELD_POLL)
+    return time.monotonic() - started

@@ -31,7 +31,7 @@ from truthguard.guard._deadline import (
 )
 from truthguard.guard._models import GuardVerdict
 from truthguard.guard._runs import attempt_config
-from truthguard.guard.admission import CheckGate, Refusal
+from truthguard.guard.admission import CheckGate, Refusal, inline_check
 from truthguard.guard.attempts import AttemptLoop
 from truthguard.guard.usage import UsageCollector
 from truthguard.guard.verdict import NEVER_OPEN, OVER_CAPACITY, Combine, OnError, decide
@@ -252,6 +252,17 @@ async def run_checks(
     sentence by sentence.
     """
     payloads = [payload] * len(detectors) if isinstance(payload, Mapping) else list(payload)
+    with inline_check():  # background scoring gives way meanwhile
+        return await _run_checks(detectors, payloads, config, timeout, gate)
+
+
+async def _run_checks(
+    detectors: Sequence[Runnable[Any, Any]],
+    payloads: list[Mapping[str, Any]],
+    config: RunnableConfig | None,
+    timeout: float | None,
+    gate: CheckGate | None,
+) -> list[DetectionResult]:
     if timeout is not None and timeout <= 0:  # the run's deadline has passed: no work, no wait
         return [
             DetectionResult.invalid(
