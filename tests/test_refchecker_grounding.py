@@ -1296,3 +1296,45 @@ def test_a_negation_the_evidence_makes_of_the_same_verb_flips_nothing():
     # dropped, the negation leaves "within 10 minutes" on the other side of the bound
     g = ground_claim("Fold it within 10 minutes of use.", [(0, 0, sent)])
     assert g.label == "Contradiction", g.issues
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("The fine is 1 800 kroner.", "The fine is 1,800 kroner."),
+        ("The fine is 1\u2009800 kroner.", "The fine is NOK 1,800."),
+        ("Revenue was NOK 1.2 billion.", "Revenue was 1.2 billion kroner."),
+        ("Revenue was €40m.", "Revenue was EUR 40 million."),
+        ("Revenue was 40 million euros.", "Revenue was €40 million."),
+        ("Costs were cut by a fifth.", "Costs were cut by 20 percent."),
+        ("Costs were cut by a third.", "Costs were cut by 33%."),
+        ("Sales rose in Q4.", "Sales rose in the fourth quarter."),
+        ("Sales rose in the fourth quarter.", "Sales rose in Q4."),
+        ("Profit in H1 was $3 million.", "Profit in the first half was $3 million."),
+        ("Profit in FY2022 was $3m.", "Profit in fiscal year 2022 was $3 million."),
+    ],
+)
+def test_the_formats_of_real_documents_state_the_same_value(claim, evidence):
+    g = ground_claim(claim, [(0, 0, evidence)])
+    assert g.label == "Entailment", g.issues
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("The fine is 1 900 kroner.", "The fine is 1,800 kroner."),
+        ("Sales rose in Q3.", "Sales rose in the fourth quarter."),
+        ("Costs were cut by a fifth.", "Costs were cut by 25 percent."),
+        ("Profit in H2 was $3 million.", "Profit in the first half was $3 million."),
+    ],
+)
+def test_another_value_in_those_formats_conflicts(claim, evidence):
+    assert ground_claim(claim, [(0, 0, evidence)]).label == "Contradiction"
+
+
+def test_a_fraction_word_before_a_noun_is_a_rank():
+    from truthguard.refchecker._facts import extract_facts
+
+    (f,) = extract_facts("It was renewed for a fifth season.")
+    assert (f.text, f.value, f.unit) == ("fifth", 5.0, None)
+    assert [f.value for f in extract_facts("In 2019 300 staff left.")] == [2019.0, 300.0]

@@ -65,6 +65,9 @@ def _same_number(a: Fact, b: Fact) -> bool:
         return abs(x - y) <= 0.02 * max(x, y)
     if _rank_for_count(a, b):
         return False
+    if a.unit == b.unit == "%" and (a.text[:1].isalpha() or b.text[:1].isalpha()):
+        # a share in words is its percentage rounded: "a third" is 33%, 33.3% or 33.33%
+        return abs(a.value - b.value) < 0.5
     if abs(a.value - b.value) > 1e-9 * max(1.0, abs(a.value)) and not (
         _rounded_to(a.value, b.value)
         or _rounded_to(b.value, a.value)

@@ -140,6 +140,19 @@ _UNIT_ALIASES = {
     "eur": "€",
     "¥": "¥",
     "yen": "¥",
+    "jpy": "¥",
+    # the Nordic crowns: "NOK 1,800", "1 800 kroner", "1,800 kr" (one unit: a retelling
+    # writes the code for the word)
+    "nok": "kr",
+    "sek": "kr",
+    "dkk": "kr",
+    "kr": "kr",
+    "krone": "kr",
+    "kroner": "kr",
+    "kronor": "kr",
+    "chf": "chf",
+    "francs": "chf",
+    "franc": "chf",
     "km": "km",
     "kilometre": "km",
     "kilometres": "km",
@@ -242,8 +255,9 @@ SCALES = frozenset(["c", "f", "celsius", "centigrade", "fahrenheit"])
 
 
 def scale_words(tokens: list[Token]) -> set[int]:
-    """Indices of the tokens that name a temperature scale as a number's unit ("°C", "degrees
-    Celsius", "100 Fahrenheit"): a unit, not a proper name."""
+    """Indices of the tokens that name a temperature scale or a currency as a number's unit
+    ("°C", "degrees Celsius", "100 Fahrenheit", "NOK 1,800", "1 800 kroner", "USD 40m"): a
+    unit, not a proper name nor a word the evidence must repeat."""
     out = set()
     for k in range(1, len(tokens)):
         before = tokens[k - 1].norm
@@ -251,7 +265,41 @@ def scale_words(tokens: list[Token]) -> set[int]:
             before in ("°", "degree", "degrees") or before[:1].isdigit()
         ):
             out.add(k)
+    for k, t in enumerate(tokens):
+        if t.norm.rstrip(".") not in CURRENCIES:
+            continue
+        after = tokens[k + 1].norm if k + 1 < len(tokens) else ""
+        before = tokens[k - 1].norm if k > 0 else ""
+        if after[:1].isdigit() or before[:1].isdigit() or before in _SCALES:
+            out.add(k)
     return out
+
+
+CURRENCIES = frozenset(
+    (
+        *("usd", "eur", "gbp", "nok", "sek", "dkk", "jpy", "chf", "kr", "kroner", "krone"),
+        *("kronor", "euros", "euro", "dollars", "dollar", "pounds", "yen", "francs", "franc"),
+    )
+)
+"""Currency codes and names a number is read with, before it ("NOK 1.2 billion") or after it
+("1.2 billion kroner")."""
+
+_CODES_BEFORE = frozenset(("usd", "eur", "gbp", "nok", "sek", "dkk", "jpy", "chf", "kr"))
+"""Currency codes written before the amount, with a space ("NOK 1,800", "USD 40m")."""
+
+_GROUP_SPACES = frozenset((" ", "\u00a0", "\u2009", "\u202f"))
+"""Spaces a thousands separator may be ("1 800", "1\u2009800", "12\u202f500")."""
+
+_FRACTION_OF = {"half": 2, "third": 3, "quarter": 4, "fifth": 5, "sixth": 6, "eighth": 8}
+"""Fractions written as words ("a fifth" is 20%, "two thirds" 66.7%)."""
+
+_FRACTION_NEXT = frozenset(
+    (
+        *("of", "in", "on", "by", "to", "and", "or", "from", "since", "compared", "than"),
+        *("at", "over", "but", "while", "after", "before", "during", "for", "year-on-year"),
+    )
+)
+"""Words after "a fifth" that make it a share, not a rank ("a fifth season" is a rank)."""
 
 
 POUNDS = frozenset(["pound", "£", "lb"])
@@ -474,8 +522,35 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
         if skip_idx and i in skip_idx:
             i += 1
             continue
+        label = _fiscal(text, tokens, i)
+        if label is not None:
+            facts.append(label[0])
+            i = label[1]
+            continue
+        share = _fraction(text, tokens, i)
+        if share is not None:
+            value, k = share
+            start, end = tok.start, tokens[k - 1].end
+            facts.append(Fact("number", value, start, end, text[start:end], "%"))
+            i = k
+            continue
         parsed = _number_value(tok.text)
         used = 1
+        if parsed is not None and parsed[1] is None and re.fullmatch(r"\d{1,3}", tok.text):
+            # "1 800", "12\u2009500": groups of three digits after a space of their own
+            while (
+                i + used < len(tokens)
+                and re.fullmatch(r"\d{3}", tokens[i + used].text)
+                and tokens[i + used].start == tokens[i + used - 1].end + 1
+                and text[tokens[i + used - 1].end] in _GROUP_SPACES
+                and not (
+                    i + used + 1 < len(tokens)
+                    and tokens[i + used + 1].start == tokens[i + used].end
+                    and tokens[i + used + 1].text[:1].isdigit()
+                )
+            ):
+                parsed = (parsed[0] * 1000 + float(tokens[i + used].text), None)
+                used += 1
         if parsed is not None:
             value, suffix = parsed
         else:
@@ -497,8 +572,12 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             if nxt in _SCALES and nxt != "dozen":
                 value *= _SCALES[nxt]
                 j += 1
-            elif nxt in _SCALE_ABBR and tokens[j].start == tokens[j - 1].end:
-                value *= _SCALE_ABBR[nxt]
+            elif (
+                nxt.rstrip(".") in _SCALE_ABBR
+                and tokens[j].start == tokens[j - 1].end
+                and (nxt in _SCALE_ABBR or tokens[j].text[:1].islower())  # not "4K."
+            ):
+                value *= _SCALE_ABBR[nxt.rstrip(".")]  # "€40m." ends a sentence
                 j += 1
         if (
             parsed is not None
@@ -523,10 +602,21 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
         before = tokens[i - 1].norm if i > 0 else ""
         if before in ("$", "£", "€", "¥", "us$") and tokens[i - 1].end >= tok.start - 1:
             unit = _UNIT_ALIASES[before]
+        elif before in _CODES_BEFORE and tokens[i - 1].end >= tok.start - 1:
+            unit = _UNIT_ALIASES[before]  # "NOK 1.2 billion"
         if unit is None:
             unit, _ = _unit_after(tokens, j)
             if unit == "in":
                 unit = None  # "in" is a preposition far more often than inches
+        if (
+            unit is None
+            and j < len(tokens)
+            and tokens[j].norm in ("quarter", "half")
+            and (suffix == "ordinal" or (parsed is None and tok.norm in _ORD_W))
+        ):
+            # "the fourth quarter", "the first half": a fiscal period, as "Q4" and "H1" are
+            unit = tokens[j].norm
+            j += 1
         if (
             parsed is None
             and used == 1
@@ -573,6 +663,48 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
         facts.append(Fact("number", value, start, end, text[start:end], unit))
         i = j
     return facts
+
+
+def _fiscal(text: str, tokens: list[Token], i: int) -> tuple[Fact, int] | None:
+    """A fiscal label at token ``i``: "Q4" (the fourth quarter), "H1" (the first half),
+    "FY2022" / "FY22" / "FY 2022" (the year 2022); the fact and the token after it."""
+    tok = tokens[i]
+    if i + 1 >= len(tokens):
+        return None
+    nxt = tokens[i + 1]
+    joined = nxt.start == tok.end
+    if tok.text in ("Q", "H") and joined and re.fullmatch(r"[1-4]", nxt.text):
+        unit = "quarter" if tok.text == "Q" else "half"
+        if unit == "half" and nxt.text not in ("1", "2"):
+            return None
+        fact = Fact("number", float(nxt.text), tok.start, nxt.end, text[tok.start : nxt.end], unit)
+        return fact, i + 2
+    if (
+        tok.text.upper() == "FY"
+        and nxt.start <= tok.end + 1
+        and re.fullmatch(r"\d{2}|\d{4}", nxt.text)
+    ):
+        year = float(nxt.text) + (2000 if len(nxt.text) == 2 else 0)
+        return Fact("number", year, tok.start, nxt.end, text[tok.start : nxt.end]), i + 2
+    return None
+
+
+def _fraction(text: str, tokens: list[Token], i: int) -> tuple[float, int] | None:
+    """A share written as a fraction from token ``i``: "a fifth" (20%), "one third", "two
+    thirds" (66.7%), followed by "of", a preposition or the end of the clause (not "a fifth
+    season", a rank); its value in percent and the token after it."""
+    if i + 1 >= len(tokens):
+        return None
+    count = {"a": 1, "one": 1}.get(tokens[i].norm) or _UNITS_W.get(tokens[i].norm)
+    word = tokens[i + 1].norm
+    den = _FRACTION_OF.get(word) or _FRACTION_OF.get(word.removesuffix("s"))
+    if not count or not den or den == 2 or (count > 1) != word.endswith("s"):
+        return None  # a half is read elsewhere ("half of", "and a half")
+    after = tokens[i + 2].norm if i + 2 < len(tokens) else ""
+    ends = after and re.search(r"[,.;:!?)]", text[tokens[i + 1].end : tokens[i + 2].start])
+    if after and not ends and after not in _FRACTION_NEXT and tokens[i + 2].text[:1].isalnum():
+        return None
+    return round(100.0 * count / den, 2), i + 2
 
 
 def _year_range_start(text: str, fact: Fact, end: int) -> bool:
