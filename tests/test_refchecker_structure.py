@@ -71,3 +71,24 @@ def test_a_negation_scopes_over_the_verb_it_hangs_from():
     text = "and don't fold it within 10 minutes"
     assert negated_verb_at(text, text.index("don't"), text.index("don't") + 5) == "fold"
     assert negated_verb_at(text, 0, 3) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "way"),
+    [
+        ("Revenue was NOK 1.2 billion, up 8 percent from a year earlier.", "8", "up"),
+        ("Revenue fell 8 percent in the fourth quarter.", "8", "down"),
+        ("Sales increased by 8% to 3 million.", "8", "up"),
+        ("Costs were cut by 20 percent.", "20", "down"),
+        ("an 8% rise in revenue", "8", "up"),
+        ("a decline of 8 percent", "8", "down"),
+        ("It costs 8 dollars.", "8", None),
+        ("Revenue did not fall 8 percent.", "8", None),
+    ],
+)
+def test_the_word_a_value_hangs_from_says_which_way_it_moved(text, value, way):
+    from truthguard.refchecker.structure import direction_at
+
+    at = text.index(value)
+    found = direction_at(text, at, at + len(value))
+    assert (found and found[0]) == way

@@ -808,23 +808,32 @@ _AFTER_VALUE = re.compile(
 
 
 def bound(text: str, start: int, end: int) -> str | None:
+    """The side of the value at ``text[start:end]`` (see :func:`bound_span`)."""
+    found = bound_span(text, start, end)
+    return None if found is None else found[0]
+
+
+def bound_span(text: str, start: int, end: int) -> tuple[str, int, int] | None:
     """The side of the value at ``text[start:end]`` a statement puts it on: ``"above"`` ("more
     than 300 km", "over 32 kg", "300 km or more", "at least 2 hours") or ``"below"`` ("under
     300 km", "up to 30 days", "no more than 2 m", "within 60 seconds", "2 m at most"); None for
     a value stated as such. Strict and inclusive bounds are one side: a retelling says "up to"
     for "no more than" and "over" for "more than"; what matters is which side."""
-    m = _BEFORE_VALUE.search(text[max(0, start - 40) : start])
+    lo = max(0, start - 40)
+    m = _BEFORE_VALUE.search(text[lo:start])
     if m is not None:
-        if m.group("above") is not None or m.group("at_least") is not None:
-            return "above"
-        return "below"
+        up = m.group("above") is not None or m.group("at_least") is not None
+        return ("above" if up else "below"), lo + m.start(), end
     after = _AFTER_VALUE.match(text[end : end + 30])
     if after is not None:
-        if after.group("at_least") is not None or after.group("up") is not None:
-            return "above"
-        return "below"
-    if re.match(r"^\s*\S*?\s*(?:at\s+most|maximum|max\b|tops\b)", text[end : end + 30], re.I):
-        return "below"
-    if re.match(r"^\s*\S*?\s*(?:at\s+least|minimum|min\b)", text[end : end + 30], re.I):
-        return "above"
+        up = after.group("at_least") is not None or after.group("up") is not None
+        return ("above" if up else "below"), start, end + after.end()
+    for side, pattern in (("below", _MOST_AFTER), ("above", _LEAST_AFTER)):
+        found = pattern.match(text[end : end + 30])
+        if found is not None:
+            return side, start, end + found.end()
     return None
+
+
+_MOST_AFTER = re.compile(r"^\s*\S*?\s*(?:at\s+most|maximum|max\b|tops\b)", re.I)
+_LEAST_AFTER = re.compile(r"^\s*\S*?\s*(?:at\s+least|minimum|min\b)", re.I)

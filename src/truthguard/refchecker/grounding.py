@@ -55,11 +55,17 @@ from truthguard.refchecker._analysis import Analysed, analyse
 from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
-from truthguard.refchecker._numbers import bound
+from truthguard.refchecker._numbers import bound_span
 from truthguard.refchecker.derived import derived
 from truthguard.refchecker.proportions import read_shares
 from truthguard.refchecker.softmatch import SoftMatcher
-from truthguard.refchecker.structure import negated_at, negated_verb_at, negated_verbs
+from truthguard.refchecker.structure import (
+    counted,
+    direction_at,
+    negated_at,
+    negated_verb_at,
+    negated_verbs,
+)
 
 __all__ = [
     "Analysed",
@@ -138,32 +144,74 @@ class EvidencePool:
         return _merge([g for p in self.passages for g in p])
 
 
-def _other_side(fact: Fact, claim: Analysed, sent: Analysed) -> Fact | None:
-    """The sentence's statement of ``fact``'s value when every one the sentence makes puts it
-    on the other side of a bound than the claim does ("more than 300 km" / "under 300 km",
-    "up to 2 m" / "at least 2 m"); None when one agrees, when either states the value as such,
-    or when the sentence also speaks of the claim's side in a word of its own ("up to 5 days
-    by the teacher; longer extensions by the head of year"). A negated clause turns the side
-    ("do not fold within 10 minutes" is "wait at least 10 minutes")."""
+def _other_side(
+    fact: Fact, claim: Analysed, sent: Analysed
+) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """The claim's and the sentence's spans of a bound when every statement the sentence makes
+    of ``fact``'s value puts it on the other side than the claim does ("more than 300 km" /
+    "under 300 km", "up to 2 m" / "at least 2 m"); None when one agrees, when either states the
+    value as such, or when the sentence also speaks of the claim's side in a word of its own
+    ("up to 5 days by the teacher; longer extensions by the head of year"). A negated clause
+    turns the side ("do not fold within 10 minutes" is "wait at least 10 minutes")."""
     if fact.kind != "number":
         return None
-    side = _side(claim, fact)
-    if side is None:
+    mine = _side(claim, fact)
+    if mine is None:
         return None
+    same = _same_values(fact, claim, sent)
+    theirs = [_side(sent, f) for f in same]
+    if not same or not all(x is not None and x[0] != mine[0] for x in theirs):
+        return None
+    if _SIDE_WORDS[mine[0]] & {t.norm for t in sent.tokens}:
+        return None
+    first = theirs[0]
+    assert first is not None
+    return (mine[1], mine[2]), (first[1], first[2])
+
+
+def _other_way(
+    fact: Fact, claim: Analysed, sent: Analysed
+) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """The claim's and the sentence's spans of a change when every statement the sentence
+    makes of ``fact``'s value says it moved the other way ("revenue fell 8 percent" / "up 8
+    percent", "cut by 20%" / "rose 20%"); None when one agrees or says no way."""
+    if fact.kind != "number" or fact.unit not in ("%", "pp", "point", None):
+        return None
+    way = direction_at(claim.text, fact.start, fact.end)
+    if way is None:
+        return None
+    same = _same_values(fact, claim, sent)
+    ways = [direction_at(sent.text, f.start, f.end) for f in same]
+    if not same or not all(w is not None and w[0] != way[0] for w in ways):
+        return None
+    theirs, f = ways[0], same[0]
+    assert theirs is not None
+    return (
+        (min(way[1], fact.start), max(way[2], fact.end)),
+        (min(theirs[1], f.start), max(theirs[2], f.end)),
+    )
+
+
+def _same_values(fact: Fact, claim: Analysed, sent: Analysed) -> list[Fact]:
+    """The sentence's statements of ``fact``'s value of the same thing: the same unit, or for a
+    bare number the same counted noun ("up to 3 further years" is no "GPA of 3.0")."""
     same = [f for f in sent.facts if f.kind == "number" and fact_in(fact, [f], _NONE, _NONE)]
-    sides = [_side(sent, f) for f in same]
-    if not same or not all(x is not None and x != side for x in sides):
-        return None
-    if _SIDE_WORDS[side] & {t.norm for t in sent.tokens}:
-        return None
-    return same[0]
+    if fact.unit is not None:
+        return [f for f in same if f.unit == fact.unit]
+    mine = _noun_of(claim.text, fact)
+    return [f for f in same if f.unit is None and mine and _noun_of(sent.text, f) == mine]
 
 
-def _side(text: Analysed, fact: Fact) -> str | None:
-    side = bound(text.text, fact.start, fact.end)
-    if side is None:
+def _noun_of(text: str, fact: Fact) -> str | None:
+    return next((c.noun for c in counted(text) if fact.start <= c.start < fact.end), None)
+
+
+def _side(text: Analysed, fact: Fact) -> tuple[str, int, int] | None:
+    found = bound_span(text.text, fact.start, fact.end)
+    if found is None:
         return None
-    return side if not negated_at(text.text, fact.start) else _TURNED[side]
+    side, lo, hi = found
+    return (side if not negated_at(text.text, fact.start) else _TURNED[side]), lo, hi
 
 
 _TURNED = {"above": "below", "below": "above"}
@@ -353,6 +401,16 @@ def ground_claim(
         if met:
             met_here = read_shares(claim.text, [sent.text], 0)[0]
         for fact in claim.facts:
+            flip = _other_side(fact, claim, sent) or _other_way(fact, claim, sent)
+            if flip is not None:
+                # "journeys of more than 300 km" where the sentence says "under 300 km",
+                # "revenue fell 8 percent" where it says "up 8 percent": the same value, said
+                # of the other side (an opposite, read in the claim's own sentence only); the
+                # spans take in the words that say which side
+                (a, b), (c, d) = flip
+                ev = (ref, offset + c, offset + d, sent.text[c:d])
+                issues.append(Issue(fact.kind, "opposite", a, b, claim.text[a:b], ev))
+                continue
             if any(lo <= fact.start and fact.end <= hi for lo, hi in met):
                 continue
             # a number the claim states more often than the sentence does ("all two remaining
@@ -362,10 +420,6 @@ def ground_claim(
                 fact, _dating(fact, sent.facts, claim, context), sent.norms, sent.stems
             ) and (fact.kind != "number" or times(fact, claim.facts) <= times(fact, sent.facts))
             if in_sentence:
-                if (flip := _other_side(fact, claim, sent)) is not None:
-                    # "journeys of more than 300 km" where the sentence says "under 300 km"
-                    ev = (ref, offset + flip.start, offset + flip.end, flip.text)
-                    issues.append(Issue(fact.kind, "conflict", fact.start, fact.end, fact.text, ev))
                 continue
             # a value this sentence states is never set against it
             other = None if in_sentence else conflict(fact, claim, sent, ops, close, claim.facts)
@@ -541,7 +595,7 @@ def ground_claim(
         issues = _conflicts_in_context(claim_text, context, issues, whole)
 
     issues = [i for i in issues if not _negated_alike(claim_text, i, near)]
-    if any(i.relation == "conflict" for i in issues):
+    if any(i.relation in ("conflict", "opposite") for i in issues):
         label, support = "Contradiction", 0.0
     elif issues or precision < precision_threshold:
         label = "Neutral"

@@ -28,6 +28,7 @@ __all__ = [
     "Counted",
     "StructureUnavailableError",
     "counted",
+    "direction_at",
     "negated_at",
     "negated_verb_at",
     "negated_verbs",
@@ -336,4 +337,50 @@ def negated_verb_at(text: str, start: int, end: int) -> str | None:
     for tok in parse(text):
         if start <= tok.idx < end and tok.dep_ == "neg":
             return tok.head.lemma_.casefold()
+    return None
+
+
+# --- direction of a change -----------------------------------------------------------------
+
+UP = frozenset(
+    (
+        *("rise", "increase", "grow", "gain", "climb", "jump", "up", "high", "improve"),
+        *("expand", "raise", "boost", "surge", "soar", "lift", "widen", "accelerate"),
+        *("higher", "increased", "rose", "risen", "grew", "grown"),
+    )
+)
+"""Words that say a value went up ("up 8 percent", "rose 8%", "an 8% rise")."""
+
+DOWN = frozenset(
+    (
+        *("fall", "decrease", "decline", "drop", "down", "low", "cut", "reduce", "shrink"),
+        *("slip", "slide", "lose", "sink", "plunge", "contract", "shed", "ease", "dip"),
+        *("narrow", "lower", "fell", "fallen", "slow", "slash", "trim"),
+    )
+)
+"""Words that say a value went down ("fell 8 percent", "cut by a fifth", "a decline of 8%")."""
+
+_PATH = 4
+"""Heads climbed from a value to the word that says which way it moved."""
+
+
+def direction_at(text: str, start: int, end: int) -> tuple[str, int, int] | None:
+    """``"up"`` or ``"down"``, with the offsets of the word that says it: which way the value
+    at ``text[start:end]`` says something moved,
+    read from the words it hangs from in the parse ("up 8 percent", "fell 8 percent",
+    "increased by 8%", "an 8% rise", "a decline of 8 percent"); a negated verb turns it
+    ("did not fall 8%" says nothing either way, so it is read as None). None when no such word
+    governs the value within a few heads."""
+    doc = parse(text)
+    tok = next((t for t in doc if start <= t.idx < end), None)
+    for _ in range(_PATH):
+        if tok is None or tok.head is tok:
+            return None
+        tok = tok.head
+        word = tok.lemma_.casefold()
+        for side, words in (("up", UP), ("down", DOWN)):
+            if word in words or tok.lower_ in words:
+                return None if _negated(tok) else (side, tok.idx, tok.idx + len(tok.text))
+        if tok.pos_ in ("VERB", "AUX") and tok.lemma_ != "be":
+            return None  # the value's own verb says no direction ("costs 8 dollars")
     return None
