@@ -166,3 +166,14 @@ def test_grounding_speed_reports_what_the_encoder_did_per_claim(embedder):
     assert 0 <= out["padding_share"] < 1 and out["encoder_cpu_ms_per_claim"] >= 0
     table = format_table({**_minimal_result(), "grounding": out})
     assert "warm grounding" in table and "texts," in table
+
+
+def test_references_memory_reports_rss_as_references_accumulate(embedder):
+    from truthguard.bench.speed import references_memory
+
+    out = references_memory(6, points=3)
+    assert [r["checks"] for r in out["rows"]] == [0, 2, 4, 6]
+    assert all(r["rss_mib"] > 0 for r in out["rows"]) and out["rows"][0]["ms_per_check"] is None
+    assert all(r["ms_per_check"] > 0 for r in out["rows"][1:])
+    table = format_table({**_minimal_result(), "memory": out})
+    assert "on 6 references never seen before" in table and "KiB more per reference" in table

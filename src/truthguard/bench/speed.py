@@ -91,6 +91,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "0: skip it)",
     )
     parser.add_argument(
+        "--references",
+        type=int,
+        default=10_000,
+        help="memory: local RefChecker checks, each on a reference never seen before, with the "
+        "process's RSS along the way (default 10,000, about 10 minutes on 2 cores; 0: skip)",
+    )
+    parser.add_argument(
         "--first-token",
         type=float,
         default=1 / 3,
@@ -105,6 +112,15 @@ def _median(values: list[float]) -> float:
 
 def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _current_rss_mib() -> float:
+    """The process's resident memory now (Linux ``/proc``), else its peak so far."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError, AttributeError):
+        return _rss_mib()
 
 
 # -- cold start ---------------------------------------------------------------------------------
@@ -580,6 +596,32 @@ def size_scaling(
     }
 
 
+def references_memory(n: int, *, points: int = 5) -> dict[str, Any]:
+    """RSS while a local RefChecker checks ``n`` answers, each against a reference it has not
+    seen (five sentences, the answer its first): what the process's caches grow to when nothing
+    recurs. ``points`` readings after the first check (the models loaded) and at even steps."""
+    from truthguard.refchecker import RefChecker
+
+    checker = RefChecker()
+
+    def one(i: int) -> None:
+        reference = _distinct_sentences(400, f"ref{i}")
+        answer = reference.split(". ")[0] + "."
+        checker.invoke({"question": "Which towers?", "answer": answer, "contexts": [reference]})
+
+    one(-1)  # the models are loaded: the base the caches grow from
+    rows = [{"checks": 0, "rss_mib": _current_rss_mib(), "ms_per_check": None}]
+    step = max(1, n // max(1, points))
+    started = time.perf_counter()
+    for done in range(1, n + 1):
+        one(done)
+        if done % step == 0 or done == n:
+            ms = 1000 * (time.perf_counter() - started) / done
+            rows.append({"checks": done, "rss_mib": _current_rss_mib(), "ms_per_check": ms})
+    grown = rows[-1]["rss_mib"] - rows[0]["rss_mib"]
+    return {"references": n, "rows": rows, "kib_per_reference": 1024 * grown / max(1, n)}
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from truthguard.datasets import load_chale
 
@@ -605,6 +647,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     result["first_token"] = first_token
     result["checks"] = single_checks(questions, args.latency, repeats, first_token=first_token)
     result["size"] = size_scaling()
+    references = getattr(args, "references", 0) or 0
+    if references > 0:
+        result["memory"] = references_memory(references)
     result["peak_rss_mib"] = _rss_mib()
     if hasattr(os, "getloadavg"):
         result["load_average_after"] = os.getloadavg()[0]
@@ -712,5 +757,17 @@ def format_table(result: dict[str, Any]) -> str:
                 f"  {kind:<22} {row['answer_chars']:>12,} {row['context_chars']:>13,} "
                 f"{row['claims']:>6} {row['seconds']:>7.2f} {row['cpu_seconds']:>6.2f} {per:>11}"
             )
+    memory = result.get("memory")
+    if memory:
+        lines += [
+            "",
+            f"local RefChecker on {memory['references']:,} references never seen before: RSS "
+            f"(the first row after the models loaded), {memory['kib_per_reference']:.0f} KiB "
+            "more per reference",
+            f"  {'checks':>8} {'RSS MiB':>8} {'ms/check':>9}",
+        ]
+        for row in memory["rows"]:
+            ms = "-" if row["ms_per_check"] is None else f"{row['ms_per_check']:.1f}"
+            lines.append(f"  {row['checks']:>8,} {row['rss_mib']:>8.0f} {ms:>9}")
     lines += ["", f"peak RSS of this process: {result['peak_rss_mib']:.0f} MiB"]
     return "\n".join(lines)
