@@ -379,3 +379,14 @@ def test_a_remark_in_any_document_wording_is_no_fact(text):
 
 def test_what_a_binding_text_does_not_cover_stays_a_fact():
     assert claim_kind("The policy doesn't cover flood damage.") == "fact"
+
+
+def test_a_clause_with_a_subject_of_its_own_after_and_is_a_claim_of_its_own():
+    parts = claim_parts("Phobos orbits Mars closer than any other moon and Phobos is inhabited.")
+    assert [p for p, _ in parts] == [
+        "Phobos orbits Mars closer than any other moon",
+        "and Phobos is inhabited.",
+    ]
+    # a second verb sharing the subject, and nouns joined by "and", stay one claim
+    assert len(claim_parts("The museum opened in 1902 and closed in 1990.")) == 1
+    assert len(claim_parts("Phobos and Deimos orbit Mars.")) == 1

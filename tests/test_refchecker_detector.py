@@ -1502,3 +1502,95 @@ def test_more_passages_from_a_retriever_do_not_turn_a_caught_error_into_a_pass()
         bad = detector.invoke({"question": question, "answer": wrong, "contexts": contexts})
         good = detector.invoke({"question": question, "answer": right, "contexts": contexts})
         assert not bad.passing and good.passing, (len(contexts), bad.explanation)
+
+
+# -- the default check inside a guarded RAG app: more passages never release a wrong answer ---
+
+KNOWLEDGE_BASE = [
+    "Norrfjord Shipping reported revenue of NOK 1.2 billion for the fourth quarter, up 8 "
+    "percent from a year earlier.",
+    "Norrfjord Shipping cut its diesel use by 20 percent in 2023 by moving long routes to rail.",
+    "Rail is required for business journeys under 300 kilometres.",
+    "The Aberdeen office books all staff travel through Nordreise.",
+    "Staff who cycle to work get a 30 percent discount on bicycle repairs.",
+    "Norrfjord Shipping was founded in 1987 by Tomas Berg. Its Tromso office opened in 2015.",
+    "Phobos orbits Mars closer than any other known moon. Deimos is the smaller of the two "
+    "moons of Mars.",
+    "The solar system has eight planets and more than two hundred known moons.",
+]
+
+# (question, a reply the sources contradict or do not support, the right reply)
+GUARDED_CASES = [
+    (
+        "By how much did Norrfjord cut its diesel use?",
+        "Norrfjord Shipping cut its diesel use by 30 percent in 2023 by moving routes to rail.",
+        "Norrfjord Shipping cut its diesel use by 20 percent in 2023 by moving routes to rail.",
+    ),
+    (
+        "How did fourth-quarter revenue change?",
+        "Revenue fell 8 percent in the fourth quarter, to NOK 1.2 billion.",
+        "Revenue rose 8 percent in Q4, to 1.2 billion kroner.",
+    ),
+    (
+        "When is rail required?",
+        "Rail is required for business journeys of more than 300 kilometres.",
+        "Rail is required for business journeys of less than 300 kilometres.",
+    ),
+    (
+        "Which office books staff travel through Nordreise?",
+        "The Tromso office books all staff travel through Nordreise.",
+        "The Aberdeen office books all staff travel through Nordreise.",
+    ),
+    (
+        "Tell me about Phobos.",
+        "Phobos orbits Mars closer than any other known moon and Phobos is inhabited by penguins.",
+        "Phobos orbits Mars closer than any other known moon and Deimos is the smaller moon.",
+    ),
+    (
+        "What does the report say about the dividend?",
+        "Norrfjord Shipping raised its dividend by 8 percent in 2023.",
+        "The report doesn't say anything about a dividend.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("question", "wrong", "right"), GUARDED_CASES)
+def test_a_guarded_rag_app_over_http_releases_the_right_reply_and_never_the_wrong_one(
+    chroma_server, question, wrong, right
+):
+    import uuid
+
+    import chromadb
+    from langchain_chroma import Chroma
+
+    from truthguard.embeddings import SimilarityEmbeddings
+    from truthguard.guard import Fallback, HallucinationGuard, ReRetrieve
+    from truthguard.rag import build_rag_chain
+    from truthguard.testing import OpenAIServer
+
+    host, port = chroma_server.removeprefix("http://").split(":")
+    store = Chroma(
+        collection_name=f"kb-{uuid.uuid4().hex[:8]}",
+        embedding_function=SimilarityEmbeddings(),
+        client=chromadb.HttpClient(host=host, port=int(port)),
+    )
+    store.add_texts(KNOWLEDGE_BASE)
+    retriever = store.as_retriever(search_kwargs={"k": 2})
+    for reply, released in ((wrong, False), (right, True)):
+        # the model gives the same reply however much it is shown, as the one that errs does
+        with OpenAIServer(reply=reply) as server:
+            chain = build_rag_chain(retriever, server.chat_model(max_retries=0, timeout=10))
+            guard = HallucinationGuard(
+                chain=chain,
+                detectors=[RefChecker()],
+                policies=[ReRetrieve(k=[6]), Fallback(answer="I can't confirm that.")],
+            )
+            out = guard.invoke({"question": question})
+        if released:
+            assert out.passing and out.answer == right, out.reason
+            continue
+        assert out.status == "fallback" and out.answer == "I can't confirm that.", out.attempts
+        # the re-retrieval ran with six passages, and the same wrong reply was held back again
+        assert [len(a.contexts) for a in out.attempts[:2]] == [2, 6]
+        assert [a.answer for a in out.attempts[:2]] == [wrong, wrong]
+    store.delete_collection()

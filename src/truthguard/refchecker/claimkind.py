@@ -25,7 +25,7 @@ from typing import Literal
 
 from truthguard._text import has_content
 from truthguard.refchecker.segment import iter_sentences, split_clauses
-from truthguard.refchecker.structure import remark
+from truthguard.refchecker.structure import clause_cuts, remark
 
 __all__ = [
     "ClaimKind",
@@ -367,6 +367,8 @@ def claim_parts(
     but it was shot in Rome") is cut there: the statement is classified on its own.
     """
     pieces = split_clauses(sentence, min_words=min_words) if clauses else [sentence]
+    if clauses:
+        pieces = [q for piece in pieces for q in _joined_clauses(piece, min_words)]
     out: list[tuple[str, ClaimKind]] = []
     for piece in pieces:
         if out and out[-1][1] in _SCOPING and _goes_on(out[-1][0], piece):
@@ -379,6 +381,25 @@ def claim_parts(
             out.append((piece[: cut[0]], "refusal"))
             piece = piece[cut[1] :]
         out.append((piece, claim_kind(piece)))
+    return out
+
+
+def _joined_clauses(piece: str, min_words: int) -> list[str]:
+    """``piece`` cut before each "and" / "but" joining a verb with a subject of its own
+    (:func:`~truthguard.refchecker.structure.clause_cuts`), each part ``min_words`` long."""
+    if _refusal_end(piece) is not None:
+        return [piece]  # "Not that I know of, but ...": the refusal's own turn cuts it
+    out: list[str] = []
+    start = 0
+    for cut in [*clause_cuts(piece), len(piece)]:
+        part = piece[start:cut].strip()
+        if out and len(part.split()) < min_words:
+            return [piece]  # a short part is no clause of its own: keep the piece whole
+        if part:
+            out.append(part)
+        start = cut
+    if any(len(p.split()) < min_words for p in out):
+        return [piece]
     return out
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "MODELS",
     "Counted",
     "StructureUnavailableError",
+    "clause_cuts",
     "counted",
     "direction_at",
     "negated_at",
@@ -384,3 +385,42 @@ def direction_at(text: str, start: int, end: int) -> tuple[str, int, int] | None
         if tok.pos_ in ("VERB", "AUX") and tok.lemma_ != "be":
             return None  # the value's own verb says no direction ("costs 8 dollars")
     return None
+
+
+# --- clauses joined without a comma --------------------------------------------------------
+
+_JOINED = re.compile(r"\s(?:and|but)\s", re.IGNORECASE)
+
+
+def clause_cuts(text: str) -> list[int]:
+    """Offsets where ``text`` may be cut into clauses that each state a fact: before an "and" /
+    "but" after which a clause with a subject of its own begins ("Phobos orbits Mars closer
+    than any other moon and Phobos is inhabited by penguins"), where a clause with its own
+    subject ends too; not where the second verb shares the first's subject ("opened in 1902
+    and closed in 1990") or "and" joins nouns ("Phobos and Deimos orbit Mars")."""
+    cuts = []
+    for m in _JOINED.finditer(text):
+        left, right = text[: m.start()], text[m.end() :]
+        if left.rstrip().endswith((",", ";")) or not _has_clause(left) or not _opens_clause(right):
+            continue
+        cuts.append(m.start() + 1)
+    return cuts
+
+
+def _has_clause(text: str) -> bool:
+    """A verb with a subject of its own in ``text``."""
+    return any(
+        t.pos_ in ("VERB", "AUX") and any(c.dep_ in ("nsubj", "nsubjpass") for c in t.children)
+        for t in parse(text)
+    )
+
+
+def _opens_clause(text: str) -> bool:
+    """``text`` opens with a subject and its verb ("Phobos is inhabited ...", "the fee rises")."""
+    doc = parse(text)
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None or root.pos_ not in ("VERB", "AUX"):
+        return False
+    subj = next((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass", "expl")), None)
+    # the subject's phrase starts the text: nothing of the first clause runs on into it
+    return subj is not None and subj.left_edge.i == 0
