@@ -2,7 +2,8 @@
 
 Public names: the detector :class:`RefChecker`, its extractors (:class:`LLMExtractor`,
 :class:`LocalExtractor`), checkers (:class:`LLMChecker`, :class:`LocalChecker`,
-:class:`NLIChecker`) and the
+:class:`NLIChecker`, :class:`MiniCheckChecker`; a published open checker by name with
+:func:`named_checker`) and the
 aggregators (:func:`strict_agg`, :func:`soft_agg`, :func:`major_agg`).
 """
 
@@ -29,10 +30,13 @@ from truthguard.refchecker.extractors import (
     LLMExtractor,
     LocalExtractor,
 )
+from truthguard.refchecker.minicheck import MiniCheckChecker
+from truthguard.refchecker.named import CHECKER_NAMES, named_checker
 from truthguard.refchecker.segment import Segment, segment_references
 
 __all__ = [
     "ABSTAIN",
+    "CHECKER_NAMES",
     "Claim",
     "ClaimChecker",
     "ClaimExtractor",
@@ -42,12 +46,14 @@ __all__ = [
     "LLMExtractor",
     "LocalChecker",
     "LocalExtractor",
+    "MiniCheckChecker",
     "NLIChecker",
     "RefChecker",
     "RefCheckerInput",
     "Segment",
     "aggregate",
     "major_agg",
+    "named_checker",
     "response_score",
     "segment_references",
     "soft_agg",

@@ -121,7 +121,8 @@ class RefChecker(BaseDetector):
     extractor: ClaimExtractor = Field(default_factory=LocalExtractor)
     """Turns the answer into claims (``LocalExtractor`` or ``LLMExtractor``)."""
     checker: ClaimChecker = Field(default_factory=LocalChecker)
-    """Labels each claim (``LocalChecker`` or ``LLMChecker``)."""
+    """Labels each claim (``LocalChecker`` or ``LLMChecker``), or the name of a published open
+    checker (:data:`~truthguard.refchecker.named.CHECKER_NAMES`, ``"minicheck-flan-t5-large"``)."""
     score: Literal["calibrated", "entailment_ratio", "mean_support", "min_support"] = "calibrated"
     """Numeric score: ``calibrated`` (``1 - P(hallucinated)`` of :attr:`decision`; with a
     checker other than the local grounding one, ``entailment_ratio``), ``entailment_ratio``,
@@ -191,6 +192,15 @@ class RefChecker(BaseDetector):
     """Most characters of ``references`` and ``contexts`` together (new references cost about as
     much per sentence as the answer the first time they are seen); more gives an
     ``unverifiable`` result with reason ``too_large``. None for no limit."""
+
+    @field_validator("checker", mode="before")
+    @classmethod
+    def _named_checker(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            from truthguard.refchecker.named import named_checker
+
+            return named_checker(v)
+        return v
 
     @field_validator("remarks", mode="before")
     @classmethod
