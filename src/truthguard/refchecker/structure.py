@@ -48,6 +48,10 @@ class StructureUnavailableError(ImportError):
 
 _LOCK = threading.Lock()
 
+PARSES = 1_024
+"""Parses kept (a claim and its evidence sentences are parsed once per check, and a reference
+is checked against many answers)."""
+
 
 @functools.cache
 def _pipeline() -> Any:
@@ -70,9 +74,11 @@ def _pipeline() -> Any:
     )
 
 
-@functools.lru_cache(maxsize=8_192)
+@functools.lru_cache(maxsize=1_024)
 def parse(text: str) -> Any:
-    """The spaCy ``Doc`` of ``text`` (memoised; the pipeline is shared, so calls are serialised)."""
+    """The spaCy ``Doc`` of ``text`` (memoised, the last :data:`PARSES` texts, about 22 KB each;
+    the pipeline is shared, so calls are serialised). spaCy's string store keeps every new word
+    it has seen: a few hundred bytes per distinct word, for the life of the process."""
     nlp = _pipeline()
     with _LOCK:
         return nlp(text)
