@@ -3,6 +3,8 @@ NLI model for the checker tests."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
@@ -199,3 +201,67 @@ def time_to_exit(script: str, *args: str, timeout: float = 30.0) -> tuple[str, f
         proc.wait()
     assert mark.strip() == "exit hooks done", (line, mark, proc.stderr.read()[-3000:])
     return line.strip(), hooks - printed, exited - printed
+
+
+# specials in the order each family's real vocabulary numbers them
+_FAMILY = {
+    "roberta": (["<s>", "<pad>", "</s>", "<unk>"], "<s> $A </s>", "</s>"),
+    "deberta": (["[PAD]", "[CLS]", "[SEP]", "[UNK]"], "[CLS] $A [SEP]", "[SEP]"),
+    "t5": (["<pad>", "</s>", "<unk>"], "$A </s>", "</s>"),
+}
+
+
+def _tokenizer(family: str, words: list[str]):
+    import transformers
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+
+    specials, template, eos = _FAMILY[family]
+    vocab = {t: i for i, t in enumerate([*specials, *words])}
+    unk = next(t for t in specials if "unk" in t.lower())
+    tok = Tokenizer(models.WordLevel(vocab, unk_token=unk))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    ids = [(t, vocab[t]) for t in specials if t in template]
+    tok.post_processor = processors.TemplateProcessing(single=template, special_tokens=ids)
+    pad = next(t for t in specials if "pad" in t.lower())
+    return transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, eos_token=eos, pad_token=pad, unk_token=unk, model_max_length=4096
+    ), len(vocab)
+
+
+def tiny_minicheck(path: Any, family: str, texts: Sequence[str]) -> str:
+    """A MiniCheck-shaped model of ``family`` (roberta, deberta, t5) with random weights, saved
+    in ``path``; its word-level vocabulary holds the words of ``texts`` and ``predict :``."""
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("tokenizers")
+    found = {w for t in (*texts, "predict :") for w in re.findall(r"\w+|[^\w\s]+", t)}
+    tokenizer, n = _tokenizer(family, sorted(found))
+    torch.manual_seed(7)
+    # wide initial weights, so that the random model's outputs differ from chunk to chunk
+    small = {
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "intermediate_size": 16,
+        "initializer_range": 0.3 if family == "deberta" else 1.0,
+    }
+    if family == "roberta":
+        config = transformers.RobertaConfig(
+            vocab_size=n, hidden_size=8, max_position_embeddings=514, pad_token_id=1, **small
+        )
+        net = transformers.RobertaForSequenceClassification(config)
+    elif family == "deberta":
+        config = transformers.DebertaV2Config(
+            vocab_size=n, hidden_size=8, max_position_embeddings=2048, pad_token_id=0, **small
+        )
+        net = transformers.DebertaV2ForSequenceClassification(config)
+    else:
+        config = transformers.T5Config(
+            vocab_size=256, d_model=8, d_kv=4, d_ff=16, num_layers=1, num_heads=2,
+            decoder_start_token_id=0, pad_token_id=0, eos_token_id=1, initializer_factor=30.0,
+        )  # fmt: skip
+        net = transformers.T5ForConditionalGeneration(config)
+    net.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path)

@@ -710,3 +710,105 @@ async def test_an_agents_uncertain_answer_is_escalated_then_regenerated():
     escalated = result.attempts[0].results[0]
     assert escalated.details["cascade"]["reasons"] == ["band"] and escalated.passing is False
     assert [e["verdict"]["decided_by"] for e in events.seen] == decided
+
+
+# -- any number of stages: local, an open checker, the LLM last -------------------------------
+
+ASKED = {  # question -> the RAG app's answer
+    "Where is Dubai?": CLEAR,
+    "Which country holds Dubai?": "Dubai is in Qatar.",
+    "What country is Dubai part of?": "Dubai is in Kuwait.",
+}
+
+
+def test_three_stages_each_decide_and_the_llm_sees_only_what_the_open_checker_escalates(
+    tmp_path,
+):
+    from doubles import tiny_minicheck
+    from truthguard.cascade import CascadeStage
+    from truthguard.guard import HallucinationGuard
+    from truthguard.rag import build_rag_chain
+    from truthguard.refchecker import MiniCheckChecker
+
+    folder = tiny_minicheck(tmp_path / "mc", "roberta", [*PASSAGES, *ASKED, *ASKED.values()])
+    open_stage = RefChecker(checker=MiniCheckChecker(model=folder), score="mean_support")
+    *_, first, second = ASKED.items()
+    # the open stage's band: what calibrate would pick on these two answers, around the second
+    probe = {a: open_stage.invoke({"question": q, **ask(a)}).score for q, a in (first, second)}
+    gap = abs(probe[first[1]] - probe[second[1]]) / 2
+    assert gap > 0  # random weights, two different answers: two different scores
+    band = (max(0.0, probe[second[1]] - gap), min(1.0, probe[second[1]] + gap))
+    replies = {EXTRACT: '("Dubai", "is in", "Kuwait")', CHECK: "Contradiction", **ASKED}
+    with OpenAIServer(reply=replies) as server:
+        checker = CascadeChecker(
+            stages=[
+                CascadeStage(name="local", detector=RefChecker(), band=BAND),
+                CascadeStage(name="minicheck", detector=open_stage, band=band),
+                CascadeStage(name="llm", detector=llm_refchecker(server)),
+            ]
+        )
+        guard = HallucinationGuard(
+            chain=build_rag_chain(
+                ListRetriever(passages=PASSAGES), server.chat_model(max_retries=0, timeout=5)
+            ),
+            detectors=checker,
+            max_attempts=1,
+            policies=[],
+        )
+        decided, llm_prompts = {}, {}
+        for question, answer in ASKED.items():
+            server.reset()
+            out = guard.invoke({"question": question})
+            (attempt,) = out.attempts
+            (result,) = attempt.results
+            decided[answer] = (result.details["decided_by"], out.passing)
+            llm_prompts[answer] = [
+                r.prompt for r in server.requests if EXTRACT in r.prompt or CHECK in r.prompt
+            ]
+            stages = [s["name"] for s in result.details["cascade"]["stages"]]
+            assert stages == ["local", "minicheck", "llm"][: len(stages)]
+            assert attempt.verdict.decided_by == {"cascade": result.details["decided_by"]}
+    assert decided == {
+        CLEAR: ("local", True),
+        first[1]: ("minicheck", False),  # no claim over 0.5 at random weights: none supported
+        second[1]: ("llm", False),
+    }
+    assert llm_prompts[CLEAR] == [] and llm_prompts[first[1]] == []
+    extract, *checks = llm_prompts[second[1]]
+    assert EXTRACT in extract and second[1] in extract and len(checks) == 1
+    assert all("Kuwait" in p and CHECK in p for p in checks)
+
+
+def test_stages_are_checked_at_construction():
+    from truthguard.cascade import CascadeStage
+
+    one = CascadeStage(name="a", detector=FakeDetector(score=0.5))
+    with pytest.raises(ValueError, match="at least two stages"):
+        CascadeChecker(stages=[one])
+    with pytest.raises(ValueError, match="a name of its own"):
+        CascadeChecker(stages=[one, one])
+    with pytest.raises(ValueError, match="either stages or escalate_to"):
+        CascadeChecker(stages=[one, one], escalate_to=FakeDetector(score=0.5))
+    with pytest.raises(ValueError, match="escalate_to: give the second stage"):
+        CascadeChecker()
+    with pytest.raises(ValueError, match="band"):
+        CascadeStage(name="b", detector=FakeDetector(score=0.5), band=(0.7, 0.2))
+
+
+def test_a_failing_middle_stage_leaves_the_stage_before_it_deciding():
+    from truthguard.cascade import CascadeStage
+
+    def boom(inp):
+        raise RuntimeError("no weights")
+
+    checker = CascadeChecker(
+        stages=[
+            CascadeStage(name="local", detector=FakeDetector(score=0.4), band=(0.3, 0.7)),
+            CascadeStage(name="open", detector=FakeDetector(score=boom), band=(0.3, 0.7)),
+            CascadeStage(name="llm", detector=FakeDetector(score=0.1)),
+        ]
+    )
+    r = checker.invoke(ask(UNSURE))
+    assert r.details["decided_by"] == "local:escalation_failed"
+    assert "the stage 'open' raised RuntimeError: no weights" in r.explanation
+    assert r.score == 0.4

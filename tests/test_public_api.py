@@ -48,6 +48,7 @@ def test_cascade_exports():
     assert truthguard.CascadeChecker is truthguard.cascade.CascadeChecker
     assert sorted(truthguard.cascade.__all__) == [
         "CascadeChecker",
+        "CascadeStage",
         "DEFAULT_BAND",
         "OPTIONAL_SIGNALS",
         "SIGNALS",

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from doubles import tiny_minicheck
 from truthguard.errors import ConfigurationError
 from truthguard.refchecker import RefChecker
 from truthguard.refchecker.minicheck import (
@@ -20,70 +21,13 @@ from truthguard.refchecker.named import named_checker
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
-tokenizers = pytest.importorskip("tokenizers")
 
 S1 = "Bi Sheng made movable type from baked clay."
 S2 = "He worked in the eleventh century."
 S3 = "Paper money came later in the same empire."
 DOC = f"{S1} {S2}\n{S3}"
 CLAIM = "Bi Sheng made movable type."
-TEXTS = (DOC, CLAIM, "the ninth century predict :")
-WORDS = sorted({w for t in TEXTS for w in t.replace(".", " .").split()})
-
-# specials in the order each family's real vocabulary numbers them
-_FAMILY = {
-    "roberta": (["<s>", "<pad>", "</s>", "<unk>"], "<s> $A </s>", "</s>"),
-    "deberta": (["[PAD]", "[CLS]", "[SEP]", "[UNK]"], "[CLS] $A [SEP]", "[SEP]"),
-    "t5": (["<pad>", "</s>", "<unk>"], "$A </s>", "</s>"),
-}
-
-
-def _tokenizer(family: str):
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors
-
-    specials, template, eos = _FAMILY[family]
-    vocab = {t: i for i, t in enumerate([*specials, *WORDS])}
-    unk = next(t for t in specials if "unk" in t.lower())
-    tok = Tokenizer(models.WordLevel(vocab, unk_token=unk))
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    ids = [(t, vocab[t]) for t in specials if t in template]
-    tok.post_processor = processors.TemplateProcessing(single=template, special_tokens=ids)
-    pad = next(t for t in specials if "pad" in t.lower())
-    return transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tok, eos_token=eos, pad_token=pad, unk_token=unk, model_max_length=4096
-    ), len(vocab)
-
-
-def tiny_minicheck(path, family: str) -> str:
-    """A MiniCheck-shaped model of ``family`` with random weights, saved in ``path``."""
-    tokenizer, n = _tokenizer(family)
-    torch.manual_seed(7)
-    # wide initial weights, so that the random model's outputs differ from chunk to chunk
-    small = {
-        "num_hidden_layers": 1,
-        "num_attention_heads": 2,
-        "intermediate_size": 16,
-        "initializer_range": 0.3 if family == "deberta" else 1.0,
-    }
-    if family == "roberta":
-        config = transformers.RobertaConfig(
-            vocab_size=n, hidden_size=8, max_position_embeddings=514, pad_token_id=1, **small
-        )
-        net = transformers.RobertaForSequenceClassification(config)
-    elif family == "deberta":
-        config = transformers.DebertaV2Config(
-            vocab_size=n, hidden_size=8, max_position_embeddings=2048, pad_token_id=0, **small
-        )
-        net = transformers.DebertaV2ForSequenceClassification(config)
-    else:
-        config = transformers.T5Config(
-            vocab_size=256, d_model=8, d_kv=4, d_ff=16, num_layers=1, num_heads=2,
-            decoder_start_token_id=0, pad_token_id=0, eos_token_id=1, initializer_factor=30.0,
-        )  # fmt: skip
-        net = transformers.T5ForConditionalGeneration(config)
-    net.save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return str(path)
+TEXTS = (DOC, CLAIM, "the ninth century")
 
 
 def _seen(model: MiniCheckModel) -> list[str]:
@@ -124,7 +68,7 @@ def test_sentences_keep_line_breaks_and_chunks_hold_whole_sentences():
 def test_each_variant_sees_the_authors_text_and_takes_the_best_chunk(
     tmp_path, family, prefix, sep, end, start
 ):
-    folder = tiny_minicheck(tmp_path / family, family)
+    folder = tiny_minicheck(tmp_path / family, family, TEXTS)
     # chunks of 11: S1 (9 tokens, 8 words) + S2 (7 tokens, 6 words) overflow either way
     model = MiniCheckModel(folder, chunk_size=11)
     tokenizer, _, kind = model.loaded()
@@ -160,7 +104,7 @@ def test_each_variant_sees_the_authors_text_and_takes_the_best_chunk(
 
 
 def test_truncation_cuts_the_end_of_the_joined_text(tmp_path):
-    folder = tiny_minicheck(tmp_path / "r", "roberta")
+    folder = tiny_minicheck(tmp_path / "r", "roberta", TEXTS)
     model = MiniCheckModel(folder, max_length=14)
     seen = _seen(model)
     model.score([(S1, CLAIM)])
@@ -169,7 +113,7 @@ def test_truncation_cuts_the_end_of_the_joined_text(tmp_path):
 
 
 def test_claims_aggregate_through_refchecker(tmp_path, embedder):
-    folder = tiny_minicheck(tmp_path / "d", "deberta")
+    folder = tiny_minicheck(tmp_path / "d", "deberta", TEXTS)
     checker = MiniCheckChecker(model=folder, chunk_size=11)
     refs = [DOC]
     answer = f"{CLAIM} He worked in the ninth century."

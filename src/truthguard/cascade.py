@@ -7,6 +7,11 @@ score falls in the uncertainty ``band``, or the local check says it cannot judge
 (:func:`escalation_reasons`). The result says which stage decided (``details["decided_by"]``),
 both stages' scores and what the check cost.
 
+Any number of stages works the same way (``stages=[CascadeStage(...), ...]``): the local check,
+say, then an open checker (``RefChecker(checker="minicheck-flan-t5-large")``), an LLM last; each
+stage decides the answers its own band and signals leave alone, the next one gets the rest, and
+``decided_by`` names the stage that decided (``local`` and ``llm`` in the two-stage form).
+
 Everything the cascade reads from the local stage is on its public result, so it works with any
 local detector: the ``score`` (for ``RefChecker()``, ``1 - P(hallucinated)`` of its calibrated
 decision), the ``label`` and, where a RefChecker gives them, ``details["reason"]``,
@@ -29,13 +34,14 @@ marked so; ``"invalid"`` returns an ``invalid`` result instead, which a guard tr
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import patch_config
-from pydantic import Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from truthguard._sync import run_sync
 from truthguard.detector import BaseDetector, DetectorInput
@@ -49,6 +55,7 @@ __all__ = [
     "OPTIONAL_SIGNALS",
     "SIGNALS",
     "CascadeChecker",
+    "CascadeStage",
     "Signal",
     "escalation_reasons",
 ]
@@ -208,6 +215,34 @@ def _stage(result: DetectionResult) -> dict[str, Any]:
     }
 
 
+class CascadeStage(BaseModel):
+    """One stage of a :class:`CascadeChecker`: a detector and what it escalates.
+
+    Example:
+        >>> from truthguard.testing import FakeDetector
+        >>> CascadeStage(name="open", detector=FakeDetector(score=0.5), band=(0.3, 0.7)).name
+        'open'
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    name: str = Field(min_length=1)
+    """What ``details["decided_by"]`` says when this stage decides."""
+    detector: BaseDetector
+    """The stage's detector; its scores lie in [0, 1], higher meaning more factual."""
+    band: tuple[float, float] | None = None
+    """Scores of this stage in ``[lo, hi]`` go to the next stage (ignored on the last)."""
+    escalate_on: tuple[Signal, ...] = ("band", "no_evidence", "invalid")
+    """Which signals send an answer on (see :func:`escalation_reasons`)."""
+
+    @field_validator("band")
+    @classmethod
+    def _band_ordered(cls, v: tuple[float, float] | None) -> tuple[float, float] | None:
+        if v is not None and not 0.0 <= v[0] <= v[1] <= 1.0:
+            raise ValueError("must be (lo, hi) with 0 <= lo <= hi <= 1")
+        return v
+
+
 class CascadeChecker(BaseDetector):
     """Local check first; only the answers it is unsure of go to a second (LLM) detector.
 
@@ -234,9 +269,14 @@ class CascadeChecker(BaseDetector):
 
     local: BaseDetector = Field(default_factory=RefChecker)
     """The first stage, run on every answer (default: the zero-LLM ``RefChecker()``)."""
-    escalate_to: BaseDetector
+    escalate_to: BaseDetector | None = None
     """The second stage, run only on escalated answers: say ``RefChecker(extractor=
-    LLMExtractor(model=llm), checker=LLMChecker(model=llm))``, or any detector."""
+    LLMExtractor(model=llm), checker=LLMChecker(model=llm))``, or any detector. Give either
+    this or :attr:`stages`."""
+    stages: list[CascadeStage] | None = None
+    """Any number of stages instead of ``local`` / ``escalate_to`` / ``band`` /
+    ``escalate_on``: each decides the answers its band and signals do not escalate, the last
+    decides the rest; ``decided_by`` is the deciding stage's name."""
     band: tuple[float, float] | None = DEFAULT_BAND
     """Local scores in ``[lo, hi]`` are escalated (None: only the other signals escalate).
     Choose it on labelled rows with :func:`~truthguard.evaluation.band.choose_band` or
@@ -261,9 +301,27 @@ class CascadeChecker(BaseDetector):
 
     @model_validator(mode="after")
     def _stages_in_unit_range(self) -> CascadeChecker:
-        for name in ("local", "escalate_to"):
-            bounds = type(getattr(self, name)).score_bounds
+        if self.stages is not None:
+            given = self.model_fields_set & {"local", "escalate_to", "band", "escalate_on"}
+            if given:
+                raise ValueError(
+                    f"stages: give either stages or {', '.join(sorted(given))}, not both"
+                )
+            if len(self.stages) < 2:
+                raise ValueError("stages: a cascade has at least two stages")
+            names = [s.name for s in self.stages]
+            if len(set(names)) < len(names):
+                raise ValueError(f"stages: each stage needs a name of its own, got {names}")
+        elif self.escalate_to is None:
+            raise ValueError("escalate_to: give the second stage (or stages=[...])")
+        for stage in self.chain():
+            bounds = type(stage.detector).score_bounds
             if bounds is not None and (bounds[0] < 0.0 or bounds[1] > 1.0):
+                name = (
+                    stage.name
+                    if self.stages is not None
+                    else ("local" if stage.name == "local" else "escalate_to")
+                )
                 raise ValueError(f"{name}: scores must lie in [0, 1], this one's lie in {bounds}")
         return self
 
@@ -294,7 +352,8 @@ class CascadeChecker(BaseDetector):
     ) -> None:
         """Let a local stage that prepares a batch up front (``RefChecker.aprefetch`` embeds
         the texts its checks will need in one pass) do so for this batch."""
-        prefetch = getattr(self.local, "aprefetch", None)
+        first = self.chain()[0].detector
+        prefetch = getattr(first, "aprefetch", None)
         if prefetch is None:
             return
         staged = []
@@ -304,67 +363,93 @@ class CascadeChecker(BaseDetector):
             except InvalidInputError:
                 continue  # its own check reports it
             assert isinstance(inp, RefCheckerInput)
-            staged.append(_stage_input(self.local, inp))
+            staged.append(_stage_input(first, inp))
         await prefetch(staged, config)
+
+    def chain(self) -> list[CascadeStage]:
+        """The stages in order: :attr:`stages`, or ``local`` then ``escalate_to`` named
+        ``local`` and ``llm``."""
+        if self.stages is not None:
+            return list(self.stages)
+        assert self.escalate_to is not None
+        return [
+            CascadeStage(
+                name="local", detector=self.local, band=self.band, escalate_on=self.escalate_on
+            ),
+            CascadeStage(name="llm", detector=self.escalate_to),
+        ]
 
     async def _acheck(self, inp: DetectorInput, session: LLMSession) -> DetectionResult:
         assert isinstance(inp, RefCheckerInput)
         started = time.monotonic()
         config: RunnableConfig = session.config
-        local = await self.local.ainvoke(
-            _stage_input(self.local, inp), patch_config(config, run_name="cascade:local")
+        stages = self.chain()
+        first = stages[0]
+        result = await first.detector.ainvoke(
+            _stage_input(first.detector, inp),
+            patch_config(config, run_name=f"cascade:{first.name}"),
         )
-        reasons = escalation_reasons(local, band=self.band, escalate_on=self.escalate_on)
-        if not reasons:
-            return self._decided(local, "local", local, None, reasons)
-        remaining = None if self.deadline is None else self.deadline - (time.monotonic() - started)
-        if remaining is not None and remaining <= 0:  # the local stage used the whole deadline
-            why = f"no time left for the second stage within the {self.deadline}s deadline"
-            return self._fallback(local, "escalation_timed_out", why, reasons)
-        task = asyncio.ensure_future(
-            self.escalate_to.ainvoke(
-                _stage_input(self.escalate_to, inp),
-                patch_config(config, run_name="cascade:llm"),
+        ran: list[tuple[CascadeStage, DetectionResult, list[str]]] = []
+        for stage, nxt in itertools.pairwise(stages):
+            reasons = escalation_reasons(result, band=stage.band, escalate_on=stage.escalate_on)
+            ran.append((stage, result, reasons))
+            if not reasons:
+                return self._decided(ran)
+            what = "the second stage" if len(stages) == 2 else f"the stage {nxt.name!r}"
+            left = None if self.deadline is None else self.deadline - (time.monotonic() - started)
+            if left is not None and left <= 0:  # the stages so far used the whole deadline
+                why = f"no time left for {what} within the {self.deadline}s deadline"
+                return self._fallback(ran, "escalation_timed_out", why)
+            task = asyncio.ensure_future(
+                nxt.detector.ainvoke(
+                    _stage_input(nxt.detector, inp),
+                    patch_config(config, run_name=f"cascade:{nxt.name}"),
+                )
             )
-        )
-        try:
-            done, _ = await asyncio.wait({task}, timeout=remaining)
-        except asyncio.CancelledError:
-            task.cancel()
-            raise
-        if not done:
-            task.cancel()
-            await asyncio.wait({task}, timeout=_CANCEL_GRACE)
-            task.add_done_callback(lambda t: t.cancelled() or t.exception())
-            why = f"the second stage did not finish within the {self.deadline}s deadline"
-            return self._fallback(local, "escalation_timed_out", why, reasons)
-        error = task.exception() if not task.cancelled() else asyncio.CancelledError()
-        if error is not None:
-            if self.llm_settings.raise_on_error:
-                raise error
-            why = f"the second stage raised {type(error).__name__}: {error}"
-            return self._fallback(local, "escalation_failed", why, reasons, error=error)
-        escalated = task.result()
-        if escalated.label == Label.INVALID:
-            why = f"the second stage gave no verdict: {escalated.invalid_reason}"
-            return self._fallback(local, "escalation_failed", why, reasons, escalated=escalated)
-        return self._decided(escalated, "llm", local, escalated, reasons)
+            try:
+                done, _ = await asyncio.wait({task}, timeout=left)
+            except asyncio.CancelledError:
+                task.cancel()
+                raise
+            if not done:
+                task.cancel()
+                await asyncio.wait({task}, timeout=_CANCEL_GRACE)
+                task.add_done_callback(lambda t: t.cancelled() or t.exception())
+                why = f"{what} did not finish within the {self.deadline}s deadline"
+                return self._fallback(ran, "escalation_timed_out", why)
+            error = task.exception() if not task.cancelled() else asyncio.CancelledError()
+            if error is not None:
+                if self.llm_settings.raise_on_error:
+                    raise error
+                why = f"{what} raised {type(error).__name__}: {error}"
+                return self._fallback(ran, "escalation_failed", why, error=error)
+            result = task.result()
+            if result.label == Label.INVALID:
+                why = f"{what} gave no verdict: {result.invalid_reason}"
+                return self._fallback(ran, "escalation_failed", why, escalated=(nxt, result))
+        ran.append((stages[-1], result, []))
+        return self._decided(ran)
 
     def _decided(
         self,
-        deciding: DetectionResult,
-        decided_by: str,
-        local: DetectionResult,
-        escalated: DetectionResult | None,
-        reasons: list[str],
+        ran: list[tuple[CascadeStage, DetectionResult, list[str]]],
         *,
+        outcome: str = "",
         note: str = "",
+        escalated: tuple[CascadeStage, DetectionResult] | None = None,
     ) -> DetectionResult:
-        summary, cost = self._summary(local, escalated, reasons)
-        prefix = {
-            "local": "Decided locally",
-            "llm": f"Escalated ({', '.join(reasons)}); decided by {deciding.detector}",
-        }.get(decided_by, f"Decided locally ({note})")
+        """The last stage that ran decides (``outcome``: it decides because the next failed)."""
+        stage, deciding, _ = ran[-1]
+        summary, cost = self._summary(ran, escalated)
+        if outcome:
+            decided_by = f"{stage.name}:{outcome}"
+            by = "locally" if len(ran) == 1 else f"by {stage.name}"
+            prefix = f"Decided {by} ({note})"
+        elif len(ran) == 1:
+            decided_by, prefix = stage.name, "Decided locally"
+        else:
+            decided_by = stage.name
+            prefix = f"Escalated ({', '.join(ran[-2][2])}); decided by {deciding.detector}"
         return deciding.model_copy(
             update={
                 "detector": self.detector_name,
@@ -375,53 +460,69 @@ class CascadeChecker(BaseDetector):
         )
 
     def _summary(
-        self, local: DetectionResult, escalated: DetectionResult | None, reasons: list[str]
+        self,
+        ran: list[tuple[CascadeStage, DetectionResult, list[str]]],
+        escalated: tuple[CascadeStage, DetectionResult] | None,
     ) -> tuple[dict[str, Any], Usage]:
-        """``details["cascade"]`` (why, both stages, the cost) and the stages' usage summed."""
-        cost = local.usage + (escalated.usage if escalated is not None else Usage())
+        """``details["cascade"]`` (why, every stage that ran, the cost) and their usage summed.
+        ``local`` is the first stage's result, ``llm`` the last stage's when it ran."""
+        runs = [(s, r, why) for s, r, why in ran]
+        if escalated is not None:
+            runs.append((escalated[0], escalated[1], []))
+        cost = sum((r.usage for _, r, _ in runs), Usage())
+        stages = self.chain()
+        first, last = runs[0][1], runs[-1][1] if runs[-1][0].name == stages[-1].name else None
+        later = [r.usage.wall_seconds for _, r, _ in runs[1:]]
         summary = {
-            "escalated": bool(reasons),
-            "reasons": reasons,
-            "band": list(self.band) if self.band is not None else None,
-            "local": _stage(local),
-            "llm": None if escalated is None else _stage(escalated),
+            "escalated": bool(runs[0][2]),
+            "reasons": runs[0][2],
+            "band": list(stages[0].band) if stages[0].band is not None else None,
+            "local": _stage(first),
+            "llm": None if last is None or len(runs) == 1 else _stage(last),
+            "stages": [
+                {
+                    "name": s.name,
+                    **_stage(r),
+                    "band": list(s.band) if s.band is not None else None,
+                    "escalated_for": why,
+                }
+                for s, r, why in runs
+            ],
             "cost": {
                 "llm_calls": cost.llm_calls,
                 "prompt_tokens": cost.prompt_tokens,
                 "completion_tokens": cost.completion_tokens,
-                "local_seconds": round(local.usage.wall_seconds, 4),
-                "llm_seconds": None
-                if escalated is None
-                else round(escalated.usage.wall_seconds, 4),
+                "local_seconds": round(first.usage.wall_seconds, 4),
+                "llm_seconds": round(sum(later), 4) if later else None,
             },
         }
         return summary, cost
 
     def _fallback(
         self,
-        local: DetectionResult,
+        ran: list[tuple[CascadeStage, DetectionResult, list[str]]],
         outcome: str,
         why: str,
-        reasons: list[str],
         *,
-        escalated: DetectionResult | None = None,
+        escalated: tuple[CascadeStage, DetectionResult] | None = None,
         error: BaseException | None = None,
     ) -> DetectionResult:
         if self.on_escalation_failure == "local":
-            out = self._decided(local, f"local:{outcome}", local, escalated, reasons, note=why)
+            out = self._decided(ran, outcome=outcome, note=why, escalated=escalated)
             if error is not None:
                 out.details["cascade"]["error"] = f"{type(error).__name__}: {error}"
             return out
-        summary, usage = self._summary(local, escalated, reasons)
+        summary, usage = self._summary(ran, escalated)
         if error is not None:
             summary["error"] = f"{type(error).__name__}: {error}"
+        failed = escalated[1] if escalated is not None else None
         return DetectionResult.invalid(
             self.detector_name,
             why,
             usage=usage,
-            raw_output=escalated.raw_output if escalated is not None else None,
+            raw_output=failed.raw_output if failed is not None else None,
             details={
-                **(escalated.details if escalated is not None else {}),
+                **(failed.details if failed is not None else {}),
                 "error": outcome,
                 "decided_by": outcome,  # no stage decided
                 "cascade": summary,
