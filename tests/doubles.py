@@ -3,6 +3,7 @@ NLI model for the checker tests."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -265,3 +266,37 @@ def tiny_minicheck(path: Any, family: str, texts: Sequence[str]) -> str:
     net.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return str(path)
+
+
+def tiny_hhem(path: Any, texts: Sequence[str]) -> tuple[str, str]:
+    """HHEM-2.1-Open's layout with a tiny random Flan-T5: ``path/model`` (config.json naming
+    the foundation, model.safetensors under the ``t5.`` prefix) and ``path/foundation`` (the
+    T5 config and a word-level tokenizer holding the words of ``texts`` and of the prompt)."""
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from safetensors.torch import save_file
+
+    from truthguard.refchecker.hhem import HHEM_PROMPT
+
+    prompt = HHEM_PROMPT.replace("<pad>", "").format(text1="", text2="")
+    found = {w for t in (*texts, prompt) for w in re.findall(r"\w+|[^\w\s]+", t)}
+    tokenizer, _ = _tokenizer("t5", sorted(found))
+    foundation, model = path / "foundation", path / "model"
+    config = transformers.T5Config(
+        vocab_size=128, d_model=8, d_kv=4, d_ff=16, num_layers=1, num_heads=2,
+        decoder_start_token_id=0, pad_token_id=0, eos_token_id=1, initializer_factor=1.0,
+    )  # fmt: skip
+    config.save_pretrained(foundation)
+    tokenizer.save_pretrained(foundation)
+    torch.manual_seed(7)
+    net = transformers.T5ForTokenClassification(config)
+    state = {f"t5.{k}": v.contiguous() for k, v in net.state_dict().items()}
+    state.pop("t5.transformer.encoder.embed_tokens.weight", None)  # tied, as published
+    model.mkdir()
+    save_file(state, str(model / "model.safetensors"))
+    (model / "config.json").write_text(
+        json.dumps({"model_type": "HHEMv2", "foundation": str(foundation)})
+    )
+    return str(model), str(foundation)

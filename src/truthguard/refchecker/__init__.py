@@ -2,9 +2,9 @@
 
 Public names: the detector :class:`RefChecker`, its extractors (:class:`LLMExtractor`,
 :class:`LocalExtractor`), checkers (:class:`LLMChecker`, :class:`LocalChecker`,
-:class:`NLIChecker`, :class:`MiniCheckChecker`; a published open checker by name with
-:func:`named_checker`) and the
-aggregators (:func:`strict_agg`, :func:`soft_agg`, :func:`major_agg`).
+:class:`NLIChecker`, :class:`MiniCheckChecker`, :class:`HHEMChecker`; a published open
+checker by name with :func:`named_checker`) and the aggregators (:func:`strict_agg`,
+:func:`soft_agg`, :func:`major_agg`).
 """
 
 from truthguard.refchecker.aggregate import (
@@ -30,6 +30,7 @@ from truthguard.refchecker.extractors import (
     LLMExtractor,
     LocalExtractor,
 )
+from truthguard.refchecker.hhem import HHEMChecker
 from truthguard.refchecker.minicheck import MiniCheckChecker
 from truthguard.refchecker.named import CHECKER_NAMES, named_checker
 from truthguard.refchecker.segment import Segment, segment_references
@@ -42,6 +43,7 @@ __all__ = [
     "ClaimExtractor",
     "ClaimVerdict",
     "Extraction",
+    "HHEMChecker",
     "LLMChecker",
     "LLMExtractor",
     "LocalChecker",
