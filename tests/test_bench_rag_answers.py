@@ -164,3 +164,15 @@ def test_the_bench_reports_each_set_as_written_and_with_distractors(tmp_path):
     table = format_table(out)
     assert table.startswith("as written:\nrag-answers: 5 answers")
     assert "with 1 passages of other references added to each answer (seed 0):" in table
+
+
+def test_a_named_checker_folder_labels_the_claims(data, tmp_path):
+    from doubles import tiny_minicheck
+
+    folder = tiny_minicheck(tmp_path / "mc", "roberta", [*TUNNEL, *(a for a, _, _ in ROWS)])
+    done = _run("--data", str(data), "--json", "--checker", folder)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["checker"] == folder and out["rows"] == 4 and out["llm_calls"] == 0
+    wrong = _run("--data", str(data), "--checker", "minicheck-tiny")
+    assert wrong.returncode != 0 and "--checker: unknown checker 'minicheck-tiny'" in wrong.stderr

@@ -37,6 +37,7 @@ from typing import Any
 from truthguard import metrics
 from truthguard._progress import progress
 from truthguard._sync import run_sync
+from truthguard.bench._checker import add_checker_argument, refchecker_with
 from truthguard.bench._perturbations import TYPES, Perturbation, build_perturbations, reword
 from truthguard.datasets import load_chale
 from truthguard.datasets._loaders import strip_html
@@ -147,6 +148,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="ask every question in a chat (the question as the history), checked with "
         "RefChecker(chat_replies=...); default: no chat",
     )
+    add_checker_argument(parser)
 
 
 def _passes(result: Any) -> bool:
@@ -248,7 +250,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     chat = getattr(args, "chat", None)
     if chat:
         kwargs["chat_replies"] = chat
-    detector = RefChecker(**kwargs)
+    checker = getattr(args, "checker", "local")
+    detector = refchecker_with(checker, **kwargs) if checker != "local" else RefChecker(**kwargs)
 
     def asked(question: str, answer: str, reference: str) -> dict[str, Any]:
         inp = {"question": question, "answer": answer, "references": [reference]}

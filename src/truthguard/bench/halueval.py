@@ -9,8 +9,9 @@ ChatGPT wrote with a plausible hallucination, for three tasks:
 * **summarization**: a news article and a 3-4 sentence summary.
 
 Every figure is the decision a guard would release on: the result's ``passing`` (or, where
-unset, ``label == factual``) of ``RefChecker()`` at its defaults (``--checker nli:MODEL``: with
-an ``NLIChecker`` labelling the claims instead, e.g. a model ``truthguard train-checker`` wrote).
+unset, ``label == factual``) of ``RefChecker()`` at its defaults (``--checker NAME-OR-PATH``:
+another checker labels the claims, ``nli:MODEL`` for a model ``truthguard train-checker`` wrote,
+``minicheck-flan-t5-large`` or a folder of downloaded weights).
 Reported per task: correct outputs passed, hallucinated outputs rejected, their mean (balanced
 accuracy), the AUROC of the score, milliseconds per answer and per checked claim (warm, CPU of
 the process over wall clock on a shared machine: both given). Beside it: the HaluEval paper's
@@ -36,6 +37,7 @@ import numpy as np
 
 from truthguard._progress import progress
 from truthguard._sync import run_sync
+from truthguard.bench._checker import add_checker_argument, refchecker_with
 from truthguard.datasets import HALUEVAL_TASKS, load_halueval
 from truthguard.datasets._loaders import HaluEvalItem
 from truthguard.metrics import auroc
@@ -168,12 +170,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="ask every row in a chat: a row without a chat history gets its question as one",
     )
-    parser.add_argument(
-        "--checker",
-        default="local",
-        help="claim checker: local (the default grounding) or nli:MODEL (NLIChecker with a hub id "
-        "or a folder, e.g. one written by truthguard train-checker)",
-    )
+    add_checker_argument(parser)
 
 
 def spread_rows(total: int, n: int) -> list[int]:
@@ -189,18 +186,9 @@ def select_rows(items: list[HaluEvalItem], n: int, *, spread: bool) -> list[Halu
 
 
 def build_detector(checker: str = "local", chat_replies: str = "open") -> Any:
-    """``RefChecker(chat_replies=...)``, or with ``nli:MODEL`` one whose claims an
-    ``NLIChecker`` labels."""
-    from truthguard.refchecker import RefChecker
-
-    if checker == "local":
-        return RefChecker(chat_replies=chat_replies)
-    kind, _, model = checker.partition(":")
-    if kind != "nli" or not model.strip():
-        raise SystemExit(f"--checker: expected local or nli:MODEL, got {checker!r}")
-    from truthguard.refchecker import NLIChecker
-
-    return RefChecker(checker=NLIChecker(model=model), chat_replies=chat_replies)
+    """``RefChecker(chat_replies=...)``, its claims labelled by the checker ``checker`` names
+    (``nli:MODEL``, a name such as ``minicheck-flan-t5-large``, a folder of weights)."""
+    return refchecker_with(checker, chat_replies=chat_replies)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

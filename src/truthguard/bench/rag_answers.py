@@ -27,6 +27,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from truthguard.bench._checker import add_checker_argument, refchecker_with
 from truthguard.errors import InvalidInputError
 
 __all__ = [
@@ -75,6 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seed", type=int, default=0, help="seed of the distractor draw (default 0)"
     )
+    add_checker_argument(parser)
 
 
 def find_dev(data: str | Path | None) -> Path | None:
@@ -174,10 +176,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if n < 0:
         raise InvalidInputError("distractors", f"must be >= 0, got {n}")
     seed = getattr(args, "seed", 0)
-    detector = RefChecker()
+    checker = getattr(args, "checker", "local")
+    detector = refchecker_with(checker) if checker != "local" else RefChecker()
     detector.invoke(_WARM)  # the model loaded and every code path warm, outside the timing
     parts = [_score(detector, path, rows) for path, rows in zip(paths, loaded, strict=True)]
     out = _report(parts, args)
+    if checker != "local":
+        out["checker"] = checker
     if not n:
         return out
     noisy = [

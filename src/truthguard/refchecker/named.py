@@ -7,12 +7,15 @@ loads on the first check.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from truthguard.errors import ConfigurationError
-from truthguard.refchecker.checkers import ClaimChecker
+from truthguard.refchecker.checkers import ClaimChecker, NLIChecker
 from truthguard.refchecker.hhem import HHEMChecker
 from truthguard.refchecker.minicheck import MINICHECK_MODELS, MiniCheckChecker
 
-__all__ = ["CHECKER_NAMES", "named_checker"]
+__all__ = ["CHECKER_NAMES", "checker_from_spec", "named_checker"]
 
 CHECKER_NAMES: tuple[str, ...] = ("hhem-2.1-open", *MINICHECK_MODELS)
 """The names ``RefChecker(checker=...)`` accepts."""
@@ -33,4 +36,57 @@ def named_checker(name: str) -> ClaimChecker:
     raise ConfigurationError(
         f"unknown checker name {name!r}; the named checkers are {', '.join(CHECKER_NAMES)} "
         "(or pass a checker object, e.g. MiniCheckChecker(model='./folder'))"
+    )
+
+
+_KINDS = {"nli": NLIChecker, "minicheck": MiniCheckChecker, "hhem": HHEMChecker}
+_NLI_LABELS = ("entail", "contradict", "neutral")
+
+
+def _by_folder(path: Path) -> ClaimChecker:
+    """The checker a folder of weights is for, read from its ``config.json``."""
+    try:
+        config = json.loads((path / "config.json").read_text())
+    except (OSError, ValueError) as e:
+        raise ConfigurationError(
+            f"the folder {str(path)!r} holds no readable config.json, so which checker it is "
+            "for is unknown; name it as KIND:FOLDER (nli, minicheck or hhem)"
+        ) from e
+    kind = str(config.get("model_type", "")).lower()
+    labels = [str(v).lower() for v in (config.get("id2label") or {}).values()]
+    if kind == "hhemv2" or "foundation" in config:
+        return HHEMChecker(model=str(path))
+    if kind == "t5" or (labels and not any(v.startswith(_NLI_LABELS) for v in labels)):
+        return MiniCheckChecker(model=str(path))  # MiniCheck's two classes carry no names
+    return NLIChecker(model=str(path))
+
+
+def checker_from_spec(spec: str) -> ClaimChecker | None:
+    """The checker a command line names; None for ``local``.
+
+    ``local``; a name of :data:`CHECKER_NAMES`; ``KIND:MODEL`` with KIND ``nli``,
+    ``minicheck`` or ``hhem`` and MODEL a hub id or folder; or a folder of weights, its kind
+    read from its ``config.json`` (HHEM names a foundation; a T5, or a classifier whose labels
+    are not entailment / neutral / contradiction, is MiniCheck; else an NLI model).
+
+    Example:
+        >>> type(checker_from_spec("minicheck:./weights")).__name__
+        'MiniCheckChecker'
+    """
+    text = spec.strip()
+    if text in ("", "local"):
+        return None
+    if text.lower() in CHECKER_NAMES:
+        return named_checker(text)
+    kind, sep, model = text.partition(":")
+    if sep and kind.lower() in _KINDS:
+        if not model.strip():
+            raise ConfigurationError(f"{text!r}: give the model after {kind}:")
+        return _KINDS[kind.lower()](model=model.strip())
+    path = Path(text).expanduser()
+    if path.is_dir():
+        return _by_folder(path)
+    raise ConfigurationError(
+        f"unknown checker {spec!r}: not local, a name ({', '.join(CHECKER_NAMES)}), "
+        "KIND:MODEL (nli, minicheck, hhem) or a folder"
     )
