@@ -44,9 +44,7 @@ def test_a_spec_names_a_kind_or_a_folder_read_by_its_config(tmp_path):
     hhem = _folder(tmp_path / "h", {"model_type": "HHEMv2", "foundation": "google/flan-t5-base"})
     t5 = _folder(tmp_path / "t", {"model_type": "t5"})
     two = _folder(tmp_path / "r", {"model_type": "roberta", "id2label": {"0": "LABEL_0"}})
-    nli = _folder(
-        tmp_path / "n", {"model_type": "deberta-v2", "id2label": {"0": "contradiction"}}
-    )
+    nli = _folder(tmp_path / "n", {"model_type": "deberta-v2", "id2label": {"0": "contradiction"}})
     assert [type(checker_from_spec(f)) for f in (hhem, t5, two, nli)] == [
         HHEMChecker,
         MiniCheckChecker,
