@@ -300,3 +300,49 @@ def tiny_hhem(path: Any, texts: Sequence[str]) -> tuple[str, str]:
         json.dumps({"model_type": "HHEMv2", "foundation": str(foundation)})
     )
     return str(model), str(foundation)
+
+
+def tiny_lettuce(path: Any, texts: Sequence[str], favour: int | None = None) -> str:
+    """A tiny random ModernBERT token classifier saved in ``path`` (LettuceDetect's layout); with
+    ``favour`` 0 or 1 every token leans to that class (1: unsupported)."""
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+
+    prompt = (
+        "Briefly answer the following question : Bear in mind that your response should be "
+        "strictly based on the following passages : passage In case the passages do not contain "
+        'the necessary information to answer the question , please reply with : " Unable to '
+        'based on given . " output : 0 1 2 3 4 5 6 7 8 9'
+    )
+    found = sorted({w for t in (*texts, prompt) for w in re.findall(r"\w+|[^\w\s]+", t)})
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    vocab = {t: i for i, t in enumerate([*specials, *found])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", 2), ("[SEP]", 3)],
+    )
+    tokenizer = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, cls_token="[CLS]", sep_token="[SEP]", pad_token="[PAD]",
+        unk_token="[UNK]", mask_token="[MASK]", model_max_length=8192,
+    )  # fmt: skip
+    config = transformers.ModernBertConfig(
+        vocab_size=len(vocab), hidden_size=8, intermediate_size=16, num_hidden_layers=1,
+        num_attention_heads=2, pad_token_id=0, cls_token_id=2, sep_token_id=3, num_labels=2,
+        initializer_range=1.0,
+    )  # fmt: skip
+    torch.manual_seed(7)
+    net = transformers.ModernBertForTokenClassification(config)
+    if favour is not None:
+        with torch.no_grad():
+            net.classifier.weight.zero_()
+            net.classifier.bias.zero_()
+            net.classifier.bias[favour] = 4.0
+    net.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path)

@@ -160,7 +160,8 @@ def test_the_all_extra_holds_every_feature_extra_and_the_readme_names_each():
     ]
     (spec,) = extras["all"]
     named = set(re.fullmatch(r"truthguard\[(.*)\]", spec).group(1).split(","))
-    opt_in = {"ray", "openvino"}  # a cluster runtime and an opt-in encoder: asked for by name
+    # a cluster runtime, an opt-in encoder, the open checkers' packages: asked for by name
+    opt_in = {"ray", "openvino", "open-checkers"}
     assert named == set(extras) - {"all", "dev"} - opt_in
     assert {"agents", "otel"} <= named
     install = (root / "docs" / "index.md").read_text()

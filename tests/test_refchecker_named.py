@@ -7,7 +7,13 @@ import json
 import pytest
 
 from truthguard.errors import ConfigurationError
-from truthguard.refchecker import HHEMChecker, MiniCheckChecker, NLIChecker, RefChecker
+from truthguard.refchecker import (
+    HHEMChecker,
+    LettuceDetectChecker,
+    MiniCheckChecker,
+    NLIChecker,
+    RefChecker,
+)
 from truthguard.refchecker.named import CHECKER_NAMES, checker_from_spec, named_checker
 
 
@@ -17,11 +23,14 @@ def test_every_name_builds_its_checker_without_loading_it():
         "minicheck-roberta-large",
         "minicheck-deberta-v3-large",
         "minicheck-flan-t5-large",
+        "lettucedetect",
+        "lettucedetect-large",
     )
     for name in CHECKER_NAMES:
         checker = named_checker(name)
         assert checker.model == name
-        assert isinstance(checker, HHEMChecker if name.startswith("hhem") else MiniCheckChecker)
+        kinds = {"hhem": HHEMChecker, "mini": MiniCheckChecker, "lett": LettuceDetectChecker}
+        assert isinstance(checker, kinds[name[:4]])
         assert type(RefChecker(checker=name).checker) is type(checker)
     with pytest.raises(ConfigurationError, match="unknown checker name 'alignscore'"):
         RefChecker(checker="alignscore")
@@ -45,8 +54,14 @@ def test_a_spec_names_a_kind_or_a_folder_read_by_its_config(tmp_path):
     t5 = _folder(tmp_path / "t", {"model_type": "t5"})
     two = _folder(tmp_path / "r", {"model_type": "roberta", "id2label": {"0": "LABEL_0"}})
     nli = _folder(tmp_path / "n", {"model_type": "deberta-v2", "id2label": {"0": "contradiction"}})
-    assert [type(checker_from_spec(f)) for f in (hhem, t5, two, nli)] == [
+    lettuce = _folder(
+        tmp_path / "m",
+        {"model_type": "modernbert", "architectures": ["ModernBertForTokenClassification"]},
+    )
+    assert isinstance(checker_from_spec(f"lettucedetect:{lettuce}"), LettuceDetectChecker)
+    assert [type(checker_from_spec(f)) for f in (hhem, lettuce, t5, two, nli)] == [
         HHEMChecker,
+        LettuceDetectChecker,
         MiniCheckChecker,
         MiniCheckChecker,
         NLIChecker,

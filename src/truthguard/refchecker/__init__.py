@@ -2,7 +2,8 @@
 
 Public names: the detector :class:`RefChecker`, its extractors (:class:`LLMExtractor`,
 :class:`LocalExtractor`), checkers (:class:`LLMChecker`, :class:`LocalChecker`,
-:class:`NLIChecker`, :class:`MiniCheckChecker`, :class:`HHEMChecker`; a published open
+:class:`NLIChecker`, :class:`MiniCheckChecker`, :class:`HHEMChecker`,
+:class:`LettuceDetectChecker`; a published open
 checker by name with :func:`named_checker`) and the aggregators (:func:`strict_agg`,
 :func:`soft_agg`, :func:`major_agg`).
 """
@@ -31,6 +32,7 @@ from truthguard.refchecker.extractors import (
     LocalExtractor,
 )
 from truthguard.refchecker.hhem import HHEMChecker
+from truthguard.refchecker.lettuce import LettuceDetectChecker
 from truthguard.refchecker.minicheck import MiniCheckChecker
 from truthguard.refchecker.named import CHECKER_NAMES, named_checker
 from truthguard.refchecker.segment import Segment, segment_references
@@ -46,6 +48,7 @@ __all__ = [
     "HHEMChecker",
     "LLMChecker",
     "LLMExtractor",
+    "LettuceDetectChecker",
     "LocalChecker",
     "LocalExtractor",
     "MiniCheckChecker",

@@ -13,11 +13,12 @@ from pathlib import Path
 from truthguard.errors import ConfigurationError
 from truthguard.refchecker.checkers import ClaimChecker, NLIChecker
 from truthguard.refchecker.hhem import HHEMChecker
+from truthguard.refchecker.lettuce import LETTUCE_MODELS, LettuceDetectChecker
 from truthguard.refchecker.minicheck import MINICHECK_MODELS, MiniCheckChecker
 
 __all__ = ["CHECKER_NAMES", "checker_from_spec", "named_checker"]
 
-CHECKER_NAMES: tuple[str, ...] = ("hhem-2.1-open", *MINICHECK_MODELS)
+CHECKER_NAMES: tuple[str, ...] = ("hhem-2.1-open", *MINICHECK_MODELS, *LETTUCE_MODELS)
 """The names ``RefChecker(checker=...)`` accepts."""
 
 
@@ -33,13 +34,20 @@ def named_checker(name: str) -> ClaimChecker:
         return MiniCheckChecker(model=key)
     if key == "hhem-2.1-open":
         return HHEMChecker(model=key)
+    if key in LETTUCE_MODELS:
+        return LettuceDetectChecker(model=key)
     raise ConfigurationError(
         f"unknown checker name {name!r}; the named checkers are {', '.join(CHECKER_NAMES)} "
         "(or pass a checker object, e.g. MiniCheckChecker(model='./folder'))"
     )
 
 
-_KINDS = {"nli": NLIChecker, "minicheck": MiniCheckChecker, "hhem": HHEMChecker}
+_KINDS: dict[str, type[ClaimChecker]] = {
+    "nli": NLIChecker,
+    "minicheck": MiniCheckChecker,
+    "hhem": HHEMChecker,
+    "lettucedetect": LettuceDetectChecker,
+}
 _NLI_LABELS = ("entail", "contradict", "neutral")
 
 
@@ -50,12 +58,14 @@ def _by_folder(path: Path) -> ClaimChecker:
     except (OSError, ValueError) as e:
         raise ConfigurationError(
             f"the folder {str(path)!r} holds no readable config.json, so which checker it is "
-            "for is unknown; name it as KIND:FOLDER (nli, minicheck or hhem)"
+            "for is unknown; name it as KIND:FOLDER (nli, minicheck, hhem or lettucedetect)"
         ) from e
     kind = str(config.get("model_type", "")).lower()
     labels = [str(v).lower() for v in (config.get("id2label") or {}).values()]
     if kind == "hhemv2" or "foundation" in config:
         return HHEMChecker(model=str(path))
+    if any(str(a).endswith("ForTokenClassification") for a in config.get("architectures") or []):
+        return LettuceDetectChecker(model=str(path))  # it labels tokens, not pairs
     if kind == "t5" or (labels and not any(v.startswith(_NLI_LABELS) for v in labels)):
         return MiniCheckChecker(model=str(path))  # MiniCheck's two classes carry no names
     return NLIChecker(model=str(path))
@@ -65,9 +75,10 @@ def checker_from_spec(spec: str) -> ClaimChecker | None:
     """The checker a command line names; None for ``local``.
 
     ``local``; a name of :data:`CHECKER_NAMES`; ``KIND:MODEL`` with KIND ``nli``,
-    ``minicheck`` or ``hhem`` and MODEL a hub id or folder; or a folder of weights, its kind
-    read from its ``config.json`` (HHEM names a foundation; a T5, or a classifier whose labels
-    are not entailment / neutral / contradiction, is MiniCheck; else an NLI model).
+    ``minicheck``, ``hhem`` or ``lettucedetect`` and MODEL a hub id or folder; or a folder of
+    weights, its kind read from its ``config.json`` (HHEM names a foundation; a token
+    classifier is LettuceDetect; a T5, or a classifier whose labels are not entailment /
+    neutral / contradiction, is MiniCheck; else an NLI model).
 
     Example:
         >>> type(checker_from_spec("minicheck:./weights")).__name__
@@ -88,5 +99,5 @@ def checker_from_spec(spec: str) -> ClaimChecker | None:
         return _by_folder(path)
     raise ConfigurationError(
         f"unknown checker {spec!r}: not local, a name ({', '.join(CHECKER_NAMES)}), "
-        "KIND:MODEL (nli, minicheck, hhem) or a folder"
+        "KIND:MODEL (nli, minicheck, hhem, lettucedetect) or a folder"
     )
