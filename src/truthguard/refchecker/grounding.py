@@ -218,8 +218,8 @@ _TURNED = {"above": "below", "below": "above"}
 
 
 def _negated_alike(claim_text: str, issue: Issue, near: Sequence[Analysed]) -> bool:
-    """Whether ``issue`` flags a negation of the claim whose verb an evidence sentence about
-    the same thing negates too ("don't fold it within 10 minutes" / "Do not fold the treadmill
+    """Whether ``issue`` flags a negation of the claim whose verb its evidence sentence
+    negates too ("don't fold it within 10 minutes" / "Do not fold the treadmill
     within 10 minutes"): the two say the same, whatever the words around the verb."""
     if issue.kind != "negation" or issue.relation != "conflict":
         return False
@@ -594,7 +594,8 @@ def ground_claim(
 
         issues = _conflicts_in_context(claim_text, context, issues, whole)
 
-    issues = [i for i in issues if not _negated_alike(claim_text, i, near)]
+    said = [analyse(sentence[3])] if sentence else []
+    issues = [i for i in issues if not _negated_alike(claim_text, i, said)]
     if any(i.relation in ("conflict", "opposite") for i in issues):
         label, support = "Contradiction", 0.0
     elif issues or precision < precision_threshold:
