@@ -222,7 +222,15 @@ def _tokenizer(family: str, words: list[str]):
     tok = Tokenizer(models.WordLevel(vocab, unk_token=unk))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
     ids = [(t, vocab[t]) for t in specials if t in template]
-    tok.post_processor = processors.TemplateProcessing(single=template, special_tokens=ids)
+    # pairs as each family joins them (AlignScore tokenizes premise and claim as a pair)
+    pair = {
+        "roberta": "<s> $A </s> </s> $B </s>",
+        "deberta": "[CLS] $A [SEP] $B [SEP]",
+        "t5": "$A </s> $B </s>",
+    }[family]
+    tok.post_processor = processors.TemplateProcessing(
+        single=template, pair=pair, special_tokens=ids
+    )
     pad = next(t for t in specials if "pad" in t.lower())
     return transformers.PreTrainedTokenizerFast(
         tokenizer_object=tok, eos_token=eos, pad_token=pad, unk_token=unk, model_max_length=4096

@@ -8,6 +8,7 @@ import pytest
 
 from truthguard.errors import ConfigurationError
 from truthguard.refchecker import (
+    AlignScoreChecker,
     HHEMChecker,
     LettuceDetectChecker,
     MiniCheckChecker,
@@ -25,15 +26,25 @@ def test_every_name_builds_its_checker_without_loading_it():
         "minicheck-flan-t5-large",
         "lettucedetect",
         "lettucedetect-large",
+        "alignscore-base",
+        "alignscore-large",
     )
     for name in CHECKER_NAMES:
         checker = named_checker(name)
         assert checker.model == name
-        kinds = {"hhem": HHEMChecker, "mini": MiniCheckChecker, "lett": LettuceDetectChecker}
+        kinds = {
+            "hhem": HHEMChecker,
+            "mini": MiniCheckChecker,
+            "lett": LettuceDetectChecker,
+            "alig": AlignScoreChecker,
+        }
         assert isinstance(checker, kinds[name[:4]])
         assert type(RefChecker(checker=name).checker) is type(checker)
     with pytest.raises(ConfigurationError, match="unknown checker name 'alignscore'"):
         RefChecker(checker="alignscore")
+    pair = checker_from_spec("alignscore:./AlignScore-large.ckpt,./roberta-large")
+    assert isinstance(pair, AlignScoreChecker)
+    assert (pair.model, pair.base) == ("./AlignScore-large.ckpt", "./roberta-large")
 
 
 def _folder(path, config):

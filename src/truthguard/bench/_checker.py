@@ -10,9 +10,10 @@ __all__ = ["CHECKER_HELP", "add_checker_argument", "refchecker_with"]
 CHECKER_HELP = (
     "claim checker: local (the default grounding); a name: hhem-2.1-open, "
     "minicheck-roberta-large, minicheck-deberta-v3-large, minicheck-flan-t5-large, "
-    "lettucedetect, lettucedetect-large; a folder of downloaded weights (HHEM, MiniCheck, "
-    "LettuceDetect or an NLI model, told apart by its config.json); or KIND:MODEL with KIND "
-    "nli, minicheck, hhem or lettucedetect and MODEL a hub id or a folder"
+    "lettucedetect, lettucedetect-large, alignscore-base, alignscore-large; a folder of "
+    "downloaded weights (HHEM, MiniCheck, LettuceDetect or an NLI model, told apart by its "
+    "config.json); or KIND:MODEL with KIND nli, minicheck, hhem or lettucedetect and MODEL a hub "
+    "id or a folder, or alignscore:CHECKPOINT,BASE"
 )
 
 

@@ -3,7 +3,7 @@
 Public names: the detector :class:`RefChecker`, its extractors (:class:`LLMExtractor`,
 :class:`LocalExtractor`), checkers (:class:`LLMChecker`, :class:`LocalChecker`,
 :class:`NLIChecker`, :class:`MiniCheckChecker`, :class:`HHEMChecker`,
-:class:`LettuceDetectChecker`; a published open
+:class:`LettuceDetectChecker`, :class:`AlignScoreChecker`; a published open
 checker by name with :func:`named_checker`) and the aggregators (:func:`strict_agg`,
 :func:`soft_agg`, :func:`major_agg`).
 """
@@ -16,6 +16,7 @@ from truthguard.refchecker.aggregate import (
     soft_agg,
     strict_agg,
 )
+from truthguard.refchecker.alignscore import AlignScoreChecker
 from truthguard.refchecker.checkers import (
     ClaimChecker,
     ClaimVerdict,
@@ -40,6 +41,7 @@ from truthguard.refchecker.segment import Segment, segment_references
 __all__ = [
     "ABSTAIN",
     "CHECKER_NAMES",
+    "AlignScoreChecker",
     "Claim",
     "ClaimChecker",
     "ClaimExtractor",

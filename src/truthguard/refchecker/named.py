@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from truthguard.errors import ConfigurationError
+from truthguard.refchecker.alignscore import ALIGNSCORE_MODELS, AlignScoreChecker
 from truthguard.refchecker.checkers import ClaimChecker, NLIChecker
 from truthguard.refchecker.hhem import HHEMChecker
 from truthguard.refchecker.lettuce import LETTUCE_MODELS, LettuceDetectChecker
@@ -18,7 +19,12 @@ from truthguard.refchecker.minicheck import MINICHECK_MODELS, MiniCheckChecker
 
 __all__ = ["CHECKER_NAMES", "checker_from_spec", "named_checker"]
 
-CHECKER_NAMES: tuple[str, ...] = ("hhem-2.1-open", *MINICHECK_MODELS, *LETTUCE_MODELS)
+CHECKER_NAMES: tuple[str, ...] = (
+    "hhem-2.1-open",
+    *MINICHECK_MODELS,
+    *LETTUCE_MODELS,
+    *ALIGNSCORE_MODELS,
+)
 """The names ``RefChecker(checker=...)`` accepts."""
 
 
@@ -36,6 +42,8 @@ def named_checker(name: str) -> ClaimChecker:
         return HHEMChecker(model=key)
     if key in LETTUCE_MODELS:
         return LettuceDetectChecker(model=key)
+    if key in ALIGNSCORE_MODELS:
+        return AlignScoreChecker(model=key)
     raise ConfigurationError(
         f"unknown checker name {name!r}; the named checkers are {', '.join(CHECKER_NAMES)} "
         "(or pass a checker object, e.g. MiniCheckChecker(model='./folder'))"
@@ -75,7 +83,8 @@ def checker_from_spec(spec: str) -> ClaimChecker | None:
     """The checker a command line names; None for ``local``.
 
     ``local``; a name of :data:`CHECKER_NAMES`; ``KIND:MODEL`` with KIND ``nli``,
-    ``minicheck``, ``hhem`` or ``lettucedetect`` and MODEL a hub id or folder; or a folder of
+    ``minicheck``, ``hhem`` or ``lettucedetect`` and MODEL a hub id or folder
+    (``alignscore:CHECKPOINT,BASE`` for an AlignScore checkpoint and its RoBERTa); or a folder of
     weights, its kind read from its ``config.json`` (HHEM names a foundation; a token
     classifier is LettuceDetect; a T5, or a classifier whose labels are not entailment /
     neutral / contradiction, is MiniCheck; else an NLI model).
@@ -90,14 +99,17 @@ def checker_from_spec(spec: str) -> ClaimChecker | None:
     if text.lower() in CHECKER_NAMES:
         return named_checker(text)
     kind, sep, model = text.partition(":")
-    if sep and kind.lower() in _KINDS:
+    if sep and (kind.lower() in _KINDS or kind.lower() == "alignscore"):
         if not model.strip():
             raise ConfigurationError(f"{text!r}: give the model after {kind}:")
+        if kind.lower() == "alignscore":  # alignscore:CHECKPOINT,BASE
+            ckpt, _, base = model.strip().partition(",")
+            return AlignScoreChecker(model=ckpt, base=base or None)
         return _KINDS[kind.lower()](model=model.strip())
     path = Path(text).expanduser()
     if path.is_dir():
         return _by_folder(path)
     raise ConfigurationError(
         f"unknown checker {spec!r}: not local, a name ({', '.join(CHECKER_NAMES)}), "
-        "KIND:MODEL (nli, minicheck, hhem, lettucedetect) or a folder"
+        "KIND:MODEL (nli, minicheck, hhem, lettucedetect, alignscore) or a folder"
     )
