@@ -320,6 +320,8 @@ def negated_at(text: str, offset: int) -> bool:
     """Whether the verb the word at ``offset`` depends on is negated ("Do not fold it within
     10 minutes": "10" hangs from "fold", which "not" negates; in "an SDK that can't reach the
     server waits up to 5 seconds" the "5" hangs from "waits", which nothing negates)."""
+    if not _CUES.search(text):
+        return False  # no negation to scope
     doc = parse(text)
     tok = next((t for t in doc if t.idx <= offset < t.idx + len(t.text)), None)
     while tok is not None:
@@ -367,6 +369,14 @@ DOWN = frozenset(
 )
 """Words that say a value went down ("fell 8 percent", "cut by a fifth", "a decline of 8%")."""
 
+_MOVES = re.compile(
+    r"\b(?:ris|rose|increas|grow|grew|gain|climb|jump|up\b|high|improv|expand|rais|boost|surg"
+    r"|soar|lift|widen|accelerat|fall|fell|decreas|declin|drop|down\b|low|cut|reduc|shr[iau]nk"
+    r"|slip|slid|los|sink|sank|plung|contract|shed|eas|dip|narrow|slow|slash|trim)",
+    re.IGNORECASE,
+)
+"""The surface forms of :data:`UP` and :data:`DOWN`: a text with none of them is not parsed."""
+
 _PATH = 4
 """Heads climbed from a value to the word that says which way it moved."""
 
@@ -378,6 +388,8 @@ def direction_at(text: str, start: int, end: int) -> tuple[str, int, int] | None
     "increased by 8%", "an 8% rise", "a decline of 8 percent"); a negated verb turns it
     ("did not fall 8%" says nothing either way, so it is read as None). None when no such word
     governs the value within a few heads."""
+    if not _MOVES.search(text):
+        return None  # no word of moving: nothing to parse for
     doc = parse(text)
     tok = next((t for t in doc if start <= t.idx < end), None)
     for _ in range(_PATH):
