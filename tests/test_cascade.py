@@ -812,3 +812,48 @@ def test_a_failing_middle_stage_leaves_the_stage_before_it_deciding():
     assert r.details["decided_by"] == "local:escalation_failed"
     assert "the stage 'open' raised RuntimeError: no weights" in r.explanation
     assert r.score == 0.4
+
+
+def test_truthguard_evaluate_builds_a_cascade_of_stages_from_its_config(tmp_path):
+    import json
+
+    from doubles import tiny_minicheck
+    from truthguard.evaluation import evaluate, read_results
+
+    folder = tiny_minicheck(tmp_path / "mc", "roberta", [*PASSAGES, CLEAR, UNSURE])
+    rows = [
+        {"id": "clear", "question": QUESTION, "answer": CLEAR, "contexts": PASSAGES},
+        {"id": "unsure", "question": QUESTION, "answer": UNSURE, "contexts": PASSAGES},
+    ]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    stages = [
+        {"name": "local", "band": list(BAND)},
+        {"name": "open", "band": [0.0, 1.0], "options": {"checker": f"minicheck:{folder}"}},
+        {"name": "llm"},  # the last stage checks with the detector's model
+    ]
+    with llm_server() as server:
+        model = {
+            "provider": "openai",
+            "kwargs": {
+                "model": "gpt-test",
+                "base_url": server.base_url,
+                "api_key": "sk-test",
+                "max_retries": 0,
+            },
+        }
+        config = {
+            "detectors": {
+                "cascade": {"type": "cascade", "model": model, "options": {"stages": stages}}
+            }
+        }
+        evaluate(tmp_path / "rows.jsonl", config, tmp_path / "run", progress=False)
+        assert len(server.requests) == 2  # the unsure answer's one LLM check, after the open stage
+    results = {r["id"]: r["details"] for r in read_results(tmp_path / "run")}
+    assert {k: d["decided_by"] for k, d in results.items()} == {"clear": "local", "unsure": "llm"}
+    ran = [s["name"] for s in results["unsure"]["cascade"]["stages"]]
+    assert ran == ["local", "open", "llm"]
+    bad = {
+        "detectors": {"c": {"type": "cascade", "model": model, "options": {"stages": [{"x": 1}]}}}
+    }
+    with pytest.raises(InvalidInputError, match=r"stages\[0\]"):
+        evaluate(tmp_path / "rows.jsonl", bad, tmp_path / "run2", progress=False)

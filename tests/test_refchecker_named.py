@@ -40,8 +40,9 @@ def test_every_name_builds_its_checker_without_loading_it():
         }
         assert isinstance(checker, kinds[name[:4]])
         assert type(RefChecker(checker=name).checker) is type(checker)
-    with pytest.raises(ConfigurationError, match="unknown checker name 'alignscore'"):
+    with pytest.raises(ConfigurationError, match="unknown checker 'alignscore'"):
         RefChecker(checker="alignscore")
+    assert type(RefChecker(checker="local").checker).__name__ == "LocalChecker"
     pair = checker_from_spec("alignscore:./AlignScore-large.ckpt,./roberta-large")
     assert isinstance(pair, AlignScoreChecker)
     assert (pair.model, pair.base) == ("./AlignScore-large.ckpt", "./roberta-large")

@@ -403,6 +403,39 @@ def _cascade_stages(
     return stages[0], stages[1]
 
 
+def _cascade_stage_list(field: str, given: Any, model: Any, store: Any) -> list[Any]:
+    """``options.stages`` of a ``cascade`` detector: a list of tables, each ``name``, ``band``,
+    ``escalate_on``, ``llm`` (the stage checks with the detector's model; default: the last
+    stage only) and ``options`` (its RefChecker's, ``checker: minicheck-flan-t5-large`` say)."""
+    from truthguard.cascade import CascadeStage
+    from truthguard.refchecker import LLMChecker, LLMExtractor, RefChecker
+
+    if not isinstance(given, list) or not all(isinstance(t, dict) for t in given):
+        raise InvalidInputError(f"{field}.options.stages", "must be a list of stage tables")
+    out = []
+    for i, table in enumerate(given):
+        at = f"{field}.options.stages[{i}]"
+        unknown = set(table) - {"name", "band", "escalate_on", "llm", "options"}
+        if unknown:
+            raise InvalidInputError(at, f"unknown keys {sorted(unknown)}")
+        opts = dict(table.get("options") or {})
+        if table.get("llm", i == len(given) - 1):
+            opts.setdefault("extractor", LLMExtractor(model=model))
+            opts.setdefault("checker", LLMChecker(model=model))
+            if store is not None:
+                opts.setdefault("store", store)
+        try:
+            detector = RefChecker(**opts)
+            stage = {k: table[k] for k in ("name", "band", "escalate_on") if k in table}
+            out.append(CascadeStage(detector=detector, **stage))
+        except InvalidInputError as e:
+            msg = str(e).split(": ", 1)[-1]
+            raise InvalidInputError(f"{at}.options.{e.field}", msg) from e
+        except ValidationError as e:
+            raise InvalidInputError(at, e.errors()[0]["msg"]) from e
+    return out
+
+
 def _build_detector(
     name: str, spec: DetectorSpec, config: EvaluateConfig, store: Any, rate_share: int
 ) -> Any:
@@ -431,9 +464,12 @@ def _build_detector(
         cls = CascadeChecker
         if model is None:
             raise InvalidInputError(f"{field}.model", "cascade needs the model of its LLM stage")
-        options["local"], options["escalate_to"] = _cascade_stages(
-            field, options.pop("local", None), options.pop("escalate", None), model, store
-        )
+        if "stages" in options:
+            options["stages"] = _cascade_stage_list(field, options.pop("stages"), model, store)
+        else:
+            options["local"], options["escalate_to"] = _cascade_stages(
+                field, options.pop("local", None), options.pop("escalate", None), model, store
+            )
     elif spec.type == "reverse_validation":
         from truthguard.rv import ReverseValidation
 

@@ -121,8 +121,10 @@ class RefChecker(BaseDetector):
     extractor: ClaimExtractor = Field(default_factory=LocalExtractor)
     """Turns the answer into claims (``LocalExtractor`` or ``LLMExtractor``)."""
     checker: ClaimChecker = Field(default_factory=LocalChecker)
-    """Labels each claim (``LocalChecker`` or ``LLMChecker``), or the name of a published open
-    checker (:data:`~truthguard.refchecker.named.CHECKER_NAMES`, ``"minicheck-flan-t5-large"``)."""
+    """Labels each claim (``LocalChecker`` or ``LLMChecker``), or a string: the name of a
+    published open checker (``"minicheck-flan-t5-large"``, see
+    :data:`~truthguard.refchecker.named.CHECKER_NAMES`), ``KIND:MODEL`` or a folder of weights
+    (:func:`~truthguard.refchecker.named.checker_from_spec`)."""
     score: Literal["calibrated", "entailment_ratio", "mean_support", "min_support"] = "calibrated"
     """Numeric score: ``calibrated`` (``1 - P(hallucinated)`` of :attr:`decision`; with a
     checker other than the local grounding one, ``entailment_ratio``), ``entailment_ratio``,
@@ -197,9 +199,9 @@ class RefChecker(BaseDetector):
     @classmethod
     def _named_checker(cls, v: Any) -> Any:
         if isinstance(v, str):
-            from truthguard.refchecker.named import named_checker
+            from truthguard.refchecker.named import checker_from_spec
 
-            return named_checker(v)
+            return checker_from_spec(v) or LocalChecker()
         return v
 
     @field_validator("remarks", mode="before")
