@@ -153,3 +153,15 @@ def test_an_answer_of_remarks_only_is_decided_by_what_they_name():
     # beside a fact claim, remarks decide nothing
     fact = {"kind": "fact", "checker_output": json.dumps({"p_unsupported": 0.3})}
     assert answer_probability([remark(("name", "conflict")), fact]) == (0.3, 1)
+
+
+def test_a_place_ending_like_a_peoples_adjective_is_a_name_the_sources_must_state():
+    from truthguard.refchecker.support import fact_unsupported
+
+    claim = "Dubai is in Oman."
+    oman = {"kind": "name", "relation": "ungrounded", "text": "Oman", "start": 12, "end": 16}
+    assert fact_unsupported([oman], claim) == "name"
+    # a people's adjective before its noun is still left to the model ("a German company")
+    claim = "It is a German company."
+    german = {"kind": "name", "relation": "ungrounded", "text": "German", "start": 8, "end": 14}
+    assert fact_unsupported([german], claim) is None

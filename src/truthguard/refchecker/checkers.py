@@ -722,7 +722,7 @@ class LocalChecker(ClaimChecker):
                 fields["issues"] += _unanswered(claim.text, question, g)
                 model = self.support or SupportModel.default()
                 p = model.probability(claim_features(raw, fields["issues"]))
-                why = fact_unsupported(fields["issues"])
+                why = fact_unsupported(fields["issues"], claim.text)
                 if why is not None:
                     # a number no source states, or a value set against the evidence's own
                     p = max(p, FACT_P)

@@ -122,7 +122,7 @@ def _noun(word: str) -> bool:
     return not found or "NOUN" in found
 
 
-def fact_unsupported(issues: Sequence[Mapping[str, Any]]) -> str | None:
+def fact_unsupported(issues: Sequence[Mapping[str, Any]], claim: str | None = None) -> str | None:
     """Why the claim's facts alone leave it unsupported, or None.
 
     ``"conflict"``: a fact, a negation, a role, or a word put for one in a near copy is set
@@ -146,9 +146,28 @@ def fact_unsupported(issues: Sequence[Mapping[str, Any]]) -> str | None:
         i for i in issues if i.get("kind") in _NAME_KINDS and i.get("relation") == "ungrounded"
     ]
     for i in names:
-        if not _LOOSE_NAME.match(str(i.get("text", ""))) or _in_longer_name(i, names):
+        text = str(i.get("text", ""))
+        if not _LOOSE_NAME.match(text) or _in_longer_name(i, names) or _place(claim, i):
             return "name"
     return None
+
+
+def _place(claim: str | None, issue: Mapping[str, Any]) -> bool:
+    """Whether a name the loose pattern admits ("Oman", "Iran", "Milan": "-an" like "German")
+    is a place in ``claim``: a proper noun that modifies no noun, where a people's adjective
+    modifies one ("a German company")."""
+    text, start = str(issue.get("text", "")), issue.get("start")
+    if (
+        claim is None
+        or not isinstance(start, int)
+        or not text.endswith("an")
+        or text.endswith("ian")
+    ):
+        return False
+    from truthguard.refchecker.structure import parse
+
+    tok = next((t for t in parse(claim) if t.idx == start), None)
+    return tok is not None and tok.pos_ == "PROPN" and tok.dep_ not in ("amod", "compound")
 
 
 def _in_longer_name(issue: Mapping[str, Any], names: Sequence[Mapping[str, Any]]) -> bool:
