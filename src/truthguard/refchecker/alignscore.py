@@ -84,13 +84,17 @@ def _resolve(model: str, base: str | None) -> tuple[Path, str]:
     """The checkpoint file and the base model (hub id or folder)."""
     if model in ALIGNSCORE_MODELS:
         ckpt, hub_base = ALIGNSCORE_MODELS[model]
+        # a name is looked up in the local Hugging Face cache only: nothing is downloaded at run
+        # time (an offline machine would fail there); fetch it once as the message says
         try:
-            from huggingface_hub import hf_hub_download
+            from huggingface_hub import try_to_load_from_cache
 
-            path = Path(hf_hub_download(_REPO, ckpt, local_files_only=_offline()))
-        except Exception as e:  # offline, HTTP errors: all mean "not available here"
-            raise ConfigurationError(alignscore_missing_message(model)) from e
-        return path, base or hub_base
+            found = try_to_load_from_cache(_REPO, ckpt)
+        except ImportError:
+            found = None
+        if not isinstance(found, str):
+            raise ConfigurationError(alignscore_missing_message(model))
+        return Path(found), base or hub_base
     path = Path(model).expanduser()
     if not path.is_file():
         raise ConfigurationError(
