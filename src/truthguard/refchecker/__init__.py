@@ -17,13 +17,7 @@ from truthguard.refchecker.aggregate import (
     strict_agg,
 )
 from truthguard.refchecker.alignscore import AlignScoreChecker
-from truthguard.refchecker.checkers import (
-    ClaimChecker,
-    ClaimVerdict,
-    LLMChecker,
-    LocalChecker,
-    NLIChecker,
-)
+from truthguard.refchecker.checkers import ClaimChecker, ClaimVerdict, LLMChecker, LocalChecker
 from truthguard.refchecker.detector import RefChecker, RefCheckerInput
 from truthguard.refchecker.extractors import (
     Claim,
@@ -36,6 +30,7 @@ from truthguard.refchecker.hhem import HHEMChecker
 from truthguard.refchecker.lettuce import LettuceDetectChecker
 from truthguard.refchecker.minicheck import MiniCheckChecker
 from truthguard.refchecker.named import CHECKER_NAMES, named_checker
+from truthguard.refchecker.nli import NLIChecker
 from truthguard.refchecker.segment import Segment, segment_references
 
 __all__ = [

@@ -21,24 +21,24 @@ and the tokenizer.
 
 from __future__ import annotations
 
-import asyncio
-import functools
-import json
-import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, PrivateAttr
+from pydantic import Field
 
 from truthguard.errors import ConfigurationError
-from truthguard.llm import LLMSession
-from truthguard.refchecker.checkers import ClaimChecker, ClaimVerdict
-from truthguard.refchecker.extractors import Claim
-from truthguard.refchecker.minicheck import _offline, _sentences, document
-from truthguard.refchecker.retrieval import Retrieval
-from truthguard.store import ArtifactStore
+from truthguard.refchecker.minicheck import _sentences
+from truthguard.refchecker.nli import (
+    PairChecker,
+    WeightsModel,
+    batches,
+    fetch_message,
+    needs,
+    offline,
+    once,
+)
 
 __all__ = [
     "ALIGNSCORE_MODELS",
@@ -56,19 +56,16 @@ ALIGNSCORE_MODELS: dict[str, tuple[str, str]] = {
 _REPO = "yzha/AlignScore"
 _WORDS_PER_CHUNK = 350  # inference.py: n_chunk = words // 350 + 1
 
-_lock = threading.Lock()
-
 
 def alignscore_missing_message(model: str) -> str:
     """The one error a machine without the weights gets, saying how to fetch both parts."""
     ckpt, base = ALIGNSCORE_MODELS.get(model, ALIGNSCORE_MODELS["alignscore-large"])
     folder = "./" + base.rsplit("/", 1)[-1]
-    return (
-        f"the AlignScore model {model!r} is not on this machine and could not be downloaded. "
-        f"Where the Hugging Face hub is reachable, run `huggingface-cli download {_REPO} {ckpt} "
-        f"--local-dir ./alignscore` and `huggingface-cli download {base} --local-dir {folder}`, "
-        f"copy both here and pass AlignScoreChecker(model='./alignscore/{ckpt}', "
-        f"base='{folder}')."
+    return fetch_message(
+        "AlignScore",
+        model,
+        [f"{_REPO} {ckpt} --local-dir ./alignscore", f"{base} --local-dir {folder}"],
+        f"copy both here and pass AlignScoreChecker(model='./alignscore/{ckpt}', base='{folder}')",
     )
 
 
@@ -108,19 +105,14 @@ def _resolve(model: str, base: str | None) -> tuple[Path, str]:
     return path, base
 
 
-@functools.lru_cache(maxsize=2)
 def _load(model: str, base: str | None, device: str, allow_pickle: bool) -> tuple[Any, Any, Any]:
-    """Tokenizer, encoder and three-way head, once per process."""
-    try:
+    """Tokenizer, encoder and three-way head."""
+    with needs("AlignScoreChecker"):
         import torch
         from transformers import AutoConfig, AutoModel, AutoTokenizer
-    except ImportError as e:
-        raise ConfigurationError(
-            "AlignScoreChecker needs transformers and torch: pip install 'truthguard[local]'"
-        ) from e
     ckpt, base_source = _resolve(model, base)
     local_base = Path(base_source).expanduser().is_dir()
-    only_local = local_base or _offline()
+    only_local = local_base or offline()
     try:
         config = AutoConfig.from_pretrained(base_source, local_files_only=only_local)
         tokenizer = AutoTokenizer.from_pretrained(base_source, local_files_only=only_local)
@@ -168,37 +160,27 @@ class _Scored:
     sentences: list[str]
     matrix: list[list[float]]  # chunks x claim sentences
 
+    def raw(self) -> dict[str, Any]:
+        return {"score": round(self.score, 4), "chunks": len(self.chunks),
+                "sentences": len(self.sentences)}  # fmt: skip
 
-class AlignScoreModel:
-    """AlignScore's ``nli_sp`` score of (context, claim) pairs.
 
-    Args:
-        model: ``"alignscore-base"`` / ``"alignscore-large"`` or the path of a checkpoint.
-        base: The RoBERTa base model (hub id or folder); a name brings its own.
-        device: Torch device.
-        batch_size: Pairs per forward pass.
-        allow_pickle: Read a checkpoint holding pickled objects (only for a trusted file).
-    """
+@dataclass
+class AlignScoreModel(WeightsModel):
+    """AlignScore's ``nli_sp`` score of (context, claim) pairs (``model``: ``"alignscore-base"``
+    / ``"alignscore-large"`` or the path of a checkpoint)."""
 
-    def __init__(
-        self,
-        model: str | Path = "alignscore-large",
-        *,
-        base: str | Path | None = None,
-        device: str = "cpu",
-        batch_size: int = 16,
-        allow_pickle: bool = False,
-    ) -> None:
-        self.model = str(model)
-        self.base = None if base is None else str(base)
-        self.device = device
-        self.batch_size = batch_size
-        self.allow_pickle = allow_pickle
+    model: str | Path = "alignscore-large"
+    _: KW_ONLY
+    base: str | Path | None = None
+    """The RoBERTa base model (hub id or folder); a name brings its own."""
+    allow_pickle: bool = False
+    """Read a checkpoint holding pickled objects (only for a trusted file)."""
 
     def loaded(self) -> tuple[Any, Any, Any]:
         """Tokenizer, encoder and head (loaded on first use, cached per process)."""
-        with _lock:
-            return _load(self.model, self.base, self.device, self.allow_pickle)
+        base = None if self.base is None else str(self.base)
+        return once(_load, self.model, base, self.device, self.allow_pickle)
 
     def aligned(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """P(aligned) of each (premise chunk, claim sentence) pair."""
@@ -206,8 +188,7 @@ class AlignScoreModel:
 
         tokenizer, encoder, head = self.loaded()
         out: list[float] = []
-        for s in range(0, len(pairs), self.batch_size):
-            part = pairs[s : s + self.batch_size]
+        for part in batches(pairs, self.batch_size):
             batch = tokenizer(
                 [p for p, _ in part],
                 [h for _, h in part],
@@ -243,7 +224,7 @@ class AlignScoreModel:
         return out
 
 
-class AlignScoreChecker(ClaimChecker):
+class AlignScoreChecker(PairChecker):
     """AlignScore judges each claim against its retrieved segments (aligned or not).
 
     A claim is Entailment when its score reaches ``threshold``, else Neutral; its support is the
@@ -255,55 +236,24 @@ class AlignScoreChecker(ClaimChecker):
         ...                             base="./roberta-large")
     """
 
+    mode = "alignscore"
     model: str | Path = "alignscore-large"
     """``"alignscore-base"`` / ``"alignscore-large"`` or the path of a downloaded checkpoint."""
     base: str | Path | None = None
     """The RoBERTa base (folder or hub id) the checkpoint was trained from; a name brings its
     own (``FacebookAI/roberta-large`` / ``-base``)."""
-    device: str = "cpu"
-    """Torch device of the model."""
     batch_size: int = Field(default=16, ge=1)
     """(chunk, claim sentence) pairs per forward pass."""
-    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
-    """A claim is Entailment when its score reaches this."""
     allow_pickle: bool = False
     """Read a Lightning checkpoint that holds pickled objects besides tensors (runs their
     code: only for a file you trust)."""
 
-    _net: AlignScoreModel | None = PrivateAttr(default=None)
-
     def alignscore(self) -> AlignScoreModel:
         """The model wrapper (its weights load on first use)."""
-        if self._net is None:
-            self._net = AlignScoreModel(
-                self.model, base=self.base, device=self.device, batch_size=self.batch_size,
-                allow_pickle=self.allow_pickle,
-            )  # fmt: skip
-        return self._net
+        return AlignScoreModel(
+            self.model, base=self.base, device=self.device, batch_size=self.batch_size,
+            allow_pickle=self.allow_pickle,
+        )  # fmt: skip
 
-    async def acheck(
-        self,
-        question: str,
-        claims: list[Claim],
-        retrieval: Retrieval,
-        session: LLMSession,
-        *,
-        store: ArtifactStore | None,
-    ) -> list[ClaimVerdict]:
-        return await asyncio.to_thread(self.check, claims, retrieval)
-
-    def check(self, claims: list[Claim], retrieval: Retrieval) -> list[ClaimVerdict]:
-        """One verdict per claim (blocking; :meth:`acheck` runs it off the event loop)."""
-        pairs = [(document(retrieval, i), c.text) for i, c in enumerate(claims)]
-        out = []
-        for s in self.alignscore().score(pairs):
-            label = "Entailment" if s.score >= self.threshold else "Neutral"
-            raw = {
-                "score": round(s.score, 4),
-                "chunks": len(s.chunks),
-                "sentences": len(s.sentences),
-            }
-            out.append(
-                ClaimVerdict(label=label, support=s.score, raw=json.dumps(raw), mode="alignscore")
-            )
-        return out
+    def scores(self, pairs: list[tuple[str, str]]) -> list[tuple[float, dict[str, Any]]]:
+        return [(s.score, s.raw()) for s in self.alignscore().score(pairs)]

@@ -5,8 +5,9 @@
 * :class:`LocalChecker`: no LLM; fact grounding (numbers, dates, names, titles, negation and
   content words must be found in the evidence, see :mod:`truthguard.refchecker.grounding`), or
   the legacy similarity score, or a local ``CrossEncoder`` NLI model.
-* :class:`NLIChecker`: a cross-encoder NLI model (hub id or path) judges the relation, the fact
-  grounding guards numbers, dates and names.
+* :class:`~truthguard.refchecker.nli.NLIChecker` (in :mod:`~truthguard.refchecker.nli`): a
+  cross-encoder NLI model (hub id or path) judges the relation, the fact grounding guards numbers,
+  dates and names.
 
 Each verdict carries a *support* in [0, 1] used by the ``mean_support`` / ``min_support`` scores:
 1 or 0 for an LLM label (Entailment or not); for the grounding checker the soft precision of the
@@ -44,7 +45,6 @@ from truthguard.refchecker.extractors import Claim
 from truthguard.refchecker.grounding import EvidencePool, Grounding, SoftMatcher, ground_claim
 from truthguard.refchecker.lexical import content_recall
 from truthguard.refchecker.meaning import MeaningModel
-from truthguard.refchecker.nli import NLIModel
 from truthguard.refchecker.opposites import flips
 from truthguard.refchecker.proportions import read_shares
 from truthguard.refchecker.retrieval import Retrieval
@@ -53,7 +53,7 @@ from truthguard.refchecker.support import FACT_P, SupportModel, claim_features, 
 from truthguard.similarity import CrossEncoderSimilarity, get_default_similarity
 from truthguard.store import ArtifactStore, cached_call
 
-__all__ = ["ClaimChecker", "ClaimVerdict", "LLMChecker", "LocalChecker", "NLIChecker"]
+__all__ = ["ClaimChecker", "ClaimVerdict", "LLMChecker", "LocalChecker"]
 
 
 class ClaimVerdict(BaseModel):
@@ -524,7 +524,8 @@ class LocalChecker(ClaimChecker):
     (segment, claim) pair; Entailment when some segment entails the claim (probability >=
     ``nli_threshold``), else Contradiction when some segment contradicts it, else Neutral. With
     ``grounding`` on, the fact check still applies: an ungrounded fact caps the label at
-    Neutral, a conflicting one makes it Contradiction. See :class:`NLIChecker` for hub models.
+    Neutral, a conflicting one makes it Contradiction. See
+    :class:`~truthguard.refchecker.nli.NLIChecker` for hub models.
 
     Example:
         >>> checker = LocalChecker(word_floor=0.55)
@@ -819,67 +820,6 @@ def _nli_verdicts(
             ClaimVerdict(label=label, support=support, raw=json.dumps(raw), mode="nli", **fields)
         )
     return out
-
-
-class NLIChecker(LocalChecker):
-    """A cross-encoder NLI model judges each claim; the fact grounding guards numbers and names.
-
-    ``model`` is a Hugging Face hub id or a local directory of a sequence-classification NLI
-    model: three-way (DeBERTa-v3 MNLI family, e.g. ``cross-encoder/nli-deberta-v3-small``) or
-    two-way consistency (HHEM-style). It is loaded on the first check; when it is neither on disk
-    nor downloadable, a :class:`~truthguard.errors.ConfigurationError` names it and says how to
-    fetch it. Each claim is paired with each of its ``top_k`` segments (premise = segment): it is
-    Entailment when some segment entails it with probability >= ``nli_threshold``, else
-    Contradiction when some segment contradicts it, else Neutral. With ``grounding`` on (the
-    default), a number, date or name of the claim missing from the evidence caps it at Neutral
-    and one conflicting with its evidence sentence makes it Contradiction, whatever the model
-    says: NLI models are known to pass swapped numbers.
-
-    Example:
-        >>> checker = NLIChecker(model="cross-encoder/nli-deberta-v3-small")  # loads lazily
-    """
-
-    model: str | Path
-    """Hub id or local directory of the NLI model."""
-    device: str = "cpu"
-    """Torch device of the model."""
-    batch_size: int = Field(default=16, ge=1)
-    """(segment, claim) pairs per forward pass."""
-
-    _net: NLIModel | None = PrivateAttr(default=None)
-
-    @field_validator("model")
-    @classmethod
-    def _model_given(cls, v: Any) -> Any:
-        if not str(v).strip():
-            raise ValueError("give a hub id or the path of a local NLI model")
-        return v
-
-    def nli_model(self) -> NLIModel:
-        """The (lazily loaded) model wrapper."""
-        if self._net is None:
-            self._net = NLIModel(self.model, device=self.device, batch_size=self.batch_size)
-        return self._net
-
-    async def acheck(
-        self,
-        question: str,
-        claims: list[Claim],
-        retrieval: Retrieval,
-        session: LLMSession,
-        *,
-        store: ArtifactStore | None,
-    ) -> list[ClaimVerdict]:
-        return await asyncio.to_thread(self._hub_check, claims, retrieval)
-
-    def _hub_check(self, claims: list[Claim], retrieval: Retrieval) -> list[ClaimVerdict]:
-        pairs = [
-            (retrieval.segments[j].text, c.text)
-            for i, c in enumerate(claims)
-            for j in retrieval.top_k[i]
-        ]
-        scores = self.nli_model().scores(pairs)
-        return _nli_verdicts(self, claims, retrieval, scores, self.nli_threshold)
 
 
 def _verdict_label(text: str, claim: Claim) -> str:

@@ -19,23 +19,25 @@ reference order, the hypothesis the claim.
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import json
-import threading
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, PrivateAttr
+from pydantic import Field
 
 from truthguard.errors import ConfigurationError
-from truthguard.llm import LLMSession
-from truthguard.refchecker.checkers import ClaimChecker, ClaimVerdict
-from truthguard.refchecker.extractors import Claim
-from truthguard.refchecker.minicheck import _offline, document
-from truthguard.refchecker.retrieval import Retrieval
-from truthguard.store import ArtifactStore
+from truthguard.refchecker.nli import (
+    PairChecker,
+    WeightsModel,
+    batches,
+    fetch_message,
+    needs,
+    offline,
+    once,
+    source_of,
+)
 
 __all__ = ["HHEM_HUB_ID", "HHEM_PROMPT", "HHEMChecker", "HHEMModel", "hhem_missing_message"]
 
@@ -49,54 +51,45 @@ HHEM_PROMPT = (
     "Premise: {text1}\n\nHypothesis: {text2}"
 )
 
-_lock = threading.Lock()
-
 
 def hhem_missing_message(model: str) -> str:
     """The one error a machine without the weights gets, saying how to fetch both folders."""
-    return (
-        f"the HHEM model {model!r} is not on this machine and could not be downloaded. "
-        f"Where the Hugging Face hub is reachable, run `huggingface-cli download {HHEM_HUB_ID} "
-        f"--local-dir ./hhem-2.1-open` and `huggingface-cli download {FOUNDATION} "
-        "--local-dir ./flan-t5-base`, copy both folders here and pass "
-        "HHEMChecker(model='./hhem-2.1-open', foundation='./flan-t5-base')."
+    return fetch_message(
+        "HHEM",
+        model,
+        [f"{HHEM_HUB_ID} --local-dir ./hhem-2.1-open", f"{FOUNDATION} --local-dir ./flan-t5-base"],
+        "copy both folders here and pass "
+        "HHEMChecker(model='./hhem-2.1-open', foundation='./flan-t5-base')",
     )
 
 
 def _folder(source: str, what: str, model: str, *, patterns: list[str]) -> Path:
-    path = Path(source).expanduser()
-    if path.is_dir():
-        return path
-    if source.startswith((".", "/", "~", "\\")):
-        raise ConfigurationError(f"could not load the HHEM {what}: there is no folder at {path}")
+    found, local = source_of(source, what)
+    if local:
+        return Path(found)
     try:
         from huggingface_hub import snapshot_download
 
-        return Path(snapshot_download(source, allow_patterns=patterns, local_files_only=_offline()))
+        return Path(snapshot_download(source, allow_patterns=patterns, local_files_only=offline()))
     except Exception as e:  # offline, unknown repo, HTTP errors: all mean "not available here"
         raise ConfigurationError(hhem_missing_message(model)) from e
 
 
-@functools.lru_cache(maxsize=2)
 def _load(model: str, foundation: str, device: str) -> tuple[Any, Any]:
-    """Tokenizer and network, once per (model, foundation, device) per process."""
-    try:
+    """Tokenizer and network of HHEM-2.1-Open."""
+    with needs("HHEMChecker"):
         import torch  # noqa: F401
         from safetensors.torch import load_file
         from transformers import AutoConfig, AutoTokenizer, T5ForTokenClassification
-    except ImportError as e:
-        raise ConfigurationError(
-            "HHEMChecker needs transformers and torch: pip install 'truthguard[local]'"
-        ) from e
     source = HHEM_HUB_ID if model.strip().lower() == "hhem-2.1-open" else model
-    weights = _folder(source, "model", model, patterns=["*.json", "*.safetensors"])
+    weights = _folder(source, "HHEM", model, patterns=["*.json", "*.safetensors"])
     try:
         declared = json.loads((weights / "config.json").read_text()).get("foundation")
     except (OSError, ValueError):
         declared = None
     base = _folder(
         foundation or declared or FOUNDATION,
-        "foundation",
+        "HHEM foundation",
         model,
         patterns=["*.json", "*.model", "*.txt"],
     )
@@ -125,33 +118,20 @@ def _load(model: str, foundation: str, device: str) -> tuple[Any, Any]:
     return tokenizer, net
 
 
-class HHEMModel:
-    """HHEM-2.1-Open's P(consistent) for (premise, hypothesis) pairs.
+@dataclass
+class HHEMModel(WeightsModel):
+    """HHEM-2.1-Open's P(consistent) for (premise, hypothesis) pairs (``model``:
+    ``"hhem-2.1-open"``, the hub id or a local folder of the model)."""
 
-    Args:
-        model: ``"hhem-2.1-open"``, the hub id or a local folder of the model.
-        foundation: The Flan-T5 foundation's hub id or folder; None: what the model names.
-        device: Torch device.
-        batch_size: Pairs per forward pass.
-    """
-
-    def __init__(
-        self,
-        model: str | Path = "hhem-2.1-open",
-        *,
-        foundation: str | Path | None = None,
-        device: str = "cpu",
-        batch_size: int = 8,
-    ) -> None:
-        self.model = str(model)
-        self.foundation = None if foundation is None else str(foundation)
-        self.device = device
-        self.batch_size = batch_size
+    model: str | Path = "hhem-2.1-open"
+    _: KW_ONLY
+    foundation: str | Path | None = None
+    """The Flan-T5 foundation's hub id or folder; None: what the model names."""
+    batch_size: int = 8
 
     def loaded(self) -> tuple[Any, Any]:
         """The tokenizer and the network (loaded on first use, cached per process)."""
-        with _lock:
-            return _load(self.model, self.foundation or "", self.device)
+        return once(_load, self.model, str(self.foundation or ""), self.device)
 
     @staticmethod
     def texts(pairs: Sequence[tuple[str, str]]) -> list[str]:
@@ -165,17 +145,15 @@ class HHEMModel:
         tokenizer, net = self.loaded()
         texts = self.texts(pairs)
         out: list[float] = []
-        for s in range(0, len(texts), self.batch_size):
-            batch = tokenizer(texts[s : s + self.batch_size], return_tensors="pt", padding=True).to(
-                self.device
-            )
+        for part in batches(texts, self.batch_size):
+            batch = tokenizer(part, return_tensors="pt", padding=True).to(self.device)
             with torch.inference_mode():
                 logits = net(**batch).logits[:, 0, :]  # the first token classifies the pair
             out.extend(float(p) for p in torch.softmax(logits.float(), dim=-1)[:, 1].cpu())
         return out
 
 
-class HHEMChecker(ClaimChecker):
+class HHEMChecker(PairChecker):
     """HHEM-2.1-Open judges each claim against its retrieved segments (consistent or not).
 
     A claim is Entailment when P(consistent) reaches ``threshold`` (0.5, as Vectara decides),
@@ -186,46 +164,20 @@ class HHEMChecker(ClaimChecker):
         >>> # RefChecker(checker="hhem-2.1-open") builds the hub version
     """
 
+    mode = "hhem"
     model: str | Path = "hhem-2.1-open"
     """``"hhem-2.1-open"``, the hub id or a local folder of the model."""
     foundation: str | Path | None = None
     """The Flan-T5 foundation (hub id or folder) whose tokenizer and config the model uses;
     None: the one its ``config.json`` names (``google/flan-t5-base``)."""
-    device: str = "cpu"
-    """Torch device of the model."""
     batch_size: int = Field(default=8, ge=1)
     """(premise, hypothesis) pairs per forward pass."""
-    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
-    """A claim is Entailment when its P(consistent) reaches this."""
-
-    _net: HHEMModel | None = PrivateAttr(default=None)
 
     def hhem(self) -> HHEMModel:
         """The model wrapper (its weights load on first use)."""
-        if self._net is None:
-            self._net = HHEMModel(
-                self.model, foundation=self.foundation, device=self.device,
-                batch_size=self.batch_size,
-            )  # fmt: skip
-        return self._net
+        return HHEMModel(
+            self.model, foundation=self.foundation, device=self.device, batch_size=self.batch_size
+        )
 
-    async def acheck(
-        self,
-        question: str,
-        claims: list[Claim],
-        retrieval: Retrieval,
-        session: LLMSession,
-        *,
-        store: ArtifactStore | None,
-    ) -> list[ClaimVerdict]:
-        return await asyncio.to_thread(self.check, claims, retrieval)
-
-    def check(self, claims: list[Claim], retrieval: Retrieval) -> list[ClaimVerdict]:
-        """One verdict per claim (blocking; :meth:`acheck` runs it off the event loop)."""
-        pairs = [(document(retrieval, i), c.text) for i, c in enumerate(claims)]
-        out = []
-        for p in self.hhem().scores(pairs):
-            label = "Entailment" if p >= self.threshold else "Neutral"
-            raw = json.dumps({"consistent": round(p, 4)})
-            out.append(ClaimVerdict(label=label, support=p, raw=raw, mode="hhem"))
-        return out
+    def scores(self, pairs: list[tuple[str, str]]) -> list[tuple[float, dict[str, Any]]]:
+        return [(p, {"consistent": round(p, 4)}) for p in self.hhem().scores(pairs)]

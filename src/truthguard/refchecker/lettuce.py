@@ -16,22 +16,24 @@ is an issue of the claim with claim offsets (the detector moves them onto the an
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
 from truthguard.errors import ConfigurationError
-from truthguard.llm import LLMSession
-from truthguard.refchecker.checkers import ClaimChecker, ClaimVerdict
+from truthguard.refchecker.checkers import ClaimVerdict
 from truthguard.refchecker.extractors import Claim
-from truthguard.refchecker.minicheck import _offline
+from truthguard.refchecker.nli import (
+    WeightsChecker,
+    needs,
+    offline,
+    once,
+    one_folder_message,
+    source_of,
+)
 from truthguard.refchecker.retrieval import Retrieval
-from truthguard.store import ArtifactStore
 
 __all__ = [
     "LETTUCE_MODELS",
@@ -47,47 +49,24 @@ LETTUCE_MODELS: dict[str, str] = {
 }
 """The names :class:`LettuceDetectChecker` accepts, and their hub ids."""
 
-_lock = threading.Lock()
-
 
 def lettuce_missing_message(model: str) -> str:
     """The one error a machine without the weights gets, saying how to fetch them."""
-    hub = LETTUCE_MODELS.get(model, model)
-    folder = "./" + (model if model in LETTUCE_MODELS else hub.rsplit("/", 1)[-1].lower())
-    return (
-        f"the LettuceDetect model {model!r} is not on this machine and could not be downloaded. "
-        f"Where the Hugging Face hub is reachable, run `huggingface-cli download {hub} "
-        f"--local-dir {folder}`, copy the folder here and pass "
-        f"LettuceDetectChecker(model={folder!r})."
-    )
+    return one_folder_message("LettuceDetect", model, LETTUCE_MODELS, "LettuceDetectChecker")
 
 
-@functools.lru_cache(maxsize=2)
 def _load(model: str, device: str, max_length: int) -> Any:
-    """The package's detector, once per (model, device, max_length) per process."""
-    try:
+    """The package's detector."""
+    with needs("LettuceDetectChecker", "open-checkers", "the lettucedetect package"):
         from lettucedetect.models.inference import HallucinationDetector
-    except ImportError as e:
-        raise ConfigurationError(
-            "LettuceDetectChecker needs the lettucedetect package: pip install "
-            "'truthguard[open-checkers]'"
-        ) from e
-    source = LETTUCE_MODELS.get(model, model)
-    path = Path(source).expanduser()
-    local = path.is_dir()
-    if local:
-        source = str(path)
-    elif source.startswith((".", "/", "~", "\\")):
-        raise ConfigurationError(
-            f"could not load the LettuceDetect model {model!r}: there is no folder at {path}"
-        )
+    source, local = source_of(model, "LettuceDetect", LETTUCE_MODELS)
     try:
         return HallucinationDetector(
             method="transformer",
             model_path=source,
             max_length=max_length,
             device=device,
-            local_files_only=local or _offline(),
+            local_files_only=local or offline(),
         )
     except Exception as e:  # OSError, ValueError, HTTP errors: all mean "not available here"
         if local:
@@ -109,7 +88,7 @@ def join_claims(claims: list[Claim]) -> tuple[str, list[tuple[int, int]]]:
     return " ".join(parts), bounds
 
 
-class LettuceDetectChecker(ClaimChecker):
+class LettuceDetectChecker(WeightsChecker):
     """LettuceDetect labels the unsupported tokens; claims holding them are Neutral.
 
     Example:
@@ -119,8 +98,6 @@ class LettuceDetectChecker(ClaimChecker):
 
     model: str | Path = "lettucedetect"
     """``"lettucedetect"`` (base) / ``"lettucedetect-large"``, a hub id or a local folder."""
-    device: str = "cpu"
-    """Torch device of the model."""
     max_length: int = Field(default=4096, ge=16)
     """Token limit of prompt and answer; passages beyond it are checked in groups."""
     min_confidence: float = Field(default=0.0, ge=0.0, le=1.0)
@@ -128,22 +105,11 @@ class LettuceDetectChecker(ClaimChecker):
 
     def detector(self) -> Any:
         """The package's ``HallucinationDetector`` (loaded on first use, cached per process)."""
-        with _lock:
-            return _load(str(self.model), self.device, self.max_length)
+        return once(_load, str(self.model), self.device, self.max_length)
 
-    async def acheck(
-        self,
-        question: str,
-        claims: list[Claim],
-        retrieval: Retrieval,
-        session: LLMSession,
-        *,
-        store: ArtifactStore | None,
+    def check(
+        self, claims: list[Claim], retrieval: Retrieval, question: str = ""
     ) -> list[ClaimVerdict]:
-        return await asyncio.to_thread(self.check, question, claims, retrieval)
-
-    def check(self, question: str, claims: list[Claim], retrieval: Retrieval) -> list[ClaimVerdict]:
-        """One verdict per claim (blocking; :meth:`acheck` runs it off the event loop)."""
         if not claims:
             return []
         answer, bounds = join_claims(claims)

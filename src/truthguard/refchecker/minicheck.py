@@ -23,25 +23,25 @@ writes) works the same, its kind read from its ``config.json``.
 
 from __future__ import annotations
 
-import asyncio
-import functools
-import json
-import os
-import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, PrivateAttr, field_validator
+from pydantic import Field, field_validator
 
 from truthguard.errors import ConfigurationError
-from truthguard.llm import LLMSession
-from truthguard.refchecker.checkers import ClaimChecker, ClaimVerdict
-from truthguard.refchecker.extractors import Claim
-from truthguard.refchecker.retrieval import Retrieval
+from truthguard.refchecker.nli import (
+    PairChecker,
+    WeightsModel,
+    batches,
+    needs,
+    offline,
+    once,
+    one_folder_message,
+    source_of,
+)
 from truthguard.refchecker.segment import split_sentences
-from truthguard.store import ArtifactStore
 
 __all__ = [
     "MINICHECK_MODELS",
@@ -70,19 +70,10 @@ _DEFAULTS: dict[str, tuple[int, int]] = {
 # Flan-T5's vocabulary ids the authors read the answer from: 3 "no support", 209 "support"
 _T5_LABEL_IDS = (3, 209)
 
-_lock = threading.Lock()
-
 
 def missing_weights_message(model: str) -> str:
     """The one error an offline machine without the weights gets, saying how to fetch them."""
-    hub = MINICHECK_MODELS.get(model, model)
-    folder = "./" + (model if model in MINICHECK_MODELS else hub.rsplit("/", 1)[-1].lower())
-    return (
-        f"the MiniCheck model {model!r} is not on this machine and could not be downloaded. "
-        f"Where the Hugging Face hub is reachable, run `huggingface-cli download {hub} "
-        f"--local-dir {folder}`, copy the folder here and pass "
-        f"MiniCheckChecker(model={folder!r})."
-    )
+    return one_folder_message("MiniCheck", model, MINICHECK_MODELS, "MiniCheckChecker")
 
 
 def _nltk_sentences(text: str) -> list[str] | None:
@@ -142,14 +133,9 @@ def _kind_of(model_type: str) -> Kind:
     return "roberta"
 
 
-def _offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false", "False")
-
-
-@functools.lru_cache(maxsize=4)
 def _load(model: str, device: str) -> tuple[Any, Any, Kind]:
-    """Tokenizer, network and kind of a MiniCheck model; once per (model, device) per process."""
-    try:
+    """Tokenizer, network and kind of a MiniCheck model."""
+    with needs("MiniCheckChecker"):
         import torch  # noqa: F401
         from transformers import (
             AutoConfig,
@@ -157,20 +143,8 @@ def _load(model: str, device: str) -> tuple[Any, Any, Kind]:
             AutoModelForSequenceClassification,
             AutoTokenizer,
         )
-    except ImportError as e:
-        raise ConfigurationError(
-            "MiniCheckChecker needs transformers and torch: pip install 'truthguard[local]'"
-        ) from e
-    source = MINICHECK_MODELS.get(model, model)
-    path = Path(source).expanduser()
-    local = path.is_dir()
-    if local:
-        source = str(path)
-    elif source.startswith((".", "/", "~", "\\")):
-        raise ConfigurationError(
-            f"could not load the MiniCheck model {model!r}: there is no folder at {path}"
-        )
-    only_local = local or _offline()
+    source, local = source_of(model, "MiniCheck", MINICHECK_MODELS)
+    only_local = local or offline()
     try:
         config = AutoConfig.from_pretrained(source, local_files_only=only_local)
         kind = _kind_of(str(config.model_type))
@@ -202,49 +176,37 @@ class _Scored:
     chunks: list[str]
     per_chunk: list[float]
 
+    def raw(self) -> dict[str, Any]:
+        return {"support": round(self.support, 4), "chunks": len(self.chunks),
+                "per_chunk": [round(p, 4) for p in self.per_chunk]}  # fmt: skip
 
-class MiniCheckModel:
-    """One MiniCheck model: the authors' chunking, input format and aggregation.
 
-    Args:
-        model: A name of :data:`MINICHECK_MODELS`, a hub id or a local folder.
-        device: Torch device (``"cpu"``, ``"cuda"``).
-        batch_size: (chunk, claim) pairs per forward pass.
-        chunk_size: Chunk size (words for Flan-T5, tokens otherwise); None: the authors' default.
-        max_length: Token limit of a model input; None: the authors' default.
-    """
+@dataclass
+class MiniCheckModel(WeightsModel):
+    """One MiniCheck model (``model``: a name of :data:`MINICHECK_MODELS`, a hub id or a local
+    folder): the authors' chunking, input format and aggregation."""
 
-    def __init__(
-        self,
-        model: str | Path,
-        *,
-        device: str = "cpu",
-        batch_size: int = 16,
-        chunk_size: int | None = None,
-        max_length: int | None = None,
-    ) -> None:
-        self.model = str(model)
-        self.device = device
-        self.batch_size = batch_size
-        self._chunk_size = chunk_size
-        self._max_length = max_length
+    _: KW_ONLY
+    chunk_size: int | None = None
+    """Chunk size (words for Flan-T5, tokens otherwise); None: the authors' default."""
+    max_length: int | None = None
+    """Token limit of a model input; None: the authors' default."""
 
     def loaded(self) -> tuple[Any, Any, Kind]:
         """The tokenizer, the network and the kind (loaded on first use, cached per process)."""
-        with _lock:
-            return _load(self.model, self.device)
+        return once(_load, self.model, self.device)
 
     @property
     def kind(self) -> Kind:
         return self.loaded()[2]
 
     @property
-    def max_length(self) -> int:
-        return self._max_length or _DEFAULTS[self.kind][0]
+    def token_limit(self) -> int:
+        return self.max_length or _DEFAULTS[self.kind][0]
 
     @property
-    def chunk_size(self) -> int:
-        return self._chunk_size or _DEFAULTS[self.kind][1]
+    def chunk_limit(self) -> int:
+        return self.chunk_size or _DEFAULTS[self.kind][1]
 
     def chunks(self, document: str) -> list[str]:
         """The document's chunks, as the authors pack them."""
@@ -260,12 +222,12 @@ class MiniCheckModel:
                     s,
                     padding=False,
                     add_special_tokens=False,
-                    max_length=self.max_length,
+                    max_length=self.token_limit,
                     truncation=True,
                 )["input_ids"]
                 return len(ids)
 
-        return pack_chunks(sentences_with_newlines(document) or [""], self.chunk_size, count)
+        return pack_chunks(sentences_with_newlines(document) or [""], self.chunk_limit, count)
 
     def texts(self, chunks: Sequence[str], claim: str) -> list[str]:
         """What the tokenizer is given for each chunk: chunk and claim joined by the EOS token."""
@@ -279,10 +241,10 @@ class MiniCheckModel:
 
         tokenizer, net, kind = self.loaded()
         out: list[float] = []
-        for s in range(0, len(texts), self.batch_size):
+        for part in batches(texts, self.batch_size):
             batch = tokenizer(
-                list(texts[s : s + self.batch_size]),
-                max_length=self.max_length,
+                part,
+                max_length=self.token_limit,
                 truncation=True,
                 padding=True,
                 return_tensors="pt",
@@ -320,7 +282,7 @@ class MiniCheckModel:
         return out
 
 
-class MiniCheckChecker(ClaimChecker):
+class MiniCheckChecker(PairChecker):
     """MiniCheck judges each claim against its retrieved segments (supported or not).
 
     A claim is Entailment when its best chunk's P(supported) exceeds ``threshold`` (0.5, as the
@@ -332,20 +294,15 @@ class MiniCheckChecker(ClaimChecker):
         >>> # RefChecker(checker="minicheck-flan-t5-large") builds the same checker
     """
 
+    mode = "minicheck"
     model: str | Path
     """A name of :data:`MINICHECK_MODELS`, a Hugging Face hub id or a local folder."""
-    device: str = "cpu"
-    """Torch device of the model."""
     batch_size: int = Field(default=16, ge=1)
     """(chunk, claim) pairs per forward pass."""
     chunk_size: int | None = Field(default=None, ge=1)
     """Chunk size: words for Flan-T5, tokens for RoBERTa / DeBERTa; None: the authors' 500 / 400."""
     max_length: int | None = Field(default=None, ge=8)
     """Token limit of one model input; None: the authors' (512 RoBERTa, 2048 otherwise)."""
-    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
-    """A claim is Entailment when its support exceeds this."""
-
-    _net: MiniCheckModel | None = PrivateAttr(default=None)
 
     @field_validator("model")
     @classmethod
@@ -356,46 +313,13 @@ class MiniCheckChecker(ClaimChecker):
 
     def minicheck(self) -> MiniCheckModel:
         """The model wrapper (its weights load on first use)."""
-        if self._net is None:
-            self._net = MiniCheckModel(
-                self.model,
-                device=self.device,
-                batch_size=self.batch_size,
-                chunk_size=self.chunk_size,
-                max_length=self.max_length,
-            )
-        return self._net
+        return MiniCheckModel(
+            self.model, device=self.device, batch_size=self.batch_size,
+            chunk_size=self.chunk_size, max_length=self.max_length,
+        )  # fmt: skip
 
-    async def acheck(
-        self,
-        question: str,
-        claims: list[Claim],
-        retrieval: Retrieval,
-        session: LLMSession,
-        *,
-        store: ArtifactStore | None,
-    ) -> list[ClaimVerdict]:
-        return await asyncio.to_thread(self.check, claims, retrieval)
+    def passes(self, score: float) -> bool:
+        return score > self.threshold  # the authors' rule: above 0.5
 
-    def check(self, claims: list[Claim], retrieval: Retrieval) -> list[ClaimVerdict]:
-        """One verdict per claim (blocking; :meth:`acheck` runs it off the event loop)."""
-        pairs = [(document(retrieval, i), c.text) for i, c in enumerate(claims)]
-        scored = self.minicheck().score(pairs)
-        out = []
-        for s in scored:
-            label = "Entailment" if s.support > self.threshold else "Neutral"
-            raw = {
-                "support": round(s.support, 4),
-                "chunks": len(s.chunks),
-                "per_chunk": [round(p, 4) for p in s.per_chunk],
-            }
-            out.append(
-                ClaimVerdict(label=label, support=s.support, raw=json.dumps(raw), mode="minicheck")
-            )
-        return out
-
-
-def document(retrieval: Retrieval, i: int) -> str:
-    """Claim ``i``'s document: its top-k segments in reference order, one per line."""
-    order = sorted(set(retrieval.top_k[i]), key=lambda j: (retrieval.segments[j].reference, j))
-    return "\n".join(retrieval.segments[j].text for j in order)
+    def scores(self, pairs: list[tuple[str, str]]) -> list[tuple[float, dict[str, Any]]]:
+        return [(s.support, s.raw()) for s in self.minicheck().score(pairs)]

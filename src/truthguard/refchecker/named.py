@@ -12,10 +12,11 @@ from pathlib import Path
 
 from truthguard.errors import ConfigurationError
 from truthguard.refchecker.alignscore import ALIGNSCORE_MODELS, AlignScoreChecker
-from truthguard.refchecker.checkers import ClaimChecker, NLIChecker
+from truthguard.refchecker.checkers import ClaimChecker
 from truthguard.refchecker.hhem import HHEMChecker
 from truthguard.refchecker.lettuce import LETTUCE_MODELS, LettuceDetectChecker
 from truthguard.refchecker.minicheck import MINICHECK_MODELS, MiniCheckChecker
+from truthguard.refchecker.nli import NLIChecker
 
 __all__ = ["CHECKER_NAMES", "checker_from_spec", "named_checker"]
 
