@@ -10,6 +10,9 @@ from truthguard.errors import ConfigurationError, InvalidInputError
 from truthguard.evaluation.calibrate import auroc, calibrate, choose_threshold, sweep
 from truthguard.evaluation.config import load_config, save_config
 
+EXTRACT = "Break the answer below into"  # in the LLM extractor's prompt only
+CHECK = "You compare one claim with reference passages"  # in the LLM checker's prompt only
+
 # low scores are hallucinated, except one factual answer at 0.3 and one hallucinated at 0.7
 SCORES = [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9]
 HALLU = [True, True, False, True, False, True, False, False]
@@ -251,3 +254,142 @@ def test_a_band_that_leaves_the_local_check_one_kind_only_has_no_balanced_accura
     assert point["hallucinated_rejected"] is None and point["balanced_accuracy"] is None
     chosen = choose_band(table, accuracy=0.9)
     assert chosen["correct_passed"] is not None and chosen["hallucinated_rejected"] is not None
+
+
+def test_fit_stages_fits_each_stage_on_what_the_stages_before_it_send_on():
+    from truthguard.evaluation.band import fit_stages
+    from truthguard.result import DetectionResult
+
+    def result(score):
+        return DetectionResult(detector="d", score=score, label="factual", passing=score >= 0.5)
+
+    # stage 0 is wrong on the answers scored 0.5 and 0.6, stage 1 only on the one it scores 0.55
+    first = [result(s) for s in (0.1, 0.2, 0.5, 0.6, 0.8, 0.9)]
+    second = [result(s) for s in (0.1, 0.1, 0.2, 0.55, 0.9, 0.9)]
+    hallucinated = [True, True, True, True, False, False]
+    asked: list[tuple[int, list[int]]] = []
+
+    def results(k, indices):
+        asked.append((k, list(indices)))
+        return [(first, second)[k][i] for i in indices]
+
+    fitted = fit_stages(results, hallucinated, 3, coverage=[0.6, 0.5], try_signals=[])
+    assert asked == [(0, [0, 1, 2, 3, 4, 5]), (1, [2, 3])]  # stage 1 sees only what 0 sends on
+    assert fitted[0]["band"] == [0.5, 0.6] and fitted[0]["balanced_accuracy"] == 1.0
+    assert (fitted[0]["reached"], fitted[0]["sent_on"]) == (6, 2)
+    assert fitted[1]["band"] == [0.55, 0.55] and (fitted[1]["reached"], fitted[1]["sent_on"]) == (
+        2,
+        1,
+    )
+    # a target out of reach ends the fitting there: every band leaves a wrong end decided
+    ends = [result(0.1), result(0.5), result(0.9)]  # rejected factual, right, passed hallucinated
+    stopped = fit_stages(lambda k, idx: [ends[i] for i in idx], [False, False, True], 3,
+                         accuracy=[1.0, 1.0])  # fmt: skip
+    assert len(stopped) == 1 and stopped[0]["reached"] == 3 and "error" in stopped[0]
+    with pytest.raises(InvalidInputError, match="at least two stages"):
+        fit_stages(results, hallucinated, 1, coverage=[0.5])
+
+
+def test_calibrate_chooses_every_band_of_a_three_stage_cascade_through_the_command_line(
+    tmp_path, capsys
+):
+    """Local, a tiny MiniCheck and an LLM over OpenAIServer, each run on every answer by
+    ``truthguard evaluate``; ``calibrate --cascade-stages`` chooses both bands and writes a
+    cascade that, run by ``evaluate``, decides as calibrate said: the LLM only on what the
+    open stage sends on."""
+    from doubles import tiny_minicheck
+    from truthguard.cli import main
+    from truthguard.evaluation import read_results
+    from truthguard.testing import OpenAIServer
+
+    passages = [
+        "The Marlow lighthouse was built in 1881 by the harbour board. It is 31 metres tall "
+        "and painted white."
+    ]
+    answers = [
+        "The Marlow lighthouse was built in 1881.",
+        "It is 31 metres tall.",
+        "The lighthouse is painted white.",
+        "The harbour board built the Marlow lighthouse.",
+        "The Marlow lighthouse was built in 1902.",
+        "It is 45 metres tall.",
+    ]
+    question = "What do we know about the Marlow lighthouse?"
+    folder = tiny_minicheck(tmp_path / "mc", "roberta", [*passages, *answers, question])
+    local = {"type": "refchecker"}
+    open_stage = {
+        "type": "refchecker",
+        "options": {"checker": f"minicheck:{folder}", "score": "mean_support"},
+    }
+
+    def run(name, detectors, labels=None):
+        rows = [
+            {"id": f"a{i}", "question": question, "answer": a, "contexts": passages}
+            | ({} if labels is None else {"label": labels[i]})
+            for i, a in enumerate(answers)
+        ]
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        save_config(load_config({"detectors": detectors}), tmp_path / f"{name}.toml")
+        argv = ["evaluate", str(tmp_path / f"{name}.jsonl"), "-c", str(tmp_path / f"{name}.toml")]
+        assert main([*argv, "--out", str(tmp_path / name), "--no-progress"]) == 0
+        return {(r["id"], r["detector"]): r for r in read_results(tmp_path / name)}
+
+    # the gold labels: the local verdict, but for the two passed answers it scores lowest
+    # (next to each other in its scores): those are wrong, so its band must send them on
+    probe = run("probe", {"local": local, "open": open_stage})
+    scored = [probe[(f"a{i}", "local")] for i in range(len(answers))]
+    passed = sorted((r["score"], i) for i, r in enumerate(scored) if r["passing"])
+    assert len(passed) >= 3 and len(passed) < len(answers)  # both kinds stay decided locally
+    x, y = passed[0][1], passed[1][1]
+    labels = ["factual" if r["passing"] else "hallucinated" for r in scored]
+    labels[x] = labels[y] = "hallucinated"
+    # the open stage passes the one of the two it scores higher: wrong there, right on the other
+    sx, sy = (probe[(f"a{i}", "open")]["score"] for i in (x, y))
+    assert sx != sy  # random weights, two different answers
+    wrong, right = (x, y) if sx > sy else (y, x)
+    open_stage["threshold"] = (sx + sy) / 2
+    replies = {EXTRACT: '("The lighthouse", "is painted", "white")', CHECK: "Contradiction"}
+    with OpenAIServer(reply=replies) as server:
+        model = {
+            "provider": "openai",
+            "kwargs": {"model": "gpt-test", "base_url": server.base_url, "api_key": "sk-test",
+                       "max_retries": 0},
+        }  # fmt: skip
+        llm = {"type": "refchecker", "model": model}
+        run("all", {"local": local, "open": open_stage, "llm": llm}, labels)
+        config = tmp_path / "all.toml"
+        argv = ["calibrate", str(tmp_path / "all"), "-c", str(config)]
+        argv += ["--cascade-stages", "local,open,llm", "--cascade-coverage", "0.5"]
+        assert main(argv) == 0
+        printed = capsys.readouterr().out
+        assert "cascade of local -> open -> llm on 6 labelled answers:" in printed
+        assert "local: band " in printed and "decides 4 of the 6 answers" in printed
+        assert "open: band " in printed and "decides 1 of the 2 answers" in printed
+        assert "llm: decides the rest (1 answers)" in printed
+        assert "CascadeChecker(stages=[CascadeStage(name='local'" in printed
+        fitted = json.loads((tmp_path / "all" / "calibration.json").read_text())["stages"]
+        local_fit, open_fit = fitted["fitted"]
+        lo, hi = local_fit["band"]
+        assert lo == scored[x]["score"] or lo == scored[y]["score"]
+        assert {lo, hi} == {scored[x]["score"], scored[y]["score"]}
+        assert local_fit["balanced_accuracy"] == 1.0 and open_fit["balanced_accuracy"] == 1.0
+        # the written config holds a cascade of the three detectors with the chosen bands
+        written = load_config(tmp_path / "all.calibrated.toml")
+        stages = written.detectors["cascade"].options["stages"]
+        assert [s["name"] for s in stages] == ["local", "open", "llm"]
+        assert [s.get("band") for s in stages[:2]] == [local_fit["band"], open_fit["band"]]
+        assert [s["llm"] for s in stages] == [False, False, True]
+        assert stages[1]["options"]["threshold"] == open_stage["threshold"]
+        # run as evaluate runs it, the cascade decides as calibrate said
+        server.reset()
+        cascade = {"cascade": written.detectors["cascade"].model_dump(exclude_none=True)}
+        ran = run("cascade", cascade, labels)
+        llm_answers = {
+            r.prompt.split("Answer:")[-1] for r in server.requests if EXTRACT in r.prompt
+        }
+    decided = {i: ran[(f"a{i}", "cascade")]["details"]["decided_by"] for i in range(6)}
+    assert decided[right] == "open" and decided[wrong] == "llm"
+    assert [decided[i] for i in range(6) if i not in (x, y)] == ["local"] * 4
+    assert len(server.requests) == 2  # one extraction and one check, for that answer only
+    assert len(llm_answers) == 1 and answers[wrong] in llm_answers.pop()
+    assert all(ran[(f"a{i}", "cascade")]["passing"] is (labels[i] == "factual") for i in range(6))

@@ -111,19 +111,28 @@ def _add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
     band = cal.add_mutually_exclusive_group()
     band.add_argument(
         "--cascade-coverage",
-        type=float,
+        type=_shares,
         default=None,
         metavar="SHARE",
         help="also choose each detector's uncertainty band as a CascadeChecker's local stage: "
-        "the most accurate band that decides at least SHARE (say 0.7) of the answers locally",
+        "the most accurate band that decides at least SHARE (say 0.7) of the answers locally "
+        "(with --cascade-stages: of the answers reaching each stage; SHARE,SHARE,... one each)",
     )
     band.add_argument(
         "--cascade-accuracy",
-        type=float,
+        type=_shares,
         default=None,
         metavar="BALANCED_ACCURACY",
         help="or the band that decides the most answers locally while their balanced accuracy "
-        "reaches this (say 0.95)",
+        "reaches this (say 0.95; with --cascade-stages one for all stages or one each)",
+    )
+    cal.add_argument(
+        "--cascade-stages",
+        default=None,
+        metavar="NAME,NAME,...",
+        help="choose the bands of one cascade whose stages are these detectors of the run, in "
+        "order (each run on every answer; the last decides what the others send on); a written "
+        "config gets a 'cascade' detector of those stages with their bands",
     )
     cal.add_argument("--json", action="store_true", help="print the result as JSON")
 
@@ -261,6 +270,16 @@ def _parse_target(text: str) -> tuple[str, float | None]:
         raise InvalidInputError("--target", f"not a number: {value!r}") from e
 
 
+def _shares(text: str) -> list[float]:
+    """``0.7`` or ``0.7,0.5``: one share or one per stage."""
+    try:
+        return [float(x) for x in text.split(",")]
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(
+            f"expected a number or numbers with commas: {text!r}"
+        ) from e
+
+
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -283,6 +302,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         l2=args.l2,
         cascade_coverage=args.cascade_coverage,
         cascade_accuracy=args.cascade_accuracy,
+        cascade_stages=args.cascade_stages.split(",") if args.cascade_stages else None,
     )
     run_dir = Path(args.results)
     if run_dir.is_dir():

@@ -10,6 +10,10 @@ accuracy ("what the local check decides alone must be >= 95% right": the band th
 while reaching it), and :func:`tradeoff_curve` the best accuracy at each coverage, which the HTML
 report draws.
 
+A cascade of more stages (:func:`fit_stages`) gets its bands one stage after another: the first
+stage's on every answer, each next stage's on the answers the bands before it send on, each for
+its own target (a share of the answers that reach it, or an accuracy).
+
 Accuracy is the balanced accuracy of the local decisions by default (the mean of correct answers
 passed and hallucinated ones rejected among the answers decided locally), so a band cannot look
 good by leaving the local check only the easy factual answers; ``metric="accuracy"`` counts
@@ -19,7 +23,7 @@ every decided answer alike.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -35,6 +39,7 @@ __all__ = [
     "band_table",
     "choose_band",
     "fit_cascade",
+    "fit_stages",
     "result_table",
     "tradeoff_curve",
 ]
@@ -154,6 +159,70 @@ def fit_cascade(
         raise first_error
     _, chosen, table = best
     return {**chosen, "n": table.n, "curve": tradeoff_curve(table, metric=metric)}
+
+
+def fit_stages(
+    results: Callable[[int, list[int]], Sequence[DetectionResult]],
+    hallucinated: Sequence[bool],
+    stages: int,
+    *,
+    coverage: Sequence[float | None] | None = None,
+    accuracy: Sequence[float | None] | None = None,
+    escalate_on: Sequence[Sequence[str] | None] | None = None,
+    try_signals: Sequence[str] | None = None,
+    metric: Metric = "balanced_accuracy",
+) -> list[dict[str, Any]]:
+    """The band and signals of every stage of a cascade but the last, chosen in order.
+
+    Stage ``k``'s band is chosen with :func:`fit_cascade` on the answers that the bands chosen
+    before it send on (every answer for the first stage), for its own target: ``coverage[k]``
+    (the share of the answers reaching it that it decides) or ``accuracy[k]``. ``results(k,
+    indices)`` gives stage ``k``'s results of those answers (so a stage runs only on what
+    reaches it). A stage whose target is out of reach ends the fitting: its entry holds
+    ``error``, and the stages after it get none.
+
+    Returns:
+        One entry per stage but the last: :func:`fit_cascade`'s point (``band``,
+        ``escalate_on``, ``coverage`` of the answers that reached it, ...) with ``reached``
+        (how many answers reached it) and ``sent_on`` (how many it escalates), or ``error``.
+    """
+    fitted = stages - 1
+    if fitted < 1:
+        raise InvalidInputError("stages", "a cascade has at least two stages")
+    targets = [
+        (None if coverage is None else coverage[k], None if accuracy is None else accuracy[k])
+        for k in range(fitted)
+    ]
+    from truthguard.cascade import escalation_reasons
+
+    reach = list(range(len(hallucinated)))
+    out: list[dict[str, Any]] = []
+    for k, (cov, acc) in enumerate(targets):
+        if not reach:
+            break
+        got = list(results(k, reach))
+        gold = [hallucinated[i] for i in reach]
+        try:
+            chosen = fit_cascade(
+                got,
+                gold,
+                coverage=cov,
+                accuracy=acc,
+                metric=metric,
+                escalate_on=None if escalate_on is None else escalate_on[k],
+                try_signals=try_signals,
+            )
+        except ConfigurationError as e:
+            out.append({"error": str(e), "reached": len(reach)})
+            break
+        band = None if chosen["band"] is None else tuple(chosen["band"])
+        reach = [
+            i
+            for i, r in zip(reach, got, strict=True)
+            if escalation_reasons(r, band=band, escalate_on=chosen["escalate_on"])
+        ]
+        out.append({**chosen, "reached": len(gold), "sent_on": len(reach)})
+    return out
 
 
 def _check_lengths(n: int, **columns: Sequence[Any]) -> None:

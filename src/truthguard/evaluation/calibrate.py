@@ -45,8 +45,9 @@ def calibrate(
     write_config: str | Path | None = None,
     refit_decision: str | Path | None = None,
     l2: float = 1.0,
-    cascade_coverage: float | None = None,
-    cascade_accuracy: float | None = None,
+    cascade_coverage: float | Sequence[float] | None = None,
+    cascade_accuracy: float | Sequence[float] | None = None,
+    cascade_stages: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Choose a threshold per detector from labelled results of ``truthguard evaluate``.
 
@@ -71,12 +72,19 @@ def calibrate(
             :func:`~truthguard.evaluation.band.fit_cascade`).
         cascade_accuracy: Or the band that decides the most locally while the local
             decisions reach this balanced accuracy.
+        cascade_stages: Detectors of the run, in order, as the stages of one
+            :class:`~truthguard.cascade.CascadeChecker` (each run on every answer): their bands
+            are chosen together (:func:`~truthguard.evaluation.band.fit_stages`), each stage's
+            for ``cascade_coverage`` / ``cascade_accuracy`` (one value for every stage but the
+            last, or one each) on the answers the stages before it send on; a written config
+            gets a ``cascade`` detector of those stages with their bands.
 
     Returns:
         ``{"target": ..., "detectors": {name: {"chosen": point, "roc": [...], "pr": [...],
         "auroc": ..., "n": ..., "skipped": ...}}}``; with ``refit_decision`` also
         ``"decision": {"detector": name, "path": ..., "threshold": ..., "before": ...,
-        "after": ...}``.
+        "after": ...}``; with ``cascade_stages`` also ``"stages": {"names": [...], "n": ...,
+        "fitted": [one entry per stage but the last]}``.
     """
     from truthguard.evaluation.io import read_results
 
@@ -115,8 +123,11 @@ def calibrate(
             "roc": [(p["fpr"], p["recall"]) for p in points],
             "pr": [(p["recall"], p["precision"]) for p in points if p["precision"] is not None],
         }
-    if cascade_coverage is not None or cascade_accuracy is not None:
-        out["cascade"] = _cascade_bands(by, cascade_coverage, cascade_accuracy)
+    if cascade_stages is not None:
+        out["stages"] = _stage_bands(by, list(cascade_stages), cascade_coverage, cascade_accuracy)
+    elif cascade_coverage is not None or cascade_accuracy is not None:
+        coverage, accuracy = (_one(x) for x in (cascade_coverage, cascade_accuracy))
+        out["cascade"] = _cascade_bands(by, coverage, accuracy)
     if not out["detectors"] and refit_name is None:
         raise InvalidInputError("label", "no result has both a gold label and a score")
     if write_config is not None:
@@ -191,6 +202,108 @@ def _cascade_bands(
     return out
 
 
+def _one(value: float | Sequence[float] | None) -> float | None:
+    if value is None or isinstance(value, int | float):
+        return value
+    if len(value) != 1:
+        raise InvalidInputError(
+            "cascade_stages", "one target per stage needs the stages (--cascade-stages)"
+        )
+    return float(value[0])
+
+
+def _per_stage(value: float | Sequence[float] | None, n: int) -> list[float | None] | None:
+    """One target for each of ``n`` stages: one value for all, or one each."""
+    if value is None:
+        return None
+    values: list[float | None] = (
+        [float(value)] if isinstance(value, int | float) else [float(v) for v in value]
+    )
+    if len(values) == 1:
+        return values * n
+    if len(values) != n:
+        raise InvalidInputError(
+            "cascade_stages", f"give one target, or one for each of the {n} stages but the last"
+        )
+    return values
+
+
+def _stage_bands(
+    by: dict[str, list[dict[str, Any]]],
+    names: list[str],
+    coverage: float | Sequence[float] | None,
+    accuracy: float | Sequence[float] | None,
+) -> dict[str, Any]:
+    """The bands of a cascade whose stages are the detectors ``names`` of the run."""
+    from truthguard.evaluation.band import band_rows, fit_stages
+
+    if len(names) < 2:
+        raise InvalidInputError("cascade_stages", "a cascade has at least two stages")
+    if (coverage is None) == (accuracy is None):
+        raise InvalidInputError(
+            "cascade_stages", "give the stages' target: cascade_coverage or cascade_accuracy"
+        )
+    missing = [n for n in names if n not in by]
+    if missing:
+        raise InvalidInputError("cascade_stages", f"no results for {missing}")
+    labelled = [r for r in by[names[0]] if r.get("gold") is not None]
+    ids = [r["id"] for r in labelled]
+    rows = []
+    for name in names:
+        of = {r["id"]: r for r in by[name]}
+        absent = [i for i in ids if i not in of]
+        if absent:
+            raise InvalidInputError(
+                "cascade_stages",
+                f"{name} has no result for {len(absent)} of the {len(ids)} labelled answers "
+                f"(first {absent[0]!r}): every stage must run on every answer",
+            )
+        rows.append(band_rows([of[i] for i in ids])[0])
+    fitted = fit_stages(
+        lambda k, idx: [rows[k][i] for i in idx],
+        [r["gold"] == "hallucinated" for r in labelled],
+        len(names),
+        coverage=_per_stage(coverage, len(names) - 1),
+        accuracy=_per_stage(accuracy, len(names) - 1),
+    )
+    return {"names": names, "n": len(ids), "fitted": fitted}
+
+
+def _stage_detector(stages: dict[str, Any], cfg: Any) -> Any:
+    """The ``cascade`` detector whose stages are the config's detectors ``stages["names"]``
+    with the chosen bands (a stage with a model checks with it: ``llm``)."""
+    from truthguard.evaluation.config import DetectorSpec
+
+    names = stages["names"]
+    tables, models = [], []
+    for k, name in enumerate(names):
+        spec = cfg.detectors.get(name)
+        if spec is None or spec.type != "refchecker":
+            raise InvalidInputError(
+                "cascade_stages", f"{name!r} must be a refchecker detector of the config"
+            )
+        options = dict(spec.options)
+        if spec.threshold is not None:
+            options["threshold"] = spec.threshold
+        table: dict[str, Any] = {"name": name, "options": options, "llm": spec.model is not None}
+        if k < len(names) - 1:
+            fitted = stages["fitted"][k] if k < len(stages["fitted"]) else {"error": ""}
+            if "error" in fitted:
+                raise InvalidInputError(
+                    "cascade_stages", f"no band for the stage {name!r}: nothing to write"
+                )
+            table["band"] = fitted["band"]
+            table["escalate_on"] = list(fitted["escalate_on"])
+        if spec.model is not None:
+            models.append(spec.model)
+        tables.append(table)
+    if not models or any(m != models[0] for m in models):
+        raise InvalidInputError(
+            "cascade_stages", "the stages that check with a model must share one model"
+        )
+    return DetectorSpec(type="cascade", model=models[0], options={"stages": tables})
+
+
 def calibrated_path(config: str | Path) -> Path:
     """Where ``truthguard calibrate`` writes by default: ``NAME.calibrated.SUFFIX`` beside it."""
     path = Path(config)
@@ -212,6 +325,10 @@ def _write_thresholds(
     from truthguard.evaluation.config import load_config, save_config
 
     cfg = load_config(config)
+    if out.get("stages") is not None:
+        if "cascade" in cfg.detectors and cfg.detectors["cascade"].type != "cascade":
+            raise InvalidInputError("detectors", "the config has a 'cascade' of another type")
+        cfg.detectors["cascade"] = _stage_detector(out["stages"], cfg)
     refit = out.get("decision")
     if refit is not None:
         if refit["detector"] not in cfg.detectors:
@@ -296,7 +413,41 @@ def format_calibration(result: dict[str, Any]) -> str:
         )
     for name, c in (result.get("cascade") or {}).items():
         lines.append(_cascade_line(name, c))
+    if result.get("stages") is not None:
+        lines.extend(_stage_lines(result["stages"]))
     return "\n".join(lines)
+
+
+def _stage_lines(stages: dict[str, Any]) -> list[str]:
+    """Each stage's band, and the code of the cascade."""
+    names = stages["names"]
+    lines = [f"cascade of {' -> '.join(names)} on {stages['n']} labelled answers:"]
+    code = []
+    for k, name in enumerate(names[:-1]):
+        f = stages["fitted"][k] if k < len(stages["fitted"]) else None
+        if f is None:
+            lines.append(f"  {name}: nothing reaches it")
+            continue
+        if "error" in f:
+            lines.append(f"  {name}: {f['error']} ({f['reached']} answers reach it)")
+            continue
+        band = "None" if f["band"] is None else f"({f['band'][0]:.4f}, {f['band'][1]:.4f})"
+        accuracy = "-" if f["balanced_accuracy"] is None else f"{100 * f['balanced_accuracy']:.1f}%"
+        lines.append(
+            f"  {name}: band {band}, escalate on {', '.join(f['escalate_on'])}: decides "
+            f"{f['reached'] - f['sent_on']} of the {f['reached']} answers reaching it "
+            f"at balanced accuracy {accuracy}, sends {f['sent_on']} on"
+        )
+        code.append(
+            f"CascadeStage(name={name!r}, detector=..., band={band}, "
+            f"escalate_on={tuple(f['escalate_on'])!r})"
+        )
+    last = stages["fitted"][-1] if len(stages["fitted"]) == len(names) - 1 else {}
+    rest = f" ({last['sent_on']} answers)" if "sent_on" in last else ""
+    lines.append(f"  {names[-1]}: decides the rest{rest}")
+    code.append(f"CascadeStage(name={names[-1]!r}, detector=...)")
+    lines.append("  CascadeChecker(stages=[" + ", ".join(code) + "])")
+    return lines
 
 
 def _cascade_line(name: str, c: dict[str, Any]) -> str:
