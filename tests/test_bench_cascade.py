@@ -195,3 +195,57 @@ def test_a_band_fitted_on_one_answer_set_is_reported_on_another(folder, tmp_path
     assert str(bench_file) in result["rows"]["rag"] and str(fit_file) in result["rows"]["rag"]
     with pytest.raises(SystemExit, match="--rag-fit needs --rag-bench"):
         main(["bench", "cascade", "--data", str(folder), "--rag-fit", str(fit_file)])
+
+
+def test_a_cascade_of_any_stages_is_fitted_stage_by_stage_and_says_who_decided(
+    folder, tmp_path, monkeypatch, capsys
+):
+    from doubles import tiny_minicheck
+
+    texts = [t for r in _rag_rows() for t in (r["question"], r["answer"], *r["contexts"])]
+    weights = tiny_minicheck(tmp_path / "mc", "roberta", texts)
+    replies = {
+        "Break the answer below into": '("The bridge", "opened in", "1932")',
+        "You compare one claim with reference passages": "Contradiction",
+    }
+    signals = ["--escalate-on", "band", "no_evidence", "undecided_claims", "invalid"]
+    base = ["bench", "cascade", "--data", str(folder), "--tasks", "rag", "--coverage", "0.5"]
+    base += [*signals, "--no-progress", "--json"]
+
+    def bench(stages, server):
+        server.reset()
+        assert main([*base, "--stages", stages, "--llm", "openai:gpt-test"]) == 0
+        return json.loads(capsys.readouterr().out), [r.prompt for r in server.requests]
+
+    with OpenAIServer(reply=replies) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        result, prompts = bench(f"local,minicheck:{weights},llm", server)
+        assert result["stages"] == ["local", "mc", "llm"]
+        row = result["tasks"]["rag"]
+        local, open_stage = row["fitted"]
+        assert [local["stage"], open_stage["stage"]] == ["local", "mc"]
+        # the open stage is fitted on what the local stage sends on (the answers it rejects on
+        # claims it cannot decide), and decides half of them at least
+        assert local["reached"] == 10 and open_stage["reached"] == local["sent_on"] > 0
+        assert open_stage["reached"] - open_stage["sent_on"] >= open_stage["reached"] / 2
+        cascade = row["cascade"]
+        decided = cascade["decided_by"]
+        assert sum(decided.values()) == 10 and decided["local"] > 0 and decided["mc"] > 0
+        assert {k: v["answers"] for k, v in cascade["by_stage"].items()} == decided
+        # the LLM saw only the answers the open stage sent on: one extraction and one check each
+        assert len(prompts) == 2 * decided.get("llm", 0)
+        table = format_table(result)
+        assert "Cascade local -> mc -> llm" in table and "| rag | mc |" in table
+        # two stages the same way: the LLM decides what the local stage sends on, and only that
+        result, prompts = bench("local,llm", server)
+        cascade = result["tasks"]["rag"]["cascade"]
+        assert cascade["decided_by"]["llm"] > 0 and set(cascade["decided_by"]) == {"local", "llm"}
+        assert len(prompts) == 2 * cascade["decided_by"]["llm"]
+        assert cascade["by_stage"]["llm"]["answers"] == cascade["decided_by"]["llm"]
+    # without an LLM stage the whole cascade runs here; naming one without --llm is refused
+    assert main([*base, "--stages", f"local,{weights}"]) == 0
+    offline = json.loads(capsys.readouterr().out)["tasks"]["rag"]["cascade"]
+    assert set(offline["decided_by"]) == {"local", "mc"} and offline["llm_calls_per_answer"] == 0
+    with pytest.raises(SystemExit, match="--llm"):
+        main([*base, "--stages", "local,llm"])

@@ -26,6 +26,17 @@ environment) the whole cascade runs on the bench rows, escalating to ``RefChecke
 model as extractor and checker: its balanced accuracy, LLM calls and milliseconds per answer.
 Without it the table says so and reports the local part only, which needs no model.
 
+``--stages local,NAME,llm`` measures a cascade of any number of stages instead: ``local``
+(``RefChecker()``), ``llm`` (the ``RefChecker`` of ``--llm``) or an open checker (a name such as
+``minicheck-flan-t5-large``, ``KIND:MODEL`` or a folder of weights; its ``RefChecker`` scores by
+``mean_support`` so that a band has a graded score to cut, and decides at its defaults: the
+claims' labels at the authors' threshold). Each stage's band is chosen in order on the fitting
+rows (:func:`~truthguard.evaluation.band.fit_stages`: for ``--coverage``, the share of the answers
+reaching the stage that it decides, or for ``--accuracy``), each stage running only on the rows
+the stages before it send on; the whole cascade then runs on the bench rows, and the table says
+who decided what: the answers each stage decided and the balanced accuracy of its decisions, the
+LLM calls and milliseconds per answer.
+
 ``--cache FILE`` keeps the local results (JSON lines keyed by the input and by a digest of the
 local check's code: every file of ``truthguard.refchecker``, ``similarity`` and ``embedding``),
 so a re-run with another target only chooses and reports, and a changed local check is run
@@ -246,6 +257,15 @@ def _run_cascade(rows: list[Row], cascade: Any, *, show_progress: bool) -> dict[
     outcomes: dict[str, int] = {}
     for d in decided:
         outcomes[d] = outcomes.get(d, 0) + 1
+    by_stage = {}
+    for name in outcomes:
+        mine = [i for i, d in enumerate(decided) if d == name]
+        g, p = [gold[i] for i in mine], [passed[i] for i in mine]
+        by_stage[name] = {
+            "answers": len(mine),
+            "balanced_accuracy": _pct(_balanced(g, p)),
+            "accuracy": _pct(sum(x != y for x, y in zip(g, p, strict=True)) / len(mine)),
+        }
     calls = sum(r.usage.llm_calls for r in results)
     tokens = sum(r.usage.total_tokens for r in results)
     return {
@@ -254,6 +274,7 @@ def _run_cascade(rows: list[Row], cascade: Any, *, show_progress: bool) -> dict[
         "tokens_per_answer": round(tokens / len(rows), 1),
         "ms_per_answer": round(1000 * wall / len(rows), 1),
         "decided_by": outcomes,
+        "by_stage": by_stage,
     }
 
 
@@ -283,6 +304,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--llm",
         default=None,
         help="PROVIDER:MODEL of the second stage (e.g. openai:gpt-4o-mini); none: local part only",
+    )
+    parser.add_argument(
+        "--stages",
+        default=None,
+        metavar="local,NAME,llm",
+        help="a cascade of these stages, in order: local, llm (the RefChecker of --llm) or an "
+        "open checker (a name such as minicheck-flan-t5-large, KIND:MODEL or a folder); each "
+        "stage's band is chosen on the fitting rows for --coverage / --accuracy of the answers "
+        "reaching it, and the whole cascade is run on the bench rows",
     )
     parser.add_argument("--cache", default=None, help="JSON-lines file of local results to reuse")
     parser.add_argument(
@@ -332,6 +362,105 @@ def _second_stage(spec: str) -> Any:
     return RefChecker(extractor=LLMExtractor(model=llm), checker=LLMChecker(model=llm))
 
 
+def _stage_detectors(spec: str, llm: str | None) -> list[tuple[str, Any]]:
+    """``--stages``: each stage's name and detector."""
+    from truthguard.refchecker import RefChecker
+    from truthguard.refchecker.named import checker_from_spec
+
+    out: list[tuple[str, Any]] = []
+    for token in (t.strip() for t in spec.split(",")):
+        if token == "local":
+            out.append(("local", RefChecker()))
+        elif token == "llm":
+            if llm is None:
+                raise SystemExit("--stages names llm: give its model with --llm PROVIDER:MODEL")
+            out.append(("llm", _second_stage(llm)))
+        else:
+            try:
+                checker = checker_from_spec(token)
+            except ConfigurationError as e:
+                raise SystemExit(f"--stages: {e}") from e
+            out.append(
+                (Path(token).name or token, RefChecker(checker=checker, score="mean_support"))
+            )
+    names = [n for n, _ in out]
+    if len(names) < 2 or len(set(names)) < len(names):
+        raise SystemExit(f"--stages: at least two stages, each named once (got {names})")
+    return out
+
+
+def _run_stages(args: argparse.Namespace, coverage: float | None) -> dict[str, Any]:
+    """``--stages``: every band chosen in order on the fitting rows, the cascade run on the
+    bench rows."""
+    from truthguard.cascade import CascadeChecker, CascadeStage
+    from truthguard.evaluation.band import fit_stages
+
+    stages = _stage_detectors(args.stages, args.llm)
+    fitted_n = len(stages) - 1
+    cache = _load_cache(args.cache)
+    show = not args.no_progress
+    given = args.escalate_on is not None
+    out: dict[str, Any] = {
+        "stages": [n for n, _ in stages],
+        "target": {"coverage": coverage} if coverage is not None else {"accuracy": args.accuracy},
+        "escalate_on": args.escalate_on,
+        "tasks": {},
+    }
+
+    def results_of(rows: list[Row], desc: str) -> Any:
+        def results(k: int, idx: list[int]) -> list[Any]:
+            name, detector = stages[k]
+            part = [rows[i] for i in idx]
+            if name == "local":  # the local check's results are cached
+                return _local_results(part, detector, cache, show_progress=show, desc=desc)
+            inputs = [inp for _, inp, _ in part]
+            return detector.batch(inputs, config={"max_concurrency": 2})
+
+        return results
+
+    try:
+        for task in args.tasks:
+            fit_rows, bench_rows = task_rows(
+                task, args.data, n=args.n, fit_n=args.fit_n, rag_fit=args.rag_fit,
+                rag_bench=args.rag_bench,
+            )  # fmt: skip
+            fitted = fit_stages(
+                results_of(fit_rows, f"{task} fit"),
+                [g for _, _, g in fit_rows],
+                len(stages),
+                coverage=None if coverage is None else [coverage] * fitted_n,
+                accuracy=None if args.accuracy is None else [args.accuracy] * fitted_n,
+                escalate_on=[args.escalate_on] * fitted_n if given else None,
+                try_signals=[] if given else None,
+            )
+            row: dict[str, Any] = {
+                "fit_rows": len(fit_rows),
+                "bench_rows": len(bench_rows),
+                "fitted": [
+                    {"stage": stages[k][0], **{x: v for x, v in f.items() if x != "curve"}}
+                    for k, f in enumerate(fitted)
+                ],
+            }
+            out["tasks"][task] = row
+            if len(fitted) < fitted_n or any("error" in f for f in fitted):
+                continue  # a band out of reach (or nothing reached a stage): no cascade to run
+            chosen = [
+                {"band": None if f["band"] is None else tuple(f["band"]),
+                 "escalate_on": tuple(f["escalate_on"])}
+                for f in fitted
+            ]  # fmt: skip
+            cascade = CascadeChecker(
+                stages=[
+                    CascadeStage(name=name, detector=detector, **kw)
+                    for (name, detector), kw in zip(stages, [*chosen, {}], strict=True)
+                ]
+            )
+            row["cascade"] = _run_cascade(bench_rows, cascade, show_progress=show)
+    finally:
+        _save_cache(args.cache, cache)
+    return out
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from truthguard.cascade import OPTIONAL_SIGNALS, CascadeChecker
     from truthguard.evaluation.band import fit_cascade, result_table, tradeoff_curve
@@ -344,6 +473,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     coverage = args.coverage
     if args.accuracy is None and coverage is None:
         coverage = 0.7
+    if args.stages is not None:
+        return _run_stages(args, coverage)
     # named signals are used as given; otherwise the optional ones are tried on the fitting rows
     given = args.escalate_on is not None
     escalate_on = list(args.escalate_on or CascadeChecker.model_fields["escalate_on"].default)
@@ -477,7 +608,65 @@ def _fmt(x: Any, suffix: str = "") -> str:
     return "-" if x is None else f"{x}{suffix}"
 
 
+def _format_stages(result: dict[str, Any]) -> str:
+    """The table of a ``--stages`` run: each stage's band, then who decided what."""
+    target = result["target"]
+    aim = (
+        f"at least {target['coverage']:.0%} of the answers reaching it decided there"
+        if "coverage" in target
+        else f"its decisions at balanced accuracy >= {target['accuracy']:.0%}"
+    )
+    lines = [
+        f"Cascade {' -> '.join(result['stages'])}: each stage's band chosen on the fitting rows "
+        f"for {aim}; the whole cascade run on the bench rows",
+        "",
+        "| task | stage | band | escalate on | fitting rows reaching it | decided there "
+        "| bal. acc. of its decisions |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for task, r in result["tasks"].items():
+        for f in r["fitted"]:
+            if "error" in f:
+                lines.append(f"| {task} | {f['stage']} | {f['error']} | | {f['reached']} | | |")
+                continue
+            band = "none" if f["band"] is None else f"{f['band'][0]:.3f} - {f['band'][1]:.3f}"
+            lines.append(
+                f"| {task} | {f['stage']} | {band} | {', '.join(f['escalate_on'])} | "
+                f"{f['reached']} | {f['reached'] - f['sent_on']} | "
+                f"{_fmt(_pct(f['balanced_accuracy']))} |"
+            )
+    lines += [
+        "",
+        "| task | decided by | answers | bal. acc. of its decisions | accuracy |",
+        "|---|---|---|---|---|",
+    ]
+    totals = []
+    for task, r in result["tasks"].items():
+        c = r.get("cascade")
+        if c is None:
+            lines.append(f"| {task} | not run: a band is out of reach | | | |")
+            continue
+        for name, b in c["by_stage"].items():
+            lines.append(
+                f"| {task} | {name} | {b['answers']} | {_fmt(b['balanced_accuracy'])} | "
+                f"{_fmt(b['accuracy'])} |"
+            )
+        totals.append(
+            f"| {task} | {_fmt(c['balanced_accuracy'])} | {c['llm_calls_per_answer']} | "
+            f"{c['tokens_per_answer']} | {c['ms_per_answer']} |"
+        )
+    lines += [
+        "",
+        "| task | whole cascade bal. acc. | LLM calls / answer | tokens / answer | ms / answer |",
+        "|---|---|---|---|---|",
+        *totals,
+    ]
+    return "\n".join(lines)
+
+
 def format_table(result: dict[str, Any]) -> str:
+    if "stages" in result:
+        return _format_stages(result)
     target = result["target"]
     aim = (
         f"at least {target['coverage']:.0%} decided locally"
