@@ -57,7 +57,7 @@ def test_chunks_hold_sentences_in_runs_of_about_350_words():
 
 
 def test_every_chunk_meets_every_claim_sentence_and_the_score_is_max_mean(tmp_path):
-    ckpt, base = tiny_alignscore(tmp_path, [REF, CLAIM])
+    ckpt, base = tiny_alignscore(tmp_path, [REF, CLAIM, *S])
     model = AlignScoreModel(ckpt, base=base)
     tokenizer, encoder, head = model.loaded()
     seen = []
@@ -86,8 +86,18 @@ def test_every_chunk_meets_every_claim_sentence_and_the_score_is_max_mean(tmp_pa
     assert scored.score == pytest.approx(sum(row) / 2)
     # two chunks: each claim sentence takes its best chunk, then the mean
     long = " ".join(S)
+    before = len(seen)
     [two] = AlignScoreModel(ckpt, base=base).score([(long, CLAIM)])
     assert len(two.chunks) == 2 and len(two.matrix) == 2
+    # a chunk over the tokenizer's 64 tokens is cut (only_first): the claim sentence stays whole
+    cut = seen[before:]
+    sentences = ["Bi Sheng made movable type .", "He worked in the ninth century ."]
+    assert [t.split(" </s> </s> ")[1] for t in cut] == [f"{x} </s>" for x in sentences] * 2
+    assert [t.split(" </s> </s> ")[0].split()[:3] for t in cut] == [
+        ["<s>", "Sentence", n] for n in ("0", "0", "2", "2")
+    ]
+    assert not any("Sentence 1" in t or "Sentence 3" in t for t in cut)
+    assert all(len(t.split()) == 64 for t in cut)  # one word a token: padded to, cut at 64
     best = [max(two.matrix[0][j], two.matrix[1][j]) for j in range(2)]
     assert two.score == pytest.approx(sum(best) / 2)
 
