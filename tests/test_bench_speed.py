@@ -175,5 +175,8 @@ def test_references_memory_reports_rss_as_references_accumulate(embedder):
     assert [r["checks"] for r in out["rows"]] == [0, 2, 4, 6]
     assert all(r["rss_mib"] > 0 for r in out["rows"]) and out["rows"][0]["ms_per_check"] is None
     assert all(r["ms_per_check"] > 0 for r in out["rows"][1:])
+    assert all(0 < r["caches_mib"] <= out["budget_mib"] for r in out["rows"])
+    assert out["caches"]["parses"]["bytes"] > 0
     table = format_table({**_minimal_result(), "memory": out})
     assert "on 6 references never seen before" in table and "KiB more per reference" in table
+    assert f"{out['budget_mib']:.0f} MiB memory budget" in table and "encoder states" in table

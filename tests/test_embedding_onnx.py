@@ -103,7 +103,7 @@ def test_length_batches_are_optimal():
 def test_vectors_do_not_depend_on_the_batch(embedder, monkeypatch):
     from truthguard.embedding import _onnx
 
-    monkeypatch.setattr(_onnx, "KEPT_TOKENS", 0)  # token vectors from runs of their own
+    monkeypatch.setattr(_onnx.KEPT, "max_bytes", 0)  # token vectors from runs of their own
     texts = ["Paris.", "The capital of France is Paris, on the Seine.", "a cat", "x " * 70]
     model = embedder.model
     model.forget_hidden_states()
@@ -136,14 +136,41 @@ def test_token_vectors_of_just_encoded_texts_need_no_second_run(embedder):
         np.testing.assert_allclose(va, vb, atol=1e-6)
 
 
-def test_kept_hidden_states_are_bounded_by_tokens(embedder, monkeypatch):
+def test_kept_hidden_states_are_bounded_by_their_bytes(embedder, monkeypatch):
     from truthguard.embedding import _onnx
 
-    monkeypatch.setattr(_onnx, "KEPT_TOKENS", 40)
+    monkeypatch.setattr(_onnx.KEPT, "max_bytes", 3 * 16 * (384 * 4 + 100))  # ~3 of these texts
     model = embedder.model
     model.forget_hidden_states()
     texts = [f"Sentence number {i} is about rivers and their bridges." for i in range(6)]
     model.encode(texts)
-    assert 0 < model._kept_size <= 40
-    assert sum(len(e.ids) for _, e in model._kept.values()) == model._kept_size
-    assert texts[-1] in model._kept and texts[0] not in model._kept  # the newest are kept
+    mine = [key for key in list(_onnx.KEPT._data) if key[0] == model._serial]
+    assert 1 <= len(mine) < len(texts)
+    assert 0 < _onnx.KEPT.nbytes <= _onnx.KEPT.max_bytes
+    assert (model._serial, texts[-1]) in _onnx.KEPT  # the newest are kept
+    assert (model._serial, texts[0]) not in _onnx.KEPT
+    model.forget_hidden_states()
+    assert not any(key[0] == model._serial for key in list(_onnx.KEPT._data))
+
+
+def test_large_batches_hand_the_arena_back_with_the_same_vectors(embedder, monkeypatch):
+    from truthguard.embedding import _onnx
+
+    model = embedder.model
+    texts = [
+        f"Sentence {i} about the rivers, the bridges and the towers of a city." for i in range(8)
+    ]
+    monkeypatch.setattr(_onnx, "SHRINK_TOKENS", 10**9)
+    kept_arena = model.encode(texts)
+    calls: list[object] = []
+    run = model.session.run
+
+    def spy(outputs, feeds, options=None):
+        calls.append(options)
+        return run(outputs, feeds, options)
+
+    monkeypatch.setattr(model.session, "run", spy, raising=False)
+    monkeypatch.setattr(_onnx, "SHRINK_TOKENS", 8)
+    shrunk = model.encode(texts)
+    assert calls and all(o is model._shrink for o in calls)
+    np.testing.assert_allclose(shrunk, kept_arena, atol=1e-6)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from truthguard.memory import SizedCache
 from truthguard.refchecker import LocalChecker, RefChecker
 from truthguard.refchecker._facts import extract_facts, fold, stem
 from truthguard.refchecker.grounding import EvidencePool, SoftMatcher, ground_claim
@@ -297,7 +298,7 @@ def test_a_light_verb_paraphrase_keeps_the_fact(embedder, answer, label):
 
 
 def test_token_vectors_survive_eviction_of_a_hit_by_the_same_call(embedder):
-    matcher = SoftMatcher(embedder, cache_size=1)
+    matcher = SoftMatcher(embedder, SizedCache("token vectors", max_entries=1))
     first = matcher._token_vectors(["A cached sentence."])
     both = matcher._token_vectors(["A cached sentence.", "A new sentence that evicts it."])
     assert len(both) == 2 and both[0][1] == first[0][1]  # the hit is kept though evicted

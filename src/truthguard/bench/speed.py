@@ -599,7 +599,9 @@ def size_scaling(
 def references_memory(n: int, *, points: int = 5) -> dict[str, Any]:
     """RSS while a local RefChecker checks ``n`` answers, each against a reference it has not
     seen (five sentences, the answer its first): what the process's caches grow to when nothing
-    recurs. ``points`` readings after the first check (the models loaded) and at even steps."""
+    recurs. ``points`` readings after the first check (the models loaded) and at even steps,
+    each with the bytes the caches of the memory budget hold (see :mod:`truthguard.memory`)."""
+    from truthguard.memory import cache_usage, memory_budget
     from truthguard.refchecker import RefChecker
 
     checker = RefChecker()
@@ -609,17 +611,43 @@ def references_memory(n: int, *, points: int = 5) -> dict[str, Any]:
         answer = reference.split(". ")[0] + "."
         checker.invoke({"question": "Which towers?", "answer": answer, "contexts": [reference]})
 
+    def caches_mib() -> float:
+        return sum(row["bytes"] for row in cache_usage().values()) / 2**20
+
     one(-1)  # the models are loaded: the base the caches grow from
-    rows = [{"checks": 0, "rss_mib": _current_rss_mib(), "ms_per_check": None}]
+    rows = [
+        {
+            "checks": 0,
+            "rss_mib": _current_rss_mib(),
+            "caches_mib": caches_mib(),
+            "ms_per_check": None,
+        }
+    ]
     step = max(1, n // max(1, points))
     started = time.perf_counter()
     for done in range(1, n + 1):
         one(done)
         if done % step == 0 or done == n:
             ms = 1000 * (time.perf_counter() - started) / done
-            rows.append({"checks": done, "rss_mib": _current_rss_mib(), "ms_per_check": ms})
+            rows.append(
+                {
+                    "checks": done,
+                    "rss_mib": _current_rss_mib(),
+                    "caches_mib": caches_mib(),
+                    "ms_per_check": ms,
+                }
+            )
     grown = rows[-1]["rss_mib"] - rows[0]["rss_mib"]
-    return {"references": n, "rows": rows, "kib_per_reference": 1024 * grown / max(1, n)}
+    half = next(r for r in rows if r["checks"] >= n / 2)
+    late = rows[-1]["rss_mib"] - half["rss_mib"]
+    return {
+        "references": n,
+        "budget_mib": memory_budget(),
+        "rows": rows,
+        "kib_per_reference": 1024 * grown / max(1, n),
+        "kib_per_reference_second_half": 1024 * late / max(1, n - half["checks"]),
+        "caches": cache_usage(),
+    }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -763,11 +791,20 @@ def format_table(result: dict[str, Any]) -> str:
             "",
             f"local RefChecker on {memory['references']:,} references never seen before: RSS "
             f"(the first row after the models loaded), {memory['kib_per_reference']:.0f} KiB "
-            "more per reference",
-            f"  {'checks':>8} {'RSS MiB':>8} {'ms/check':>9}",
+            f"more per reference ({memory['kib_per_reference_second_half']:.0f} over the second "
+            f"half); caches: what the caches of the {memory['budget_mib']:.0f} MiB memory budget "
+            "hold",
+            f"  {'checks':>8} {'RSS MiB':>8} {'caches MiB':>11} {'ms/check':>9}",
         ]
         for row in memory["rows"]:
             ms = "-" if row["ms_per_check"] is None else f"{row['ms_per_check']:.1f}"
-            lines.append(f"  {row['checks']:>8,} {row['rss_mib']:>8.0f} {ms:>9}")
+            lines.append(
+                f"  {row['checks']:>8,} {row['rss_mib']:>8.0f} {row['caches_mib']:>11.1f} {ms:>9}"
+            )
+        for name, use in sorted(memory["caches"].items()):
+            lines.append(
+                f"  {name:<16} {use['entries']:>8,} entries {use['bytes'] / 2**20:>7.1f} MiB "
+                f"of {use['max_bytes'] / 2**20:.1f}"
+            )
     lines += ["", f"peak RSS of this process: {result['peak_rss_mib']:.0f} MiB"]
     return "\n".join(lines)

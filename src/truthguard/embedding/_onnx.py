@@ -17,12 +17,12 @@ import contextlib
 import functools
 import hashlib
 import importlib.util
+import itertools
 import json
 import os
 import threading
 import time
 import warnings
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -32,6 +32,7 @@ import numpy as np
 from truthguard.embedding._loading import quiet_transformers
 from truthguard.embedding.encoder import Runtime, TokenVectors
 from truthguard.errors import ConfigurationError
+from truthguard.memory import SizedCache
 
 __all__ = [
     "EXPORT_VERSION",
@@ -203,10 +204,23 @@ RUN_OVERHEAD_TOKENS = 12
 1.5 ms a run, 0.13 ms a token)."""
 
 
-KEPT_TOKENS = 32_768
-"""Tokens of last hidden states an encoder keeps after ``encode`` (about 48 MiB at 384 float32
+SHRINK_TOKENS = 1_024
+"""Padded tokens of a batch after whose run onnxruntime hands its idle arena memory back. The
+arena otherwise keeps the peak of the largest batch the process ever ran (about 260 MiB more
+after one batch of 32 texts of 256 tokens); a batch this large pays little for the new
+allocations."""
+
+
+KEPT: SizedCache[tuple[int, str], tuple[np.ndarray, Any]] = SizedCache("encoder states")
+"""The last hidden states encoders keep after ``encode``, by (encoder, text), within their share
+of the memory budget (see :mod:`truthguard.memory`; 1.5 KiB a token at 384 float32
 dimensions). The grounding asks for the token vectors of claims and reference sentences it has
 just encoded for retrieval; keeping them spares a second run of the model."""
+
+_ENCODING_BYTES = 100
+"""Bytes a token takes in a tokenizers ``Encoding`` (ids, offsets, masks, its token string)."""
+
+_serials = itertools.count()
 
 
 def length_batches(lengths: Sequence[int], batch_size: int) -> list[tuple[int, int]]:
@@ -291,9 +305,7 @@ class OnnxEncoder:
         (all of it with one session thread), and texts whose token vectors were served from
         the kept hidden states."""
         self._stats_lock = threading.Lock()
-        self._kept: OrderedDict[str, tuple[np.ndarray, Any]] = OrderedDict()
-        self._kept_size = 0
-        self._kept_lock = threading.Lock()
+        self._serial = next(_serials)  # its key in KEPT (an id could be reused)
         self._load()
 
     def _load(self) -> None:
@@ -308,10 +320,15 @@ class OnnxEncoder:
             str(self.onnx_path), _session_options(self.threads), providers=["CPUExecutionProvider"]
         )
         self._inputs = [i.name for i in self.session.get_inputs()]
+        self._shrink = ort.RunOptions()
+        self._shrink.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
 
     def _run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
         """The last hidden state for one padded batch (safe to call from several threads)."""
-        (hidden,) = self.session.run(None, {k: feeds[k] for k in self._inputs})
+        ids = feeds["input_ids"]
+        large = ids.shape[0] * ids.shape[1] >= SHRINK_TOKENS
+        options = self._shrink if large else None
+        (hidden,) = self.session.run(None, {k: feeds[k] for k in self._inputs}, options)
         return hidden
 
     def get_sentence_embedding_dimension(self) -> int:
@@ -360,7 +377,7 @@ class OnnxEncoder:
     ) -> np.ndarray:
         """Pooled sentence embeddings, shape ``(len(texts), dim)``, in input order.
 
-        The texts' last hidden states are kept for a while (see :data:`KEPT_TOKENS`): a
+        The texts' last hidden states are kept for a while (see :data:`KEPT`): a
         :meth:`token_vectors` call for them soon after needs no second run of the model.
         """
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
@@ -379,8 +396,7 @@ class OnnxEncoder:
 
     def token_vectors(self, texts: Sequence[str], *, batch_size: int = 32) -> list[TokenVectors]:
         """Per text: L2-normalised vectors of its non-special tokens and their char offsets."""
-        with self._kept_lock:  # hits are taken now: another thread may evict them
-            kept = [self._kept.get(t) for t in texts]
+        kept = [KEPT.get((self._serial, t)) for t in texts]  # taken now: others may evict them
         with self._stats_lock:
             self.stats["kept_hits"] += sum(k is not None for k in kept)
         missing = [i for i, k in enumerate(kept) if k is None]
@@ -392,24 +408,17 @@ class OnnxEncoder:
         return [_token_vectors(*k) for k in kept]  # type: ignore[misc]
 
     def forget_hidden_states(self) -> None:
-        """Drop the kept last hidden states (see :data:`KEPT_TOKENS`)."""
-        with self._kept_lock:
-            self._kept.clear()
-            self._kept_size = 0
+        """Drop this encoder's kept last hidden states (see :data:`KEPT`)."""
+        serial = self._serial
+        KEPT.discard(lambda key: key[0] != serial)
 
     def _keep(self, texts: list[str], hidden: np.ndarray, encodings: list[Any]) -> None:
-        """Keep the last hidden states of the newest texts, up to :data:`KEPT_TOKENS` tokens."""
-        if KEPT_TOKENS <= 0:
+        """Keep the last hidden states of the newest texts (see :data:`KEPT`)."""
+        if KEPT.max_bytes <= 0:
             return
-        with self._kept_lock:
-            for b, (t, e) in enumerate(zip(texts, encodings, strict=True)):
-                old = self._kept.pop(t, None)
-                self._kept_size -= len(old[1].ids) if old else 0
-                self._kept[t] = (hidden[b, : len(e.ids)].copy(), e)
-                self._kept_size += len(e.ids)
-            while self._kept_size > KEPT_TOKENS:
-                _, (_, e) = self._kept.popitem(last=False)
-                self._kept_size -= len(e.ids)
+        for b, (t, e) in enumerate(zip(texts, encodings, strict=True)):
+            row = hidden[b, : len(e.ids)].copy()
+            KEPT.put((self._serial, t), (row, e), row.nbytes + _ENCODING_BYTES * len(e.ids))
 
     token_embeddings = token_vectors  # the name it had before the Encoder interface
 

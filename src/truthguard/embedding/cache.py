@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
-import os
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
 
 from truthguard.errors import InvalidInputError
+from truthguard.memory import SizedCache
 
 __all__ = ["EmbeddingCache", "embedding_cache"]
 
 
 class EmbeddingCache:
-    """A process-wide, size-bounded LRU of normalised embeddings keyed by (model, text).
+    """A process-wide LRU of normalised embeddings keyed by (model, text), bounded in bytes.
 
     Every :class:`~truthguard.similarity.EmbeddingSimilarity` of a process shares it (see
     :func:`embedding_cache`), so the store, the checkers, FEWL and the benchmarks encode a text
-    once. At 384 float32 dimensions, 100,000 entries take about 150 MiB.
+    once. By default it takes the vectors' share of the memory budget (see
+    :mod:`truthguard.memory`): a vector of 384 float32 dimensions counts 1.5 KiB, plus its text
+    and a fixed overhead.
+
+    Args:
+        max_items: A bound on the entries too (none by default).
+        max_bytes: A fixed bound in bytes instead of the vectors' share of the budget.
 
     Example:
         >>> cache = EmbeddingCache(max_items=2)
@@ -28,61 +32,68 @@ class EmbeddingCache:
         True
     """
 
-    def __init__(self, max_items: int = 100_000) -> None:
-        if max_items < 0:
+    def __init__(self, max_items: int | None = None, *, max_bytes: int | None = None) -> None:
+        if max_items is not None and max_items < 0:
             raise InvalidInputError("max_items", "must be >= 0")
-        self.max_items = max_items
-        self.hits = 0
-        self.misses = 0
-        self._data: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+        self._data: SizedCache[tuple[str, str], np.ndarray] = SizedCache(
+            "vectors", max_bytes=max_bytes, max_entries=max_items
+        )
+
+    @property
+    def max_items(self) -> int | None:
+        """The bound on entries, if any."""
+        return self._data.max_entries
+
+    @property
+    def max_bytes(self) -> int:
+        """The bound in bytes."""
+        return self._data.max_bytes
+
+    @property
+    def nbytes(self) -> int:
+        """The approximate bytes held."""
+        return self._data.nbytes
+
+    @property
+    def hits(self) -> int:
+        return self._data.hits
+
+    @property
+    def misses(self) -> int:
+        return self._data.misses
 
     def __len__(self) -> int:
         return len(self._data)
 
+    def can_hold(self, n: int, dimension: int = 384) -> bool:
+        """Whether ``n`` vectors of ``dimension`` float32s fit in half the bound at once."""
+        fits = n * (4 * dimension + 300) <= self.max_bytes // 2
+        return fits and (self.max_items is None or n <= self.max_items // 2)
+
     def get_many(self, model: str, texts: Sequence[str]) -> list[np.ndarray | None]:
         """The cached vector of each text (None where absent); hits become most recent."""
-        out: list[np.ndarray | None] = []
-        with self._lock:
-            for t in texts:
-                v = self._data.get((model, t))
-                if v is not None:
-                    self._data.move_to_end((model, t))
-                out.append(v)
-            found = sum(v is not None for v in out)
-            self.hits += found
-            self.misses += len(out) - found
-        return out
+        return [self._data.get((model, t)) for t in texts]
 
     def put_many(self, model: str, texts: Sequence[str], vectors: np.ndarray) -> None:
-        """Store vectors (evicting the least recently used beyond ``max_items``)."""
-        with self._lock:
-            for t, v in zip(texts, vectors, strict=True):
-                v = np.array(v, dtype=np.float32)  # a copy: callers may write to their array
-                v.setflags(write=False)
-                self._data[(model, t)] = v
-                self._data.move_to_end((model, t))
-            while len(self._data) > self.max_items:
-                self._data.popitem(last=False)
+        """Store vectors (evicting the least recently used beyond the bounds)."""
+        for t, v in zip(texts, vectors, strict=True):
+            v = np.array(v, dtype=np.float32)  # a copy: callers may write to their array
+            v.setflags(write=False)
+            self._data.put((model, t), v, v.nbytes + len(t))
 
-    def resize(self, max_items: int) -> None:
-        """Change the bound, evicting the oldest entries if needed."""
-        if max_items < 0:
+    def resize(self, max_items: int | None = None, *, max_bytes: int | None = None) -> None:
+        """Change the bounds given, evicting the oldest entries if needed."""
+        if max_items is not None and max_items < 0:
             raise InvalidInputError("max_items", "must be >= 0")
-        with self._lock:
-            self.max_items = max_items
-            while len(self._data) > max_items:
-                self._data.popitem(last=False)
+        self._data.resize(max_bytes, max_entries=max_items)
 
     def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-            self.hits = self.misses = 0
+        self._data.clear()
 
 
-_CACHE = EmbeddingCache(int(os.environ.get("TRUTHGUARD_EMBEDDING_CACHE", "100000")))
+_CACHE = EmbeddingCache()
 
 
 def embedding_cache() -> EmbeddingCache:
-    """The process-wide embedding cache (``TRUTHGUARD_EMBEDDING_CACHE`` sets its size at import)."""
+    """The process-wide embedding cache (the vectors' share of the memory budget)."""
     return _CACHE

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
+
+from truthguard.refchecker._spacy import without_torch
 
 __all__ = ["lemmas"]
 
@@ -13,6 +15,10 @@ __all__ = ["lemmas"]
 def lemmas(word: str) -> Mapping[str, tuple[str, ...]]:
     """``word``'s lemmas by part of speech ("wrote" -> {"VERB": ("write",)}); empty for a word
     the lexicon does not know. Read-only: the mapping is shared by every caller."""
-    from lemminflect import getAllLemmas  # the local extra's; imported at the first check
+    return MappingProxyType(_lemminflect().getAllLemmas(word))
 
-    return MappingProxyType(getAllLemmas(word))
+
+@functools.cache
+def _lemminflect() -> ModuleType:
+    # the local extra's; imported at the first check (it imports spaCy, so without torch)
+    return without_torch("lemminflect")

@@ -302,7 +302,7 @@ class RefChecker(BaseDetector):
         if not isinstance(embedder, EmbeddingSimilarity):
             return  # a backend without the shared cache would encode everything twice
         texts = self._batch_texts(inputs)
-        if not texts or len(texts) > embedding_cache().max_items // 2:
+        if not texts or not embedding_cache().can_hold(len(texts)):
             return  # the checks embed their own texts (the cache could not hold the batch)
         texts.sort(key=len)
         chunks = [texts[s : s + _PREFETCH_CHUNK] for s in range(0, len(texts), _PREFETCH_CHUNK)]

@@ -2,52 +2,55 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from truthguard.memory import SizedCache
 from truthguard.refchecker._analysis import Analysed
 
-__all__ = ["SoftMatcher"]
+__all__ = ["TOKEN_VECTORS", "SoftMatcher"]
+
+TOKEN_VECTORS: SizedCache[tuple[str, str], tuple[np.ndarray, list[tuple[int, int]]]] = SizedCache(
+    "token vectors"
+)
+"""Token vectors and offsets of texts, by (model, text), for every matcher of the process."""
+
+_serials = itertools.count()
 
 
 class SoftMatcher:
     """BERTScore-style word matching with contextual token vectors of an embedding model.
 
     Words are the mean of their tokens' vectors; vectors of evidence sentences are memoised
-    (references are re-used across claims).
+    (references are re-used across claims) in ``cache``, by default the process-wide one that
+    takes the token vectors' share of the memory budget (see :mod:`truthguard.memory`);
+    matchers over one model share its entries.
     """
 
-    def __init__(self, embedder: Any, cache_size: int = 2_000) -> None:
+    def __init__(self, embedder: Any, cache: SizedCache[Any, Any] | None = None) -> None:
         self.embedder = embedder
-        self._cache: OrderedDict[str, tuple[np.ndarray, list[tuple[int, int]]]] = OrderedDict()
-        self._lock = threading.Lock()
-        self.cache_size = cache_size
+        self._cache = TOKEN_VECTORS if cache is None else cache
+        self._model = getattr(embedder, "cache_key", None) or f"#{next(_serials)}"
 
     def _token_vectors(
         self, texts: Sequence[str]
     ) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
         found: dict[str, tuple[np.ndarray, list[tuple[int, int]]]] = {}
         missing: list[str] = []
-        with self._lock:  # hits are taken now: another thread may evict them before we return
-            for t in dict.fromkeys(texts):
-                hit = self._cache.get(t)
-                if hit is None:
-                    missing.append(t)
-                else:
-                    self._cache.move_to_end(t)
-                    found[t] = hit
+        for t in dict.fromkeys(texts):  # hits are taken now: another thread may evict them
+            hit = self._cache.get((self._model, t))
+            if hit is None:
+                missing.append(t)
+            else:
+                found[t] = hit
         if missing:
             fresh = self.embedder.token_embeddings(missing)
             found.update(zip(missing, fresh, strict=True))
-            with self._lock:
-                for t, v in zip(missing, fresh, strict=True):
-                    self._cache[t] = v
-                while len(self._cache) > self.cache_size:
-                    self._cache.popitem(last=False)
+            for t, (vecs, offsets) in zip(missing, fresh, strict=True):
+                self._cache.put((self._model, t), (vecs, offsets), vecs.nbytes + 64 * len(offsets))
         return [found[t] for t in texts]
 
     @staticmethod

@@ -23,6 +23,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from truthguard.memory import memoised
+from truthguard.refchecker._spacy import without_torch
+
 __all__ = [
     "MODELS",
     "Counted",
@@ -48,15 +51,11 @@ class StructureUnavailableError(ImportError):
 
 _LOCK = threading.Lock()
 
-PARSES = 1_024
-"""Parses kept (a claim and its evidence sentences are parsed once per check, and a reference
-is checked against many answers)."""
-
 
 @functools.cache
 def _pipeline() -> Any:
     try:
-        import spacy
+        spacy = without_torch("spacy")
     except ImportError as e:  # pragma: no cover - the local extra installs it
         raise StructureUnavailableError(
             "the grounding reads sentence structure with spaCy: pip install 'truthguard[local]'"
@@ -74,11 +73,16 @@ def _pipeline() -> Any:
     )
 
 
-@functools.lru_cache(maxsize=1_024)
+def _doc_bytes(doc: Any) -> int:
+    return 7_000 + 560 * len(doc)  # a Doc of this pipeline, measured with tracemalloc
+
+
+@memoised("parses", _doc_bytes)
 def parse(text: str) -> Any:
-    """The spaCy ``Doc`` of ``text`` (memoised, the last :data:`PARSES` texts, about 22 KB each;
-    the pipeline is shared, so calls are serialised). spaCy's string store keeps every new word
-    it has seen: a few hundred bytes per distinct word, for the life of the process."""
+    """The spaCy ``Doc`` of ``text`` (memoised within the parses' share of the memory budget,
+    see :mod:`truthguard.memory`; the pipeline is shared, so calls are serialised). spaCy's
+    string store keeps every new word it has seen: a few hundred bytes per distinct word, for
+    the life of the process."""
     nlp = _pipeline()
     with _LOCK:
         return nlp(text)

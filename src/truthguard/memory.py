@@ -1,0 +1,246 @@
+"""One memory budget for the process-wide caches of the local checkers, in bytes.
+
+The local RefChecker keeps what it computed for texts it may see again: embedding vectors,
+the encoder's last hidden states, spaCy parses, token analyses and the soft matcher's token
+vectors. Each of these caches takes a fixed share of one budget, counts the approximate bytes
+of its entries and evicts the least recently used past its share, so a process that checks a
+new reference every call stays within the budget however long it runs.
+
+The budget is ``TRUTHGUARD_MEMORY_BUDGET_MB`` (read at import, default
+:data:`DEFAULT_BUDGET_MB`), or :func:`set_memory_budget` at run time (which shrinks full
+caches at once). It bounds the caches only: the loaded models, spaCy's pipeline and the
+interpreter come on top of it (see the configuration docs for what a container needs).
+
+Example:
+    >>> from truthguard.memory import memory_budget, set_memory_budget
+    >>> previous = memory_budget()
+    >>> set_memory_budget(64)
+    >>> memory_budget()
+    64.0
+    >>> set_memory_budget(previous)
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, TypeVar
+
+from truthguard.errors import InvalidInputError
+
+__all__ = [
+    "DEFAULT_BUDGET_MB",
+    "SHARES",
+    "SizedCache",
+    "cache_usage",
+    "memoised",
+    "memory_budget",
+    "set_memory_budget",
+]
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+DEFAULT_BUDGET_MB = 128.0
+"""The caches' budget when ``TRUTHGUARD_MEMORY_BUDGET_MB`` is not set."""
+
+SHARES = {
+    "vectors": 0.30,
+    "parses": 0.25,
+    "encoder states": 0.20,
+    "analyses": 0.15,
+    "token vectors": 0.10,
+}
+"""Each cache's share of the budget: embedding vectors (``EmbeddingCache``), spaCy parses,
+the ONNX encoder's kept last hidden states, token analyses, the soft matcher's token vectors."""
+
+_ENTRY_OVERHEAD = 200
+"""Bytes of an entry's key, ordered-dict node and object headers, added to its own size."""
+
+
+def _budget_from_env() -> float:
+    raw = os.environ.get("TRUTHGUARD_MEMORY_BUDGET_MB")
+    if not raw:
+        return DEFAULT_BUDGET_MB
+    try:
+        value = float(raw)
+    except ValueError as e:
+        raise InvalidInputError(
+            "TRUTHGUARD_MEMORY_BUDGET_MB", f"must be a number of MiB, got {raw!r}"
+        ) from e
+    if value < 0:
+        raise InvalidInputError("TRUTHGUARD_MEMORY_BUDGET_MB", "must be >= 0")
+    return value
+
+
+_lock = threading.Lock()
+_budget_mb = _budget_from_env()
+_caches: weakref.WeakValueDictionary[int, SizedCache[Any, Any]] = weakref.WeakValueDictionary()
+
+
+def memory_budget() -> float:
+    """The caches' budget in MiB."""
+    return _budget_mb
+
+
+def set_memory_budget(mb: float) -> None:
+    """Set the caches' budget to ``mb`` MiB; caches over their new share evict at once.
+
+    0 turns the shared caches off (every text is computed afresh).
+    """
+    global _budget_mb
+    if mb < 0:
+        raise InvalidInputError("mb", "must be >= 0")
+    with _lock:
+        _budget_mb = float(mb)
+        caches = list(_caches.values())
+    for cache in caches:
+        if cache.share is not None:
+            cache.resize(cache.share_bytes())
+
+
+def cache_usage() -> dict[str, dict[str, int]]:
+    """Per cache name: entries, bytes held and the bytes it may hold (summed over caches of
+    one name)."""
+    out: dict[str, dict[str, int]] = {}
+    with _lock:
+        caches = list(_caches.values())
+    for cache in caches:
+        row = out.setdefault(cache.name, {"entries": 0, "bytes": 0, "max_bytes": 0})
+        row["entries"] += len(cache)
+        row["bytes"] += cache.nbytes
+        row["max_bytes"] += cache.max_bytes
+    return out
+
+
+class SizedCache(Generic[K, V]):
+    """A thread-safe LRU bounded by the approximate bytes of its entries.
+
+    A cache named in :data:`SHARES` (and given no ``max_bytes``) takes that share of the
+    budget and follows :func:`set_memory_budget`; otherwise ``max_bytes`` bounds it. An entry
+    larger than the whole bound is not kept.
+
+    Args:
+        name: What it holds, as in :data:`SHARES`.
+        max_bytes: A fixed bound instead of a share of the budget.
+        max_entries: A bound on the entries too (none by default).
+
+    Example:
+        >>> cache = SizedCache("example", max_bytes=1_000)
+        >>> cache.put("a", "x", 600)
+        >>> cache.put("b", "y", 600)  # over the bound: "a" is evicted
+        >>> cache.get("a") is None, cache.get("b")
+        (True, 'y')
+    """
+
+    def __init__(
+        self, name: str, *, max_bytes: int | None = None, max_entries: int | None = None
+    ) -> None:
+        if max_bytes is not None and max_bytes < 0:
+            raise InvalidInputError("max_bytes", "must be >= 0")
+        if max_entries is not None and max_entries < 0:
+            raise InvalidInputError("max_entries", "must be >= 0")
+        if max_bytes is None and name not in SHARES:
+            raise InvalidInputError("name", f"has no share of the budget ({', '.join(SHARES)})")
+        self.name = name
+        self.share = SHARES.get(name) if max_bytes is None else None
+        self.max_bytes = self.share_bytes() if max_bytes is None else max_bytes
+        self.max_entries = max_entries
+        self.nbytes = 0
+        self.hits = 0
+        self.misses = 0
+        self._data: OrderedDict[K, tuple[V, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        with _lock:
+            _caches[id(self)] = self
+
+    def share_bytes(self) -> int:
+        """This cache's share of the current budget, in bytes."""
+        return int((self.share or 0.0) * _budget_mb * 2**20)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def get(self, key: K) -> V | None:
+        """The value of ``key`` (now the most recent), or None."""
+        with self._lock:
+            hit = self._data.get(key)
+            if hit is None:
+                self.misses += 1
+                return None
+            self._data.move_to_end(key)
+            self.hits += 1
+            return hit[0]
+
+    def put(self, key: K, value: V, nbytes: int) -> None:
+        """Keep ``value`` under ``key``, counted as ``nbytes`` (plus a fixed entry overhead)."""
+        size = int(nbytes) + _ENTRY_OVERHEAD
+        with self._lock:
+            old = self._data.pop(key, None)
+            if old is not None:
+                self.nbytes -= old[1]
+            if size > self.max_bytes or self.max_entries == 0:
+                return
+            self._data[key] = (value, size)
+            self.nbytes += size
+            self._evict()
+
+    def discard(self, keep: Callable[[K], bool]) -> None:
+        """Drop every entry whose key ``keep`` rejects."""
+        with self._lock:
+            for key in [k for k in self._data if not keep(k)]:
+                self.nbytes -= self._data.pop(key)[1]
+
+    def resize(self, max_bytes: int | None = None, *, max_entries: int | None = None) -> None:
+        """Change the bounds given, evicting the least recently used entries past them."""
+        if max_bytes is not None and max_bytes < 0:
+            raise InvalidInputError("max_bytes", "must be >= 0")
+        if max_entries is not None and max_entries < 0:
+            raise InvalidInputError("max_entries", "must be >= 0")
+        with self._lock:
+            if max_bytes is not None:
+                self.max_bytes = max_bytes
+            if max_entries is not None:
+                self.max_entries = max_entries
+            self._evict()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+            self.nbytes = 0
+            self.hits = self.misses = 0
+
+    def _evict(self) -> None:
+        most = len(self._data) if self.max_entries is None else self.max_entries
+        while (self.nbytes > self.max_bytes or len(self._data) > most) and self._data:
+            _, (_, size) = self._data.popitem(last=False)
+            self.nbytes -= size
+
+
+def memoised(name: str, size_of: Callable[[Any], int]) -> Callable[[Callable[[K], V]], Any]:
+    """Memoise a one-argument function in a :class:`SizedCache` of ``name``'s share, each
+    result counted as ``size_of(result)`` bytes; the wrapper's ``cache`` is that cache."""
+
+    def wrap(fn: Callable[[K], V]) -> Callable[[K], V]:
+        cache: SizedCache[K, V] = SizedCache(name)
+
+        def cached(arg: K) -> V:
+            hit = cache.get(arg)
+            if hit is not None:
+                return hit
+            value = fn(arg)
+            cache.put(arg, value, size_of(value))
+            return value
+
+        functools.update_wrapper(cached, fn)
+        cached.cache = cache  # type: ignore[attr-defined]
+        return cached
+
+    return wrap
