@@ -365,7 +365,9 @@ def test_calibrate_chooses_every_band_of_a_three_stage_cascade_through_the_comma
         assert "cascade of local -> open -> llm on 6 labelled answers:" in printed
         assert "local: band " in printed and "decides 4 of the 6 answers" in printed
         assert "open: band " in printed and "decides 1 of the 2 answers" in printed
-        assert "llm: decides the rest (1 answers)" in printed
+        # the LLM rejects the one answer it gets, rightly; every answer is decided rightly
+        assert "llm: decides the rest (1 answers) at balanced accuracy 100.0%" in printed
+        assert "the cascade: balanced accuracy 100.0% on these answers" in printed
         assert "CascadeChecker(stages=[CascadeStage(name='local'" in printed
         fitted = json.loads((tmp_path / "all" / "calibration.json").read_text())["stages"]
         local_fit, open_fit = fitted["fitted"]

@@ -259,14 +259,57 @@ def _stage_bands(
                 f"(first {absent[0]!r}): every stage must run on every answer",
             )
         rows.append(band_rows([of[i] for i in ids])[0])
+    gold = [r["gold"] == "hallucinated" for r in labelled]
     fitted = fit_stages(
         lambda k, idx: [rows[k][i] for i in idx],
-        [r["gold"] == "hallucinated" for r in labelled],
+        gold,
         len(names),
         coverage=_per_stage(coverage, len(names) - 1),
         accuracy=_per_stage(accuracy, len(names) - 1),
     )
-    return {"names": names, "n": len(ids), "fitted": fitted}
+    out: dict[str, Any] = {"names": names, "n": len(ids), "fitted": fitted}
+    if all("error" not in f for f in fitted):
+        out |= _decided(rows, gold, fitted)
+    return out
+
+
+def _decided(
+    rows: list[list[Any]], gold: list[bool], fitted: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """With the chosen bands, the balanced accuracy of what the last stage decides and of the
+    whole cascade on the labelled answers (each answer read from the stage deciding it)."""
+    from truthguard.cascade import escalation_reasons
+
+    deciding = [len(rows) - 1] * len(gold)
+    reach = list(range(len(gold)))
+    for k, f in enumerate(fitted):
+        band = None if f["band"] is None else tuple(f["band"])
+        sent = [
+            i
+            for i in reach
+            if escalation_reasons(rows[k][i], band=band, escalate_on=f["escalate_on"])
+        ]
+        for i in set(reach) - set(sent):
+            deciding[i] = k
+        reach = sent
+    passed = [
+        bool(r.passing if r.passing is not None else r.label == "factual")
+        for r in (rows[k][i] for i, k in enumerate(deciding))
+    ]
+
+    def balanced(among: list[int]) -> float | None:
+        """The mean over the kinds among these answers of the share decided rightly."""
+        rates = []
+        for kind in (False, True):
+            mine = [i for i in among if gold[i] is kind]
+            if mine:
+                rates.append(sum(passed[i] != kind for i in mine) / len(mine))
+        return sum(rates) / len(rates) if rates else None
+
+    return {
+        "last": {"reached": len(reach), "balanced_accuracy": balanced(reach)},
+        "balanced_accuracy": balanced(list(range(len(gold)))),
+    }
 
 
 def _stage_detector(stages: dict[str, Any], cfg: Any) -> Any:
@@ -368,6 +411,10 @@ def _write_thresholds(
     return target, backup
 
 
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{100 * v:.1f}%"
+
+
 def _round(v: float | None) -> float | None:
     return None if v is None else round(v, 4)
 
@@ -432,19 +479,27 @@ def _stage_lines(stages: dict[str, Any]) -> list[str]:
             lines.append(f"  {name}: {f['error']} ({f['reached']} answers reach it)")
             continue
         band = "None" if f["band"] is None else f"({f['band'][0]:.4f}, {f['band'][1]:.4f})"
-        accuracy = "-" if f["balanced_accuracy"] is None else f"{100 * f['balanced_accuracy']:.1f}%"
         lines.append(
             f"  {name}: band {band}, escalate on {', '.join(f['escalate_on'])}: decides "
             f"{f['reached'] - f['sent_on']} of the {f['reached']} answers reaching it "
-            f"at balanced accuracy {accuracy}, sends {f['sent_on']} on"
+            f"at balanced accuracy {_pct(f['balanced_accuracy'])}, sends {f['sent_on']} on"
         )
         code.append(
             f"CascadeStage(name={name!r}, detector=..., band={band}, "
             f"escalate_on={tuple(f['escalate_on'])!r})"
         )
-    last = stages["fitted"][-1] if len(stages["fitted"]) == len(names) - 1 else {}
-    rest = f" ({last['sent_on']} answers)" if "sent_on" in last else ""
-    lines.append(f"  {names[-1]}: decides the rest{rest}")
+    last = stages.get("last")
+    if last is None:
+        lines.append(f"  {names[-1]}: decides the rest")
+    else:
+        lines.append(
+            f"  {names[-1]}: decides the rest ({last['reached']} answers) at balanced accuracy "
+            f"{_pct(last['balanced_accuracy'])}"
+        )
+        lines.append(
+            f"  the cascade: balanced accuracy {_pct(stages['balanced_accuracy'])} on these "
+            "answers (the ones the bands were chosen on)"
+        )
     code.append(f"CascadeStage(name={names[-1]!r}, detector=...)")
     lines.append("  CascadeChecker(stages=[" + ", ".join(code) + "])")
     return lines
