@@ -243,9 +243,21 @@ def test_a_cascade_of_any_stages_is_fitted_stage_by_stage_and_says_who_decided(
         assert cascade["decided_by"]["llm"] > 0 and set(cascade["decided_by"]) == {"local", "llm"}
         assert len(prompts) == 2 * cascade["decided_by"]["llm"]
         assert cascade["by_stage"]["llm"]["answers"] == cascade["decided_by"]["llm"]
+        # one target per stage: the open stage must decide all that reaches it
+        each = [*base[:6], "--coverage", "0.5,1.0", *base[8:], "--llm", "openai:gpt-test"]
+        assert main([*each, "--stages", f"local,minicheck:{weights},llm"]) == 0
+        result = json.loads(capsys.readouterr().out)
+        assert result["target"] == {"coverage": [0.5, 1.0]}
+        local, open_stage = result["tasks"]["rag"]["fitted"]
+        assert open_stage["reached"] > 0 and open_stage["sent_on"] == 0
+        assert "llm" not in result["tasks"]["rag"]["cascade"]["decided_by"]
+        with pytest.raises(SystemExit, match="one for each of the 2 stages"):
+            main([*each[:7], "0.5,0.5,0.5", *each[8:], "--stages", f"local,{weights},llm"])
     # without an LLM stage the whole cascade runs here; naming one without --llm is refused
     assert main([*base, "--stages", f"local,{weights}"]) == 0
     offline = json.loads(capsys.readouterr().out)["tasks"]["rag"]["cascade"]
     assert set(offline["decided_by"]) == {"local", "mc"} and offline["llm_calls_per_answer"] == 0
     with pytest.raises(SystemExit, match="--llm"):
         main([*base, "--stages", "local,llm"])
+    with pytest.raises(SystemExit, match="needs --stages"):
+        main([*base[:7], "0.5,0.5", *base[8:]])

@@ -278,6 +278,27 @@ def _run_cascade(rows: list[Row], cascade: Any, *, show_progress: bool) -> dict[
     }
 
 
+def _targets(text: str) -> list[float]:
+    """``0.7`` or ``0.7,0.5`` (one per stage, with ``--stages``)."""
+    try:
+        return [float(x) for x in text.split(",")]
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(
+            f"expected a number or numbers with commas: {text!r}"
+        ) from e
+
+
+def _each(values: list[float] | None, n: int) -> list[float | None] | None:
+    """One target for each of ``n`` stages from one value or one each."""
+    if values is None:
+        return None
+    if len(values) == 1:
+        return [values[0]] * n
+    if len(values) != n:
+        raise SystemExit(f"give one target, or one for each of the {n} stages but the last")
+    return list(values)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS))
     parser.add_argument(
@@ -288,10 +309,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     target = parser.add_mutually_exclusive_group()
     target.add_argument(
-        "--coverage", type=float, default=None, help="share decided locally (default 0.7)"
+        "--coverage",
+        type=_targets,
+        default=None,
+        help="share decided locally (default 0.7); with --stages of the answers reaching each "
+        "stage, one for all or one each (0.7,0.5)",
     )
     target.add_argument(
-        "--accuracy", type=float, default=None, help="balanced accuracy the local decisions reach"
+        "--accuracy",
+        type=_targets,
+        default=None,
+        help="balanced accuracy the local decisions reach (with --stages: one or one each)",
     )
     parser.add_argument(
         "--escalate-on",
@@ -389,7 +417,9 @@ def _stage_detectors(spec: str, llm: str | None) -> list[tuple[str, Any]]:
     return out
 
 
-def _run_stages(args: argparse.Namespace, coverage: float | None) -> dict[str, Any]:
+def _run_stages(
+    args: argparse.Namespace, coverage: list[float] | None, accuracy: list[float] | None
+) -> dict[str, Any]:
     """``--stages``: every band chosen in order on the fitting rows, the cascade run on the
     bench rows."""
     from truthguard.cascade import CascadeChecker, CascadeStage
@@ -397,12 +427,13 @@ def _run_stages(args: argparse.Namespace, coverage: float | None) -> dict[str, A
 
     stages = _stage_detectors(args.stages, args.llm)
     fitted_n = len(stages) - 1
+    coverages, accuracies = _each(coverage, fitted_n), _each(accuracy, fitted_n)
     cache = _load_cache(args.cache)
     show = not args.no_progress
     given = args.escalate_on is not None
     out: dict[str, Any] = {
         "stages": [n for n, _ in stages],
-        "target": {"coverage": coverage} if coverage is not None else {"accuracy": args.accuracy},
+        "target": {"coverage": coverages} if coverages is not None else {"accuracy": accuracies},
         "escalate_on": args.escalate_on,
         "tasks": {},
     }
@@ -428,8 +459,8 @@ def _run_stages(args: argparse.Namespace, coverage: float | None) -> dict[str, A
                 results_of(fit_rows, f"{task} fit"),
                 [g for _, _, g in fit_rows],
                 len(stages),
-                coverage=None if coverage is None else [coverage] * fitted_n,
-                accuracy=None if args.accuracy is None else [args.accuracy] * fitted_n,
+                coverage=coverages,
+                accuracy=accuracies,
                 escalate_on=[args.escalate_on] * fitted_n if given else None,
                 try_signals=[] if given else None,
             )
@@ -470,11 +501,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit("--n and --fit-n must be at least 1")
     if args.rag_fit and not args.rag_bench:
         raise SystemExit("--rag-fit needs --rag-bench: without it dev.jsonl is split in two")
-    coverage = args.coverage
-    if args.accuracy is None and coverage is None:
-        coverage = 0.7
+    if args.accuracy is None and args.coverage is None:
+        args.coverage = [0.7]
     if args.stages is not None:
-        return _run_stages(args, coverage)
+        return _run_stages(args, args.coverage, args.accuracy)
+    if len(args.coverage or args.accuracy) > 1:
+        raise SystemExit("one target per stage needs --stages")
+    coverage = None if args.coverage is None else args.coverage[0]
+    accuracy = None if args.accuracy is None else args.accuracy[0]
     # named signals are used as given; otherwise the optional ones are tried on the fitting rows
     given = args.escalate_on is not None
     escalate_on = list(args.escalate_on or CascadeChecker.model_fields["escalate_on"].default)
@@ -486,7 +520,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {
         "local": "RefChecker()",
         "second_stage": None if second is None else f"RefChecker(LLM {args.llm})",
-        "target": {"coverage": coverage} if coverage is not None else {"accuracy": args.accuracy},
+        "target": {"coverage": coverage} if coverage is not None else {"accuracy": accuracy},
         "escalate_on": escalate_on,
         "tried": [] if given else [x for x in OPTIONAL_SIGNALS if x not in escalate_on],
         "rows": {
@@ -527,7 +561,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     fit_res,
                     fit_gold,
                     coverage=coverage,
-                    accuracy=args.accuracy,
+                    accuracy=accuracy,
                     escalate_on=escalate_on,
                     try_signals=[] if given else None,
                 )
@@ -568,7 +602,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 row["cascade"] = _run_cascade(bench_rows, cascade, show_progress=show)
             out["tasks"][task] = row
         if len(pooled) > 1:
-            out["pooled"] = _pooled(args.tasks, pooled, coverage, args.accuracy, escalate_on)
+            out["pooled"] = _pooled(args.tasks, pooled, coverage, accuracy, escalate_on)
     finally:
         _save_cache(args.cache, cache)
     return out
@@ -611,10 +645,11 @@ def _fmt(x: Any, suffix: str = "") -> str:
 def _format_stages(result: dict[str, Any]) -> str:
     """The table of a ``--stages`` run: each stage's band, then who decided what."""
     target = result["target"]
+    each = ", ".join(f"{v:.0%}" for v in target.get("coverage") or target["accuracy"])
     aim = (
-        f"at least {target['coverage']:.0%} of the answers reaching it decided there"
+        f"at least {each} of the answers reaching it decided there"
         if "coverage" in target
-        else f"its decisions at balanced accuracy >= {target['accuracy']:.0%}"
+        else f"its decisions at balanced accuracy >= {each}"
     )
     lines = [
         f"Cascade {' -> '.join(result['stages'])}: each stage's band chosen on the fitting rows "
