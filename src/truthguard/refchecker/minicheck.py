@@ -303,6 +303,8 @@ class MiniCheckChecker(PairChecker):
     """Chunk size: words for Flan-T5, tokens for RoBERTa / DeBERTa; None: the authors' 500 / 400."""
     max_length: int | None = Field(default=None, ge=8)
     """Token limit of one model input; None: the authors' (512 RoBERTa, 2048 otherwise)."""
+    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    """A claim is Entailment when its support exceeds this (the authors' 0.5)."""
 
     @field_validator("model")
     @classmethod
