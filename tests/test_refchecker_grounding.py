@@ -1352,3 +1352,40 @@ def test_a_value_said_to_move_the_other_way_conflicts():
     sent = "To renew, students must keep a GPA of 3.0 or higher."
     g = ground_claim("The award can be renewed for up to 3 further years.", [(0, 0, sent)])
     assert not [i for i in g.issues if i.relation == "opposite"], g.issues
+
+
+def test_a_value_the_sources_state_of_another_slot_is_another_value():
+    policy = (
+        "Time spent on pages is paid at 1.5 times the hourly rate, rounded up to the next 15 "
+        "minutes, with a minimum of 30 minutes per page."
+    )
+    # "page" and "minimum" are said of 30 there, nothing the claim says of 15
+    wrong = _against("A page counts for a minimum of 15 minutes.", policy)
+    assert [(i.text, i.evidence[3]) for i in wrong.issues if i.relation == "other_value"] == [
+        ("15", "30")
+    ]
+    right = _against("A page counts for a minimum of 30 minutes.", policy)
+    assert not [i for i in right.issues if i.relation == "other_value"]
+    # rounded up to the next 15 minutes, where "round" is said of 15 alone
+    assert not [
+        i
+        for i in _against("Time is rounded up in steps of 15 minutes.", policy).issues
+        if i.relation == "other_value"
+    ]
+
+
+def test_a_value_is_held_against_the_sentence_that_states_its_slot():
+    sentences = [
+        (0, 0, "A holding deposit secures a property for up to 15 days while we check references."),
+        (0, 90, "The deposit is returned within 10 days of both parties agreeing the amount."),
+    ]
+    wrong = ground_claim(
+        "Once both parties agree the amount, the deposit is returned within 15 days.", sentences
+    )
+    assert [(i.relation, i.text, i.evidence[3]) for i in wrong.issues] == [
+        ("other_value", "15", "10")
+    ]
+    right = ground_claim(
+        "Once both parties agree the amount, the deposit is returned within 10 days.", sentences
+    )
+    assert not [i for i in right.issues if i.relation == "other_value"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from truthguard.refchecker.structure import counted, remark
+from truthguard.refchecker.structure import counted, remark, value_contexts
 
 REMARKS = [
     "The documentation doesn't say whether you can change the TTL of every record at once.",
@@ -92,3 +92,36 @@ def test_the_word_a_value_hangs_from_says_which_way_it_moved(text, value, way):
     at = text.index(value)
     found = direction_at(text, at, at + len(value))
     assert (found and found[0]) == way
+
+
+_ON_CALL = (
+    "Time spent on pages is paid at 1.5 times the hourly rate, rounded up to the next 15 "
+    "minutes, with a minimum of 30 minutes per page."
+)
+
+
+def _contexts(text: str, *values: str) -> list[frozenset[str]]:
+    spans = [(text.index(v), text.index(v) + len(v)) for v in values]
+    return value_contexts(text, spans)
+
+
+def test_the_words_said_of_each_of_several_values_come_from_the_parse():
+    fifteen, thirty = _contexts(_ON_CALL, "15 minutes", "30 minutes")
+    assert "round" in fifteen and "round" not in thirty
+    assert {"minimum", "page"} <= thirty and "minimum" not in fifteen
+
+
+def test_a_semicolon_ends_what_is_said_of_a_value():
+    text = (
+        "Server-side SDKs poll for flag changes every 30 seconds by default; the interval can "
+        "be lowered to no less than 10 seconds."
+    )
+    thirty, ten = _contexts(text, "30 seconds", "10 seconds")
+    assert {"poll", "default"} <= thirty and not {"poll", "default"} & ten
+    assert {"interval", "lower"} <= ten and not {"interval", "lower"} & thirty
+
+
+def test_two_values_joined_as_a_range_share_their_words():
+    text = "On the Intensive Care Unit, visiting is from 14:00 to 19:00 every day."
+    start, end = _contexts(text, "14:00", "19:00")
+    assert start == end and {"visit", "unit"} <= start

@@ -25,6 +25,7 @@ from truthguard.refchecker._numbers import POUNDS
 __all__ = [
     "APPROX",
     "COPIED",
+    "DURATION",
     "Issue",
     "Names",
     "conflict",
@@ -32,9 +33,12 @@ __all__ = [
     "fact_in",
     "local_negation_issue",
     "negation_issue",
+    "ordinal",
     "other_value",
+    "same_sort",
     "swapped",
     "tokens_of",
+    "year",
 ]
 
 
@@ -1068,3 +1072,13 @@ def _one_name(a: Analysed, prev: Fact, fact: Fact) -> bool:
     if prev.kind != "name" or fact.kind != "name":
         return False
     return not a.text[prev.end : fact.start].strip()
+
+
+DURATION = _DURATION
+year = _year
+same_sort = _same_sort
+
+
+def ordinal(fact: Fact) -> bool:
+    """Whether ``fact`` is a rank ("fourth", "3rd"): it says which, not how many."""
+    return _shape(fact)[1]

