@@ -1389,3 +1389,20 @@ def test_a_value_is_held_against_the_sentence_that_states_its_slot():
         "Once both parties agree the amount, the deposit is returned within 10 days.", sentences
     )
     assert not [i for i in right.issues if i.relation == "other_value"]
+
+
+def test_a_thing_moved_the_other_way_than_the_sources_move_it_is_an_opposite():
+    eco = (
+        "After 2 hours with nobody at home, Eco mode lowers the heating set point by 3 °C and "
+        "raises the cooling set point by 3 °C."
+    )
+    wrong = _against("Eco mode lowers the cooling set point by the same amount.", eco)
+    assert [(i.text, i.evidence[3]) for i in wrong.issues if i.relation == "opposite"] == [
+        ("lowers", "raises")
+    ]
+    assert wrong.label == "Contradiction"
+    for right in (
+        "Eco mode raises the cooling set point by 3 °C.",
+        "Eco mode lowers the heating set point by 3 °C.",
+    ):
+        assert not [i for i in _against(right, eco).issues if i.relation == "opposite"], right

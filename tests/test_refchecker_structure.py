@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from truthguard.refchecker.structure import counted, remark, value_contexts
+from truthguard.refchecker.structure import counted, moves, remark, value_contexts
 
 REMARKS = [
     "The documentation doesn't say whether you can change the TTL of every record at once.",
@@ -125,3 +125,19 @@ def test_two_values_joined_as_a_range_share_their_words():
     text = "On the Intensive Care Unit, visiting is from 14:00 to 19:00 every day."
     start, end = _contexts(text, "14:00", "19:00")
     assert start == end and {"visit", "unit"} <= start
+
+
+def test_a_verb_of_moving_says_which_way_it_moves_its_object_or_subject():
+    read = [
+        (m.side, sorted(m.what))
+        for m in moves("Eco mode lowers the heating set point and raises the cooling set point.")
+    ]
+    assert ("up", ["cool", "point", "set"]) in read and read[0][0] == "down"
+    assert [(m.side, sorted(m.what)) for m in moves("Revenue fell sharply.")] == [
+        ("down", ["revenue"])
+    ]
+    assert [(m.side, sorted(m.what)) for m in moves("The set point is raised.")] == [
+        ("up", ["point", "set"])
+    ]
+    assert moves("The fee does not rise.") == []
+    assert moves("The fee is paid monthly.") == []

@@ -66,6 +66,7 @@ from truthguard.refchecker.softmatch import SoftMatcher
 from truthguard.refchecker.structure import (
     counted,
     direction_at,
+    moves,
     negated_at,
     negated_verb_at,
     negated_verbs,
@@ -291,6 +292,34 @@ def _one_sort(a: Fact, in_a: Analysed, b: Fact, in_b: Analysed) -> bool:
         mine = _noun_of(in_a.text, a)
         return b.unit is None and mine is not None and _noun_of(in_b.text, b) == mine
     return same_sort(a, in_a, b, in_b)
+
+
+def _moved_the_other_way(
+    claim: Analysed,
+    sentences: Sequence[tuple[int, int, str]],
+    near: Sequence[tuple[int, Analysed]],
+) -> list[Issue]:
+    """A verb of the claim that moves something one way ("lowers the cooling set point") where
+    the sources move the same thing (the same noun and modifiers) only the other way ("raises
+    the cooling set point"): an opposite, whatever values go with it."""
+    issues = []
+    for mine in moves(claim.text):
+        alike, other = False, None
+        for k, e in near:
+            for theirs in moves(e.text):
+                if theirs.what != mine.what:
+                    continue
+                if theirs.side == mine.side:
+                    alike = True
+                elif other is None:
+                    other = (k, theirs)
+        if other is not None and not alike:
+            k, theirs = other
+            r, o, _ = sentences[k]
+            word = claim.text[mine.start : mine.end]
+            ev = (r, o + theirs.start, o + theirs.end, sentences[k][2][theirs.start : theirs.end])
+            issues.append(Issue("content", "opposite", mine.start, mine.end, word, ev))
+    return issues
 
 
 def _in_date(fact: Fact, text: Analysed) -> bool:
@@ -553,6 +582,7 @@ def ground_claim(
                 r, o, _ = sentences[k]
                 ev = (r, o + rival.start, o + rival.end, rival.text)
                 issues.append(Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev))
+        issues += _moved_the_other_way(claim, sentences, near_at)
         inside = [
             f for f in claim.facts if against and against[0].start <= f.start < against[0].end
         ]

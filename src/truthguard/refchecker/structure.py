@@ -37,6 +37,7 @@ __all__ = [
     "clause_cuts",
     "counted",
     "direction_at",
+    "moves",
     "negated_at",
     "negated_verb_at",
     "negated_verbs",
@@ -412,6 +413,50 @@ def direction_at(text: str, start: int, end: int) -> tuple[str, int, int] | None
         if tok.pos_ in ("VERB", "AUX") and tok.lemma_ != "be":
             return None  # the value's own verb says no direction ("costs 8 dollars")
     return None
+
+
+@dataclass(frozen=True)
+class Move:
+    """A verb that moves something one way: ``side`` "up" or "down", ``what`` the lemmas of
+    the noun phrase it moves ("cooling", "set", "point" of "raises the cooling set point"), and
+    the verb's offsets."""
+
+    side: str
+    what: frozenset[str]
+    start: int
+    end: int
+
+
+def moves(text: str) -> list[Move]:
+    """The verbs of moving in ``text`` and what each moves: its object ("lowers the heating set
+    point"), the subject of a passive ("the cooling set point is raised") or of an intransitive
+    verb ("revenue fell"). Negated verbs say no direction and are left out."""
+    if not _MOVES.search(text):
+        return []
+    out = []
+    for tok in parse(text):
+        if tok.pos_ != "VERB" or _negated(tok):
+            continue
+        lemma = tok.lemma_.casefold()
+        side = "up" if lemma in UP else "down" if lemma in DOWN else None
+        if side is None:
+            continue
+        deps = (
+            ("dobj", "nsubjpass")
+            if any(c.dep_ == "dobj" for c in tok.children)
+            else (
+                "nsubjpass",
+                "nsubj",
+            )
+        )
+        what = next((c for c in tok.children if c.dep_ in deps), None)
+        if what is None or what.pos_ not in ("NOUN", "PROPN"):
+            continue
+        words = {what.lemma_.casefold()} | {
+            c.lemma_.casefold() for c in what.children if c.dep_ in ("compound", "amod")
+        }
+        out.append(Move(side, frozenset(words), tok.idx, tok.idx + len(tok.text)))
+    return out
 
 
 # --- clauses joined without a comma --------------------------------------------------------
