@@ -1406,3 +1406,24 @@ def test_a_thing_moved_the_other_way_than_the_sources_move_it_is_an_opposite():
         "Eco mode lowers the heating set point by 3 °C.",
     ):
         assert not [i for i in _against(right, eco).issues if i.relation == "opposite"], right
+
+
+def test_an_action_the_sources_give_to_another_name_is_swapped():
+    sents = [
+        (0, 0, "Cia Berg is a Swedish television presenter and singer."),
+        (0, 56, "David Lee Roth is an American rock vocalist."),
+        (0, 102, "In 2007, he was inducted into the Rock and Roll Hall of Fame."),
+    ]
+    wrong = ground_claim("Cia Berg was inducted into the Rock and Roll Hall of Fame.", sents)
+    assert [(i.text, i.evidence[3]) for i in wrong.issues if i.relation == "swapped"] == [
+        ("Cia Berg", "David Lee Roth")
+    ]
+    right = ground_claim("David Lee Roth was inducted into the Rock and Roll Hall of Fame.", sents)
+    assert not [i for i in right.issues if i.relation == "swapped"]
+    designed = [(0, 0, "The locks were designed by George Goethals.")]
+    # the claim names the other one too: a comparison, not a swap
+    assert not [
+        i
+        for i in ground_claim("John Wallace, not Goethals, designed the locks.", designed).issues
+        if i.relation == "swapped"
+    ]

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from truthguard.refchecker.structure import counted, moves, remark, value_contexts
+from truthguard.refchecker.structure import (
+    counted,
+    frames,
+    moves,
+    remark,
+    subject_name,
+    value_contexts,
+)
 
 REMARKS = [
     "The documentation doesn't say whether you can change the TTL of every record at once.",
@@ -141,3 +148,20 @@ def test_a_verb_of_moving_says_which_way_it_moves_its_object_or_subject():
     ]
     assert moves("The fee does not rise.") == []
     assert moves("The fee is paid monthly.") == []
+
+
+def test_an_action_is_read_with_who_does_it_and_what_it_is_done_to():
+    (design,) = frames("The locks were designed by John Wallace.")
+    assert design.verb == "design" and design.agent.words == {"john", "wallace"}
+    assert design.patient.words == {"locks"} and not design.patient.name
+    (induct,) = frames("In 2007, he was inducted into the Rock and Roll Hall of Fame.")
+    assert induct.agent is None and induct.patient.pronoun and "hall" in induct.rest
+    # a participle that modifies a noun has no subject of its own
+    assert [f.verb for f in frames("The track featuring Bruno Mars was released in 2011.")] == [
+        "release"
+    ]
+    assert subject_name("David Lee Roth (born 1954) is an American singer.").words == {
+        "david",
+        "lee",
+        "roth",
+    }

@@ -64,12 +64,15 @@ from truthguard.refchecker.derived import derived
 from truthguard.refchecker.proportions import read_shares
 from truthguard.refchecker.softmatch import SoftMatcher
 from truthguard.refchecker.structure import (
+    Arg,
     counted,
     direction_at,
+    frames,
     moves,
     negated_at,
     negated_verb_at,
     negated_verbs,
+    subject_name,
     value_contexts,
 )
 
@@ -320,6 +323,76 @@ def _moved_the_other_way(
             ev = (r, o + theirs.start, o + theirs.end, sentences[k][2][theirs.start : theirs.end])
             issues.append(Issue("content", "opposite", mine.start, mine.end, word, ev))
     return issues
+
+
+def _done_by_another(
+    claim: Analysed,
+    sentences: Sequence[tuple[int, int, str]],
+    near: Sequence[tuple[int, Analysed]],
+) -> list[Issue]:
+    """A name the claim gives an action to (its doer, or whom it is done to) where the sources
+    state the same action on the same thing (the same verb, sharing a noun of what it is done
+    to or with) only of another name, one the claim never mentions: "Cia Berg was inducted into
+    the Rock and Roll Hall of Fame" where "he", David Lee Roth, was. A pronoun of the sources
+    is read as the named subject of the sentence before it in the same passage. Whom an action
+    is done to is weighed only against a person the sources call "he", "she" or "they": a
+    thing is often named otherwise ("the track" for a song's title)."""
+    if not any(f.kind == "name" for f in claim.facts):
+        return []
+    issues = []
+    for mine in frames(claim.text):
+        for role, other in (("agent", "patient"), ("patient", "agent")):
+            who = getattr(mine, role)
+            if who is None or not who.name:
+                continue
+            against = getattr(mine, other)
+            alike, rival = False, None
+            for k, e in near:
+                if stem(mine.verb) not in e.stems:
+                    continue  # (a cheap look before the parse)
+                for theirs in frames(e.text):
+                    if theirs.verb != mine.verb:
+                        continue
+                    them = getattr(theirs, other)
+                    if not (
+                        mine.rest & theirs.rest
+                        or (against and them and not against.name and against.words & them.words)
+                    ):
+                        continue  # another action of the verb ("wrote the song" / "the novel")
+                    doer, at = getattr(theirs, role), k
+                    if role == "patient" and not (doer and doer.words & _PERSONAL):
+                        # a thing is often named otherwise (a song by its title or as "the
+                        # track by ..."); a person spoken of as "he" or "she" is not
+                        continue
+                    if doer is not None and doer.pronoun:
+                        doer, at = _named_before(sentences, k)
+                    if doer is None or not doer.name:
+                        continue
+                    if doer.words & who.words:
+                        alike = True
+                    elif rival is None and not doer.words & claim.norms:
+                        rival = (at, doer)  # (a name the claim gives a part of its own)
+            if rival is not None and not alike:
+                k, doer = rival
+                r, o, text = sentences[k]
+                ev = (r, o + doer.start, o + doer.end, text[doer.start : doer.end])
+                word = claim.text[who.start : who.end]
+                issues.append(Issue("name", "swapped", who.start, who.end, word, ev))
+    return issues
+
+
+_PERSONAL = frozenset(("he", "she", "him", "her"))
+
+
+def _named_before(sentences: Sequence[tuple[int, int, str]], k: int) -> tuple[Arg | None, int]:
+    """The named subject of the sentence before ``sentences[k]`` in its passage, if it is
+    among ``sentences``, and that sentence's index."""
+    ref, start, _ = sentences[k]
+    before = [j for j, s in enumerate(sentences) if s[0] == ref and s[1] < start]
+    if not before:
+        return None, k
+    j = max(before, key=lambda j: sentences[j][1])
+    return subject_name(sentences[j][2]), j
 
 
 def _in_date(fact: Fact, text: Analysed) -> bool:
@@ -582,7 +655,9 @@ def ground_claim(
                 r, o, _ = sentences[k]
                 ev = (r, o + rival.start, o + rival.end, rival.text)
                 issues.append(Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev))
-        issues += _moved_the_other_way(claim, sentences, near_at)
+        read = _moved_the_other_way(claim, sentences, near_at)
+        read += _done_by_another(claim, sentences, near_at)
+        issues += [i for i in read if not any(i.start < j.end and j.start < i.end for j in issues)]
         inside = [
             f for f in claim.facts if against and against[0].start <= f.start < against[0].end
         ]

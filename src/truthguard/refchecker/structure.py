@@ -37,12 +37,14 @@ __all__ = [
     "clause_cuts",
     "counted",
     "direction_at",
+    "frames",
     "moves",
     "negated_at",
     "negated_verb_at",
     "negated_verbs",
     "parse",
     "remark",
+    "subject_name",
     "value_contexts",
 ]
 
@@ -457,6 +459,100 @@ def moves(text: str) -> list[Move]:
         }
         out.append(Move(side, frozenset(words), tok.idx, tok.idx + len(tok.text)))
     return out
+
+
+# --- who did what -------------------------------------------------------------------------
+
+_PRONOUNS = frozenset(("he", "she", "they", "it", "him", "her", "them"))
+_LIGHT = frozenset(
+    (
+        *("be", "have", "do", "get", "make", "take", "give", "go", "come", "say", "know"),
+        *("become", "include", "use", "call", "name", "see", "find", "show", "hold", "keep"),
+    )
+)
+"""Verbs that say too little alone to tell one action from another."""
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of a verb: its words' lemmas (a name's words: "cia", "berg"), its offsets,
+    and whether it is a name or a pronoun."""
+
+    words: frozenset[str]
+    start: int
+    end: int
+    name: bool
+    pronoun: bool
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A verb with who does it (``agent``: the active subject, the passive's "by" phrase), whom
+    or what it is done to (``patient``: the active object, the passive subject) and the rest it
+    is said with (``rest``: the lemmas of its prepositions' nouns and of an attribute)."""
+
+    verb: str
+    agent: Arg | None
+    patient: Arg | None
+    rest: frozenset[str]
+
+
+def frames(text: str) -> list[Frame]:
+    """The actions of ``text`` (verbs other than :data:`_LIGHT` ones), each with its agent,
+    patient and the rest: "Cia Berg was inducted into the Rock and Roll Hall of Fame" is
+    ``induct`` done to Cia Berg, with "hall", "rock", "roll", "fame"; "The locks were designed
+    by John Wallace" is ``design`` by John Wallace, done to the locks."""
+    out = []
+    for tok in parse(text):
+        if tok.pos_ != "VERB" or tok.lemma_.casefold() in _LIGHT or tok.dep_ in ("acl", "amod"):
+            continue  # (a participle modifying a noun, "a song featuring X", has no subject)
+        agent = patient = None
+        rest: set[str] = set()
+        for c in tok.children:
+            if c.dep_ == "nsubj":
+                agent = _arg(c)
+            elif c.dep_ == "agent":
+                by = next((g for g in c.children if g.dep_ == "pobj"), None)
+                agent = _arg(by) if by is not None else None
+            elif c.dep_ in ("dobj", "nsubjpass"):
+                patient = _arg(c)
+            elif c.dep_ in ("attr", "dative"):
+                rest |= _phrase(c)
+            elif c.dep_ == "prep":
+                rest |= set().union(*(_phrase(g) for g in c.children if g.dep_ == "pobj"))
+        out.append(Frame(tok.lemma_.casefold(), agent, patient, frozenset(rest)))
+    return out
+
+
+def subject_name(text: str) -> Arg | None:
+    """The named subject of ``text``'s main verb ("David Lee Roth (born ...) is an American
+    rock vocalist": David Lee Roth), which a pronoun opening the next sentence refers to."""
+    for tok in parse(text):
+        if tok.dep_ in ("nsubj", "nsubjpass") and tok.head.dep_ == "ROOT" and tok.pos_ == "PROPN":
+            return _arg(tok)
+    return None
+
+
+def _phrase(tok: Any) -> set[str]:
+    """Lemmas of a noun and the words that make its name or kind ("Rock and Roll Hall of Fame":
+    hall, rock, roll; "the lead singer": singer, lead)."""
+    if tok.pos_ not in ("NOUN", "PROPN"):
+        return set()
+    words = {tok.lemma_.casefold()}
+    for c in tok.children:
+        if c.dep_ in ("compound", "amod", "flat") or (c.dep_ == "conj" and c.pos_ == "PROPN"):
+            words.add(c.lemma_.casefold())
+    return words
+
+
+def _arg(tok: Any) -> Arg:
+    lo, hi = tok.idx, tok.idx + len(tok.text)
+    words = {tok.text.casefold()}
+    for c in tok.children:
+        if c.dep_ in ("compound", "flat") and c.pos_ == "PROPN":
+            words.add(c.text.casefold())
+            lo, hi = min(lo, c.idx), max(hi, c.idx + len(c.text))
+    return Arg(frozenset(words), lo, hi, tok.pos_ == "PROPN", tok.lower_ in _PRONOUNS)
 
 
 # --- clauses joined without a comma --------------------------------------------------------
