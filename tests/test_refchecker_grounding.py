@@ -1427,3 +1427,14 @@ def test_an_action_the_sources_give_to_another_name_is_swapped():
         for i in ground_claim("John Wallace, not Goethals, designed the locks.", designed).issues
         if i.relation == "swapped"
     ]
+
+
+def test_a_negation_flips_only_what_the_other_side_states_plainly():
+    flushed = "A partially filled batch is flushed after 5 seconds."
+    same = _against("A batch that isn't full is flushed after 5 seconds.", flushed)
+    assert not [i for i in same.issues if i.kind == "negation"], same.issues
+    flipped = _against("A partially filled batch is not flushed after 5 seconds.", flushed)
+    assert [i.relation for i in flipped.issues if i.kind == "negation"] == ["conflict"]
+    only = "The number of primary shards can only be changed by reindexing into a new index."
+    alike = _against("The number of primary shards can't be changed except by reindexing.", only)
+    assert not [i for i in alike.issues if i.kind == "negation"], alike.issues

@@ -8,7 +8,9 @@ from truthguard.refchecker.structure import (
     counted,
     frames,
     moves,
+    negated_word,
     remark,
+    states_plainly,
     subject_name,
     value_contexts,
 )
@@ -165,3 +167,24 @@ def test_an_action_is_read_with_who_does_it_and_what_it_is_done_to():
         "lee",
         "roth",
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "cue", "denied"),
+    [
+        ("A batch that isn't full is flushed.", "n't", "full"),
+        ("The agent applies no new limits.", "no", "limit"),
+        ("Client SDKs poll without streaming support.", "without", "support"),
+        ("The prompt never appears at launch.", "never", "appear"),
+    ],
+)
+def test_a_negation_denies_the_word_the_parse_ties_it_to(text, cue, denied):
+    assert negated_word(text, text.index(cue)) == denied
+
+
+def test_a_word_is_stated_plainly_only_where_nothing_denies_or_restricts_it():
+    assert states_plainly("The batch is full.", "full")
+    assert not states_plainly("A partially filled batch is flushed.", "full")
+    assert not states_plainly("It stops reading new lines from files.", "read")
+    assert not states_plainly("The count can only be changed by reindexing.", "change")
+    assert not states_plainly("The count is not changed.", "change")

@@ -34,6 +34,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -72,6 +73,8 @@ from truthguard.refchecker.structure import (
     negated_at,
     negated_verb_at,
     negated_verbs,
+    negated_word,
+    states_plainly,
     subject_name,
     value_contexts,
 )
@@ -295,6 +298,20 @@ def _one_sort(a: Fact, in_a: Analysed, b: Fact, in_b: Analysed) -> bool:
         mine = _noun_of(in_a.text, a)
         return b.unit is None and mine is not None and _noun_of(in_b.text, b) == mine
     return same_sort(a, in_a, b, in_b)
+
+
+def _flip_read(claim_text: str, sent_text: str, issue: Issue, tok: Any) -> bool:
+    """Whether a negation the alignment sets against the evidence sentence is a flip: what it
+    denies (read from the parse) is stated plainly on the other side. "a batch that isn't full"
+    is no flip of "a partially filled batch", nor "primary shards can't be changed, except by
+    reindexing" of "can only be changed by reindexing", nor "no new file reads" of "stops
+    reading new lines"; "is not happy" is one of "is happy". Where the parse shows nothing
+    denied, the alignment's reading stands."""
+    if tok is not None:  # the sentence's negation, which the claim drops
+        word, other = negated_word(sent_text, tok.start, tok.end), claim_text
+    else:
+        word, other = negated_word(claim_text, issue.start, issue.end), sent_text
+    return word is None or states_plainly(other, word)
 
 
 def _moved_the_other_way(
@@ -670,6 +687,8 @@ def ground_claim(
         neg = negation_issue(claim, sent, ops) if close else None
         if neg is None and close:
             neg = local_negation_issue(claim, sent)
+        if neg is not None and not _flip_read(claim.text, sent.text, *neg):
+            neg = None  # the other side does not state plainly what the negation denies
         if neg is not None:
             issue, tok = neg
             if tok is not None:

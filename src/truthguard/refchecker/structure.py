@@ -42,8 +42,10 @@ __all__ = [
     "negated_at",
     "negated_verb_at",
     "negated_verbs",
+    "negated_word",
     "parse",
     "remark",
+    "states_plainly",
     "subject_name",
     "value_contexts",
 ]
@@ -359,6 +361,67 @@ def negated_verb_at(text: str, start: int, end: int) -> str | None:
         if start <= tok.idx < end and tok.dep_ == "neg":
             return tok.head.lemma_.casefold()
     return None
+
+
+_AUXILIARY = frozenset(
+    ("be", "have", "do", "can", "will", "may", "must", "shall", "should", "would", "could")
+)
+_STOPPING = frozenset(("stop", "cease", "fail", "refuse", "avoid", "prevent", "lack", "pause"))
+"""Verbs that negate what they govern ("stops reading new lines")."""
+
+
+def negated_word(text: str, start: int, end: int | None = None) -> str | None:
+    """Lemma of what the negation in ``text[start:end]`` (one word if no ``end``) denies: the
+    verb, adjective or noun it hangs from or governs ("a batch that isn't *full*", "no new
+    *limits*", "without streaming *support*", "never *appears*"), or None when the parse shows
+    none."""
+    doc = parse(text)
+    end = start + 1 if end is None else end
+    here = [t for t in doc if t.idx < end and start < t.idx + len(t.text)]
+    cue = next((t for t in here if t.dep_ == "neg" or t.lower_ in _NEG), here[0] if here else None)
+    if cue is None:
+        return None
+    if cue.dep_ == "prep":  # "without X"
+        obj = next((c for c in cue.children if c.dep_ == "pobj"), None)
+        return obj.lemma_.casefold() if obj is not None else None
+    head = cue.head
+    if cue.dep_ == "det":  # "no new file reads"
+        return head.lemma_.casefold()
+    if head.lemma_.casefold() in _AUXILIARY:
+        said = next(
+            (c for c in head.children if c.dep_ in ("acomp", "attr", "xcomp", "dobj", "oprd")),
+            None,
+        )
+        if said is None:
+            return None
+        head = said
+    return head.lemma_.casefold() if head is not cue else None
+
+
+def states_plainly(text: str, lemma: str) -> bool:
+    """Whether ``text`` says ``lemma`` without denying it: the word stands there, and neither
+    it nor a word it hangs from is negated, stopped ("stops reading") or restricted ("only
+    when", "except", "unless")."""
+    doc = parse(text)
+    restricted = any(t.lower_ in ("only", "except", "unless") for t in doc)
+    for tok in doc:
+        if tok.lemma_.casefold() != lemma:
+            continue
+        up, plain = tok, True
+        for _ in range(_PATH):
+            if (
+                _negated(up)
+                or up.lemma_.casefold() in _STOPPING
+                or (up.dep_ == "pobj" and up.head.lower_ == "without")
+            ):
+                plain = False
+                break
+            if up.head is up:
+                break
+            up = up.head
+        if plain and not restricted:
+            return True
+    return False
 
 
 # --- direction of a change -----------------------------------------------------------------
