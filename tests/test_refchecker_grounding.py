@@ -7,7 +7,7 @@ import pytest
 from truthguard.memory import SizedCache
 from truthguard.refchecker import LocalChecker, RefChecker
 from truthguard.refchecker._facts import extract_facts, fold, stem
-from truthguard.refchecker.grounding import EvidencePool, SoftMatcher, ground_claim
+from truthguard.refchecker.grounding import EvidencePool, SoftMatcher, _form_of, ground_claim
 from truthguard.result import Label
 
 
@@ -1438,3 +1438,19 @@ def test_a_negation_flips_only_what_the_other_side_states_plainly():
     only = "The number of primary shards can only be changed by reindexing into a new index."
     alike = _against("The number of primary shards can't be changed except by reindexing.", only)
     assert not [i for i in alike.issues if i.kind == "negation"], alike.issues
+
+
+def test_an_inflected_common_word_opening_a_sentence_is_no_name():
+    assert [f.text for f in extract_facts("Edits reach all servers within 60 seconds.")] == ["60"]
+    assert [f.kind for f in extract_facts("Edits by Jane Doe reach all servers.")].count(
+        "name"
+    ) == 2
+
+
+def test_a_term_no_lexicon_knows_matches_its_other_endings():
+    sentence = "Cold-tier backups must first be rehydrated, which takes 12 to 48 hours."
+    g = _against("Cold-tier backups need 12 to 48 hours of rehydration.", sentence)
+    assert not [i for i in g.issues if i.kind == "name"], g.issues
+    assert _form_of("rehydration", frozenset({"rehydrated"}))
+    assert not _form_of("rehydrogenation", frozenset({"rehydrated"}))
+    assert not _form_of("saquinavir", frozenset({"ritonavir"}))

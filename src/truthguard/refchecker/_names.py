@@ -358,7 +358,9 @@ def _common_word_opener(text: str, tokens: list[Token], i: int) -> bool:
     # "Well-known", "Long-term": common words joined, capitalised only by the sentence's start
     # ("Rolls-Royce" capitalises each)
     joined = len(parts) > 1 and letters[1:].islower() and all(p in common for p in parts)
-    return word in _INTERJECTIONS or word in common or joined
+    # "Edits", "Rebates": a form of a common word the vocabulary keeps only in its base form
+    inflected = any(base in common for bases in lemmas(word).values() for base in bases)
+    return word in _INTERJECTIONS or word in common or joined or inflected
 
 
 def _never_a_noun(word: str) -> bool:

@@ -856,12 +856,24 @@ among others) nor "first" as an adverb ("first staged in 1958" says nothing of a
 
 
 def _form_of(word: str, norms: frozenset[str]) -> bool:
-    """Whether ``word``, a term no lexicon knows, is another form of a word of ``norms``: one
-    of them, less its last letter, opens the other ("glitchy" / "glitching"); a term of six
-    letters or more, so that "saquinavir" is no form of "ritonavir"."""
+    """Whether ``word``, a term no lexicon knows, is another form of a word of ``norms`` (see
+    :func:`_one_stem`); a term of six letters or more, so that "saquinavir" is no form of
+    "ritonavir"."""
     if len(word) < 6:
         return False
-    return any(len(n) >= 6 and (n.startswith(word[:-1]) or word.startswith(n[:-1])) for n in norms)
+    return any(len(n) >= 6 and _one_stem(word, n) for n in norms)
+
+
+def _one_stem(a: str, b: str) -> bool:
+    """Whether two long words share all but their endings: the shorter, less its last letter,
+    opens the other ("glitchy" / "glitching"), or they share seven letters or more and differ
+    only in the last three letters of the shorter ("rehydrated" / "rehydration")."""
+    if b.startswith(a[:-1]) or a.startswith(b[:-1]):
+        return True
+    shared = next(
+        (k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+    return shared >= 7 and shared >= min(len(a), len(b)) - 3
 
 
 def _first_in_words(fact: Fact, sent: Analysed) -> bool:
