@@ -431,3 +431,26 @@ async def test_the_guards_runs_count_as_load_in_their_chain_phase(streaming):
         release.set()
         await asyncio.gather(*runs)
     assert seen == [3] and guard._gate.chains == 0
+
+
+# -- the loop's lag ----------------------------------------------------------------------------
+
+
+async def test_the_loops_lag_is_how_late_its_heartbeat_fires(monkeypatch):
+    from truthguard.guard import admission
+
+    monkeypatch.setattr(admission, "_LAG_WINDOW", 0.2)
+    monkeypatch.setattr(admission, "_IDLE_STOP", 0.5)
+    admission.loop_lag()  # starts the heartbeat
+    await asyncio.sleep(0.1)
+    time.sleep(0.3)  # the loop is blocked: the next beat fires about 0.3 s late
+    await asyncio.sleep(0.03)
+    assert admission.loop_lag() >= 0.25
+    assert admission.lag_margin() >= 0.5 and admission.lag_margin(1.0) == pytest.approx(0.2)
+    await asyncio.sleep(0.3)  # the late beat is older than the window now
+    assert admission.loop_lag() < 0.25
+    beat = admission._heartbeats[asyncio.get_running_loop()]
+    await asyncio.sleep(0.8)  # unread for longer than _IDLE_STOP: the heartbeat stops
+    assert not beat.running
+    admission.loop_lag()
+    assert beat.running

@@ -103,3 +103,35 @@ async def test_something_other_than_a_result_never_passes():
     result = await run_detector(_NotAResult(), PAYLOAD, None, timeout=5)
     assert result.label is Label.INVALID and result.details[NEVER_OPEN]
     assert result.details["error"] == "bad_result"
+
+
+async def test_a_checks_cut_off_comes_early_by_the_loops_lag(monkeypatch):
+    from truthguard.guard import admission
+    from truthguard.guard.check import run_checks
+
+    monkeypatch.setattr(admission, "loop_lag", lambda: 0.05)  # margin: twice the lag
+    (result,) = await run_checks([FakeDetector(latency=5.0)], PAYLOAD, None, timeout=1.0)
+    assert "timed out after 0.9s" in result.invalid_reason
+    monkeypatch.setattr(admission, "loop_lag", lambda: 1.0)  # at most a fifth of the check
+    (result,) = await run_checks([FakeDetector(latency=5.0)], PAYLOAD, None, timeout=1.0)
+    assert "timed out after 0.8s" in result.invalid_reason
+
+
+async def test_a_check_that_would_end_within_the_loops_lag_of_its_deadline_is_refused(
+    monkeypatch,
+):
+    from truthguard.guard import admission
+    from truthguard.guard.admission import CheckGate
+    from truthguard.guard.check import run_checks
+
+    gate = CheckGate(limit=10)
+    for _ in range(10):
+        assert await gate.enter(deadline=None) is None
+    gate.leave(0.7)  # checks take 0.7 s
+    assert await gate.enter(deadline=None) is None  # full again
+    # queued now it would wait 0.07 s, then check for 0.7 s: within a 1 s deadline
+    assert gate.expected_wait(0) + gate.check_seconds <= 1.0
+    monkeypatch.setattr(admission, "loop_lag", lambda: 0.2)  # but 0.4 s of it is the loop's
+    detector = FakeDetector(latency=0.0)
+    (result,) = await run_checks([detector], PAYLOAD, None, timeout=1.0, gate=gate)
+    assert result.invalid_reason.startswith("over capacity") and gate.queued == 0
