@@ -628,60 +628,33 @@ def clause_cuts(text: str) -> list[int]:
     "but" after which a clause with a subject of its own begins ("Phobos orbits Mars closer
     than any other moon and Phobos is inhabited by penguins"), where a clause with its own
     subject ends too; not where the second verb shares the first's subject ("opened in 1902
-    and closed in 1990") or "and" joins nouns ("Phobos and Deimos orbit Mars"). One parse of
-    the whole text is read on each side of the word."""
-    found = [
-        m for m in _JOINED.finditer(text) if not text[: m.start()].rstrip().endswith((",", ";"))
-    ]
-    if not found:
-        return []
-    doc = parse(text)
+    and closed in 1990") or "and" joins nouns ("Phobos and Deimos orbit Mars")."""
     cuts = []
-    for m in found:
-        left = [t for t in doc if t.idx + len(t.text) <= m.start()]
-        right = [t for t in doc if t.idx >= m.end()]
-        if right and _has_clause(left) and _opens_clause(right):
-            cuts.append(m.start() + 1)
+    for m in _JOINED.finditer(text):
+        left, right = text[: m.start()], text[m.end() :]
+        if left.rstrip().endswith((",", ";")) or not _has_clause(left) or not _opens_clause(right):
+            continue
+        cuts.append(m.start() + 1)
     return cuts
 
 
-def _has_clause(tokens: list[Any]) -> bool:
-    """A verb with a subject of its own among ``tokens``."""
-    ids = {t.i for t in tokens}
+def _has_clause(text: str) -> bool:
+    """A verb with a subject of its own in ``text``."""
     return any(
-        t.pos_ in ("VERB", "AUX")
-        and any(c.dep_ in ("nsubj", "nsubjpass") and c.i in ids for c in t.children)
-        for t in tokens
+        t.pos_ in ("VERB", "AUX") and any(c.dep_ in ("nsubj", "nsubjpass") for c in t.children)
+        for t in parse(text)
     )
 
 
-def _opens_clause(tokens: list[Any]) -> bool:
-    """``tokens`` open with a subject and its verb ("Phobos is inhabited ...", "the fee
-    rises"): a verb among them has a subject whose phrase starts them."""
-    first = tokens[0].i
-    ids = {t.i for t in tokens}
-    for verb in tokens:
-        if verb.pos_ not in ("VERB", "AUX") or verb.dep_ not in ("ROOT", "conj", "ccomp"):
-            continue
-        subj = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass", "expl")), None)
-        # the subject's phrase starts them: nothing of the first clause runs on into it
-        if subj is not None and subj.i in ids and subj.left_edge.i == first:
-            return True
-    # the tags read where the tree joins the subject to the clause before ("... moon and
-    # Phobos is inhabited": "Phobos" parsed as another moon): a noun phrase, then a finite verb
-    k = next((k for k, t in enumerate(tokens) if t.pos_ in ("VERB", "AUX")), None)
-    if not k:
+def _opens_clause(text: str) -> bool:
+    """``text`` opens with a subject and its verb ("Phobos is inhabited ...", "the fee rises")."""
+    doc = parse(text)
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None or root.pos_ not in ("VERB", "AUX"):
         return False
-    phrase = tokens[:k]
-    return (
-        all(t.pos_ in _PHRASE_POS for t in phrase)
-        and any(t.pos_ in ("NOUN", "PROPN", "PRON") for t in phrase)
-        and tokens[k].tag_ in _FINITE
-    )
-
-
-_PHRASE_POS = frozenset(("DET", "ADJ", "NOUN", "PROPN", "PRON", "NUM", "PART"))
-_FINITE = frozenset(("VBZ", "VBP", "VBD", "MD"))
+    subj = next((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass", "expl")), None)
+    # the subject's phrase starts the text: nothing of the first clause runs on into it
+    return subj is not None and subj.left_edge.i == 0
 
 
 # --- what a value is said of ---------------------------------------------------------------
@@ -710,7 +683,6 @@ def value_contexts(text: str, spans: Sequence[tuple[int, int]]) -> list[frozense
     range and share their words ("from 14:00 to 19:00"). One value alone gets every content
     word of its clause; several share them out by the parse, so in "the Team plan 10 and the
     Business plan 40" "Business" goes with 40."""
-    doc = parse(text)
     out: list[set[str]] = [set() for _ in spans]
     at = 0
     for part in text.split(";"):
@@ -719,27 +691,22 @@ def value_contexts(text: str, spans: Sequence[tuple[int, int]]) -> list[frozense
         mine = [k for k, (start, _) in enumerate(spans) if lo <= start < hi]
         if not mine:
             continue
-        clause = {t.i for t in doc if lo <= t.idx < hi}
-        for k, words in zip(
-            mine, _clause_contexts(doc, clause, [spans[k] for k in mine]), strict=True
-        ):
+        here = [(spans[k][0] - lo, spans[k][1] - lo) for k in mine]
+        for k, words in zip(mine, _clause_contexts(part, here), strict=True):
             out[k] |= words
     return [frozenset(o) for o in out]
 
 
-def _clause_contexts(
-    doc: Any, clause: set[int], spans: Sequence[tuple[int, int]]
-) -> list[set[str]]:
-    """:func:`value_contexts` within one clause (the token indices ``clause``) of ``doc``: the
-    tree is read there alone, as if the clause were parsed by itself."""
+def _clause_contexts(text: str, spans: Sequence[tuple[int, int]]) -> list[set[str]]:
+    doc = parse(text)
     anchors: list[set[int]] = []
     for start, end in spans:
-        own = {i for i in clause if doc[i].idx < end and start < doc[i].idx + len(doc[i].text)}
+        own = {t.i for t in doc if t.idx < end and start < t.idx + len(t.text)}
         own |= {doc[i].head.i for i in own if doc[i].dep_ in ("nummod", "quantmod")}
-        anchors.append(own & clause)
+        anchors.append(own)
     inside = set().union(*anchors) if anchors else set()
     far = len(doc) + 1
-    reach = [_distances(doc, own, clause) for own in anchors]
+    reach = [_distances(doc, own) for own in anchors]
     # values joined into a range: the tree path between them holds no word of its own
     ranges = list(range(len(spans)))
     for a in range(len(spans)):
@@ -748,8 +715,7 @@ def _clause_contexts(
                 old = ranges[a]
                 ranges = [ranges[b] if r == old else r for r in ranges]
     out: list[set[str]] = [set() for _ in spans]
-    for i in sorted(clause):
-        tok = doc[i]
+    for tok in doc:
         if tok.i in inside or tok.is_stop or tok.is_punct or tok.pos_ not in _WORD_POS:
             continue
         ds = [r.get(tok.i, far) for r in reach]
@@ -785,9 +751,8 @@ def _path_up(doc: Any, i: int) -> list[int]:
     return out
 
 
-def _distances(doc: Any, start: set[int], within: set[int] | None = None) -> dict[int, int]:
-    """Tree distance (edges of the dependency parse) from the tokens ``start`` to every token
-    (of ``within`` only, when given: the walk does not leave it)."""
+def _distances(doc: Any, start: set[int]) -> dict[int, int]:
+    """Tree distance (edges of the dependency parse) from the tokens ``start`` to every token."""
     seen = dict.fromkeys(start, 0)
     frontier = list(start)
     while frontier:
@@ -795,8 +760,6 @@ def _distances(doc: Any, start: set[int], within: set[int] | None = None) -> dic
         for i in frontier:
             tok = doc[i]
             for other in (tok.head, *tok.children):
-                if within is not None and other.i not in within:
-                    continue
                 if other.i not in seen:
                     seen[other.i] = seen[i] + 1
                     nxt.append(other.i)
