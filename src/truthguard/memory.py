@@ -45,8 +45,10 @@ __all__ = [
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
-DEFAULT_BUDGET_MB = 128.0
-"""The caches' budget when ``TRUTHGUARD_MEMORY_BUDGET_MB`` is not set."""
+DEFAULT_BUDGET_MB = 64.0
+"""The caches' budget when ``TRUTHGUARD_MEMORY_BUDGET_MB`` is not set: with the 305-340 MiB a
+process with the local RefChecker holds after its first check, a 512 MiB container keeps room
+for the server's own work. More is faster where texts recur (see the configuration docs)."""
 
 SHARES = {
     "vectors": 0.30,
