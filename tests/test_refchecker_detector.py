@@ -1185,19 +1185,6 @@ RAG_ANSWERS = [
         "The second season came out in 2011, two years after the BBC aired the first in 2009.",
         True,
     ),
-    # a share worked out from the counts the sources give
-    (
-        "How many passengers survived?",
-        ["The Calder Rose sank in 1911. Only 39 of the 80 passengers on board survived."],
-        "Roughly one in two of the passengers survived.",
-        True,
-    ),
-    (
-        "How many passengers survived?",
-        ["The Calder Rose sank in 1911. Only 39 of the 80 passengers on board survived."],
-        "More than half of the passengers survived.",
-        False,
-    ),
     # who a statement is attributed to (an op-ed's author) is no fact of the sources; what
     # the statement says still is, and a name the answer makes act is
     (
@@ -1363,8 +1350,8 @@ RAG_ANSWERS = [
         "Wren's Monument was completed in 1677, fifteen years after the Great Fire of London.",
         False,
     ),
-    # a temperature in the other notation, a share in words for a percentage, "not ... any"
-    # for "no"; and the same with the value or the polarity changed
+    # a temperature in the other notation, "not ... any" for "no"; and the same with the value
+    # or the polarity changed, or a share in words the sources do not give
     (
         "How hot is the oil for frying?",
         ["The oil is heated to 178 °C before the batter goes in."],
@@ -1376,12 +1363,6 @@ RAG_ANSWERS = [
         ["The oil is heated to 178 °C before the batter goes in."],
         "The oil should be at 178 degrees Fahrenheit.",
         False,
-    ),
-    (
-        "How much of the Earth's ice is in Antarctica?",
-        ["Around 90% of the Earth's ice mass is in Antarctica."],
-        "Antarctica holds roughly nine-tenths of the Earth's ice.",
-        True,
     ),
     (
         "How much of the Earth's ice is in Antarctica?",

@@ -46,7 +46,6 @@ from truthguard.refchecker.grounding import EvidencePool, Grounding, SoftMatcher
 from truthguard.refchecker.lexical import content_recall
 from truthguard.refchecker.meaning import MeaningModel
 from truthguard.refchecker.opposites import flips
-from truthguard.refchecker.proportions import read_shares
 from truthguard.refchecker.retrieval import Retrieval
 from truthguard.refchecker.roles import role_swaps, traded_names
 from truthguard.refchecker.support import FACT_P, SupportModel, claim_features, fact_unsupported
@@ -447,13 +446,9 @@ def _recounted(
     roles"; see :mod:`~truthguard.refchecker.counts`)."""
     flagged = _flagged(fields)
     flagged |= {(r.start, r.end) for s in sentences for r in agreeing(claim, s[2])}
-    # the numbers of a share the sources meet ("one in two of the passengers") count nothing
-    met, _ = read_shares(claim, [s[2] for s in sentences], 0) if sentences else ([], None)
     out: dict[tuple[int, int], dict[str, Any]] = {}
     for ref, offset, text in sentences:
         for r in recounts(claim, text):
-            if any(lo <= r.start and r.end <= hi for lo, hi in met):
-                continue
             if (r.start, r.end) not in flagged and (r.start, r.end) not in out:
                 out[(r.start, r.end)] = _set_against("number", "other_value", r, ref, offset)
     return list(out.values())

@@ -62,7 +62,6 @@ from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
 from truthguard.refchecker._numbers import bound_span
 from truthguard.refchecker.derived import derived
-from truthguard.refchecker.proportions import read_shares
 from truthguard.refchecker.softmatch import SoftMatcher
 from truthguard.refchecker.structure import (
     Arg,
@@ -592,7 +591,6 @@ def ground_claim(
     issues: list[Issue] = []
     sentence = None
     ops: list = []
-    met_here: list[tuple[int, int]] = []  # the claim's shares its evidence sentence meets
     if best is not None:
         # a sentence the claim copies nearly word for word is its evidence, even when another
         # shares more of its facts ("All of Universe 6's fighters have been eliminated" copies
@@ -603,13 +601,6 @@ def ground_claim(
         sent = evid[best]
         n_claim = max(len(claim.content) + len(claim.facts), 1)
         close = best_key[0] / n_claim >= 0.6
-        # a share the claim works out ("fewer than half" of "39 of the 80") is supported by a
-        # share the evidence states that meets it, and its numbers with it
-        met, against = read_shares(
-            claim.text, [e.text if e in near or k == best else "" for k, e in enumerate(evid)], best
-        )
-        if met:
-            met_here = read_shares(claim.text, [sent.text], 0)[0]
         for fact in claim.facts:
             flip = _other_side(fact, claim, sent) or _other_way(fact, claim, sent)
             if flip is not None:
@@ -620,8 +611,6 @@ def ground_claim(
                 (a, b), (c, d) = flip
                 ev = (ref, offset + c, offset + d, sent.text[c:d])
                 issues.append(Issue(fact.kind, "opposite", a, b, claim.text[a:b], ev))
-                continue
-            if any(lo <= fact.start and fact.end <= hi for lo, hi in met):
                 continue
             # a number the claim states more often than the sentence does ("all two remaining
             # warriors from Universe 2" / "all three remaining warriors from Universe 2") is
@@ -675,15 +664,6 @@ def ground_claim(
         read = _moved_the_other_way(claim, sentences, near_at)
         read += _done_by_another(claim, sentences, near_at)
         issues += [i for i in read if not any(i.start < j.end and j.start < i.end for j in issues)]
-        inside = [
-            f for f in claim.facts if against and against[0].start <= f.start < against[0].end
-        ]
-        if inside and all(stated(f) for f in inside):
-            against = None  # the share itself is stated in the sources ("50.8 %")
-        if against is not None:
-            mine, theirs = against
-            ev = (ref, offset + theirs.start, offset + theirs.end, theirs.text)
-            issues.append(Issue("number", "conflict", mine.start, mine.end, mine.text, ev))
         neg = negation_issue(claim, sent, ops) if close else None
         if neg is None and close:
             neg = local_negation_issue(claim, sent)
@@ -733,9 +713,6 @@ def ground_claim(
             ns, ss = sent_words if i in swapped_words and sent_words else (norms, stems)
             found = [p in ns or stem(p) in ss for p in parts]
             if w in ns or stem(w) in ss or (parts and all(found)) or _joined(claim, i, ns):
-                matches.append(1.0)
-            elif any(lo <= t.start and t.end <= hi for lo, hi in met_here):
-                # a word of a share its evidence sentence states ("a quarter" for "25%")
                 matches.append(1.0)
             else:
                 unaligned.append(i)
