@@ -1430,6 +1430,12 @@ def test_a_negation_flips_only_what_the_other_side_states_plainly():
     only = "The number of primary shards can only be changed by reindexing into a new index."
     alike = _against("The number of primary shards can't be changed except by reindexing.", only)
     assert not [i for i in alike.issues if i.kind == "negation"], alike.issues
+    # a near copy that negates what the sentence says in other words still flips it
+    known = "He is known for playing Lucius Malfoy in the Harry Potter film series."
+    denied = _against(
+        "He is not recognised for playing Lucius Malfoy in the Harry Potter film series.", known
+    )
+    assert [i.relation for i in denied.issues if i.kind == "negation"] == ["conflict"]
 
 
 def test_an_inflected_common_word_opening_a_sentence_is_no_name():

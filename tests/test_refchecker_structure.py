@@ -6,6 +6,7 @@ import pytest
 
 from truthguard.refchecker.structure import (
     counted,
+    denies_otherwise,
     frames,
     moves,
     negated_word,
@@ -184,7 +185,10 @@ def test_a_negation_denies_the_word_the_parse_ties_it_to(text, cue, denied):
 
 def test_a_word_is_stated_plainly_only_where_nothing_denies_or_restricts_it():
     assert states_plainly("The batch is full.", "full")
-    assert not states_plainly("A partially filled batch is flushed.", "full")
+    assert states_plainly("A partially filled batch is flushed.", "full") is None  # not there
+    assert states_plainly("It does not use power and is included here.", "include")
+    assert denies_otherwise("A partially filled batch is flushed.")
+    assert not denies_otherwise("The batch is flushed after 5 seconds.")
     assert not states_plainly("It stops reading new lines from files.", "read")
     assert not states_plainly("The count can only be changed by reindexing.", "change")
     assert not states_plainly("The count is not changed.", "change")

@@ -66,6 +66,7 @@ from truthguard.refchecker.softmatch import SoftMatcher
 from truthguard.refchecker.structure import (
     Arg,
     counted,
+    denies_otherwise,
     direction_at,
     frames,
     moves,
@@ -299,18 +300,25 @@ def _one_sort(a: Fact, in_a: Analysed, b: Fact, in_b: Analysed) -> bool:
     return same_sort(a, in_a, b, in_b)
 
 
-def _flip_read(claim_text: str, sent_text: str, issue: Issue, tok: Any) -> bool:
+def _flip_read(claim_text: str, sent_text: str, issue: Issue, tok: Any, copy: bool) -> bool:
     """Whether a negation the alignment sets against the evidence sentence is a flip: what it
-    denies (read from the parse) is stated plainly on the other side. "a batch that isn't full"
-    is no flip of "a partially filled batch", nor "primary shards can't be changed, except by
-    reindexing" of "can only be changed by reindexing", nor "no new file reads" of "stops
-    reading new lines"; "is not happy" is one of "is happy". Where the parse shows nothing
-    denied, the alignment's reading stands."""
+    denies (read from the parse) is stated plainly on the other side, or, worded otherwise
+    there, the claim copies the sentence closely (``copy``) and the other side denies nothing
+    in a way of its own. "a batch that isn't full" is no flip of "a partially filled batch",
+    nor "primary shards can't be changed, except by reindexing" of "can only be changed by
+    reindexing", nor "no new file reads" of "stops reading new lines"; "is not happy" is one
+    of "is happy", and "is not recognised for" of "is known for". Where the parse shows
+    nothing denied, the alignment's reading stands."""
     if tok is not None:  # the sentence's negation, which the claim drops
         word, other = negated_word(sent_text, tok.start, tok.end), claim_text
     else:
         word, other = negated_word(claim_text, issue.start, issue.end), sent_text
-    return word is None or states_plainly(other, word)
+    if word is None:
+        return True
+    plain = states_plainly(other, word)
+    if plain is None:
+        return copy and not denies_otherwise(other)
+    return plain
 
 
 def _moved_the_other_way(
@@ -667,7 +675,9 @@ def ground_claim(
         neg = negation_issue(claim, sent, ops) if close else None
         if neg is None and close:
             neg = local_negation_issue(claim, sent)
-        if neg is not None and not _flip_read(claim.text, sent.text, *neg):
+        if neg is not None and not _flip_read(
+            claim.text, sent.text, *neg, copied_share(ops, claim) >= COPIED
+        ):
             neg = None  # the other side does not state plainly what the negation denies
         if neg is not None:
             issue, tok = neg

@@ -36,6 +36,7 @@ __all__ = [
     "StructureUnavailableError",
     "clause_cuts",
     "counted",
+    "denies_otherwise",
     "direction_at",
     "frames",
     "moves",
@@ -398,30 +399,48 @@ def negated_word(text: str, start: int, end: int | None = None) -> str | None:
     return head.lemma_.casefold() if head is not cue else None
 
 
-def states_plainly(text: str, lemma: str) -> bool:
+_LIMITING = frozenset(("only", "except", "unless", "partially", "partly"))
+"""Words that deny part of what they are said with ("can *only* be changed by reindexing", "a
+*partially* filled batch")."""
+
+_CLAUSE_LINKS = frozenset(("conj", "ccomp", "advcl", "relcl", "parataxis", "ROOT"))
+
+
+def states_plainly(text: str, lemma: str) -> bool | None:
     """Whether ``text`` says ``lemma`` without denying it: the word stands there, and neither
-    it nor a word it hangs from is negated, stopped ("stops reading") or restricted ("only
-    when", "except", "unless")."""
+    it nor a word of its clause it hangs from is negated, stopped ("stops reading") or limited
+    ("can only be changed", "except", "unless", "partially"). None when the word is not there
+    at all: the text words it otherwise, if at all."""
     doc = parse(text)
-    restricted = any(t.lower_ in ("only", "except", "unless") for t in doc)
+    found = False
     for tok in doc:
         if tok.lemma_.casefold() != lemma:
             continue
+        found = True
         up, plain = tok, True
         for _ in range(_PATH):
             if (
                 _negated(up)
                 or up.lemma_.casefold() in _STOPPING
                 or (up.dep_ == "pobj" and up.head.lower_ == "without")
+                or any(c.lower_ in _LIMITING for c in up.children)
             ):
                 plain = False
                 break
-            if up.head is up:
-                break
+            if up.head is up or up.dep_ in _CLAUSE_LINKS:
+                break  # the clause's own verb: a verb it is joined to says nothing of it
             up = up.head
-        if plain and not restricted:
+        if plain:
             return True
-    return False
+    return False if found else None
+
+
+def denies_otherwise(text: str) -> bool:
+    """Whether ``text`` holds a negation, a limiting word or a verb of stopping anywhere: a way
+    to deny without the other side's words ("stops reading new lines", "partially filled")."""
+    return bool(_CUES.search(text)) or any(
+        t.lower_ in _LIMITING or t.lemma_.casefold() in _STOPPING for t in parse(text)
+    )
 
 
 # --- direction of a change -----------------------------------------------------------------
