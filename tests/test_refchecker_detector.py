@@ -1126,19 +1126,6 @@ RAG_ANSWERS = [
         "An oxbow lake forms when a narrow meander of a river is cut off.",
         False,
     ),
-    # a value of a set said for another ("weekly" for "monthly"), however the sentence is put
-    (
-        "How often does the Journal of Tidal Studies appear?",
-        ["The Journal of Tidal Studies is a monthly peer-reviewed journal founded in 1931."],
-        "Founded in 1931, the peer-reviewed Journal of Tidal Studies comes out every month.",
-        True,
-    ),
-    (
-        "How often does the Journal of Tidal Studies appear?",
-        ["The Journal of Tidal Studies is a monthly peer-reviewed journal founded in 1931."],
-        "Founded in 1931, the peer-reviewed Journal of Tidal Studies is published weekly.",
-        False,
-    ),
     # number formats: a figure rounded to fewer decimals, "pounds" as lb, "and a half", a
     # year range written with the last two digits
     (

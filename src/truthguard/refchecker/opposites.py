@@ -1,5 +1,5 @@
-"""Opposites: a claim that says "lost" where its evidence says "won", or "weekly" where it says
-"monthly".
+"""Opposites: a claim that says "lost" where its evidence says "won", or "narrow" where it says
+"wide".
 
 Token vectors put a word and its opposite close together (both occur in the same places), so a
 soft word match reads "lost the final" as a paraphrase of "won the final". The opposites a retold
@@ -19,7 +19,7 @@ from truthguard.refchecker._analysis import Against, Analysed, analyse
 from truthguard.refchecker._lemmas import lemmas as all_lemmas
 from truthguard.refchecker._names import CLAUSE_END
 
-__all__ = ["EXCLUSIVE", "GRADED", "PAIRS", "Flip", "flips"]
+__all__ = ["GRADED", "PAIRS", "Flip", "flips"]
 
 PAIRS: tuple[tuple[str, str], ...] = (
     ("win", "lose"),
@@ -94,89 +94,11 @@ converse ("A is wider than B" is "B is narrower than A"), so a comparative or su
 either side flips nothing."""
 
 
-EXCLUSIVE: tuple[tuple[frozenset[str], ...], ...] = tuple(
-    tuple(frozenset(v.split()) for v in group)
-    for group in (
-        # how often: "a monthly journal" is not a weekly one ("yearly" and "annual" agree)
-        ("hourly", "daily", "weekly", "fortnightly", "monthly", "quarterly", "yearly annual"),
-        ("spring", "summer", "autumn", "winter"),
-        # the four points between the cardinal ones (north against south is a pair above)
-        (
-            "northeast northeastern",
-            "northwest northwestern",
-            "southeast southeastern",
-            "southwest southwestern",
-        ),
-        ("gold", "silver", "bronze"),
-        # a people's or a country's adjective; the nations of one state (British, English,
-        # Scottish, Welsh) say nothing against each other, so they share a value
-        (
-            "american",
-            "canadian",
-            "mexican",
-            "brazilian",
-            "argentine argentinian",
-            "chilean",
-            "colombian",
-            "peruvian",
-            "cuban",
-            "british english scottish welsh",
-            "french",
-            "german",
-            "italian",
-            "spanish",
-            "portuguese",
-            "dutch",
-            "belgian",
-            "swiss",
-            "austrian",
-            "swedish",
-            "norwegian",
-            "danish",
-            "finnish",
-            "polish",
-            "czech",
-            "hungarian",
-            "romanian",
-            "greek",
-            "turkish",
-            "russian",
-            "ukrainian",
-            "chinese",
-            "japanese",
-            "korean",
-            "indian",
-            "pakistani",
-            "thai",
-            "vietnamese",
-            "indonesian",
-            "filipino",
-            "australian",
-            "egyptian",
-            "nigerian",
-            "kenyan",
-            "israeli",
-            "iranian",
-        ),
-    )
-)
-"""Sets of values of which a thing has one: how often, which season, which medal, which
-country. Each group lists its values, a value by its words that mean the same; a claim that
-says one value where its evidence says another, and not its own, says something else. Both may
-be true of different things in one sentence ("a German director's French film"): the evidence
-must not state the claim's word at all."""
-
-
 def _opposites() -> dict[str, frozenset[str]]:
     out: dict[str, set[str]] = {}
     for a, b in PAIRS + GRADED:
         out.setdefault(a, set()).add(b)
         out.setdefault(b, set()).add(a)
-    for group in EXCLUSIVE:
-        for value in group:
-            others = set().union(*(v for v in group if v is not value))
-            for word in value:
-                out.setdefault(word, set()).update(others)
     return {k: frozenset(v) for k, v in out.items()}
 
 
