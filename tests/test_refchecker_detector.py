@@ -1120,12 +1120,6 @@ RAG_ANSWERS = [
         "Two members were elected, Baleka Mbete and Thandi Modise.",
         True,
     ),
-    (
-        "How did the meander form?",
-        ["An oxbow lake forms when a wide meander of a river is cut off."],
-        "An oxbow lake forms when a narrow meander of a river is cut off.",
-        False,
-    ),
     # number formats: a figure rounded to fewer decimals, "pounds" as lb, "and a half", a
     # year range written with the last two digits
     (

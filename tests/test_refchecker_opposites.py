@@ -50,27 +50,6 @@ def test_converse_pairs_are_not_opposites():
     assert not {"before", "after", "older", "younger", "buy", "sell"} & listed
 
 
-def test_an_opposite_quality_of_degree_is_a_flip():
-    (flip,) = flips(
-        "It forms when a narrow meander is cut off.", "It forms when a wide meander is cut off."
-    )
-    assert (flip.text, flip.evidence_text) == ("narrow", "wide")
-
-
-def test_comparatives_of_opposite_qualities_say_the_same_fact():
-    assert (
-        flips("The Rhine is narrower than the Danube.", "The Danube is wider than the Rhine.") == []
-    )
-    # "later" states "late": "the late 1960s" is not set against "early"
-    assert (
-        flips(
-            "It sold well from the late 1960s into the early 1970s.",
-            "It sold well throughout the later 1960s into the early 1970s.",
-        )
-        == []
-    )
-
-
 @pytest.mark.parametrize(
     ("claim", "evidence", "flipped"),
     [

@@ -1,5 +1,5 @@
-"""Opposites: a claim that says "lost" where its evidence says "won", or "narrow" where it says
-"wide".
+"""Opposites: a claim that says "lost" where its evidence says "won", or "south" where it says
+"north".
 
 Token vectors put a word and its opposite close together (both occur in the same places), so a
 soft word match reads "lost the final" as a paraphrase of "won the final". The opposites a retold
@@ -19,7 +19,7 @@ from truthguard.refchecker._analysis import Against, Analysed, analyse
 from truthguard.refchecker._lemmas import lemmas as all_lemmas
 from truthguard.refchecker._names import CLAUSE_END
 
-__all__ = ["GRADED", "PAIRS", "Flip", "flips"]
+__all__ = ["PAIRS", "Flip", "flips"]
 
 PAIRS: tuple[tuple[str, str], ...] = (
     ("win", "lose"),
@@ -66,37 +66,10 @@ PAIRS: tuple[tuple[str, str], ...] = (
 )
 """Opposite lemmas, each pair both ways."""
 
-GRADED: tuple[tuple[str, str], ...] = (
-    ("wide", "narrow"),
-    ("broad", "narrow"),
-    ("hot", "cold"),
-    ("warm", "cold"),
-    ("high", "low"),
-    ("large", "small"),
-    ("big", "small"),
-    ("long", "short"),
-    ("strong", "weak"),
-    ("rich", "poor"),
-    ("easy", "difficult"),
-    ("early", "late"),
-    ("deep", "shallow"),
-    ("thick", "thin"),
-    ("wet", "dry"),
-    ("cheap", "expensive"),
-    ("harsh", "mild"),
-    ("severe", "mild"),
-    ("harsh", "gentle"),
-    ("common", "rare"),
-    ("urban", "rural"),
-)
-"""Opposite qualities of degree ("a wide meander" / "a narrow meander"). Their comparatives are
-converse ("A is wider than B" is "B is narrower than A"), so a comparative or superlative on
-either side flips nothing."""
-
 
 def _opposites() -> dict[str, frozenset[str]]:
     out: dict[str, set[str]] = {}
-    for a, b in PAIRS + GRADED:
+    for a, b in PAIRS:
         out.setdefault(a, set()).add(b)
         out.setdefault(b, set()).add(a)
     return {k: frozenset(v) for k, v in out.items()}
@@ -113,17 +86,6 @@ def _lemmas(word: str) -> frozenset[str]:
     for forms in all_lemmas(word).values():
         out.update(forms)
     return frozenset(out)
-
-
-def _compared(word: str) -> bool:
-    """Whether ``word`` is a comparative or superlative of a quality of degree ("wider",
-    "narrowest"), whose opposite says the same of the other side."""
-    return word.endswith(("er", "est")) and any(
-        word != lemma and lemma in _GRADED_WORDS for lemma in _lemmas(word)
-    )
-
-
-_GRADED_WORDS = frozenset(w for pair in GRADED for w in pair)
 
 
 def _negated(text: Analysed) -> frozenset[int]:
@@ -156,15 +118,13 @@ def flips(claim_text: str, evidence_text: str) -> list[Flip]:
     # "different" day): it sets nothing against it
     negated = _negated(evidence)
     evidence_lemmas = [(t, lemmas) for t, lemmas in evidence_lemmas if t.start not in negated]
-    # "later" states "late" too, but sets nothing against "early"
-    evidence_lemmas = [(t, lemmas) for t, lemmas in evidence_lemmas if not _compared(t.norm)]
     # a value the claim states itself is accounted for ("the Portuguese ... for the Spanish
     # club" against "... for the Spanish club"): only one it leaves out is set against it
     claimed = frozenset().union(*(_lemmas(t.norm) for t in claim.tokens if _word(t.norm)))
     evidence_lemmas = [(t, lemmas) for t, lemmas in evidence_lemmas if not lemmas & claimed]
     out = []
     for t in claim.tokens:
-        if not _word(t.norm) or _compared(t.norm):
+        if not _word(t.norm):
             continue
         mine = _lemmas(t.norm)
         if mine & stated:
