@@ -32,6 +32,8 @@ EXPORTS = {
         "behind_inline_checks",
         "inline_check",
         "inline_checks",
+        "lag_margin",
+        "loop_lag",
         "running_chain",
     },
     "truthguard.guard.attempts": {
