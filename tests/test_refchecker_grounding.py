@@ -1301,6 +1301,7 @@ def test_a_negation_the_evidence_makes_of_the_same_verb_flips_nothing():
         ("Revenue was 40 million euros.", "Revenue was €40 million."),
         ("Costs were cut by a fifth.", "Costs were cut by 20 percent."),
         ("Costs were cut by a third.", "Costs were cut by 33%."),
+        ("Nine-tenths of users upgraded.", "90 percent of users upgraded."),
         ("Sales rose in Q4.", "Sales rose in the fourth quarter."),
         ("Sales rose in the fourth quarter.", "Sales rose in Q4."),
         ("Profit in H1 was $3 million.", "Profit in the first half was $3 million."),
@@ -1318,6 +1319,7 @@ def test_the_formats_of_real_documents_state_the_same_value(claim, evidence):
         ("The fine is 1 900 kroner.", "The fine is 1,800 kroner."),
         ("Sales rose in Q3.", "Sales rose in the fourth quarter."),
         ("Costs were cut by a fifth.", "Costs were cut by 25 percent."),
+        ("Nine-tenths of users upgraded.", "80 percent of users upgraded."),
         ("Profit in H2 was $3 million.", "Profit in the first half was $3 million."),
     ],
 )

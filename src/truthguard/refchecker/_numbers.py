@@ -290,7 +290,10 @@ _CODES_BEFORE = frozenset(("usd", "eur", "gbp", "nok", "sek", "dkk", "jpy", "chf
 _GROUP_SPACES = frozenset((" ", "\u00a0", "\u2009", "\u202f"))
 """Spaces a thousands separator may be ("1 800", "1\u2009800", "12\u202f500")."""
 
-_FRACTION_OF = {"half": 2, "third": 3, "quarter": 4, "fifth": 5, "sixth": 6, "eighth": 8}
+_FRACTION_OF = {
+    **{"half": 2, "third": 3, "quarter": 4, "fifth": 5, "sixth": 6, "seventh": 7},
+    **{"eighth": 8, "ninth": 9, "tenth": 10},
+}
 """Fractions written as words ("a fifth" is 20%, "two thirds" 66.7%)."""
 
 _FRACTION_NEXT = frozenset(
@@ -691,20 +694,24 @@ def _fiscal(text: str, tokens: list[Token], i: int) -> tuple[Fact, int] | None:
 
 def _fraction(text: str, tokens: list[Token], i: int) -> tuple[float, int] | None:
     """A share written as a fraction from token ``i``: "a fifth" (20%), "one third", "two
-    thirds" (66.7%), followed by "of", a preposition or the end of the clause (not "a fifth
-    season", a rank); its value in percent and the token after it."""
-    if i + 1 >= len(tokens):
+    thirds" (66.7%), "nine-tenths" (90%), followed by "of", a preposition or the end of the
+    clause (not "a fifth season", a rank); its value in percent and the token after it."""
+    joined = tokens[i].norm.split("-")
+    if len(joined) == 2:  # "nine-tenths", "two-thirds": one token
+        first, word, last = joined[0], joined[1], i
+    elif i + 1 < len(tokens):
+        first, word, last = tokens[i].norm, tokens[i + 1].norm, i + 1
+    else:
         return None
-    count = {"a": 1, "one": 1}.get(tokens[i].norm) or _UNITS_W.get(tokens[i].norm)
-    word = tokens[i + 1].norm
+    count = {"a": 1, "one": 1}.get(first) or _UNITS_W.get(first)
     den = _FRACTION_OF.get(word) or _FRACTION_OF.get(word.removesuffix("s"))
     if not count or not den or den == 2 or (count > 1) != word.endswith("s"):
         return None  # a half is read elsewhere ("half of", "and a half")
-    after = tokens[i + 2].norm if i + 2 < len(tokens) else ""
-    ends = after and re.search(r"[,.;:!?)]", text[tokens[i + 1].end : tokens[i + 2].start])
-    if after and not ends and after not in _FRACTION_NEXT and tokens[i + 2].text[:1].isalnum():
+    after = tokens[last + 1].norm if last + 1 < len(tokens) else ""
+    ends = after and re.search(r"[,.;:!?)]", text[tokens[last].end : tokens[last + 1].start])
+    if after and not ends and after not in _FRACTION_NEXT and tokens[last + 1].text[:1].isalnum():
         return None
-    return round(100.0 * count / den, 2), i + 2
+    return round(100.0 * count / den, 2), last + 1
 
 
 def _year_range_start(text: str, fact: Fact, end: int) -> bool:
