@@ -144,8 +144,11 @@ def test_kept_hidden_states_are_bounded_by_their_bytes(embedder, monkeypatch):
     model.forget_hidden_states()
     texts = [f"Sentence number {i} is about rivers and their bridges." for i in range(6)]
     model.encode(texts)
-    mine = [key for key in list(_onnx.KEPT._data) if key[0] == model._serial]
-    assert 1 <= len(mine) < len(texts)
+    kept = [t for t in texts if (model._serial, t) in _onnx.KEPT]
+    # the newest texts, as many as fit: one more of the same size would pass the bound
+    assert kept and kept == texts[len(texts) - len(kept) :]
+    sizes = [_onnx.KEPT._data[model._serial, t][1] for t in kept]
+    assert sum(sizes) <= _onnx.KEPT.max_bytes < sum(sizes) + min(sizes)
     assert 0 < _onnx.KEPT.nbytes <= _onnx.KEPT.max_bytes
     assert (model._serial, texts[-1]) in _onnx.KEPT  # the newest are kept
     assert (model._serial, texts[0]) not in _onnx.KEPT
