@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
+    from truthguard.bench.cascade import comma_numbers
+
     ev = sub.add_parser(
         "evaluate",
         help="score a JSONL / CSV / Parquet file with the detectors of a config (resumable)",
@@ -111,7 +113,7 @@ def _add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
     band = cal.add_mutually_exclusive_group()
     band.add_argument(
         "--cascade-coverage",
-        type=_shares,
+        type=comma_numbers,
         default=None,
         metavar="SHARE",
         help="also choose each detector's uncertainty band as a CascadeChecker's local stage: "
@@ -120,7 +122,7 @@ def _add_evaluation_commands(sub: argparse._SubParsersAction) -> None:
     )
     band.add_argument(
         "--cascade-accuracy",
-        type=_shares,
+        type=comma_numbers,
         default=None,
         metavar="BALANCED_ACCURACY",
         help="or the band that decides the most answers locally while their balanced accuracy "
@@ -268,16 +270,6 @@ def _parse_target(text: str) -> tuple[str, float | None]:
         return name, float(value) if value else None
     except ValueError as e:
         raise InvalidInputError("--target", f"not a number: {value!r}") from e
-
-
-def _shares(text: str) -> list[float]:
-    """``0.7`` or ``0.7,0.5``: one share or one per stage."""
-    try:
-        return [float(x) for x in text.split(",")]
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(
-            f"expected a number or numbers with commas: {text!r}"
-        ) from e
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:

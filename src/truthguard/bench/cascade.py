@@ -278,8 +278,8 @@ def _run_cascade(rows: list[Row], cascade: Any, *, show_progress: bool) -> dict[
     }
 
 
-def _targets(text: str) -> list[float]:
-    """``0.7`` or ``0.7,0.5`` (one per stage, with ``--stages``)."""
+def comma_numbers(text: str) -> list[float]:
+    """``0.7`` or ``0.7,0.5``: one number, or one per stage (an argparse ``type``)."""
     try:
         return [float(x) for x in text.split(",")]
     except ValueError as e:
@@ -310,14 +310,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     target = parser.add_mutually_exclusive_group()
     target.add_argument(
         "--coverage",
-        type=_targets,
+        type=comma_numbers,
         default=None,
         help="share decided locally (default 0.7); with --stages of the answers reaching each "
         "stage, one for all or one each (0.7,0.5)",
     )
     target.add_argument(
         "--accuracy",
-        type=_targets,
+        type=comma_numbers,
         default=None,
         help="balanced accuracy the local decisions reach (with --stages: one or one each)",
     )
