@@ -44,3 +44,118 @@ def test_spacy_uses_torch_when_the_process_loaded_it_first():
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) is True
+
+
+# -- parsing inside memory zones ----------------------------------------------------------------
+
+
+def _fresh_pipeline():  # its own vocabulary: zones on it never touch the shared parser's
+    from truthguard.refchecker import structure
+    from truthguard.refchecker._spacy import without_torch
+
+    spacy = without_torch("spacy")
+    for name in structure.MODELS:
+        try:
+            return spacy.load(name, exclude=["ner"])
+        except OSError:
+            continue
+    raise AssertionError("no spaCy English pipeline")
+
+
+def _sentence(i: int) -> str:
+    # three words no pipeline has seen, a new number and a new name: new strings every time
+    return f"The glorbix{i} of Vantrel{i} did not report {1000 + i} frunkles{i} in {1900 + i % 99}."
+
+
+def _reading(doc) -> list[tuple[str, str, str, str, int]]:
+    return [(t.text, t.lemma_, t.pos_, t.dep_, t.head.i) for t in doc]
+
+
+def test_zones_free_the_words_their_parses_added_and_parse_as_before():
+    from truthguard.refchecker._spacy import ZonedParser
+
+    nlp = _fresh_pipeline()
+    nlp("Warm up the pipeline with a first sentence.")
+    before = len(nlp.vocab.strings)
+    kept: dict[str, object] = {}
+    parser = ZonedParser(nlp, release=kept.clear, zone_strings=60)
+    readings = []
+    for i in range(40):
+        doc = parser(_sentence(i))
+        kept[str(i)] = doc  # an owner's memo: released before each close
+        readings.append(_reading(doc))
+        del doc
+    assert parser.closed >= 4 and parser.deferred == 0
+    # what the open zone holds is bounded by the zone's size, not by the parses so far
+    assert len(nlp.vocab.strings) - before < 60 + 20
+    kept.clear()
+    parser._close()  # the last zone too: every word the parses added is gone
+    assert len(nlp.vocab.strings) == before
+    lemmatizer = nlp.get_pipe("lemmatizer")
+    assert not getattr(lemmatizer, "cache", {})
+    # the same texts parsed outside any zone read the same
+    assert [_reading(nlp(_sentence(i))) for i in range(40)] == readings
+    assert len(nlp.vocab.strings) > before + 40  # outside a zone the words stay
+
+
+def test_a_zone_stays_open_while_one_of_its_docs_is_held():
+    from truthguard.refchecker._spacy import _RETRY, ZonedParser
+
+    nlp = _fresh_pipeline()
+    parser = ZonedParser(nlp, release=lambda: None, zone_strings=30)
+    held = parser(_sentence(0))
+    token = held[1]  # a token keeps its Doc alive too
+    expected = _reading(held)
+    del held
+    for i in range(1, 10):
+        parser(_sentence(i))
+    assert parser.deferred == 1 and parser.closed == 0
+    assert _reading(token.doc) == expected and token.text == "glorbix0"
+    for i in range(10, 10 + _RETRY):
+        parser(_sentence(i))
+    assert parser.deferred == 2 and parser.closed == 0  # tried again, still held
+    del token
+    for i in range(100, 100 + _RETRY):
+        parser(_sentence(i))
+    assert parser.closed == 1
+
+
+def test_the_shared_parses_read_the_same_across_zone_closes_from_many_threads(monkeypatch):
+    import threading
+
+    from truthguard.refchecker import structure
+
+    texts = [_sentence(5000 + i) for i in range(120)]
+
+    def read(text: str):
+        return (
+            sorted(structure.negated_verbs(text)),
+            structure.clause_cuts(text),
+            structure.counted(text),
+            structure.moves(text),
+            _reading(structure.parse(text)),
+        )
+
+    expected = [read(t) for t in texts]
+    parser = structure._parser()
+    closed = parser.closed
+    monkeypatch.setattr(parser, "zone_strings", 40)
+    structure.parse.cache.discard(lambda _: False)
+    got: dict[int, object] = {}
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            for j in range(k, len(texts), 4):
+                got[j] = read(texts[j])
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert [got[j] for j in range(len(texts))] == expected
+    assert parser.closed > closed  # zones were closed while the threads read

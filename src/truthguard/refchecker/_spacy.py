@@ -1,11 +1,18 @@
-"""Import spaCy without torch: the small English pipeline runs on numpy alone.
+"""spaCy's memory: imported without torch, and parsing inside memory zones.
 
-thinc, spaCy's machine-learning layer, imports torch at its own import whenever torch is
-installed (for its optional torch-backed models), which adds about 180 MiB to the process
-although the pipeline never calls it. Unless torch is loaded already, thinc is imported while
-``import torch`` fails, so it records torch as absent; torch stays importable afterwards for
-anything else. A process whose own spaCy pipelines need torch (spacy-transformers) imports
-torch, or spaCy, before truthguard's first parse.
+The small English pipeline runs on numpy alone. thinc, spaCy's machine-learning layer,
+imports torch at its own import whenever torch is installed (for its optional torch-backed
+models), which adds about 180 MiB to the process although the pipeline never calls it. Unless
+torch is loaded already, thinc is imported while ``import torch`` fails, so it records torch as
+absent; torch stays importable afterwards for anything else. A process whose own spaCy
+pipelines need torch (spacy-transformers) imports torch, or spaCy, before truthguard's first
+parse.
+
+A pipeline keeps every new word it reads (its strings, its lexeme, the lemmatizer's memo) for
+the life of the process: about 3.5 KiB per parse of a sentence with a few new words, so a
+service checking new references grows without end. :class:`ZonedParser` parses inside spaCy's
+memory zones (``Language.memory_zone``, spaCy 3.8) and closes a zone, freeing what its parses
+added, once no Doc made in it is held any more.
 """
 
 from __future__ import annotations
@@ -13,9 +20,13 @@ from __future__ import annotations
 import importlib
 import sys
 import threading
+import weakref
+from collections.abc import Callable
+from contextlib import ExitStack
 from types import ModuleType
+from typing import Any
 
-__all__ = ["without_torch"]
+__all__ = ["ZONE_STRINGS", "ZonedParser", "without_torch"]
 
 _LOCK = threading.Lock()
 
@@ -31,3 +42,93 @@ def without_torch(name: str) -> ModuleType:
         finally:
             if sys.modules.get("torch", ...) is None:
                 del sys.modules["torch"]
+
+
+ZONE_STRINGS = 20_000
+"""A memory zone is closed once its parses have added this many strings (new words and their
+forms: about 9 for a sentence with three new words, some 400 bytes each with their lexemes,
+so about 8 MiB): what a zone holds stays small, and a workload whose texts recur adds no
+strings, so its parses are never dropped for a zone."""
+
+_RETRY = 64
+"""Parses between tries to close a zone while one of its Docs is still held."""
+
+_PRUNE = 4_096
+"""The references to a zone's Docs are pruned of the freed ones when this many (or twice the
+live ones at the last pruning) have accumulated."""
+
+
+class ZonedParser:
+    """Parse with a spaCy pipeline inside memory zones; each zone is closed once its parses
+    have added :data:`ZONE_STRINGS` strings and no Doc it made is alive.
+
+    A Doc made in a zone must never be read after the zone closes (its words are freed). Before
+    closing, ``release`` is called: the owner drops every Doc it keeps (its memo of parses).
+    A Doc that is still alive after that (a reader in another thread holds it, or one of its
+    tokens or spans) keeps the zone open; the next :data:`_RETRY` parses go into it and the
+    close is tried again. Docs hold no reference cycles, so a dropped one is freed at once.
+
+    Not thread-safe: the owner serialises calls (one pipeline parses one text at a time).
+
+    Args:
+        nlp: A spaCy ``Language``.
+        release: Drops every Doc this parser made that its owner still keeps.
+        zone_strings: Strings a zone may add before it is closed.
+    """
+
+    def __init__(
+        self, nlp: Any, release: Callable[[], None], zone_strings: int = ZONE_STRINGS
+    ) -> None:
+        self.nlp = nlp
+        self.release = release
+        self.zone_strings = zone_strings
+        self.closed = 0
+        """Zones closed so far."""
+        self.deferred = 0
+        """Tries to close a zone that found one of its Docs still held."""
+        self._zone: ExitStack | None = None
+        self._docs: list[weakref.ref[Any]] = []
+        self._opened_at = 0  # strings in the store when the zone opened
+        self._retry_in = 0  # parses before the next try to close a zone whose Doc was held
+        self._prune_at = _PRUNE
+
+    def __call__(self, text: str) -> Any:
+        if self._zone is not None:
+            if self._retry_in:
+                self._retry_in -= 1
+                if not self._retry_in:
+                    self._close()
+            elif len(self.nlp.vocab.strings) - self._opened_at >= self.zone_strings:
+                self._close()
+        if self._zone is None:
+            self._open()
+        doc = self.nlp(text)
+        self._docs.append(weakref.ref(doc))
+        if len(self._docs) >= self._prune_at:  # texts that recur add no strings: a long zone
+            self._docs = [ref for ref in self._docs if ref() is not None]
+            self._prune_at = max(_PRUNE, 2 * len(self._docs))
+        return doc
+
+    def _open(self) -> None:
+        zone = ExitStack()
+        zone.enter_context(self.nlp.memory_zone())
+        self._zone = zone
+        self._docs = []
+        self._prune_at = _PRUNE
+        self._opened_at = len(self.nlp.vocab.strings)
+
+    def _close(self) -> None:
+        self.release()
+        self._docs = [ref for ref in self._docs if ref() is not None]
+        if self._docs:  # held elsewhere: reading it after the close would read freed words
+            self.deferred += 1
+            self._retry_in = _RETRY
+            return
+        assert self._zone is not None
+        self._zone.close()
+        self._zone = None
+        for _, pipe in self.nlp.pipeline:  # the lemmatizer's memo of forms, keyed by word
+            memo = getattr(pipe, "cache", None)
+            if isinstance(memo, dict):
+                memo.clear()
+        self.closed += 1

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from truthguard.memory import memoised
-from truthguard.refchecker._spacy import without_torch
+from truthguard.refchecker._spacy import ZonedParser, without_torch
 
 __all__ = [
     "MODELS",
@@ -91,12 +91,18 @@ def _doc_bytes(doc: Any) -> int:
 @memoised("parses", _doc_bytes)
 def parse(text: str) -> Any:
     """The spaCy ``Doc`` of ``text`` (memoised within the parses' share of the memory budget,
-    see :mod:`truthguard.memory`; the pipeline is shared, so calls are serialised). spaCy's
-    string store keeps every new word it has seen: a few hundred bytes per distinct word, for
-    the life of the process."""
-    nlp = _pipeline()
+    see :mod:`truthguard.memory`; the pipeline is shared, so calls are serialised). Parsed
+    inside spaCy memory zones (:class:`~truthguard.refchecker._spacy.ZonedParser`): the new words
+    a parse adds are freed with its zone, and the memo is emptied when a zone closes."""
+    parser = _parser()
     with _LOCK:
-        return nlp(text)
+        return parser(text)
+
+
+@functools.cache
+def _parser() -> ZonedParser:
+    # a zone closes only once the memo of parses has dropped the Docs made in it
+    return ZonedParser(_pipeline(), release=lambda: parse.cache.discard(lambda _: False))
 
 
 # --- remarks about the sources -------------------------------------------------------------
