@@ -66,7 +66,14 @@ def test_a_sized_cache_discards_resizes_and_bounds_entries():
 def test_shared_caches_take_their_share_of_the_budget_and_follow_it(budget):
     from truthguard.embedding import _onnx
     from truthguard.embedding.cache import embedding_cache
-    from truthguard.refchecker import _analysis, softmatch, structure
+    from truthguard.refchecker import (
+        _analysis,
+        detector,
+        grounding,
+        retrieval,
+        softmatch,
+        structure,
+    )
 
     assert sum(SHARES.values()) == pytest.approx(1.0)
     set_memory_budget(100)
@@ -79,6 +86,12 @@ def test_shared_caches_take_their_share_of_the_budget_and_follow_it(budget):
     }
     for name, cache in shared.items():
         assert cache.max_bytes == int(SHARES[name] * 100 * 2**20), name
+    # the references' memos split their share
+    parts = [detector._segmented.cache, retrieval._where.cache, grounding._pool_of.cache]
+    assert all(c.name == "references" for c in parts)
+    whole = SHARES["references"] * 100 * 2**20
+    assert sum(c.max_bytes for c in parts) == pytest.approx(whole, abs=3)
+    assert cache_usage()["references"]["max_bytes"] == pytest.approx(whole, abs=3)
     _analysis.analyse("The bridge opened in 1932 and spans the harbour.")
     assert len(_analysis._cache) >= 1
     set_memory_budget(0)  # shrinking evicts at once
@@ -108,6 +121,27 @@ def test_memoised_keeps_results_within_its_share(budget):
         shout(f"text {i:03d}")  # 8 KB each: only the newest stay
     assert shout.cache.nbytes <= shout.cache.max_bytes
     assert "text 099" in shout.cache and "abc" not in shout.cache
+
+
+def test_memoised_keys_several_arguments_by_their_tuple_and_takes_part_of_a_share(budget):
+    calls: list[tuple[str, int]] = []
+
+    @memoised("references", lambda value: 10_000, part=0.25)
+    def cut(text: str, size: int) -> tuple[str, ...]:
+        calls.append((text, size))
+        return tuple(text[i : i + size] for i in range(0, len(text), size))
+
+    set_memory_budget(1)  # a quarter of the references' 10% of 1 MiB: about 26 KB, 2 entries
+    assert cut.cache.max_bytes == int(SHARES["references"] * 0.25 * 2**20)
+    assert cut("abcdef", 2) == ("ab", "cd", "ef") and cut("abcdef", 2) == ("ab", "cd", "ef")
+    assert cut("abcdef", 3) == ("abc", "def") and calls == [("abcdef", 2), ("abcdef", 3)]
+    assert ("abcdef", 2) in cut.cache
+    cut("ghijkl", 2)  # a third entry of 10 KB: the least recently used goes
+    assert len(cut.cache) == 2 and ("abcdef", 2) not in cut.cache
+    cut.cache_clear()
+    assert len(cut.cache) == 0
+    with pytest.raises(InvalidInputError, match="part"):
+        SizedCache("references", part=0)
 
 
 def test_the_budget_is_read_from_the_environment():

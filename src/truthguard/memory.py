@@ -1,10 +1,11 @@
 """One memory budget for the process-wide caches of the local checkers, in bytes.
 
 The local RefChecker keeps what it computed for texts it may see again: embedding vectors,
-the encoder's last hidden states, spaCy parses, token analyses and the soft matcher's token
-vectors. Each of these caches takes a fixed share of one budget, counts the approximate bytes
-of its entries and evicts the least recently used past its share, so a process that checks a
-new reference every call stays within the budget however long it runs.
+the encoder's last hidden states, spaCy parses, token analyses, the soft matcher's token
+vectors, and what each reference is cut into (its segments, its pool of evidence, the index of
+its sentences by word). Each of these caches takes a fixed share of one budget, counts the
+approximate bytes of its entries and evicts the least recently used past its share, so a
+process that checks a new reference every call stays within the budget however long it runs.
 
 The budget is ``TRUTHGUARD_MEMORY_BUDGET_MB`` (read at import, default
 :data:`DEFAULT_BUDGET_MB`), or :func:`set_memory_budget` at run time (which shrinks full
@@ -51,14 +52,18 @@ process with the local RefChecker holds after its first check, a 512 MiB contain
 for the server's own work. More is faster where texts recur (see the configuration docs)."""
 
 SHARES = {
-    "vectors": 0.30,
+    "vectors": 0.25,
     "parses": 0.25,
     "encoder states": 0.20,
     "analyses": 0.15,
-    "token vectors": 0.10,
+    "token vectors": 0.05,
+    "references": 0.10,
 }
 """Each cache's share of the budget: embedding vectors (``EmbeddingCache``), spaCy parses,
-the ONNX encoder's kept last hidden states, token analyses, the soft matcher's token vectors."""
+the ONNX encoder's kept last hidden states, token analyses, the soft matcher's token vectors,
+and the references' memos (segments, evidence pools, sentence indexes: 15-30 bytes per
+character of a reference each, so a few long references would otherwise fill any bound in
+entries)."""
 
 _ENTRY_OVERHEAD = 200
 """Bytes of an entry's key, ordered-dict node and object headers, added to its own size."""
@@ -130,6 +135,7 @@ class SizedCache(Generic[K, V]):
         name: What it holds, as in :data:`SHARES`.
         max_bytes: A fixed bound instead of a share of the budget.
         max_entries: A bound on the entries too (none by default).
+        part: The part of ``name``'s share this cache takes, where several caches share it.
 
     Example:
         >>> cache = SizedCache("example", max_bytes=1_000)
@@ -140,7 +146,12 @@ class SizedCache(Generic[K, V]):
     """
 
     def __init__(
-        self, name: str, *, max_bytes: int | None = None, max_entries: int | None = None
+        self,
+        name: str,
+        *,
+        max_bytes: int | None = None,
+        max_entries: int | None = None,
+        part: float = 1.0,
     ) -> None:
         if max_bytes is not None and max_bytes < 0:
             raise InvalidInputError("max_bytes", "must be >= 0")
@@ -148,8 +159,10 @@ class SizedCache(Generic[K, V]):
             raise InvalidInputError("max_entries", "must be >= 0")
         if max_bytes is None and name not in SHARES:
             raise InvalidInputError("name", f"has no share of the budget ({', '.join(SHARES)})")
+        if not 0 < part <= 1:
+            raise InvalidInputError("part", "must be in (0, 1]")
         self.name = name
-        self.share = SHARES.get(name) if max_bytes is None else None
+        self.share = SHARES[name] * part if max_bytes is None else None
         self.max_bytes = self.share_bytes() if max_bytes is None else max_bytes
         self.max_entries = max_entries
         self.nbytes = 0
@@ -226,23 +239,29 @@ class SizedCache(Generic[K, V]):
             self.nbytes -= size
 
 
-def memoised(name: str, size_of: Callable[[Any], int]) -> Callable[[Callable[[K], V]], Any]:
-    """Memoise a one-argument function in a :class:`SizedCache` of ``name``'s share, each
-    result counted as ``size_of(result)`` bytes; the wrapper's ``cache`` is that cache."""
+def memoised(
+    name: str, size_of: Callable[[Any], int], *, part: float = 1.0
+) -> Callable[[Callable[..., V]], Any]:
+    """Memoise a function of hashable positional arguments in a :class:`SizedCache` of
+    ``name``'s share (``part`` of it), each result counted as ``size_of(result)`` bytes; the
+    wrapper's ``cache`` is that cache (``cache_clear()`` empties it). A one-argument function
+    is keyed by its argument, others by the tuple of theirs."""
 
-    def wrap(fn: Callable[[K], V]) -> Callable[[K], V]:
-        cache: SizedCache[K, V] = SizedCache(name)
+    def wrap(fn: Callable[..., V]) -> Callable[..., V]:
+        cache: SizedCache[Any, V] = SizedCache(name, part=part)
 
-        def cached(arg: K) -> V:
-            hit = cache.get(arg)
+        def cached(*args: Any) -> V:
+            key = args[0] if len(args) == 1 else args
+            hit = cache.get(key)
             if hit is not None:
                 return hit
-            value = fn(arg)
-            cache.put(arg, value, size_of(value))
+            value = fn(*args)
+            cache.put(key, value, size_of(value))
             return value
 
         functools.update_wrapper(cached, fn)
         cached.cache = cache  # type: ignore[attr-defined]
+        cached.cache_clear = cache.clear  # type: ignore[attr-defined]
         return cached
 
     return wrap

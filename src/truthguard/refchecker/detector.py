@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 from pathlib import Path, PurePath
 from typing import Any, Literal
@@ -15,6 +14,7 @@ from truthguard._sync import run_sync
 from truthguard.detector import BaseDetector, DetectorInput, context_text
 from truthguard.errors import InvalidInputError
 from truthguard.llm import LLMSession
+from truthguard.memory import memoised
 from truthguard.refchecker.aggregate import ABSTAIN, aggregate, response_score
 from truthguard.refchecker.checkers import ClaimChecker, LocalChecker
 from truthguard.refchecker.claimkind import is_refusal
@@ -40,7 +40,12 @@ _PREFETCH_CHUNK = 256
 """Texts per encode call when a batch's texts are embedded up front (chunks run concurrently)."""
 
 
-@functools.lru_cache(maxsize=256)
+def _segments_bytes(segments: tuple[Segment, ...]) -> int:
+    # measured with tracemalloc: within 10% for references of 400 to 40,000 characters
+    return sum(320 + len(s.text) + 130 * len(s.spans) for s in segments)
+
+
+@memoised("references", _segments_bytes, part=0.5)
 def _segmented(texts: tuple[str, ...], size: int) -> tuple[Segment, ...]:
     # A batch segments each input's references twice (prefetch, then the check), and inputs
     # often share references: long ones take milliseconds to cut. Segments are immutable.
@@ -73,7 +78,8 @@ def _aligned(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _segments(texts: list[str], size: int) -> list[Segment]:
-    """:func:`segment_references` of ``texts``, memoised for the last few hundred inputs."""
+    """:func:`segment_references` of ``texts``, memoised within the references' share of the
+    memory budget (:mod:`truthguard.memory`)."""
     return list(_segmented(tuple(texts), size))
 
 

@@ -29,7 +29,6 @@ content word matches nothing closely (below ``word_floor``) or the precision is 
 from __future__ import annotations
 
 import difflib
-import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from truthguard.memory import memoised
 from truthguard.refchecker._alignment import (
     COPIED,
     DURATION,
@@ -482,7 +482,16 @@ def _slot_rival(
     return None
 
 
-@functools.lru_cache(maxsize=64)
+def _pool_bytes(pool: EvidencePool) -> int:
+    # measured with tracemalloc (its words are mostly shared with the memo of analyses),
+    # doubled for ``everything``, built on first use
+    groups = [g for p in pool.passages for g in p]
+    return sum(
+        80 + 22 * (len(g.texts) + len(g.norms) + len(g.stems)) + 38 * len(g.facts) for g in groups
+    )
+
+
+@memoised("references", _pool_bytes, part=0.2)
 def _pool_of(
     passages: tuple[tuple[str, ...], ...], references: tuple[int, ...] | None
 ) -> EvidencePool:

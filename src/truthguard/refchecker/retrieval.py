@@ -9,12 +9,12 @@ is, and each reference sentence is encoded once instead of once alone and once i
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from truthguard.memory import memoised
 from truthguard.refchecker._analysis import analyse
 from truthguard.refchecker._facts import stem
 from truthguard.refchecker.extractors import Claim
@@ -96,7 +96,12 @@ def lexical_candidates(claims: Sequence[str], spans: Sequence[str]) -> list[bool
     return out if any(out) else [True] * len(spans)
 
 
-@functools.lru_cache(maxsize=64)
+def _where_bytes(where: dict[object, list[int]]) -> int:
+    # measured with tracemalloc: about 1.5 x (100 + 8 a sentence) for each word or fact
+    return sum(150 + 12 * len(at) for at in where.values())
+
+
+@memoised("references", _where_bytes, part=0.3)
 def _where(spans: tuple[str, ...]) -> dict[object, list[int]]:
     """The sentences each stem and each fact's ``(kind, value)`` occurs in, by index (memoised:
     every answer checked against one reference looks its sentences up again)."""
