@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from uuid import UUID
 
@@ -176,6 +176,27 @@ def tiny_nli(path: Any, favour: str, words: list[str] | None = None) -> str:
 # Registered first, so it runs last of the exit hooks: after threading's own (where a non-daemon
 # worker is joined) and every other atexit hook; what follows is the interpreter's teardown.
 _EXIT_MARK = 'import atexit\natexit.register(print, "exit hooks done", flush=True)\n'
+
+
+async def least_time(
+    run: Callable[[], Awaitable[Any]], bound: float, tries: int = 3
+) -> tuple[float, Any]:
+    """Time ``run()`` up to ``tries`` times, stopping at the first under ``bound``: the least
+    seconds and that run's result. A loaded machine holds a process back now and then; a
+    defect shows every time."""
+    import time
+
+    best: tuple[float, Any] | None = None
+    for _ in range(tries):
+        started = time.perf_counter()
+        out = await run()
+        took = time.perf_counter() - started
+        if best is None or took < best[0]:
+            best = (took, out)
+        if took < bound:
+            break
+    assert best is not None
+    return best
 
 
 def time_to_exit(script: str, *args: str, timeout: float = 30.0) -> tuple[str, float, float]:

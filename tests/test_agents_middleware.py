@@ -484,4 +484,9 @@ def test_a_process_exits_at_once_after_a_sync_check_timed_out():
     # nothing at exit waits for the abandoned request; the teardown after it is the
     # interpreter's own (0.5-0.8 s for these imports on a loaded 2-core machine)
     assert hooks < 0.5, f"exit hooks ended {hooks:.2f}s after the result"
-    assert exited < 3.0, f"exited {exited:.2f}s after its result"
+    bound = 3.0
+    if exited >= bound:  # a loaded machine: no slower than its exit after a healthy check, now
+        with OpenAIServer(reply="The sun shines.") as healthy:
+            _, _, usual = time_to_exit(EXIT_SCRIPT, healthy.base_url)
+        bound = usual + 1.0
+    assert exited < bound, f"exited {exited:.2f}s after its result (bound {bound:.2f}s)"

@@ -692,15 +692,36 @@ guarded = GuardedQueryEngine(
     query_engine=engine, detectors=FakeDetector(score=1.0, model=model), check_timeout=0.3
 )
 result = guarded.query("Which planet has the moons Phobos and Deimos?").metadata["truthguard"]
-print(result.status, result.attempts[0].verdict.errors["fake"], flush=True)
+print(result.status, result.attempts[0].verdict.errors.get("fake"), flush=True)
 """
 
 
-def test_a_process_exits_at_once_after_a_sync_check_timed_out():
+def _time_to_exit(url: str) -> tuple[str, float, float]:
+    """EXIT_SCRIPT in a fresh interpreter: its result line, and the seconds from it to the end
+    of its exit hooks and to its exit."""
     import os
     import subprocess
     import sys
 
+    proc = subprocess.Popen(
+        [sys.executable, "-c", EXIT_SCRIPT, url],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy(),
+    )  # fmt: skip
+    try:
+        line = proc.stdout.readline()
+        printed = time.perf_counter()
+        mark = proc.stdout.readline()
+        hooks = time.perf_counter()
+        proc.wait(timeout=30)
+        exited = time.perf_counter()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert mark.strip() == "exit hooks done", (line, mark, proc.stderr.read()[-3000:])
+    return line, hooks - printed, exited - printed
+
+
+def test_a_process_exits_at_once_after_a_sync_check_timed_out():
     pytest.importorskip("langchain_openai")
     from truthguard.testing import Fault, OpenAIServer
 
@@ -708,26 +729,17 @@ def test_a_process_exits_at_once_after_a_sync_check_timed_out():
     with OpenAIServer(
         reply="The sun shines.", faults=[Fault("stall", match="sun shines", stall_seconds=60)]
     ) as server:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", EXIT_SCRIPT, server.base_url],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy(),
-        )  # fmt: skip
-        try:
-            line = proc.stdout.readline()
-            printed = time.perf_counter()
-            mark = proc.stdout.readline()
-            hooks = time.perf_counter()
-            proc.wait(timeout=30)
-            exited = time.perf_counter()
-        finally:
-            proc.kill()
-            proc.wait()
-    assert line.startswith("rejected check timed out"), (line, proc.stderr.read()[-3000:])
-    assert mark.strip() == "exit hooks done"
+        line, hooks, exited = _time_to_exit(server.base_url)
+    assert line.startswith("rejected check timed out"), line
     # nothing at exit waits for the abandoned request; the teardown after it is the
     # interpreter's own (0.5-0.8 s for these imports on a loaded 2-core machine)
-    assert hooks - printed < 0.5, f"exit hooks ended {hooks - printed:.2f}s after the result"
-    assert exited - printed < 3.0, f"exited {exited - printed:.2f}s after its result"
+    assert hooks < 0.5, f"exit hooks ended {hooks:.2f}s after the result"
+    bound = 3.0
+    if exited >= bound:  # a loaded machine: no slower than its exit after a healthy check, now
+        with OpenAIServer(reply="The sun shines.") as healthy:
+            _, _, usual = _time_to_exit(healthy.base_url)
+        bound = usual + 1.0
+    assert exited < bound, f"exited {exited:.2f}s after its result (bound {bound:.2f}s)"
 
 
 @pytest.mark.parametrize("use_async", [False, True])
