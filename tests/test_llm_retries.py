@@ -154,3 +154,49 @@ def test_a_sync_guard_leaves_no_call_retrying_after_its_deadline(kind):
         assert server.wait_quiet()
         checks = [r for r in server.requests if r.fault is not None]
         assert len(server.requests) == returned and len(checks) == 1
+
+
+def test_a_sync_checks_deadline_leaves_a_langchain_llm_cache_working():
+    # the deadline reaches the SDK as its client's time-out, not as a call argument: the LLM
+    # cache keys on the arguments, and a time left that differs every call would miss it
+    from langchain_core.caches import InMemoryCache
+    from langchain_core.globals import get_llm_cache, set_llm_cache
+
+    previous = get_llm_cache()
+    set_llm_cache(InMemoryCache())
+    try:
+        with OpenAIServer(reply="The sun shines.") as server:
+            chain = (
+                ChatPromptTemplate.from_messages([("human", "{question}")])
+                | server.chat_model(max_retries=0, timeout=5)
+                | StrOutputParser()
+            )
+            checker = FakeDetector(score=1.0, model=server.chat_model(timeout=5))
+            guard = HallucinationGuard(chain=chain, detectors=checker, check_timeout=3)
+            for _ in range(3):
+                out = guard.invoke({"question": "What shines?"})
+                assert out.status == "passed"
+            # the chain's call and the checker's, once each; the rest from the cache
+            assert len(server.requests) == 2
+    finally:
+        set_llm_cache(previous)
+
+
+def test_an_abandoned_sync_check_still_ends_at_its_deadline():
+    # the same deadline, as the client's time-out, hangs the request up
+    with OpenAIServer(
+        reply="The sun shines.", faults=[Fault("stall", match="sun shines", stall_seconds=8)]
+    ) as server:
+        chain = (
+            ChatPromptTemplate.from_messages([("human", "{question}")])
+            | server.chat_model(max_retries=0, timeout=5)
+            | StrOutputParser()
+        )
+        checker = FakeDetector(score=1.0, model=server.chat_model(max_retries=0, timeout=60))
+        guard = HallucinationGuard(chain=chain, detectors=checker, check_timeout=0.5)
+        started = time.perf_counter()
+        out = guard.invoke({"question": "What shines?"})
+        assert "timed out" in out.verdict.errors["fake"]
+        assert server.wait_idle(timeout=3)  # hung up, well before the 8 s stall or 60 s client
+        assert time.perf_counter() - started < 4
+        assert [r.status for r in server.requests if r.fault is not None] == [499]

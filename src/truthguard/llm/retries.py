@@ -30,6 +30,7 @@ __all__ = [
     "retry_delay",
     "retryable",
     "sdk_root",
+    "with_timeout",
 ]
 
 DEFAULT_RETRIES = 2
@@ -169,6 +170,15 @@ def _build_twin(model: Any, timeout: float | None, depth: int) -> _Twin | None:
     if isinstance(model, RunnableRetry):  # its attempts become the session's
         return runnable, tuple(model.retry_exception_types or (Exception,))
     return model.model_copy(update={"bound": runnable}), retry_on
+
+
+def with_timeout(model: Any, timeout: float) -> Any:
+    """``model`` (an OpenAI-SDK chat model under any bindings) with requests that end within
+    ``timeout`` seconds: a copy whose client has that time-out. Nothing is added to the call's
+    arguments, which a LangChain LLM cache (``set_llm_cache``) keys on: a ``bind(timeout=...)``
+    of the time left would give every call a key of its own, so none would hit the cache."""
+    built = _build_twin(model, timeout, 0)
+    return model.bind(timeout=timeout) if built is None else built[0]
 
 
 def _openai_twin(model: Any, root: Any, timeout: float | None) -> Any:

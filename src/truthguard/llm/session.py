@@ -33,7 +33,14 @@ from truthguard.errors import (
 )
 from truthguard.llm.identity import as_runnable, model_id
 from truthguard.llm.messages import IncompleteReply, Prompt, cut_short, output_text, prompt_text
-from truthguard.llm.retries import CallPlan, call_plan, retry_delay, retryable, sdk_root
+from truthguard.llm.retries import (
+    CallPlan,
+    call_plan,
+    retry_delay,
+    retryable,
+    sdk_root,
+    with_timeout,
+)
 from truthguard.llm.settings import LLMSettings
 from truthguard.llm.streaming import reply_so_far, stream_async, stream_sync, streams_like_invoke
 from truthguard.llm.tokens import UsageTap, count_tokens, with_tap
@@ -170,7 +177,7 @@ class LLMSession:
             left = _sync.time_left()
             if left is not None and sdk_root(runnable) is not None:
                 # the OpenAI SDK's per-request time-out: an abandoned call ends with its check
-                runnable = runnable.bind(timeout=left)
+                runnable = with_timeout(runnable, left)
             if stream:
                 fn: Any = functools.partial(stream_sync, runnable, prompt, config, on_text, partial)
             else:
