@@ -895,9 +895,7 @@ def test_a_hanging_checker_leaves_the_next_sync_invoke_on_time():
     from truthguard.llm import LLMSettings
     from truthguard.testing import Fault, OpenAIServer
 
-    with OpenAIServer(
-        reply=http_reply, faults=[Fault("stall", match="Check:", stall_seconds=60)]
-    ) as server:
+    with OpenAIServer(reply=http_reply) as server:
         # the client's own time-out is far past the test: only abandoning frees a thread
         checker = YesNoChecker(
             model=server.chat_model(max_retries=0, timeout=60),
@@ -912,15 +910,27 @@ def test_a_hanging_checker_leaves_the_next_sync_invoke_on_time():
             started = time.perf_counter()
             return guard.invoke({"question": question}), time.perf_counter() - started
 
-        with concurrent.futures.ThreadPoolExecutor(32) as callers:
-            runs = list(callers.map(timed, ["What shines?"] * n))
+        def burst() -> list[tuple[Any, float]]:
+            with concurrent.futures.ThreadPoolExecutor(32) as callers:
+                return list(callers.map(timed, ["What shines?"] * n))
+
+        # the same burst with a healthy checker first: what this machine takes now
+        usual = max(seconds for _, seconds in burst())
+        bound = max(1.5, usual + 0.5)  # a hung check adds its 0.25 s deadline
+        server.faults = [Fault("stall", match="Check:", stall_seconds=60)]
+        runs = burst()
         assert all("timed out" in out.verdict.errors["yesno"] for out, _ in runs)
         slowest = max(seconds for _, seconds in runs)
-        assert slowest < 1.5, f"an invoke took {slowest:.2f}s for a 0.25s check_timeout"
-        server.faults = []  # the checker is back
-        started = time.perf_counter()
-        out = guard.invoke({"question": "What shines?"})
-        elapsed = time.perf_counter() - started
+        assert slowest < bound, (
+            f"an invoke took {slowest:.2f}s for a 0.25s check_timeout (healthy: {usual:.2f}s)"
+        )
+        server.faults = []  # the checker is back; the hung requests still hold their threads
+        for _ in range(3):  # a loaded machine holds a process back now and then; a defect always
+            started = time.perf_counter()
+            out = guard.invoke({"question": "What shines?"})
+            elapsed = time.perf_counter() - started
+            if elapsed < 1.0:
+                break
     assert out.status == "passed" and out.answer == "The sun shines.", out.reason
     assert elapsed < 1.0, f"the healthy invoke took {elapsed:.2f}s"
 
