@@ -1454,3 +1454,31 @@ def test_a_term_no_lexicon_knows_matches_its_other_endings():
     assert _form_of("rehydration", frozenset({"rehydrated"}))
     assert not _form_of("rehydrogenation", frozenset({"rehydrated"}))
     assert not _form_of("saquinavir", frozenset({"ritonavir"}))
+
+
+@pytest.mark.parametrize(
+    ("claim", "conflicting"),
+    [
+        # the sentence states 6 too, but in its other statement, of the quick charge
+        ("A full charge gives up to 24 hours when audio is streamed for 6 of those hours.", "6"),
+        # and 30 seconds is the dry-boil cut-off, not the time to put the kettle back
+        ("Keep Warm resumes if the kettle is put back within 30 seconds.", "30 seconds"),
+    ],
+)
+def test_a_value_put_in_the_statement_a_claim_copies_is_not_read_from_another(claim, conflicting):
+    sentences = [
+        "A full charge gives up to 30 hours of use, or up to 24 hours when audio is streamed "
+        "for 5 of those hours; a 30-minute quick charge gives about 6 hours.",
+        "Keep Warm resumes if the kettle is put back within 2 minutes; the dry-boil protection "
+        "cuts the power within 30 seconds.",
+    ]
+    g = ground_claim(claim, [(0, 0, sentences[0]), (1, 0, sentences[1])])
+    assert g.label == "Contradiction", g.issues
+    issue = next(i for i in g.issues if i.relation == "conflict")
+    assert conflicting.startswith(issue.text)
+    # the evidence is the value of the statement the claim copies, with its offset
+    ref, start, end, text = issue.evidence
+    assert sentences[ref][start:end] == text and text in ("5", "2 minutes", "2")
+    # the claim with the statement's own value, or joining both statements, is not set against it
+    right = claim.replace("6 of", "5 of").replace("30 seconds", "2 minutes")
+    assert ground_claim(right, [(0, 0, sentences[0]), (1, 0, sentences[1])]).label == "Entailment"

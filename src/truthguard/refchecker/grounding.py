@@ -427,6 +427,46 @@ def _in_date(fact: Fact, text: Analysed) -> bool:
     )
 
 
+def _home_statement(claim: Analysed, sent: Analysed) -> tuple[int, Analysed | None]:
+    """The statement of ``sent`` (a part between semicolons) the claim retells: ``(its offset
+    in the sentence, it)``, when the sentence makes several, the claim only one, and one shares
+    more of the claim's content words than any other; else ``(0, None)``."""
+    if ";" in claim.text or ";" not in sent.text:
+        return 0, None
+    mine = {stem(claim.tokens[i].norm) for i in claim.content}
+    parts: list[tuple[int, int, Analysed]] = []
+    at = 0
+    for piece in sent.text.split(";"):
+        part = analyse(piece)
+        parts.append((len(mine & part.stems), at, part))
+        at += len(piece) + 1
+    parts.sort(key=lambda p: -p[0])
+    if parts[0][0] <= parts[1][0]:
+        return 0, None
+    return parts[0][1], parts[0][2]
+
+
+def _retold_otherwise(
+    fact: Fact, claim: Analysed, statement: tuple[int, Analysed | None]
+) -> Fact | None:
+    """The value of ``statement`` (see :func:`_home_statement`) that the claim, copying it,
+    replaces by ``fact`` (stated elsewhere in its sentence), or None."""
+    _, part = statement
+    if part is None or fact_in(fact, part.facts, part.norms, part.stems):
+        return None
+    ops = _align(claim, part)
+    n_claim = max(len(claim.content) + len(claim.facts), 1)
+    mine = {stem(claim.tokens[i].norm) for i in claim.content}
+    shared = len(mine & part.stems) + sum(
+        fact_in(f, part.facts, part.norms, part.stems) for f in claim.facts
+    )
+    close = shared / n_claim >= 0.6
+    other = conflict(fact, claim, part, ops, close, claim.facts)
+    if other is None or not swapped(fact, other, claim, part, ops):
+        return None
+    return other
+
+
 def _slot_rival(
     fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]]
 ) -> tuple[int, Fact] | None:
@@ -618,6 +658,7 @@ def ground_claim(
         sent = evid[best]
         n_claim = max(len(claim.content) + len(claim.facts), 1)
         close = best_key[0] / n_claim >= 0.6
+        statement: tuple[int, Analysed | None] | None = None
         for fact in claim.facts:
             flip = _other_side(fact, claim, sent) or _other_way(fact, claim, sent)
             if flip is not None:
@@ -636,6 +677,17 @@ def ground_claim(
                 fact, _dating(fact, sent.facts, claim, context), sent.norms, sent.stems
             ) and (fact.kind != "number" or times(fact, claim.facts) <= times(fact, sent.facts))
             if in_sentence:
+                if statement is None:
+                    statement = _home_statement(claim, sent)
+                retold = _retold_otherwise(fact, claim, statement)
+                if retold is not None:
+                    # stated in the sentence, but in another of its statements: the claim
+                    # retells the one it copies with its value replaced ("up to 24 hours when
+                    # you stream for 6 of those hours" of "... for 5 of those hours; a quick
+                    # charge gives about 6 hours")
+                    at = statement[0] + retold.start
+                    ev = (ref, offset + at, offset + at + len(retold.text), retold.text)
+                    issues.append(Issue(fact.kind, "conflict", fact.start, fact.end, fact.text, ev))
                 continue
             # a value this sentence states is never set against it
             other = None if in_sentence else conflict(fact, claim, sent, ops, close, claim.facts)
