@@ -341,6 +341,11 @@ def test_who_a_statement_is_attributed_to_is_read_at_the_start_or_the_end():
     assert attribution_names("According to Ovid, Salmacis fell in love.") == {"Ovid"}
     assert attribution_names("Salmacis fell in love, according to Ovid.") == {"Ovid"}
     assert attribution_names("Salmacis fell in love with Hermaphroditus.") == set()
+    # "Per X" opening a clause, and a text named with its article
+    assert attribution_names("Per Forbes, sales rose 8 percent.") == {"Forbes"}
+    assert attribution_names("Per the SOP, tubes are spun within 60 minutes.") == {"SOP"}
+    assert attribution_names("According to the SOP, tubes are spun at once.") == {"SOP"}
+    assert attribution_names("Storage costs $0.05 per GB per month.") == set()
     # two authors, and a plural speaker: "say", "write" as well as "says", "writes"
     assert attribution_names("Sam Erman and Nathan Perl: the law is unfair.") >= {
         "Sam",

@@ -1084,6 +1084,13 @@ RAG_ANSWERS = [
         True,
     ),
     (
+        # an option the answer picks is its claim, not the subject the sources speak of
+        "Which tennis player won more Grand Slam titles, Henri Leconte or Jonathan Stark?",
+        ["Jonathan Stark won two Grand Slam doubles titles during his career."],
+        "Henri Leconte won more Grand Slam titles.",
+        False,
+    ),
+    (
         "Who designed the locks?",
         ["George Goethals designed the locks, and John Wallace was the first chief engineer."],
         "John Wallace designed the locks.",

@@ -1482,3 +1482,51 @@ def test_a_value_put_in_the_statement_a_claim_copies_is_not_read_from_another(cl
     # the claim with the statement's own value, or joining both statements, is not set against it
     right = claim.replace("6 of", "5 of").replace("30 seconds", "2 minutes")
     assert ground_claim(right, [(0, 0, sentences[0]), (1, 0, sentences[1])]).label == "Entailment"
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence"),
+    [
+        # a negation right before a bound turns its side: "never more than" is "at most"
+        ("E-bikes cost 10 cents a minute, but never more than €6 a ride.",
+         "E-bikes cost 10 cents a minute, capped at €6 a ride."),
+        ("Riders must be no younger than 16 years.", "Riders must be at least 16 years old."),
+    ],
+)  # fmt: skip
+def test_a_negated_bound_is_read_as_the_other_side(claim, sentence):
+    assert not any(i.relation == "opposite" for i in _against(claim, sentence).issues)
+
+
+def test_the_words_of_a_bound_are_read_with_the_value_the_evidence_states():
+    ok = _against(
+        "Refunds are paid no later than 14 days after the request.",
+        "Refunds are paid within 14 days of the request.",
+    )
+    assert ok.label == "Entailment", ok.issues
+    # a value the sentence does not state leaves its bound's words to be found
+    g = _against(
+        "Refunds are paid no later than 20 days after the request.",
+        "Refunds are paid at the desk after the request.",
+    )
+    assert any(i.text == "later" for i in g.issues), g.issues
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence"),
+    [
+        ("E-bikes cost 10 cents a minute, but never less than €6 a ride.",
+         "E-bikes cost 10 cents a minute, capped at €6 a ride."),
+        ("Riders must not be over 16 years old.", "Riders must be at least 16 years old."),
+    ],
+)  # fmt: skip
+def test_a_negated_bound_on_the_wrong_side_is_an_opposite(claim, sentence):
+    g = _against(claim, sentence)
+    assert g.label == "Contradiction" and any(i.relation == "opposite" for i in g.issues)
+
+
+def test_a_negation_of_what_a_bounded_value_is_said_of_still_conflicts():
+    g = _against(
+        "The fee is not charged for stays under 3 nights.",
+        "The fee is charged for stays under 3 nights.",
+    )
+    assert g.label == "Contradiction" and any(i.kind == "negation" for i in g.issues)

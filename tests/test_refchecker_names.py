@@ -26,6 +26,7 @@ def test_a_word_no_lexicon_or_vocabulary_knows_is_a_term(word):
         "redesignation",
         "storyline",  # two known words
         "catalysed",  # a British spelling
+        "tolerability",  # a noun made of a known adjective
         "Ritonavir",  # capitalised: a name, read as names are
         "x-ray",  # not one run of letters
         "lysis",  # too short to judge
@@ -47,4 +48,20 @@ def test_known_words_and_their_forms_are_no_terms(word):
     ],
 )
 def test_a_sentence_opening_with_joined_common_words_names_nothing_there(sentence, names):
+    assert [f.text for f in analyse(sentence).facts if f.kind == "name"] == names
+
+
+@pytest.mark.parametrize(
+    ("sentence", "names"),
+    [
+        # a word the lexicon knows, or a noun made of one, opening a sentence names nothing
+        ("Centrifuge EDTA tubes within 60 minutes.", ["EDTA"]),
+        ("Tolerability was reasonable.", []),
+        # nor does a common word before an acronym; a first name before an initial stays one
+        ("Spin EDTA tubes within 60 minutes.", ["EDTA"]),
+        ("Contact HR within 5 days.", ["HR"]),
+        ("James A. Bland wrote the song.", ["James", "A.", "Bland"]),
+    ],
+)
+def test_a_sentence_opening_with_a_word_of_the_lexicon_names_nothing_there(sentence, names):
     assert [f.text for f in analyse(sentence).facts if f.kind == "name"] == names

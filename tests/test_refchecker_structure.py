@@ -192,3 +192,8 @@ def test_a_word_is_stated_plainly_only_where_nothing_denies_or_restricts_it():
     assert not states_plainly("It stops reading new lines from files.", "read")
     assert not states_plainly("The count can only be changed by reindexing.", "change")
     assert not states_plainly("The count is not changed.", "change")
+    # a noun that says the thing is missing denies it ("loss of heating": no heating)
+    assert not states_plainly("Repairs (loss of heating or hot water) come first.", "heating")
+    assert not states_plainly("A lack of sleep slows reactions.", "sleep")
+    assert states_plainly("The heating is repaired first.", "heating")
+    assert denies_otherwise("Urgent repairs include the loss of hot water.")

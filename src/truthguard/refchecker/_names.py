@@ -345,6 +345,8 @@ def _common_word_opener(text: str, tokens: list[Token], i: int) -> bool:
         nxt < len(tokens)
         and tokens[nxt].text[:1].isupper()
         and tokens[nxt].norm.split("'")[0] != "i"  # "Oh, I see", "Yes I know": the pronoun
+        # "Spin EDTA tubes", "Contact HR": an acronym makes no two-word name with a word
+        and not _acronym(tokens[nxt].text)
     )
     if capital_next and not _is_sentence_start(text, tokens, nxt) and not _never_a_noun(tok.norm):
         return False
@@ -358,9 +360,35 @@ def _common_word_opener(text: str, tokens: list[Token], i: int) -> bool:
     # "Well-known", "Long-term": common words joined, capitalised only by the sentence's start
     # ("Rolls-Royce" capitalises each)
     joined = len(parts) > 1 and letters[1:].islower() and all(p in common for p in parts)
-    # "Edits", "Rebates": a form of a common word the vocabulary keeps only in its base form
-    inflected = any(base in common for bases in lemmas(word).values() for base in bases)
-    return word in _INTERJECTIONS or word in common or joined or inflected
+    # "Edits", "Rebates": a form of a common word the vocabulary keeps only in its base form;
+    # "Centrifuge", "Tolerability": a word the lexicon knows, or derives from one it knows
+    found = lemmas(word)
+    inflected = any(base in common for bases in found.values() for base in bases)
+    known = bool(found) or _derived(word, common)
+    return word in _INTERJECTIONS or word in common or joined or inflected or known
+
+
+_DERIVING = (("ability", "able"), ("ibility", "ible"), ("ness", ""), ("ment", ""), ("ity", ""))
+"""Suffixes that make nouns of words ("tolerability" of "tolerable"), with what they replace."""
+
+
+def _word(word: str, common: frozenset[str]) -> bool:
+    return word in common or bool(lemmas(word))
+
+
+def _derived(word: str, common: frozenset[str]) -> bool:
+    """Whether ``word`` is a noun made with a suffix of :data:`_DERIVING` from a common word."""
+    for suffix, base in _DERIVING:
+        stemmed = word.removesuffix(suffix)
+        if stemmed != word and len(stemmed) >= 3 and _word(stemmed + base, common):
+            return True
+    return False
+
+
+def _acronym(text: str) -> bool:
+    """Whether ``text`` is an acronym of two letters or more ("EDTA", "HR"; not "A." of "James A.
+    Bland")."""
+    return len(text) > 1 and text.isalpha() and text.isupper()
 
 
 def _never_a_noun(word: str) -> bool:
@@ -472,6 +500,10 @@ def _known_form(word: str, vocab: frozenset[str], depth: int) -> bool:
     for a, b in _BRITISH:
         if a in word and _known_form(word.replace(a, b, 1), vocab, depth - 1):
             return True
+    for suffix, base in _DERIVING:
+        stem = word.removesuffix(suffix)
+        if base and stem != word and _known_form(stem + base, vocab, depth - 1):
+            return True  # "tolerability" of "tolerable"
     for suffix in _SUFFIXES:
         stem = word[: -len(suffix)]
         if word.endswith(suffix) and len(stem) >= 3:

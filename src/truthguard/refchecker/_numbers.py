@@ -806,6 +806,8 @@ _BEFORE_VALUE = re.compile(
     rf"(?P<at_most>{_AT_MOST}))\s+(?:the\s+|a\s+|an\s+|[$£€¥]\s*|us\$\s*)?$",
     re.IGNORECASE,
 )
+_DENIED = re.compile(r"(?:\b(?:no|not|never)|n['’]t)\s*$", re.IGNORECASE)
+"""A negation right before a bound, which turns its side."""
 _AFTER_VALUE = re.compile(
     r"^\s*\S*?\s*(?:or\s+(?:more|over|above|longer|later|higher|greater)\b(?P<at_least>)|"
     r"or\s+(?:less|fewer|under|below|shorter|earlier|lower)\b(?P<at_most>)|"
@@ -830,6 +832,10 @@ def bound_span(text: str, start: int, end: int) -> tuple[str, int, int] | None:
     m = _BEFORE_VALUE.search(text[lo:start])
     if m is not None:
         up = m.group("above") is not None or m.group("at_least") is not None
+        denied = _DENIED.search(text[lo : lo + m.start()])
+        if denied is not None and (m.group("above") or m.group("below")):
+            # "never more than €6" is at most €6, "not under 18" at least 18
+            return ("below" if up else "above"), lo + denied.start(), end
         return ("above" if up else "below"), lo + m.start(), end
     after = _AFTER_VALUE.match(text[end : end + 30])
     if after is not None:

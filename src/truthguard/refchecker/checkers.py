@@ -705,7 +705,10 @@ class LocalChecker(ClaimChecker):
             fields = _grounding_fields(g)
             label, support = g.label, min(max(g.support, 0.0), 1.0)
             if claim.kind == "fact":
-                fields["issues"] = _named_in_question(fields["issues"], asked)
+                if not OPTIONS.search(question):
+                    # a name the user asked about is the one the sources speak of; one of the
+                    # options of "A or B?" is what the answer picks, and must be stated
+                    fields["issues"] = _named_in_question(fields["issues"], asked)
                 said = g.sentence[3] if g.sentence else ""
                 fields["issues"] = _attributed(fields["issues"], claim.text, said)
                 fields["issues"] += _swapped_roles(claim.text, fields)

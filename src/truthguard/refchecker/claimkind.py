@@ -450,7 +450,9 @@ _ATTRIBUTION = re.compile(
     rf"^\s*(?P<lead>{_NAME_WORDS})\s*:"  # "Salil Shetty: Countries that ..."
     rf"|\b{_SAYS}\s+(?P<after>{_NAME_WORDS})"  # "..., writes Silvia Marchetti."
     rf"|(?P<before>{_NAME_WORDS})\s+{_SAYS}\b"  # "O'Mara says such cameras ..."
-    rf"|\b[Aa]ccording\s+to\s+(?P<source>{_NAME_WORDS})"
+    # "According to the SOP, ...", "Per Forbes, ..." (a capital "Per" opens a clause; "$5 per GB"
+    # attributes nothing)
+    rf"|(?:\b[Aa]ccording\s+to|(?:^|(?<=[,;:(]\s))Per)\s+(?:the\s+)?(?P<source>{_NAME_WORDS})"
 )
 _HEDGED_NUMBER = re.compile(
     r"\b(?:more\s+than|less\s+than|fewer\s+than|at\s+least|at\s+most|about|around|nearly|"

@@ -223,10 +223,13 @@ def _side(text: Analysed, fact: Fact) -> tuple[str, int, int] | None:
     if found is None:
         return None
     side, lo, hi = found
+    if _NEGATION_FIRST.match(text.text, lo):
+        return side, lo, hi  # "not under 18": the bound has read its own negation
     return (side if not negated_at(text.text, fact.start) else _TURNED[side]), lo, hi
 
 
 _TURNED = {"above": "below", "below": "above"}
+_NEGATION_FIRST = re.compile(r"(?:no|not|never|n['’]t)\b", re.IGNORECASE)
 
 
 def _negated_alike(claim_text: str, issue: Issue, near: Sequence[Analysed]) -> bool:
@@ -425,6 +428,20 @@ def _in_date(fact: Fact, text: Analysed) -> bool:
         m.kind == "month" and (0 <= fact.start - m.end <= 2 or 0 <= m.start - fact.end <= 2)
         for m in text.facts
     )
+
+
+def _bound_words(text: Analysed, facts: Sequence[Fact] | None = None) -> list[tuple[int, int]]:
+    """The spans of the words that bound the numbers of ``text`` (or of its ``facts``): "no
+    later than" of "no later than 14 days", read with the value (see :func:`_side`), not as
+    words."""
+    out = []
+    for f in text.facts if facts is None else facts:
+        if f.kind == "number":
+            found = bound_span(text.text, f.start, f.end)
+            if found is not None:
+                _, lo, hi = found
+                out.append((lo, f.start) if lo < f.start else (f.end, hi))
+    return out
 
 
 def _home_statement(claim: Analysed, sent: Analysed) -> tuple[int, Analysed | None]:
@@ -777,8 +794,15 @@ def ground_claim(
         sent_words = (evid[best].norms, evid[best].stems) if best is not None else None
         unaligned = []
         spans: list[tuple[int, int]] = []
+        # the words of a bound are read with its value where the evidence sentence states it
+        here = evid[best].facts if best is not None else []
+        stated_here = [f for f in claim.facts if fact_in(f, here, _NONE, _NONE)]
+        bounds = _bound_words(claim, stated_here)
         for i in claim.content:
             t = claim.tokens[i]
+            if any(lo <= t.start < hi for lo, hi in bounds):
+                matches.append(1.0)  # "no later than": the words of a bound read with its value
+                continue
             w = t.norm.replace("'s", "").strip(".'")
             parts = [p for p in w.split("-") if p]
             ns, ss = sent_words if i in swapped_words and sent_words else (norms, stems)

@@ -117,6 +117,7 @@ DOCUMENTS = frozenset(
         *("website", "site", "material", "datasheet", "brochure", "factsheet", "prospectus"),
         *("update", "instruction", "snippet", "information", "story", "piece", "entry"),
         *("chapter", "paragraph", "description", "email", "letter", "interview", "record"),
+        *("abstract", "protocol", "procedure", "sop", "notes"),
     )
 )
 """Nouns that name a text: what says or leaves out, never what a fact is about."""
@@ -429,6 +430,12 @@ def states_plainly(text: str, lemma: str) -> bool | None:
                 _negated(up)
                 or up.lemma_.casefold() in _STOPPING
                 or (up.dep_ == "pobj" and up.head.lower_ == "without")
+                # "loss of heating", "lack of sleep": a noun that says the thing is missing
+                or (
+                    up.dep_ == "pobj"
+                    and up.head.lower_ == "of"
+                    and up.head.head.lemma_.casefold() in _LACKING
+                )
                 or any(c.lower_ in _LIMITING for c in up.children)
             ):
                 plain = False
@@ -441,11 +448,15 @@ def states_plainly(text: str, lemma: str) -> bool | None:
     return False if found else None
 
 
+_LACKING = frozenset(("loss", "lack", "absence", "failure", "shortage", "want", "outage"))
+"""Nouns that say what follows their "of" is missing."""
+
+
 def denies_otherwise(text: str) -> bool:
     """Whether ``text`` holds a negation, a limiting word or a verb of stopping anywhere: a way
     to deny without the other side's words ("stops reading new lines", "partially filled")."""
     return bool(_CUES.search(text)) or any(
-        t.lower_ in _LIMITING or t.lemma_.casefold() in _STOPPING for t in parse(text)
+        t.lower_ in _LIMITING or t.lemma_.casefold() in _STOPPING | _LACKING for t in parse(text)
     )
 
 
@@ -748,12 +759,34 @@ def _clause_contexts(text: str, spans: Sequence[tuple[int, int]]) -> list[set[st
         if nearest > REACH:
             continue
         word = tok.text.replace(",", "") if tok.pos_ == "NUM" else tok.lemma_.casefold()
+        # a word of one value's own phrase is that value's alone, even in a range ("within 7
+        # days *for damage* and 21 days for delayed bags"); a word above them is said of the
+        # nearest, of any one edge further and of the range it is in ("*resumes* within 2
+        # minutes, or within 5 when ...")
+        owner = _owner(doc, tok, anchors)
+        if owner is not None:
+            out[owner].add(word)
+            continue
         for k, d in enumerate(ds):
             if d <= nearest + 1:
                 for j, r in enumerate(ranges):
                     if r == ranges[k]:
                         out[j].add(word)
     return out
+
+
+def _owner(doc: Any, tok: Any, anchors: Sequence[set[int]]) -> int | None:
+    """The value whose own phrase ``tok`` stands in: the first of ``anchors`` (a value's tokens
+    and the noun it counts) among the heads above it, within :data:`REACH` edges; else None."""
+    up = tok
+    for _ in range(REACH):
+        if up.head is up:
+            return None
+        up = up.head
+        for k, own in enumerate(anchors):
+            if up.i in own:
+                return k
+    return None
 
 
 def _linked(doc: Any, a: set[int], b: set[int], values: set[int]) -> bool:
