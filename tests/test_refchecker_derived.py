@@ -159,3 +159,33 @@ def test_after_and_later_say_which_of_the_claims_date_and_the_other_comes_first(
 )
 def test_minutes_or_hours_between_two_times_of_day_are_counted(text, word, evidence, counted):
     assert _derived(text, word, evidence) is counted
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "evidence"),
+    [
+        ("Meals are covered up to €50 a day for five days, so €250 at most.", "250", ""),
+        ("Of 148 enrolled, 17 withdrew, leaving 131 who completed both.", "131", ""),
+        ("17 withdrew (9 in the first period and 8 in the second).", "17", ""),
+        ("E-bikes cost €0.10 a minute, so a 45-minute ride comes to €4.50.", "4.50", ""),
+        ("The fee is 15% of the remaining €2,880, i.e. €432.", "432", ""),
+        # a share of a whole the evidence sentence states, and what is left of it
+        ("That leaves €2,880 to invoice.", "2,880", "70% of the €9,600 fee is invoiced."),
+    ],
+)
+def test_a_number_the_claim_works_out_in_one_step_is_its_own(text, word, evidence):
+    assert _derived(text, word, evidence)
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "evidence"),
+    [
+        # a wrong result
+        ("Meals are covered up to €50 a day for five days, so €300 at most.", "300", ""),
+        # no sign of working: a number that happens to be a sum is stated, not worked out
+        ("Seventeen withdrew and 131 completed the trial.", "131", "148 were enrolled."),
+        ("Of 148 enrolled, 17 withdrew, and 131 completed both.", "131", ""),
+    ],
+)
+def test_a_number_not_worked_out_from_the_claims_values_is_not(text, word, evidence):
+    assert not _derived(text, word, evidence)

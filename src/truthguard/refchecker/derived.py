@@ -32,7 +32,7 @@ from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._numbers import CLOCK, DURATION_DAYS
 from truthguard.refchecker._tokens import Fact
 
-__all__ = ["anaphoric", "clock_span", "date_span", "derived", "enumerated"]
+__all__ = ["anaphoric", "clock_span", "date_span", "derived", "enumerated", "worked"]
 
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)$|^(?:first|second|third)$", re.IGNORECASE)
 _LIST_START = re.compile(r"^[^:,;.]{0,40}?(?:[:,]|\bboth\b)\s*")
@@ -62,7 +62,53 @@ def derived(
         or _enumerated_in(fact, text, context)
         or date_span(fact, text, facts, evidence, sources)
         or clock_span(fact, text, facts, evidence)
+        or worked(fact, text, facts, evidence)
     )
+
+
+_WORKING = re.compile(
+    r"\b(?:so|thus|hence|therefore|total(?:ling|s)?|in\s+all|altogether|leaving|leaves|"
+    r"comes?\s+to|came\s+to|works?\s+out|adds?\s+up|which\s+makes|making|i\.e\.|that\s+is|"
+    r"remaining|remainder|combined|overall|together)\b|[=+×]",
+    re.IGNORECASE,
+)
+"""Words that say the answer works a number out ("so €250 at most", "leaving 131", "= 12")."""
+_BROKEN_DOWN = re.compile(r"^\s*(?:[^\W\d]+\s+){0,2}\(")
+"""A value's breakdown in brackets after it and at most two words ("17 withdrew (9 ...")."""
+
+
+def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact] = ()) -> bool:
+    """Whether the number ``fact`` is worked out, in one step, from two other numbers of the
+    claim or of its evidence sentence: their sum, difference, product or quotient, or a share
+    of one the other gives as a percentage (or what is left of it), where the claim says it
+    works the number out (:data:`_WORKING`: "so", "in total", "leaving", "comes to", "=") or
+    breaks it down in brackets right after it ("17 withdrew (9 in the first period and 8 in
+    the second)"). "Up to €50 a day for five days, so €250 at most"; "15% of the remaining
+    €2,880, i.e. €432"."""
+    if fact.kind != "number" or not isinstance(fact.value, (int, float)):
+        return False
+    before = text[max(0, fact.start - 40) : fact.start]
+    after = text[fact.end : fact.end + 80]
+    broken_down = _BROKEN_DOWN.match(after) is not None
+    if not (_WORKING.search(before) or broken_down):
+        return False
+    values = [f for f in (*facts, *evidence) if f.kind == "number" and f is not fact and f.value]
+    target = float(fact.value)
+    for i, a in enumerate(values):
+        for b in values[i + 1 :]:
+            x, y = float(a.value), float(b.value)
+            results = [x + y, abs(x - y), x * y, x / y if y else 0.0, y / x if x else 0.0]
+            for share, whole in ((a, y), (b, x)):
+                if share.unit == "%":
+                    p = float(share.value) / 100
+                    results += [whole * p, whole * (1 - p)]
+            if any(_same(target, r) for r in results):
+                return True
+    return False
+
+
+def _same(a: float, b: float) -> bool:
+    return b != 0 and abs(a - b) <= max(0.005, 0.001 * abs(b))
 
 
 _ANAPHOR_BEFORE = re.compile(r"\b(?:the|these|those|all)\s+$", re.IGNORECASE)
