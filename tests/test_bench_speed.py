@@ -177,6 +177,8 @@ def test_references_memory_reports_rss_as_references_accumulate(embedder):
     assert all(r["ms_per_check"] > 0 for r in out["rows"][1:])
     assert all(0 < r["caches_mib"] <= out["budget_mib"] for r in out["rows"])
     assert out["caches"]["parses"]["bytes"] > 0
+    assert all(r["spacy_strings"] > 0 for r in out["rows"]) and out["spacy_zones_closed"] >= 0
     table = format_table({**_minimal_result(), "memory": out})
+    assert "spaCy strings" in table and "memory zones close" in table
     assert "on 6 references never seen before" in table and "KiB more per reference" in table
     assert f"{out['budget_mib']:.0f} MiB memory budget" in table and "encoder states" in table

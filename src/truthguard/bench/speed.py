@@ -614,12 +614,18 @@ def references_memory(n: int, *, points: int = 5) -> dict[str, Any]:
     def caches_mib() -> float:
         return sum(row["bytes"] for row in cache_usage().values()) / 2**20
 
+    def spacy_strings() -> int:  # what spaCy's vocabulary holds, its open memory zone included
+        from truthguard.refchecker import structure
+
+        return len(structure._pipeline().vocab.strings)
+
     one(-1)  # the models are loaded: the base the caches grow from
     rows = [
         {
             "checks": 0,
             "rss_mib": _current_rss_mib(),
             "caches_mib": caches_mib(),
+            "spacy_strings": spacy_strings(),
             "ms_per_check": None,
         }
     ]
@@ -634,6 +640,7 @@ def references_memory(n: int, *, points: int = 5) -> dict[str, Any]:
                     "checks": done,
                     "rss_mib": _current_rss_mib(),
                     "caches_mib": caches_mib(),
+                    "spacy_strings": spacy_strings(),
                     "ms_per_check": ms,
                 }
             )
@@ -647,7 +654,14 @@ def references_memory(n: int, *, points: int = 5) -> dict[str, Any]:
         "kib_per_reference": 1024 * grown / max(1, n),
         "kib_per_reference_second_half": 1024 * late / max(1, n - half["checks"]),
         "caches": cache_usage(),
+        "spacy_zones_closed": _spacy_zones_closed(),
     }
+
+
+def _spacy_zones_closed() -> int:
+    from truthguard.refchecker import structure
+
+    return structure._parser().closed
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -793,13 +807,16 @@ def format_table(result: dict[str, Any]) -> str:
             f"(the first row after the models loaded), {memory['kib_per_reference']:.0f} KiB "
             f"more per reference ({memory['kib_per_reference_second_half']:.0f} over the second "
             f"half); caches: what the caches of the {memory['budget_mib']:.0f} MiB memory budget "
-            "hold",
-            f"  {'checks':>8} {'RSS MiB':>8} {'caches MiB':>11} {'ms/check':>9}",
+            "hold; spaCy strings: its vocabulary's, freed as its memory zones close "
+            f"({memory.get('spacy_zones_closed', 0)} closed)",
+            f"  {'checks':>8} {'RSS MiB':>8} {'caches MiB':>11} {'spaCy strings':>14} "
+            f"{'ms/check':>9}",
         ]
         for row in memory["rows"]:
             ms = "-" if row["ms_per_check"] is None else f"{row['ms_per_check']:.1f}"
             lines.append(
-                f"  {row['checks']:>8,} {row['rss_mib']:>8.0f} {row['caches_mib']:>11.1f} {ms:>9}"
+                f"  {row['checks']:>8,} {row['rss_mib']:>8.0f} {row['caches_mib']:>11.1f} "
+                f"{row.get('spacy_strings', 0):>14,} {ms:>9}"
             )
         for name, use in sorted(memory["caches"].items()):
             lines.append(
