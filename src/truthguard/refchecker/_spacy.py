@@ -1,4 +1,5 @@
-"""spaCy's memory: imported without torch, and parsing inside memory zones.
+"""spaCy's memory and start: imported without torch and without its command line, and
+parsing inside memory zones.
 
 The small English pipeline runs on numpy alone. thinc, spaCy's machine-learning layer,
 imports torch at its own import whenever torch is installed (for its optional torch-backed
@@ -7,6 +8,11 @@ torch is loaded already, thinc is imported while ``import torch`` fails, so it r
 absent; torch stays importable afterwards for anything else. A process whose own spaCy
 pipelines need torch (spacy-transformers) imports torch, or spaCy, before truthguard's first
 parse.
+
+spaCy's package imports its command line (typer, weasel, requests and more) only to re-export
+``spacy.info``: a fifth of a second of every cold start. While spaCy is imported here,
+``spacy.cli`` is a placeholder whose ``info`` imports the real one when called; the placeholder
+is gone afterwards, so ``import spacy.cli`` gives the real command line.
 
 A pipeline keeps every new word it reads (its strings, its lexeme, the lemmatizer's memo) for
 the life of the process: about 3.5 KiB per parse of a sentence with a few new words, so a
@@ -31,17 +37,44 @@ __all__ = ["ZONE_STRINGS", "ZonedParser", "without_torch"]
 _LOCK = threading.Lock()
 
 
+def _info(*args: Any, **kwargs: Any) -> Any:
+    """``spacy.info``, from spaCy's command line imported at the first call."""
+    from spacy.cli.info import info
+
+    return info(*args, **kwargs)
+
+
+def _placeholders() -> dict[str, ModuleType]:
+    """``spacy.cli`` and ``spacy.cli.info`` as spaCy's import needs them: ``info`` alone."""
+    cli = ModuleType("spacy.cli")
+    cli.__path__ = []  # a package, so that its submodule can be found
+    info = ModuleType("spacy.cli.info")
+    info.info = _info  # type: ignore[attr-defined]
+    cli.info = info  # type: ignore[attr-defined]
+    return {"spacy.cli": cli, "spacy.cli.info": info}
+
+
 def without_torch(name: str) -> ModuleType:
-    """Import module ``name`` (spaCy) with thinc seeing no torch, unless either is loaded."""
+    """Import module ``name`` (spaCy) with thinc seeing no torch, unless either is loaded, and
+    spaCy's command line left unimported (see above)."""
     with _LOCK:
-        if "torch" in sys.modules or "thinc" in sys.modules:
-            return importlib.import_module(name)
-        sys.modules["torch"] = None  # type: ignore[assignment]  # "import torch" fails here
+        stand_ins = {} if "spacy" in sys.modules else _placeholders()
+        for key, module in stand_ins.items():
+            sys.modules.setdefault(key, module)
+        blocked = "torch" not in sys.modules and "thinc" not in sys.modules
+        if blocked:
+            sys.modules["torch"] = None  # type: ignore[assignment]  # "import torch" fails here
         try:
             return importlib.import_module(name)
         finally:
-            if sys.modules.get("torch", ...) is None:
+            if blocked and sys.modules.get("torch", ...) is None:
                 del sys.modules["torch"]
+            for key, module in stand_ins.items():
+                if sys.modules.get(key) is module:
+                    del sys.modules[key]
+            spacy = sys.modules.get("spacy")
+            if stand_ins and getattr(spacy, "cli", None) is stand_ins["spacy.cli"]:
+                delattr(spacy, "cli")
 
 
 ZONE_STRINGS = 20_000
