@@ -315,23 +315,8 @@ _SLOT = 5
 
 _APPROX = frozenset(
     [
-        "about",
-        "around",
-        "approximately",
-        "nearly",
-        "almost",
-        "roughly",
-        "some",
-        "over",
-        "under",
-        "more",
-        "less",
-        "fewer",
-        "least",
-        "most",
-        "up",
-        "estimated",
-        "circa",
+        *("about", "around", "approximately", "nearly", "almost", "roughly", "some", "over"),
+        *("under", "more", "less", "fewer", "least", "most", "up", "estimated", "circa"),
     ]
 )
 
@@ -733,33 +718,9 @@ _ADDITIVE = frozenset(["also", "too", "another", "other", "besides", "additional
 
 _ATTITUDE = frozenset(
     [
-        "know",
-        "knew",
-        "like",
-        "liked",
-        "love",
-        "loved",
-        "enjoy",
-        "enjoyed",
-        "recommend",
-        "suggest",
-        "think",
-        "thought",
-        "believe",
-        "check",
-        "try",
-        "read",
-        "watch",
-        "see",
-        "saw",
-        "hear",
-        "heard",
-        "remember",
-        "want",
-        "prefer",
-        "mean",
-        "call",
-        "called",
+        *("know", "knew", "like", "liked", "love", "loved", "enjoy", "enjoyed", "recommend"),
+        *("suggest", "think", "thought", "believe", "check", "try", "read", "watch", "see", "saw"),
+        *("hear", "heard", "remember", "want", "prefer", "mean", "call", "called"),
     ]
 )
 """Verbs of what someone thinks, likes or does with a thing ("Did you know X", "I recommend X"):
