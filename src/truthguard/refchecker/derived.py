@@ -192,9 +192,7 @@ def date_span(
     days = _DAYS.get(fact.unit or "")
     if days is None or not isinstance(fact.value, float):
         return False
-    before = _WORD_BEFORE.search(text[max(0, fact.start - 20) : fact.start])
-    rounded = before is not None and before.group(1).casefold() in APPROX
-    slack = max(0.6, 0.15 * fact.value) if rounded else 0.5
+    slack = _slack(fact, text)
     own = _dated([f for f in facts if f is not fact])
     theirs = _dates(list(evidence))
     word = _AFTER.match(text[fact.end : fact.end + 30])
@@ -223,6 +221,13 @@ def date_span(
     )
 
 
+def _slack(fact: Fact, text: str) -> float:
+    """How far a worked-out count may be off: half a unit, more after "about", "nearly"."""
+    before = _WORD_BEFORE.search(text[max(0, fact.start - 20) : fact.start])
+    rounded = before is not None and before.group(1).casefold() in APPROX
+    return max(0.6, 0.15 * float(fact.value)) if rounded else 0.5
+
+
 _MINUTES = {u: DURATION_DAYS[u] * 1440 for u in ("minute", "hour")}
 _UNIT_WORD = re.compile(r"-(minute|hour)s?$", re.IGNORECASE)
 
@@ -236,9 +241,7 @@ def clock_span(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[
     per = _MINUTES.get(fact.unit or (named.group(1).casefold() if named else ""))
     if per is None or not isinstance(fact.value, float):
         return False
-    before = _WORD_BEFORE.search(text[max(0, fact.start - 20) : fact.start])
-    rounded = before is not None and before.group(1).casefold() in APPROX
-    slack = max(0.6, 0.15 * fact.value) if rounded else 0.5
+    slack = _slack(fact, text)
     for side in (facts, evidence):
         times = [float(f.value) for f in side if f.unit == CLOCK and f is not fact]  # type: ignore[arg-type]
         for i, a in enumerate(times):
