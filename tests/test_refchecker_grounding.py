@@ -1530,3 +1530,42 @@ def test_a_negation_of_what_a_bounded_value_is_said_of_still_conflicts():
         "The fee is charged for stays under 3 nights.",
     )
     assert g.label == "Contradiction" and any(i.kind == "negation" for i in g.issues)
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence", "flagged"),
+    [
+        # the value before a change, stated as the value now
+        ("The first sailing from Portmeal leaves at 06:30.",
+         "The first departure from Portmeal is at 07:15 (previously 06:30).", "06:30"),
+        ("The timeout has been lengthened from 5 to 10 minutes.",
+         "The default timeout is shortened from 10 minutes to 5 minutes.", "10"),
+        ("max_connections now defaults to 100.",
+         "max_connections now defaults to 250 instead of 100.", "100"),
+    ],
+)  # fmt: skip
+def test_a_value_the_sources_changed_is_not_the_value_now(claim, sentence, flagged):
+    issues = _against(claim, sentence).issues
+    assert any(i.relation == "other_value" and i.text == flagged for i in issues), issues
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence"),
+    [
+        # the change told the same way, or the old value framed as before
+        ("The first sailing now leaves at 07:15 instead of 06:30.",
+         "The first departure from Portmeal is at 07:15 (previously 06:30)."),
+        ("The timeout drops from 10 to 5 minutes.",
+         "The default timeout is shortened from 10 minutes to 5 minutes."),
+        ("Revenue rose to 4.2 billion from 3.9 billion.",
+         "Revenue was 4.2 billion, up from 3.9 billion."),
+        ("Revenue was 3.9 billion a year earlier.",
+         "Revenue was 4.2 billion, up from 3.9 billion."),
+        # a version is no count the sources changed
+        ("In 3.0 the timeout doubled to 60 seconds.",
+         "Retries go from 3 to 5; the timeout is 60 seconds."),
+    ],
+)  # fmt: skip
+def test_a_change_told_as_the_sources_tell_it_is_read_as_theirs(claim, sentence):
+    issues = _against(claim, sentence).issues
+    assert not any(i.relation == "other_value" for i in issues), issues

@@ -444,6 +444,108 @@ def _bound_words(text: Analysed, facts: Sequence[Fact] | None = None) -> list[tu
     return out
 
 
+_FORMER_BEFORE = re.compile(
+    r"(?:\b(?:previously|formerly|instead\s+of|rather\s+than|replacing|up\s+from|down\s+from)"
+    r"(?:\s+[^\W\d]+(?:['’]s)?){0,2})\s*$",
+    re.IGNORECASE,
+)
+_FORMER_AFTER = re.compile(
+    r"^\s*(?:\w+\s*){0,2}[(,]?\s*(?:previously|formerly|instead\s+of|rather\s+than|"
+    r"replacing|up\s+from|down\s+from)\b",
+    re.IGNORECASE,
+)
+_FROM_TO = re.compile(r"\bfrom\s+$", re.IGNORECASE)
+_TO = re.compile(r"^\s*(?:[^\W\d]+\s+){0,2}to\s+", re.IGNORECASE)
+
+
+def _change_roles(text: Analysed) -> dict[int, str]:
+    """The numbers of ``text`` a change of value puts on one side of it, by their start:
+    ``"former"`` ("07:15 (previously 06:30)", "instead of the summer's 7", "from 10 minutes to
+    5") or ``"new"`` (the other side of such a change)."""
+    numbers = [f for f in text.facts if f.kind in ("number", "month")]
+    roles: dict[int, str] = {}
+    for k, f in enumerate(numbers):
+        before = text.text[max(0, f.start - 40) : f.start]
+        after = text.text[f.end : f.end + 40]
+        if _FORMER_BEFORE.search(before):
+            roles[f.start] = "former"
+            if k > 0 and numbers[k - 1].start not in roles:
+                roles[numbers[k - 1].start] = "new"
+        elif _FROM_TO.search(before) and _TO.match(after):
+            roles[f.start] = "former"  # "from 30 seconds to a minute"
+            nxt = numbers[k + 1] if k + 1 < len(numbers) else None
+            if nxt is not None and _TO.match(text.text[f.end : nxt.start] + " "):
+                roles[nxt.start] = "new"
+        elif _FORMER_AFTER.match(after) and k + 1 < len(numbers):
+            roles.setdefault(f.start, "new")
+    return roles
+
+
+_BASELINE_BEFORE = re.compile(
+    r"\b(?:compared\s+(?:with|to)|against|versus|vs\.?|up\s+from|down\s+from|previous(?:ly)?|prior|earlier|"
+    r"before|used\s+to|had\s+been|was|were|last|old)\b[^.;:]{0,30}$",
+    re.IGNORECASE,
+)
+_BASELINE_AFTER = re.compile(
+    r"^[^.;:]{0,25}\b(?:a\s+year\s+(?:earlier|ago|before)|last\s+(?:year|quarter|month)|"
+    r"the\s+(?:year|quarter|month)\s+before|(?:in\s+)?the\s+(?:prior|previous)\s+\w+|"
+    r"before|earlier|previously|formerly)\b",
+    re.IGNORECASE,
+)
+
+
+_FROM_VALUE = re.compile(r"\bfrom\s+(?:[A-Z]{3}\s*|[$€£¥]\s*)?$")
+"""A value a change starts from, right after "from" ("rose to 4.2 billion from 3.9 billion")."""
+
+
+def _said_before(text: str, fact: Fact) -> bool:
+    """Whether the claim frames ``fact`` as a value of before or one compared with ("up from
+    NOK 3.9 billion a year earlier", "compared with 100", "was 06:30"): then it tells the
+    change, and a source's value before the change is its own."""
+    return bool(
+        _BASELINE_BEFORE.search(text[max(0, fact.start - 40) : fact.start])
+        or _FROM_VALUE.search(text[max(0, fact.start - 12) : fact.start])
+        or _BASELINE_AFTER.match(text[fact.end : fact.end + 40])
+    )
+
+
+def _changed(
+    fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]]
+) -> tuple[int, Fact] | None:
+    """The value the sources changed ``fact`` to, when they state the claim's value only as the
+    one before a change the claim does not tell ("leaves at 06:30" where the first departure is
+    "at 07:15 (previously 06:30)"; "lengthened from 5 to 10 minutes" where it is shortened from
+    10 to 5): ``(sentence index, the new value)``."""
+    if fact.kind != "number":
+        return None
+    roles_here = _change_roles(claim)
+    if roles_here.get(fact.start) == "former" or _said_before(claim.text, fact):
+        return None
+    found = None
+    for k, e in sents:
+        roles = _change_roles(e)
+        numbers = [f for f in e.facts if f.kind in ("number", "month")]
+        for g in numbers:
+            if not fact_in(fact, [g], _NONE, _NONE) or ("." in fact.text) != ("." in g.text):
+                continue  # (a version "3.0" is no count of 3)
+            if roles.get(g.start) != "former":
+                return None  # stated as it stands somewhere
+            partner = next(
+                (h for h in numbers if roles.get(h.start) == "new" and _same_kind_of(h, g)), None
+            )
+            if partner is None:
+                continue
+            told = [f for f in claim.facts if fact_in(partner, [f], _NONE, _NONE)]
+            # the claim leaves out the value it changed to, or tells the change the other way
+            if not told or all(roles_here.get(f.start) == "former" for f in told):
+                found = (k, partner)
+    return found
+
+
+def _same_kind_of(a: Fact, b: Fact) -> bool:
+    return a.kind == b.kind and (a.unit == b.unit or None in (a.unit, b.unit))
+
+
 def _home_statement(claim: Analysed, sent: Analysed) -> tuple[int, Analysed | None]:
     """The statement of ``sent`` (a part between semicolons) the claim retells: ``(its offset
     in the sentence, it)``, when the sentence makes several, the claim only one, and one shares
@@ -746,6 +848,15 @@ def ground_claim(
                 k, rival = found
                 r, o, _ = sentences[k]
                 ev = (r, o + rival.start, o + rival.end, rival.text)
+                issues.append(Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev))
+        for fact in claim.facts:
+            if (fact.start, fact.end) in flagged:
+                continue
+            found = _changed(fact, claim, near_at)
+            if found is not None:
+                k, new_value = found
+                r, o, _ = sentences[k]
+                ev = (r, o + new_value.start, o + new_value.end, new_value.text)
                 issues.append(Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev))
         read = _moved_the_other_way(claim, sentences, near_at)
         read += _done_by_another(claim, sentences, near_at)
