@@ -838,26 +838,19 @@ def ground_claim(
             elif not derived(fact, claim.text, claim.facts, sent.facts, all_facts, context):
                 # (a count of what the claim lists, or the span between two dates, is its own)
                 issues.append(Issue(fact.kind, "ungrounded", fact.start, fact.end, fact.text))
-        # a value the sources state of something else, put in this claim's slot
+        # a value the sources state of something else, put in this claim's slot, and one they
+        # state only as the value before a change
         flagged = {(i.start, i.end) for i in issues}
-        for fact in claim.facts:
-            if (fact.start, fact.end) in flagged:
-                continue
-            found = _slot_rival(fact, claim, near_at)
-            if found is not None:
-                k, rival = found
-                r, o, _ = sentences[k]
-                ev = (r, o + rival.start, o + rival.end, rival.text)
-                issues.append(Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev))
-        for fact in claim.facts:
-            if (fact.start, fact.end) in flagged:
-                continue
-            found = _changed(fact, claim, near_at)
-            if found is not None:
-                k, new_value = found
-                r, o, _ = sentences[k]
-                ev = (r, o + new_value.start, o + new_value.end, new_value.text)
-                issues.append(Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev))
+        for find in (_slot_rival, _changed):
+            for fact in claim.facts:
+                found = None if (fact.start, fact.end) in flagged else find(fact, claim, near_at)
+                if found is not None:
+                    k, theirs = found
+                    r, o, _ = sentences[k]
+                    ev = (r, o + theirs.start, o + theirs.end, theirs.text)
+                    issues.append(
+                        Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev)
+                    )
         read = _moved_the_other_way(claim, sentences, near_at)
         read += _done_by_another(claim, sentences, near_at)
         issues += [i for i in read if not any(i.start < j.end and j.start < i.end for j in issues)]
