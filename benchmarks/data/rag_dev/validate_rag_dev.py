@@ -29,7 +29,11 @@ LABELS = {
     "reworded_wrong": "hallucinated",
     "invented": "hallucinated",
 }
-PREFIXES = {"contracts_releases": "devcr", "science_transport": "devst"}
+PREFIXES = {
+    "contracts_releases": "devcr",
+    "public_services_health": "devph",
+    "science_transport": "devst",
+}
 N_DOCS = 8
 N_QUESTIONS = 2
 
