@@ -381,6 +381,30 @@ async def test_checks_measured_under_less_load_are_not_expected_slower_under_mor
     assert gate.check_seconds == pytest.approx(0.3)
 
 
+async def test_checks_running_longer_than_checks_took_are_what_a_check_is_expected_to_take():
+    clock = _Clock()
+    gate = CheckGate(limit=2, clock=clock)
+    await _checks_under(gate, clock, 0.1, 1)  # measured alone: 0.1 s
+    assert await gate.enter(None) is None  # a burst's first checks
+    clock.now += 0.5
+    assert await gate.enter(None) is None
+    clock.now += 0.5
+    # still running: the older for 1 s, the newer for 0.5 s; the median of the two is what
+    # they take at least, not the 0.1 s a check took alone
+    assert gate.check_seconds == pytest.approx(0.75)
+    # by 0.1 s, a check with 1 s left would fit (0.05 s to wait, 0.1 s to check); by what runs
+    # now it would not (0.375 s to wait, 0.75 s to check): refused on arrival
+    refusal = await gate.enter(deadline=clock.now + 1.0)
+    assert refusal is not None and "about 0.38s to wait plus 0.75s to check" in refusal.reason
+    gate.leave(0.5)  # the newer one ended: the older is still running, for 1 s now
+    assert gate.check_seconds == pytest.approx(1.0)
+    clock.now += 0.1
+    gate.leave(1.1)
+    # none in flight: the checks measured, brought to the present load; the median is the
+    # newer one's, which shared the loop with the older all its 0.5 s: 0.1 + 0.4 / 2
+    assert gate.active == 0 and gate.check_seconds == pytest.approx(0.3)
+
+
 async def test_a_check_older_than_the_load_kept_is_averaged_over_what_is_kept():
     clock = _Clock()
     gate = CheckGate(limit=1, clock=clock)

@@ -105,21 +105,20 @@ async def test_something_other_than_a_result_never_passes():
     assert result.details["error"] == "bad_result"
 
 
-async def test_a_checks_cut_off_comes_early_by_the_loops_lag(monkeypatch):
+async def test_a_checks_cut_off_comes_early_by_the_loops_lag_and_the_cancel_grace(monkeypatch):
     from truthguard.guard import admission
     from truthguard.guard.check import run_checks
 
-    monkeypatch.setattr(admission, "loop_lag", lambda: 0.05)  # margin: twice the lag
+    # twice the lag for the cut-off's timer, 50 ms for the cancelled detector to stop
+    monkeypatch.setattr(admission, "loop_lag", lambda: 0.05)
     (result,) = await run_checks([FakeDetector(latency=5.0)], PAYLOAD, None, timeout=1.0)
-    assert "timed out after 0.9s" in result.invalid_reason
+    assert "timed out after 0.85s" in result.invalid_reason
     monkeypatch.setattr(admission, "loop_lag", lambda: 1.0)  # at most a fifth of the check
     (result,) = await run_checks([FakeDetector(latency=5.0)], PAYLOAD, None, timeout=1.0)
     assert "timed out after 0.8s" in result.invalid_reason
 
 
-async def test_a_check_that_would_end_within_the_loops_lag_of_its_deadline_is_refused(
-    monkeypatch,
-):
+async def test_a_check_that_would_end_within_its_margin_of_its_deadline_is_refused(monkeypatch):
     from truthguard.guard import admission
     from truthguard.guard.admission import CheckGate
     from truthguard.guard.check import run_checks
@@ -127,11 +126,35 @@ async def test_a_check_that_would_end_within_the_loops_lag_of_its_deadline_is_re
     gate = CheckGate(limit=10)
     for _ in range(10):
         assert await gate.enter(deadline=None) is None
-    gate.leave(0.7)  # checks take 0.7 s
+    gate.leave(0.75)  # checks take 0.75 s
     assert await gate.enter(deadline=None) is None  # full again
-    # queued now it would wait 0.07 s, then check for 0.7 s: within a 1 s deadline
+    # queued now it would wait 0.075 s, then check for 0.75 s: within a 1 s deadline
     assert gate.expected_wait(0) + gate.check_seconds <= 1.0
-    monkeypatch.setattr(admission, "loop_lag", lambda: 0.2)  # but 0.4 s of it is the loop's
+    monkeypatch.setattr(admission, "loop_lag", lambda: 0.1)  # but 0.2 s of it is its margin
     detector = FakeDetector(latency=0.0)
     (result,) = await run_checks([detector], PAYLOAD, None, timeout=1.0, gate=gate)
     assert result.invalid_reason.startswith("over capacity") and gate.queued == 0
+
+
+async def test_a_peak_of_the_loops_lag_takes_no_more_from_admission_than_from_the_cut_off(
+    monkeypatch,
+):
+    from truthguard.guard import admission
+    from truthguard.guard.admission import CheckGate
+    from truthguard.guard.check import run_checks
+
+    gate = CheckGate(limit=1)
+    assert await gate.enter(deadline=None) is None
+    gate.leave(0.3)  # checks take 0.3 s
+    assert await gate.enter(deadline=None) is None  # the slot is taken
+    # the loop stalled for a second just now: twice that would leave a 1 s check nothing, but
+    # its cut-off takes at most a fifth; 0.3 s to wait and 0.3 s to check fit in the rest
+    monkeypatch.setattr(admission, "loop_lag", lambda: 1.0)
+    check = asyncio.ensure_future(
+        run_checks([FakeDetector(latency=0.0)], PAYLOAD, None, timeout=1.0, gate=gate)
+    )
+    await asyncio.sleep(0.01)
+    assert gate.queued == 1  # queued, not refused
+    gate.leave(0.3)
+    (result,) = await check
+    assert result.passing and gate.active == 0

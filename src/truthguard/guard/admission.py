@@ -10,12 +10,17 @@ deadline passes in the queue. A refusal says "over capacity" and why (:class:`Re
 
 A busy loop fires timers late: a check cut off at its deadline comes back after it. Each
 check is admitted, and cut off, as if its deadline came :func:`lag_margin` early: twice how late
-the loop's heartbeat fires now (:func:`loop_lag`), read as the check arrives.
+the loop's heartbeat fires now (:func:`loop_lag`), read as the check arrives, at most a fifth of
+its time (:data:`MAX_LAG_CUT`).
 
 How long a check takes depends on what else the loop is doing: the guard's runs still in their
 chain phase (:func:`running_chain`) and the checks in flight share it. A check measured while
 more of them ran than run now is scaled down to the present load (:meth:`CheckGate.check_seconds`),
-so the gate stops refusing checks that would finish once a burst's chains have ended.
+so the gate stops refusing checks that would finish once a burst's chains have ended. The
+checks in flight are measured too, before they end: when most of them have been running for
+longer than the checks measured so far took (a burst's first checks, which share the loop with
+its chains, while the only check measured ran alone), the estimate is how long they have been
+running, not the checks of a quieter time.
 
 The gate is thread-safe and bound to no event loop: one guard may check from the caller's loop
 and, for a sync ``invoke``, from truthguard's own.
@@ -125,6 +130,8 @@ class CheckGate:
     _chains: int = field(default=0, repr=False)
     _queue: deque[_Waiter] = field(default_factory=deque, repr=False)
     _floor: float | None = field(default=None, repr=False)
+    # when each check in flight was admitted (sorted; as many as are in flight)
+    _started: list[float] = field(default_factory=list, repr=False)
     # (duration, mean load over it) of the latest checks
     _recent: deque[tuple[float, float]] = field(
         default_factory=lambda: deque(maxlen=_RECENT), repr=False
@@ -170,7 +177,8 @@ class CheckGate:
         takes its floor (the shortest check seen: the network's part) plus its turns on a loop
         it shared with ``load`` runs on average, so a check that ran under more load than now
         counts as that part scaled by the present load over its own. One that ran under less
-        counts as it was: the gate never expects a check to take longer than the latest did.
+        counts as it was. At least the median time the checks in flight have been running:
+        their durations are no shorter, and they run now.
         """
         with self._lock:
             return self._estimate()
@@ -201,6 +209,7 @@ class CheckGate:
         with self._lock:
             if self._active < self.limit and not self._queue:
                 self._changed(arrived, active=1)
+                bisect.insort(self._started, arrived)
                 return None
             ahead = len(self._queue)
             waiter = _Waiter(loop, loop.create_future(), deadline, arrived, ahead)
@@ -242,6 +251,7 @@ class CheckGate:
         """
         with self._lock:
             now = self.clock()
+            self._ended(now, seconds)
             if seconds is not None:
                 self._recent.append((seconds, self._mean_load(now - seconds, now)))
                 self._floor = seconds if self._floor is None else min(self._floor, seconds)
@@ -254,6 +264,7 @@ class CheckGate:
                 waiter.refusal = self._too_late(waiter, 0.0, now, estimate)
                 if waiter.refusal is None:
                     waiter.granted = True  # the slot passes straight to it: _active unchanged
+                    bisect.insort(self._started, now)
                 waiter.loop.call_soon_threadsafe(_wake, waiter.future)
                 if waiter.granted:
                     return
@@ -272,6 +283,21 @@ class CheckGate:
         self._marks.append((now, area, self.load))
         if len(self._marks) > 2 * _MARKS:
             del self._marks[:_MARKS]
+
+    def _ended(self, now: float, seconds: float | None) -> None:
+        """Forget the admission instant of a check that ended ``seconds`` after it (the nearest
+        one kept; the latest when None: a check given a slot as its caller left)."""
+        if not self._started:
+            return
+        if seconds is None:
+            self._started.pop()
+            return
+        i = bisect.bisect_left(self._started, now - seconds)
+        if i == len(self._started) or (
+            i > 0 and now - seconds - self._started[i - 1] < self._started[i] - (now - seconds)
+        ):
+            i -= 1
+        del self._started[i]
 
     def _mean_load(self, start: float, end: float) -> float:
         """The load averaged over ``start`` to ``end`` (at least 1: the check itself); from the
@@ -293,9 +319,13 @@ class CheckGate:
         # with it among them (a queued check takes the slot of one that ends)
         now = min(self._active + 1, self.limit) + _CHAIN_LOAD * self._chains
         floor = self._floor
-        return statistics.median(
+        measured = statistics.median(
             floor + (seconds - floor) * min(1.0, now / load) for seconds, load in self._recent
         )
+        if not self._started:
+            return measured
+        # the checks in flight take at least as long as they have been running
+        return max(measured, self.clock() - statistics.median(self._started))
 
     def _wait(self, ahead: int, seconds: float | None) -> float:
         if seconds is None:
@@ -460,7 +490,10 @@ the result takes about as long again to come back through it. The 300-run burst 
 10 of the 11 pairs (mean 2.34 s against 2.80 s), 74 answers passing on average against 66."""
 
 MAX_LAG_CUT = 0.2
-"""The most of a check's time the lag margin takes from an admitted check."""
+"""The most of a check's time its margin takes (the lag margin, and the guard's grace for a
+cancelled detector to stop): at its admission as at its cut-off. A passing peak of the lag (a
+burst's chains starting together stall the loop for half a second) must not refuse every check
+that arrives meanwhile when the cut-off it would get leaves it four fifths of its time."""
 
 
 def lag_margin(timeout: float | None = None) -> float:

@@ -31,7 +31,13 @@ from truthguard.guard._deadline import (
 )
 from truthguard.guard._models import GuardVerdict
 from truthguard.guard._runs import attempt_config
-from truthguard.guard.admission import CheckGate, Refusal, inline_check, lag_margin
+from truthguard.guard.admission import (
+    MAX_LAG_CUT,
+    CheckGate,
+    Refusal,
+    inline_check,
+    lag_margin,
+)
 from truthguard.guard.attempts import AttemptLoop
 from truthguard.guard.usage import UsageCollector
 from truthguard.guard.verdict import NEVER_OPEN, OVER_CAPACITY, Combine, OnError, decide
@@ -248,13 +254,27 @@ async def run_checks(
     seconds from now, the wait for a slot of ``gate`` included: a check the gate does not admit
     in time gets an ``invalid`` result per detector saying "over capacity"
     (:func:`over_capacity`) without any work spent on it, and an admitted one has what is left
-    of the deadline (:func:`run_detector`), both less the loop's lag margin
-    (:func:`~truthguard.guard.admission.lag_margin`): on a busy loop a cut-off fires late.
+    of the deadline (:func:`run_detector`), both less what coming back after a cut-off takes:
+    the loop's lag margin (:func:`~truthguard.guard.admission.lag_margin`: on a busy loop a
+    cut-off fires late) and the cancelled detector's grace.
     Every guard checks through here, the streaming one sentence by sentence.
     """
     payloads = [payload] * len(detectors) if isinstance(payload, Mapping) else list(payload)
     with inline_check():  # background scoring gives way meanwhile
         return await _run_checks(detectors, payloads, config, timeout, gate)
+
+
+def _margin(timeout: float | None) -> float:
+    """Seconds a check's deadline is brought forward so that its result is back by then.
+
+    After a cut-off two things still happen before the guard has the result: the timer fires
+    as late as the loop runs (:func:`~truthguard.guard.admission.lag_margin`, two turns of the
+    loop) and the cancelled detector gets :data:`_CANCEL_GRACE` to stop. Both are spent inside
+    the deadline, at most :data:`~truthguard.guard.admission.MAX_LAG_CUT` of the check's time.
+    """
+    if timeout is None:
+        return 0.0
+    return min(_CANCEL_GRACE + lag_margin(), MAX_LAG_CUT * timeout)
 
 
 async def _run_checks(
@@ -275,16 +295,16 @@ async def _run_checks(
         ]
     deadline = None if timeout is None else time.monotonic() + timeout
     if gate is not None:
-        # admitted only if it can end early enough for a busy loop to return it on time
-        refusal = await gate.enter(None if deadline is None else deadline - lag_margin())
+        # admitted only if it can end by the cut-off it would get (below)
+        refusal = await gate.enter(None if deadline is None else deadline - _margin(timeout))
         if refusal is not None:
             return [over_capacity(d, refusal) for d in detectors]
     admitted = time.monotonic()
     held: float | None = None
     try:
         left = None if deadline is None else max(0.0, deadline - admitted)
-        if left is not None and timeout is not None:  # its cut-off fires as late as the loop
-            left = max(0.0, left - lag_margin(timeout))
+        if left is not None:  # cut off early enough to be back by the deadline
+            left = max(0.0, left - _margin(timeout))
         results = await asyncio.gather(
             *(
                 run_detector(d, dict(p), config, timeout=left)
