@@ -560,36 +560,48 @@ async def test_a_5_mb_answer_keeps_the_guards_deadline_and_never_stalls_the_loop
     )
     await guard.ainvoke("Which towers?")  # first-use imports and model loading
 
-    async def measured() -> tuple[float, float, Any]:
-        stall, done = 0.0, asyncio.Event()
+    async def ticking(work: Any) -> tuple[float, float, float, Any]:
+        """``work`` awaited while a ticker on the loop wakes every 10 ms: the seconds it took,
+        the longest a tick came late, the most CPU time the loop's thread spent between two
+        ticks (work done on the loop itself, which a loaded machine does not inflate) and what
+        ``work`` gave."""
+        stall, busy, done = 0.0, 0.0, asyncio.Event()
 
         async def ticker() -> None:
-            nonlocal stall
-            last = time.perf_counter()
+            nonlocal stall, busy
+            last, cpu = time.perf_counter(), time.thread_time()
             while not done.is_set():
                 await asyncio.sleep(0.01)
-                now = time.perf_counter()
-                stall, last = max(stall, now - last - 0.01), now
+                now, now_cpu = time.perf_counter(), time.thread_time()
+                stall, busy = max(stall, now - last - 0.01), max(busy, now_cpu - cpu)
+                last, cpu = now, now_cpu
 
-        ticking = asyncio.ensure_future(ticker())
+        ticks = asyncio.ensure_future(ticker())
         started = time.perf_counter()
-        out = await guard.ainvoke("Which towers?")
+        out = await work()
         elapsed = time.perf_counter() - started
         done.set()
-        await ticking
-        return elapsed, stall, out
+        await ticks
+        return elapsed, stall, busy, out
 
     # A blocked loop stalls for seconds every time; on a busy machine the OS alone can hold the
     # process for 100 ms now and then, so the best of three runs is what is compared.
     runs = []
     for _ in range(3):
-        runs.append(await measured())
+        runs.append(await ticking(lambda: guard.ainvoke("Which towers?")))
         if runs[-1][1] < 0.1:
             break
-    elapsed, stall, out = min(runs, key=lambda r: r[1])
+    elapsed, stall, _, out = min(runs, key=lambda r: r[1])
     assert out.attempts[0].results[0].label == Label.INVALID  # the check ran out of time
     assert elapsed < 1.1 + 0.3  # check_timeout within 10 %, plus the chain and the cleaning
-    assert stall < 0.1, f"the event loop stalled {stall * 1000:.0f} ms"
+    # the loop's own thread never works for long at a stretch, however loaded the machine
+    busy = max(r[2] for r in runs)
+    assert busy < 0.1, f"the event loop worked {busy * 1000:.0f} ms at a stretch"
+    bound = 0.1
+    if stall >= bound:  # held back every time: by what the machine does to an idle loop now?
+        idle = min([(await ticking(lambda: asyncio.sleep(elapsed)))[1] for _ in range(3)])
+        bound += idle
+    assert stall < bound, f"the event loop stalled {stall * 1000:.0f} ms (bound {bound:.2f} s)"
 
 
 @pytest.mark.parametrize("joint", [False, True])
