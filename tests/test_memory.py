@@ -144,6 +144,35 @@ def test_memoised_keys_several_arguments_by_their_tuple_and_takes_part_of_a_shar
         SizedCache("references", part=0)
 
 
+def test_the_word_memos_are_counted_and_emptied_past_their_share(budget):
+    from truthguard.memory import WORD_ENTRY_BYTES, word_memos
+    from truthguard.refchecker import _lemmas, _tokens
+
+    memos = word_memos()
+    assert _tokens.stem in memos and _lemmas.lemmas in memos
+    assert all(m.cache_parameters()["maxsize"] >= 1024 for m in memos)
+    set_memory_budget(64)  # empties nothing it holds: far below the share
+    _tokens.stem("towering")
+    assert _tokens.stem.cache_info().currsize >= 1
+    usage = cache_usage()["words"]
+    assert usage["bytes"] == usage["entries"] * WORD_ENTRY_BYTES
+    assert usage["max_bytes"] == int(SHARES["words"] * 64 * 2**20)
+
+    set_memory_budget(1)  # the words' share: 5% of 1 MiB, 227 entries at 230 bytes
+    share = cache_usage()["words"]["max_bytes"]
+    assert share // WORD_ENTRY_BYTES == 227
+    for i in range(400):  # new words, as a new text brings them
+        _tokens.stem(f"builder{i}s")
+    assert cache_usage()["words"]["bytes"] > share
+    # they are counted as new texts enter the budget's caches
+    texts: SizedCache[int, str] = SizedCache("example", max_bytes=1_000_000)
+    for i in range(64):
+        texts.put(i, "text", 10)
+    assert cache_usage()["words"]["bytes"] <= share
+    assert _tokens.stem.cache_info().currsize < 227
+    assert _tokens.stem("builders") == _tokens.stem("builders")  # emptied, still memoising
+
+
 def test_the_budget_is_read_from_the_environment():
     code = (
         "import json\n"
