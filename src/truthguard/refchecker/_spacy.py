@@ -14,6 +14,16 @@ spaCy's package imports its command line (typer, weasel, requests and more) only
 ``spacy.cli`` is a placeholder whose ``info`` imports the real one when called; the placeholder
 is gone afterwards, so ``import spacy.cli`` gives the real command line.
 
+thinc keeps the backend a model runs on (numpy, on CPU) in a context variable, and a parse in a
+context that has none looks the backends up again: thinc's registry of installed entry points
+and imports of optional backends, about 1 ms. Every ``asyncio.to_thread`` call runs in a fresh
+copy of its caller's context, so a check paid it about once; :class:`ZonedParser` sets the
+backend its first parse found in such a context instead (thinc's own choice, made once).
+
+Loading the pipeline: :func:`load` builds its tokenizer once instead of twice, and catalogue's
+registries (spaCy's and thinc's) select their entry points once per group instead of at every
+look-up.
+
 A pipeline keeps every new word it reads (its strings, its lexeme, the lemmatizer's memo) for
 the life of the process: about 3.5 KiB per parse of a sentence with a few new words, so a
 service checking new references grows without end. :class:`ZonedParser` parses inside spaCy's
@@ -32,7 +42,7 @@ from contextlib import ExitStack
 from types import ModuleType
 from typing import Any
 
-__all__ = ["ZONE_STRINGS", "ZonedParser", "without_torch"]
+__all__ = ["ZONE_STRINGS", "ZonedParser", "load", "without_torch"]
 
 _LOCK = threading.Lock()
 
@@ -75,6 +85,7 @@ def without_torch(name: str) -> ModuleType:
             spacy = sys.modules.get("spacy")
             if stand_ins and getattr(spacy, "cli", None) is stand_ins["spacy.cli"]:
                 delattr(spacy, "cli")
+            _select_once()
 
 
 ZONE_STRINGS = 20_000
@@ -124,6 +135,7 @@ class ZonedParser:
         self._opened_at = 0  # strings in the store when the zone opened
         self._retry_in = 0  # parses before the next try to close a zone whose Doc was held
         self._prune_at = _PRUNE
+        self._keep_ops: Callable[[], None] | None = None
 
     def __call__(self, text: str) -> Any:
         if self._zone is not None:
@@ -135,6 +147,9 @@ class ZonedParser:
                 self._close()
         if self._zone is None:
             self._open()
+        if self._keep_ops is None:
+            self._keep_ops = _ops_keeper()
+        self._keep_ops()
         doc = self.nlp(text)
         self._docs.append(weakref.ref(doc))
         if len(self._docs) >= self._prune_at:  # texts that recur add no strings: a long zone
@@ -165,3 +180,83 @@ class ZonedParser:
             if isinstance(memo, dict):
                 memo.clear()
         self.closed += 1
+
+
+def _ops_keeper() -> Callable[[], None]:
+    """A function that sets thinc's current backend, the one found now, in a context that has
+    none (see above); it does nothing where thinc's backends are not where this thinc keeps
+    them."""
+    try:
+        from thinc.backends import context_ops, get_current_ops, set_current_ops
+    except ImportError:  # pragma: no cover - another thinc: it looks its backend up itself
+        return lambda: None
+    ops = get_current_ops()
+
+    def keep() -> None:
+        if context_ops.get() is None:
+            set_current_ops(ops)
+
+    return keep
+
+
+_EMPTY_TOKENIZER = "truthguard.empty_tokenizer.v1"
+
+
+def _empty_tokenizer() -> Callable[[Any], Any]:
+    from spacy.tokenizer import Tokenizer
+
+    return lambda nlp: Tokenizer(nlp.vocab)
+
+
+def load(spacy: ModuleType, name: str, **kwargs: Any) -> Any:
+    """``spacy.load(name, **kwargs)``, the tokenizer built once.
+
+    spaCy builds the language's default tokenizer first (1,300 special cases, three regular
+    expressions compiled) and then replaces every part of it with the package's own; here the
+    first one is an empty tokenizer, so only the package's is built (a tenth of a CPU second).
+    A package that brings no tokenizer rules is loaded as spaCy loads it.
+    """
+    if _EMPTY_TOKENIZER not in spacy.registry.tokenizers:
+        spacy.registry.tokenizers.register(_EMPTY_TOKENIZER, func=_empty_tokenizer)
+    nlp = spacy.load(
+        name, config={"nlp": {"tokenizer": {"@tokenizers": _EMPTY_TOKENIZER}}}, **kwargs
+    )
+    if not nlp.tokenizer.rules:
+        return spacy.load(name, **kwargs)
+    return nlp
+
+
+class _EntryPoints:
+    """catalogue's installed entry points, each group's selection made once.
+
+    catalogue (spaCy's and thinc's registries) reads the installed entry points once, at its
+    import, and then filters all of them again at every registry look-up: about 180 look-ups
+    while spaCy loads a pipeline (some 40 ms), one in thinc's backend look-up. The entry points
+    do not change after catalogue has read them, so a group's selection is kept here.
+    """
+
+    def __init__(self, entry_points: Any) -> None:
+        self.entry_points = entry_points
+        self._groups: dict[str, Any] = {}
+
+    def select(self, **params: Any) -> Any:
+        if list(params) != ["group"]:
+            return self.entry_points.select(**params)
+        group = params["group"]
+        found = self._groups.get(group)
+        if found is None:
+            found = self._groups[group] = self.entry_points.select(group=group)
+        return found
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.entry_points, name)
+
+
+def _select_once() -> None:
+    """catalogue's entry points wrapped in :class:`_EntryPoints`, once it is imported."""
+    catalogue = sys.modules.get("catalogue")
+    entry_points = getattr(catalogue, "AVAILABLE_ENTRY_POINTS", None)
+    if entry_points is None or isinstance(entry_points, _EntryPoints):
+        return
+    if callable(getattr(entry_points, "select", None)):
+        catalogue.AVAILABLE_ENTRY_POINTS = _EntryPoints(entry_points)  # type: ignore[union-attr]
