@@ -918,9 +918,14 @@ def test_a_hanging_checker_leaves_the_next_sync_invoke_on_time():
         usual = max(seconds for _, seconds in burst())
         bound = max(1.5, usual + 0.5)  # a hung check adds its 0.25 s deadline
         server.faults = [Fault("stall", match="Check:", stall_seconds=60)]
-        runs = burst()
-        assert all("timed out" in out.verdict.errors["yesno"] for out, _ in runs)
-        slowest = max(seconds for _, seconds in runs)
+        # twice at most: a loaded machine holds a burst back now and then; hung checks holding
+        # the pool hold every burst (the second one more: the first's are still hung)
+        for _ in range(2):
+            runs = burst()
+            assert all("timed out" in out.verdict.errors["yesno"] for out, _ in runs)
+            slowest = max(seconds for _, seconds in runs)
+            if slowest < bound:
+                break
         assert slowest < bound, (
             f"an invoke took {slowest:.2f}s for a 0.25s check_timeout (healthy: {usual:.2f}s)"
         )
