@@ -1569,3 +1569,34 @@ def test_a_value_the_sources_changed_is_not_the_value_now(claim, sentence, flagg
 def test_a_change_told_as_the_sources_tell_it_is_read_as_theirs(claim, sentence):
     issues = _against(claim, sentence).issues
     assert not any(i.relation == "other_value" for i in issues), issues
+
+
+def test_a_negation_in_another_statement_of_the_sentence_flips_nothing():
+    sentence = (
+        "Unused Anytime tickets can be refunded up to 28 days after the date of travel, minus "
+        "an administration fee of €10 per ticket; no fee is charged if the ticket cost less "
+        "than €10."
+    )
+    claim = "An unused Anytime ticket is refunded within 28 days of travel for a €10 fee."
+    assert not [i for i in _against(claim, sentence).issues if i.kind == "negation"]
+    # the statement the claim retells may still deny it
+    denied = "Unused Anytime tickets cannot be refunded after the date of travel; fees are €10."
+    claim = "Unused Anytime tickets can be refunded after the date of travel."
+    assert [i.kind for i in _against(claim, denied).issues] == ["negation"]
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence"),
+    [
+        ("Members pay 10 cents a minute.", "Members pay €0.10 per minute."),
+        ("A page costs 45 pence to print.", "A page costs £0.45 to print."),
+        ("The fee is waived between midnight and 5am.", "The fee is waived from 00:00 to 05:00."),
+    ],
+)
+def test_cents_and_twelve_o_clock_in_words_are_the_values_in_figures(claim, sentence):
+    g = _against(claim, sentence)
+    assert g.label == "Entailment", g.issues
+    # another amount or time is still another value
+    wrong = claim.replace("10 cents", "20 cents").replace("45 pence", "55 pence")
+    wrong = wrong.replace("midnight", "1am")
+    assert _against(wrong, sentence).label != "Entailment"

@@ -3,7 +3,8 @@
 import pytest
 
 from truthguard.refchecker._analysis import analyse
-from truthguard.refchecker._names import common_words, unknown_term
+from truthguard.refchecker._names import common_words, negations, unknown_term
+from truthguard.refchecker._tokens import tokenize
 
 
 @pytest.mark.parametrize(
@@ -65,3 +66,17 @@ def test_a_sentence_opening_with_joined_common_words_names_nothing_there(sentenc
 )
 def test_a_sentence_opening_with_a_word_of_the_lexicon_names_nothing_there(sentence, names):
     assert [f.text for f in analyse(sentence).facts if f.kind == "name"] == names
+
+
+@pytest.mark.parametrize(
+    ("text", "cues"),
+    [
+        ("It costs never more than €6 a ride.", []),
+        ("It is not later than 30 days.", []),
+        ("A ride never lasts more than a day.", ["never"]),
+        ("Bikes are not returned.", ["not"]),
+    ],
+)
+def test_a_negation_opening_a_bound_negates_nothing(text, cues):
+    tokens = tokenize(text)
+    assert [tokens[i].norm for i in negations(tokens, text)] == cues

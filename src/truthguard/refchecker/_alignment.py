@@ -20,6 +20,7 @@ from truthguard.refchecker._analysis import Analysed
 from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._numbers import DURATION_DAYS as _DURATION
+from truthguard.refchecker._numbers import SUBUNIT
 from truthguard.refchecker._numbers import POUNDS
 
 __all__ = [
@@ -120,7 +121,12 @@ def _same_unit(a: str | None, b: str | None) -> bool:
         a == b
         or (a in POUNDS and b in POUNDS and "pound" in (a, b))
         or (a in _DEGREES and b in _DEGREES and "°" in (a, b))
+        or (SUBUNIT in (a, b) and {a, b} <= _MONEY)
     )
+
+
+_MONEY = frozenset(["$", "£", "€", "¥", "kr", "chf", "pound", SUBUNIT])
+"""Currency units: an amount in cents or pence agrees with any of them."""
 
 
 _DEGREES = frozenset(["°", "°C", "°F"])

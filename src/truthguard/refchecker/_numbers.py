@@ -11,6 +11,7 @@ __all__ = [
     "DURATION_DAYS",
     "MONTHS",
     "MONTH_ABBR",
+    "SUBUNIT",
     "covered",
     "is_number_word",
     "numbers",
@@ -150,6 +151,9 @@ _UNIT_ALIASES = {
     "krone": "kr",
     "kroner": "kr",
     "kronor": "kr",
+    "cent": "¢",  # a hundredth of whichever currency ("10 cents" is "€0.10" and "$0.10")
+    "cents": "¢",
+    "pence": "¢",
     "chf": "chf",
     "francs": "chf",
     "franc": "chf",
@@ -279,6 +283,7 @@ CURRENCIES = frozenset(
     (
         *("usd", "eur", "gbp", "nok", "sek", "dkk", "jpy", "chf", "kr", "kroner", "krone"),
         *("kronor", "euros", "euro", "dollars", "dollar", "pounds", "yen", "francs", "franc"),
+        *("cent", "cents", "pence"),
     )
 )
 """Currency codes and names a number is read with, before it ("NOK 1.2 billion") or after it
@@ -438,6 +443,13 @@ _CLOCK = re.compile(
 )
 """A time of day: "3 pm", "10:31 p.m.", "22:31" (not a stretch of "2:03:59")."""
 
+SUBUNIT = "¢"
+"""The unit of an amount in hundredths of a currency ("10 cents", "45 pence"), read as the
+currency's amount (0.10, 0.45): it agrees with any currency's sign or code."""
+
+_MIDNIGHT = re.compile(r"\b(?:midnight|noon|midday)\b", re.IGNORECASE)
+"""Twelve o'clock in words: "between midnight and 5am" is "between 00:00 and 05:00"."""
+
 CLOCK = "clock"
 """The unit of a time of day, whose value is minutes past the hour on a twelve-hour dial."""
 
@@ -446,6 +458,9 @@ def _clock_times(text: str) -> tuple[list[Fact], list[tuple[int, int]]]:
     """The times of day of ``text``, each valued on a twelve-hour dial ("15:00" and "3 pm" are
     180; "3 am" too: a time without its half of the day is read, not which half)."""
     facts, spans = [], []
+    for m in _MIDNIGHT.finditer(text):
+        facts.append(Fact("number", 0.0, m.start(), m.end(), m.group(), CLOCK))
+        spans.append((m.start(), m.end()))
     for m in _CLOCK.finditer(text):
         twelve = m.group(3) is not None
         hour = int(m.group(1) if twelve else m.group(4))
@@ -611,6 +626,8 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             unit, _ = _unit_after(tokens, j)
             if unit == "in":
                 unit = None  # "in" is a preposition far more often than inches
+            elif unit == SUBUNIT:
+                value /= 100  # "10 cents" is 0.10 of the currency ("€0.10")
         if (
             unit is None
             and j < len(tokens)

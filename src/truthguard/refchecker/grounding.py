@@ -861,6 +861,14 @@ def ground_claim(
             claim.text, sent.text, *neg, copied_share(ops, claim) >= COPIED
         ):
             neg = None  # the other side does not state plainly what the negation denies
+        if neg is not None and neg[1] is not None:
+            if statement is None:
+                statement = _home_statement(claim, sent)
+            at, part = statement
+            if part is not None and not at <= neg[1].start < at + len(part.text):
+                # the sentence denies in another of its statements than the one the claim
+                # retells ("... minus a fee of €10; no fee is charged if ...")
+                neg = None
         if neg is not None:
             issue, tok = neg
             if tok is not None:
