@@ -207,6 +207,9 @@ _FRAME = re.compile(
                 below)?\s*[,:]?
       | (?:in\s+summary|to\s+summari[sz]e|in\s+short|in\s+brief|overall|to\s+sum\s+up|
           summary)\s*[,:]
+      | (?:a\s+few|several|some|a\s+couple\s+of|two|three|four|five)\s+(?:things|points|
+          notes|details|caveats)(?:\s+to\s+(?:note|know|keep\s+in\s+mind|bear\s+in\s+mind))?
+          \s*[:.,-]
       | (?:going|judging)\s+by\s+(?:the|these|this)\s+(?:passages?|texts?|context|sources?|
           articles?|documents?)\s*[,:]?
       | (?:the|this|these)\s+(?:passages?|texts?|context|sources?|articles?|documents?)\s+
@@ -288,12 +291,22 @@ def claim_kind(text: str) -> ClaimKind:
         return "hedge"
     if _OPINION.search(t):
         return "opinion"
+    if _QUALIFIED_REPLY.match(t):
+        return "greeting"  # "Mostly, yes.": the reply's stance; the claims after it say why
     words = re.findall(r"[^\W\d_]+", t)
     greeting = _GREETING.match(t)
     if greeting and len(words) <= 4 and not _opens_a_statement(t, greeting):
         return "greeting"
     return "fact"
 
+
+_QUALIFIED_REPLY = re.compile(
+    r"""^(?:mostly|largely|generally|usually|mainly|partly|partially|basically|essentially|
+        broadly|often|sometimes|in\s+short|in\s+most\s+cases|for\s+the\s+most\s+part|
+        not\s+always|not\s+quite|not\s+really)\s*,?\s*(?:yes|no)\s*[.!]?$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+"""A yes or no with how far it holds ("Mostly, yes.", "In short, no."): a stance, no fact."""
 
 _NAME_OPENERS = frozenset(("great", "nice", "good", "happy", "glad", "cool", "right", "sure"))
 _WORD_OPENERS = frozenset(("no", "right"))
