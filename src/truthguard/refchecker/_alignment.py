@@ -20,8 +20,7 @@ from truthguard.refchecker._analysis import Analysed
 from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._numbers import DURATION_DAYS as _DURATION
-from truthguard.refchecker._numbers import SUBUNIT
-from truthguard.refchecker._numbers import POUNDS
+from truthguard.refchecker._numbers import POUNDS, SUBUNIT
 
 __all__ = [
     "APPROX",
