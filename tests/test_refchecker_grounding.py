@@ -1590,13 +1590,11 @@ def test_a_negation_in_another_statement_of_the_sentence_flips_nothing():
     [
         ("Members pay 10 cents a minute.", "Members pay €0.10 per minute."),
         ("A page costs 45 pence to print.", "A page costs £0.45 to print."),
-        ("The fee is waived between midnight and 5am.", "The fee is waived from 00:00 to 05:00."),
     ],
 )
-def test_cents_and_twelve_o_clock_in_words_are_the_values_in_figures(claim, sentence):
+def test_cents_and_pence_are_the_currency_s_hundredths(claim, sentence):
     g = _against(claim, sentence)
     assert g.label == "Entailment", g.issues
     # another amount or time is still another value
     wrong = claim.replace("10 cents", "20 cents").replace("45 pence", "55 pence")
-    wrong = wrong.replace("midnight", "1am")
     assert _against(wrong, sentence).label != "Entailment"

@@ -447,9 +447,6 @@ SUBUNIT = "¢"
 """The unit of an amount in hundredths of a currency ("10 cents", "45 pence"), read as the
 currency's amount (0.10, 0.45): it agrees with any currency's sign or code."""
 
-_MIDNIGHT = re.compile(r"\b(?:midnight|noon|midday)\b", re.IGNORECASE)
-"""Twelve o'clock in words: "between midnight and 5am" is "between 00:00 and 05:00"."""
-
 CLOCK = "clock"
 """The unit of a time of day, whose value is minutes past the hour on a twelve-hour dial."""
 
@@ -458,9 +455,6 @@ def _clock_times(text: str) -> tuple[list[Fact], list[tuple[int, int]]]:
     """The times of day of ``text``, each valued on a twelve-hour dial ("15:00" and "3 pm" are
     180; "3 am" too: a time without its half of the day is read, not which half)."""
     facts, spans = [], []
-    for m in _MIDNIGHT.finditer(text):
-        facts.append(Fact("number", 0.0, m.start(), m.end(), m.group(), CLOCK))
-        spans.append((m.start(), m.end()))
     for m in _CLOCK.finditer(text):
         twelve = m.group(3) is not None
         hour = int(m.group(1) if twelve else m.group(4))
