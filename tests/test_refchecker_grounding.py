@@ -1598,3 +1598,35 @@ def test_cents_and_pence_are_the_currency_s_hundredths(claim, sentence):
     # another amount or time is still another value
     wrong = claim.replace("10 cents", "20 cents").replace("45 pence", "55 pence")
     assert _against(wrong, sentence).label != "Entailment"
+
+
+_TENANCY = [
+    "9. Ending the tenancy. The fixed term is 12 months from 1 March 2027. Neither party may "
+    "end the tenancy during the first 6 months. After that, the Tenant may end it by giving at "
+    "least one month's written notice, and the Landlord by giving at least two months' written "
+    "notice.",
+    "3. Rent and deposit. The rent is £1,180 per calendar month, payable in advance. If rent "
+    "remains unpaid 7 days after the due date, a late-payment charge of £25 is added. The "
+    "Tenant has paid a deposit of £1,361, equal to five weeks' rent, which the Agent will "
+    "protect in an approved scheme within 30 days of receipt and return within 10 days of the "
+    "Tenant vacating, less any agreed deductions.",
+]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        # "first" ranks the months: it does not state "one month's" a second time
+        "After the first six months you can leave by giving at least one month's written notice.",
+        # "within 10 days" opens its value as the deposit's return does, not as "equal to five
+        # weeks' rent": the other words are a paraphrase's
+        "Your £1,361 deposit comes back within 10 days of your moving out, minus any agreed "
+        "deductions.",
+    ],
+)
+def test_a_value_the_sentence_states_in_its_own_slot_is_not_moved(answer):
+    assert [(f.text, f.unit) for f in extract_facts("one month's notice")] == [("one", "month")]
+    result = RefChecker().invoke(
+        {"question": "How do I end the tenancy?", "answer": answer, "contexts": _TENANCY}
+    )
+    assert result.passing, result.details["claims"]

@@ -430,6 +430,10 @@ def _unit_after(tokens: list[Token], j: int) -> tuple[str | None, int]:
             return _UNIT_ALIASES[two], 2
         if tokens[j].norm in _UNIT_ALIASES:
             return _UNIT_ALIASES[tokens[j].norm], 1
+        # a possessive measure: "one month's notice", "a week's pay"
+        own = re.sub(r"['’]s$", "", tokens[j].norm)
+        if own != tokens[j].norm and own in _UNIT_ALIASES:
+            return _UNIT_ALIASES[own], 1
     return None, 0
 
 

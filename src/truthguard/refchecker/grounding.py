@@ -542,6 +542,12 @@ def _changed(
     return found
 
 
+def _alike(fact: Fact, text: Analysed) -> list[Fact]:
+    """The facts of ``text`` that may state ``fact``'s value again: a rank ("the first six
+    months") does not state a count ("one month's notice") a second time."""
+    return [f for f in text.facts if ordinal(f) == ordinal(fact)]
+
+
 def _same_kind_of(a: Fact, b: Fact) -> bool:
     return a.kind == b.kind and (a.unit == b.unit or None in (a.unit, b.unit))
 
@@ -637,8 +643,35 @@ def _slot_rival(
     k, rival = max(rivals, key=lambda r: shared[r[0], r[1].start])
     more = shared[k, rival.start]
     if own <= 1 and more - own >= SLOT_MORE and more * 3 >= len(said):
+        lead = _lead(claim, fact)
+        if (
+            lead is not None
+            and _lead(texts[k], rival) != lead
+            and any(_lead(texts[j], g) == lead for j, g in same)
+        ):
+            # the word that opens the claim's value is the one before its own statement, not
+            # before the rival ("comes back within 10 days" of "return within 10 days", not of
+            # "equal to five weeks' rent"): the words around it are a paraphrase's
+            return None
         return k, rival
     return None
+
+
+_LEADS = frozenset(
+    (
+        *("within", "after", "before", "by", "for", "of", "to", "at", "under", "over", "than"),
+        *("from", "until", "in", "every", "per", "least", "most", "about", "around", "only"),
+    )
+)
+"""Words that open a value's slot ("*within* 10 days", "*every* 3 weeks", "at *least* 18")."""
+
+
+def _lead(text: Analysed, fact: Fact) -> str | None:
+    """The word right before ``fact`` when it opens its slot (see :data:`_LEADS`)."""
+    before = [t for t in text.tokens if t.end <= fact.start]
+    if not before or before[-1].norm not in _LEADS:
+        return None
+    return before[-1].norm
 
 
 def _pool_bytes(pool: EvidencePool) -> int:
@@ -794,7 +827,9 @@ def ground_claim(
             # not, each time, the sentence's own
             in_sentence = fact_in(
                 fact, _dating(fact, sent.facts, claim, context), sent.norms, sent.stems
-            ) and (fact.kind != "number" or times(fact, claim.facts) <= times(fact, sent.facts))
+            ) and (
+                fact.kind != "number" or times(fact, _alike(fact, claim)) <= times(fact, sent.facts)
+            )
             if in_sentence:
                 if statement is None:
                     statement = _home_statement(claim, sent)
