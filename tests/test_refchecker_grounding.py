@@ -1630,3 +1630,21 @@ def test_a_value_the_sentence_states_in_its_own_slot_is_not_moved(answer):
         {"question": "How do I end the tenancy?", "answer": answer, "contexts": _TENANCY}
     )
     assert result.passing, result.details["claims"]
+
+
+def test_a_party_named_by_its_defined_term_is_the_same_doer():
+    contexts = [
+        "8. Termination. The Client, Northquay Foods Ltd, may terminate the contract at any time "
+        "by written notice. In that case the Client will pay for all work completed up to the "
+        "date of termination.",
+        "1. Parties. This contract is between Northquay Foods Ltd and the designer, Ilse Varga "
+        "(the \"Contractor\").",
+    ]
+    ask = {"question": "What happens if the contract is ended early?", "contexts": contexts}
+    right = "Northquay pays for the work completed up to the termination date."
+    assert RefChecker().invoke({**ask, "answer": right}).passing
+    # the other party, named by its own defined term, did not do it
+    wrong = "Ilse Varga pays for the work completed up to the termination date."
+    result = RefChecker().invoke({**ask, "answer": wrong})
+    assert not result.passing
+    assert [i["relation"] for c in result.details["claims"] for i in c["issues"]] == ["swapped"]

@@ -367,6 +367,7 @@ def _done_by_another(
     if not any(f.kind == "name" for f in claim.facts):
         return []
     issues = []
+    aliases = _defined_terms(sentences)
     for mine in frames(claim.text):
         for role, other in (("agent", "patient"), ("patient", "agent")):
             who = getattr(mine, role)
@@ -395,7 +396,7 @@ def _done_by_another(
                         doer, at = _named_before(sentences, k)
                     if doer is None or not doer.name:
                         continue
-                    if doer.words & who.words:
+                    if doer.words & who.words or _one_party(doer.words, who.words, aliases):
                         alike = True
                     elif rival is None and not doer.words & claim.norms:
                         rival = (at, doer)  # (a name the claim gives a part of its own)
@@ -409,6 +410,36 @@ def _done_by_another(
 
 
 _PERSONAL = frozenset(("he", "she", "him", "her"))
+
+_DEFINED = re.compile(
+    r"""\b[Tt]he\s+(?P<term>[A-Z][a-z]+),\s+(?P<name>(?:[A-Z][\w&'’.-]*\s+){0,4}[A-Z][\w&'’.-]*),
+      | (?P<name2>(?:[A-Z][\w&'’.-]*\s+){0,4}[A-Z][\w&'’.-]*)\s+\((?:the\s+|hereinafter\s+
+          (?:referred\s+to\s+as\s+)?)?["“'‘](?P<term2>[A-Z][\w\s]{0,30}?)["”'’]\)""",
+    re.VERBOSE,
+)
+"""A party's defined term in a contract or policy: "The Client, Northquay Foods Ltd, may ...",
+"Corvell Software Ltd ("Licensor") grants ..."."""
+
+
+def _defined_terms(
+    sentences: Sequence[tuple[int, int, str]],
+) -> list[tuple[frozenset[str], frozenset[str]]]:
+    """Each defined term of the sources with the name it stands for, as lower-cased words."""
+    out = []
+    for _, _, text in sentences:
+        for m in _DEFINED.finditer(text):
+            term, name = m.group("term") or m.group("term2"), m.group("name") or m.group("name2")
+            words = frozenset(w.casefold() for w in re.findall(r"[\w&'’-]+", name))
+            out.append((frozenset(w.casefold() for w in term.split()), words))
+    return out
+
+
+def _one_party(
+    a: frozenset[str], b: frozenset[str], aliases: Sequence[tuple[frozenset[str], frozenset[str]]]
+) -> bool:
+    """Whether ``a`` and ``b`` name one party by a defined term of the sources (one the term,
+    the other words of the name it stands for)."""
+    return any((term <= a and b & name) or (term <= b and a & name) for term, name in aliases)
 
 
 def _named_before(sentences: Sequence[tuple[int, int, str]], k: int) -> tuple[Arg | None, int]:
