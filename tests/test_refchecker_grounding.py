@@ -1638,7 +1638,7 @@ def test_a_party_named_by_its_defined_term_is_the_same_doer():
         "by written notice. In that case the Client will pay for all work completed up to the "
         "date of termination.",
         "1. Parties. This contract is between Northquay Foods Ltd and the designer, Ilse Varga "
-        "(the \"Contractor\").",
+        '(the "Contractor").',
     ]
     ask = {"question": "What happens if the contract is ended early?", "contexts": contexts}
     right = "Northquay pays for the work completed up to the termination date."
@@ -1648,3 +1648,18 @@ def test_a_party_named_by_its_defined_term_is_the_same_doer():
     result = RefChecker().invoke({**ask, "answer": wrong})
     assert not result.passing
     assert [i["relation"] for c in result.details["claims"] for i in c["issues"]] == ["swapped"]
+
+
+@pytest.mark.parametrize(
+    ("claim", "flipped"),
+    [
+        ("Only staff can park in the east lot.", False),
+        ("Members can park in the east lot.", False),
+        # the doer the sentence denies it of
+        ("Visitors can park in the east lot.", True),
+    ],
+)
+def test_a_verb_denied_of_other_doers_is_no_flip(claim, flipped):
+    sentence = "Visitors cannot park in the east lot; staff may use it after 6pm."
+    issues = _against(claim, sentence).issues
+    assert any(i.kind == "negation" for i in issues) == flipped, issues

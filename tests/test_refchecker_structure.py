@@ -7,9 +7,11 @@ import pytest
 from truthguard.refchecker.structure import (
     counted,
     denies_otherwise,
+    doers,
     frames,
     moves,
     negated_word,
+    only_doers,
     remark,
     states_plainly,
     subject_name,
@@ -197,3 +199,16 @@ def test_a_word_is_stated_plainly_only_where_nothing_denies_or_restricts_it():
     assert not states_plainly("A lack of sleep slows reactions.", "sleep")
     assert states_plainly("The heating is repaired first.", "heating")
     assert denies_otherwise("Urgent repairs include the loss of hot water.")
+
+
+def test_the_doers_of_a_verb_and_doers_given_it_alone():
+    assert doers("Visitors cannot park in the east lot.", "park") == [frozenset({"visitor"})]
+    # a verb joined by "and" shares the subject of the one it is joined to
+    assert doers("Free users can join a budget and create a list.", "create") == [
+        frozenset({"free", "user"})
+    ]
+    assert doers("It rained.", "park") == []
+    assert only_doers("Only staff can park in the east lot.", "park")
+    assert only_doers("but only Plus subscribers can create one.", "create")
+    assert not only_doers("Staff can park only in the east lot.", "park")
+    assert not only_doers("Only on Sundays, and staff can park there.", "park")

@@ -68,12 +68,14 @@ from truthguard.refchecker.structure import (
     counted,
     denies_otherwise,
     direction_at,
+    doers,
     frames,
     moves,
     negated_at,
     negated_verb_at,
     negated_verbs,
     negated_word,
+    only_doers,
     states_plainly,
     subject_name,
     value_contexts,
@@ -573,6 +575,25 @@ def _changed(
     return found
 
 
+def _denied_of_another(claim: Analysed, sent: Analysed, cue: Any) -> bool:
+    """Whether the sentence's negation ``cue`` denies its verb of another doer than the claim
+    gives that verb: the claim gives it to some only ("only Plus subscribers can create one" of
+    "free users ... can't create one"), or no subject the parse gives the verb on one side
+    shares a word with one on the other ("members can park" of "visitors cannot park")."""
+    verb = negated_verb_at(sent.text, cue.start, cue.end)
+    if verb is None:
+        return False
+    if only_doers(claim.text, verb):
+        return True  # "only Plus subscribers can create one": the others cannot
+    theirs, mine = doers(sent.text, verb), doers(claim.text, verb)
+    return (
+        bool(theirs and mine)
+        and all(theirs)
+        and all(mine)
+        and not any(a & b for a in theirs for b in mine)
+    )
+
+
 def _alike(fact: Fact, text: Analysed) -> list[Fact]:
     """The facts of ``text`` that may state ``fact``'s value again: a rank ("the first six
     months") does not state a count ("one month's notice") a second time."""
@@ -934,6 +955,8 @@ def ground_claim(
             if part is not None and not at <= neg[1].start < at + len(part.text):
                 # the sentence denies in another of its statements than the one the claim
                 # retells ("... minus a fee of €10; no fee is charged if ...")
+                neg = None
+            elif _denied_of_another(claim, sent, neg[1]):
                 neg = None
         if neg is not None:
             issue, tok = neg

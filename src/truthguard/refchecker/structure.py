@@ -38,12 +38,14 @@ __all__ = [
     "counted",
     "denies_otherwise",
     "direction_at",
+    "doers",
     "frames",
     "moves",
     "negated_at",
     "negated_verb_at",
     "negated_verbs",
     "negated_word",
+    "only_doers",
     "parse",
     "remark",
     "states_plainly",
@@ -373,6 +375,47 @@ def negated_verb_at(text: str, start: int, end: int) -> str | None:
         if start <= tok.idx < end and tok.dep_ == "neg":
             return tok.head.lemma_.casefold()
     return None
+
+
+def doers(text: str, verb: str) -> list[frozenset[str]]:
+    """For each use of the verb ``verb`` (a lemma) in ``text``, the content lemmas of its
+    subject (a verb joined to another by "and" / "but" shares its subject: "free users can join
+    a budget but can't create one"); an empty set where the parse shows none."""
+    out = []
+    for tok in parse(text):
+        if tok.lemma_.casefold() != verb or tok.pos_ not in ("VERB", "AUX"):
+            continue
+        head, subject = tok, _subject(tok)
+        while subject is None and head.dep_ == "conj" and head.head is not head:
+            head = head.head
+            subject = _subject(head)
+        words = (
+            frozenset(
+                t.lemma_.casefold()
+                for t in subject.subtree
+                if not t.is_stop and t.pos_ in ("NOUN", "PROPN", "ADJ")
+            )
+            if subject is not None
+            else frozenset()
+        )
+        out.append(words)
+    return out
+
+
+def only_doers(text: str, verb: str) -> bool:
+    """Whether ``text`` gives the verb ``verb`` (a lemma) to some doers only ("only Plus
+    subscribers can create one", "only the owner may delete it"): "only" stands before the
+    verb in its clause. Denying the verb of the others then agrees with it."""
+    doc = parse(text)
+    for tok in doc:
+        if tok.lemma_.casefold() != verb or tok.pos_ not in ("VERB", "AUX"):
+            continue
+        for left in reversed(doc[: tok.i]):
+            if left.is_punct or left.lower_ in ("and", "but", "or", "while", "whereas"):
+                break
+            if left.lower_ == "only":
+                return True
+    return False
 
 
 _AUXILIARY = frozenset(
