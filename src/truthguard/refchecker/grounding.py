@@ -29,6 +29,7 @@ content word matches nothing closely (below ``word_floor``) or the precision is 
 from __future__ import annotations
 
 import difflib
+import os as _os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -60,7 +61,7 @@ from truthguard.refchecker._analysis import Analysed, analyse
 from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
-from truthguard.refchecker._numbers import bound_span
+from truthguard.refchecker._numbers import UNIT_WORDS, bound_span
 from truthguard.refchecker.derived import derived
 from truthguard.refchecker.softmatch import SoftMatcher
 from truthguard.refchecker.structure import (
@@ -79,6 +80,7 @@ from truthguard.refchecker.structure import (
     states_plainly,
     subject_name,
     value_contexts,
+    value_heads,
 )
 
 __all__ = [
@@ -644,6 +646,76 @@ def _retold_otherwise(
     return other
 
 
+def _head_rival(
+    fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]]
+) -> tuple[int, Fact] | None:
+    """The value the sources give the word the claim's ``fact`` measures, when the sources
+    state ``fact`` only of other words: "a ride can *last* up to 48 hours" where "a ride may
+    *last* at most 24 hours" and 48 hours is the time to report a theft; "a 14-day account
+    *suspension*" where the account is *suspended* for 7 days and 14 days is how old unpaid
+    charges may get. What a value measures is the first verb, noun or adjective up its parse
+    (:func:`~truthguard.refchecker.structure.value_heads`), compared as a word or another
+    form of it."""
+    if (
+        not _ENV_HEAD
+        or fact.kind != "number"
+        or ordinal(fact)
+        or year(fact)
+        or _in_date(fact, claim)
+    ):
+        return None
+    same, rivals = _statements(fact, claim, sents)
+    if not same or not rivals:
+        return None
+    (mine,) = value_heads(claim.text, [(fact.start, fact.end)], UNIT_WORDS)
+    if mine is None:
+        return None
+    texts = dict(sents)
+    heads: dict[tuple[int, int], str | None] = {}
+    for k in dict.fromkeys(k for k, _ in same + rivals):
+        facts = [g for g in texts[k].facts if _one_sort(fact, claim, g, texts[k])]
+        for g, h in zip(
+            facts,
+            value_heads(texts[k].text, [(g.start, g.end) for g in facts], UNIT_WORDS),
+            strict=True,
+        ):
+            heads[k, g.start] = h
+    if any(_same_word(mine, heads.get((k, g.start))) for k, g in same):
+        return None
+    return next(((k, g) for k, g in rivals if _same_word(mine, heads.get((k, g.start)))), None)
+
+
+_ENV_HEAD = _os.environ.get("TG_HEAD", "1") == "1"
+
+
+_ENV_HEAD = _os.environ.get("TG_HEAD", "1") == "1"
+
+
+def _same_word(a: str | None, b: str | None) -> bool:
+    """One word, or two forms of one ("suspension" / "suspend"; four letters or more)."""
+    if a is None or b is None:
+        return False
+    return a == b or (min(len(a), len(b)) >= 4 and _one_stem(a, b))
+
+
+def _statements(
+    fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]]
+) -> tuple[list[tuple[int, Fact]], list[tuple[int, Fact]]]:
+    """The statements in ``sents`` of ``fact``'s value, and of the other values of its sort
+    the claim does not give: ``(same, rivals)``, each ``(sentence index, value)``."""
+    same: list[tuple[int, Fact]] = []
+    rivals: list[tuple[int, Fact]] = []
+    for k, e in sents:
+        for g in e.facts:
+            if not _one_sort(fact, claim, g, e):
+                continue
+            if fact_in(fact, [g], _NONE, _NONE):
+                same.append((k, g))
+            elif not fact_in(g, claim.facts, claim.norms, claim.stems):
+                rivals.append((k, g))
+    return same, rivals
+
+
 def _slot_rival(
     fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]]
 ) -> tuple[int, Fact] | None:
@@ -660,16 +732,7 @@ def _slot_rival(
     more of them than every statement of the claim's own, and a third of them at least."""
     if fact.kind != "number" or ordinal(fact) or year(fact) or _in_date(fact, claim):
         return None  # a year dates an event: the sources' other years date others
-    same: list[tuple[int, Fact]] = []
-    rivals: list[tuple[int, Fact]] = []
-    for k, e in sents:
-        for g in e.facts:
-            if not _one_sort(fact, claim, g, e):
-                continue
-            if fact_in(fact, [g], _NONE, _NONE):
-                same.append((k, g))
-            elif not fact_in(g, claim.facts, claim.norms, claim.stems):
-                rivals.append((k, g))
+    same, rivals = _statements(fact, claim, sents)
     if not same or not rivals:
         return None
     mine = [f for f in claim.facts if f is fact or _one_sort(fact, claim, f, claim)]
@@ -928,7 +991,7 @@ def ground_claim(
         # a value the sources state of something else, put in this claim's slot, and one they
         # state only as the value before a change
         flagged = {(i.start, i.end) for i in issues}
-        for find in (_slot_rival, _changed):
+        for find in (_slot_rival, _head_rival, _changed):
             for fact in claim.facts:
                 found = None if (fact.start, fact.end) in flagged else find(fact, claim, near_at)
                 if found is not None:
@@ -938,6 +1001,7 @@ def ground_claim(
                     issues.append(
                         Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev)
                     )
+                    flagged.add((fact.start, fact.end))
         read = _moved_the_other_way(claim, sentences, near_at)
         read += _done_by_another(claim, sentences, near_at)
         issues += [i for i in read if not any(i.start < j.end and j.start < i.end for j in issues)]

