@@ -668,10 +668,10 @@ def _head_rival(
     if not same or not rivals:
         return None
     (mine,) = value_heads(claim.text, [(fact.start, fact.end)], UNIT_WORDS)
-    if mine is None:
+    if not mine:
         return None
     texts = dict(sents)
-    heads: dict[tuple[int, int], str | None] = {}
+    heads: dict[tuple[int, int], frozenset[str]] = {}
     for k in dict.fromkeys(k for k, _ in same + rivals):
         facts = [g for g in texts[k].facts if _one_sort(fact, claim, g, texts[k])]
         for g, h in zip(
@@ -680,9 +680,13 @@ def _head_rival(
             strict=True,
         ):
             heads[k, g.start] = h
-    if any(_same_word(mine, heads.get((k, g.start))) for k, g in same):
+
+    def meets(k: int, g: Fact) -> bool:
+        return any(_same_word(a, b) for a in mine for b in heads.get((k, g.start), ()))
+
+    if any(meets(k, g) for k, g in same):
         return None
-    return next(((k, g) for k, g in rivals if _same_word(mine, heads.get((k, g.start)))), None)
+    return next(((k, g) for k, g in rivals if meets(k, g)), None)
 
 
 _ENV_HEAD = _os.environ.get("TG_HEAD", "1") == "1"
@@ -691,10 +695,8 @@ _ENV_HEAD = _os.environ.get("TG_HEAD", "1") == "1"
 _ENV_HEAD = _os.environ.get("TG_HEAD", "1") == "1"
 
 
-def _same_word(a: str | None, b: str | None) -> bool:
+def _same_word(a: str, b: str) -> bool:
     """One word, or two forms of one ("suspension" / "suspend"; four letters or more)."""
-    if a is None or b is None:
-        return False
     return a == b or (min(len(a), len(b)) >= 4 and _one_stem(a, b))
 
 

@@ -405,17 +405,19 @@ def doers(text: str, verb: str) -> list[frozenset[str]]:
 
 def value_heads(
     text: str, spans: Sequence[tuple[int, int]], units: frozenset[str]
-) -> list[str | None]:
-    """For each value of ``text`` at ``spans``, the lemma of the word it measures or qualifies:
-    up its dependency path past its unit (a lemma in ``units``) and prepositions to the first
-    verb, noun or adjective ("a 14-day account *suspension*", "*suspended* for 7 days", "a ride
-    can *last* up to 24 hours", "*older* than 14 days"); None where the path holds none."""
+) -> list[frozenset[str]]:
+    """For each value of ``text`` at ``spans``, the lemmas of the words it measures or
+    qualifies: up its dependency path past its unit (a lemma in ``units``) and prepositions,
+    the first verb, noun or adjective ("a 14-day account *suspension*", "*suspended* for 7
+    days", "*older* than 14 days"), with the subject of that verb ("the refresh *interval* is
+    *set* to 1 second"; of a copula, the subject alone: "the *interval* is 1 second").
+    Empty where the path holds none."""
     doc = parse(text)
-    out: list[str | None] = []
+    out: list[frozenset[str]] = []
     for start, end in spans:
         own = [t for t in doc if t.idx < end and start < t.idx + len(t.text)]
         tok = own[-1] if own else None
-        head = None
+        heads: set[str] = set()
         for _ in range(6):
             if tok is None or tok.head is tok:
                 break
@@ -425,10 +427,15 @@ def value_heads(
                 continue  # the value's own tokens
             if tok.pos_ in ("ADP", "PART", "DET", "NUM", "SYM", "PUNCT") or lemma in units:
                 continue
-            if tok.pos_ in ("VERB", "NOUN", "ADJ", "PROPN") and lemma not in _AUXILIARY:
-                head = lemma
+            if tok.pos_ in ("VERB", "NOUN", "ADJ", "PROPN", "AUX"):
+                if lemma not in _AUXILIARY:
+                    heads.add(lemma)
+                if tok.pos_ in ("VERB", "AUX"):
+                    subject = _subject(tok)
+                    if subject is not None and subject.pos_ in ("NOUN", "PROPN"):
+                        heads.add(subject.lemma_.casefold())
             break
-        out.append(head)
+        out.append(frozenset(heads))
     return out
 
 
