@@ -1663,32 +1663,3 @@ def test_a_verb_denied_of_other_doers_is_no_flip(claim, flipped):
     sentence = "Visitors cannot park in the east lot; staff may use it after 6pm."
     issues = _against(claim, sentence).issues
     assert any(i.kind == "negation" for i in issues) == flipped, issues
-
-
-_BIKES = [
-    "Riding. A ride may last at most 24 hours; bikes not returned by then are treated as lost, "
-    "and a €400 charge is made unless the bike is reported stolen within 48 hours.",
-    "Suspensions. Accounts with unpaid charges older than 14 days are suspended; after three "
-    "parking violations within 30 days, the account is suspended for 7 days.",
-]
-
-
-@pytest.mark.parametrize(
-    ("answer", "theirs"),
-    [
-        ("A ride can last up to 48 hours.", "24"),
-        ("Three parking violations within 30 days lead to a 14-day account suspension.", "7"),
-        # the value the sources give the word the claim's value measures
-        ("A ride can last up to 24 hours.", None),
-        ("A stolen bike must be reported within 48 hours.", None),
-        ("Three parking violations within 30 days lead to a 7-day account suspension.", None),
-    ],
-)
-def test_a_value_stated_only_of_other_words_is_another_s(answer, theirs):
-    result = RefChecker().invoke(
-        {"question": "What are the rules?", "answer": answer, "contexts": _BIKES}
-    )
-    found = [i for c in result.details["claims"] for i in c["issues"]]
-    other = [i["evidence"]["text"] for i in found if i["relation"] == "other_value"]
-    assert other == ([theirs] if theirs else []), found
-    assert result.passing == (theirs is None)

