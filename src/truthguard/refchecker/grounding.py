@@ -719,12 +719,11 @@ def _slot_rival(
 
 
 _LEADS = frozenset(
-    (
-        *("within", "after", "before", "by", "for", "of", "to", "at", "under", "over", "than"),
-        *("from", "until", "in", "every", "per", "least", "most", "about", "around", "only"),
-    )
+    ("within", "after", "before", "until", "under", "over", "than", "least", "most", "every")
 )
-"""Words that open a value's slot ("*within* 10 days", "*every* 3 weeks", "at *least* 18")."""
+"""Words that open a value's slot by a bound, a deadline or a period ("*within* 10 days",
+"*over* 6 m", "at *least* 18", "*every* 3 weeks"); "of", "to", "in" or "for" open too many
+relations to tell one slot from another."""
 
 
 def _lead(text: Analysed, fact: Fact) -> str | None:
