@@ -1654,9 +1654,9 @@ def test_a_party_named_by_its_defined_term_is_the_same_doer():
     ("claim", "flipped"),
     [
         ("Only staff can park in the east lot.", False),
-        ("Members can park in the east lot.", False),
-        # the doer the sentence denies it of
+        # the doer the sentence denies it of, alone or not
         ("Visitors can park in the east lot.", True),
+        ("Only visitors can park in the east lot.", True),
     ],
 )
 def test_a_verb_denied_of_other_doers_is_no_flip(claim, flipped):

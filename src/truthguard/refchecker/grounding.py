@@ -576,22 +576,15 @@ def _changed(
 
 
 def _denied_of_another(claim: Analysed, sent: Analysed, cue: Any) -> bool:
-    """Whether the sentence's negation ``cue`` denies its verb of another doer than the claim
-    gives that verb: the claim gives it to some only ("only Plus subscribers can create one" of
-    "free users ... can't create one"), or no subject the parse gives the verb on one side
-    shares a word with one on the other ("members can park" of "visitors cannot park")."""
+    """Whether the sentence's negation ``cue`` denies its verb of others than the claim gives
+    that verb to alone ("only Plus subscribers can create one" of "free users ... can't create
+    one"): the claim's "only" stands before the verb, and no subject the parse gives the verb
+    there shares a word with one it gives the verb in the sentence."""
     verb = negated_verb_at(sent.text, cue.start, cue.end)
-    if verb is None:
+    if verb is None or not only_doers(claim.text, verb):
         return False
-    if only_doers(claim.text, verb):
-        return True  # "only Plus subscribers can create one": the others cannot
     theirs, mine = doers(sent.text, verb), doers(claim.text, verb)
-    return (
-        bool(theirs and mine)
-        and all(theirs)
-        and all(mine)
-        and not any(a & b for a in theirs for b in mine)
-    )
+    return not any(a & b for a in theirs for b in mine)
 
 
 def _alike(fact: Fact, text: Analysed) -> list[Fact]:
