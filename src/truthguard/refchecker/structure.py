@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from truthguard.memory import memoised
-from truthguard.refchecker._spacy import ZonedParser, without_torch
+from truthguard.refchecker._spacy import ZonedParser, load, without_torch
 
 __all__ = [
     "MODELS",
@@ -76,7 +76,7 @@ def _pipeline() -> Any:
     for name in MODELS:
         try:
             # named entities are not read: entity types come from the word lists
-            return spacy.load(name, exclude=["ner"])
+            return load(spacy, name, exclude=["ner"])
         except OSError:
             continue
     raise StructureUnavailableError(
