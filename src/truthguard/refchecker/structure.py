@@ -16,6 +16,9 @@ Readers:
 - :func:`value_contexts`: for each of several values of one sentence, the words the parse ties
   to it rather than to the others ("rounded up to the next 15 minutes, with a minimum of 30
   minutes per page": "round" and "next" go with 15, "minimum" and "page" with 30).
+- :func:`doers` / :func:`only_doers`: who a verb is given to, and whether a text gives it to
+  some alone ("only Plus subscribers can create one"), so that a sentence denying it of others
+  ("free users can't create one") says no otherwise.
 """
 
 from __future__ import annotations
