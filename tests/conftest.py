@@ -55,9 +55,7 @@ def _isolated_home(tmp_path_factory, monkeypatch):
 def embed_in_new_process(embedder):
     """Embed one text in a fresh interpreter: (backend used, the vector's norm, heavy modules
     it imported). The export is made here first, so the new process only loads it."""
-    import json
-    import subprocess
-    import sys
+    from doubles import fresh_interpreter
 
     embedder.warm_up()
 
@@ -71,11 +69,7 @@ def embed_in_new_process(embedder):
             "print(json.dumps([s.backend, float(v[0] @ v[0]), "
             "sorted(m for m in heavy if m in sys.modules)]))\n"
         )
-        out = subprocess.run(
-            [sys.executable, "-c", code], env=dict(os.environ), capture_output=True, text=True
-        )
-        assert out.returncode == 0, out.stderr
-        backend_used, norm, heavy = json.loads(out.stdout.strip().splitlines()[-1])
+        backend_used, norm, heavy = fresh_interpreter(code)
         return backend_used, norm, heavy
 
     return run

