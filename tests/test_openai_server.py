@@ -91,18 +91,12 @@ def timeout_for(kind: str) -> float:
     return STALL_TIMEOUT if kind == "stall" else 5.0
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture()
 def server():
+    # One server per test: a call abandoned by a cancelled sync check reaches (at most) the
+    # closed server of its own test, never the next test's request log.
     with OpenAIServer(reply=reply) as s:
         yield s
-
-
-@pytest.fixture(autouse=True)
-def _fresh(server):
-    server.faults = []
-    server.reset()
-    yield
-    server.wait_quiet()  # a call abandoned by a cancelled sync check must not land in the next test
 
 
 def build(name: str, model, embedder, store_factory, settings: LLMSettings = FAST):
