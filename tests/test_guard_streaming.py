@@ -271,8 +271,8 @@ def test_filter_with_repair_policies_is_refused_in_a_streaming_guard():
 
 @pytest.mark.parametrize("check_loop", ["caller", "truthguard"])
 async def test_a_blocked_loop_decides_a_sentence_deadline_late_and_releases_nothing(check_loop):
-    """Each sentence check is one ChatOpenAI call answered in 0.1 s, the deadline is 1 s, and
-    the caller's loop is busy for 2 s from the moment the first check is sent: that check is
+    """Each sentence check is one ChatOpenAI call answered in 0.1 s, the deadline is 0.5 s,
+    and the caller's loop is busy for 1 s from the moment the first check is sent: that check is
     decided late (a time-out, the stream stops), with the deprecated
     ``check_loop="truthguard"`` too (it warns and changes nothing)."""
     from truthguard.testing import OpenAIServer
@@ -291,14 +291,14 @@ async def test_a_blocked_loop_decides_a_sentence_deadline_late_and_releases_noth
         warns = pytest.warns(DeprecationWarning) if check_loop == "truthguard" else nullcontext()
         with warns:
             guard = StreamingGuard(
-                chain=chain, detector=checker, check_timeout=1.0, check_loop=check_loop
+                chain=chain, detector=checker, check_timeout=0.5, check_loop=check_loop
             )
 
         async def saturate() -> None:
             while not any(not str(r.messages[-1]["content"]).startswith("Q:") for r in
                           server.requests):  # fmt: skip
                 await asyncio.sleep(0.005)
-            time.sleep(2.0)  # a loop saturated by other requests' work
+            time.sleep(1.0)  # a loop saturated by other requests' work
 
         out, _ = await asyncio.gather(guard.ainvoke({"question": "What shines?"}), saturate())
     assert out.passing is False
@@ -424,9 +424,7 @@ async def test_a_hanging_chain_ends_at_the_guards_timeout(entry):
             return list(guard.stream("What shines?"))[-1].result
         return [c async for c in guard.astream("What shines?")][-1].result
 
-    with OpenAIServer(
-        reply="The sun shines. It is warm.", faults=[Fault("stall", stall_seconds=30)]
-    ) as server:
+    with OpenAIServer(reply="The sun shines. It is warm.") as server:
         model = server.chat_model(max_retries=0, timeout=60, streaming=True)
         guard = StreamingGuard(
             chain=model | StrOutputParser(),
@@ -435,6 +433,7 @@ async def test_a_hanging_chain_ends_at_the_guards_timeout(entry):
             timeout=1.0,
         )
         await run(guard)  # warm: the client and its imports
+        server.faults = [Fault("stall", stall_seconds=30)]  # from now on it hangs
         elapsed, out = await least_time(lambda: run(guard), 1.1)
         if entry.startswith("a"):  # the chain's request was closed, not left to hang
             assert server.wait_idle(1.0)

@@ -561,8 +561,8 @@ def test_each_verdict_is_a_gen_ai_evaluation_event_on_the_current_span(index):
 
 @pytest.mark.parametrize("check_loop", ["caller", "truthguard"])
 async def test_a_blocked_callers_loop_decides_the_deadline_late_never_a_pass(index, check_loop):
-    """The answer and the check are ChatOpenAI calls answered in 0.1 s, the deadline is 1 s,
-    and the caller's loop is busy for 2 s from the moment the check is sent: the verdict is
+    """The answer and the check are ChatOpenAI calls answered in 0.1 s, the deadline is
+    0.5 s, and the caller's loop is busy for 1 s from the moment the check is sent: the verdict is
     decided late (a time-out), with the deprecated ``check_loop="truthguard"`` too (it warns
     and changes nothing)."""
     pytest.importorskip("langchain_openai")
@@ -583,14 +583,14 @@ async def test_a_blocked_callers_loop_decides_the_deadline_late_never_a_pass(ind
             guarded = GuardedQueryEngine(
                 query_engine=index.as_query_engine(llm=llm, similarity_top_k=2),
                 detectors=checker,
-                check_timeout=1.0,
+                check_timeout=0.5,
                 check_loop=check_loop,
             )
 
         async def saturate() -> None:
             while not any(r.messages[-1]["content"] == answer for r in server.requests):
                 await asyncio.sleep(0.005)
-            time.sleep(2.0)  # a loop saturated by other requests' work
+            time.sleep(1.0)  # a loop saturated by other requests' work
 
         response, _ = await asyncio.gather(guarded.aquery(QUESTION), saturate())
     result = _result(response)
