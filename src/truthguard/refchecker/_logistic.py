@@ -15,16 +15,15 @@ from pathlib import Path
 from typing import Any, ClassVar, Self
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, field_validator
 
 __all__ = [
+    "FeatureModel",
     "SavedModel",
     "balanced_weights",
-    "check_features",
     "fit_folded",
     "fit_logistic",
     "fit_named",
-    "log_odds",
 ]
 
 
@@ -107,25 +106,40 @@ def balanced_weights(y: np.ndarray) -> np.ndarray:
     return np.where(y > 0, 0.5 / pos, 0.5 / (len(y) - pos)) * len(y)
 
 
-def check_features(v: dict[str, float], names: Sequence[str]) -> dict[str, float]:
-    """A coefficient / mean / scale mapping, refused unless it has every feature and finite
-    values (for a pydantic validator)."""
-    missing = [f for f in names if f not in v]
-    if missing:
-        raise ValueError(f"missing features {missing}")
-    if not all(math.isfinite(x) for x in v.values()):
-        raise ValueError("must be finite numbers")
-    return v
+class FeatureModel(BaseModel):
+    """A logistic model over named features, each read on its standardised scale (the fields
+    :func:`fit_named` returns)."""
 
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    feature_names: ClassVar[tuple[str, ...]]
+    """The features the model reads, in order."""
 
-def log_odds(model: Any, features: Mapping[str, float], names: Sequence[str]) -> float:
-    """The log-odds a fitted model (``coefficients``, ``means``, ``scales``, ``intercept``)
-    gives one row of ``features``, read on their standardised scale."""
-    z = model.intercept
-    for name in names:
-        x = (float(features[name]) - model.means[name]) / (model.scales[name] or 1.0)
-        z += model.coefficients[name] * x
-    return z
+    coefficients: dict[str, float]
+    """One weight per feature (on standardised features)."""
+    means: dict[str, float]
+    """Feature means used to standardise."""
+    scales: dict[str, float]
+    """Feature standard deviations used to standardise."""
+    intercept: float
+    """The model's intercept."""
+
+    @field_validator("coefficients", "means", "scales")
+    @classmethod
+    def _all_features(cls, v: dict[str, float]) -> dict[str, float]:
+        missing = [f for f in cls.feature_names if f not in v]
+        if missing:
+            raise ValueError(f"missing features {missing}")
+        if not all(math.isfinite(x) for x in v.values()):
+            raise ValueError("must be finite numbers")
+        return v
+
+    def logit(self, features: Mapping[str, float]) -> float:
+        """The log-odds of one row of ``features``."""
+        z = self.intercept
+        for name in self.feature_names:
+            x = (float(features[name]) - self.means[name]) / (self.scales[name] or 1.0)
+            z += self.coefficients[name] * x
+        return z
 
 
 def fit_named(

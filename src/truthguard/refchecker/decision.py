@@ -24,22 +24,17 @@ ones as possible. Refit them on your own labelled answers with :meth:`GroundingD
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
-from truthguard.refchecker._logistic import (
-    check_features,
-    fit_named,
-    log_odds,
-)
+from truthguard.refchecker._logistic import FeatureModel, SavedModel, fit_named
 from truthguard.refchecker.claimkind import attribution_names, hedged_at
+from truthguard.refchecker.support import claim_numbers
 
 __all__ = [
     "FEATURES",
@@ -90,18 +85,6 @@ _LATER_FEATURES = ("worst_missing", "claims_half_missing", "any_half_missing")
 weight, so it decides as it did."""
 
 
-def _claim_numbers(claim: Mapping[str, Any]) -> dict[str, Any]:
-    raw = claim.get("checker_output")
-    if isinstance(raw, str):
-        try:
-            parsed = json.loads(raw)
-        except json.JSONDecodeError:
-            parsed = {}
-        if isinstance(parsed, dict):
-            return parsed
-    return {}
-
-
 def answer_features(claims: Sequence[Mapping[str, Any]]) -> dict[str, float] | None:
     """The features of one answer from its checked claims (as in ``details["claims"]``).
 
@@ -119,7 +102,7 @@ def answer_features(claims: Sequence[Mapping[str, Any]]) -> dict[str, float] | N
     precisions: list[float] = []
     cosines: list[float] = []
     for c in claims:
-        numbers = _claim_numbers(c)
+        numbers = claim_numbers(c)
         if "n_facts" not in numbers or "precision" not in numbers:
             return None
         entailed += c.get("label") == "Entailment"
@@ -285,7 +268,7 @@ def retelling_deviation(
                 continue  # "So why doesn't the plan do more?", "No problem!": nothing denied
             return c
         if c.get("label") == "Neutral":
-            numbers = _claim_numbers(c)
+            numbers = claim_numbers(c)
             if float(numbers.get("cosine", 0.0)) >= cosine:
                 return c
             if float(numbers.get("copied", 0.0)) >= copied and _missing_facts(c):
@@ -299,7 +282,7 @@ def _copied_conflict(claim: Mapping[str, Any], copied: float) -> bool:
     sentence's: an evidence sentence retold word for word with one fact changed."""
     if claim.get("label") != "Contradiction" or claim.get("kind", "fact") != "fact":
         return False
-    if float(_claim_numbers(claim).get("copied", 0.0)) < copied:
+    if float(claim_numbers(claim).get("copied", 0.0)) < copied:
         return False
     return any(
         i.get("relation") == "conflict" and i.get("kind") in (*_FACT_KINDS, "negation")
@@ -355,7 +338,7 @@ def invented(claim: Mapping[str, Any]) -> bool:
     hedged numbers ("more than 10 times") are left out: an op-ed's author or a rounded figure
     is often missing from a correct summary's source, an invented person or date is not.
     """
-    numbers = _claim_numbers(claim)
+    numbers = claim_numbers(claim)
     n_facts = int(numbers.get("n_facts", 0) or 0)
     issues = claim.get("issues") or []
     if n_facts == 0:
@@ -374,24 +357,11 @@ def invented(claim: Mapping[str, Any]) -> bool:
     return bool(_missing_facts(claim))
 
 
-def _default_path() -> Any:
-    return files("truthguard.refchecker") / "decision.json"
+class FormModel(FeatureModel):
+    """A logistic model from answer features (:data:`FEATURES`) to log-odds of hallucination
+    (standardised features, one weight each)."""
 
-
-class FormModel(BaseModel):
-    """A logistic model from answer features to log-odds of hallucination (standardised
-    features, one weight each)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    coefficients: dict[str, float]
-    """One weight per feature of :data:`FEATURES` (on standardised features)."""
-    means: dict[str, float]
-    """Feature means used to standardise."""
-    scales: dict[str, float]
-    """Feature standard deviations used to standardise."""
-    intercept: float
-    """The model's intercept."""
+    feature_names = FEATURES
 
     @field_validator("coefficients", "means", "scales", mode="before")
     @classmethod
@@ -401,17 +371,8 @@ class FormModel(BaseModel):
             v = {**dict.fromkeys((f for f in _LATER_FEATURES if f not in v), fill), **v}
         return v
 
-    @field_validator("coefficients", "means", "scales")
-    @classmethod
-    def _all_features(cls, v: dict[str, float]) -> dict[str, float]:
-        return check_features(v, FEATURES)
 
-    def logit(self, features: Mapping[str, float]) -> float:
-        """The model's log-odds of hallucination for one answer's features."""
-        return log_odds(self, features, FEATURES)
-
-
-class GroundingDecision(FormModel):
+class GroundingDecision(FormModel, SavedModel):
     """A logistic model from answer features to ``P(hallucinated)``, with its threshold; each
     form of answer (see :func:`answer_form`) may have a model of its own in :attr:`forms`.
 
@@ -420,6 +381,9 @@ class GroundingDecision(FormModel):
         >>> 0.0 < d.probability({name: 0.0 for name in FEATURES}) < 1.0
         True
     """
+
+    packaged = "decision.json"
+    indent = 1
 
     threshold: float = Field(default=0.5, gt=0.0, lt=1.0)
     """``P(hallucinated)`` at or above which the answer is hallucinated."""
@@ -504,18 +468,9 @@ class GroundingDecision(FormModel):
         return v
 
     @classmethod
-    def default(cls) -> GroundingDecision:
-        """The packaged decision (fitted on HaluEval's development half)."""
-        return _load_default()
-
-    @classmethod
     def load(cls, path: str | Path) -> GroundingDecision:
-        """A decision saved with :meth:`save`."""
+        """A decision saved with :meth:`save` (a file that is no JSON is a validation error)."""
         return cls.model_validate_json(Path(path).read_text(encoding="utf-8"))
-
-    def save(self, path: str | Path) -> None:
-        """Write the decision as JSON."""
-        Path(path).write_text(self.model_dump_json(indent=1) + "\n", encoding="utf-8")
 
     def probability(
         self, features: Mapping[str, float], *, chat: bool = False, form: str | None = None
@@ -564,13 +519,3 @@ class GroundingDecision(FormModel):
             what=("hallucinated", "hallucinated", "correct answers"),
         )
         return cls(**fitted, threshold=threshold, fitted_on=fitted_on)
-
-
-_DEFAULT: GroundingDecision | None = None
-
-
-def _load_default() -> GroundingDecision:
-    global _DEFAULT
-    if _DEFAULT is None:
-        _DEFAULT = GroundingDecision.model_validate_json(_default_path().read_text("utf-8"))
-    return _DEFAULT

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path, PurePath
 from typing import Any, Literal
 
@@ -29,7 +28,7 @@ from truthguard.refchecker.grounding import analyse
 from truthguard.refchecker.remarks import RemarkModel, read_remarks
 from truthguard.refchecker.retrieval import Retrieval, aretrieve, lexical_candidates
 from truthguard.refchecker.segment import Segment, segment_references, split_sentences
-from truthguard.refchecker.support import SupportModel, answer_probability
+from truthguard.refchecker.support import SupportModel, answer_probability, claim_numbers
 from truthguard.result import DetectionResult, Label
 from truthguard.similarity import EmbeddingSimilarity, embedding_cache, get_default_similarity
 from truthguard.store import ArtifactStore
@@ -69,10 +68,7 @@ def _aligned(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
     checker's output), which the fitted decision was fitted on; others as they are."""
     out = []
     for c in claims:
-        raw = c.get("checker_output")
-        aligned = None
-        if isinstance(raw, str) and '"aligned"' in raw:
-            aligned = json.loads(raw).get("aligned")
+        aligned = claim_numbers(c).get("aligned")
         out.append({**c, "label": aligned} if aligned else c)
     return out
 
@@ -623,14 +619,10 @@ def _least_meaning(claims: list[dict[str, Any]]) -> dict[str, Any] | None:
     and text; None when no claim's meaning was read."""
     least: tuple[float, str] | None = None
     for c in claims:
-        raw = c.get("checker_output")
-        if c.get("kind") != "fact" or not isinstance(raw, str):
+        z = claim_numbers(c).get("meaning")
+        if c.get("kind") != "fact" or not isinstance(z, int | float):
             continue
-        try:
-            z = json.loads(raw).get("meaning")
-        except (json.JSONDecodeError, AttributeError):
-            continue
-        if isinstance(z, int | float) and (least is None or z < least[0]):
+        if least is None or z < least[0]:
             least = (float(z), c.get("sentence") or c["claim"])
     return None if least is None else {"log_odds": round(least[0], 4), "sentence": least[1]}
 

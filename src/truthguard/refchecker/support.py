@@ -27,22 +27,17 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import Field
 
 from truthguard.refchecker._lemmas import lemmas
-from truthguard.refchecker._logistic import (
-    SavedModel,
-    check_features,
-    fit_logistic,
-    fit_named,
-    log_odds,
-)
+from truthguard.refchecker._logistic import FeatureModel, SavedModel, fit_logistic, fit_named
 
 __all__ = [
     "CLAIM_FEATURES",
     "SupportModel",
     "answer_probability",
     "claim_features",
+    "claim_numbers",
     "fact_unsupported",
     "fit_logistic",
 ]
@@ -82,6 +77,20 @@ FOREIGN = 0.4
 _NUMBER_KINDS = ("number", "month")
 _NAME_KINDS = ("name", "title")
 _NOT_FOUND = ("ungrounded", "other_value")
+
+
+def claim_numbers(claim: Mapping[str, Any]) -> dict[str, Any]:
+    """What the checker wrote of a checked claim (as in ``details["claims"]``): its
+    ``checker_output`` read as a JSON object; empty when it is none (an LLM's label)."""
+    raw = claim.get("checker_output")
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError:
+            parsed = {}
+        if isinstance(parsed, dict):
+            return parsed
+    return {}
 
 
 def claim_features(numbers: Mapping[str, Any], issues: Sequence[Mapping[str, Any]]) -> dict:
@@ -191,19 +200,14 @@ FACT_P = 0.99
 """``P(unsupported)`` of a claim whose facts alone leave it unsupported."""
 
 
-class SupportModel(SavedModel):
+class SupportModel(FeatureModel, SavedModel):
     """``P(unsupported)`` of a claim from :data:`CLAIM_FEATURES`, and the cuts that decide a
     claim and an answer by it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    feature_names = CLAIM_FEATURES
     packaged = "support.json"
     indent = 1
 
-    coefficients: dict[str, float]
-    """One weight per feature (on standardised features)."""
-    means: dict[str, float]
-    scales: dict[str, float]
-    intercept: float
     claim_threshold: float = Field(default=0.5, gt=0.0, lt=1.0)
     """A claim at or above this ``P(unsupported)`` is labelled Neutral (Contradiction when it
     has a conflict), below it Entailment."""
@@ -211,14 +215,9 @@ class SupportModel(SavedModel):
     """An answer whose least supported claim reaches this is hallucinated."""
     fitted_on: str = ""
 
-    @field_validator("coefficients", "means", "scales")
-    @classmethod
-    def _all_features(cls, v: dict[str, float]) -> dict[str, float]:
-        return check_features(v, CLAIM_FEATURES)
-
     def probability(self, features: Mapping[str, float]) -> float:
         """``P(unsupported)`` of one claim."""
-        z = log_odds(self, features, CLAIM_FEATURES)
+        z = self.logit(features)
         return 1.0 / (1.0 + math.exp(-max(min(z, 30.0), -30.0)))
 
     @classmethod
@@ -256,7 +255,6 @@ def answer_probability(claims: Sequence[Mapping[str, Any]]) -> tuple[float, int]
     remarks: tuple[float, int] | None = None
     for k, c in enumerate(claims):
         kind = c.get("kind", "fact")
-        raw = c.get("checker_output")
         if kind == "hedge" and c.get("mode") == "grounding":
             # a remark's own negation is about the sources ("doesn't say"), not set against them
             issues = [i for i in c.get("issues") or () if i.get("kind") != "negation"]
@@ -266,10 +264,7 @@ def answer_probability(claims: Sequence[Mapping[str, Any]]) -> tuple[float, int]
             continue
         if kind != "fact":
             continue
-        try:
-            p = json.loads(raw).get("p_unsupported") if isinstance(raw, str) else None
-        except (json.JSONDecodeError, AttributeError):
-            p = None
+        p = claim_numbers(c).get("p_unsupported")
         if p is None:
             continue
         if best is None or p > best[0]:
