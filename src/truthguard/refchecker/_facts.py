@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from truthguard.refchecker._names import (
     FUNCTION_WORDS,
-    common_words,
     honorific,
     names,
     negations,
@@ -38,7 +37,6 @@ __all__ = [
     "FUNCTION_WORDS",
     "Fact",
     "Token",
-    "common_words",
     "covered",
     "extract_facts",
     "fold",

@@ -634,7 +634,7 @@ class LocalChecker(ClaimChecker):
         store: ArtifactStore | None,
     ) -> list[ClaimVerdict]:
         if self.nli is not None:
-            return await asyncio.to_thread(self._nli_check, claims, retrieval)
+            return await asyncio.to_thread(_nli_verdicts, self, claims, retrieval, self._nli_scores)
         if self.grounding:
             return await asyncio.to_thread(self._ground_all, claims, retrieval, question)
         threshold = 0.6 if self.entailment_threshold is None else self.entailment_threshold
@@ -767,29 +767,33 @@ class LocalChecker(ClaimChecker):
             i: model.log_odds(vec[t], np.array([vec[x] for x in pools[i]])) for i, t in read.items()
         }
 
-    def _nli_check(self, claims: list[Claim], retrieval: Retrieval) -> list[ClaimVerdict]:
-        pairs = [
-            (retrieval.segments[j].text, c.text)
-            for i, c in enumerate(claims)
-            for j in retrieval.top_k[i]
-        ]
+    def _nli_scores(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        """Entailment and contradiction probabilities of each pair by the ``nli`` model."""
         probs = self.nli.probabilities(pairs)  # one predict call for the whole check
         if probs.ndim != 2 or probs.shape[1] < 3:
             raise ConfigurationError("the NLI model must output entailment/neutral/contradiction")
         ent = self.nli.label_index("entailment")
         con = self.nli.label_index("contradiction")
-        scores = np.stack([probs[:, ent], probs[:, con]], axis=1)
-        return _nli_verdicts(self, claims, retrieval, scores, self.nli_threshold)
+        return np.stack([probs[:, ent], probs[:, con]], axis=1)
 
 
 def _nli_verdicts(
     checker: LocalChecker,
     claims: list[Claim],
     retrieval: Retrieval,
-    scores: np.ndarray,
-    threshold: float,
+    scores_of: Callable[[list[tuple[str, str]]], np.ndarray],
 ) -> list[ClaimVerdict]:
-    """RefChecker's NLI rule per claim, then the fact check (when on) caps or overrides it."""
+    """RefChecker's NLI rule per claim, then the fact check (when on) caps or overrides it.
+
+    ``scores_of`` gives the entailment and contradiction probabilities of (segment, claim)
+    pairs: each claim with each of its top-k segments, all in one call."""
+    scores = scores_of(
+        [
+            (retrieval.segments[j].text, c.text)
+            for i, c in enumerate(claims)
+            for j in retrieval.top_k[i]
+        ]
+    )
     out = []
     row = 0
     for i, claim in enumerate(claims):
@@ -797,9 +801,9 @@ def _nli_verdicts(
         block = scores[row : row + k]
         row += k
         p_ent, p_con = float(block[:, 0].max()), float(block[:, 1].max())
-        if p_ent >= threshold:
+        if p_ent >= checker.nli_threshold:
             label = "Entailment"
-        elif p_con >= threshold:
+        elif p_con >= checker.nli_threshold:
             label = "Contradiction"
         else:
             label = "Neutral"

@@ -46,6 +46,8 @@ def _segments_bytes(segments: tuple[Segment, ...]) -> int:
 
 @memoised("references", _segments_bytes, part=0.5)
 def _segmented(texts: tuple[str, ...], size: int) -> tuple[Segment, ...]:
+    """:func:`segment_references` of ``texts``, memoised within the references' share of the
+    memory budget (:mod:`truthguard.memory`)."""
     # A batch segments each input's references twice (prefetch, then the check), and inputs
     # often share references: long ones take milliseconds to cut. Segments are immutable.
     return tuple(segment_references(list(texts), size=size))
@@ -71,12 +73,6 @@ def _aligned(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
         aligned = claim_numbers(c).get("aligned")
         out.append({**c, "label": aligned} if aligned else c)
     return out
-
-
-def _segments(texts: list[str], size: int) -> list[Segment]:
-    """:func:`segment_references` of ``texts``, memoised within the references' share of the
-    memory budget (:mod:`truthguard.memory`)."""
-    return list(_segmented(tuple(texts), size))
 
 
 class RefCheckerInput(DetectorInput):
@@ -258,7 +254,7 @@ class RefChecker(BaseDetector):
             *references,
             *(t if self.chat_replies == "open" else _statements(t) for t in history),
         ]
-        return _segments(texts, size=self.segment_size)
+        return list(_segmented(tuple(texts), self.segment_size))
 
     def _batch_texts(self, inputs: list[Any]) -> list[str]:
         """The texts a batch's checks will embed, known before any check runs.
@@ -336,17 +332,25 @@ class RefChecker(BaseDetector):
                         f"{self.max_context_chars:,})")  # fmt: skip
         if not over:
             return None
+        return self._unverifiable(
+            f"Not checked: {' and '.join(over)}; raise the limit to check it.",
+            reason="too_large",
+            answer_chars=len(answer),
+            context_chars=context_chars,
+            max_answer_chars=self.max_answer_chars,
+            max_context_chars=self.max_context_chars,
+        )
+
+    def _unverifiable(
+        self, explanation: str, *, passing: bool | None = None, **details: Any
+    ) -> DetectionResult:
+        """An ``unverifiable`` result: nothing was checked, for the ``reason`` in ``details``."""
         return DetectionResult(
             detector=self.detector_name,
             label=Label.UNVERIFIABLE,
-            explanation=f"Not checked: {' and '.join(over)}; raise the limit to check it.",
-            details={
-                "reason": "too_large",
-                "answer_chars": len(answer),
-                "context_chars": context_chars,
-                "max_answer_chars": self.max_answer_chars,
-                "max_context_chars": self.max_context_chars,
-            },
+            passing=passing,
+            explanation=explanation,
+            details=details,
         )
 
     async def _read_remarks(
@@ -372,21 +376,13 @@ class RefChecker(BaseDetector):
         n_references = len(references)
         segments = self._evidence(references, inp.history)
         if not any(seg.reference < n_references for seg in segments):
-            return DetectionResult(
-                detector=self.detector_name,
-                label=Label.UNVERIFIABLE,
-                explanation="No reference to check against: pass `references` or `contexts`.",
-                details={"reason": "no_references"},
+            return self._unverifiable(
+                "No reference to check against: pass `references` or `contexts`.",
+                reason="no_references",
             )
         if is_refusal(inp.answer):
             # declining to answer states nothing a passage could support or contradict
-            return DetectionResult(
-                detector=self.detector_name,
-                label=Label.UNVERIFIABLE,
-                passing=True,
-                explanation="The answer declines to answer (a refusal): nothing to check.",
-                details={"reason": "refusal", "claims": []},
-            )
+            return self._unverifiable(_REFUSAL, passing=True, reason="refusal", claims=[])
         extraction = await self.extractor.aextract(
             inp.question, inp.answer, session, store=self.store
         )
@@ -409,33 +405,23 @@ class RefChecker(BaseDetector):
         if not claims and skipped:
             kinds = sorted({c.kind for c in skipped})
             refusal = "refusal" in kinds
-            return DetectionResult(
-                detector=self.detector_name,
-                label=Label.UNVERIFIABLE,
+            return self._unverifiable(
+                _REFUSAL
+                if refusal
+                else f"No checkable fact: the answer is only {', '.join(kinds)}.",
                 passing=True,
-                explanation=(
-                    "The answer declines to answer (a refusal): nothing to check."
-                    if refusal
-                    else f"No checkable fact: the answer is only {', '.join(kinds)}."
-                ),
-                details={
-                    **base_details,
-                    "reason": "refusal" if refusal else "no_facts",
-                    "aggregate": aggregate([]),
-                    "claims": [],
-                },
+                **base_details,
+                reason="refusal" if refusal else "no_facts",
+                aggregate=aggregate([]),
+                claims=[],
             )
         if not claims:
-            return DetectionResult(
-                detector=self.detector_name,
-                label=Label.UNVERIFIABLE,
-                explanation="Abstain: no claim could be extracted from the answer.",
-                details={
-                    **base_details,
-                    "reason": "abstain",
-                    "aggregate": aggregate([]),
-                    "claims": [],
-                },
+            return self._unverifiable(
+                "Abstain: no claim could be extracted from the answer.",
+                **base_details,
+                reason="abstain",
+                aggregate=aggregate([]),
+                claims=[],
             )
         retrieval = await aretrieve(claims, segments, embedder, top_k=self.top_k)
         verdicts = await self.checker.acheck(
@@ -565,6 +551,8 @@ class RefChecker(BaseDetector):
             details=details,
         )
 
+
+_REFUSAL = "The answer declines to answer (a refusal): nothing to check."
 
 _SAYS = {
     "conflict": "the sources say {theirs!r}",

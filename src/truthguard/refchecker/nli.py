@@ -329,10 +329,4 @@ class NLIChecker(WeightsChecker, LocalChecker):
     def check(
         self, claims: list[Claim], retrieval: Retrieval, question: str = ""
     ) -> list[ClaimVerdict]:
-        pairs = [
-            (retrieval.segments[j].text, c.text)
-            for i, c in enumerate(claims)
-            for j in retrieval.top_k[i]
-        ]
-        scores = self.nli_model().scores(pairs)
-        return _nli_verdicts(self, claims, retrieval, scores, self.nli_threshold)
+        return _nli_verdicts(self, claims, retrieval, self.nli_model().scores)
