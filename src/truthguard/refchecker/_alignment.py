@@ -19,7 +19,7 @@ from truthguard.refchecker._analysis import NON_CONTENT as _NON_CONTENT
 from truthguard.refchecker._analysis import Analysed
 from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker._lemmas import lemmas
-from truthguard.refchecker._numbers import DURATION_DAYS as _DURATION
+from truthguard.refchecker._numbers import DURATION_DAYS as DURATION
 from truthguard.refchecker._numbers import POUNDS, SUBUNIT
 
 __all__ = [
@@ -63,9 +63,9 @@ class Issue:
 def _same_number(a: Fact, b: Fact) -> bool:
     if not isinstance(a.value, float) or not isinstance(b.value, float):
         return False
-    if a.unit != b.unit and a.unit in _DURATION and b.unit in _DURATION:
+    if a.unit != b.unit and a.unit in DURATION and b.unit in DURATION:
         # one stretch of time in two units: "two decades" is "twenty years"
-        x, y = a.value * _DURATION[a.unit], b.value * _DURATION[b.unit]
+        x, y = a.value * DURATION[a.unit], b.value * DURATION[b.unit]
         return abs(x - y) <= 0.02 * max(x, y)
     if _rank_for_count(a, b):
         return False
@@ -172,7 +172,7 @@ def _shape(fact: Fact) -> tuple[bool, bool, bool]:
         text.endswith(("st", "nd", "rd", "th")) and (text[:-2].isdigit() or text.isalpha())
     )
     whole = isinstance(fact.value, float | int) and float(fact.value).is_integer()
-    return _year(fact), ordinal, whole
+    return year(fact), ordinal, whole
 
 
 @dataclass(frozen=True)
@@ -212,7 +212,7 @@ class Names:
         return Names(self.bare | other.bare, self.initials + other.initials, by_first)
 
 
-def _fact_in(
+def fact_in(
     fact: Fact,
     facts: Sequence[Fact],
     norms: frozenset[str],
@@ -304,7 +304,7 @@ def _one_edit(a: str, b: str) -> bool:
     return i < len(short) and short[i:] == long_[i + 1 :]
 
 
-def _tokens_of(a: Analysed, start: int, end: int) -> list[int]:
+def tokens_of(a: Analysed, start: int, end: int) -> list[int]:
     return [i for i, t in enumerate(a.tokens) if t.start >= start and t.end <= end]
 
 
@@ -318,7 +318,7 @@ def _opcode_of(ops: list[tuple[str, int, int, int, int]], i: int) -> tuple[str, 
 _SLOT = 5
 """Most tokens on each side of a replaced stretch read as one value swapped for another."""
 
-_APPROX = frozenset(
+APPROX = frozenset(
     [
         *("about", "around", "approximately", "nearly", "almost", "roughly", "some", "over"),
         *("under", "more", "less", "fewer", "least", "most", "up", "estimated", "circa"),
@@ -329,7 +329,7 @@ _APPROX = frozenset(
 def _approximate(text: Analysed, i: int) -> bool:
     """Whether the number at token ``i`` is hedged ("more than", "about", "nearly", "over")."""
     before = {t.norm for t in text.tokens[max(i - 2, 0) : i]}
-    return bool(before & _APPROX)
+    return bool(before & APPROX)
 
 
 _WEEKDAYS = frozenset(
@@ -342,11 +342,11 @@ def _weekday(fact: Fact) -> bool:
     return fact.kind == "name" and str(fact.value) in _WEEKDAYS
 
 
-def _conflict(
+def conflict(
     fact: Fact, claim: Analysed, sent: Analysed, ops: list, close: bool, claim_facts: list[Fact]
 ) -> Fact | None:
     """The fact of the evidence sentence that ``fact`` (absent from it) is set against, if any."""
-    idx = _tokens_of(claim, fact.start, fact.end)
+    idx = tokens_of(claim, fact.start, fact.end)
     if not idx:
         return None
     tag, i1, i2, j1, j2 = _opcode_of(ops, idx[0])
@@ -371,7 +371,7 @@ def _conflict(
                 and same_unit
                 and _weekday(fact) == _weekday(f)
                 and (fact.kind != "number" or _shape(fact) == _shape(f))
-                and _times(f, claim_facts) < _times(f, sent.facts)
+                and times(f, claim_facts) < times(f, sent.facts)
             ):
                 return f
     if close and short and fact.kind in ("number", "month"):
@@ -383,26 +383,26 @@ def _conflict(
                     fact.kind == "month"
                     or (_same_unit(f.unit, fact.unit) and _shape(f) == _shape(fact))
                 )
-                and not _fact_in(f, claim_facts, frozenset(), frozenset())
+                and not fact_in(f, claim_facts, frozenset(), frozenset())
             ):
                 return f
     return None
 
 
-def _times(fact: Fact, facts: list[Fact]) -> int:
+def times(fact: Fact, facts: list[Fact]) -> int:
     """How many of ``facts`` state ``fact``'s value: a value the sentence holds twice ("Universe
     10's angel mourns Universe 10's erasure") is replaced once even if the claim keeps the
     other."""
-    return sum(_fact_in(fact, [f], frozenset(), frozenset()) for f in facts)
+    return sum(fact_in(fact, [f], frozenset(), frozenset()) for f in facts)
 
 
-def _swapped(fact: Fact, other: Fact, claim: Analysed, sent: Analysed, ops: list) -> bool:
+def swapped(fact: Fact, other: Fact, claim: Analysed, sent: Analysed, ops: list) -> bool:
     """Whether the claim copies the sentence around ``fact`` with only that value replaced by
     ``other``: one replaced stretch holding no more than the two values (and a word each side),
     between words both sides share. Then the claim says something else about the *same* slot,
     even if its value occurs elsewhere in the evidence."""
-    idx = _tokens_of(claim, fact.start, fact.end)
-    jdx = _tokens_of(sent, other.start, other.end)
+    idx = tokens_of(claim, fact.start, fact.end)
+    jdx = tokens_of(sent, other.start, other.end)
     if not idx or not jdx:
         return False
     tag, i1, i2, j1, j2 = _opcode_of(ops, idx[0])
@@ -418,17 +418,17 @@ def _swapped(fact: Fact, other: Fact, claim: Analysed, sent: Analysed, ops: list
         and i2 <= idx[-1] + 2
         and j1 >= jdx[0] - 1
         and j2 <= jdx[-1] + 2
-        and _copied_share(ops, claim) >= _COPIED
+        and copied_share(ops, claim) >= COPIED
     )
 
 
-def _copied_share(ops: list, claim: Analysed) -> float:
+def copied_share(ops: list, claim: Analysed) -> float:
     """Share of the claim's words that the alignment copies from the sentence."""
     copied = sum(op[2] - op[1] for op in ops if op[0] == "equal")
     return copied / max(len(claim.tokens), 1)
 
 
-_COPIED = 0.7
+COPIED = 0.7
 """Share of a claim's words that must be copied from the sentence for a swapped value to
 conflict with the sentence even when the value is stated elsewhere."""
 
@@ -523,7 +523,7 @@ def _same_polarity(claim: Analysed, sent: Analysed) -> bool:
     return mine == sorted(_cue_sort(sent.tokens[k].norm) for k in sent.negations)
 
 
-def _negation_issue(claim: Analysed, sent: Analysed, ops: list) -> tuple[Issue, Any] | None:
+def negation_issue(claim: Analysed, sent: Analysed, ops: list) -> tuple[Issue, Any] | None:
     equal = [op for op in ops if op[0] == "equal"]
     if not equal or _same_polarity(claim, sent):
         return None
@@ -706,18 +706,6 @@ def local_negation_issue(claim: Analysed, sent: Analysed) -> tuple[Issue, Any] |
     return Issue("negation", "conflict", t.start, t.end, t.text), sent.tokens[j]
 
 
-# Public names for the grounding module (the private ones stay for readers of this file).
-APPROX = _APPROX
-fact_in = _fact_in
-conflict = _conflict
-negation_issue = _negation_issue
-swapped = _swapped
-times = _times
-copied_share = _copied_share
-COPIED = _COPIED
-tokens_of = _tokens_of
-
-
 _ADDITIVE = frozenset(["also", "too", "another", "other", "besides", "additionally", "either"])
 """Words by which a claim adds a value to a slot rather than naming the slot's value."""
 
@@ -759,7 +747,7 @@ def _run_after(a: Analysed, j: int, kind: str) -> list[Fact]:
     when they only qualify the noun after them."""
     by_start: dict[int, Fact] = {}
     for f in a.facts:
-        idx = _tokens_of(a, f.start, f.end)
+        idx = tokens_of(a, f.start, f.end)
         if idx and f.kind == kind:
             by_start.setdefault(idx[0], f)
     k, gap, run = j + 1, 0, []
@@ -767,7 +755,7 @@ def _run_after(a: Analysed, j: int, kind: str) -> list[Fact]:
         f = by_start.get(k)
         if f is not None:
             run.append(f)
-            k = max(_tokens_of(a, f.start, f.end)) + 1
+            k = max(tokens_of(a, f.start, f.end)) + 1
             gap = 0
             continue
         norm = a.tokens[k].norm
@@ -784,7 +772,7 @@ def _run_after(a: Analysed, j: int, kind: str) -> list[Fact]:
     return run
 
 
-def _year(fact: Fact) -> bool:
+def year(fact: Fact) -> bool:
     v = fact.value
     return isinstance(v, float | int) and float(v).is_integer() and 1000 <= v <= 2100
 
@@ -799,7 +787,7 @@ def other_value(fact: Fact, claim: Analysed, evid: list[Analysed]) -> tuple[int,
     its. A claim that adds a value ("he *also* wrote ...") fills no slot; one without a named
     subject ("It stars ...") is taken to be about the sentence's.
     """
-    idx = _tokens_of(claim, fact.start, fact.end)
+    idx = tokens_of(claim, fact.start, fact.end)
     if not idx or any(t.norm in _ADDITIVE for t in claim.tokens):
         return None
     content = frozenset(claim.content)
@@ -814,7 +802,7 @@ def other_value(fact: Fact, claim: Analysed, evid: list[Analysed]) -> tuple[int,
         prev = max(before, key=lambda f: f.end, default=None)
         if prev is None:
             return None
-        p_idx = _tokens_of(claim, prev.start, prev.end)
+        p_idx = tokens_of(claim, prev.start, prev.end)
         gap = claim.tokens[p_idx[-1] + 1 : run_start] if p_idx else []
         if not p_idx or any(t.norm not in _FACT_RUN_GAP for t in gap):
             return None
@@ -829,7 +817,7 @@ def other_value(fact: Fact, claim: Analysed, evid: list[Analysed]) -> tuple[int,
     # the subject: the content words and names before the relation ("It", "he" and an empty
     # subject are taken to be the sentence's)
     before = [i for i in content if i < j] + [
-        i for f in claim.facts for i in _tokens_of(claim, f.start, f.end) if i < j
+        i for f in claim.facts for i in tokens_of(claim, f.start, f.end) if i < j
     ]
     subject = {stem(claim.tokens[i].norm) for i in before}
     for n, sent in enumerate(evid):
@@ -842,15 +830,15 @@ def other_value(fact: Fact, claim: Analysed, evid: list[Analysed]) -> tuple[int,
                 continue
             between = tuple(
                 t.norm
-                for t in sent.tokens[k + 1 : _tokens_of(sent, theirs[0].start, theirs[0].end)[0]]
+                for t in sent.tokens[k + 1 : tokens_of(sent, theirs[0].start, theirs[0].end)[0]]
                 if t.norm in _PREPOSITIONS
             )
             if kind != "number" and (key[0], *between) != key:
                 continue
             if kind == "number" and not all(_shape(v) == _shape(theirs[0]) for v in values):
                 continue  # one slot holds one shape of number: "released 2012", not "2 million"
-            if any(_fact_in(v, theirs, frozenset(), frozenset()) for v in values) or any(
-                _fact_in(v, claim.facts, frozenset(), frozenset()) for v in theirs
+            if any(fact_in(v, theirs, frozenset(), frozenset()) for v in values) or any(
+                fact_in(v, claim.facts, frozenset(), frozenset()) for v in theirs
             ):
                 continue  # the claim names one of the sentence's values: the same list
             if subject and not subject & {stem(t.norm) for t in sent.tokens[:k]}:
@@ -876,15 +864,15 @@ def _counted_word(a: Analysed, f: Fact) -> str | None:
     return stem(after[0].norm) if after else None
 
 
-def _same_sort(a: Fact, in_a: Analysed, b: Fact, in_b: Analysed) -> bool:
+def same_sort(a: Fact, in_a: Analysed, b: Fact, in_b: Analysed) -> bool:
     """Whether two facts could fill one slot: two years, two dates, two measures of one unit,
     two counts of one thing."""
     if a.kind != b.kind:
         return False
     if a.kind == "number":
-        if _year(a) != _year(b) or a.unit != b.unit:
+        if year(a) != year(b) or a.unit != b.unit:
             return False
-        if not _year(a) and a.unit is None:
+        if not year(a) and a.unit is None:
             return _counted_word(in_a, a) == _counted_word(in_b, b)
     return True
 
@@ -904,27 +892,27 @@ def _framed_rival(fact: Fact, claim: Analysed, sent: Analysed) -> Fact | None:
     unit, that the claim leaves out: the words (a content word or a name among them) name one
     slot ("in Universe 6" where the sentence says "In Universe 7, ..."), wherever the claim puts
     the phrase. Not after a hedge ("at least 16" may well be what "at least 20" says)."""
-    own = _tokens_of(claim, fact.start, fact.end)
+    own = tokens_of(claim, fact.start, fact.end)
     if not own or own[0] < 2 or _approximate(claim, own[0]):
         return None
     named = {
         i
         for f in claim.facts
         if f.kind in ("name", "title")
-        for i in _tokens_of(claim, f.start, f.end)
+        for i in tokens_of(claim, f.start, f.end)
     }
     if not ({own[0] - 2, own[0] - 1} & (set(claim.content) | named)):
         return None  # "in the": two function words name no slot; "on July" 10 is a date
     frame = [t.norm for t in claim.tokens[own[0] - 2 : own[0]]]
     for f in sent.facts:
-        if f.kind != fact.kind or _year(f) != _year(fact) or f.unit != fact.unit:
+        if f.kind != fact.kind or year(f) != year(fact) or f.unit != fact.unit:
             continue
-        at = _tokens_of(sent, f.start, f.end)
+        at = tokens_of(sent, f.start, f.end)
         if (
             at
             and at[0] >= 2
             and [t.norm for t in sent.tokens[at[0] - 2 : at[0]]] == frame
-            and not _fact_in(f, claim.facts, claim.norms, claim.stems)
+            and not fact_in(f, claim.facts, claim.norms, claim.stems)
         ):
             return f
     return None
@@ -964,23 +952,23 @@ def misplaced(
         rivals = [
             f
             for f in sent.facts
-            if _same_sort(fact, claim, f, sent)
-            and not _fact_in(f, claim.facts, claim.norms, claim.stems)
+            if same_sort(fact, claim, f, sent)
+            and not fact_in(f, claim.facts, claim.norms, claim.stems)
         ]
     if not rivals:
         return None
     homes = [
-        e for k, e in enumerate(evid) if k != best and _fact_in(fact, e.facts, e.norms, e.stems)
+        e for k, e in enumerate(evid) if k != best and fact_in(fact, e.facts, e.norms, e.stems)
     ]
     if not homes:
         return None  # stated only in another passage: nothing here to weigh it against
     # the fact's neighbours: content words and other facts, nearest first, on each side
-    own = set(_tokens_of(claim, fact.start, fact.end))
+    own = set(tokens_of(claim, fact.start, fact.end))
     if not own:
         return None
     fact_at = {}
     for f in claim.facts:
-        for i in _tokens_of(claim, f.start, f.end):
+        for i in tokens_of(claim, f.start, f.end):
             fact_at[i] = f
     # an item is a word's lemma, or the facts of one value or one name ("James A. Bland")
     items: list[tuple[int, str | list[Fact]]] = []
@@ -1011,7 +999,7 @@ def misplaced(
     def states(e: Analysed) -> list[bool]:
         lemmas = {_lemma(t.norm) for t in e.tokens}
         return [
-            any(_fact_in(f, e.facts, e.norms, e.stems) for f in it)
+            any(fact_in(f, e.facts, e.norms, e.stems) for f in it)
             if isinstance(it, list)
             else it in lemmas
             for it in near
@@ -1038,11 +1026,6 @@ def _one_name(a: Analysed, prev: Fact, fact: Fact) -> bool:
     if prev.kind != "name" or fact.kind != "name":
         return False
     return not a.text[prev.end : fact.start].strip()
-
-
-DURATION = _DURATION
-year = _year
-same_sort = _same_sort
 
 
 def ordinal(fact: Fact) -> bool:

@@ -456,10 +456,7 @@ class RefChecker(BaseDetector):
         }
         # the fitted decision reads the claims as the word alignment labelled them
         features = answer_features(_aligned(details["claims"]))
-        decision: GroundingDecision | None = None
         p_hallucinated: float | None = None
-        by_claims = None
-        form: str | None = None
         threshold = 0.5
         least = None if chat or self.decide == "fitted" else answer_probability(details["claims"])
         if least is not None:
@@ -494,16 +491,15 @@ class RefChecker(BaseDetector):
             p_hallucinated, by_claims, form = _fitted(
                 details["claims"], features, supports, chat, decision
             )
-        if p_hallucinated is not None and decision is not None:
             details["decision"] = {
                 "p_hallucinated": round(p_hallucinated, 4),
-                "threshold": decision.threshold,
+                "threshold": threshold,
                 "decided_by": by_claims[1] if by_claims is not None else "answer",
                 "form": form,
                 "deciding_claim": (
                     by_claims[2]["claim"] if by_claims is not None and by_claims[2] else None
                 ),
-                "features": {k: round(x, 4) for k, x in features.items()},  # type: ignore[union-attr]
+                "features": {k: round(x, 4) for k, x in features.items()},
             }
         if self.score == "calibrated":
             score = (
