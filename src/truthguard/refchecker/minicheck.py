@@ -76,21 +76,14 @@ def missing_weights_message(model: str) -> str:
     return one_folder_message("MiniCheck", model, MINICHECK_MODELS, "MiniCheckChecker")
 
 
-def _nltk_sentences(text: str) -> list[str] | None:
+def _sentences(text: str) -> list[str]:
+    """NLTK's punkt sentences as the authors split, else truthguard's own sentence splitter."""
     try:
         from nltk.tokenize import sent_tokenize
 
         return sent_tokenize(text)
     except (ImportError, LookupError):  # no nltk, or its punkt data is not downloaded
-        return None
-
-
-def _sentences(text: str) -> list[str]:
-    """NLTK's punkt sentences as the authors split, else truthguard's own sentence splitter."""
-    found = _nltk_sentences(text)
-    if found is not None:
-        return found
-    return [s.text for s in split_sentences(text) if s.text.strip()]
+        return [s.text for s in split_sentences(text) if s.text.strip()]
 
 
 def sentences_with_newlines(text: str, split: Callable[[str], list[str]] = _sentences) -> list[str]:
