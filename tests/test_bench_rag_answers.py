@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
-import os
-import subprocess
-import sys
+from typing import NamedTuple
 
 import pytest
 
 from truthguard.bench.rag_answers import format_table, load_rows, with_distractors
+from truthguard.cli import main
 from truthguard.errors import InvalidInputError
 
 TUNNEL = ["The Varne Tunnel is 14.6 kilometres long and opened to rail traffic on 2 June 2004."]
@@ -46,12 +47,24 @@ def data(tmp_path):
     return path
 
 
-def _run(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "truthguard.cli", "bench", "rag-answers", *args],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
-    )  # fmt: skip
+class Done(NamedTuple):
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _run(*args: str) -> Done:
+    """``truthguard bench rag-answers ARGS`` through the command line's ``main``, in this
+    process (the pipeline the checks parse with is loaded once, not once per run)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(["bench", "rag-answers", *args])
+        except SystemExit as e:  # as the interpreter ends on it: a message is printed, exit 1
+            code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+            if not isinstance(e.code, int | None):
+                print(e.code, file=err)
+    return Done(code, out.getvalue(), err.getvalue())
 
 
 def test_the_bench_reports_passes_per_kind_and_the_balanced_accuracy(data):
