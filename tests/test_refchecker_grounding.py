@@ -7,7 +7,13 @@ import pytest
 from truthguard.memory import SizedCache
 from truthguard.refchecker import LocalChecker, RefChecker
 from truthguard.refchecker._facts import extract_facts, fold, stem
-from truthguard.refchecker.grounding import EvidencePool, SoftMatcher, _form_of, ground_claim
+from truthguard.refchecker.grounding import (
+    EvidencePool,
+    SoftMatcher,
+    _form_of,
+    ground_claim,
+    premises,
+)
 from truthguard.result import Label
 
 
@@ -1663,3 +1669,55 @@ def test_a_verb_denied_of_other_doers_is_no_flip(claim, flipped):
     sentence = "Visitors cannot park in the east lot; staff may use it after 6pm."
     issues = _against(claim, sentence).issues
     assert any(i.kind == "negation" for i in issues) == flipped, issues
+
+
+_CLUB = [
+    "Membership discounts. Members who attend at least 12 classes a month get 10% off the next "
+    "month's fee. Members who pause their membership for more than 45 days lose the discount."
+]
+_ASKED = "I go to about 15 classes a month and I'm travelling for six weeks. Do I keep my discount?"
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        # the user's values held against the sources' own, truly
+        ("Yes: 15 classes a month is above the minimum of 12.", True),
+        ("Six weeks is 42 days, shorter than the 45 days after which you lose it.", True),
+        # the comparison does not hold, or the worked value is wrong
+        ("Six weeks is more than the 45-day limit, so you lose it.", False),
+        ("Six weeks is 40 days, shorter than the 45 days after which you lose it.", False),
+        # the question's figure affirmed as the sources' own
+        ("Yes, the minimum is 15 classes a month.", False),
+        ("Yes, members who attend at least 15 classes a month get 10% off.", False),
+    ],
+)
+def test_the_question_s_values_are_the_user_s_to_compare(answer, passing):
+    result = RefChecker().invoke({"question": _ASKED, "answer": answer, "contexts": _CLUB})
+    assert result.passing == passing, result.details["claims"]
+
+
+def test_a_value_no_question_states_is_not_the_user_s():
+    answer = "Yes: 15 classes a month is above the minimum of 12."
+    asked = "How many classes do I need for the discount?"
+    result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": _CLUB})
+    assert not result.passing
+    issues = [i for c in result.details["claims"] for i in c["issues"]]
+    assert any(i["text"] == "15" for i in issues), issues
+
+
+def test_premises_keep_what_the_user_did_not_state():
+    claim = "Six weeks is less than the 45-day limit."
+    opposite = {"kind": "number", "relation": "opposite", "start": 13, "end": 30, "text": ""}
+    missing = {"kind": "number", "relation": "ungrounded", "start": 0, "end": 3, "text": "Six"}
+    word = {"kind": "content", "relation": "ungrounded", "start": 34, "end": 39, "text": "limit"}
+    issues = [opposite, missing, word]
+    # "less than" is said of the user's six weeks (42 days), not of the sources' side
+    assert premises(issues, claim, "I'm away for six weeks.") == [word]
+    # with no question, or one that states another value, every issue stays
+    assert premises(issues, claim, "") == issues
+    assert premises(issues, claim, "I'm away for seven weeks.") == issues
+    # six weeks is not under 45 days when it is 60 days: the comparison is not the user's
+    wrong = "Six weeks is more than the 45-day limit."
+    issues = [{**opposite, "end": 30}, missing, word]
+    assert premises(issues, wrong, "I'm away for six weeks.") == issues

@@ -42,7 +42,13 @@ from truthguard.refchecker.claimkind import attribution_names
 from truthguard.refchecker.comparisons import OPTIONS, out_of_order
 from truthguard.refchecker.counts import agreeing, recounts
 from truthguard.refchecker.extractors import Claim
-from truthguard.refchecker.grounding import EvidencePool, Grounding, SoftMatcher, ground_claim
+from truthguard.refchecker.grounding import (
+    EvidencePool,
+    Grounding,
+    SoftMatcher,
+    ground_claim,
+    premises,
+)
 from truthguard.refchecker.lexical import content_recall
 from truthguard.refchecker.meaning import MeaningModel
 from truthguard.refchecker.opposites import flips
@@ -719,6 +725,9 @@ class LocalChecker(ClaimChecker):
                 fields["issues"] += _recounted(claim.text, fields, near)
                 fields["issues"] += _reordered(claim.text, question, fields, in_order)
                 fields["issues"] += _unanswered(claim.text, question, g)
+                # the user's own values, held against the sources' ("40 hours clears the
+                # 35-hour minimum"), are theirs to state
+                fields["issues"] = premises(fields["issues"], claim.text, question)
                 model = self.support or SupportModel.default()
                 p = model.probability(claim_features(raw, fields["issues"]))
                 why = fact_unsupported(fields["issues"], claim.text)

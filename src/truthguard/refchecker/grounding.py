@@ -60,7 +60,7 @@ from truthguard.refchecker._analysis import Analysed, analyse
 from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
-from truthguard.refchecker._numbers import bound_span
+from truthguard.refchecker._numbers import DURATION_DAYS, bound_span
 from truthguard.refchecker.derived import derived
 from truthguard.refchecker.softmatch import SoftMatcher
 from truthguard.refchecker.structure import (
@@ -89,6 +89,7 @@ __all__ = [
     "SoftMatcher",
     "analyse",
     "ground_claim",
+    "premises",
 ]
 
 
@@ -1311,3 +1312,155 @@ def _conflicts_in_context(
         return issues
     spans = {(x.start, x.end) for x in found}
     return [x for x in issues if (x.start, x.end) not in spans] + found
+
+
+def premises(issues: list[dict[str, Any]], claim_text: str, question: str) -> list[dict[str, Any]]:
+    """The issues less those of the numbers the question itself states, where the claim applies
+    the sources to them: "I care for 40 hours a week" asked, "40 hours clears the 35-hour
+    minimum" answered holds the user's 40 hours against the sources' minimum.
+
+    The user's value is theirs to state when the claim compares it, truly, with a value of the
+    same measure that the sources state (:func:`_compared`), or puts it in the user's case
+    ("your 14-year-old", "if you think the 2 was unfair"); so is a value worked out from it
+    ("ten weeks is 70 days"). Then the comparison's words are said of the user's value, not of
+    the sources' side ("six weeks is less than the 45-day limit" where they say "more than 45
+    days": no opposite). A claim that only affirms the question's figure ("yes, the window is
+    40 days") is still its own, and a value the sources put in its slot stays set against it
+    (relation ``other_value``) unless the claim compares the two."""
+    if not question:
+        return issues
+    asked = [f for f in analyse(question).facts if f.kind == "number"]
+    if not asked:
+        return issues
+    numbers = [f for f in analyse(claim_text).facts if f.kind == "number"]
+    flagged = {
+        (i["start"], i["end"]): i
+        for i in issues
+        if i.get("kind") == "number" and i.get("relation") in ("ungrounded", "other_value")
+    }
+    theirs = [f for f in numbers if (f.start, f.end) not in flagged]
+    users = [f for f in numbers if any(_same_value(f, q) for q in asked)]
+    premise: set[tuple[int, int]] = set()
+    for f in users:
+        issue = flagged.get((f.start, f.end))
+        if issue is None:
+            continue
+        rival = _value_of(issue) if issue["relation"] == "other_value" else None
+        if any(
+            _compared(claim_text, f, t) and (rival is None or t.value == rival) for t in theirs
+        ) and (issue["relation"] == "ungrounded" or rival is not None):
+            premise.add((f.start, f.end))
+    # a value worked out from the user's own ("ten weeks is 70 days")
+    used = [
+        q for q in asked if any(_same_value(f, q) for f in users if (f.start, f.end) in premise)
+    ]
+    premise |= {
+        (f.start, f.end)
+        for f in numbers
+        if (f.start, f.end) in flagged and any(_converted(f, q) for q in used)
+    }
+
+    def kept(i: dict[str, Any]) -> bool:
+        if i.get("kind") != "number":
+            return True
+        if i.get("relation") == "opposite":
+            # the side the claim states is the user's value's, against the sources' own
+            inside = [t for t in theirs if i["start"] <= t.start and t.end <= i["end"]]
+            return not any(_truly(claim_text, f, t) for f in users for t in inside)
+        return (i.get("start"), i.get("end")) not in premise
+
+    return [i for i in issues if kept(i)]
+
+
+def _value_of(issue: dict[str, Any]) -> object:
+    """The value of the evidence's text an ``other_value`` issue sets against the claim's."""
+    evidence = issue.get("evidence") or {}
+    found = [f for f in analyse(str(evidence.get("text", ""))).facts if f.kind == "number"]
+    return found[0].value if len(found) == 1 else None
+
+
+_USERS = re.compile(
+    r"(?:\byour\s+(?:[\w-]+\s+){0,2}|(?:^|[,;:(]\s*)(?:if|since|because|given|as)\b[^,;:]*)$",
+    re.IGNORECASE,
+)
+"""What puts a value in the user's case: "your 14-year-old", "if you think the 2 was unfair"."""
+
+
+_MORE = re.compile(
+    r"\b(?:(?:more|longer|greater|higher|later|bigger|larger)\s+than|over|above|exceeds?|"
+    r"exceeding|past|beyond|clears?|clearing|tops?)\b",
+    re.IGNORECASE,
+)
+_LESS = re.compile(
+    r"\b(?:(?:less|fewer|shorter|lower|earlier|smaller)\s+than|under|below|within|inside)\b",
+    re.IGNORECASE,
+)
+
+
+def _compared(text: str, mine: Fact, theirs: Fact) -> bool:
+    """Whether the claim holds the user's value ``mine`` beside the sources' ``theirs`` of the
+    same measure, and truly where the words between them compare ("40 hours clears the
+    35-hour minimum", "ten weeks is 70 days, longer than the 60 days", not "six weeks is more
+    than the 45-day limit"); or puts the user's value in their case ("your 14-year-old", "if you
+    think the 2 was unfair")."""
+    truly = _truly(text, mine, theirs)
+    if truly is None:
+        return _one_measure(mine, theirs, strict=True) or bool(_USERS.search(text[: mine.start]))
+    return truly
+
+
+_EQUALS = re.compile(r"\s*(?:[\w-]+\s+)?(?:is|are|equals|means|makes|=)\s*", re.IGNORECASE)
+"""What states two values equal between them ("ten weeks is 70 days")."""
+
+
+def _truly(text: str, mine: Fact, theirs: Fact) -> bool | None:
+    """Whether "``mine`` more / less than ``theirs``", as the words between them say, holds
+    (in days for two stretches of time); None when no such words stand between them."""
+    if not _one_measure(mine, theirs) or mine.end > theirs.start:
+        return None
+    between = text[mine.end : theirs.start]
+    more, less = _MORE.search(between), _LESS.search(between)
+    a, b = _in_days(mine), _in_days(theirs)
+    if _EQUALS.fullmatch(between):
+        return a is not None and a == b
+    if (more is None and less is None) or "." in between or len(between) > 80:
+        return None
+    if a is None or b is None:
+        return False
+    first = min((m for m in (more, less) if m is not None), key=lambda m: m.start())
+    return a > b if first is more else a < b
+
+
+def _in_days(fact: Fact) -> float | None:
+    try:
+        value = float(fact.value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return value * DURATION_DAYS.get(fact.unit or "", 1.0)
+
+
+def _same_value(a: Fact, b: Fact) -> bool:
+    return a.value == b.value and (a.unit is None or b.unit is None or a.unit == b.unit)
+
+
+def _one_measure(a: Fact, b: Fact, *, strict: bool = False) -> bool:
+    """Whether two values may measure one thing: one unit, or two stretches of time. A bare
+    value may have its unit said once for both ("the 30-59 minute band"); ``strict`` asks for
+    the same unit, or two bare counts. Ranks and years measure nothing of the user's."""
+    if ordinal(a) or ordinal(b) or year(a) or year(b):
+        return False
+    if a.unit in DURATION_DAYS and b.unit in DURATION_DAYS:
+        return True
+    return a.unit == b.unit or (not strict and (a.unit is None or b.unit is None))
+
+
+def _converted(a: Fact, b: Fact) -> bool:
+    """Whether ``a`` is ``b`` in another unit of time ("70 days" for "ten weeks")."""
+    if a.unit not in DURATION_DAYS or b.unit not in DURATION_DAYS or a.unit == b.unit:
+        return False
+    try:
+        x = float(a.value) * DURATION_DAYS[a.unit]
+        y = float(b.value) * DURATION_DAYS[b.unit]
+    except (TypeError, ValueError):
+        return False
+    return abs(x - y) <= 1e-6 * max(abs(x), abs(y), 1.0)
