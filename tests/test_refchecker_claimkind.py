@@ -71,6 +71,11 @@ def test_a_fact_with_a_negation_or_a_name_at_the_start_stays_a_fact():
         ("No, Footloose was not a musical comedy.", "Footloose"),
         ("Well, based on the context, it is 5 m.", "it is 5 m."),
         ("Here is a brief summary: the plant closed in 2003.", "the plant"),
+        # any kind of text named as where the answer comes from
+        ("According to the leaflet, adults take one tablet.", "adults take"),
+        ("Going by the council's notice, four items cost £43.", "four items"),
+        ("Per the FAQ page, refunds take 5 days.", "refunds take"),
+        ("According to the policy summary, floods are excluded.", "floods are"),
     ],
 )
 def test_framing_and_opening_particles_are_cut(text, rest):
@@ -86,6 +91,8 @@ def test_framing_and_opening_particles_are_cut(text, rest):
         "Well-known examples are the Grand Trianon and Les Invalides.",
         "Right whales feed in these waters.",
         "No. 11 also reappears",
+        # a text's name after "according to" is framing only when it names a text
+        "According to the law of gravity, things fall.",
     ],
 )
 def test_a_word_that_can_open_a_reply_is_kept_when_it_belongs_to_the_statement(text):
@@ -405,6 +412,9 @@ def test_a_clause_with_a_subject_of_its_own_after_and_is_a_claim_of_its_own():
         ("In short, no.", "greeting"),
         ("Mostly yes, but only in summer.", "fact"),
         ("Partly.", "fact"),
+        ("Not fully.", "greeting"),
+        ("No, not entirely.", "greeting"),
+        ("Not fully covered.", "fact"),
         # a lead-in announcing a list says nothing of its own
         ("A few things.", "framing"),
         ("Two things to keep in mind:", "framing"),

@@ -34,6 +34,9 @@ REMARKS = [
     "The call did not cover the outlook.",
     "The filing is silent on the dividend.",
     "Nothing is said about refunds.",
+    # a binding text silent on a question, or leaving a measure unset
+    "The rules don't cover whether you still pay the match fee for a forfeited game.",
+    "The rulebook doesn't give a deadline for paying fines.",
 ]
 
 FACTS = [
@@ -51,6 +54,8 @@ FACTS = [
     "Nothing is charged for returns.",
     "The app doesn't list hidden files.",
     "The report was published in 2021.",
+    "The policy doesn't give you a longer grace period.",
+    "There is no deadline for appeals.",
 ]
 
 

@@ -25,7 +25,7 @@ from typing import Literal
 
 from truthguard._text import has_content
 from truthguard.refchecker.segment import iter_sentences, split_clauses
-from truthguard.refchecker.structure import clause_cuts, remark
+from truthguard.refchecker.structure import BINDING, DOCUMENTS, clause_cuts, remark
 
 __all__ = [
     "ClaimKind",
@@ -193,12 +193,16 @@ _ABSENCE = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 
+# A text named as where the answer comes from ("According to the leaflet,", "Going by the
+# council's notice,", "Per the policy summary,"): a frame, whatever kind of text it is.
+_TEXTS = "(?:" + "|".join(sorted(DOCUMENTS | BINDING | {"guidance", "rulebook"})) + ")s?"
+
 # Lead-ins that frame what follows without stating anything ("Based on the passages, X").
 _FRAME = re.compile(
-    r"""^\s*(?:
+    rf"""^\s*(?:
         (?:here\s+is|here's|here\s+are|below\s+is)\s+(?:a|an|the|my)?\s*(?:brief\s+|short\s+|
             concise\s+|quick\s+)?
-            (?:summary|answer|overview|response|rundown|recap)(?:\s+of\s+[^:,.]{0,60})?\s*[:.,-]?
+            (?:summary|answer|overview|response|rundown|recap)(?:\s+of\s+[^:,.]{{0,60}})?\s*[:.,-]?
       | (?:based\s+on|according\s+to|from|given|per|as\s+(?:stated|mentioned|
           described)\s+in)\s+(?:the|these|this|your|my)?\s*
             (?:provided\s+|given\s+|available\s+|retrieved\s+)?(?:passages?|context|documents?|
@@ -212,6 +216,8 @@ _FRAME = re.compile(
           \s*[:.,-]
       | (?:going|judging)\s+by\s+(?:the|these|this)\s+(?:passages?|texts?|context|sources?|
           articles?|documents?)\s*[,:]?
+      | (?:according\s+to|going\s+by|judging\s+by|based\s+on|per)\s+(?:the|this|these|your)\s+
+          (?:[\w-]+(?:'s)?\s+){{0,2}}?{_TEXTS}\s*,
       | (?:the|this|these)\s+(?:passages?|texts?|context|sources?|articles?|documents?)\s+
             (?:also\s+|further\s+|itself\s+|clearly\s+)?(?:says|say|notes|note|states|
                 state|adds|add|explains|mentions|reports|indicates|tells\s+us|confirms)
@@ -303,10 +309,13 @@ def claim_kind(text: str) -> ClaimKind:
 _QUALIFIED_REPLY = re.compile(
     r"""^(?:mostly|largely|generally|usually|mainly|partly|partially|basically|essentially|
         broadly|often|sometimes|in\s+short|in\s+most\s+cases|for\s+the\s+most\s+part|
-        not\s+always|not\s+quite|not\s+really)\s*,?\s*(?:yes|no)\s*[.!]?$""",
+        not\s+always|not\s+quite|not\s+really)\s*,?\s*(?:yes|no)\s*[.!]?$
+      | ^(?:yes|no)?\s*,?\s*(?:not|only)\s+(?:fully|entirely|completely|quite|always|really|
+        exactly|necessarily|in\s+full|partly|partially)\s*[.!]?$""",
     re.IGNORECASE | re.VERBOSE,
 )
-"""A yes or no with how far it holds ("Mostly, yes.", "In short, no."): a stance, no fact."""
+"""A yes or no with how far it holds ("Mostly, yes.", "In short, no.", "Not fully."): a
+stance, no fact."""
 
 _NAME_OPENERS = frozenset(("great", "nice", "good", "happy", "glad", "cool", "right", "sure"))
 _WORD_OPENERS = frozenset(("no", "right"))

@@ -135,6 +135,7 @@ BINDING = frozenset(
     (
         *("policy", "rule", "regulation", "term", "contract", "agreement", "warranty"),
         *("licence", "license", "guideline", "code", "charter", "law", "act", "bylaw"),
+        *("rulebook", "guidance"),
     )
 )
 """Texts that also bind: "the policy doesn't cover floods" is a fact about the policy, "the
@@ -237,13 +238,44 @@ def _saying_clause(verb: Any) -> bool:
             return True
         if telling and text == "pure" and (silent or _only(verb)):
             return True
-        return telling and (silent or _only(verb)) and _information(obj)
+        return (
+            telling
+            and (silent or _only(verb))
+            and (_information(obj) or _question(verb) or _measure_given(verb, obj))
+        )
     if _source_pronoun(subj) and saying and silent:
         return True
     if subj is not None and subj.lower_ in ("i", "we") and lemma in _KNOWING and _negated(verb):
         # "so I can't say whether ...", "we can't confirm that": the speaker cannot answer
         return any(c.dep_ == "aux" and c.lemma_ in ("can", "could") for c in verb.children)
     return False
+
+
+_MEASURES = frozenset(("deadline", "timeframe", "limit", "threshold", "rate", "period", "cap"))
+"""What a binding text sets and may leave unset: "the rulebook doesn't give a deadline"."""
+
+
+def _measure_given(verb: Any, obj: Any | None) -> bool:
+    """Whether a binding text is said not to give a measure, to nobody in particular ("doesn't
+    give a deadline"; "doesn't give you a longer period" grants nothing, a rule)."""
+    return (
+        obj is not None
+        and obj.lemma_.casefold() in _MEASURES
+        and verb.lemma_ in ("give", "provide", "list", "set")
+        and not any(c.dep_ == "dative" for c in verb.children)
+    )
+
+
+_ASKING = frozenset(("whether", "if", "how", "when", "what", "which", "who", "why", "where"))
+
+
+def _question(verb: Any) -> bool:
+    """Whether what ``verb`` does (not) tell is a question ("don't cover whether you still
+    pay", "doesn't give how long it takes"): a text is silent on it, not ruling on a thing."""
+    return any(
+        c.dep_ in ("ccomp", "dobj") and next(iter(c.subtree)).lower_ in _ASKING
+        for c in verb.children
+    )
 
 
 def _information(tok: Any | None) -> bool:
