@@ -31,6 +31,7 @@ LABELS = {
 }
 PREFIXES = {
     "contracts_releases": "devcr",
+    "money_home_leisure": "devmh",
     "public_services_health": "devph",
     "science_transport": "devst",
 }
