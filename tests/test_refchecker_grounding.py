@@ -1721,3 +1721,35 @@ def test_premises_keep_what_the_user_did_not_state():
     wrong = "Six weeks is more than the 45-day limit."
     issues = [{**opposite, "end": 30}, missing, word]
     assert premises(issues, wrong, "I'm away for six weeks.") == issues
+
+
+@pytest.mark.parametrize(
+    ("claim", "opposite"),
+    [
+        # both deny one verb: the bounds are conditions of that denial, compared as written
+        ("After 60 days, theft isn't covered.", False),
+        ("Within 60 days, theft isn't covered.", True),
+        # a bound in the subject of a denied verb keeps its side
+        ("A break of more than 60 days doesn't stop the cover.", False),
+    ],
+)
+def test_a_bound_s_side_under_a_negation(claim, opposite):
+    sentence = "Theft while your home has been empty for more than 60 days in a row is not covered."
+    issues = _against(claim, sentence).issues
+    assert any(i.relation == "opposite" for i in issues) == opposite, issues
+
+
+def test_a_claim_joined_from_two_sentences_takes_its_side_from_either():
+    contexts = [
+        "Hot food on display must be kept at 63 °C or above. It may be held below 63 °C for a "
+        "single period of up to 2 hours, after which it must be reheated or thrown away."
+    ]
+    ask = {"question": "How should we keep hot food on the counter?", "contexts": contexts}
+    right = "Keep it at 63 °C or above, with one spell below 63 °C of up to 2 hours allowed."
+    assert RefChecker().invoke({**ask, "answer": right}).passing
+    # each statement is held against the sentence it retells
+    for wrong in (
+        "Keep it below 63 °C, with one spell above 63 °C of up to 2 hours allowed.",
+        "It may be held above 63 °C for a single period of up to 2 hours.",
+    ):
+        assert not RefChecker().invoke({**ask, "answer": wrong}).passing, wrong

@@ -170,11 +170,15 @@ def _other_side(
     turns the side ("do not fold within 10 minutes" is "wait at least 10 minutes")."""
     if fact.kind != "number":
         return None
-    mine = _side(claim, fact)
+    # both deny one verb ("after 60 days theft isn't covered" / "theft while the home is empty
+    # for more than 60 days is not covered"): each bound is a condition of that denial, and
+    # the sides compare as written
+    turn = not (negated_verbs(claim.text) & negated_verbs(sent.text))
+    mine = _side(claim, fact, turn)
     if mine is None:
         return None
     same = _same_values(fact, claim, sent)
-    theirs = [_side(sent, f) for f in same]
+    theirs = [_side(sent, f, turn) for f in same]
     if not same or not all(x is not None and x[0] != mine[0] for x in theirs):
         return None
     if _SIDE_WORDS[mine[0]] & {t.norm for t in sent.tokens}:
@@ -221,12 +225,41 @@ def _noun_of(text: str, fact: Fact) -> str | None:
     return next((c.noun for c in counted(text) if fact.start <= c.start < fact.end), None)
 
 
-def _side(text: Analysed, fact: Fact) -> tuple[str, int, int] | None:
+def _told_elsewhere(fact: Fact, claim: Analysed, sent: Analysed, near: Sequence[Analysed]) -> bool:
+    """Whether the claim's statement holding ``fact`` (its stretch between commas, semicolons
+    and colons) shares more words with another of the ``near`` sentences than with ``sent``,
+    and that sentence puts the value on the claim's side."""
+    cuts = [m.end() for m in _STATEMENT_CUT.finditer(claim.text, 0, fact.start)]
+    lo = cuts[-1] if cuts else 0
+    m = _STATEMENT_CUT.search(claim.text, fact.end)
+    words = analyse(claim.text[lo : m.start() if m else len(claim.text)]).stems
+    own = len(words & sent.stems)
+    return any(
+        len(words & e.stems) > own and _on_the_side(fact, claim, e) for e in near if e is not sent
+    )
+
+
+_STATEMENT_CUT = re.compile(r"[,;:()]")
+
+
+def _on_the_side(fact: Fact, claim: Analysed, sent: Analysed) -> bool:
+    """Whether ``sent`` states ``fact``'s value on the side the claim puts it."""
+    if fact.kind != "number":
+        return False
+    turn = not (negated_verbs(claim.text) & negated_verbs(sent.text))
+    mine = _side(claim, fact, turn)
+    if mine is None:
+        return False
+    sides = (_side(sent, f, turn) for f in _same_values(fact, claim, sent))
+    return any(x is not None and x[0] == mine[0] for x in sides)
+
+
+def _side(text: Analysed, fact: Fact, turn: bool = True) -> tuple[str, int, int] | None:
     found = bound_span(text.text, fact.start, fact.end)
     if found is None:
         return None
     side, lo, hi = found
-    if _NEGATION_FIRST.match(text.text, lo):
+    if not turn or _NEGATION_FIRST.match(text.text, lo):
         return side, lo, hi  # "not under 18": the bound has read its own negation
     return (side if not negated_at(text.text, fact.start) else _TURNED[side]), lo, hi
 
@@ -867,6 +900,12 @@ def ground_claim(
         statement: tuple[int, Analysed | None] | None = None
         for fact in claim.facts:
             flip = _other_side(fact, claim, sent) or _other_way(fact, claim, sent)
+            if flip is not None and _told_elsewhere(fact, claim, sent, near):
+                # a claim joined from two sentences: the statement of this value retells
+                # another, which puts it on the claim's side ("keep it at 63 °C or above, with
+                # one spell below that" of "... kept at 63 °C or above. It may be held below
+                # 63 °C for a single period ...")
+                flip = None
             if flip is not None:
                 # "journeys of more than 300 km" where the sentence says "under 300 km",
                 # "revenue fell 8 percent" where it says "up 8 percent": the same value, said

@@ -382,7 +382,9 @@ def _owners(noun: Any) -> set[str]:
 def negated_at(text: str, offset: int) -> bool:
     """Whether the verb the word at ``offset`` depends on is negated ("Do not fold it within
     10 minutes": "10" hangs from "fold", which "not" negates; in "an SDK that can't reach the
-    server waits up to 5 seconds" the "5" hangs from "waits", which nothing negates)."""
+    server waits up to 5 seconds" the "5" hangs from "waits", which nothing negates). A word of
+    the verb's subject is not in its scope: "a break of up to 4 weeks doesn't stop the
+    allowance" says nothing against "up to 4 weeks"."""
     if not _CUES.search(text):
         return False  # no negation to scope
     doc = parse(text)
@@ -390,7 +392,7 @@ def negated_at(text: str, offset: int) -> bool:
     while tok is not None:
         if tok.pos_ in ("VERB", "AUX") or tok.dep_ == "ROOT":
             return _negated(tok)
-        if tok.head is tok:
+        if tok.head is tok or tok.dep_ in ("nsubj", "nsubjpass", "csubj"):
             return False
         tok = tok.head
     return False
