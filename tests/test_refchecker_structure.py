@@ -88,6 +88,9 @@ def test_a_negation_scopes_over_the_verb_it_hangs_from():
     text = "A break of up to 4 weeks doesn't stop the allowance."
     assert not negated_at(text, text.index("4"))
     assert negated_at("It doesn't stop for up to 4 weeks.", 24)
+    text = "You cannot park for more than 2 hours."
+    assert negated_at(text, text.index("2"))
+    assert negated_verbs(text) == {"park"}
     assert negated_verbs("Do not fold the treadmill; lift the deck.") == {"fold"}
     text = "and don't fold it within 10 minutes"
     assert negated_verb_at(text, text.index("don't"), text.index("don't") + 5) == "fold"

@@ -170,7 +170,9 @@ is given" a rule."""
 _KNOWING = frozenset(("say", "tell", "confirm", "know", "answer", "determine", "give", "find"))
 """What a speaker cannot do when the sources lack the answer ("so I can't tell you that")."""
 
-_CUES = re.compile(r"\b(?:not|never|no|nothing|none|only|silent|without)\b|n['’]t\b", re.IGNORECASE)
+_CUES = re.compile(
+    r"\b(?:not|cannot|never|no|nothing|none|only|silent|without)\b|n['’]t\b", re.IGNORECASE
+)
 """Words without which no clause is a remark of these forms (a parse is asked only then)."""
 
 _NEG = frozenset(("not", "n't", "never", "no"))
