@@ -1753,3 +1753,23 @@ def test_a_claim_joined_from_two_sentences_takes_its_side_from_either():
         "It may be held above 63 °C for a single period of up to 2 hours.",
     ):
         assert not RefChecker().invoke({**ask, "answer": wrong}).passing, wrong
+
+
+def test_a_value_stated_twice_is_held_where_each_statement_retells_it():
+    contexts = [
+        "How to take Fenolin. Adults: take 1 or 2 capsules (150 to 300 mg) with food, then, if "
+        "needed, further doses every 8 to 12 hours. Do not take more than 8 capsules (1,200 mg) "
+        "in 24 hours. Children aged 6 to 11: 1 capsule every 8 to 12 hours, no more than 3 "
+        "capsules in 24 hours."
+    ]
+    ask = {"question": "How many Fenolin capsules can an adult take?", "contexts": contexts}
+    # "8" twice: once of the interval, once of the daily maximum the next sentence states
+    right = (
+        "Adults take 1 or 2 capsules, then further doses every 8 to 12 hours if needed, up to a "
+        "maximum of 8 capsules in 24 hours."
+    )
+    assert RefChecker().invoke({**ask, "answer": right}).passing
+    wrong = right.replace("maximum of 8", "maximum of 12")
+    result = RefChecker().invoke({**ask, "answer": wrong})
+    assert not result.passing
+    assert [i["text"] for c in result.details["claims"] for i in c["issues"]] == ["12"]

@@ -226,17 +226,25 @@ def _noun_of(text: str, fact: Fact) -> str | None:
 
 
 def _told_elsewhere(fact: Fact, claim: Analysed, sent: Analysed, near: Sequence[Analysed]) -> bool:
+    """Whether the claim's statement holding ``fact`` retells another of the ``near``
+    sentences (:func:`_retells`), which puts the value on the claim's side."""
+    return any(
+        _retells(fact, claim, sent, e) and _on_the_side(fact, claim, e)
+        for e in near
+        if e is not sent
+    )
+
+
+def _retells(fact: Fact, claim: Analysed, sent: Analysed, other: Analysed) -> bool:
     """Whether the claim's statement holding ``fact`` (its stretch between commas, semicolons
-    and colons) shares more words with another of the ``near`` sentences than with ``sent``,
-    and that sentence puts the value on the claim's side."""
+    and colons) shares more words with ``other`` than with ``sent``: in a claim joined from two
+    sentences ("take 1 or 2 tablets every 6 to 8 hours, up to a maximum of 6 tablets in 24
+    hours"), each statement is held against the sentence it retells."""
     cuts = [m.end() for m in _STATEMENT_CUT.finditer(claim.text, 0, fact.start)]
     lo = cuts[-1] if cuts else 0
     m = _STATEMENT_CUT.search(claim.text, fact.end)
     words = analyse(claim.text[lo : m.start() if m else len(claim.text)]).stems
-    own = len(words & sent.stems)
-    return any(
-        len(words & e.stems) > own and _on_the_side(fact, claim, e) for e in near if e is not sent
-    )
+    return len(words & other.stems) > len(words & sent.stems)
 
 
 _STATEMENT_CUT = re.compile(r"[,;:()]")
@@ -944,6 +952,17 @@ def ground_claim(
             if (other is None or not swapped(fact, other, claim, sent, ops)) and stated(fact):
                 # stated elsewhere, unless the claim moved it into this sentence's slot
                 moved = misplaced(fact, claim, evid, best)
+                if moved is not None and any(
+                    _retells(f, claim, sent, e)
+                    for f in _alike(fact, claim)
+                    if f.value == fact.value
+                    for e in evid
+                    if e is not sent and fact_in(fact, e.facts, e.norms, e.stems)
+                ):
+                    # the claim states the value in a statement retelling a sentence that
+                    # states it ("every 6 to 8 hours, up to a maximum of 6 tablets in 24
+                    # hours"): not moved from there
+                    moved = None
                 if moved is not None:
                     rival = other or moved[1]
                     ev = (ref, offset + rival.start, offset + rival.end, rival.text)
