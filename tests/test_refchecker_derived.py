@@ -171,6 +171,11 @@ def test_minutes_or_hours_between_two_times_of_day_are_counted(text, word, evide
         ("The fee is 15% of the remaining €2,880, i.e. €432.", "432", ""),
         # a share of a whole the evidence sentence states, and what is left of it
         ("That leaves €2,880 to invoice.", "2,880", "70% of the €9,600 fee is invoiced."),
+        ("The £8,000 above that is charged at 3%, which is £240.", "240", ""),
+        # in brackets after what it works out
+        ("You can repay 10% of the £220,000 balance (£22,000) free.", "22,000", ""),
+        # a rate times two counts
+        ("At £1.50 a day for 4 books 10 days late, so you owe £60.", "60", ""),
     ],
 )
 def test_a_number_the_claim_works_out_in_one_step_is_its_own(text, word, evidence):
@@ -185,6 +190,9 @@ def test_a_number_the_claim_works_out_in_one_step_is_its_own(text, word, evidenc
         # no sign of working: a number that happens to be a sum is stated, not worked out
         ("Seventeen withdrew and 131 completed the trial.", "131", "148 were enrolled."),
         ("Of 148 enrolled, 17 withdrew, and 131 completed both.", "131", ""),
+        ("At £1.50 a day for 4 books 10 days late, so you owe £50.", "50", ""),
+        # a count is no rate: three counts multiplied make no charge
+        ("With 4 books 10 days late and 3 renewals, that's 120 items.", "120", ""),
     ],
 )
 def test_a_number_not_worked_out_from_the_claims_values_is_not(text, word, evidence):

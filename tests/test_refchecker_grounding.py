@@ -1773,3 +1773,16 @@ def test_a_value_stated_twice_is_held_where_each_statement_retells_it():
     result = RefChecker().invoke({**ask, "answer": wrong})
     assert not result.passing
     assert [i["text"] for c in result.details["claims"] for i in c["issues"]] == ["12"]
+
+
+def test_a_value_worked_out_from_the_user_s_own_is_theirs():
+    claim = "Your 3 nights at £40 a night come to £120."
+    missing = [
+        {"kind": "number", "relation": "ungrounded", "start": 5, "end": 6, "text": "3"},
+        {"kind": "number", "relation": "ungrounded", "start": 38, "end": 41, "text": "120"},
+    ]
+    evidence = "Rooms cost £40 a night."
+    assert premises(missing, claim, "I'm staying 3 nights.", evidence) == []
+    # the wrong total stays the claim's own
+    wrong = claim.replace("£120", "£150")
+    assert premises(missing, wrong, "I'm staying 3 nights.", evidence) == missing[1:]

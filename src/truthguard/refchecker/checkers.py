@@ -727,7 +727,7 @@ class LocalChecker(ClaimChecker):
                 fields["issues"] += _unanswered(claim.text, question, g)
                 # the user's own values, held against the sources' ("40 hours clears the
                 # 35-hour minimum"), are theirs to state
-                fields["issues"] = premises(fields["issues"], claim.text, question)
+                fields["issues"] = premises(fields["issues"], claim.text, question, said)
                 model = self.support or SupportModel.default()
                 p = model.probability(claim_features(raw, fields["issues"]))
                 why = fact_unsupported(fields["issues"], claim.text)

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 from truthguard.refchecker._alignment import APPROX
 from truthguard.refchecker._lemmas import lemmas
-from truthguard.refchecker._numbers import CLOCK, DURATION_DAYS
+from truthguard.refchecker._numbers import CLOCK, DURATION_DAYS, SUBUNIT
 from truthguard.refchecker._tokens import Fact
 
 __all__ = ["anaphoric", "clock_span", "date_span", "derived", "enumerated", "worked"]
@@ -69,10 +69,12 @@ def derived(
 _WORKING = re.compile(
     r"\b(?:so|thus|hence|therefore|total(?:ling|s)?|in\s+all|altogether|leaving|leaves|"
     r"comes?\s+to|came\s+to|works?\s+out|adds?\s+up|which\s+makes|making|i\.e\.|that\s+is|"
-    r"remaining|remainder|combined|overall|together)\b|[=+×]",
+    r"remaining|remainder|combined|overall|together|which\s+is|that's)\b|[=+×]",
     re.IGNORECASE,
 )
 """Words that say the answer works a number out ("so €250 at most", "leaving 131", "= 12")."""
+_BRACKETED = re.compile(r"\(\s*[$£€¥]?\s*$")
+"""A value in brackets right after what it works out ("10% of the balance (£22,000)")."""
 _BROKEN_DOWN = re.compile(r"^\s*(?:[^\W\d]+\s+){0,2}\(")
 """A value's breakdown in brackets after it and at most two words ("17 withdrew (9 ...")."""
 
@@ -81,8 +83,9 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
     """Whether the number ``fact`` is worked out, in one step, from two other numbers of the
     claim or of its evidence sentence: their sum, difference, product or quotient, or a share
     of one the other gives as a percentage (or what is left of it), where the claim says it
-    works the number out (:data:`_WORKING`: "so", "in total", "leaving", "comes to", "=") or
-    breaks it down in brackets right after it ("17 withdrew (9 in the first period and 8 in
+    works the number out (:data:`_WORKING`: "so", "in total", "leaving", "comes to", "="), puts
+    it in brackets after what it works out ("10% of the balance (£22,000)"), or breaks it down
+    in brackets right after it ("17 withdrew (9 in the first period and 8 in
     the second)"). "Up to €50 a day for five days, so €250 at most"; "15% of the remaining
     €2,880, i.e. €432"."""
     if fact.kind != "number" or not isinstance(fact.value, (int, float)):
@@ -90,7 +93,7 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
     before = text[max(0, fact.start - 40) : fact.start]
     after = text[fact.end : fact.end + 80]
     broken_down = _BROKEN_DOWN.match(after) is not None
-    if not (_WORKING.search(before) or broken_down):
+    if not (_WORKING.search(before) or broken_down or _BRACKETED.search(before)):
         return False
     values = [f for f in (*facts, *evidence) if f.kind == "number" and f is not fact and f.value]
     target = float(fact.value)
@@ -104,7 +107,20 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
                     results += [whole * p, whole * (1 - p)]
             if any(_same(target, r) for r in results):
                 return True
+    # a charge worked out as a rate times two counts ("25p a day for three books ten days
+    # late, so £7.50")
+    if fact.unit in _MONEY:
+        rates = [f for f in values if f.unit in _MONEY]
+        counts = [f for f in values if f.unit not in _MONEY and f.unit != "%"]
+        for rate in rates:
+            for i, a in enumerate(counts):
+                for b in counts[i + 1 :]:
+                    if _same(target, float(rate.value) * float(a.value) * float(b.value)):  # type: ignore[arg-type]
+                        return True
     return False
+
+
+_MONEY = frozenset(("$", "£", "€", "¥", "kr", "chf", "pound", SUBUNIT))
 
 
 def _same(a: float, b: float) -> bool:

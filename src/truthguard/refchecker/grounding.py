@@ -61,7 +61,7 @@ from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
 from truthguard.refchecker._numbers import DURATION_DAYS, bound_span
-from truthguard.refchecker.derived import derived
+from truthguard.refchecker.derived import derived, worked
 from truthguard.refchecker.softmatch import SoftMatcher
 from truthguard.refchecker.structure import (
     Arg,
@@ -1372,7 +1372,9 @@ def _conflicts_in_context(
     return [x for x in issues if (x.start, x.end) not in spans] + found
 
 
-def premises(issues: list[dict[str, Any]], claim_text: str, question: str) -> list[dict[str, Any]]:
+def premises(
+    issues: list[dict[str, Any]], claim_text: str, question: str, evidence: str = ""
+) -> list[dict[str, Any]]:
     """The issues less those of the numbers the question itself states, where the claim applies
     the sources to them: "I care for 40 hours a week" asked, "40 hours clears the 35-hour
     minimum" answered holds the user's 40 hours against the sources' minimum.
@@ -1408,14 +1410,18 @@ def premises(issues: list[dict[str, Any]], claim_text: str, question: str) -> li
             _compared(claim_text, f, t) and (rival is None or t.value == rival) for t in theirs
         ) and (issue["relation"] == "ungrounded" or rival is not None):
             premise.add((f.start, f.end))
-    # a value worked out from the user's own ("ten weeks is 70 days")
+    # a value worked out from the user's own ("ten weeks is 70 days"; "25p a day, so £7.50"
+    # for 30 days late)
     used = [
         q for q in asked if any(_same_value(f, q) for f in users if (f.start, f.end) in premise)
     ]
+    sources = [*asked, *(f for f in analyse(evidence).facts if f.kind == "number")]
     premise |= {
         (f.start, f.end)
         for f in numbers
-        if (f.start, f.end) in flagged and any(_converted(f, q) for q in used)
+        if (f.start, f.end) in flagged
+        and flagged[(f.start, f.end)]["relation"] == "ungrounded"
+        and (any(_converted(f, q) for q in used) or worked(f, claim_text, numbers, sources))
     }
 
     def kept(i: dict[str, Any]) -> bool:
