@@ -956,7 +956,7 @@ def ground_claim(
                     _retells(f, claim, sent, e)
                     for f in _alike(fact, claim)
                     if f.value == fact.value
-                    for e in evid
+                    for e in near
                     if e is not sent and fact_in(fact, e.facts, e.norms, e.stems)
                 ):
                     # the claim states the value in a statement retelling a sentence that
