@@ -413,6 +413,7 @@ def test_a_clause_with_a_subject_of_its_own_after_and_is_a_claim_of_its_own():
         ("Mostly yes, but only in summer.", "fact"),
         ("Partly.", "fact"),
         ("Not fully.", "greeting"),
+        ("Some, yes.", "greeting"),
         ("No, not entirely.", "greeting"),
         ("Not fully covered.", "fact"),
         # a lead-in announcing a list says nothing of its own

@@ -308,7 +308,7 @@ def claim_kind(text: str) -> ClaimKind:
 
 _QUALIFIED_REPLY = re.compile(
     r"""^(?:mostly|largely|generally|usually|mainly|partly|partially|basically|essentially|
-        broadly|often|sometimes|in\s+short|in\s+most\s+cases|for\s+the\s+most\s+part|
+        broadly|often|sometimes|some|in\s+part|in\s+short|in\s+most\s+cases|for\s+the\s+most\s+part|
         not\s+always|not\s+quite|not\s+really)\s*,?\s*(?:yes|no)\s*[.!]?$
       | ^(?:yes|no)?\s*,?\s*(?:not|only)\s+(?:fully|entirely|completely|quite|always|really|
         exactly|necessarily|in\s+full|partly|partially)\s*[.!]?$""",
