@@ -176,6 +176,9 @@ def test_minutes_or_hours_between_two_times_of_day_are_counted(text, word, evide
         ("You can repay 10% of the £220,000 balance (£22,000) free.", "22,000", ""),
         # a rate times two counts
         ("At £1.50 a day for 4 books 10 days late, so you owe £60.", "60", ""),
+        # a total said after its value, and an amount added on
+        ("£65 for one and £25 for the other: £90 a year altogether.", "90", ""),
+        ("The surcharge is £12 a day for 5 days, another £60.", "60", ""),
     ],
 )
 def test_a_number_the_claim_works_out_in_one_step_is_its_own(text, word, evidence):

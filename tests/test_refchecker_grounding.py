@@ -1786,3 +1786,19 @@ def test_a_value_worked_out_from_the_user_s_own_is_theirs():
     # the wrong total stays the claim's own
     wrong = claim.replace("£120", "£150")
     assert premises(missing, wrong, "I'm staying 3 nights.", evidence) == missing[1:]
+
+
+@pytest.mark.parametrize(("total", "passing"), [("£90", True), ("£95", False)])
+def test_a_total_worked_out_from_the_answer_s_other_claims_is_its_own(total, passing):
+    contexts = [
+        "Residents' permits. The first permit costs £65 a year and a second one £120 a year. "
+        "Permits for fully electric cars cost £25 a year, and the household's other car then "
+        "pays the first-permit price."
+    ]
+    asked = "We have two cars and one is electric. What do our permits cost?"
+    answer = (
+        "The electric car's permit costs £25 a year and the first permit costs £65 a year. "
+        f"You'd pay {total} a year altogether."
+    )
+    result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": contexts})
+    assert result.passing is passing, result.details["claims"]

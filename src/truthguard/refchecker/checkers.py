@@ -682,6 +682,12 @@ class LocalChecker(ClaimChecker):
             for span in seg.spans
         ]
         read: dict[tuple, Grounding] = {}  # sentences read whole, for the clauses cut from them
+        # the numbers each claim states, for a value another claim works out from them
+        numbers = [[f for f in analyse(c.text).facts if f.kind == "number"] for c in claims]
+
+        def stated_elsewhere(i: int) -> list:
+            return [f for k, found in enumerate(numbers) if k != i for f in found]
+
         meant = self._meanings(claims, retrieval)
         for i, claim in enumerate(claims):
             # talk around facts (opinions, questions, ...): only its names and numbers count
@@ -727,7 +733,14 @@ class LocalChecker(ClaimChecker):
                 fields["issues"] += _unanswered(claim.text, question, g)
                 # the user's own values, held against the sources' ("40 hours clears the
                 # 35-hour minimum"), are theirs to state
-                fields["issues"] = premises(fields["issues"], claim.text, question, said)
+                own = premises(fields["issues"], claim.text, question, said, stated_elsewhere(i))
+                if (
+                    label == "Contradiction"
+                    and len(own) < len(fields["issues"])
+                    and not any(x["relation"] in ("conflict", "opposite") for x in own)
+                ):
+                    label = "Neutral"  # what set it against the evidence was the user's own
+                fields["issues"] = own
                 model = self.support or SupportModel.default()
                 p = model.probability(claim_features(raw, fields["issues"]))
                 why = fact_unsupported(fields["issues"], claim.text)

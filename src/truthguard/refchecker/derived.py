@@ -69,10 +69,14 @@ def derived(
 _WORKING = re.compile(
     r"\b(?:so|thus|hence|therefore|total(?:ling|s)?|in\s+all|altogether|leaving|leaves|"
     r"comes?\s+to|came\s+to|works?\s+out|adds?\s+up|which\s+makes|making|i\.e\.|that\s+is|"
-    r"remaining|remainder|combined|overall|together|which\s+is|that's)\b|[=+×]",
+    r"remaining|remainder|combined|overall|together|which\s+is|that's|another)\b|[=+×]",
     re.IGNORECASE,
 )
 """Words that say the answer works a number out ("so €250 at most", "leaving 131", "= 12")."""
+_SUMMED_AFTER = re.compile(
+    r"^[^,.;:()]{0,20}?\b(?:altogether|in\s+total|in\s+all|all\s+told|combined)\b", re.IGNORECASE
+)
+"""A total said after its value ("£90 a year altogether")."""
 _BRACKETED = re.compile(r"\(\s*[$£€¥]?\s*$")
 """A value in brackets right after what it works out ("10% of the balance (£22,000)")."""
 _BROKEN_DOWN = re.compile(r"^\s*(?:[^\W\d]+\s+){0,2}\(")
@@ -93,7 +97,12 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
     before = text[max(0, fact.start - 40) : fact.start]
     after = text[fact.end : fact.end + 80]
     broken_down = _BROKEN_DOWN.match(after) is not None
-    if not (_WORKING.search(before) or broken_down or _BRACKETED.search(before)):
+    if not (
+        _WORKING.search(before)
+        or broken_down
+        or _BRACKETED.search(before)
+        or _SUMMED_AFTER.match(after)
+    ):
         return False
     values = [f for f in (*facts, *evidence) if f.kind == "number" and f is not fact and f.value]
     target = float(fact.value)

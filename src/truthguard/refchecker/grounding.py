@@ -1373,7 +1373,11 @@ def _conflicts_in_context(
 
 
 def premises(
-    issues: list[dict[str, Any]], claim_text: str, question: str, evidence: str = ""
+    issues: list[dict[str, Any]],
+    claim_text: str,
+    question: str,
+    evidence: str = "",
+    answer: Sequence[Fact] = (),
 ) -> list[dict[str, Any]]:
     """The issues less those of the numbers the question itself states, where the claim applies
     the sources to them: "I care for 40 hours a week" asked, "40 hours clears the 35-hour
@@ -1386,11 +1390,14 @@ def premises(
     the sources' side ("six weeks is less than the 45-day limit" where they say "more than 45
     days": no opposite). A claim that only affirms the question's figure ("yes, the window is
     40 days") is still its own, and a value the sources put in its slot stays set against it
-    (relation ``other_value``) unless the claim compares the two."""
-    if not question:
-        return issues
-    asked = [f for f in analyse(question).facts if f.kind == "number"]
-    if not asked:
+    (relation ``other_value``) unless the claim compares the two.
+
+    A value the claim says it works out ("so", "altogether", ...) from the question's values,
+    the evidence sentence's and those the ``answer``'s other claims state ("£65 for the first
+    permit and £25 for the electric one ... £90 a year altogether") is the answer's own, even
+    where the evidence sentence fills its slot with another."""
+    asked = [f for f in analyse(question).facts if f.kind == "number"] if question else []
+    if not asked and not answer:
         return issues
     numbers = [f for f in analyse(claim_text).facts if f.kind == "number"]
     flagged = {
@@ -1415,12 +1422,16 @@ def premises(
     used = [
         q for q in asked if any(_same_value(f, q) for f in users if (f.start, f.end) in premise)
     ]
-    sources = [*asked, *(f for f in analyse(evidence).facts if f.kind == "number")]
+    sources = [*asked, *(f for f in analyse(evidence).facts if f.kind == "number"), *answer]
+    unfound = {
+        (i["start"], i["end"])
+        for i in issues
+        if i.get("kind") == "number" and i.get("relation") in ("ungrounded", "conflict")
+    }
     premise |= {
         (f.start, f.end)
         for f in numbers
-        if (f.start, f.end) in flagged
-        and flagged[(f.start, f.end)]["relation"] == "ungrounded"
+        if (f.start, f.end) in unfound
         and (any(_converted(f, q) for q in used) or worked(f, claim_text, numbers, sources))
     }
 
