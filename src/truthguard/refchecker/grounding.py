@@ -168,18 +168,11 @@ def _other_side(
     value as such, or when the sentence also speaks of the claim's side in a word of its own
     ("up to 5 days by the teacher; longer extensions by the head of year"). A negated clause
     turns the side ("do not fold within 10 minutes" is "wait at least 10 minutes")."""
-    if fact.kind != "number":
+    read = _sides(fact, claim, sent)
+    if read is None:
         return None
-    # both deny one verb ("after 60 days theft isn't covered" / "theft while the home is empty
-    # for more than 60 days is not covered"): each bound is a condition of that denial, and
-    # the sides compare as written
-    turn = not (negated_verbs(claim.text) & negated_verbs(sent.text))
-    mine = _side(claim, fact, turn)
-    if mine is None:
-        return None
-    same = _same_values(fact, claim, sent)
-    theirs = [_side(sent, f, turn) for f in same]
-    if not same or not all(x is not None and x[0] != mine[0] for x in theirs):
+    mine, theirs = read
+    if not theirs or not all(x is not None and x[0] != mine[0] for x in theirs):
         return None
     if _SIDE_WORDS[mine[0]] & {t.norm for t in sent.tokens}:
         return None
@@ -252,17 +245,29 @@ _STATEMENT_CUT = re.compile(r"[,;:()]")
 
 def _on_the_side(fact: Fact, claim: Analysed, sent: Analysed) -> bool:
     """Whether ``sent`` states ``fact``'s value on the side the claim puts it."""
+    read = _sides(fact, claim, sent)
+    return read is not None and any(x is not None and x[0] == read[0][0] for x in read[1])
+
+
+_Side = tuple[str, int, int]
+
+
+def _sides(fact: Fact, claim: Analysed, sent: Analysed) -> tuple[_Side, list[_Side | None]] | None:
+    """The side of a bound the claim puts ``fact``'s value on, and the side of each statement
+    of that value in ``sent``; None when the claim states no bound of it. When both deny one
+    verb ("after 60 days theft isn't covered" / "theft while the home is empty for more than 60
+    days is not covered"), each bound is a condition of that denial, and the sides compare as
+    written."""
     if fact.kind != "number":
-        return False
+        return None
     turn = not (negated_verbs(claim.text) & negated_verbs(sent.text))
     mine = _side(claim, fact, turn)
     if mine is None:
-        return False
-    sides = (_side(sent, f, turn) for f in _same_values(fact, claim, sent))
-    return any(x is not None and x[0] == mine[0] for x in sides)
+        return None
+    return mine, [_side(sent, f, turn) for f in _same_values(fact, claim, sent)]
 
 
-def _side(text: Analysed, fact: Fact, turn: bool = True) -> tuple[str, int, int] | None:
+def _side(text: Analysed, fact: Fact, turn: bool = True) -> _Side | None:
     found = bound_span(text.text, fact.start, fact.end)
     if found is None:
         return None
