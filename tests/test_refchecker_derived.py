@@ -194,6 +194,8 @@ def test_a_number_the_claim_works_out_in_one_step_is_its_own(text, word, evidenc
         ("Seventeen withdrew and 131 completed the trial.", "131", "148 were enrolled."),
         ("Of 148 enrolled, 17 withdrew, and 131 completed both.", "131", ""),
         ("At £1.50 a day for 4 books 10 days late, so you owe £50.", "50", ""),
+        # a year is a date, never worked out
+        ("Founded in 1990, it moved 30 years on, which is 2020.", "2020", ""),
         # a count is no rate: three counts multiplied make no charge
         ("With 4 books 10 days late and 3 renewals, that's 120 items.", "120", ""),
     ],

@@ -27,7 +27,7 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 
-from truthguard.refchecker._alignment import APPROX
+from truthguard.refchecker._alignment import APPROX, year
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._numbers import CLOCK, DURATION_DAYS, SUBUNIT
 from truthguard.refchecker._tokens import Fact
@@ -92,8 +92,8 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
     in brackets right after it ("17 withdrew (9 in the first period and 8 in
     the second)"). "Up to €50 a day for five days, so €250 at most"; "15% of the remaining
     €2,880, i.e. €432"."""
-    if fact.kind != "number" or not isinstance(fact.value, (int, float)):
-        return False
+    if fact.kind != "number" or not isinstance(fact.value, (int, float)) or year(fact):
+        return False  # a year is a date, never worked out (spans are :func:`date_span`'s)
     before = text[max(0, fact.start - 40) : fact.start]
     after = text[fact.end : fact.end + 80]
     broken_down = _BROKEN_DOWN.match(after) is not None

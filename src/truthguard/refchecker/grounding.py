@@ -1427,9 +1427,9 @@ def premises(
     used = [
         q for q in asked if any(_same_value(f, q) for f in users if (f.start, f.end) in premise)
     ]
-    sources = [*asked, *(f for f in analyse(evidence).facts if f.kind == "number"), *answer]
+    sources = [*asked, *(f for f in analyse(evidence).facts if f.kind == "number")]
     unfound = {
-        (i["start"], i["end"])
+        (i["start"], i["end"]): i["relation"]
         for i in issues
         if i.get("kind") == "number" and i.get("relation") in ("ungrounded", "conflict")
     }
@@ -1437,7 +1437,16 @@ def premises(
         (f.start, f.end)
         for f in numbers
         if (f.start, f.end) in unfound
-        and (any(_converted(f, q) for q in used) or worked(f, claim_text, numbers, sources))
+        and (
+            any(_converted(f, q) for q in used)
+            or worked(f, claim_text, numbers, sources)
+            # the answer's other values only for a value no source states: one the evidence
+            # sets against it may be a changed fact that happens to be a sum
+            or (
+                unfound[(f.start, f.end)] == "ungrounded"
+                and worked(f, claim_text, numbers, [*sources, *answer])
+            )
+        )
     }
 
     def kept(i: dict[str, Any]) -> bool:
