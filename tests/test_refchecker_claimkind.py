@@ -40,6 +40,19 @@ from truthguard.refchecker.claimkind import (
         ("I cannot tell from the passages.", "refusal"),
         ("Not mentioned in the context.", "refusal"),
         ("The context does not say when it was built.", "refusal"),
+        # a yes or no with how far it holds is the reply's stance; its reasons are the claims
+        ("Mostly, yes.", "greeting"),
+        ("In short, no.", "greeting"),
+        ("Mostly yes, but only in summer.", "fact"),
+        ("Partly.", "fact"),
+        ("Not fully.", "greeting"),
+        ("Some, yes.", "greeting"),
+        ("No, not entirely.", "greeting"),
+        ("Not fully covered.", "fact"),
+        # a lead-in announcing a list says nothing of its own
+        ("A few things.", "framing"),
+        ("Two things to keep in mind:", "framing"),
+        ("A few things changed in 2020.", "fact"),
     ],
 )
 def test_each_kind_is_recognised(text, kind):
@@ -402,25 +415,3 @@ def test_a_clause_with_a_subject_of_its_own_after_and_is_a_claim_of_its_own():
     # a second verb sharing the subject, and nouns joined by "and", stay one claim
     assert len(claim_parts("The museum opened in 1902 and closed in 1990.")) == 1
     assert len(claim_parts("Phobos and Deimos orbit Mars.")) == 1
-
-
-@pytest.mark.parametrize(
-    ("text", "kind"),
-    [
-        # a yes or no with how far it holds is the reply's stance; its reasons are the claims
-        ("Mostly, yes.", "greeting"),
-        ("In short, no.", "greeting"),
-        ("Mostly yes, but only in summer.", "fact"),
-        ("Partly.", "fact"),
-        ("Not fully.", "greeting"),
-        ("Some, yes.", "greeting"),
-        ("No, not entirely.", "greeting"),
-        ("Not fully covered.", "fact"),
-        # a lead-in announcing a list says nothing of its own
-        ("A few things.", "framing"),
-        ("Two things to keep in mind:", "framing"),
-        ("A few things changed in 2020.", "fact"),
-    ],
-)
-def test_a_qualified_yes_and_a_list_s_lead_in_state_no_fact(text, kind):
-    assert claim_kind(text) == kind

@@ -26,6 +26,7 @@ __all__ = [
     "APPROX",
     "COPIED",
     "DURATION",
+    "MONEY",
     "Issue",
     "Names",
     "conflict",
@@ -120,11 +121,11 @@ def _same_unit(a: str | None, b: str | None) -> bool:
         a == b
         or (a in POUNDS and b in POUNDS and "pound" in (a, b))
         or (a in _DEGREES and b in _DEGREES and "°" in (a, b))
-        or (SUBUNIT in (a, b) and {a, b} <= _MONEY)
+        or (SUBUNIT in (a, b) and {a, b} <= MONEY)
     )
 
 
-_MONEY = frozenset(["$", "£", "€", "¥", "kr", "chf", "pound", SUBUNIT])
+MONEY = frozenset(["$", "£", "€", "¥", "kr", "chf", "pound", SUBUNIT])
 """Currency units: an amount in cents or pence agrees with any of them."""
 
 

@@ -195,7 +195,7 @@ _ABSENCE = re.compile(
 
 # A text named as where the answer comes from ("According to the leaflet,", "Going by the
 # council's notice,", "Per the policy summary,"): a frame, whatever kind of text it is.
-_TEXTS = "(?:" + "|".join(sorted(DOCUMENTS | BINDING | {"guidance", "rulebook"})) + ")s?"
+_TEXTS = "(?:" + "|".join(sorted(DOCUMENTS | BINDING)) + ")s?"
 
 # Lead-ins that frame what follows without stating anything ("Based on the passages, X").
 _FRAME = re.compile(

@@ -27,9 +27,9 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 
-from truthguard.refchecker._alignment import APPROX, year
+from truthguard.refchecker._alignment import APPROX, MONEY, year
 from truthguard.refchecker._lemmas import lemmas
-from truthguard.refchecker._numbers import CLOCK, DURATION_DAYS, SUBUNIT
+from truthguard.refchecker._numbers import CLOCK, DURATION_DAYS
 from truthguard.refchecker._tokens import Fact
 
 __all__ = ["anaphoric", "clock_span", "date_span", "derived", "enumerated", "worked"]
@@ -118,18 +118,15 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
                 return True
     # a charge worked out as a rate times two counts ("25p a day for three books ten days
     # late, so £7.50")
-    if fact.unit in _MONEY:
-        rates = [f for f in values if f.unit in _MONEY]
-        counts = [f for f in values if f.unit not in _MONEY and f.unit != "%"]
+    if fact.unit in MONEY:
+        rates = [f for f in values if f.unit in MONEY]
+        counts = [f for f in values if f.unit not in MONEY and f.unit != "%"]
         for rate in rates:
             for i, a in enumerate(counts):
                 for b in counts[i + 1 :]:
                     if _same(target, float(rate.value) * float(a.value) * float(b.value)):  # type: ignore[arg-type]
                         return True
     return False
-
-
-_MONEY = frozenset(("$", "£", "€", "¥", "kr", "chf", "pound", SUBUNIT))
 
 
 def _same(a: float, b: float) -> bool:

@@ -1547,9 +1547,5 @@ def _converted(a: Fact, b: Fact) -> bool:
     """Whether ``a`` is ``b`` in another unit of time ("70 days" for "ten weeks")."""
     if a.unit not in DURATION_DAYS or b.unit not in DURATION_DAYS or a.unit == b.unit:
         return False
-    try:
-        x = float(a.value) * DURATION_DAYS[a.unit]
-        y = float(b.value) * DURATION_DAYS[b.unit]
-    except (TypeError, ValueError):
-        return False
-    return abs(x - y) <= 1e-6 * max(abs(x), abs(y), 1.0)
+    x, y = _in_days(a), _in_days(b)
+    return x is not None and y is not None and abs(x - y) <= 1e-6 * max(abs(x), abs(y), 1.0)
