@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from doubles import fresh_interpreter
 from truthguard.refchecker.structure import (
     counted,
     denies_otherwise,
@@ -224,3 +225,35 @@ def test_the_doers_of_a_verb_and_doers_given_it_alone():
     assert only_doers("but only Plus subscribers can create one.", "create")
     assert not only_doers("Staff can park only in the east lot.", "park")
     assert not only_doers("Only on Sundays, and staff can park there.", "park")
+
+
+def test_the_first_parses_of_concurrent_checks_make_one_parser_and_read_their_words():
+    # A batch's checks start together, so their first parses race to make the parser: two
+    # parsers would open two memory zones on one pipeline, and a Doc of one would lose its words
+    # ("Can't retrieve string for hash") while the other is open. The parser is made slowly
+    # here so that both threads reach it before either has made it.
+    code = (
+        "import json, threading, time\n"
+        "from truthguard.refchecker import _spacy, structure\n"
+        "made = []\n"
+        "init = _spacy.ZonedParser.__init__\n"
+        "def slow(self, *a, **k):\n"
+        "    made.append(1)\n"
+        "    time.sleep(0.3)\n"
+        "    init(self, *a, **k)\n"
+        "_spacy.ZonedParser.__init__ = slow\n"
+        "texts = ['A ride may last at most 24 hours at Loopa.',"
+        " 'Bikes go back to a Quillmark station by midnight.']\n"
+        "words = {}\n"
+        "def go(t):\n"
+        "    doc = structure.parse(t)\n"
+        "    time.sleep(0.3)\n"
+        "    words[t] = [tok.text for tok in doc]\n"
+        "threads = [threading.Thread(target=go, args=(t,)) for t in texts]\n"
+        "for t in threads: t.start()\n"
+        "for t in threads: t.join()\n"
+        "print(json.dumps([len(made), [words.get(t) for t in texts]]))\n"
+    )
+    made, words = fresh_interpreter(code)
+    assert made == 1
+    assert words[0][:3] == ["A", "ride", "may"] and words[1][-2:] == ["midnight", "."]

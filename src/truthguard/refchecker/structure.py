@@ -99,9 +99,8 @@ def parse(text: str) -> Any:
     see :mod:`truthguard.memory`; the pipeline is shared, so calls are serialised). Parsed
     inside spaCy memory zones (:class:`~truthguard.refchecker._spacy.ZonedParser`): the new words
     a parse adds are freed with its zone, and the memo is emptied when a zone closes."""
-    parser = _parser()
-    with _LOCK:
-        doc = parser(text)
+    with _LOCK:  # the first calls of concurrent checks must make one parser, one zone
+        doc = _parser()(text)
     # the tok2vec output the tagger and parser read: no reader here uses it, and it is two
     # thirds of a kept Doc's memory, so three times as many parses fit the budget
     doc.tensor = doc.tensor[:0].copy()
