@@ -6,6 +6,7 @@ import gzip
 
 import pytest
 
+from doubles import fresh_interpreter
 from truthguard.refchecker._lemmas import LemmaTable, _lemminflect, lemmas
 
 
@@ -48,3 +49,31 @@ def test_lemmas_look_words_up_in_the_table_read_by_word():
     assert dict(lemmas("wrote")) == {"VERB": ("write",)}
     assert dict(lemmas("Geese")) == {"NOUN": ("Goose",)}  # the word's capitals kept
     assert isinstance(lemmatizer.lemma_dict, LemmaTable)
+
+
+def test_the_first_look_ups_of_concurrent_checks_read_the_table_once():
+    # A batch's checks start together, so their first look-ups race to read the table: each
+    # would read one (a tenth of a second and 10 MiB apiece). The table is read slowly here so
+    # that both threads reach it before either has read it.
+    code = (
+        "import json, threading, time\n"
+        "from truthguard.refchecker import _lemmas\n"
+        "made = []\n"
+        "init = _lemmas.LemmaTable.__init__\n"
+        "def slow(self, *a, **k):\n"
+        "    made.append(1)\n"
+        "    time.sleep(0.3)\n"
+        "    init(self, *a, **k)\n"
+        "_lemmas.LemmaTable.__init__ = slow\n"
+        "words = ['wrote', 'children']\n"
+        "found = {}\n"
+        "def go(w):\n"
+        "    found[w] = dict(_lemmas.lemmas(w))\n"
+        "threads = [threading.Thread(target=go, args=(w,)) for w in words]\n"
+        "for t in threads: t.start()\n"
+        "for t in threads: t.join()\n"
+        "print(json.dumps([len(made), [found.get(w) for w in words]]))\n"
+    )
+    made, found = fresh_interpreter(code)
+    assert made == 1
+    assert found == [{"VERB": ["write"]}, {"NOUN": ["child"]}]

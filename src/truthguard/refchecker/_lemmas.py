@@ -5,12 +5,15 @@ from __future__ import annotations
 import bisect
 import functools
 import gzip
+import threading
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType, ModuleType
 
 from truthguard.refchecker._spacy import without_torch
 
 __all__ = ["lemmas"]
+
+_LOCK = threading.Lock()
 
 
 @functools.lru_cache(maxsize=1 << 15)  # the same words recur in every claim and passage
@@ -23,10 +26,11 @@ def lemmas(word: str) -> Mapping[str, tuple[str, ...]]:
 @functools.cache
 def _lemminflect() -> ModuleType:
     # the local extra's; imported at the first check (it imports spaCy, so without torch)
-    module = without_torch("lemminflect")
-    lemmatizer = module.Lemmatizer()  # the one instance every look-up goes through
-    if not hasattr(lemmatizer, "lemma_dict"):  # not read yet: read it by word instead
-        lemmatizer.lemma_dict = LemmaTable(lemmatizer.lemma_lu_fn)
+    with _LOCK:  # the first look-ups of concurrent checks must read the table once
+        module = without_torch("lemminflect")
+        lemmatizer = module.Lemmatizer()  # the one instance every look-up goes through
+        if not hasattr(lemmatizer, "lemma_dict"):  # not read yet: read it by word instead
+            lemmatizer.lemma_dict = LemmaTable(lemmatizer.lemma_lu_fn)
     return module
 
 
