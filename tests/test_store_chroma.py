@@ -108,3 +108,40 @@ def test_an_in_memory_client_made_first_with_other_settings_is_shared(embedder):
         [sys.executable, "-c", code], env=dict(os.environ), capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_first_clients_of_a_path_made_at_once_share_one_started_system(tmp_path, monkeypatch):
+    import threading
+    import time
+
+    from chromadb.config import System
+
+    from truthguard.store import chroma
+
+    # Chroma keeps one system per path and registers it before starting it: a second client
+    # made meanwhile used the system half started, failed, and stopped it under the first. The
+    # start is made slow here so that the second client comes while the first is starting.
+    start = System.start
+
+    def slow(self):
+        time.sleep(0.3)
+        start(self)
+
+    monkeypatch.setattr(System, "start", slow)
+    clients, errors = [], []
+
+    def make():
+        try:
+            client = chroma.persistent_client(tmp_path / "chroma", "the test")
+            chroma.cosine_collection(client, "seen").add(ids=["a"], embeddings=[[1.0, 0.0]])
+            clients.append(client)
+        except Exception as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=make) for _ in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(clients) == 2
+    assert clients[0].get_collection("seen").count() == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -18,6 +19,10 @@ __all__ = [
     "http_client",
     "persistent_client",
 ]
+
+_LOCK = threading.Lock()
+"""Held while a client is made: Chroma registers a path's system before starting it, and a
+client made meanwhile fails on it half started and stops it under the first."""
 
 
 def default_store_path() -> Path:
@@ -47,18 +52,19 @@ def _settings() -> Any:
 
 def _shared(make: Any, settings: Any) -> Any:
     """``make(settings)``; if Chroma already runs this system with other settings, with those."""
-    try:
-        return make(settings)
-    except ValueError as e:
-        if "different settings" not in str(e):
-            raise
-        from chromadb.api.shared_system_client import SharedSystemClient
+    with _LOCK:
+        try:
+            return make(settings)
+        except ValueError as e:
+            if "different settings" not in str(e):
+                raise
+            from chromadb.api.shared_system_client import SharedSystemClient
 
-        ours = SharedSystemClient._get_identifier_from_settings(settings)
-        system = SharedSystemClient._identifier_to_system.get(ours)
-        if system is None:  # pragma: no cover - Chroma changed how it keys its systems
-            raise ConfigurationError(f"Chroma refused a client: {e}") from e
-        return make(system.settings)
+            ours = SharedSystemClient._get_identifier_from_settings(settings)
+            system = SharedSystemClient._identifier_to_system.get(ours)
+            if system is None:  # pragma: no cover - Chroma changed how it keys its systems
+                raise ConfigurationError(f"Chroma refused a client: {e}") from e
+            return make(system.settings)
 
 
 def ephemeral_client(user: str) -> Any:
