@@ -508,6 +508,39 @@ def test_private_store_is_dropped_with_the_detector():
     assert not {n for n in _collection_names(client) if n.startswith(namespace)}
 
 
+def test_checks_on_two_event_loops_make_one_private_store(monkeypatch):
+    import threading
+
+    from truthguard.store import ArtifactStore
+
+    # Checks run on two event loops at once (two threads, each with its own loop) both ask for
+    # the private store before either has made it: two stores would split the artifacts, and
+    # the ones kept in the store that is not kept would be asked of the models again. The store
+    # is made slowly here so that both threads reach it before either has made it.
+    made = []
+    in_memory = ArtifactStore.in_memory
+
+    def slow(**kwargs):
+        made.append(1)
+        time.sleep(0.3)
+        return in_memory(**kwargs)
+
+    monkeypatch.setattr(ArtifactStore, "in_memory", slow)
+    detector = FEWL(
+        reference_models=[ScriptedChatModel(model_name="a", default="Paris.")],
+        mode="single",
+        similarity=LexicalSimilarity(),
+    )
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(detector.get_store())) for _ in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(made) == 1
+    assert got[0] is got[1] is detector.get_store()
+
+
 # -- streamed IW/CO replies ----------------------------------------------------------------------
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 import time
 import weakref
 from collections.abc import Sequence
@@ -30,6 +31,8 @@ from truthguard.similarity import EmbeddingSimilarity, SimilarityBackend, get_de
 from truthguard.store import ArtifactStore
 
 __all__ = ["FEWL", "IWCO_KIND", "REFERENCE_KIND"]
+
+_OWN_STORE_LOCK = threading.Lock()
 
 
 def _drop_collections(client: Any, names: list[str]) -> None:
@@ -166,14 +169,19 @@ class FEWL(BaseDetector):
         if self.store is not None:
             return self.store
         if self._own_store is None:
-            embedder = self.similarity if isinstance(self.similarity, EmbeddingSimilarity) else None
-            store = ArtifactStore.in_memory(embedder=embedder)
-            # Its collections live in the process-wide ephemeral Chroma: drop them with the store,
-            # or every detector made without a store (one per request, say) leaks its artifacts.
-            names = [f"{store.namespace}_questions", f"{store.namespace}_artifacts"]
-            weakref.finalize(store, _drop_collections, store.client, names)
-            self._own_store = store
+            with _OWN_STORE_LOCK:  # checks on two event loops at once must share one store
+                if self._own_store is None:
+                    self._own_store = self._private_store()
         return self._own_store
+
+    def _private_store(self) -> ArtifactStore:
+        embedder = self.similarity if isinstance(self.similarity, EmbeddingSimilarity) else None
+        store = ArtifactStore.in_memory(embedder=embedder)
+        # Its collections live in the process-wide ephemeral Chroma: drop them with the store,
+        # or every detector made without a store (one per request, say) leaks its artifacts.
+        names = [f"{store.namespace}_questions", f"{store.namespace}_artifacts"]
+        weakref.finalize(store, _drop_collections, store.client, names)
+        return store
 
     # -- public ranking API -------------------------------------------------------------------
 
