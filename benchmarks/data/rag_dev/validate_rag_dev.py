@@ -32,6 +32,7 @@ LABELS = {
 PREFIXES = {
     "contracts_releases": "devcr",
     "money_home_leisure": "devmh",
+    "ops_hospitality": "devoh",
     "public_services_health": "devph",
     "science_transport": "devst",
 }
