@@ -1469,6 +1469,8 @@ def test_a_term_no_lexicon_knows_matches_its_other_endings():
         ("A full charge gives up to 24 hours when audio is streamed for 6 of those hours.", "6"),
         # and 30 seconds is the dry-boil cut-off, not the time to put the kettle back
         ("Keep Warm resumes if the kettle is put back within 30 seconds.", "30 seconds"),
+        # a bound in other words is the bound of the statement it retells ("up to" / "at most")
+        ("A ride can last up to 48 hours.", "48"),
     ],
 )
 def test_a_value_put_in_the_statement_a_claim_copies_is_not_read_from_another(claim, conflicting):
@@ -1477,17 +1479,20 @@ def test_a_value_put_in_the_statement_a_claim_copies_is_not_read_from_another(cl
         "for 5 of those hours; a 30-minute quick charge gives about 6 hours.",
         "Keep Warm resumes if the kettle is put back within 2 minutes; the dry-boil protection "
         "cuts the power within 30 seconds.",
+        "A ride may last at most 24 hours; bikes not returned by then are treated as lost "
+        "unless they are reported stolen within 48 hours.",
     ]
-    g = ground_claim(claim, [(0, 0, sentences[0]), (1, 0, sentences[1])])
+    evidence = [(k, 0, s) for k, s in enumerate(sentences)]
+    g = ground_claim(claim, evidence)
     assert g.label == "Contradiction", g.issues
     issue = next(i for i in g.issues if i.relation == "conflict")
     assert conflicting.startswith(issue.text)
     # the evidence is the value of the statement the claim copies, with its offset
     ref, start, end, text = issue.evidence
-    assert sentences[ref][start:end] == text and text in ("5", "2 minutes", "2")
+    assert sentences[ref][start:end] == text and text in ("5", "2 minutes", "2", "24")
     # the claim with the statement's own value, or joining both statements, is not set against it
-    right = claim.replace("6 of", "5 of").replace("30 seconds", "2 minutes")
-    assert ground_claim(right, [(0, 0, sentences[0]), (1, 0, sentences[1])]).label == "Entailment"
+    right = claim.replace("6 of", "5 of").replace("30 seconds", "2 minutes").replace("48", "24")
+    assert ground_claim(right, evidence).label == "Entailment"
 
 
 @pytest.mark.parametrize(

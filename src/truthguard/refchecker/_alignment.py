@@ -20,7 +20,7 @@ from truthguard.refchecker._analysis import Analysed
 from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._numbers import DURATION_DAYS as DURATION
-from truthguard.refchecker._numbers import POUNDS, SUBUNIT
+from truthguard.refchecker._numbers import POUNDS, SUBUNIT, bound_span
 
 __all__ = [
     "APPROX",
@@ -355,12 +355,18 @@ def conflict(
     interior = any(op[0] == "equal" for op in ops[:k]) and any(
         op[0] == "equal" for op in ops[k + 1 :]
     )
-    if _approximate(claim, idx[0]) and fact.kind == "number":
-        return None  # "more than 10,000" is not set against "10,190"
     # a replaced stretch is a conflict only where the claim retells this sentence around it,
     # and only a short one: one value in the slot of another ("by John Smith" / "by Dr. Maria
     # Okafor"), not a long stretch a summary rewrote in its own words
     short = i2 - i1 <= _SLOT and j2 - j1 <= _SLOT
+    if _approximate(claim, idx[0]) and fact.kind == "number":
+        # "more than 10,000" is not set against "10,190", but a bound is against the bound of
+        # the same side the sentence states in its place ("up to 48 hours" / "at most 24")
+        return (
+            _same_side_bound(fact, claim, sent, (j1, j2))
+            if tag == "replace" and short and (close or interior)
+            else None
+        )
     if tag == "replace" and short and (close or interior):
         lo, hi = sent.tokens[j1].start, sent.tokens[j2 - 1].end
         for f in sent.facts:
@@ -387,6 +393,28 @@ def conflict(
                 and not fact_in(f, claim_facts, frozenset(), frozenset())
             ):
                 return f
+    return None
+
+
+def _same_side_bound(
+    fact: Fact, claim: Analysed, sent: Analysed, where: tuple[int, int]
+) -> Fact | None:
+    """The value of ``sent``'s tokens ``where`` bounded on the side ``fact`` is bounded on in
+    the claim, of its unit and shape, or None."""
+    mine = bound_span(claim.text, fact.start, fact.end)
+    if mine is None:
+        return None
+    lo, hi = sent.tokens[where[0]].start, sent.tokens[where[1] - 1].end
+    for f in sent.facts:
+        theirs = bound_span(sent.text, f.start, f.end) if lo <= f.start < hi else None
+        if (
+            theirs is not None
+            and theirs[0] == mine[0]
+            and f.kind == "number"
+            and _same_unit(f.unit, fact.unit)
+            and _shape(f) == _shape(fact)
+        ):
+            return f
     return None
 
 

@@ -679,9 +679,20 @@ def _retold_otherwise(
     )
     close = shared / n_claim >= 0.6
     other = conflict(fact, claim, part, ops, close, claim.facts)
-    if other is None or not swapped(fact, other, claim, part, ops):
+    if other is None:
         return None
-    return other
+    if swapped(fact, other, claim, part, ops) or _bounded_alike(fact, claim, other, part):
+        # (a bound in other words is still the bound: "can last up to 48 hours" of "may last
+        # at most 24 hours; ... within 48 hours")
+        return other
+    return None
+
+
+def _bounded_alike(fact: Fact, claim: Analysed, other: Fact, sent: Analysed) -> bool:
+    """Whether ``fact`` in the claim and ``other`` in ``sent`` are bounds of one side."""
+    mine = bound_span(claim.text, fact.start, fact.end)
+    theirs = bound_span(sent.text, other.start, other.end)
+    return mine is not None and theirs is not None and mine[0] == theirs[0]
 
 
 def _statements(
