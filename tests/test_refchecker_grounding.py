@@ -113,6 +113,22 @@ def test_a_stretch_of_time_is_the_same_in_any_unit():
     # "the 1970s" names a decade; it counts none
     assert _values("in the 1970s") == [(1970.0, "decade")]
     assert _values("for two decades") == [(2.0, "decades")]
+    # seconds and milliseconds too ("second" after a number counts time; before a noun, a rank)
+    assert _values("a 1 second delay, then 250 ms") == [(1.0, "second"), (250.0, "millisecond")]
+    assert _values("the second season") == [(2.0, None)]
+    # the value read in another unit, the claim's unit word is no word the sources must repeat
+    for claim, said in [
+        ("Refunds are paid within two weeks.", "Refunds are paid within 14 days."),
+        ("The alarm sounds after 90 seconds.", "The alarm sounds after one and a half minutes."),
+        ("The warranty is 24 months.", "The warranty lasts 2 years."),
+    ]:
+        assert ground_claim(claim, [(0, 0, said)]).label == "Entailment", claim
+    wrong = ground_claim("Refunds are paid within three weeks.", [(0, 0, "Paid within 14 days.")])
+    assert [(i.kind, i.text) for i in wrong.issues] == [
+        ("number", "three"),
+        ("content", "Refunds"),
+        ("content", "weeks"),
+    ]
 
 
 def test_first_is_stated_by_a_word_that_says_first():

@@ -16,6 +16,7 @@ __all__ = [
     "is_number_word",
     "numbers",
     "numeric_dates",
+    "unit_of",
 ]
 
 
@@ -210,6 +211,14 @@ _UNIT_ALIASES = {
     "hours": "hour",
     "minute": "minute",
     "minutes": "minute",
+    # after a number "second" counts time ("1 second"); as a rank it comes before its noun
+    "second": "second",
+    "seconds": "second",
+    "sec": "second",
+    "secs": "second",
+    "millisecond": "millisecond",
+    "milliseconds": "millisecond",
+    "ms": "millisecond",
     "century": "century",
     "centuries": "century",
     "decade": "decades",
@@ -242,6 +251,8 @@ _UNIT_ALIASES = {
 }
 
 DURATION_DAYS = {
+    "millisecond": 1 / 86_400_000,
+    "second": 1 / 86_400,
     "minute": 1 / 1440,
     "hour": 1 / 24,
     "day": 1.0,
@@ -435,6 +446,12 @@ def _unit_after(tokens: list[Token], j: int) -> tuple[str | None, int]:
         if own != tokens[j].norm and own in _UNIT_ALIASES:
             return _UNIT_ALIASES[own], 1
     return None, 0
+
+
+def unit_of(word: str) -> str | None:
+    """The unit a word names after a number ("weeks": week, "month's": month), or None."""
+    norm = word.casefold()
+    return _UNIT_ALIASES.get(norm) or _UNIT_ALIASES.get(re.sub(r"['’]s$", "", norm))
 
 
 _NUM_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b|\b(\d{1,2})/(\d{1,2})/(\d{2,4})\b")
@@ -639,9 +656,10 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             parsed is None
             and used == 1
             and tok.norm == "second"
-            and (before == "per" or re.search(r"\d[-‐]$", text[: tok.start]))
+            and (before == "per" or re.search(r"\d(?:[-‐]|\s+)$", text[: tok.start]))
         ):
-            i = j  # "902 metres per second", "a 300-second minimum": a unit of time
+            # "902 metres per second", "a 300-second minimum", "1 second": a unit of time
+            i = j
             continue
         if (
             suffix is None

@@ -60,7 +60,7 @@ from truthguard.refchecker._analysis import Analysed, analyse
 from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
-from truthguard.refchecker._numbers import DURATION_DAYS, bound_span
+from truthguard.refchecker._numbers import DURATION_DAYS, bound_span, unit_of
 from truthguard.refchecker.derived import derived, worked
 from truthguard.refchecker.softmatch import SoftMatcher
 from truthguard.refchecker.structure import (
@@ -1076,10 +1076,14 @@ def ground_claim(
         here = evid[best].facts if best is not None else []
         stated_here = [f for f in claim.facts if fact_in(f, here, _NONE, _NONE)]
         bounds = _bound_words(claim, stated_here)
+        units = _unit_words(claim, issues)
         for i in claim.content:
             t = claim.tokens[i]
             if any(lo <= t.start < hi for lo, hi in bounds):
                 matches.append(1.0)  # "no later than": the words of a bound read with its value
+                continue
+            if i in units:
+                matches.append(1.0)  # "two weeks" for "14 days": the unit is read with its value
                 continue
             w = t.norm.replace("'s", "").strip(".'")
             parts = [p for p in w.split("-") if p]
@@ -1203,6 +1207,26 @@ _FIRST_WORDS = frozenset(
 """Words that say first without the ordinal: "his debut appearance", "originally recorded", "the
 role was originated by"; not "premiere" (the first night of one work says nothing of its rank
 among others) nor "first" as an adverb ("first staged in 1958" says nothing of a first play)."""
+
+
+def _unit_words(claim: Analysed, issues: Sequence[Issue]) -> set[int]:
+    """The claim's tokens naming the unit of a value no issue flags ("two *weeks*" where the
+    sources say "14 days", "90 *seconds*" for "one and a half minutes"): the value was read
+    with its unit, converted where the sources use another, so the unit's word is no word the
+    evidence must repeat."""
+    flagged = {(i.start, i.end) for i in issues}
+    out: set[int] = set()
+    for f in claim.facts:
+        if f.kind != "number" or f.unit is None or (f.start, f.end) in flagged:
+            continue
+        after = next((k for k, t in enumerate(claim.tokens) if t.start >= f.end), None)
+        if (
+            after is not None
+            and not claim.text[f.end : claim.tokens[after].start].strip(" -")
+            and unit_of(claim.tokens[after].norm) == f.unit
+        ):
+            out.add(after)
+    return out
 
 
 def _form_of(word: str, norms: frozenset[str]) -> bool:
