@@ -125,6 +125,12 @@ def _same_unit(a: str | None, b: str | None) -> bool:
     )
 
 
+def _one_measure(a: str | None, b: str | None) -> bool:
+    """One unit (see :func:`_same_unit`), or two units of time ("30 seconds" in the slot of
+    "2 minutes")."""
+    return _same_unit(a, b) or (a in DURATION and b in DURATION)
+
+
 MONEY = frozenset(["$", "£", "€", "¥", "kr", "chf", "pound", SUBUNIT])
 """Currency units: an amount in cents or pence agrees with any of them."""
 
@@ -371,7 +377,7 @@ def conflict(
         lo, hi = sent.tokens[j1].start, sent.tokens[j2 - 1].end
         for f in sent.facts:
             units = (f.unit, fact.unit)
-            same_unit = fact.kind != "number" or _same_unit(*units) or None in units
+            same_unit = fact.kind != "number" or _one_measure(*units) or None in units
             if (
                 f.kind == fact.kind
                 and lo <= f.start < hi
@@ -388,7 +394,7 @@ def conflict(
                 f.kind == fact.kind
                 and (
                     fact.kind == "month"
-                    or (_same_unit(f.unit, fact.unit) and _shape(f) == _shape(fact))
+                    or (_one_measure(f.unit, fact.unit) and _shape(f) == _shape(fact))
                 )
                 and not fact_in(f, claim_facts, frozenset(), frozenset())
             ):
@@ -411,7 +417,7 @@ def _same_side_bound(
             theirs is not None
             and theirs[0] == mine[0]
             and f.kind == "number"
-            and _same_unit(f.unit, fact.unit)
+            and _one_measure(f.unit, fact.unit)
             and _shape(f) == _shape(fact)
         ):
             return f
@@ -802,8 +808,17 @@ def _run_after(a: Analysed, j: int, kind: str) -> list[Fact]:
 
 
 def year(fact: Fact) -> bool:
+    """Whether ``fact`` can be a year: a whole number from 1000 to 2100 with no unit (but a
+    decade's, "the 1970s") and no thousands separator ("$1,050", "1,500 staff", "2000 km" are
+    amounts)."""
     v = fact.value
-    return isinstance(v, float | int) and float(v).is_integer() and 1000 <= v <= 2100
+    return (
+        isinstance(v, float | int)
+        and float(v).is_integer()
+        and 1000 <= v <= 2100
+        and fact.unit in (None, "decade")
+        and "," not in fact.text
+    )
 
 
 def other_value(fact: Fact, claim: Analysed, evid: list[Analysed]) -> tuple[int, int, int] | None:

@@ -869,6 +869,9 @@ def bound_span(text: str, start: int, end: int) -> tuple[str, int, int] | None:
         if denied is not None and (m.group("above") or m.group("below")):
             # "never more than €6" is at most €6, "not under 18" at least 18
             return ("below" if up else "above"), lo + denied.start(), end
+        if not up and _DEADLINE.match(m.group(0)) and _AHEAD.match(text[end : end + 40]):
+            # "up to 48 hours before it opens" is a deadline: at least 48 hours ahead
+            up = True
         return ("above" if up else "below"), lo + m.start(), end
     after = _AFTER_VALUE.match(text[end : end + 30])
     if after is not None:
@@ -879,6 +882,13 @@ def bound_span(text: str, start: int, end: int) -> tuple[str, int, int] | None:
         if found is not None:
             return side, start, end + found.end()
     return None
+
+
+_DEADLINE = re.compile(r"(?:up\s+to|until|(?:no|not)\s+later\s+than)\b", re.IGNORECASE)
+_AHEAD = re.compile(
+    r"^\s*(?:[a-z-]+\s+){0,2}(?:before|ahead\s+of|in\s+advance|prior\s+to)\b", re.IGNORECASE
+)
+"""A lead time after a value ("48 hours before", "two working days in advance")."""
 
 
 _MOST_AFTER = re.compile(r"^\s*\S*?\s*(?:at\s+most|maximum|max\b|tops\b)", re.I)

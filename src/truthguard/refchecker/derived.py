@@ -79,8 +79,14 @@ _SUMMED_AFTER = re.compile(
 """A total said after its value ("£90 a year altogether")."""
 _BRACKETED = re.compile(r"\(\s*[$£€¥]?\s*$")
 """A value in brackets right after what it works out ("10% of the balance (£22,000)")."""
-_BROKEN_DOWN = re.compile(r"^\s*(?:[^\W\d]+\s+){0,2}\(")
-"""A value's breakdown in brackets after it and at most two words ("17 withdrew (9 ...")."""
+_BROKEN_DOWN = re.compile(
+    r"^\s*(?:[^\W\d]+\s+){0,2}\(|^\s*[,:\u2013\u2014]\s*[^.;,]{0,40}?"
+    r"\b(?:each|per|a\s+head|apiece|for\s+every)\b"
+)
+"""A value's breakdown after it: in brackets after at most two words ("17 withdrew (9 ..."),
+or after a comma, a colon or a dash as a rate ("£100, £10 for each of the ten adults")."""
+_EQUATION = re.compile(r"\d[\d,.]*\s*%?\s+(?:is|are|equals|gives|makes)\s+[$£€¥]?\s*$")
+"""A value an equation ends with ("25% of $4,200 is $1,050")."""
 
 
 def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact] = ()) -> bool:
@@ -101,6 +107,7 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
         _WORKING.search(before)
         or broken_down
         or _BRACKETED.search(before)
+        or _EQUATION.search(before)
         or _SUMMED_AFTER.match(after)
     ):
         return False

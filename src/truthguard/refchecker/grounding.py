@@ -29,6 +29,7 @@ content word matches nothing closely (below ``word_floor``) or the precision is 
 from __future__ import annotations
 
 import difflib
+import os as _os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -1436,8 +1437,9 @@ def premises(
     the evidence sentence's and those the ``answer``'s other claims state ("£65 for the first
     permit and £25 for the electric one ... £90 a year altogether") is the answer's own, even
     where the evidence sentence fills its slot with another."""
-    asked = [f for f in analyse(question).facts if f.kind == "number"] if question else []
-    if not asked and not answer:
+    said = analyse(question).facts if question else []
+    asked = [f for f in said if f.kind == "number"]
+    if not asked and not answer and not said:
         return issues
     numbers = [f for f in analyse(claim_text).facts if f.kind == "number"]
     flagged = {
@@ -1448,6 +1450,15 @@ def premises(
     theirs = [f for f in numbers if (f.start, f.end) not in flagged]
     users = [f for f in numbers if any(_same_value(f, q) for q in asked)]
     premise: set[tuple[int, int]] = set()
+    if _os.environ.get("TG_ASKED"):
+        # the user's own figures and dates, restated where no source states them
+        months = [q for q in said if q.kind == "month"]
+        for f in analyse(claim_text).facts:
+            issue = flagged.get((f.start, f.end)) if f.kind == "number" else None
+            if (f.kind == "month" and any(q.value == f.value for q in months)) or (
+                issue is not None and issue["relation"] == "ungrounded" and f in users
+            ):
+                premise.add((f.start, f.end))
     for f in users:
         issue = flagged.get((f.start, f.end))
         if issue is None:
@@ -1485,6 +1496,8 @@ def premises(
     }
 
     def kept(i: dict[str, Any]) -> bool:
+        if i.get("kind") == "month":
+            return (i.get("start"), i.get("end")) not in premise
         if i.get("kind") != "number":
             return True
         if i.get("relation") == "opposite":
