@@ -70,3 +70,22 @@ def test_a_name_is_found_by_the_index_as_by_the_facts(name, found):
     assert fact_in(fact, EVIDENCE, frozenset(), frozenset(), Names.of(EVIDENCE)) is found
     # the index of a pool stands for its facts
     assert fact_in(fact, [], frozenset(), frozenset(), Names.of(EVIDENCE)) is found
+
+
+@pytest.mark.parametrize(
+    ("text", "is_year"),
+    [
+        ("in 1987", True),
+        ("the 1970s", True),
+        ("$1,050", False),  # an amount
+        ("1,500 staff", False),  # a thousands separator makes a count
+        ("2000 km", False),  # a measure
+        ("1200 kg", False),
+    ],
+)
+def test_a_year_is_a_bare_whole_number(text, is_year):
+    from truthguard.refchecker._alignment import year
+    from truthguard.refchecker._analysis import analyse
+
+    (f,) = [f for f in analyse(text).facts if f.kind == "number"]
+    assert year(f) is is_year

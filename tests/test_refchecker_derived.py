@@ -179,6 +179,12 @@ def test_minutes_or_hours_between_two_times_of_day_are_counted(text, word, evide
         # a total said after its value, and an amount added on
         ("£65 for one and £25 for the other: £90 a year altogether.", "90", ""),
         ("The surcharge is £12 a day for 5 days, another £60.", "60", ""),
+        # the result of an equation, and an amount broken down as a rate after it (an amount
+        # of four digits is no year)
+        ("98.7% earns a quarter back: 25% of $4,200 is $1,050.", "1,050", ""),
+        ("The deposit is £100, £10 for each of the ten adults.", "100", ""),
+        # a time of day a stretch after another
+        ("Down at 10am, it must be restored within 4 hours, so by 2pm.", "2pm", ""),
     ],
 )
 def test_a_number_the_claim_works_out_in_one_step_is_its_own(text, word, evidence):
@@ -198,6 +204,10 @@ def test_a_number_the_claim_works_out_in_one_step_is_its_own(text, word, evidenc
         ("Founded in 1990, it moved 30 years on, which is 2020.", "2020", ""),
         # a count is no rate: three counts multiplied make no charge
         ("With 4 books 10 days late and 3 renewals, that's 120 items.", "120", ""),
+        # an equation's wrong result, and a list that is no breakdown
+        ("98.7% earns a quarter back: 25% of $4,200 is $1,200.", "1,200", ""),
+        ("Fees are £100, £200 and £300.", "100", ""),
+        ("Down at 10am, it must be restored within 4 hours, so by 3pm.", "3pm", ""),
     ],
 )
 def test_a_number_not_worked_out_from_the_claims_values_is_not(text, word, evidence):

@@ -1266,6 +1266,12 @@ def test_a_term_no_vector_knows_must_be_stated_as_a_word(soft):
         ("over $1,000", "1,000", "above"),
         ("it costs 40 dollars", "40", None),
         ("revenue rose 8 percent", "8", None),
+        # a deadline that far ahead is a lead of at least that much; "within" it, at most
+        ("transfer it at any time up to 48 hours before the conference opens", "48", "above"),
+        ("no later than 7 days before your arrival", "7", "above"),
+        ("within 48 hours before the flight", "48", "below"),
+        ("up to 48 hours after the flight", "48", "below"),
+        ("held for up to 2 hours before being reheated", "2", "below"),
     ],
 )
 def test_a_bound_puts_its_value_on_one_side(text, value, side):
@@ -1742,6 +1748,21 @@ def test_premises_keep_what_the_user_did_not_state():
     wrong = "Six weeks is more than the 45-day limit."
     issues = [{**opposite, "end": 30}, missing, word]
     assert premises(issues, wrong, "I'm away for six weeks.") == issues
+
+
+def test_the_question_s_own_figures_and_months_restated_are_the_user_s():
+    claim = "A group of 12 pays the deposit, which is refunded after your stay on 14 May."
+    twelve = {"kind": "number", "relation": "ungrounded", "start": 11, "end": 13, "text": "12"}
+    day = {"kind": "number", "relation": "ungrounded", "start": 69, "end": 71, "text": "14"}
+    month = {"kind": "month", "relation": "ungrounded", "start": 72, "end": 75, "text": "May"}
+    issues = [twelve, day, month]
+    asked = "There are 12 of us, staying until 14 May. What deposit do we pay?"
+    assert premises(issues, claim, asked) == []
+    # figures the user did not give stay the claim's own
+    assert premises(issues, claim, "There are 10 of us, staying until 15 June.") == issues
+    # and one the sources state otherwise in its slot stays set against them
+    other = {**twelve, "relation": "other_value"}
+    assert premises([other], claim, asked) == [other]
 
 
 @pytest.mark.parametrize(

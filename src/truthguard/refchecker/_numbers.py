@@ -886,9 +886,12 @@ def bound_span(text: str, start: int, end: int) -> tuple[str, int, int] | None:
 
 _DEADLINE = re.compile(r"(?:up\s+to|until|(?:no|not)\s+later\s+than)\b", re.IGNORECASE)
 _AHEAD = re.compile(
-    r"^\s*(?:[a-z-]+\s+){0,2}(?:before|ahead\s+of|in\s+advance|prior\s+to)\b", re.IGNORECASE
+    r"^\s*(?:[a-z-]+\s+){0,2}(?:(?:before|ahead\s+of|prior\s+to)\s+(?![a-z]+ing\b)|"
+    r"in\s+advance\b)",
+    re.IGNORECASE,
 )
-"""A lead time after a value ("48 hours before", "two working days in advance")."""
+"""A lead time after a value ("48 hours before the event", "two working days in advance"), not
+what follows a stretch ("held for up to 2 hours before being reheated")."""
 
 
 _MOST_AFTER = re.compile(r"^\s*\S*?\s*(?:at\s+most|maximum|max\b|tops\b)", re.I)

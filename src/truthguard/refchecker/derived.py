@@ -113,6 +113,17 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
         return False
     values = [f for f in (*facts, *evidence) if f.kind == "number" and f is not fact and f.value]
     target = float(fact.value)
+    if fact.unit == CLOCK:
+        # a time of day a stretch after or before another ("down at 10am, back within 4
+        # hours, so by 2pm"), on the twelve-hour dial
+        clocks = [float(f.value) for f in values if f.unit == CLOCK]  # type: ignore[arg-type]
+        spans = [float(f.value) * _MINUTES[f.unit] for f in values if f.unit in _MINUTES]  # type: ignore[arg-type,index]
+        return any(
+            _same(target % 720 or 720.0, (c + sign * d) % 720 or 720.0)
+            for c in clocks
+            for d in spans
+            for sign in (1, -1)
+        )
     for i, a in enumerate(values):
         for b in values[i + 1 :]:
             x, y = float(a.value), float(b.value)

@@ -29,7 +29,6 @@ content word matches nothing closely (below ``word_floor``) or the precision is 
 from __future__ import annotations
 
 import difflib
-import os as _os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -1429,9 +1428,13 @@ def premises(
     ("your 14-year-old", "if you think the 2 was unfair"); so is a value worked out from it
     ("ten weeks is 70 days"). Then the comparison's words are said of the user's value, not of
     the sources' side ("six weeks is less than the 45-day limit" where they say "more than 45
-    days": no opposite). A claim that only affirms the question's figure ("yes, the window is
-    40 days") is still its own, and a value the sources put in its slot stays set against it
-    (relation ``other_value``) unless the claim compares the two.
+    days": no opposite). A value the sources put in its slot stays set against it (relation
+    ``other_value``) unless the claim compares the two.
+
+    A figure or month of the question the claim restates where no source states it ("for a
+    dog of 30 kg", "your arrival on 14 May") is the user's too, unless the claim compares it
+    untruly with the sources' value; one the sources state otherwise in its slot stays set
+    against it.
 
     A value the claim says it works out ("so", "altogether", ...) from the question's values,
     the evidence sentence's and those the ``answer``'s other claims state ("£65 for the first
@@ -1450,15 +1453,20 @@ def premises(
     theirs = [f for f in numbers if (f.start, f.end) not in flagged]
     users = [f for f in numbers if any(_same_value(f, q) for q in asked)]
     premise: set[tuple[int, int]] = set()
-    if _os.environ.get("TG_ASKED"):
-        # the user's own figures and dates, restated where no source states them
-        months = [q for q in said if q.kind == "month"]
-        for f in analyse(claim_text).facts:
-            issue = flagged.get((f.start, f.end)) if f.kind == "number" else None
-            if (f.kind == "month" and any(q.value == f.value for q in months)) or (
-                issue is not None and issue["relation"] == "ungrounded" and f in users
-            ):
-                premise.add((f.start, f.end))
+    # the user's own figures and months, restated where no source states them ("your £540",
+    # "a 30 kg dog", "arriving on 14 May"): the user's to state, not the answer's to ground
+    # (not one the claim compares untruly with the sources' value: "six weeks is more than the
+    # 45-day limit")
+    months = [q for q in said if q.kind == "month"]
+    for f in analyse(claim_text).facts:
+        issue = flagged.get((f.start, f.end)) if f.kind == "number" else None
+        if (f.kind == "month" and any(q.value == f.value for q in months)) or (
+            issue is not None
+            and issue["relation"] == "ungrounded"
+            and f in users
+            and all(_truly(claim_text, f, t) is not False for t in theirs)
+        ):
+            premise.add((f.start, f.end))
     for f in users:
         issue = flagged.get((f.start, f.end))
         if issue is None:
