@@ -185,6 +185,8 @@ def test_minutes_or_hours_between_two_times_of_day_are_counted(text, word, evide
         ("The deposit is £100, £10 for each of the ten adults.", "100", ""),
         # a time of day a stretch after another
         ("Down at 10am, it must be restored within 4 hours, so by 2pm.", "2pm", ""),
+        # half or twice a value named so
+        ("You'd get £270 back, half of the £540 fee.", "270", ""),
     ],
 )
 def test_a_number_the_claim_works_out_in_one_step_is_its_own(text, word, evidence):
@@ -208,6 +210,7 @@ def test_a_number_the_claim_works_out_in_one_step_is_its_own(text, word, evidenc
         ("98.7% earns a quarter back: 25% of $4,200 is $1,200.", "1,200", ""),
         ("Fees are £100, £200 and £300.", "100", ""),
         ("Down at 10am, it must be restored within 4 hours, so by 3pm.", "3pm", ""),
+        ("You'd get £250 back, half of the £540 fee.", "250", ""),
     ],
 )
 def test_a_number_not_worked_out_from_the_claims_values_is_not(text, word, evidence):

@@ -72,8 +72,10 @@ def test_dates_break_into_month_and_numbers_in_any_common_format():
 
 
 def test_a_time_of_day_is_one_fact_in_any_common_format():
-    for text in ("at 3 pm", "at 3 p.m.", "at 3pm", "at 3:00 PM", "at 15:00"):
+    for text in ("at 3 pm", "at 3 p.m.", "at 3pm", "at 3:00 PM", "at 15:00", "at 3 o'clock"):
         assert _values(text) == [(180.0, "clock")], text
+    assert _values("noticed at 9 this morning") == [(540.0, "clock")]
+    assert _values("at 6 in the evening") == [(360.0, "clock")]
     assert _values("at 10:31 p.m. BST") == _values("at 22:31 BST") == [(631.0, "clock")]
     assert _values("at 10:31 p.m. BST", "name") == [("bst", None)]  # "p.m." is no name
     # a stretch of time or a ratio is no time of day
@@ -1272,6 +1274,7 @@ def test_a_term_no_vector_knows_must_be_stated_as_a_word(soft):
         ("within 48 hours before the flight", "48", "below"),
         ("up to 48 hours after the flight", "48", "below"),
         ("held for up to 2 hours before being reheated", "2", "below"),
+        ("admin rights last up to 12 months before the Head of IT re-approves them", "12", "below"),
     ],
 )
 def test_a_bound_puts_its_value_on_one_side(text, value, side):
@@ -1763,6 +1766,19 @@ def test_the_question_s_own_figures_and_months_restated_are_the_user_s():
     # and one the sources state otherwise in its slot stays set against them
     other = {**twelve, "relation": "other_value"}
     assert premises([other], claim, asked) == [other]
+    # unless the claim compares the two, truly
+    over = "But 150 guests seated is over the 120 limit."
+    conflict = {
+        "kind": "number",
+        "relation": "conflict",
+        "start": 4,
+        "end": 7,
+        "text": "150",
+        "evidence": {"text": "120"},
+    }
+    party = "A party for about 150 people, all seated. Is that allowed?"
+    assert premises([conflict], over, party) == []
+    assert premises([conflict], over.replace("over", "under"), party) == [conflict]
 
 
 @pytest.mark.parametrize(

@@ -458,11 +458,13 @@ _NUM_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b|\b(\d{1,2})/(\d{1,2})/(
 
 
 _CLOCK = re.compile(
-    r"(?<![\d:.,])(\d{1,2})(?::(\d{2}))?\s*(a\.m\.?|p\.m\.?|am\b|pm\b)"
+    r"(?<![\d:.,])(\d{1,2})(?::(\d{2}))?\s*(a\.m\.?|p\.m\.?|am\b|pm\b|o['’]clock\b|"
+    r"(?=\s+(?:this|in\s+the)\s+(?:morning|afternoon|evening)\b))"
     r"|(?<![\d:.,])(\d{1,2}):(\d{2})(?![\d:])",
     re.IGNORECASE,
 )
-"""A time of day: "3 pm", "10:31 p.m.", "22:31" (not a stretch of "2:03:59")."""
+"""A time of day: "3 pm", "10:31 p.m.", "22:31" (not a stretch of "2:03:59"), "9 o'clock",
+"9 this morning", "6 in the evening"."""
 
 SUBUNIT = "¢"
 """The unit of an amount in hundredths of a currency ("10 cents", "45 pence"), read as the
@@ -869,7 +871,12 @@ def bound_span(text: str, start: int, end: int) -> tuple[str, int, int] | None:
         if denied is not None and (m.group("above") or m.group("below")):
             # "never more than €6" is at most €6, "not under 18" at least 18
             return ("below" if up else "above"), lo + denied.start(), end
-        if not up and _DEADLINE.match(m.group(0)) and _AHEAD.match(text[end : end + 40]):
+        if (
+            not up
+            and _DEADLINE.match(m.group(0))
+            and _AHEAD.match(text[end : end + 40])
+            and (not m.group(0).casefold().startswith("up") or _ANY_TIME.search(text[lo:start]))
+        ):
             # "up to 48 hours before it opens" is a deadline: at least 48 hours ahead
             up = True
         return ("above" if up else "below"), lo + m.start(), end
@@ -884,6 +891,9 @@ def bound_span(text: str, start: int, end: int) -> tuple[str, int, int] | None:
     return None
 
 
+_ANY_TIME = re.compile(r"\bany\s*time\b", re.IGNORECASE)
+"""What makes "up to 48 hours before" a deadline ("at any time up to ..."), not a stretch
+followed by what ends it ("rights last up to 12 months before they are re-approved")."""
 _DEADLINE = re.compile(r"(?:up\s+to|until|(?:no|not)\s+later\s+than)\b", re.IGNORECASE)
 _AHEAD = re.compile(
     r"^\s*(?:[a-z-]+\s+){0,2}(?:(?:before|ahead\s+of|prior\s+to)\s+(?![a-z]+ing\b)|"

@@ -69,7 +69,7 @@ def derived(
 _WORKING = re.compile(
     r"\b(?:so|thus|hence|therefore|total(?:ling|s)?|in\s+all|altogether|leaving|leaves|"
     r"comes?\s+to|came\s+to|works?\s+out|adds?\s+up|which\s+makes|making|i\.e\.|that\s+is|"
-    r"remaining|remainder|combined|overall|together|which\s+is|that's|another)\b|[=+×]",
+    r"remaining|remainder|combined|overall|together|which\s+is|that's|another|off)\b|[=+×]",
     re.IGNORECASE,
 )
 """Words that say the answer works a number out ("so €250 at most", "leaving 131", "= 12")."""
@@ -85,6 +85,8 @@ _BROKEN_DOWN = re.compile(
 )
 """A value's breakdown after it: in brackets after at most two words ("17 withdrew (9 ..."),
 or after a comma, a colon or a dash as a rate ("£100, £10 for each of the ten adults")."""
+_HALF = re.compile(r"\bhalf\b", re.IGNORECASE)
+_TWICE = re.compile(r"\b(?:twice|double)\b", re.IGNORECASE)
 _EQUATION = re.compile(r"\d[\d,.]*\s*%?\s+(?:is|are|equals|gives|makes)\s+[$£€¥]?\s*$")
 """A value an equation ends with ("25% of $4,200 is $1,050")."""
 
@@ -103,6 +105,17 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
     before = text[max(0, fact.start - 40) : fact.start]
     after = text[fact.end : fact.end + 80]
     broken_down = _BROKEN_DOWN.match(after) is not None
+    values = [f for f in (*facts, *evidence) if f.kind == "number" and f is not fact and f.value]
+    target = float(fact.value)
+    # half or twice another value of its unit, where the claim says so ("£270, half of the
+    # £540 fee")
+    for times, word in ((0.5, _HALF), (2.0, _TWICE)):
+        if word.search(text) and any(
+            _same(target, float(v.value) * times)  # type: ignore[arg-type]
+            for v in values
+            if v.unit == fact.unit
+        ):
+            return True
     if not (
         _WORKING.search(before)
         or broken_down
@@ -111,8 +124,6 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
         or _SUMMED_AFTER.match(after)
     ):
         return False
-    values = [f for f in (*facts, *evidence) if f.kind == "number" and f is not fact and f.value]
-    target = float(fact.value)
     if fact.unit == CLOCK:
         # a time of day a stretch after or before another ("down at 10am, back within 4
         # hours, so by 2pm"), on the twelve-hour dial
@@ -134,6 +145,7 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
                     results += [whole * p, whole * (1 - p)]
             if any(_same(target, r) for r in results):
                 return True
+
     # a charge worked out as a rate times two counts ("25p a day for three books ten days
     # late, so £7.50")
     if fact.unit in MONEY:

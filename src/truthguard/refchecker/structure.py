@@ -125,7 +125,8 @@ DOCUMENTS = frozenset(
         *("website", "site", "material", "datasheet", "brochure", "factsheet", "prospectus"),
         *("update", "instruction", "snippet", "information", "story", "piece", "entry"),
         *("chapter", "paragraph", "description", "email", "letter", "interview", "record"),
-        *("abstract", "protocol", "procedure", "sop", "notes"),
+        *("abstract", "protocol", "procedure", "sop", "notes", "runbook", "playbook", "list"),
+        *("schedule", "sheet"),
     )
 )
 """Nouns that name a text: what says or leaves out, never what a fact is about."""
@@ -134,7 +135,7 @@ BINDING = frozenset(
     (
         *("policy", "rule", "regulation", "term", "contract", "agreement", "warranty"),
         *("licence", "license", "guideline", "code", "charter", "law", "act", "bylaw"),
-        *("rulebook", "guidance"),
+        *("rulebook", "guidance", "sla", "standard", "scheme", "terms", "conditions", "plan"),
     )
 )
 """Texts that also bind: "the policy doesn't cover floods" is a fact about the policy, "the
