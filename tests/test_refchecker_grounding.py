@@ -75,6 +75,9 @@ def test_a_time_of_day_is_one_fact_in_any_common_format():
     for text in ("at 3 pm", "at 3 p.m.", "at 3pm", "at 3:00 PM", "at 15:00", "at 3 o'clock"):
         assert _values(text) == [(180.0, "clock")], text
     assert _values("noticed at 9 this morning") == [(540.0, "clock")]
+    assert _values("until half past six") == _values("until 6:30pm") == [(390.0, "clock")]
+    assert _values("at a quarter to 9") == [(525.0, "clock")]
+    assert _values("at ten o'clock") == [(600.0, "clock")]
     assert _values("at 6 in the evening") == [(360.0, "clock")]
     assert _values("at 10:31 p.m. BST") == _values("at 22:31 BST") == [(631.0, "clock")]
     assert _values("at 10:31 p.m. BST", "name") == [("bst", None)]  # "p.m." is no name

@@ -474,11 +474,40 @@ CLOCK = "clock"
 """The unit of a time of day, whose value is minutes past the hour on a twelve-hour dial."""
 
 
+_WORD_CLOCK = re.compile(
+    r"\b(?:(?P<part>half|(?:a\s+)?quarter)\s+(?P<rel>past|to)\s+)?(?P<hour>[a-z]+|\d{1,2})"
+    r"(?(part)(?:\s+o['’]clock)?|\s+o['’]clock)\b",
+    re.IGNORECASE,
+)
+"""A time of day in words: "half past six", "a quarter to 9", "ten o'clock"."""
+
+
+def _word_clock_times(text: str) -> tuple[list[Fact], list[tuple[int, int]]]:
+    facts, spans = [], []
+    for m in _WORD_CLOCK.finditer(text):
+        word = m.group("hour").casefold()
+        hour = int(word) if word.isdigit() else _UNITS_W.get(word)
+        if hour is None or not 1 <= hour <= 12:
+            continue
+        minute = 0
+        if m.group("part"):
+            minute = 30 if m.group("part").casefold() == "half" else 15
+            if m.group("rel").casefold() == "to":
+                hour, minute = hour - 1 or 12, 60 - minute
+        value = float((hour % 12) * 60 + minute)
+        facts.append(Fact("number", value, m.start(), m.end(), m.group(0), CLOCK))
+        spans.append((m.start(), m.end()))
+    return facts, spans
+
+
 def _clock_times(text: str) -> tuple[list[Fact], list[tuple[int, int]]]:
     """The times of day of ``text``, each valued on a twelve-hour dial ("15:00" and "3 pm" are
-    180; "3 am" too: a time without its half of the day is read, not which half)."""
-    facts, spans = [], []
+    180; "3 am" too: a time without its half of the day is read, not which half), in figures
+    or in words ("half past six")."""
+    facts, spans = _word_clock_times(text)
     for m in _CLOCK.finditer(text):
+        if any(lo < m.end() and m.start() < hi for lo, hi in spans):
+            continue
         twelve = m.group(3) is not None
         hour = int(m.group(1) if twelve else m.group(4))
         minute = int((m.group(2) if twelve else m.group(5)) or 0)
