@@ -125,8 +125,7 @@ DOCUMENTS = frozenset(
         *("website", "site", "material", "datasheet", "brochure", "factsheet", "prospectus"),
         *("update", "instruction", "snippet", "information", "story", "piece", "entry"),
         *("chapter", "paragraph", "description", "email", "letter", "interview", "record"),
-        *("abstract", "protocol", "procedure", "sop", "notes", "runbook", "playbook", "list"),
-        *("schedule", "sheet"),
+        *("abstract", "protocol", "procedure", "sop", "notes", "runbook", "playbook"),
     )
 )
 """Nouns that name a text: what says or leaves out, never what a fact is about."""
@@ -136,10 +135,12 @@ BINDING = frozenset(
         *("policy", "rule", "regulation", "term", "contract", "agreement", "warranty"),
         *("licence", "license", "guideline", "code", "charter", "law", "act", "bylaw"),
         *("rulebook", "guidance", "sla", "standard", "scheme", "terms", "conditions", "plan"),
+        *("list", "schedule", "sheet"),
     )
 )
-"""Texts that also bind: "the policy doesn't cover floods" is a fact about the policy, "the
-policy doesn't say whether ..." a remark, so only a verb of saying makes a remark of them."""
+"""Texts that also bind or enumerate: "the policy doesn't cover floods" and "the price list
+doesn't include dental work" are facts about them, "the policy doesn't say whether ..." a
+remark, so only a verb of saying makes a remark of them."""
 
 SAYING = frozenset(
     (
