@@ -1287,6 +1287,18 @@ def test_a_bound_puts_its_value_on_one_side(text, value, side):
     assert bound(text, at, at + len(value)) == side
 
 
+def test_a_comparative_between_two_values_of_the_claim_bounds_neither():
+    sent = (
+        "Instances in one zone get a Monthly Uptime Percentage of at least 99.5%, and "
+        "instances across two zones at least 99.95%."
+    )
+    right = "One zone gets 99.5% a month, lower than the 99.95% for two zones."
+    assert not [i for i in ground_claim(right, [(0, 0, sent)]).issues if i.kind == "number"]
+    # the comparative said of no other value of the claim is the bound's
+    wrong = "Two zones get an uptime lower than 99.95% a month."
+    assert ground_claim(wrong, [(0, 0, sent)]).label == "Contradiction"
+
+
 def test_a_value_on_the_other_side_of_a_bound_conflicts():
     sent = "Train journeys under 300 kilometres must be booked in standard class."
     g = ground_claim(

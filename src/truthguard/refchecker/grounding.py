@@ -176,9 +176,29 @@ def _other_side(
         return None
     if _SIDE_WORDS[mine[0]] & {t.norm for t in sent.tokens}:
         return None
+    if _compares_another(fact, claim, mine):
+        return None
     first = theirs[0]
     assert first is not None
     return (mine[1], mine[2]), (first[1], first[2])
+
+
+def _compares_another(fact: Fact, claim: Analysed, side: _Side) -> bool:
+    """Whether the claim's comparative before ``fact`` compares another of its values with it
+    ("99.5% uptime, lower than the 99.95% for two zones"): a value of the same unit before the
+    comparative, truly on its side; then the comparative bounds nothing of ``fact``'s own."""
+    if "than" not in claim.text[side[1] : fact.start].casefold().split():
+        return False
+    return any(
+        g is not fact
+        and g.kind == "number"
+        and g.unit == fact.unit
+        and g.end <= side[1]
+        and isinstance(g.value, (int, float))
+        and isinstance(fact.value, (int, float))
+        and (g.value < fact.value if side[0] == "below" else g.value > fact.value)
+        for g in claim.facts
+    )
 
 
 def _other_way(
