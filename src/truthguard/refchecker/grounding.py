@@ -1468,14 +1468,9 @@ def premises(
     flagged = {
         (i["start"], i["end"]): i
         for i in issues
-        if i.get("kind") == "number"
-        and i.get("relation") in ("ungrounded", "other_value", "conflict")
+        if i.get("kind") == "number" and i.get("relation") in ("ungrounded", "other_value")
     }
-    theirs = [
-        f
-        for f in numbers
-        if (f.start, f.end) not in flagged or flagged[f.start, f.end]["relation"] == "conflict"
-    ]
+    theirs = [f for f in numbers if (f.start, f.end) not in flagged]
     users = [f for f in numbers if any(_same_value(f, q) for q in asked)]
     premise: set[tuple[int, int]] = set()
     # the user's own figures and months, restated where no source states them ("your £540",
@@ -1496,7 +1491,7 @@ def premises(
         issue = flagged.get((f.start, f.end))
         if issue is None:
             continue
-        rival = _value_of(issue) if issue["relation"] != "ungrounded" else None
+        rival = _value_of(issue) if issue["relation"] == "other_value" else None
         if any(
             _compared(claim_text, f, t) and (rival is None or t.value == rival) for t in theirs
         ) and (issue["relation"] == "ungrounded" or rival is not None):
