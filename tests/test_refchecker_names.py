@@ -74,6 +74,7 @@ def test_a_sentence_opening_with_a_word_of_the_lexicon_names_nothing_there(sente
         ("It costs no more than €6 a ride.", []),
         ("It is not later than 30 days.", []),
         ("A ride never lasts more than a day.", ["never"]),
+        ("It is capped, never more than €6 a ride.", []),
         ("Bikes are not returned.", ["not"]),
     ],
 )

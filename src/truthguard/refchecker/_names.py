@@ -82,8 +82,9 @@ _COMPARATIVES = frozenset(
 
 
 def _bound(tokens: list[Token], i: int) -> bool:
-    """Whether "no" / "not" at ``i`` opens a bound ("no more than 2 m", "not later than 30
-    days", "not exceeding 5 kg", "not to exceed"): it limits a value, it negates no verb."""
+    """Whether "no" / "not" / "never" at ``i`` opens a bound ("no more than 2 m", "not later
+    than 30 days", "never more than €6", "not exceeding 5 kg", "not to exceed"): it limits a
+    value, it negates no verb."""
     nxt = [t.norm for t in tokens[i + 1 : i + 3]]
     if nxt[:1] and nxt[0] in _COMPARATIVES:
         return nxt[0] in ("over", "under", "above", "below") or nxt[1:] == ["than"]
@@ -106,7 +107,7 @@ def negations(tokens: list[Token], text: str = "") -> list[int]:
         and not (
             t.norm in ("not", "no") and i + 1 < len(tokens) and tokens[i + 1].norm in _AFFIRMING
         )
-        and not (t.norm in ("not", "no") and _bound(tokens, i))
+        and not (t.norm in ("not", "no", "never") and _bound(tokens, i))
         and not (text and _alternative(tokens, i, text))
     ]
 
