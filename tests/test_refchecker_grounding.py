@@ -1778,6 +1778,8 @@ def test_the_question_s_own_figures_and_months_restated_are_the_user_s():
     assert premises(issues, claim, asked) == []
     # figures the user did not give stay the claim's own
     assert premises(issues, claim, "There are 10 of us, staying until 15 June.") == issues
+    # and a question about the world presupposes its figures: an answer must ground them
+    assert premises(issues, claim, "Which hotel took a group of 12 on 14 May?") == issues
     # and one the sources state otherwise in its slot stays set against them
     other = {**twelve, "relation": "other_value"}
     assert premises([other], claim, asked) == [other]

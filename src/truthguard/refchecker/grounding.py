@@ -1451,10 +1451,10 @@ def premises(
     days": no opposite). A value the sources put in its slot stays set against it (relation
     ``other_value``) unless the claim compares the two.
 
-    A figure or month of the question the claim restates where no source states it ("for a
-    dog of 30 kg", "your arrival on 14 May") is the user's too, unless the claim compares it
-    untruly with the sources' value; one the sources state otherwise in its slot stays set
-    against it.
+    A figure or month of a question about the asker's own case ("I've got a 30 kg dog") that
+    the claim restates where no source states it ("for a dog of 30 kg", "your arrival on 14
+    May") is the user's too, unless the claim compares it untruly with the sources' value; one
+    the sources state otherwise in its slot stays set against it.
 
     A value the claim says it works out ("so", "altogether", ...) from the question's values,
     the evidence sentence's and those the ``answer``'s other claims state ("£65 for the first
@@ -1474,11 +1474,12 @@ def premises(
     users = [f for f in numbers if any(_same_value(f, q) for q in asked)]
     premise: set[tuple[int, int]] = set()
     # the user's own figures and months, restated where no source states them ("your £540",
-    # "a 30 kg dog", "arriving on 14 May"): the user's to state, not the answer's to ground
+    # "a 30 kg dog", "arriving on 14 May"), where the question is about the asker's own case:
+    # the user's to state, not the answer's to ground
     # (not one the claim compares untruly with the sources' value: "six weeks is more than the
     # 45-day limit")
     months = [q for q in said if q.kind == "month"]
-    for f in analyse(claim_text).facts:
+    for f in analyse(claim_text).facts if _OWN_CASE.search(question or "") else ():
         issue = flagged.get((f.start, f.end)) if f.kind == "number" else None
         if (f.kind == "month" and any(q.value == f.value for q in months)) or (
             issue is not None
@@ -1542,6 +1543,12 @@ def _value_of(issue: dict[str, Any]) -> object:
     evidence = issue.get("evidence") or {}
     found = [f for f in analyse(str(evidence.get("text", ""))).facts if f.kind == "number"]
     return found[0].value if len(found) == 1 else None
+
+
+_OWN_CASE = re.compile(r"\b(?:I|[Mm]y|[Mm]e|[Ww]e|[Oo]ur|[Uu]s)\b|\b(?:I|[Ww]e)['’]")
+"""A question about the asker's own case ("I've got a 30 kg labrador", "our uptime came out at
+98.7%"), whose figures are the asker's; a question about the world ("Which band formed in
+1985?") presupposes its figures, and an answer restating them still has to ground them."""
 
 
 _USERS = re.compile(
