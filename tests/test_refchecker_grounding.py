@@ -1751,11 +1751,17 @@ def test_a_value_no_question_states_is_not_the_user_s():
     assert any(i["text"] == "15" for i in issues), issues
 
 
+def _issue(kind: str, relation: str, text: str, claim: str, start: int | None = None) -> dict:
+    """An issue of the grounding as ``details["claims"]`` holds it, on ``text`` in ``claim``."""
+    at = claim.index(text) if start is None else start
+    return {"kind": kind, "relation": relation, "start": at, "end": at + len(text), "text": text}
+
+
 def test_premises_keep_what_the_user_did_not_state():
     claim = "Six weeks is less than the 45-day limit."
     opposite = {"kind": "number", "relation": "opposite", "start": 13, "end": 30, "text": ""}
-    missing = {"kind": "number", "relation": "ungrounded", "start": 0, "end": 3, "text": "Six"}
-    word = {"kind": "content", "relation": "ungrounded", "start": 34, "end": 39, "text": "limit"}
+    missing = _issue("number", "ungrounded", "Six", claim)
+    word = _issue("content", "ungrounded", "limit", claim)
     issues = [opposite, missing, word]
     # "less than" is said of the user's six weeks (42 days), not of the sources' side
     assert premises(issues, claim, "I'm away for six weeks.") == [word]
@@ -1770,10 +1776,12 @@ def test_premises_keep_what_the_user_did_not_state():
 
 def test_the_question_s_own_figures_and_months_restated_are_the_user_s():
     claim = "A group of 12 pays the deposit, which is refunded after your stay on 14 May."
-    twelve = {"kind": "number", "relation": "ungrounded", "start": 11, "end": 13, "text": "12"}
-    day = {"kind": "number", "relation": "ungrounded", "start": 69, "end": 71, "text": "14"}
-    month = {"kind": "month", "relation": "ungrounded", "start": 72, "end": 75, "text": "May"}
-    issues = [twelve, day, month]
+    twelve = _issue("number", "ungrounded", "12", claim)
+    issues = [
+        twelve,
+        _issue("number", "ungrounded", "14", claim),
+        _issue("month", "ungrounded", "May", claim),
+    ]
     asked = "There are 12 of us, staying until 14 May. What deposit do we pay?"
     assert premises(issues, claim, asked) == []
     # figures the user did not give stay the claim's own
