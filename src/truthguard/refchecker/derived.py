@@ -96,10 +96,13 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
     claim or of its evidence sentence: their sum, difference, product or quotient, or a share
     of one the other gives as a percentage (or what is left of it), where the claim says it
     works the number out (:data:`_WORKING`: "so", "in total", "leaving", "comes to", "="), puts
-    it in brackets after what it works out ("10% of the balance (£22,000)"), or breaks it down
-    in brackets right after it ("17 withdrew (9 in the first period and 8 in
-    the second)"). "Up to €50 a day for five days, so €250 at most"; "15% of the remaining
-    €2,880, i.e. €432"."""
+    it in brackets after what it works out ("10% of the balance (£22,000)"), ends an equation
+    with it ("25% of $4,200 is $1,050"), or breaks it down right after it, in brackets ("17
+    withdrew (9 in the first period and 8 in the second)") or as a rate ("£100, £10 for each of
+    the ten adults"). "Up to €50 a day for five days, so €250 at most"; "15% of the remaining
+    €2,880, i.e. €432". A time of day may be another plus or minus a stretch of time ("down at
+    10am, back within 4 hours, so by 2pm"), and any value half or twice another of its unit
+    where the claim says "half" or "twice" ("£270, half of the £540 fee")."""
     if fact.kind != "number" or not isinstance(fact.value, (int, float)) or year(fact):
         return False  # a year is a date, never worked out (spans are :func:`date_span`'s)
     before = text[max(0, fact.start - 40) : fact.start]
@@ -145,7 +148,6 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
                     results += [whole * p, whole * (1 - p)]
             if any(_same(target, r) for r in results):
                 return True
-
     # a charge worked out as a rate times two counts ("25p a day for three books ten days
     # late, so £7.50")
     if fact.unit in MONEY:

@@ -1462,7 +1462,7 @@ def premises(
     where the evidence sentence fills its slot with another."""
     said = analyse(question).facts if question else []
     asked = [f for f in said if f.kind == "number"]
-    if not asked and not answer and not said:
+    if not said and not answer:
         return issues
     numbers = [f for f in analyse(claim_text).facts if f.kind == "number"]
     flagged = {
@@ -1475,9 +1475,8 @@ def premises(
     premise: set[tuple[int, int]] = set()
     # the user's own figures and months, restated where no source states them ("your £540",
     # "a 30 kg dog", "arriving on 14 May"), where the question is about the asker's own case:
-    # the user's to state, not the answer's to ground
-    # (not one the claim compares untruly with the sources' value: "six weeks is more than the
-    # 45-day limit")
+    # the user's to state, not the answer's to ground (not one the claim compares untruly with
+    # the sources' value: "six weeks is more than the 45-day limit")
     months = [q for q in said if q.kind == "month"]
     for f in analyse(claim_text).facts if _OWN_CASE.search(question or "") else ():
         issue = flagged.get((f.start, f.end)) if f.kind == "number" else None
