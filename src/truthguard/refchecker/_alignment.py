@@ -125,10 +125,23 @@ def _same_unit(a: str | None, b: str | None) -> bool:
     )
 
 
-def _one_measure(a: str | None, b: str | None) -> bool:
-    """One unit (see :func:`_same_unit`), or two units of time ("30 seconds" in the slot of
-    "2 minutes")."""
-    return _same_unit(a, b) or (a in DURATION and b in DURATION)
+def durations(a: str | None, b: str | None) -> bool:
+    """Whether two units are both units of time ("30 seconds" may fill the slot of "2
+    minutes")."""
+    return a in DURATION and b in DURATION
+
+
+def _same_measure(a: str | None, b: str | None) -> bool:
+    """One unit (see :func:`_same_unit`), or two units of time."""
+    return _same_unit(a, b) or durations(a, b)
+
+
+def bounded_alike(fact: Fact, text: Analysed, other: Fact, other_text: Analysed) -> bool:
+    """Whether ``fact`` in ``text`` and ``other`` in ``other_text`` are bounds of one side
+    ("up to 48 hours" and "at most 24 hours")."""
+    mine = bound_span(text.text, fact.start, fact.end)
+    theirs = bound_span(other_text.text, other.start, other.end)
+    return mine is not None and theirs is not None and mine[0] == theirs[0]
 
 
 MONEY = frozenset(["$", "£", "€", "¥", "kr", "chf", "pound", SUBUNIT])
@@ -377,7 +390,7 @@ def conflict(
         lo, hi = sent.tokens[j1].start, sent.tokens[j2 - 1].end
         for f in sent.facts:
             units = (f.unit, fact.unit)
-            same_unit = fact.kind != "number" or _one_measure(*units) or None in units
+            same_unit = fact.kind != "number" or _same_measure(*units) or None in units
             if (
                 f.kind == fact.kind
                 and lo <= f.start < hi
@@ -394,7 +407,7 @@ def conflict(
                 f.kind == fact.kind
                 and (
                     fact.kind == "month"
-                    or (_one_measure(f.unit, fact.unit) and _shape(f) == _shape(fact))
+                    or (_same_measure(f.unit, fact.unit) and _shape(f) == _shape(fact))
                 )
                 and not fact_in(f, claim_facts, frozenset(), frozenset())
             ):
@@ -407,18 +420,14 @@ def _same_side_bound(
 ) -> Fact | None:
     """The value of ``sent``'s tokens ``where`` bounded on the side ``fact`` is bounded on in
     the claim, of its unit and shape, or None."""
-    mine = bound_span(claim.text, fact.start, fact.end)
-    if mine is None:
-        return None
     lo, hi = sent.tokens[where[0]].start, sent.tokens[where[1] - 1].end
     for f in sent.facts:
-        theirs = bound_span(sent.text, f.start, f.end) if lo <= f.start < hi else None
         if (
-            theirs is not None
-            and theirs[0] == mine[0]
+            lo <= f.start < hi
             and f.kind == "number"
-            and _one_measure(f.unit, fact.unit)
+            and _same_measure(f.unit, fact.unit)
             and _shape(f) == _shape(fact)
+            and bounded_alike(fact, claim, f, sent)
         ):
             return f
     return None

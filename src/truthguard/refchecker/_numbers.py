@@ -439,17 +439,15 @@ def _unit_after(tokens: list[Token], j: int) -> tuple[str | None, int]:
         two = f"{tokens[j].norm} {tokens[j + 1].norm}" if j + 1 < len(tokens) else ""
         if two in _UNIT_ALIASES:
             return _UNIT_ALIASES[two], 2
-        if tokens[j].norm in _UNIT_ALIASES:
-            return _UNIT_ALIASES[tokens[j].norm], 1
-        # a possessive measure: "one month's notice", "a week's pay"
-        own = re.sub(r"['’]s$", "", tokens[j].norm)
-        if own != tokens[j].norm and own in _UNIT_ALIASES:
-            return _UNIT_ALIASES[own], 1
+        unit = unit_of(tokens[j].norm)
+        if unit is not None:
+            return unit, 1
     return None, 0
 
 
 def unit_of(word: str) -> str | None:
-    """The unit a word names after a number ("weeks": week, "month's": month), or None."""
+    """The unit a word names after a number ("weeks": week; a possessive measure, "one month's
+    notice": month), or None."""
     norm = word.casefold()
     return _UNIT_ALIASES.get(norm) or _UNIT_ALIASES.get(re.sub(r"['’]s$", "", norm))
 

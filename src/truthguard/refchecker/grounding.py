@@ -40,11 +40,12 @@ import numpy as np
 from truthguard.memory import memoised
 from truthguard.refchecker._alignment import (
     COPIED,
-    DURATION,
     Issue,
     Names,
+    bounded_alike,
     conflict,
     copied_share,
+    durations,
     fact_in,
     local_negation_issue,
     misplaced,
@@ -362,7 +363,7 @@ def _one_sort(a: Fact, in_a: Analysed, b: Fact, in_b: Analysed) -> bool:
     ``_same_sort``)."""
     if b.kind != "number" or year(a) != year(b) or ordinal(b) or _in_date(b, in_b):
         return False
-    if a.unit in DURATION and b.unit in DURATION:
+    if durations(a.unit, b.unit):
         return True
     if a.unit is None and not year(a):
         # a bare number fills a slot by what it counts ("2 visitors"), read from the parse: a
@@ -701,18 +702,11 @@ def _retold_otherwise(
     other = conflict(fact, claim, part, ops, close, claim.facts)
     if other is None:
         return None
-    if swapped(fact, other, claim, part, ops) or _bounded_alike(fact, claim, other, part):
+    if swapped(fact, other, claim, part, ops) or bounded_alike(fact, claim, other, part):
         # (a bound in other words is still the bound: "can last up to 48 hours" of "may last
         # at most 24 hours; ... within 48 hours")
         return other
     return None
-
-
-def _bounded_alike(fact: Fact, claim: Analysed, other: Fact, sent: Analysed) -> bool:
-    """Whether ``fact`` in the claim and ``other`` in ``sent`` are bounds of one side."""
-    mine = bound_span(claim.text, fact.start, fact.end)
-    theirs = bound_span(sent.text, other.start, other.end)
-    return mine is not None and theirs is not None and mine[0] == theirs[0]
 
 
 def _statements(
@@ -1620,7 +1614,7 @@ def _one_measure(a: Fact, b: Fact, *, strict: bool = False) -> bool:
     the same unit, or two bare counts. Ranks and years measure nothing of the user's."""
     if ordinal(a) or ordinal(b) or year(a) or year(b):
         return False
-    if a.unit in DURATION_DAYS and b.unit in DURATION_DAYS:
+    if durations(a.unit, b.unit):
         return True
     return a.unit == b.unit or (not strict and (a.unit is None or b.unit is None))
 
