@@ -50,8 +50,10 @@ class Issue:
     kind: str
     """number, month, name, title, negation or content."""
     relation: str
-    """``ungrounded`` (not in the evidence), ``conflict`` (the evidence says otherwise) or
-    ``other_value`` (the evidence fills the same slot with another value)."""
+    """``ungrounded`` (not in the evidence), ``conflict`` (the evidence says otherwise),
+    ``other_value`` (the evidence fills the same slot with another value), ``swapped`` (another
+    name does the action), ``of_another`` (said only of another of the names the claim joins)
+    or ``opposite`` (the evidence says the other way)."""
     start: int
     """Offset of the span in the claim."""
     end: int

@@ -554,6 +554,7 @@ _SAYS = {
     "conflict": "the sources say {theirs!r}",
     "other_value": "the sources give {theirs!r}",
     "swapped": "the sources say {theirs!r} did it",
+    "of_another": "the sources say it of {theirs!r}",
     "opposite": "the sources say {theirs!r}",
     "ungrounded": "no source states it",
     "unanswered": "the claim restates the question, and no source states what it adds",

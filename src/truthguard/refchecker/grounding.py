@@ -77,6 +77,7 @@ from truthguard.refchecker.structure import (
     negated_verbs,
     negated_word,
     only_doers,
+    shared_subjects,
     states_plainly,
     subject_name,
     value_contexts,
@@ -477,6 +478,72 @@ def _done_by_another(
                 word = claim.text[who.start : who.end]
                 issues.append(Issue("name", "swapped", who.start, who.end, word, ev))
     return issues
+
+
+_JOINS = re.compile(r"\s(?:and|&)\s")
+
+
+def _said_of_another(
+    claim: Analysed,
+    sentences: Sequence[tuple[int, int, str]],
+    near: Sequence[tuple[int, Analysed]],
+) -> list[Issue]:
+    """A word the claim says of names joined as one subject ("The New Pornographers and Kings
+    of Leon are both American rock bands") that the sources say only of another of those names:
+    every sentence stating it names another of them and not this one, while a sentence names
+    this one ("Kings of Leon is an American rock band" beside "The New Pornographers is a
+    Canadian indie rock band"). A sentence that names none of them may speak of any ("It was
+    formed in 1999"), so one such sentence stating the word leaves it alone."""
+    if len(near) < 2 or not _JOINS.search(claim.text):
+        return []
+    issues: list[Issue] = []
+    done: set[int] = set()
+    for shared in shared_subjects(claim.text):
+        named = [[n.words <= e.norms for n in shared.names] for _, e in near]
+        words = [
+            i for i in claim.keys if any(lo <= claim.tokens[i].start < hi for lo, hi in shared.said)
+        ]
+        for at in range(len(shared.names)):
+            if not any(row[at] for row in named):
+                continue  # the sources never name it: what is said of it is read elsewhere
+            for i in words:
+                if i in done:
+                    continue
+                t = claim.tokens[i]
+                w = t.norm.strip(".'")
+                holders = [
+                    (k, row)
+                    for (k, e), row in zip(near, named, strict=True)
+                    if w in e.norms or stem(w) in e.stems
+                ]
+                if not holders or any(row[at] or not any(row) for _, row in holders):
+                    continue
+                k, row = holders[0]
+                other = shared.names[row.index(True)]
+                r, o, text = sentences[k]
+                found = re.search(
+                    r"\b" + r"\W+".join(re.escape(x) for x in _in_order(other, claim.text)),
+                    text,
+                    re.IGNORECASE,
+                )
+                lo, hi = found.span() if found else (0, len(text))
+                issues.append(
+                    Issue(
+                        "content",
+                        "of_another",
+                        t.start,
+                        t.end,
+                        t.text,
+                        (r, o + lo, o + hi, text[lo:hi]),
+                    )
+                )
+                done.add(i)
+    return issues
+
+
+def _in_order(name: Arg, text: str) -> list[str]:
+    """The words of ``name`` as ``text`` writes them, in order."""
+    return text[name.start : name.end].split()
 
 
 _PERSONAL = frozenset(("he", "she", "him", "her"))
@@ -1031,6 +1098,7 @@ def ground_claim(
                     flagged.add((fact.start, fact.end))
         read = _moved_the_other_way(claim, sentences, near_at)
         read += _done_by_another(claim, sentences, near_at)
+        read += _said_of_another(claim, sentences, near_at)
         issues += [i for i in read if not any(i.start < j.end and j.start < i.end for j in issues)]
         neg = negation_issue(claim, sent, ops) if close else None
         if neg is None and close:

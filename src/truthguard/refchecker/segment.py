@@ -24,10 +24,12 @@ __all__ = [
 # at a line break. Tokenised corpora write "word ." with a space, which this accepts too.
 # (?<!\s): a line-break match may only start where a white-space run starts; "\s*\n+\s*" was
 # retried at every position of a long run (quadratic: minutes on 100,000 spaces).
-# Pasted-together passages ("... the band Whale.David Lee Roth is ...") end a sentence at a
-# period between a lower-case word and a capitalised one with no space.
+# Pasted-together passages ("... the band Whale.David Lee Roth is ...", "... founded in
+# 1997.Your Pie is ...", '... called "Jane".First for ...') end a sentence at a period between
+# a lower-case word, a number or a closing bracket or quote and a capitalised word, with no space.
 _SENT_END = re.compile(
-    r"""(?<=[.!?])["')\]]*\s+(?=\S)|(?<!\s)[^\S\n]*\n\s*|(?<=[a-z]{2}[.!?])(?=[A-Z][a-z])"""
+    r"""(?<=[.!?])["')\]]*\s+(?=\S)|(?<!\s)[^\S\n]*\n\s*"""
+    r"""|(?<=[a-z\d][a-z\d)"”][.!?])(?=[A-Z][a-z])"""
 )
 # Longest text an abbreviation check needs to see before a boundary ("Prof." and a word break).
 _ABBREV_WINDOW = 16

@@ -719,6 +719,70 @@ def subject_name(text: str) -> Arg | None:
     return None
 
 
+@dataclass(frozen=True)
+class Shared:
+    """Names joined as the subject of one clause, and the offsets of the words the clause says
+    of each of them: the names, adjectives and numbers of its predicate (nouns and verbs are
+    often worded otherwise for one name and as the sources word them for another)."""
+
+    names: tuple[Arg, ...]
+    said: tuple[tuple[int, int], ...]
+
+
+_RELATING = frozenset(
+    (
+        *("both", "each", "all", "same", "different", "similar", "common", "alike", "other"),
+        *("together", "respectively", "either", "neither", "also"),
+    )
+)
+"""Words that relate the joined names to each other rather than say something of each."""
+
+_OWN_CLAUSES = frozenset(("conj", "advcl", "ccomp", "parataxis", "relcl"))
+
+
+def _named(tok: Any) -> bool:
+    """A proper noun, or a capitalised noun inside the sentence ("Kings" of "Kings of Leon")."""
+    return tok.pos_ == "PROPN" or (
+        tok.pos_ == "NOUN" and tok.text[:1].isupper() and tok.i > tok.sent.start
+    )
+
+
+def shared_subjects(text: str) -> list[Shared]:
+    """Names joined as the subject of one clause, with what the clause says of all of them:
+    "Eatza Pizza and Your Pie were both founded in Arizona" says "Arizona" of each name. A
+    word the sources say of one name only is not said of the others. Not read in a negated
+    clause ("X and Y are not ...", "neither X nor Y ..."), which says something else of each,
+    nor past a clause with a subject of its own ("..., but Z is ...")."""
+    out = []
+    for tok in parse(text):
+        if tok.dep_ not in ("nsubj", "nsubjpass") or not _named(tok):
+            continue
+        names, stack = [tok], [tok]
+        while stack:
+            for c in stack.pop().children:
+                if c.dep_ == "conj":
+                    stack.append(c)
+                    if _named(c):
+                        names.append(c)
+                elif c.lower_ in ("nor", "neither", "or", "either") and c.dep_ in ("cc", "preconj"):
+                    names = []
+        verb = tok.head
+        if len(names) < 2 or _negated(verb):
+            continue
+        left = {t.i for t in tok.subtree}
+        for c in verb.children:
+            if c.dep_ in _OWN_CLAUSES and _subject(c) is not None:
+                left |= {t.i for t in c.subtree}
+        said = tuple(
+            (t.idx, t.idx + len(t.text))
+            for t in verb.subtree
+            if t.i not in left and t.pos_ in ("PROPN", "ADJ", "NUM") and t.lower_ not in _RELATING
+        )
+        if said:
+            out.append(Shared(tuple(_arg(n) for n in names), said))
+    return out
+
+
 def _phrase(tok: Any) -> set[str]:
     """Lemmas of a noun and the words that make its name or kind ("Rock and Roll Hall of Fame":
     hall, rock, roll; "the lead singer": singer, lead)."""

@@ -136,15 +136,16 @@ def fact_unsupported(issues: Sequence[Mapping[str, Any]], claim: str | None = No
 
     ``"conflict"``: a fact, a negation, a role, or a word put for one in a near copy is set
     against another in its evidence (relations ``conflict``, ``other_value``: the evidence fills
-    the slot with another value, ``swapped``: another name does the action, ``opposite``: the
-    evidence says the opposite). ``"number"``: it states a number or date no source states.
+    the slot with another value, ``swapped``: another name does the action, ``of_another``: the
+    sources say it only of another of the names the claim joins, ``opposite``: the evidence
+    says the opposite). ``"number"``: it states a number or date no source states.
     ``"unanswered"``: it restates the question and adds nothing the sources state (relation
     ``unanswered``: what a restatement adds is its answer).
     ``"name"``: it names what no source names, the question included (not a people's adjective
     or a short acronym, see :data:`_LOOSE_NAME`: the sources often word those otherwise, and
     they are left to the model)."""
     for i in issues:
-        if i.get("relation") in ("other_value", "swapped", "opposite", "conflict"):
+        if i.get("relation") in ("other_value", "swapped", "of_another", "opposite", "conflict"):
             return "conflict"
     for i in issues:
         if i.get("kind") in _NUMBER_KINDS and i.get("relation") == "ungrounded":
