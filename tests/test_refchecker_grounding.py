@@ -1469,6 +1469,23 @@ def test_an_action_the_sources_give_to_another_name_is_swapped():
     ]
 
 
+def test_a_word_the_sources_say_only_of_another_joined_name_is_not_said_of_this_one():
+    sents = [
+        (0, 0, "The New Pornographers is a Canadian indie rock band formed in 1997."),
+        (0, 68, "Kings of Leon is an American rock band formed in Nashville in 1999."),
+    ]
+    wrong = ground_claim("The New Pornographers and Kings of Leon are American rock bands.", sents)
+    assert [(i.text, i.evidence[3]) for i in wrong.issues if i.relation == "of_another"] == [
+        ("American", "Kings")
+    ]
+    right = ground_claim("The New Pornographers and Kings of Leon are rock bands.", sents)
+    assert not [i for i in right.issues if i.relation == "of_another"]
+    # a sentence naming neither may speak of either ("It ..."): the word is left alone
+    told = [*sents[:1], (0, 68, "Kings of Leon formed in Nashville."), (0, 103, "It is American.")]
+    unsure = ground_claim("The New Pornographers and Kings of Leon are American bands.", told)
+    assert not [i for i in unsure.issues if i.relation == "of_another"]
+
+
 def test_a_negation_flips_only_what_the_other_side_states_plainly():
     flushed = "A partially filled batch is flushed after 5 seconds."
     same = _against("A batch that isn't full is flushed after 5 seconds.", flushed)

@@ -128,6 +128,15 @@ def test_passages_pasted_without_a_space_split_but_abbreviations_stay():
         "David Lee Roth sang in Van Halen.",
         "Dr. Smith met the U.S. team.",
     ]
+    pasted = 'It was founded in Arizona in 1997.Your Pie is a pizza chain (in "Athens").It grew.'
+    assert [s.text for s in split_sentences(pasted)] == [
+        "It was founded in Arizona in 1997.",
+        'Your Pie is a pizza chain (in "Athens").',
+        "It grew.",
+    ]
+    assert [s.text for s in split_sentences("Pi is 3.14 and v2.0.1 is out.")] == [
+        "Pi is 3.14 and v2.0.1 is out."
+    ]
     words = [t.text for t in tokenize("band Whale.David, the U.S. Army and J.K. Rowling")]
     assert words == ["band", "Whale", "David", "the", "U.S.", "Army", "and", "J.K.", "Rowling"]
 

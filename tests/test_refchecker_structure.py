@@ -14,6 +14,7 @@ from truthguard.refchecker.structure import (
     negated_word,
     only_doers,
     remark,
+    shared_subjects,
     states_plainly,
     subject_name,
     value_contexts,
@@ -260,3 +261,30 @@ def test_the_first_parses_of_concurrent_checks_make_one_parser_and_read_their_wo
     made, words = fresh_interpreter(code)
     assert made == 1
     assert words[0][:3] == ["A", "ride", "may"] and words[1][-2:] == ["midnight", "."]
+
+
+def _shared(text: str) -> list[tuple[list[str], list[str]]]:
+    return [
+        ([text[n.start : n.end] for n in s.names], [text[a:b] for a, b in s.said])
+        for s in shared_subjects(text)
+    ]
+
+
+def test_names_joined_as_one_subject_share_the_names_adjectives_and_numbers_said_of_them():
+    assert _shared("Both The New Pornographers and Kings of Leon are American rock bands.") == [
+        (["New Pornographers", "Kings"], ["American"])
+    ]
+    assert _shared("Eatza Pizza and Your Pie were both founded in Arizona in 1997.") == [
+        (["Eatza Pizza", "Pie"], ["Arizona", "1997"])
+    ]
+    # a clause with a subject of its own says nothing of the joined names
+    assert _shared("Ray and Kazan were American, but Kazan was born in Istanbul.") == [
+        (["Ray", "Kazan"], ["American"])
+    ]
+
+
+def test_a_negated_clause_or_one_name_says_nothing_of_each_joined_name():
+    assert _shared("Neither Kniphofia nor Baptisia is a Canadian plant.") == []
+    assert _shared("Kniphofia and Baptisia are not Canadian plants.") == []
+    assert _shared("Kniphofia is a Canadian plant.") == []
+    assert _shared("Kniphofia and Baptisia are in the same family.") == []

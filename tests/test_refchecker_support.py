@@ -43,6 +43,7 @@ def test_claim_features_read_the_grounding():
         ([_issue("number", "conflict")], "conflict"),
         ([_issue("content", "opposite")], "conflict"),
         ([_issue("name", "swapped")], "conflict"),
+        ([_issue("content", "of_another", "American")], "conflict"),
         ([_issue("number", "other_value")], "conflict"),
         ([_issue("number", "ungrounded", "1999")], "number"),
         ([_issue("name", "ungrounded", "Hale")], "name"),

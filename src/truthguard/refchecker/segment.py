@@ -29,7 +29,7 @@ __all__ = [
 # a lower-case word, a number or a closing bracket or quote and a capitalised word, with no space.
 _SENT_END = re.compile(
     r"""(?<=[.!?])["')\]]*\s+(?=\S)|(?<!\s)[^\S\n]*\n\s*"""
-    r"""|(?<=[a-z\d][a-z\d)"”][.!?])(?=[A-Z][a-z])"""
+    r"""|(?<=[a-z\d)"”][a-z\d)"”][.!?])(?=[A-Z][a-z])"""
 )
 # Longest text an abbreviation check needs to see before a boundary ("Prof." and a word break).
 _ABBREV_WINDOW = 16
