@@ -77,6 +77,7 @@ from truthguard.refchecker.structure import (
     negated_verbs,
     negated_word,
     only_doers,
+    placed,
     shared_subjects,
     states_plainly,
     subject_name,
@@ -447,7 +448,7 @@ def _done_by_another(
             against = getattr(mine, other)
             alike, rival = False, None
             for k, e in near:
-                if stem(mine.verb) not in e.stems:
+                if not _has_verb(e, mine.verb):
                     continue  # (a cheap look before the parse)
                 for theirs in frames(e.text):
                     if theirs.verb != mine.verb:
@@ -477,6 +478,49 @@ def _done_by_another(
                 ev = (r, o + doer.start, o + doer.end, text[doer.start : doer.end])
                 word = claim.text[who.start : who.end]
                 issues.append(Issue("name", "swapped", who.start, who.end, word, ev))
+    return issues
+
+
+def _has_verb(text: Analysed, verb: str) -> bool:
+    """Whether a word of ``text`` may be a form of ``verb`` ("written" of "write")."""
+    return stem(verb) in text.stems or any(
+        verb in lemmas(t.norm).get("VERB", ()) for t in text.tokens
+    )
+
+
+def _placed_otherwise(
+    claim: Analysed,
+    sentences: Sequence[tuple[int, int, str]],
+    near: Sequence[tuple[int, Analysed]],
+) -> list[Issue]:
+    """A name the claim places an action at ("a series set in Los Angeles") where the sources
+    place the same action (the same verb and preposition) only at another name, one the claim
+    never mentions ("Set in Chicago, the series is filmed in Los Angeles"): the name is stated,
+    but in another slot."""
+    names = [f for f in claim.facts if f.kind == "name"]
+    if not names:
+        return []
+    issues = []
+    for mine in placed(claim.text):
+        if not any(f.start <= mine.name.start < f.end for f in names):
+            continue
+        alike, rival = False, None
+        for k, e in near:
+            if not _has_verb(e, mine.verb):
+                continue  # (a cheap look before the parse)
+            for theirs in placed(e.text):
+                if theirs.verb != mine.verb or theirs.prep != mine.prep:
+                    continue
+                if theirs.name.words & mine.name.words:
+                    alike = True
+                elif rival is None and not theirs.name.words & claim.norms:
+                    rival = (k, theirs.name)
+        if rival is not None and not alike:
+            k, other = rival
+            r, o, text = sentences[k]
+            ev = (r, o + other.start, o + other.end, text[other.start : other.end])
+            word = claim.text[mine.name.start : mine.name.end]
+            issues.append(Issue("name", "other_value", mine.name.start, mine.name.end, word, ev))
     return issues
 
 
@@ -1099,6 +1143,7 @@ def ground_claim(
         read = _moved_the_other_way(claim, sentences, near_at)
         read += _done_by_another(claim, sentences, near_at)
         read += _said_of_another(claim, sentences, near_at)
+        read += _placed_otherwise(claim, sentences, near_at)
         issues += [i for i in read if not any(i.start < j.end and j.start < i.end for j in issues)]
         neg = negation_issue(claim, sent, ops) if close else None
         if neg is None and close:

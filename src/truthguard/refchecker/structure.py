@@ -50,7 +50,9 @@ __all__ = [
     "negated_word",
     "only_doers",
     "parse",
+    "placed",
     "remark",
+    "shared_subjects",
     "states_plainly",
     "subject_name",
     "value_contexts",
@@ -690,9 +692,16 @@ def frames(text: str) -> list[Frame]:
     by John Wallace" is ``design`` by John Wallace, done to the locks."""
     out = []
     for tok in parse(text):
-        if tok.pos_ != "VERB" or tok.lemma_.casefold() in _LIGHT or tok.dep_ in ("acl", "amod"):
-            continue  # (a participle modifying a noun, "a song featuring X", has no subject)
+        if tok.pos_ != "VERB" or tok.lemma_.casefold() in _LIGHT:
+            continue
         agent = patient = None
+        if tok.dep_ in ("acl", "amod"):
+            # a participle modifying a noun has no subject ("a song featuring X"); a passive one
+            # with a "by" phrase is done by it to that noun ("a song written by Richard Berry")
+            if tok.tag_ != "VBN" or not any(c.dep_ == "agent" for c in tok.children):
+                continue
+            if tok.head.pos_ in ("NOUN", "PROPN"):
+                patient = _arg(tok.head)
         rest: set[str] = set()
         for c in tok.children:
             if c.dep_ == "nsubj":
@@ -707,6 +716,37 @@ def frames(text: str) -> list[Frame]:
             elif c.dep_ == "prep":
                 rest |= set().union(*(_phrase(g) for g in c.children if g.dep_ == "pobj"))
         out.append(Frame(tok.lemma_.casefold(), agent, patient, frozenset(rest)))
+    return out
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A name a verb places something at through a preposition ("set in Chicago": ``set``,
+    ``in``, the name's words and offsets)."""
+
+    verb: str
+    prep: str
+    name: Arg
+
+
+_PLACING = frozenset(("in", "at", "on", "from", "to", "into", "near", "outside", "inside"))
+"""Prepositions that place an action: the name after one fills a slot of that verb."""
+
+
+def placed(text: str) -> list[Placed]:
+    """The names ``text``'s verbs (other than :data:`_LIGHT` ones) place an action at:
+    "Set in Chicago, the series is filmed in Los Angeles" places ``set`` in Chicago and
+    ``film`` in Los Angeles."""
+    out = []
+    for tok in parse(text):
+        if tok.pos_ != "VERB" or tok.lemma_.casefold() in _LIGHT:
+            continue
+        for c in tok.children:
+            if c.dep_ != "prep" or c.lower_ not in _PLACING:
+                continue
+            for g in c.children:
+                if g.dep_ == "pobj" and g.pos_ == "PROPN":
+                    out.append(Placed(tok.lemma_.casefold(), c.lower_, _arg(g)))
     return out
 
 
