@@ -1469,6 +1469,35 @@ def test_an_action_the_sources_give_to_another_name_is_swapped():
     ]
 
 
+def test_a_name_the_sources_place_the_same_action_at_only_as_another_is_another_value():
+    sents = [
+        (0, 0, "Shameless is an American comedy-drama series which airs on Showtime."),
+        (0, 69, "Set in Chicago, the series is filmed in Los Angeles."),
+    ]
+    wrong = ground_claim("Shameless is a comedy-drama series set in Los Angeles.", sents)
+    assert [(i.text, i.evidence[3]) for i in wrong.issues if i.relation == "other_value"] == [
+        ("Los Angeles", "Chicago")
+    ]
+    for right in (
+        "Shameless is a comedy-drama series set in Chicago.",
+        "Shameless is set in Chicago and filmed in Los Angeles.",
+    ):
+        assert not [i for i in ground_claim(right, sents).issues if i.relation == "other_value"]
+
+
+def test_an_action_done_by_another_is_read_through_a_participle_and_any_form_of_its_verb():
+    sents = [
+        (0, 0, "The Kingsmen were known for the song Louie Louie."),
+        (0, 50, '"Louie Louie" is a rhythm and blues song written by Richard Berry.'),
+    ]
+    wrong = ground_claim("The Kingsmen wrote the song Louie Louie.", sents)
+    assert [(i.text, i.evidence[3]) for i in wrong.issues if i.relation == "swapped"] == [
+        ("Kingsmen", "Richard Berry")
+    ]
+    right = ground_claim("Richard Berry wrote the song Louie Louie.", sents)
+    assert not [i for i in right.issues if i.relation == "swapped"]
+
+
 def test_a_word_the_sources_say_only_of_another_joined_name_is_not_said_of_this_one():
     sents = [
         (0, 0, "The New Pornographers is a Canadian indie rock band formed in 1997."),

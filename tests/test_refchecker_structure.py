@@ -13,6 +13,7 @@ from truthguard.refchecker.structure import (
     moves,
     negated_word,
     only_doers,
+    placed,
     remark,
     shared_subjects,
     states_plainly,
@@ -182,6 +183,10 @@ def test_an_action_is_read_with_who_does_it_and_what_it_is_done_to():
     assert [f.verb for f in frames("The track featuring Bruno Mars was released in 2011.")] == [
         "release"
     ]
+    # a passive one with a "by" phrase is done by it to that noun
+    (write,) = frames('"Louie Louie" is a blues song written by Richard Berry in 1955.')
+    assert write.verb == "write" and write.agent.words == {"richard", "berry"}
+    assert write.patient.words == {"song"}
     assert subject_name("David Lee Roth (born 1954) is an American singer.").words == {
         "david",
         "lee",
@@ -288,3 +293,14 @@ def test_a_negated_clause_or_one_name_says_nothing_of_each_joined_name():
     assert _shared("Kniphofia and Baptisia are not Canadian plants.") == []
     assert _shared("Kniphofia is a Canadian plant.") == []
     assert _shared("Kniphofia and Baptisia are in the same family.") == []
+
+
+def test_a_name_an_action_is_placed_at_is_read_with_its_verb_and_preposition():
+    text = "Set in Chicago, the series is filmed in Los Angeles by Showtime."
+    assert [(p.verb, p.prep, sorted(p.name.words)) for p in placed(text)] == [
+        ("set", "in", ["chicago"]),
+        ("film", "in", ["angeles", "los"]),
+    ]
+    # a light verb places nothing, nor does a preposition that does not place
+    assert placed("The office is in Oslo.") == []
+    assert placed("The song was written by Richard Berry.") == []
