@@ -303,4 +303,6 @@ def test_a_name_an_action_is_placed_at_is_read_with_its_verb_and_preposition():
     ]
     # a light verb places nothing, nor does a preposition that does not place
     assert placed("The office is in Oslo.") == []
+    # a day, a month or a feast is a time ("on" takes one as often as a place or a medium)
+    assert placed("It aired in March, at Easter and on CBS.") == []
     assert placed("The song was written by Richard Berry.") == []

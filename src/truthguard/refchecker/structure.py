@@ -729,8 +729,16 @@ class Placed:
     name: Arg
 
 
-_PLACING = frozenset(("in", "at", "on", "from", "to", "into", "near", "outside", "inside"))
-"""Prepositions that place an action: the name after one fills a slot of that verb."""
+_PLACING = frozenset(("in", "at", "from", "to", "into", "near", "outside", "inside"))
+"""Prepositions that place an action: the name after one fills a slot of that verb ("on" is
+left out: it takes a day as often as a place or a medium, "aired on CBS" / "airs on Fridays")."""
+
+_CALENDAR = re.compile(
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|january|february|march|april|may|june|july"
+    r"|august|september|october|november|december|christmas|easter",
+    re.IGNORECASE,
+)
+"""Names of days, months and feasts: a time, not a place ("in March", "at Easter")."""
 
 
 def placed(text: str) -> list[Placed]:
@@ -745,7 +753,7 @@ def placed(text: str) -> list[Placed]:
             if c.dep_ != "prep" or c.lower_ not in _PLACING:
                 continue
             for g in c.children:
-                if g.dep_ == "pobj" and g.pos_ == "PROPN":
+                if g.dep_ == "pobj" and g.pos_ == "PROPN" and not _CALENDAR.fullmatch(g.text):
                     out.append(Placed(tok.lemma_.casefold(), c.lower_, _arg(g)))
     return out
 
