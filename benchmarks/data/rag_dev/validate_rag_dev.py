@@ -31,6 +31,7 @@ LABELS = {
 }
 PREFIXES = {
     "contracts_releases": "devcr",
+    "encyclopedia_news": "deven",
     "money_home_leisure": "devmh",
     "ops_hospitality": "devoh",
     "public_services_health": "devph",
