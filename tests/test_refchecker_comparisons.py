@@ -51,3 +51,14 @@ def test_a_side_named_without_a_year_or_found_nowhere_decides_nothing():
     one = ["The Petrel (1974) was replaced by the Skylark (1998)."]
     assert [a.text for a, _ in out_of_order("The Skylark came first.", ASKED, one)] == ["first"]
     assert out_of_order("The Petrel came first.", ASKED, one) == []
+
+
+def test_an_option_of_several_words_joined_by_of_is_one_side():
+    films = [
+        "The Hunchback of Notre Dame is a 1996 American animated musical drama film.",
+        "Saludos Amigos is a 1942 American live-action animated package film.",
+    ]
+    asked = "Which movie was released first, The Hunchback of Notre Dame or Saludos Amigos?"
+    wrong = out_of_order("The Hunchback of Notre Dame was released first.", asked, films)
+    assert [a.text for a, _ in wrong] == ["first"]
+    assert out_of_order("Saludos Amigos was released first.", asked, films) == []

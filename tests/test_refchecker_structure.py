@@ -13,6 +13,7 @@ from truthguard.refchecker.structure import (
     moves,
     negated_word,
     only_doers,
+    options,
     placed,
     remark,
     shared_subjects,
@@ -306,3 +307,13 @@ def test_a_name_an_action_is_placed_at_is_read_with_its_verb_and_preposition():
     # a day, a month or a feast is a time ("on" takes one as often as a place or a medium)
     assert placed("It aired in March, at Easter and on CBS.") == []
     assert placed("The song was written by Richard Berry.") == []
+
+
+def test_the_options_of_an_or_are_whole_phrases():
+    asked = "Which movie was released first, The Hunchback of Notre Dame or Saludos Amigos?"
+    assert options(asked) == ["The Hunchback of Notre Dame", "Saludos Amigos"]
+    assert options("Which is older, the Bank of England or the Bank of Scotland?") == [
+        "the Bank of England",
+        "the Bank of Scotland",
+    ]
+    assert options("Is Tom older than Ann?") == []

@@ -28,6 +28,7 @@ from typing import Any
 from truthguard.refchecker._analysis import Against, analyse
 from truthguard.refchecker._facts import FUNCTION_WORDS
 from truthguard.refchecker.roles import name_spans
+from truthguard.refchecker.structure import options
 
 __all__ = ["OPTIONS", "out_of_order"]
 
@@ -130,20 +131,11 @@ def _other_side(claim_text: str, names: list[str], first: str, question: str) ->
 
 
 def _options(question: str) -> list[str]:
-    """The two names around the question's "or" ("..., A or B?"), each one of its names."""
-    q = analyse(question)
-    split = OPTIONS.search(question)
-    if split is None:
+    """The two phrases around the question's "or" ("..., A or B?"), read from its parse (see
+    :func:`~truthguard.refchecker.structure.options`)."""
+    if OPTIONS.search(question) is None:
         return []
-    spans = name_spans(q)
-    names = [
-        (q.tokens[lo].start, question[q.tokens[lo].start : q.tokens[hi].end]) for lo, hi in spans
-    ]
-    left = [n for at, n in names if at < split.start()]
-    right = [n for at, n in names if at > split.start()]
-    if not left or not right:
-        return []
-    return [left[-1], right[0]]
+    return options(question)
 
 
 def _words(name: str) -> set[str]:

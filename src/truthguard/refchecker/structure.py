@@ -49,6 +49,7 @@ __all__ = [
     "negated_verbs",
     "negated_word",
     "only_doers",
+    "options",
     "parse",
     "placed",
     "remark",
@@ -756,6 +757,29 @@ def placed(text: str) -> list[Placed]:
                 if g.dep_ == "pobj" and g.pos_ == "PROPN" and not _CALENDAR.fullmatch(g.text):
                     out.append(Placed(tok.lemma_.casefold(), c.lower_, _arg(g)))
     return out
+
+
+def options(text: str) -> list[str]:
+    """The two phrases the last "or" of ``text`` offers ("Which was released first, The
+    Hunchback of Notre Dame or Saludos Amigos?": "The Hunchback of Notre Dame", "Saludos
+    Amigos"), read from the parse: a name of several words joined by "of" is one option."""
+    doc = parse(text)
+    cc = next((t for t in reversed(doc) if t.dep_ == "cc" and t.lower_ == "or"), None)
+    if cc is None:
+        return []
+    head = cc.head
+    conj = next((c for c in head.children if c.dep_ == "conj" and c.i > cc.i), None)
+    if conj is None:
+        return []
+    right = list(conj.subtree)
+    taken = {t.i for t in right} | {cc.i}
+    left = [t for t in head.subtree if t.i not in taken and t.i < cc.i and not t.is_punct]
+    if not left or not right:
+        return []
+    return [
+        doc[left[0].i : left[-1].i + 1].text.strip(" ,"),
+        doc[right[0].i : right[-1].i + 1].text.strip(" ,?"),
+    ]
 
 
 def subject_name(text: str) -> Arg | None:
