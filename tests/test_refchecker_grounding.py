@@ -1485,6 +1485,19 @@ def test_a_name_the_sources_place_the_same_action_at_only_as_another_is_another_
         assert not [i for i in ground_claim(right, sents).issues if i.relation == "other_value"]
 
 
+def test_a_name_the_sources_relate_the_same_noun_to_only_as_another_is_another_value():
+    sents = [
+        (0, 0, "Saleha Abedin, the mother of Hillary Clinton aide Huma Abedin, is its director."),
+        (0, 80, "Huma Abedin was vice chair of Hillary Clinton's 2016 campaign."),
+    ]
+    wrong = ground_claim("The mother of Hillary Clinton is its director.", sents)
+    assert [(i.text, i.evidence[3]) for i in wrong.issues if i.relation == "other_value"] == [
+        ("Hillary Clinton", "Huma Abedin")
+    ]
+    right = ground_claim("The mother of Huma Abedin is its director.", sents)
+    assert not [i for i in right.issues if i.relation == "other_value"]
+
+
 def test_an_action_done_by_another_is_read_through_a_participle_and_any_form_of_its_verb():
     sents = [
         (0, 0, "The Kingsmen were known for the song Louie Louie."),

@@ -307,6 +307,18 @@ def test_a_name_an_action_is_placed_at_is_read_with_its_verb_and_preposition():
     # a day, a month or a feast is a time ("on" takes one as often as a place or a medium)
     assert placed("It aired in March, at Easter and on CBS.") == []
     assert placed("The song was written by Richard Berry.") == []
+    # a common noun relates to a name with "of", unless it names the thing itself or a share
+    (mother,) = placed("Saleha Abedin, the mother of Huma Abedin, runs the Institute.")
+    assert (mother.verb, mother.prep, sorted(mother.name.words)) == (
+        "mother",
+        "of",
+        ["abedin", "huma"],
+    )
+    assert placed("She was born in the city of Chicago, one of the Great Lakes ports.") == [
+        p
+        for p in placed("She was born in the city of Chicago, one of the Great Lakes ports.")
+        if p.verb == "bear"
+    ]
 
 
 def test_the_options_of_an_or_are_whole_phrases():

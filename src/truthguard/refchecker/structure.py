@@ -723,7 +723,8 @@ def frames(text: str) -> list[Frame]:
 @dataclass(frozen=True)
 class Placed:
     """A name a verb places something at through a preposition ("set in Chicago": ``set``,
-    ``in``, the name's words and offsets)."""
+    ``in``, the name's words and offsets), or a noun relates to with "of" ("the mother of
+    Huma Abedin": ``mother``, ``of``)."""
 
     verb: str
     prep: str
@@ -742,16 +743,33 @@ _CALENDAR = re.compile(
 """Names of days, months and feasts: a time, not a place ("in March", "at Easter")."""
 
 
+_KINDS_OF_PLACE = frozenset(
+    (
+        *("city", "town", "village", "state", "county", "province", "region", "country"),
+        *("district", "island", "port", "republic", "kingdom", "borough", "municipality"),
+        *("part", "one", "some", "all", "most", "each", "any", "none", "rest", "number"),
+    )
+)
+"""Nouns whose "of" names the thing itself or a share of it ("the city of Chicago", "one of
+the Beatles"), not another party: no slot of their own."""
+
+
 def placed(text: str) -> list[Placed]:
-    """The names ``text``'s verbs (other than :data:`_LIGHT` ones) place an action at:
-    "Set in Chicago, the series is filmed in Los Angeles" places ``set`` in Chicago and
-    ``film`` in Los Angeles."""
+    """The names ``text``'s verbs (other than :data:`_LIGHT` ones) place an action at, and
+    the names its common nouns relate to with "of": "Set in Chicago, the series is filmed in
+    Los Angeles" places ``set`` in Chicago and ``film`` in Los Angeles; "the mother of Huma
+    Abedin" relates ``mother`` to Huma Abedin."""
     out = []
     for tok in parse(text):
-        if tok.pos_ != "VERB" or tok.lemma_.casefold() in _LIGHT:
+        lemma = tok.lemma_.casefold()
+        if tok.pos_ == "NOUN" and tok.text.islower() and lemma not in _KINDS_OF_PLACE:
+            preps: frozenset[str] = frozenset(("of",))
+        elif tok.pos_ == "VERB" and lemma not in _LIGHT:
+            preps = _PLACING
+        else:
             continue
         for c in tok.children:
-            if c.dep_ != "prep" or c.lower_ not in _PLACING:
+            if c.dep_ != "prep" or c.lower_ not in preps:
                 continue
             for g in c.children:
                 if g.dep_ == "pobj" and g.pos_ == "PROPN" and not _CALENDAR.fullmatch(g.text):
