@@ -1575,3 +1575,17 @@ def test_a_guarded_rag_app_over_http_releases_the_right_reply_and_never_the_wron
         assert [len(a.contexts) for a in out.attempts[:2]] == [2, 6]
         assert [a.answer for a in out.attempts[:2]] == [wrong, wrong]
     store.delete_collection()
+
+
+def test_a_short_answer_to_what_two_names_share_holds_for_each(embedder):
+    contexts = [
+        "Kōbō Abe was a Japanese writer, playwright and photographer. "
+        "Agatha Christie was an English crime novelist, short story writer and playwright."
+    ]
+    asked = "What profession do Kōbō Abe and Agatha Christie share?"
+    wrong = RefChecker().invoke(
+        {"question": asked, "answer": "Photographer and writer.", "contexts": contexts}
+    )
+    assert wrong.passing is False and "Photographer" in wrong.explanation, wrong.explanation
+    right = RefChecker().invoke({"question": asked, "answer": "Playwright.", "contexts": contexts})
+    assert right.passing is True, right.explanation

@@ -1469,6 +1469,27 @@ def test_an_action_the_sources_give_to_another_name_is_swapped():
     ]
 
 
+def test_a_short_answer_to_what_joined_names_share_is_said_of_each_of_them():
+    from truthguard.refchecker.grounding import said_of_joined
+
+    sents = [
+        (0, 0, "Kōbō Abe was a Japanese writer, playwright and photographer."),
+        (0, 61, "Agatha Christie was an English novelist, short story writer and playwright."),
+    ]
+    asked = "What profession do Kōbō Abe and Agatha Christie share?"
+    wrong = said_of_joined("Photographer and writer.", asked, sents)
+    assert [(i.text, i.relation, i.evidence[3]) for i in wrong] == [
+        ("Photographer", "of_another", "Kōbō Abe")
+    ]
+    assert said_of_joined("Playwright.", asked, sents) == []
+    # an answer naming one of them picks it; a question that asks nothing shared is not read
+    assert (
+        said_of_joined("Agatha Christie.", "Who is older, Kōbō Abe or Agatha Christie?", sents)
+        == []
+    )
+    assert said_of_joined("Photographer.", "What did Kōbō Abe and Agatha Christie do?", sents) == []
+
+
 def test_a_name_the_sources_place_the_same_action_at_only_as_another_is_another_value():
     sents = [
         (0, 0, "Shameless is an American comedy-drama series which airs on Showtime."),

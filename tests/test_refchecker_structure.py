@@ -20,6 +20,7 @@ from truthguard.refchecker.structure import (
     states_plainly,
     subject_name,
     value_contexts,
+    verbless,
 )
 
 REMARKS = [
@@ -329,3 +330,8 @@ def test_the_options_of_an_or_are_whole_phrases():
         "the Bank of Scotland",
     ]
     assert options("Is Tom older than Ann?") == []
+
+
+def test_a_fragment_has_no_verb():
+    assert verbless("Photographer and writer.")
+    assert not verbless("She was a photographer.")

