@@ -1469,6 +1469,24 @@ def test_an_action_the_sources_give_to_another_name_is_swapped():
     ]
 
 
+def test_a_pronoun_subject_ties_a_claim_to_sentences_naming_what_the_question_asks_about():
+    sents = [
+        (0, 0, "Northbound, the band's second album, was released in 1990."),
+        (1, 0, "Callum Reyes left the band in 1993 to form Red Orchard."),
+    ]
+    claim = "He was still a member when Northbound was released in 1990, as he stayed until 1993."
+    alone = ground_claim(claim, sents)
+    assert [(i.text, i.relation) for i in alone.issues if i.kind == "number"] == [
+        ("1993", "ungrounded")
+    ]
+    asked = ground_claim(claim, sents, referents=["Callum Reyes"])
+    assert not [i for i in asked.issues if i.kind == "number"], asked.issues
+    # a claim that names its own subject is not tied by the question's names
+    named = claim.replace("He was", "Nora Fenwick was", 1)
+    issues = ground_claim(named, sents, referents=["Callum Reyes"]).issues
+    assert [i.text for i in issues if i.kind == "number"] == ["1993"]
+
+
 def test_a_short_answer_to_what_joined_names_share_is_said_of_each_of_them():
     from truthguard.refchecker.grounding import said_of_joined
 

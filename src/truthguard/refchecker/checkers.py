@@ -24,7 +24,7 @@ import hashlib
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -621,6 +621,7 @@ class LocalChecker(ClaimChecker):
         context: str | None = None,
         context_sentences: list[tuple[int, int, str]] | None = None,
         context_memo: dict[tuple, Grounding] | None = None,
+        referents: Sequence[str] = (),
     ) -> Grounding:
         """The grounding of claim ``i`` (text ``claim``) in its top-k segments.
 
@@ -646,6 +647,7 @@ class LocalChecker(ClaimChecker):
             context=context,
             context_sentences=context_sentences,
             context_memo=context_memo,
+            referents=referents,
         )
 
     async def acheck(
@@ -707,6 +709,8 @@ class LocalChecker(ClaimChecker):
             return [f for k, found in enumerate(numbers) if k != i for f in found]
 
         meant = self._meanings(claims, retrieval)
+        # what a claim's pronoun subject stands for: the names the question asks about
+        named = [f.text for f in analyse(question).facts if f.kind in ("name", "title")]
         for i, claim in enumerate(claims):
             # talk around facts (opinions, questions, ...): only its names and numbers count
             # a claim's evidence is what it and the other clauses of its sentence retrieved
@@ -720,6 +724,7 @@ class LocalChecker(ClaimChecker):
                 context=claim.sentence,
                 context_sentences=by_sentence.get(claim.sentence or ""),
                 context_memo=read,
+                referents=named,
             )
             raw: dict[str, Any] = {
                 "precision": round(g.precision, 4),

@@ -990,6 +990,10 @@ def _merge(groups: Sequence[_Group]) -> _Group:
     )
 
 
+_PRONOUN_SUBJECT = re.compile(r"\s*(?:and\s+|but\s+|so\s+)?(?:he|she|they|it)\b", re.IGNORECASE)
+"""A claim whose subject is a pronoun: what it is about is named elsewhere."""
+
+
 def ground_claim(
     claim_text: str,
     sentences: Sequence[tuple[int, int, str]],
@@ -1003,6 +1007,7 @@ def ground_claim(
     context: str | None = None,
     context_sentences: Sequence[tuple[int, int, str]] | None = None,
     context_memo: dict[tuple, Grounding] | None = None,
+    referents: Sequence[str] = (),
 ) -> Grounding:
     """Ground one claim in evidence sentences.
 
@@ -1028,6 +1033,8 @@ def ground_claim(
             ``sentences``), such as those found for every clause of it.
         context_memo: Groundings of ``context`` already made for other clauses of it, filled
             here; share one only between calls with the same ``pool`` and settings.
+        referents: Names the claim's pronoun subject may stand for ("He was still a member",
+            asked about Callum Reyes): a sentence naming one is about the claim too.
     """
     claim = analyse(claim_text)
     evid = [analyse(text) for _, _, text in sentences]
@@ -1051,6 +1058,8 @@ def ground_claim(
     # retrieved against: it names the same thing wherever it stands.
     home = sentences[best][0] if best is not None else None
     ties = claim_stems - _units(claim)
+    if referents and _PRONOUN_SUBJECT.match(claim_text):
+        ties |= {stem(fold(w)) for name in referents for w in name.split()}
     near_at = [
         (k, e)
         for k, ((ref, _, _), e) in enumerate(zip(sentences, evid, strict=True))
@@ -1351,6 +1360,7 @@ def ground_claim(
                     word_floor=word_floor,
                     precision_threshold=precision_threshold,
                     check_content=check_content,
+                    referents=referents,
                 )
             return memo[key]
 
