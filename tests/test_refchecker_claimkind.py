@@ -89,6 +89,9 @@ def test_a_fact_with_a_negation_or_a_name_at_the_start_stays_a_fact():
         ("Going by the council's notice, four items cost £43.", "four items"),
         ("Per the FAQ page, refunds take 5 days.", "refunds take"),
         ("According to the policy summary, floods are excluded.", "floods are"),
+        # an elliptical reply before a colon or a dash is the reply's stance
+        ("He didn't: Tolley opposed it.", "Tolley opposed"),
+        ("No, it doesn't — the fee is fixed.", "the fee"),
     ],
 )
 def test_framing_and_opening_particles_are_cut(text, rest):
@@ -106,6 +109,8 @@ def test_framing_and_opening_particles_are_cut(text, rest):
         "No. 11 also reappears",
         # a text's name after "according to" is framing only when it names a text
         "According to the law of gravity, things fall.",
+        # an elliptical reply goes on past a comma
+        "It is, however, a small fee.",
     ],
 )
 def test_a_word_that_can_open_a_reply_is_kept_when_it_belongs_to_the_statement(text):

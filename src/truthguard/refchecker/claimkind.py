@@ -248,10 +248,22 @@ _PARTICLE = re.compile(
 )
 
 
+_ELLIPTICAL = re.compile(
+    r"""^\s*(?:he|she|it|they|we|i|you|that|this|there)\s+
+        (?:did|does|do|is|was|were|are|am|has|had|have|can|could|will|would|should|may|might|
+        must|wo|ca)(?:n['’]t|\s+not)?\s*(?::|;|\s[-–—](?=\s))\s*""",
+    re.IGNORECASE | re.VERBOSE,
+)
+"""An elliptical reply to a yes-or-no question opening a sentence before a colon or a dash
+("He didn't: Tolley opposed it", "It was — the band formed in 1984"): the reply's stance, its
+negation no fact; what follows says why."""
+
+
 def strip_frame(text: str) -> tuple[str, int]:
-    """``text`` without a framing lead-in or an opening particle, and where the rest starts."""
+    """``text`` without a framing lead-in, an opening particle or an elliptical reply ("He
+    didn't:"), and where the rest starts."""
     at = 0
-    for pattern in (_PARTICLE, _FRAME, _PARTICLE):
+    for pattern in (_PARTICLE, _ELLIPTICAL, _FRAME, _PARTICLE):
         m = pattern.match(text[at:])  # "^" anchors at the slice's start
         end = at + m.end() if m else at
         if m and end < len(text.rstrip()) and text[end:].strip(" .:,;-!"):
