@@ -57,6 +57,9 @@ def _values(text: str, kind: str = "number") -> list:
         ("Twenty-seven and two.", [(27.0, None), (2.0, None)]),
         ("One thousand and one nights.", [(1001.0, None)]),
         ("It flies at 902 metres per second.", [(902.0, "m")]),
+        # an ordinal after a possessive determiner, "whose" too, counts; an adverb does not
+        ("A poet whose first collection appeared in 1984.", [(1.0, None), (1984.0, None)]),
+        ("The show first aired in 1984.", [(1984.0, None)]),
     ],
 )
 def test_numbers_normalise_across_forms(text, expected):

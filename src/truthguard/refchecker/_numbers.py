@@ -559,7 +559,7 @@ def covered(tokens: list[Token], spans: list[Any]) -> set[int]:
 
 _DETERMINERS = frozenset(
     (
-        *("the", "a", "an", "its", "his", "her", "their", "our", "my", "your"),
+        *("the", "a", "an", "its", "his", "her", "their", "our", "my", "your", "whose"),
         *("this", "that", "these", "those", "each", "every"),
     )
 )
