@@ -19,7 +19,6 @@ check).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import hashlib
 import json
 import re
@@ -55,7 +54,6 @@ from truthguard.refchecker.lexical import content_recall
 from truthguard.refchecker.meaning import MeaningModel
 from truthguard.refchecker.opposites import flips
 from truthguard.refchecker.retrieval import Retrieval
-from truthguard.refchecker.roles import role_swaps, traded_names
 from truthguard.refchecker.support import FACT_P, SupportModel, claim_features, fact_unsupported
 from truthguard.similarity import CrossEncoderSimilarity, get_default_similarity
 from truthguard.store import ArtifactStore, cached_call
@@ -387,50 +385,9 @@ def _set_against(kind: str, relation: str, span: Any, ref: int, offset: int) -> 
     }
 
 
-def _swapped_roles(claim: str, fields: dict[str, Any]) -> list[dict[str, Any]]:
-    """Conflicts for the claim's names that do what another name does in its evidence sentence
-    (see :mod:`~truthguard.refchecker.roles`), unless already flagged."""
-    ev = fields["evidence"]
-    if ev is None:
-        return []
-    flagged = {(i["start"], i["end"]) for i in fields["issues"]}
-    return [
-        _set_against("name", "swapped", r, ev["reference"], ev["start"])
-        for r in role_swaps(claim, ev["text"])
-        if (r.start, r.end) not in flagged
-    ]
-
-
 def _flagged(fields: dict[str, Any]) -> set[tuple[int, int]]:
     """The claim spans its issues already set against the evidence (not merely not found)."""
     return {(i["start"], i["end"]) for i in fields["issues"] if i["relation"] != "ungrounded"}
-
-
-def _traded(
-    claim: Claim, fields: dict[str, Any], sentences: list[tuple[int, int, str]]
-) -> list[dict[str, Any]]:
-    """Conflicts for the claim's names that trade what the sentences of its passages say of
-    them (see :func:`~truthguard.refchecker.roles.traded_names`), unless already flagged.
-
-    A clause cut from a longer sentence is read in that sentence (``sentences``: what was found
-    for all its clauses), since the other name it trades with is in another clause: "Murray
-    commanded the expedition, and Lunde served as its chief scientist" is two claims of one
-    name each. Only the names inside this claim are flagged on it."""
-    whole = claim.sentence or claim.text
-    at = whole.find(claim.text) if claim.sentence else 0
-    flagged = _flagged(fields)
-    out = []
-    for swap, n in traded_names(whole, [text for _, _, text in sentences]):
-        start = swap.start - at if at >= 0 else claim.text.find(swap.text)
-        if start < 0 or start + len(swap.text) > len(claim.text):
-            continue  # a name of another clause of the sentence
-        if claim.text[start : start + len(swap.text)] != swap.text:
-            continue
-        swap = dataclasses.replace(swap, start=start, end=start + len(swap.text))
-        if (swap.start, swap.end) not in flagged:
-            ref, offset, _ = sentences[n]
-            out.append(_set_against("name", "swapped", swap, ref, offset))
-    return out
 
 
 def _stems(a: Any) -> set[str]:
@@ -746,10 +703,7 @@ class LocalChecker(ClaimChecker):
                     fields["issues"] = _named_in_question(fields["issues"], asked)
                 said = g.sentence[3] if g.sentence else ""
                 fields["issues"] = _attributed(fields["issues"], claim.text, said)
-                fields["issues"] += _swapped_roles(claim.text, fields)
                 near = _pool(retrieval, i)[0]
-                whole = by_sentence.get(claim.sentence or "") or near
-                fields["issues"] += _traded(claim, fields, whole)
                 fields["issues"] += _flipped_words(claim.text, fields, near)
                 fields["issues"] += _recounted(claim.text, fields, near)
                 fields["issues"] += _reordered(claim.text, question, fields, in_order)
