@@ -1463,6 +1463,14 @@ def test_an_action_the_sources_give_to_another_name_is_swapped():
     ]
     right = ground_claim("David Lee Roth was inducted into the Rock and Roll Hall of Fame.", sents)
     assert not [i for i in right.issues if i.relation == "swapped"]
+    # a light verb is read with what it is done to and the rest it is said with
+    lead = [(0, 0, "Schmidt gets a lead on HFS from classmate Molly, and he and Jenko meet Eric.")]
+    wrong = ground_claim("Jenko gets a lead on it from classmate Molly.", lead)
+    assert [(i.text, i.evidence[3]) for i in wrong.issues if i.relation == "swapped"] == [
+        ("Jenko", "Schmidt")
+    ]
+    other = ground_claim("Jenko gets a new car from his uncle.", lead)
+    assert not [i for i in other.issues if i.relation == "swapped"]
     designed = [(0, 0, "The locks were designed by George Goethals.")]
     # the claim names the other one too: a comparison, not a swap
     assert not [

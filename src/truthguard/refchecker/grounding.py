@@ -457,11 +457,14 @@ def _done_by_another(
                     if theirs.verb != mine.verb:
                         continue
                     them = getattr(theirs, other)
-                    if not (
-                        mine.rest & theirs.rest
-                        or (against and them and not against.name and against.words & them.words)
-                    ):
-                        continue  # another action of the verb ("wrote the song" / "the novel")
+                    rest = bool(mine.rest & theirs.rest)
+                    done_to = bool(
+                        against and them and not against.name and against.words & them.words
+                    )
+                    if not (rest and done_to if mine.light else rest or done_to):
+                        # another action of the verb ("wrote the song" / "the novel"); a light
+                        # verb says what only with both ("gets a lead on HFS from Molly")
+                        continue
                     doer, at = getattr(theirs, role), k
                     if role == "patient" and not (doer and doer.words & _PERSONAL):
                         # a thing is often named otherwise (a song by its title or as "the

@@ -685,16 +685,21 @@ class Frame:
     agent: Arg | None
     patient: Arg | None
     rest: frozenset[str]
+    light: bool = False
+    """A verb that says too little alone (:data:`_LIGHT`: "gets a lead", "made a film"), read
+    only with what it is done to."""
 
 
 def frames(text: str) -> list[Frame]:
-    """The actions of ``text`` (verbs other than :data:`_LIGHT` ones), each with its agent,
+    """The actions of ``text`` (verbs other than :data:`_LIGHT` ones, and those with an object),
+    each with its agent,
     patient and the rest: "Cia Berg was inducted into the Rock and Roll Hall of Fame" is
     ``induct`` done to Cia Berg, with "hall", "rock", "roll", "fame"; "The locks were designed
     by John Wallace" is ``design`` by John Wallace, done to the locks."""
     out = []
     for tok in parse(text):
-        if tok.pos_ != "VERB" or tok.lemma_.casefold() in _LIGHT:
+        light = tok.lemma_.casefold() in _LIGHT
+        if tok.pos_ != "VERB" or (light and not any(c.dep_ == "dobj" for c in tok.children)):
             continue
         agent = patient = None
         if tok.dep_ in ("acl", "amod"):
@@ -717,7 +722,7 @@ def frames(text: str) -> list[Frame]:
                 rest |= _phrase(c)
             elif c.dep_ == "prep":
                 rest |= set().union(*(_phrase(g) for g in c.children if g.dep_ == "pobj"))
-        out.append(Frame(tok.lemma_.casefold(), agent, patient, frozenset(rest)))
+        out.append(Frame(tok.lemma_.casefold(), agent, patient, frozenset(rest), light))
     return out
 
 
