@@ -1471,6 +1471,10 @@ def test_an_action_the_sources_give_to_another_name_is_swapped():
     ]
     other = ground_claim("Jenko gets a new car from his uncle.", lead)
     assert not [i for i in other.issues if i.relation == "swapped"]
+    # names joined as the doer each do it
+    both = [(0, 0, "In the finale, Bo and Lauren made love again after their breakup.")]
+    clause = ground_claim("and Lauren made love again after their breakup.", both)
+    assert not [i for i in clause.issues if i.relation == "swapped"], clause.issues
     designed = [(0, 0, "The locks were designed by George Goethals.")]
     # the claim names the other one too: a comparison, not a swap
     assert not [

@@ -23,6 +23,7 @@ Readers:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import threading
@@ -712,12 +713,12 @@ def frames(text: str) -> list[Frame]:
         rest: set[str] = set()
         for c in tok.children:
             if c.dep_ == "nsubj":
-                agent = _arg(c)
+                agent = _joined_arg(c)
             elif c.dep_ == "agent":
                 by = next((g for g in c.children if g.dep_ == "pobj"), None)
-                agent = _arg(by) if by is not None else None
+                agent = _joined_arg(by) if by is not None else None
             elif c.dep_ in ("dobj", "nsubjpass"):
-                patient = _arg(c)
+                patient = _joined_arg(c)
             elif c.dep_ in ("attr", "dative"):
                 rest |= _phrase(c)
             elif c.dep_ == "prep":
@@ -904,6 +905,19 @@ def _arg(tok: Any) -> Arg:
             words.add(c.text.casefold())
             lo, hi = min(lo, c.idx), max(hi, c.idx + len(c.text))
     return Arg(frozenset(words), lo, hi, tok.pos_ == "PROPN", tok.lower_ in _PRONOUNS)
+
+
+def _joined_arg(tok: Any) -> Arg:
+    """:func:`_arg` of ``tok`` with the words of the names joined to it ("Bo and Lauren made
+    love": both make it); its offsets stay those of ``tok``'s own name."""
+    arg, words = _arg(tok), set()
+    stack = [tok]
+    while stack:
+        for c in stack.pop().children:
+            if c.dep_ == "conj":
+                stack.append(c)
+                words |= _arg(c).words
+    return dataclasses.replace(arg, words=arg.words | words) if words else arg
 
 
 # --- clauses joined without a comma --------------------------------------------------------
