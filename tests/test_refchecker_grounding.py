@@ -1457,24 +1457,18 @@ def test_an_action_the_sources_give_to_another_name_is_swapped():
         (0, 56, "David Lee Roth is an American rock vocalist."),
         (0, 102, "In 2007, he was inducted into the Rock and Roll Hall of Fame."),
     ]
-    wrong = ground_claim("Cia Berg was inducted into the Rock and Roll Hall of Fame.", sents)
-    assert [(i.text, i.evidence[3]) for i in wrong.issues if i.relation == "swapped"] == [
-        ("Cia Berg", "David Lee Roth")
-    ]
-    right = ground_claim("David Lee Roth was inducted into the Rock and Roll Hall of Fame.", sents)
-    assert not [i for i in right.issues if i.relation == "swapped"]
+    wrong = "Cia Berg was inducted into the Rock and Roll Hall of Fame."
+    assert _set_against(wrong, sents, "swapped") == [("Cia Berg", "David Lee Roth")]
+    right = "David Lee Roth was inducted into the Rock and Roll Hall of Fame."
+    assert _set_against(right, sents, "swapped") == []
     # a light verb is read with what it is done to and the rest it is said with
     lead = [(0, 0, "Schmidt gets a lead on HFS from classmate Molly, and he and Jenko meet Eric.")]
-    wrong = ground_claim("Jenko gets a lead on it from classmate Molly.", lead)
-    assert [(i.text, i.evidence[3]) for i in wrong.issues if i.relation == "swapped"] == [
-        ("Jenko", "Schmidt")
-    ]
-    other = ground_claim("Jenko gets a new car from his uncle.", lead)
-    assert not [i for i in other.issues if i.relation == "swapped"]
+    wrong = "Jenko gets a lead on it from classmate Molly."
+    assert _set_against(wrong, lead, "swapped") == [("Jenko", "Schmidt")]
+    assert _set_against("Jenko gets a new car from his uncle.", lead, "swapped") == []
     # names joined as the doer each do it
     both = [(0, 0, "In the finale, Bo and Lauren made love again after their breakup.")]
-    clause = ground_claim("and Lauren made love again after their breakup.", both)
-    assert not [i for i in clause.issues if i.relation == "swapped"], clause.issues
+    assert _set_against("and Lauren made love again after their breakup.", both, "swapped") == []
     designed = [(0, 0, "The locks were designed by George Goethals.")]
     # the claim names the other one too: a comparison, not a swap
     assert not [
@@ -1523,33 +1517,50 @@ def test_a_short_answer_to_what_joined_names_share_is_said_of_each_of_them():
     assert said_of_joined("Photographer.", "What did Kōbō Abe and Agatha Christie do?", sents) == []
 
 
-def test_a_name_the_sources_place_the_same_action_at_only_as_another_is_another_value():
-    sents = [
-        (0, 0, "Shameless is an American comedy-drama series which airs on Showtime."),
-        (0, 69, "Set in Chicago, the series is filmed in Los Angeles."),
+def _set_against(claim: str, sents: list, relation: str) -> list[tuple[str, str]]:
+    """The claim's spans of one relation, each with the evidence span it is set against."""
+    return [
+        (i.text, i.evidence[3]) for i in ground_claim(claim, sents).issues if i.relation == relation
     ]
-    wrong = ground_claim("Shameless is a comedy-drama series set in Los Angeles.", sents)
-    assert [(i.text, i.evidence[3]) for i in wrong.issues if i.relation == "other_value"] == [
-        ("Los Angeles", "Chicago")
-    ]
-    for right in (
-        "Shameless is a comedy-drama series set in Chicago.",
-        "Shameless is set in Chicago and filmed in Los Angeles.",
-    ):
-        assert not [i for i in ground_claim(right, sents).issues if i.relation == "other_value"]
 
 
-def test_a_name_the_sources_relate_the_same_noun_to_only_as_another_is_another_value():
-    sents = [
-        (0, 0, "Saleha Abedin, the mother of Hillary Clinton aide Huma Abedin, is its director."),
-        (0, 80, "Huma Abedin was vice chair of Hillary Clinton's 2016 campaign."),
-    ]
-    wrong = ground_claim("The mother of Hillary Clinton is its director.", sents)
-    assert [(i.text, i.evidence[3]) for i in wrong.issues if i.relation == "other_value"] == [
-        ("Hillary Clinton", "Huma Abedin")
-    ]
-    right = ground_claim("The mother of Huma Abedin is its director.", sents)
-    assert not [i for i in right.issues if i.relation == "other_value"]
+@pytest.mark.parametrize(
+    ("sents", "wrong", "found", "rights"),
+    [
+        (
+            [
+                (0, 0, "Shameless is an American comedy-drama series which airs on Showtime."),
+                (0, 69, "Set in Chicago, the series is filmed in Los Angeles."),
+            ],
+            "Shameless is a comedy-drama series set in Los Angeles.",
+            ("Los Angeles", "Chicago"),
+            [
+                "Shameless is a comedy-drama series set in Chicago.",
+                "Shameless is set in Chicago and filmed in Los Angeles.",
+            ],
+        ),
+        (
+            [
+                (
+                    0,
+                    0,
+                    "Saleha Abedin, mother of Hillary Clinton aide Huma Abedin, is its director.",
+                ),
+                (0, 77, "Huma Abedin was vice chair of Hillary Clinton's 2016 campaign."),
+            ],
+            "The mother of Hillary Clinton is its director.",
+            ("Hillary Clinton", "Huma Abedin"),
+            ["The mother of Huma Abedin is its director."],
+        ),
+    ],
+)
+def test_a_name_in_a_slot_the_sources_fill_only_with_another_is_another_value(
+    sents, wrong, found, rights
+):
+    # the same verb and preposition ("set in"), or the same noun and "of" ("the mother of")
+    assert _set_against(wrong, sents, "other_value") == [found]
+    for right in rights:
+        assert _set_against(right, sents, "other_value") == [], right
 
 
 def test_an_action_done_by_another_is_read_through_a_participle_and_any_form_of_its_verb():
@@ -1557,12 +1568,9 @@ def test_an_action_done_by_another_is_read_through_a_participle_and_any_form_of_
         (0, 0, "The Kingsmen were known for the song Louie Louie."),
         (0, 50, '"Louie Louie" is a rhythm and blues song written by Richard Berry.'),
     ]
-    wrong = ground_claim("The Kingsmen wrote the song Louie Louie.", sents)
-    assert [(i.text, i.evidence[3]) for i in wrong.issues if i.relation == "swapped"] == [
-        ("Kingsmen", "Richard Berry")
-    ]
-    right = ground_claim("Richard Berry wrote the song Louie Louie.", sents)
-    assert not [i for i in right.issues if i.relation == "swapped"]
+    wrong = "The Kingsmen wrote the song Louie Louie."
+    assert _set_against(wrong, sents, "swapped") == [("Kingsmen", "Richard Berry")]
+    assert _set_against("Richard Berry wrote the song Louie Louie.", sents, "swapped") == []
 
 
 def test_a_word_the_sources_say_only_of_another_joined_name_is_not_said_of_this_one():
@@ -1570,16 +1578,14 @@ def test_a_word_the_sources_say_only_of_another_joined_name_is_not_said_of_this_
         (0, 0, "The New Pornographers is a Canadian indie rock band formed in 1997."),
         (0, 68, "Kings of Leon is an American rock band formed in Nashville in 1999."),
     ]
-    wrong = ground_claim("The New Pornographers and Kings of Leon are American rock bands.", sents)
-    assert [(i.text, i.evidence[3]) for i in wrong.issues if i.relation == "of_another"] == [
-        ("American", "Kings")
-    ]
-    right = ground_claim("The New Pornographers and Kings of Leon are rock bands.", sents)
-    assert not [i for i in right.issues if i.relation == "of_another"]
+    wrong = "The New Pornographers and Kings of Leon are American rock bands."
+    assert _set_against(wrong, sents, "of_another") == [("American", "Kings")]
+    right = "The New Pornographers and Kings of Leon are rock bands."
+    assert _set_against(right, sents, "of_another") == []
     # a sentence naming neither may speak of either ("It ..."): the word is left alone
     told = [*sents[:1], (0, 68, "Kings of Leon formed in Nashville."), (0, 103, "It is American.")]
-    unsure = ground_claim("The New Pornographers and Kings of Leon are American bands.", told)
-    assert not [i for i in unsure.issues if i.relation == "of_another"]
+    unsure = "The New Pornographers and Kings of Leon are American bands."
+    assert _set_against(unsure, told, "of_another") == []
 
 
 def test_a_negation_flips_only_what_the_other_side_states_plainly():
