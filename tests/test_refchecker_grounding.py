@@ -1478,6 +1478,17 @@ def test_an_action_the_sources_give_to_another_name_is_swapped():
     ]
 
 
+def test_the_year_after_a_year_the_sources_give_is_stated_by_the_following_year():
+    sents = [(0, 0, "Winter at Corran (1962) won the Aldwyn Prize the following year.")]
+    assert not [
+        i for i in ground_claim("It won the prize in 1963.", sents).issues if i.kind == "number"
+    ]
+    assert [i.text for i in ground_claim("It won the prize in 1964.", sents).issues] == ["1964"]
+    # a year before the phrase only, and only a year
+    later = [(0, 0, "It won the prize the following year, and was reprinted in 1962.")]
+    assert [i.text for i in ground_claim("It won the prize in 1963.", later).issues] == ["1963"]
+
+
 def test_a_pronoun_subject_ties_a_claim_to_sentences_naming_what_the_question_asks_about():
     sents = [
         (0, 0, "Northbound, the band's second album, was released in 1990."),

@@ -1190,6 +1190,8 @@ def ground_claim(
                 issues.append(Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev))
             elif _first_in_words(fact, sent):
                 pass  # "his first appearance" where the sentence says "his debut appearance"
+            elif _year_after(fact, near):
+                pass  # "won it in 1963" where the sentence says "(1962) ... the following year"
             elif not derived(fact, claim.text, claim.facts, sent.facts, all_facts, context):
                 # (a count of what the claim lists, or the span between two dates, is its own)
                 issues.append(Issue(fact.kind, "ungrounded", fact.start, fact.end, fact.text))
@@ -1443,6 +1445,26 @@ def _one_stem(a: str, b: str) -> bool:
         (k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
     )
     return shared >= 7 and shared >= min(len(a), len(b)) - 3
+
+
+_FOLLOWING_YEAR = re.compile(
+    r"\b(?:the\s+(?:following|next)\s+year|a\s+year\s+later|the\s+year\s+after)\b",
+    re.IGNORECASE,
+)
+
+
+def _year_after(fact: Fact, sents: Sequence[Analysed]) -> bool:
+    """Whether the year ``fact`` is one a sentence states as the year after the last year it
+    gives before "the following year" / "the next year" / "a year later" ("Winter at Corran
+    (1962) ... won the Aldwyn Prize the following year": 1963)."""
+    if fact.kind != "number" or not year(fact):
+        return False
+    for e in sents:
+        for m in _FOLLOWING_YEAR.finditer(e.text):
+            before = [f for f in e.facts if f.end <= m.start() and f.kind == "number" and year(f)]
+            if before and float(fact.value) == float(before[-1].value) + 1:
+                return True
+    return False
 
 
 def _first_in_words(fact: Fact, sent: Analysed) -> bool:
