@@ -1134,11 +1134,13 @@ def ground_claim(
             # a number the claim states more often than the sentence does ("all two remaining
             # warriors from Universe 2" / "all three remaining warriors from Universe 2") is
             # not, each time, the sentence's own
-            in_sentence = fact_in(
-                fact, _dating(fact, sent.facts, claim, context), sent.norms, sent.stems
-            ) and (
-                fact.kind != "number" or times(fact, _alike(fact, claim)) <= times(fact, sent.facts)
-            )
+            in_sentence = (
+                fact_in(fact, _dating(fact, sent.facts, claim, context), sent.norms, sent.stems)
+                and (
+                    fact.kind != "number"
+                    or times(fact, _alike(fact, claim)) <= times(fact, sent.facts)
+                )
+            ) or _year_after(fact, [sent])
             if in_sentence:
                 if statement is None:
                     statement = _home_statement(claim, sent)
