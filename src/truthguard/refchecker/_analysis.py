@@ -26,7 +26,7 @@ from truthguard.refchecker._facts import (
 )
 from truthguard.refchecker.lexical import STOPWORDS
 
-__all__ = ["NON_CONTENT", "Against", "Analysed", "analyse"]
+__all__ = ["NON_CONTENT", "Against", "Analysed", "analyse", "name_spans"]
 
 # Besides the function words: "one" and "having", adverbial particles and directional
 # prepositions, which say little on their own, and the possessive "'s" split off by the tokenizer.
@@ -199,3 +199,19 @@ def analyse(text: str) -> Analysed:
 
 NON_CONTENT = _NON_CONTENT
 """Words never counted as content (function words, particles, ``'s``)."""
+
+
+def name_spans(a: Analysed) -> list[tuple[int, int]]:
+    """Token spans (first, last) of the text's names (name facts side by side are one name)."""
+    spans: list[tuple[int, int]] = []
+    for f in a.facts:
+        if f.kind != "name":
+            continue
+        at = [k for k, t in enumerate(a.tokens) if f.start <= t.start and t.end <= f.end]
+        if not at:
+            continue
+        if spans and not a.text[a.tokens[spans[-1][1]].end : a.tokens[at[0]].start].strip():
+            spans[-1] = (spans[-1][0], at[-1])
+        else:
+            spans.append((at[0], at[-1]))
+    return spans

@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from truthguard.refchecker._analysis import Against, Analysed, analyse
+from truthguard.refchecker._analysis import Against, analyse, name_spans
 from truthguard.refchecker._facts import FUNCTION_WORDS
 from truthguard.refchecker.structure import options
 
@@ -108,22 +108,6 @@ def _attributive(tokens: Sequence[Any], k: int) -> bool:
     if k == 0 or tokens[k - 1].norm not in _DETERMINERS or k + 1 >= len(tokens):
         return False
     return tokens[k + 1].norm not in ("to", "of", "one")
-
-
-def name_spans(a: Analysed) -> list[tuple[int, int]]:
-    """Token spans (first, last) of the text's names (name facts side by side are one name)."""
-    spans: list[tuple[int, int]] = []
-    for f in a.facts:
-        if f.kind != "name":
-            continue
-        at = [k for k, t in enumerate(a.tokens) if f.start <= t.start and t.end <= f.end]
-        if not at:
-            continue
-        if spans and not a.text[a.tokens[spans[-1][1]].end : a.tokens[at[0]].start].strip():
-            spans[-1] = (spans[-1][0], at[-1])
-        else:
-            spans.append((at[0], at[-1]))
-    return spans
 
 
 def _other_side(claim_text: str, names: list[str], first: str, question: str) -> str | None:

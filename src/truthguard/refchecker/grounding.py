@@ -58,7 +58,7 @@ from truthguard.refchecker._alignment import (
     times,
     year,
 )
-from truthguard.refchecker._analysis import Analysed, analyse
+from truthguard.refchecker._analysis import Analysed, analyse, name_spans
 from truthguard.refchecker._facts import Fact, fold, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
@@ -576,21 +576,21 @@ _AND = re.compile(r"\s+and\s+(?:both\s+)?")
 
 def _joined_names(text: str) -> list[Arg]:
     """The first names ``text`` joins with "and" ("What profession do Kōbō Abe and Agatha
-    Christie share?": Kōbō Abe, Agatha Christie), read from its name facts (a name's words side
-    by side are one name)."""
-    groups: list[list[Fact]] = []
-    for f in analyse(text).facts:
-        if f.kind != "name":
-            continue
-        if groups and not text[groups[-1][-1].end : f.start].strip():
-            groups[-1].append(f)
-        else:
-            groups.append([f])
-    for a, b in itertools.pairwise(groups):
-        if _AND.fullmatch(text[a[-1].end : b[0].start]):
+    Christie share?": Kōbō Abe, Agatha Christie), read from its name facts (see
+    :func:`~truthguard.refchecker._analysis.name_spans`)."""
+    a = analyse(text)
+    spans = name_spans(a)
+    for (lo, hi), (lo2, hi2) in itertools.pairwise(spans):
+        if _AND.fullmatch(text[a.tokens[hi].end : a.tokens[lo2].start]):
             return [
-                Arg(frozenset(fold(f.text) for f in g), g[0].start, g[-1].end, True, False)
-                for g in (a, b)
+                Arg(
+                    frozenset(fold(a.tokens[k].text) for k in range(i, j + 1)),
+                    a.tokens[i].start,
+                    a.tokens[j].end,
+                    True,
+                    False,
+                )
+                for i, j in ((lo, hi), (lo2, hi2))
             ]
     return []
 
