@@ -226,6 +226,9 @@ def test_names_titles_and_offsets_slice_back():
     assert {"j", "k", "rowling", "bbc"} <= set(names)
     assert [f.text for f in facts if f.kind == "title"] == ["The Philosopher's Stone"]
     assert stem("arrangements") == stem("arranged") == stem("arranging")
+    # British and American spellings are one word
+    assert stem("paralysed") == stem("paralyzed") and stem("organisation") == stem("organization")
+    assert stem("colours") == stem("color") and stem("hour") != stem("hor")
     assert fold("Lajčák’s") == "lajcak's" and fold("NASA's Ōsaka") == "nasa's osaka"
     assert fold("It's J.K. Rowling") == "it's j.k. rowling"
 
@@ -450,6 +453,24 @@ def test_a_value_of_a_passage_about_something_else_supports_nothing():
         ["The Court declared segregated schools unconstitutional.", "Decided May 17, 1954."],
     )
     assert not [i for i in g.issues if i.kind in ("number", "month")], g.issues
+
+
+STIPEND = [
+    "Engineers on the primary rotation receive a flat stipend of $400 per week. "
+    "On-call weeks run from Monday 10:00 to the following Monday 10:00. "
+    "Time spent responding to pages is paid at 1.5 times the hourly rate. "
+    "Compensation claims are submitted each month."
+]
+
+
+def test_a_word_counts_only_in_a_sentence_about_the_same_thing():
+    # made of the document's words, each found alone in a sentence about something else
+    g = _refs_ground("Stipends are paid out with the following month's salary.", STIPEND)
+    missing = {i.text.removesuffix("'s") for i in g.issues if i.kind == "content"}
+    assert {"following", "month"} <= missing, g.issues
+    # a sentence stating two of the claim's words lends its words
+    g = _refs_ground("The flat stipend is paid per week.", STIPEND)
+    assert not [i for i in g.issues if i.kind == "content" and i.text != "paid"], g.issues
 
 
 def test_a_decade_or_century_is_stated_by_a_year_within_it():

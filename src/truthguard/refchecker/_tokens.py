@@ -66,6 +66,7 @@ def tokenize(text: str) -> list[Token]:
 _SUFFIXES = (
     "ational",
     "ization",
+    "isation",
     "fulness",
     "ousness",
     "iveness",
@@ -103,4 +104,11 @@ def stem(word: str) -> str:
             break
     if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
         w = w[:-1]  # "stopped" -> "stopp" -> "stop"
-    return w.rstrip("e") if len(w) > 4 else w
+    w = w.rstrip("e") if len(w) > 4 else w
+    # British and American spellings stem alike: "paralysed" / "paralyzed", "organise" /
+    # "organize", "colour" / "color"
+    if len(w) > 5 and w[-2:] in ("iz", "yz"):
+        w = w[:-1] + "s"
+    elif len(w) > 5 and w.endswith("our"):
+        w = w[:-2] + "r"
+    return w

@@ -356,6 +356,16 @@ def _about(
     return values >= 2
 
 
+def _shares_two(claim: Analysed, claim_stems: set[str], e: Analysed | _Group) -> bool:
+    """Whether a sentence states two of the claim's content words and values."""
+    shared = len(claim_stems & e.stems)
+    for f in claim.facts:
+        if shared >= 2:
+            break
+        shared += fact_in(f, e.facts, _NONE, _NONE)
+    return shared >= 2
+
+
 SLOT_MORE = 2
 """How many more of the words a claim says of a value a rival of another value must have said
 of it than any statement of the claim's own value, for the claim to have put its value in the
@@ -1094,6 +1104,17 @@ def ground_claim(
         every_facts = [*every_facts, *everything.facts]
         all_names = all_names + everything.names
 
+    # A content word counts in a sentence that states another of the claim's words or values
+    # too (one about the same thing), or in the claim's evidence sentence: an invented sentence
+    # made of the document's words finds each of them alone in a sentence about something else
+    # ("Stipends are paid out with the following month's salary": "following" of "the
+    # following Monday", "paid" of "is paid at 1.5 times").
+    tied = [e for e in near if _shares_two(claim, ties, e)]
+    if pool is not None:
+        tied += [g for g in groups if _shares_two(claim, ties, g)]
+    word_norms = frozenset().union(*(e.norms for e in tied)) if tied else frozenset()
+    word_stems = frozenset().union(*(e.stems for e in tied)) if tied else frozenset()
+
     def stated(fact: Fact) -> bool:
         """Whether ``fact`` is stated where it counts (see above)."""
         if fact.kind in ("name", "title"):
@@ -1285,7 +1306,13 @@ def ground_claim(
                 continue
             w = t.norm.replace("'s", "").strip(".'")
             parts = [p for p in w.split("-") if p]
-            ns, ss = sent_words if i in swapped_words and sent_words else (norms, stems)
+            ns, ss = (
+                sent_words
+                if i in swapped_words and sent_words
+                else (word_norms | sent_words[0], word_stems | sent_words[1])
+                if sent_words
+                else (word_norms, word_stems)
+            )
             found = [p in ns or stem(p) in ss for p in parts]
             if w in ns or stem(w) in ss or (parts and all(found)) or _joined(claim, i, ns):
                 matches.append(1.0)
