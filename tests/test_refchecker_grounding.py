@@ -14,6 +14,7 @@ from truthguard.refchecker.grounding import (
     ground_claim,
     premises,
 )
+from truthguard.refchecker.segment import split_sentences
 from truthguard.result import Label
 
 
@@ -471,6 +472,12 @@ def test_a_word_counts_only_in_a_sentence_about_the_same_thing():
     # a sentence stating two of the claim's words lends its words
     g = _refs_ground("The flat stipend is paid per week.", STIPEND)
     assert not [i for i in g.issues if i.kind == "content" and i.text != "paid"], g.issues
+    # a summary draws on its one document as a whole
+    sents = [(0, 0, s.text) for s in split_sentences(STIPEND[0])]
+    pool = EvidencePool.of_passages([[t for _, _, t in sents]], [0])
+    claim = "Stipends are paid out with the following month's salary."
+    g = ground_claim(claim, sents, pool=pool, one_document=True)
+    assert {i.text for i in g.issues if i.kind == "content"} == {"salary"}, g.issues
 
 
 def test_a_decade_or_century_is_stated_by_a_year_within_it():

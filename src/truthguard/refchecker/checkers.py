@@ -605,6 +605,7 @@ class LocalChecker(ClaimChecker):
             context_sentences=context_sentences,
             context_memo=context_memo,
             referents=referents,
+            one_document=len({seg.reference for seg in retrieval.segments}) == 1,
         )
 
     async def acheck(

@@ -1021,6 +1021,7 @@ def ground_claim(
     context_sentences: Sequence[tuple[int, int, str]] | None = None,
     context_memo: dict[tuple, Grounding] | None = None,
     referents: Sequence[str] = (),
+    one_document: bool = False,
 ) -> Grounding:
     """Ground one claim in evidence sentences.
 
@@ -1048,6 +1049,9 @@ def ground_claim(
             here; share one only between calls with the same ``pool`` and settings.
         referents: Names the claim's pronoun subject may stand for ("He was still a member",
             asked about Callum Reyes): a sentence naming one is about the claim too.
+        one_document: The sources are one document the claim may draw from as a whole (a
+            summary's): a content word counts anywhere in it. Among several passages (a
+            retriever's), a word counts only in a sentence about the same thing.
     """
     claim = analyse(claim_text)
     evid = [analyse(text) for _, _, text in sentences]
@@ -1104,16 +1108,19 @@ def ground_claim(
         every_facts = [*every_facts, *everything.facts]
         all_names = all_names + everything.names
 
-    # A content word counts in a sentence that states another of the claim's words or values
-    # too (one about the same thing), or in the claim's evidence sentence: an invented sentence
-    # made of the document's words finds each of them alone in a sentence about something else
-    # ("Stipends are paid out with the following month's salary": "following" of "the
-    # following Monday", "paid" of "is paid at 1.5 times").
-    tied = [e for e in near if _shares_two(claim, ties, e)]
-    if pool is not None:
-        tied += [g for g in groups if _shares_two(claim, ties, g)]
-    word_norms = frozenset().union(*(e.norms for e in tied)) if tied else frozenset()
-    word_stems = frozenset().union(*(e.stems for e in tied)) if tied else frozenset()
+    # Among several passages, a content word counts in a sentence that states another of the
+    # claim's words or values too (one about the same thing), or in the claim's evidence
+    # sentence: an invented sentence made of the passages' words finds each of them alone in a
+    # sentence about something else ("Stipends are paid out with the following month's
+    # salary": "following" of "the following Monday", "paid" of "is paid at 1.5 times"). A
+    # summary draws on its one document as a whole.
+    word_norms, word_stems = norms, stems
+    if not one_document:
+        tied = [e for e in near if _shares_two(claim, ties, e)]
+        if pool is not None:
+            tied += [g for g in groups if _shares_two(claim, ties, g)]
+        word_norms = frozenset().union(*(e.norms for e in tied)) if tied else frozenset()
+        word_stems = frozenset().union(*(e.stems for e in tied)) if tied else frozenset()
 
     def stated(fact: Fact) -> bool:
         """Whether ``fact`` is stated where it counts (see above)."""
