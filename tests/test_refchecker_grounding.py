@@ -1099,6 +1099,31 @@ def test_a_value_the_sources_state_about_something_else_is_set_against_the_slot_
         assert all(i.relation != "other_value" for i in g.issues), claim
 
 
+PLANS = [
+    "Every workspace on the Free plan receives 2,000 build minutes per month.",
+    "The Free plan allows at most 2 concurrent jobs, the Team plan 10 and the Business plan 40.",
+]
+
+
+@pytest.mark.parametrize(
+    ("claim", "flagged"),
+    [
+        # the list gives 40 to the Business plan and the Team plan 10
+        ("On the Team plan you can run up to 40 jobs concurrently.", ("40", "10")),
+        ("The Team plan runs at most 10 concurrent jobs.", None),
+        ("The Business plan allows 40 concurrent jobs.", None),
+        # the claim names the kind the list gives its value to: a comparison of the two
+        ("The Business plan runs 40 jobs at once, four times the Team plan.", None),
+    ],
+)
+def test_a_value_a_list_gives_another_kind_of_the_same_thing_is_an_other_value(claim, flagged):
+    sents = [(0, 0, PLANS[0]), (0, len(PLANS[0]) + 1, PLANS[1])]
+    pool = EvidencePool.of_passages([PLANS])
+    g = ground_claim(claim, sents, pool=pool)
+    found = [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"]
+    assert found == ([flagged] if flagged else []), g.issues
+
+
 def test_a_value_joined_from_its_sentence_brings_its_neighbours_from_there():
     sents = [
         (0, 0, "Paisley first recorded the song on his 2005 album Time Well Wasted."),

@@ -64,6 +64,7 @@ from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
 from truthguard.refchecker._numbers import DURATION_DAYS, bound_span, unit_of
 from truthguard.refchecker.derived import derived, worked
+from truthguard.refchecker.lexical import STOPWORDS
 from truthguard.refchecker.softmatch import SoftMatcher
 from truthguard.refchecker.structure import (
     Arg,
@@ -962,6 +963,89 @@ def _slot_rival(
     return None
 
 
+_ITEM_CUT = re.compile(r"[,;:]|\b(?:and|or|than|while|whereas|but)\b", re.IGNORECASE)
+"""What ends one item of a list of values ("the Team plan 10 and the Business plan 40")."""
+
+
+def _items(a: Analysed, values: Sequence[Fact]) -> list[tuple[int, int]] | None:
+    """The span of the list item holding each of ``values`` (between two of
+    :data:`_ITEM_CUT`); None when an item holds two of them."""
+    cuts = [0, *(m.start() for m in _ITEM_CUT.finditer(a.text)), len(a.text)]
+    spans = [
+        (max(c for c in cuts if c <= v.start), min(c for c in cuts if c >= v.end)) for v in values
+    ]
+    return None if len(set(spans)) < len(spans) else spans
+
+
+def _kinds(a: Analysed, spans: Sequence[tuple[int, int]]) -> list[frozenset[str]] | None:
+    """For each item of a list, the word that says which kind of the thing every item names
+    it speaks of: the word before that thing's name ("Team" of "the Team plan 10"); None when
+    the items name no one thing."""
+    tokens = [[t for t in a.tokens if lo <= t.start < hi] for lo, hi in spans]
+    common = frozenset.intersection(*(frozenset(stem(t.norm) for t in ts) for ts in tokens))
+    common -= STOPWORDS
+    if not common:
+        return None
+    out = []
+    for ts in tokens:
+        kinds = {
+            stem(ts[j - 1].norm)
+            for j in range(1, len(ts))
+            if stem(ts[j].norm) in common and ts[j - 1].norm not in STOPWORDS
+        }
+        out.append(frozenset(kinds - common))
+    return out
+
+
+def _gapped(a: Analysed, g: Fact) -> bool:
+    """Whether a bare number ends a list item with no noun of its own ("the Team plan 10 and
+    ..."): it counts what the list's first value counts."""
+    rest = a.text[g.end :]
+    return _ITEM_CUT.match(rest.lstrip()) is not None or not rest.strip(" .")
+
+
+def _listed_owner(
+    fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]]
+) -> tuple[int, Fact] | None:
+    """The value a list of the sources gives the kind of thing the claim gives ``fact`` to,
+    when it is another and the list gives ``fact``'s value to a kind the claim never names:
+    "the Team plan ... up to 40 jobs" of "the Free plan allows at most 2 concurrent jobs, the
+    Team plan 10 and the Business plan 40". A list is a sentence whose items, one value each,
+    all name one thing ("plan"), each kind of it by the word before ("Free", "Team"); a value
+    left without a noun of its own in such a list ("the Team plan 10") counts what the first
+    one counts."""
+    if fact.kind != "number" or ordinal(fact) or year(fact) or _in_date(fact, claim):
+        return None
+    mine = [g for g in claim.facts if g is fact or _one_sort(fact, claim, g, claim)]
+    spans = [(0, len(claim.text))] if len(mine) == 1 else _items(claim, mine)
+    if spans is None:
+        return None
+    lo, hi = spans[0] if len(mine) == 1 else spans[mine.index(fact)]
+    said = {stem(t.norm) for t in claim.tokens if lo <= t.start < hi}
+    for k, e in sents:
+        values = [
+            g
+            for g in e.facts
+            if _one_sort(fact, claim, g, e)
+            or (
+                fact.unit is None
+                and g.unit is None
+                and g.kind == "number"
+                and not (ordinal(g) or year(g) or _in_date(g, e))
+                and _gapped(e, g)
+            )
+        ]
+        items = _items(e, values) if len(values) > 1 else None
+        kinds = _kinds(e, items) if items is not None else None
+        if kinds is None or not all(kinds):
+            continue
+        named = [j for j, w in enumerate(kinds) if w & said]
+        same = [j for j, g in enumerate(values) if fact_in(fact, [g], _NONE, _NONE)]
+        if len(named) == 1 and same and not any(kinds[j] & said for j in same):
+            return k, values[named[0]]
+    return None
+
+
 _LEADS = frozenset(
     ("within", "after", "before", "until", "under", "over", "than", "least", "most", "every")
 )
@@ -1228,7 +1312,7 @@ def ground_claim(
         # a value the sources state of something else, put in this claim's slot, and one they
         # state only as the value before a change
         flagged = {(i.start, i.end) for i in issues}
-        for find in (_slot_rival, _changed):
+        for find in (_slot_rival, _listed_owner, _changed):
             for fact in claim.facts:
                 found = None if (fact.start, fact.end) in flagged else find(fact, claim, near_at)
                 if found is not None:
