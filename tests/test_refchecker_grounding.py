@@ -1124,6 +1124,32 @@ def test_a_value_a_list_gives_another_kind_of_the_same_thing_is_an_other_value(c
     assert found == ([flagged] if flagged else []), g.issues
 
 
+TIERS = (
+    "Restores from the hot tier typically start within 5 minutes, and restores from the warm "
+    "tier within 1 hour. A status update is posted every 30 minutes for SEV1 and every 60 "
+    "minutes for SEV2."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "flagged"),
+    [
+        ("Restores from the hot tier start within 1 hour.", ("1", "5")),
+        ("Restores from the warm tier typically start within 1 hour.", None),
+        # the items share no noun but a preposition: no list of kinds of one thing
+        ("Restores typically start within 1 hour.", None),
+        # a number written onto letters names a level; it counts nothing
+        ("For SEV2 a second engineer joins the call within 30 minutes.", None),
+    ],
+)
+def test_a_list_names_kinds_of_one_thing_by_the_word_before_it(claim, flagged):
+    sents = [(0, 0, s.text) for s in split_sentences(TIERS)]
+    pool = EvidencePool.of_passages([[t for _, _, t in sents]])
+    g = ground_claim(claim, sents, pool=pool)
+    found = [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"]
+    assert found == ([flagged] if flagged else []), g.issues
+
+
 def test_a_value_joined_from_its_sentence_brings_its_neighbours_from_there():
     sents = [
         (0, 0, "Paisley first recorded the song on his 2005 album Time Well Wasted."),

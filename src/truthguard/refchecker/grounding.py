@@ -982,7 +982,9 @@ def _kinds(a: Analysed, spans: Sequence[tuple[int, int]]) -> list[frozenset[str]
     it speaks of: the word before that thing's name ("Team" of "the Team plan 10"); None when
     the items name no one thing."""
     tokens = [[t for t in a.tokens if lo <= t.start < hi] for lo, hi in spans]
-    common = frozenset.intersection(*(frozenset(stem(t.norm) for t in ts) for ts in tokens))
+    common = frozenset.intersection(
+        *(frozenset(stem(t.norm) for t in ts if "NOUN" in lemmas(t.norm)) for ts in tokens)
+    )
     common -= STOPWORDS
     if not common:
         return None
@@ -991,10 +993,17 @@ def _kinds(a: Analysed, spans: Sequence[tuple[int, int]]) -> list[frozenset[str]
         kinds = {
             stem(ts[j - 1].norm)
             for j in range(1, len(ts))
-            if stem(ts[j].norm) in common and ts[j - 1].norm not in STOPWORDS
+            if stem(ts[j].norm) in common
+            and ts[j - 1].norm not in STOPWORDS
+            and ts[j - 1].norm.isalpha()
         }
         out.append(frozenset(kinds - common))
     return out
+
+
+def _in_code(a: Analysed, g: Fact) -> bool:
+    """Whether a number is written onto letters ("SEV2", "Q4"): part of a code or name."""
+    return g.start > 0 and a.text[g.start - 1].isalpha()
 
 
 def _gapped(a: Analysed, g: Fact) -> bool:
@@ -1016,6 +1025,8 @@ def _listed_owner(
     one counts."""
     if fact.kind != "number" or ordinal(fact) or year(fact) or _in_date(fact, claim):
         return None
+    if _in_code(claim, fact):
+        return None  # "SEV2" names a level, it counts nothing
     mine = [g for g in claim.facts if g is fact or _one_sort(fact, claim, g, claim)]
     spans = [(0, len(claim.text))] if len(mine) == 1 else _items(claim, mine)
     if spans is None:
@@ -1031,7 +1042,7 @@ def _listed_owner(
                 fact.unit is None
                 and g.unit is None
                 and g.kind == "number"
-                and not (ordinal(g) or year(g) or _in_date(g, e))
+                and not (ordinal(g) or year(g) or _in_date(g, e) or _in_code(e, g))
                 and _gapped(e, g)
             )
         ]
