@@ -1424,6 +1424,42 @@ RAG_ANSWERS = [
 ]
 
 
+ON_CALL = [
+    "Engineers on the primary on-call rotation receive a flat stipend of $400 per week, and "
+    "secondary engineers receive $200 per week. On-call weeks run from Monday 10:00 to the "
+    "following Monday 10:00.",
+    "Time spent responding to pages outside working hours is paid at 1.5 times the hourly rate, "
+    "with a minimum of 30 minutes per page.",
+    "Compensation claims are submitted each month and approved by the engineering manager.",
+]
+RAG_ANSWERS += [
+    # made of the passages' words, each used there of something else
+    (
+        "How is on-call work paid?",
+        ON_CALL,
+        "Primary on-call engineers get a flat $400 a week. Stipends are paid out with the "
+        "following month's salary.",
+        False,
+    ),
+    (
+        "How is on-call work paid?",
+        ON_CALL,
+        "Primary on-call engineers get a flat $400 a week, and pages outside working hours are "
+        "paid at 1.5 times the hourly rate.",
+        True,
+    ),
+]
+
+
+def test_a_word_the_passages_use_only_of_something_else_is_named_so(embedder):
+    answer = "Stipends are paid out with the following month's salary."
+    result = RefChecker().invoke(
+        {"question": "How is on-call work paid?", "answer": answer, "contexts": ON_CALL}
+    )
+    assert not result.passing
+    assert "the sources use 'paid' only of something else" in result.explanation
+
+
 @pytest.mark.parametrize(("question", "passages", "answer", "passes"), RAG_ANSWERS)
 def test_rag_answers_pass_by_meaning_through_the_guard_over_http(
     embedder, question, passages, answer, passes

@@ -572,6 +572,8 @@ def _why(claim: dict[str, Any]) -> str:
     if span is not None:
         theirs = (span.get("evidence") or {}).get("text", "")
         says = _SAYS.get(span["relation"], "the sources differ").format(theirs=theirs)
+        if span["relation"] == "ungrounded" and theirs:
+            says = f"the sources use {theirs!r} only of something else"
         text, end = span["text"], span["end"]
         for nxt in issues[issues.index(span) + 1 :]:  # a name's words: "Peter Hale", not "Peter"
             if nxt["relation"] != span["relation"] or nxt["kind"] != span["kind"]:

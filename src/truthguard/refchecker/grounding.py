@@ -357,6 +357,20 @@ def _about(
     return values >= 2
 
 
+def _used_elsewhere(
+    word: str, near_at: Sequence[tuple[int, Analysed]], sentences: Sequence[tuple[int, int, str]]
+) -> tuple[int, int, int, str] | None:
+    """Where a sentence of the passages uses ``word`` (a sentence about something else, as the
+    claim's own sentences do not): ``(reference, start, end, text)``."""
+    wanted = stem(word)
+    for k, e in near_at:
+        for tok in e.tokens:
+            if stem(tok.norm) == wanted:
+                ref, offset, _ = sentences[k]
+                return ref, offset + tok.start, offset + tok.end, tok.text
+    return None
+
+
 def _shares_two(claim: Analysed, claim_stems: set[str], e: Analysed | _Group) -> bool:
     """Whether a sentence states two of the claim's content words and values."""
     shared = len(claim_stems & e.stems)
@@ -1467,7 +1481,9 @@ def ground_claim(
                     ev = (sentence[0], sentence[1] + o.start, sentence[1] + o.end, o.text)
                     issues.append(Issue("content", "conflict", t.start, t.end, t.text, ev))
                 elif s < word_floor:
-                    issues.append(Issue("content", "ungrounded", t.start, t.end, t.text))
+                    # a word the passages use only of something else points at one such use
+                    ev = None if one_document else _used_elsewhere(t.norm, near_at, sentences)
+                    issues.append(Issue("content", "ungrounded", t.start, t.end, t.text, ev))
     precision = float(np.mean(matches)) if matches else 1.0
     copied = copied_share(ops, claim) if ops else 0.0
     # a clause with something not found, or with names or numbers that may be found only
