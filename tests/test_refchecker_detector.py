@@ -1534,6 +1534,7 @@ KNOWLEDGE_BASE = [
     "Phobos orbits Mars closer than any other known moon. Deimos is the smaller of the two "
     "moons of Mars.",
     "The solar system has eight planets and more than two hundred known moons.",
+    *ON_CALL,
 ]
 
 # (question, a reply the sources contradict or do not support, the right reply)
@@ -1562,6 +1563,13 @@ GUARDED_CASES = [
         "Tell me about Phobos.",
         "Phobos orbits Mars closer than any other known moon and Phobos is inhabited by penguins.",
         "Phobos orbits Mars closer than any other known moon and Deimos is the smaller moon.",
+    ),
+    (
+        "How is on-call work paid?",
+        "Primary on-call engineers get a flat $400 a week. Stipends are paid out with the "
+        "following month's salary.",
+        "Primary on-call engineers get a flat $400 a week, and pages outside working hours are "
+        "paid at 1.5 times the hourly rate.",
     ),
     (
         "What does the report say about the dividend?",
