@@ -1127,7 +1127,8 @@ def test_a_value_a_list_gives_another_kind_of_the_same_thing_is_an_other_value(c
 TIERS = (
     "Restores from the hot tier typically start within 5 minutes, and restores from the warm "
     "tier within 1 hour. A status update is posted every 30 minutes for SEV1 and every 60 "
-    "minutes for SEV2."
+    "minutes for SEV2. Paged time is rounded up to the next 15 minutes, with a minimum of 30 "
+    "minutes per page."
 )
 
 
@@ -1140,6 +1141,9 @@ TIERS = (
         ("Restores typically start within 1 hour.", None),
         # a number written onto letters names a level; it counts nothing
         ("For SEV2 a second engineer joins the call within 30 minutes.", None),
+        # the value stands before the shared noun: the word before it tells the items apart
+        ("Paged time is paid with a minimum of 15 minutes per page.", ("15", "30")),
+        ("Each page is paid for at least 30 minutes.", None),
     ],
 )
 def test_a_list_names_kinds_of_one_thing_by_the_word_before_it(claim, flagged):

@@ -993,8 +993,10 @@ def _items(a: Analysed, values: Sequence[Fact]) -> list[tuple[int, int]] | None:
 
 def _kinds(a: Analysed, spans: Sequence[tuple[int, int]]) -> list[frozenset[str]] | None:
     """For each item of a list, the word that says which kind of the thing every item names
-    it speaks of: the word before that thing's name ("Team" of "the Team plan 10"); None when
-    the items name no one thing."""
+    it speaks of: the word before that thing's name ("Team" of "the Team plan 10"), or before
+    the value that stands there ("next" of "rounded up to the next 15 minutes", "minimum" of "a
+    minimum of 30 minutes"); a word every item says tells none apart. None when the items name
+    no one thing."""
     tokens = [[t for t in a.tokens if lo <= t.start < hi] for lo, hi in spans]
     common = frozenset.intersection(
         *(frozenset(stem(t.norm) for t in ts if "NOUN" in lemmas(t.norm)) for ts in tokens)
@@ -1004,15 +1006,26 @@ def _kinds(a: Analysed, spans: Sequence[tuple[int, int]]) -> list[frozenset[str]
         return None
     out = []
     for ts in tokens:
-        kinds = {
-            stem(ts[j - 1].norm)
-            for j in range(1, len(ts))
-            if stem(ts[j].norm) in common
-            and ts[j - 1].norm not in STOPWORDS
-            and ts[j - 1].norm.isalpha()
-        }
-        out.append(frozenset(kinds - common))
-    return out
+        kinds = set()
+        for j in range(1, len(ts)):
+            if stem(ts[j].norm) not in common:
+                continue
+            k = j - 1
+            if not ts[k].norm.isalpha():
+                # the value itself: the word before it ("the next 15 minutes", "a minimum of
+                # 30 minutes")
+                k -= 1
+                while k >= 0 and ts[k].norm in _BEFORE_VALUE:
+                    k -= 1
+            if k >= 0 and ts[k].norm.isalpha() and ts[k].norm not in STOPWORDS:
+                kinds.add(stem(ts[k].norm))
+        out.append(kinds - common)
+    shared = set.intersection(*out) if out else set()
+    return [frozenset(k - shared) for k in out]
+
+
+_BEFORE_VALUE = frozenset(("of", "a", "an", "the"))
+"""Words between a value and the word that says which kind of it a list item gives."""
 
 
 def _in_code(a: Analysed, g: Fact) -> bool:
