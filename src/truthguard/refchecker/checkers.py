@@ -429,10 +429,10 @@ def _recounted(
     words = _stems(analyse(claim))
     for ref, offset, text in sentences:
         for r in recounts(claim, text):
-            # only in a sentence about the same thing, sharing two more of the claim's words
-            # than the noun counted ("cut up to two guests" of the user's booking is no other
-            # count than the policy's "groups of 8 guests or more")
-            if len(words & _stems(analyse(text))) < 3:
+            # only in a sentence about the same thing, sharing another of the claim's words
+            # than the noun counted ("cut two guests" of the user's booking is no other count
+            # than the policy's "groups of 8 guests or more")
+            if len(words & _stems(analyse(text))) < 2:
                 continue
             if (r.start, r.end) not in flagged and (r.start, r.end) not in out:
                 out[(r.start, r.end)] = _set_against("number", "other_value", r, ref, offset)

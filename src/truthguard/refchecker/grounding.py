@@ -991,6 +991,10 @@ def _items(a: Analysed, values: Sequence[Fact]) -> list[tuple[int, int]] | None:
     return None if len(set(spans)) < len(spans) else spans
 
 
+_BEFORE_VALUE = frozenset(("of", "a", "an", "the"))
+"""Words between a value and the word that says which kind of it a list item gives."""
+
+
 def _kinds(a: Analysed, spans: Sequence[tuple[int, int]]) -> list[frozenset[str]] | None:
     """For each item of a list, the word that says which kind of the thing every item names
     it speaks of: the word before that thing's name ("Team" of "the Team plan 10"), or before
@@ -1022,10 +1026,6 @@ def _kinds(a: Analysed, spans: Sequence[tuple[int, int]]) -> list[frozenset[str]
         out.append(kinds - common)
     shared = set.intersection(*out) if out else set()
     return [frozenset(k - shared) for k in out]
-
-
-_BEFORE_VALUE = frozenset(("of", "a", "an", "the"))
-"""Words between a value and the word that says which kind of it a list item gives."""
 
 
 def _in_code(a: Analysed, g: Fact) -> bool:
@@ -1418,6 +1418,8 @@ def ground_claim(
             # put for one of its nouns between two copied stretches must mean the same alone
             framed = framed_swaps(ops, set(evid[best].content))
         sent_words = (evid[best].norms, evid[best].stems) if best is not None else None
+        if sent_words is not None:  # the evidence sentence's own words always count
+            word_norms, word_stems = word_norms | sent_words[0], word_stems | sent_words[1]
         unaligned = []
         spans: list[tuple[int, int]] = []
         # the words of a bound are read with its value where the evidence sentence states it
@@ -1435,13 +1437,7 @@ def ground_claim(
                 continue
             w = t.norm.replace("'s", "").strip(".'")
             parts = [p for p in w.split("-") if p]
-            ns, ss = (
-                sent_words
-                if i in swapped_words and sent_words
-                else (word_norms | sent_words[0], word_stems | sent_words[1])
-                if sent_words
-                else (word_norms, word_stems)
-            )
+            ns, ss = sent_words if i in swapped_words and sent_words else (word_norms, word_stems)
             found = [p in ns or stem(p) in ss for p in parts]
             if w in ns or stem(w) in ss or (parts and all(found)) or _joined(claim, i, ns):
                 matches.append(1.0)
