@@ -396,6 +396,14 @@ def _stems(a: Any) -> set[str]:
     return {stem(t.norm) for k, t in enumerate(a.tokens) if k in a.content or t.start in names}
 
 
+def _about_claim(
+    words: set[str], sentences: list[tuple[int, int, str]]
+) -> list[tuple[int, int, str]]:
+    """The sentences about the same thing as a claim: those sharing two of its ``words``
+    (:func:`_stems`)."""
+    return [s for s in sentences if len(words & _stems(analyse(s[2]))) >= 2]
+
+
 def _flipped_words(
     claim: str, fields: dict[str, Any], sentences: list[tuple[int, int, str]]
 ) -> list[dict[str, Any]]:
@@ -404,7 +412,7 @@ def _flipped_words(
     ("lost" for "won", "south" for "north"; see :mod:`~truthguard.refchecker.opposites`)."""
     flagged = _flagged(fields)
     words = _stems(analyse(claim))
-    about = [s for s in sentences if len(words & _stems(analyse(s[2]))) >= 2]
+    about = _about_claim(words, sentences)
     said = {stem(t.norm) for _, _, text in about for t in analyse(text).tokens}
     out: dict[tuple[int, int], dict[str, Any]] = {}
     for ref, offset, text in about:
@@ -426,14 +434,11 @@ def _recounted(
     flagged = _flagged(fields)
     flagged |= {(r.start, r.end) for s in sentences for r in agreeing(claim, s[2])}
     out: dict[tuple[int, int], dict[str, Any]] = {}
-    words = _stems(analyse(claim))
-    for ref, offset, text in sentences:
+    # only in a sentence about the same thing, sharing another of the claim's words than the
+    # noun counted ("cut two guests" of the user's booking is no other count than the policy's
+    # "groups of 8 guests or more")
+    for ref, offset, text in _about_claim(_stems(analyse(claim)), sentences):
         for r in recounts(claim, text):
-            # only in a sentence about the same thing, sharing another of the claim's words
-            # than the noun counted ("cut two guests" of the user's booking is no other count
-            # than the policy's "groups of 8 guests or more")
-            if len(words & _stems(analyse(text))) < 2:
-                continue
             if (r.start, r.end) not in flagged and (r.start, r.end) not in out:
                 out[(r.start, r.end)] = _set_against("number", "other_value", r, ref, offset)
     return list(out.values())
@@ -611,7 +616,7 @@ class LocalChecker(ClaimChecker):
             context_sentences=context_sentences,
             context_memo=context_memo,
             referents=referents,
-            one_document=len({seg.reference for seg in retrieval.segments}) == 1,
+            one_document=retrieval.one_document,
         )
 
     async def acheck(

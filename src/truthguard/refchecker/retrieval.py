@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -36,6 +37,11 @@ class Retrieval:
     """Similarity of every claim to every segment (its best sentence), shape (claims, segments)."""
     evidence: list[tuple[int, Span, float]]
     """Per claim, (segment index, best sentence span in the reference, its cosine)."""
+
+    @cached_property
+    def one_document(self) -> bool:
+        """Whether the segments all come from one reference (a document read whole)."""
+        return len({seg.reference for seg in self.segments}) == 1
 
     def support(self, i: int) -> float:
         """Embedding support of claim ``i``: the cosine of its evidence span."""
