@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from truthguard.refchecker import RefChecker
 from truthguard.refchecker.checkers import _recounted
 
 
@@ -12,3 +13,28 @@ def test_a_count_is_set_against_another_only_in_a_sentence_about_the_same_thing(
     roles = [(0, 0, "Before that she played three other female roles on the same show.")]
     (found,) = _recounted("She played two other female roles on the show.", {"issues": []}, roles)
     assert (found["text"], found["evidence"]["text"]) == ("two", "three")
+
+
+WALKER = (
+    "Paul William Walker IV (September 12, 1973 - November 30, 2013) was an American actor, "
+    "best known for his role as Brian O'Conner in The Fast and the Furious franchise."
+)
+
+
+def test_a_short_answer_of_another_kind_than_the_question_asks_is_not_supported():
+    asked = "when did the fast and furious guy die"
+    wrong = RefChecker().invoke({"question": asked, "answer": "Paul Walker.", "contexts": [WALKER]})
+    assert not wrong.passing
+    assert "the question asks when, and this gives a person" in wrong.explanation
+    right = RefChecker().invoke(
+        {"question": asked, "answer": "November 30, 2013.", "contexts": [WALKER]}
+    )
+    assert right.passing
+    who = RefChecker().invoke(
+        {
+            "question": "who died on November 30, 2013",
+            "answer": "Paul Walker.",
+            "contexts": [WALKER],
+        }
+    )
+    assert who.passing

@@ -12,6 +12,7 @@ from truthguard.refchecker.structure import (
     frames,
     moves,
     negated_word,
+    off_question,
     only_doers,
     options,
     placed,
@@ -335,3 +336,23 @@ def test_the_options_of_an_or_are_whole_phrases():
 def test_a_fragment_has_no_verb():
     assert verbless("Photographer and writer.")
     assert not verbless("She was a photographer.")
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "off"),
+    [
+        ("when did the fast and furious actor die", "Paul Walker.", ("when", "a person")),
+        ("In what year was the bridge opened?", "Joseph Strauss.", ("when", "a person")),
+        ("who wrote the song if i can only imagine", "1999.", ("who", "a date or number")),
+        ("who is the lead singer for fall out boy", "formed in 2001.", ("who", "a date or number")),
+        ("when did the fast and furious actor die", "November 30, 2013.", None),
+        ("when was the pyramid built", "during the reign of Khufu.", None),
+        ("when does the episode air", "\u201cSparks Fly\u201d.", None),
+        ("when did the war end", "World War II.", None),
+        ("who won the triple crown before american pharoah", "Affirmed, in 1978.", None),
+        ("who wrote the song", "Bart Millard wrote it in 1999.", None),
+        ("where is the talking donkey in the bible", "Numbers 22 -- 24.", None),
+    ],
+)
+def test_a_short_answer_is_read_against_what_its_question_asks(question, answer, off):
+    assert off_question(question, answer) == off

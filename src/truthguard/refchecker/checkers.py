@@ -54,6 +54,7 @@ from truthguard.refchecker.lexical import content_recall
 from truthguard.refchecker.meaning import MeaningModel
 from truthguard.refchecker.opposites import flips
 from truthguard.refchecker.retrieval import Retrieval
+from truthguard.refchecker.structure import off_question
 from truthguard.refchecker.support import FACT_P, SupportModel, claim_features, fact_unsupported
 from truthguard.similarity import CrossEncoderSimilarity, get_default_similarity
 from truthguard.store import ArtifactStore, cached_call
@@ -330,6 +331,30 @@ def _unanswered(claim: str, question: str, g: Grounding) -> list[dict[str, Any]]
             "start": first.start,
             "end": last.end,
             "text": claim[first.start : last.end],
+        }
+    ]
+
+
+def _off_question(claim: str, question: str) -> list[dict[str, Any]]:
+    """An ``off_question`` issue when the answer opens with a short answer that gives another
+    kind of thing than its question asks for: a date or number for who, a person for when
+    (:func:`~truthguard.refchecker.structure.off_question`). Every word of "Paul Walker." may
+    stand in the sources, asked when the Fast and Furious actor died; the word match alone
+    would pass it."""
+    off = off_question(question, claim) if question else None
+    if off is None:
+        return []
+    asked, given = off
+    text = claim.rstrip(" .")
+    return [
+        {
+            "kind": "content",
+            "relation": "off_question",
+            "start": 0,
+            "end": len(text),
+            "text": text,
+            "asked": asked,
+            "given": given,
         }
     ]
 
@@ -720,6 +745,8 @@ class LocalChecker(ClaimChecker):
                 fields["issues"] += _recounted(claim.text, fields, near)
                 fields["issues"] += _reordered(claim.text, question, fields, in_order)
                 fields["issues"] += _unanswered(claim.text, question, g)
+                if i == 0 and claim.sentence is None:  # the answer's opening sentence
+                    fields["issues"] += _off_question(claim.text, question)
                 fields["issues"] += _joined_in_question(claim.text, question, fields, near)
                 # the user's own values, held against the sources' ("40 hours clears the
                 # 35-hour minimum"), are theirs to state

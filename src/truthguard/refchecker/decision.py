@@ -80,6 +80,9 @@ FEATURES: tuple[str, ...] = (
 )
 """The answer-level features, in the order of :attr:`GroundingDecision.coefficients`."""
 
+_ASKED = ("unanswered", "off_question")
+"""Relations read of a claim against its question, not against the evidence."""
+
 _LATER_FEATURES = ("worst_missing", "claims_half_missing", "any_half_missing")
 """Features added after decisions were first saved: a saved decision without them gives them no
 weight, so it decides as it did."""
@@ -108,8 +111,8 @@ def answer_features(claims: Sequence[Mapping[str, Any]]) -> dict[str, float] | N
         entailed += c.get("label") == "Entailment"
         contradicted += c.get("label") == "Contradiction"
         # what the alignment found, which this model was fitted on (not the support
-        # decision's reading of a claim that restates its question: ``unanswered``)
-        issues = [i for i in c.get("issues") or () if i.get("relation") != "unanswered"]
+        # decision's readings of a claim against its question: ``unanswered``, ``off_question``)
+        issues = [i for i in c.get("issues") or () if i.get("relation") not in _ASKED]
         facts += int(numbers["n_facts"])
         content += int(numbers.get("n_content", 0))
         fact_issues = [i for i in issues if i.get("kind") not in ("content", "negation")]

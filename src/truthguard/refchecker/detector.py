@@ -558,6 +558,7 @@ _SAYS = {
     "opposite": "the sources say {theirs!r}",
     "ungrounded": "no source states it",
     "unanswered": "the claim restates the question, and no source states what it adds",
+    "off_question": "the question asks {asked}, and this gives {given}",
 }
 
 
@@ -571,7 +572,9 @@ def _why(claim: dict[str, Any]) -> str:
     span = span or next(iter(issues), None)
     if span is not None:
         theirs = (span.get("evidence") or {}).get("text", "")
-        says = _SAYS.get(span["relation"], "the sources differ").format(theirs=theirs)
+        says = _SAYS.get(span["relation"], "the sources differ").format(
+            theirs=theirs, asked=span.get("asked", ""), given=span.get("given", "")
+        )
         if span["relation"] == "ungrounded" and theirs:
             says = f"the sources use {theirs!r} only of something else"
         text, end = span["text"], span["end"]

@@ -49,6 +49,7 @@ __all__ = [
     "negated_verb_at",
     "negated_verbs",
     "negated_word",
+    "off_question",
     "only_doers",
     "options",
     "parse",
@@ -878,6 +879,75 @@ def shared_subjects(text: str) -> list[Shared]:
         if said:
             out.append(Shared(tuple(_arg(n) for n in names), said))
     return out
+
+
+# --- what a short answer gives for what was asked ------------------------------------------
+
+_ASKS_TIME = re.compile(r"\s*(?:when|(?:in\s+)?(?:what|which)\s+year)\b", re.IGNORECASE)
+_ASKS_WHO = re.compile(r"\s*(?:who|whom)\b", re.IGNORECASE)
+_SUBJECTS = frozenset(("nsubj", "nsubjpass", "csubj", "csubjpass", "expl"))
+_TIMES = frozenset(("DATE", "TIME", "CARDINAL", "ORDINAL", "EVENT"))
+"""Entity types that can say when (an event dates what it names: "World War II")."""
+_NOT_ASKED_BY_WHO = frozenset(("DATE", "TIME", "CARDINAL"))
+_QUOTED = re.compile("[\"\u201c\u201d]|``|''")
+"""Quotation marks: a quoted title ("Sparks Fly", an episode) is what it is called, whatever
+the recogniser takes it for."""
+_NOT_ENTITY_PIPES = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "senter")
+_ENTITY_LOCK = threading.Lock()
+
+
+@functools.cache
+def _recogniser() -> Any:
+    spacy = without_torch("spacy")
+    for name in MODELS:
+        try:
+            # the entity recogniser embeds the words itself: nothing else of the pipeline runs
+            return load(spacy, name, exclude=list(_NOT_ENTITY_PIPES))
+        except OSError:
+            continue
+    raise StructureUnavailableError("no spaCy English pipeline found (tried " + ", ".join(MODELS))
+
+
+@functools.lru_cache(maxsize=1024)
+def entities(text: str) -> tuple[tuple[int, int, str], ...]:
+    """The named entities of a short text as (start, end, type), from spaCy's entity
+    recogniser (loaded on the first call; the parser's pipeline runs without it). Read inside
+    a memory zone: nothing of the Doc outlives the call."""
+    nlp = _recogniser()
+    with _ENTITY_LOCK, nlp.memory_zone():
+        return tuple((e.start_char, e.end_char, e.label_) for e in nlp(text).ents)
+
+
+def off_question(question: str, answer: str) -> tuple[str, str] | None:
+    """What a short answer without a subject gives that its question does not ask for, as
+    (what the question asks, what the answer gives), or None.
+
+    An answer is read against the question's first word: a question asking who is not answered
+    by a date or a number alone ("1999.", "formed in 2001."), with no word that could be a name;
+    a question asking when (or in what year) is not answered by a person ("Paul Walker.": the
+    head of the fragment is a person's name), with no date, number, event or quoted title
+    beside it. Only
+    these two are read: a place and a thing are often worded as what they are called ("Numbers
+    22 -- 24" for where; "21st century" for where a story is set)."""
+    time = _ASKS_TIME.match(question)
+    if not time and not _ASKS_WHO.match(question):
+        return None
+    doc = parse(answer)
+    if any(t.dep_ in _SUBJECTS for t in doc):
+        return None  # a sentence: what it says of its subject is checked as a claim
+    found = entities(answer)
+    kinds = {kind for _, _, kind in found}
+    if time:
+        heads = [t for t in doc if t.dep_ == "ROOT"]
+        person = any(s <= h.idx < e and kind == "PERSON" for h in heads for s, e, kind in found)
+        dated = kinds & _TIMES or any(c.isdigit() for c in answer)
+        if person and not dated and not _QUOTED.search(answer):
+            return "when", "a person"
+        return None
+    named = any(t.pos_ == "PROPN" or (t.text[:1].isupper() and not t.is_stop) for t in doc)
+    if not named and kinds & _NOT_ASKED_BY_WHO:
+        return "who", "a date or number"
+    return None
 
 
 def verbless(text: str) -> bool:

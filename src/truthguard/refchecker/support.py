@@ -140,7 +140,8 @@ def fact_unsupported(issues: Sequence[Mapping[str, Any]], claim: str | None = No
     sources say it only of another of the names the claim joins, ``opposite``: the evidence
     says the opposite). ``"number"``: it states a number or date no source states.
     ``"unanswered"``: it restates the question and adds nothing the sources state (relation
-    ``unanswered``: what a restatement adds is its answer).
+    ``unanswered``: what a restatement adds is its answer; ``off_question``: a short answer
+    gives another kind of thing than the question asks for, a person for when).
     ``"name"``: it names what no source names, the question included (not a people's adjective
     or a short acronym, see :data:`_LOOSE_NAME`: the sources often word those otherwise, and
     they are left to the model)."""
@@ -150,7 +151,7 @@ def fact_unsupported(issues: Sequence[Mapping[str, Any]], claim: str | None = No
     for i in issues:
         if i.get("kind") in _NUMBER_KINDS and i.get("relation") == "ungrounded":
             return "number"
-    if any(i.get("relation") == "unanswered" for i in issues):
+    if any(i.get("relation") in ("unanswered", "off_question") for i in issues):
         return "unanswered"
     names = [
         i for i in issues if i.get("kind") in _NAME_KINDS and i.get("relation") == "ungrounded"
