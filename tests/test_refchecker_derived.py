@@ -176,6 +176,8 @@ def test_minutes_or_hours_between_two_times_of_day_are_counted(text, word, evide
         ("You can repay 10% of the £220,000 balance (£22,000) free.", "22,000", ""),
         # a rate times two counts
         ("At £1.50 a day for 4 books 10 days late, so you owe £60.", "60", ""),
+        # pence joined to their number are hundredths of a pound
+        ("You'll owe £7.50 (25p a day for 10 days on each of the three books).", "7.50", ""),
         # a total said after its value, and an amount added on
         ("£65 for one and £25 for the other: £90 a year altogether.", "90", ""),
         ("The surcharge is £12 a day for 5 days, another £60.", "60", ""),
@@ -202,6 +204,7 @@ def test_a_number_the_claim_works_out_in_one_step_is_its_own(text, word, evidenc
         ("Seventeen withdrew and 131 completed the trial.", "131", "148 were enrolled."),
         ("Of 148 enrolled, 17 withdrew, and 131 completed both.", "131", ""),
         ("At £1.50 a day for 4 books 10 days late, so you owe £50.", "50", ""),
+        ("You'll owe £750 (25p a day for 10 days on each of the three books).", "750", ""),
         # a year is a date, never worked out
         ("Founded in 1990, it moved 30 years on, which is 2020.", "2020", ""),
         # a count is no rate: three counts multiplied make no charge

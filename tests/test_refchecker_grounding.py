@@ -58,6 +58,9 @@ def _values(text: str, kind: str = "number") -> list:
         ("Twenty-seven and two.", [(27.0, None), (2.0, None)]),
         ("One thousand and one nights.", [(1001.0, None)]),
         ("It flies at 902 metres per second.", [(902.0, "m")]),
+        # pence joined to a whole number under 100; a video resolution is no amount
+        ("Late books are 25p a day.", [(0.25, "¢")]),
+        ("It records 1080p video.", [(1080.0, None)]),
         # an ordinal after a possessive determiner, "whose" too, counts; an adverb does not
         ("A poet whose first collection appeared in 1984.", [(1.0, None), (1984.0, None)]),
         ("The show first aired in 1984.", [(1984.0, None)]),
@@ -1854,6 +1857,7 @@ def test_a_negation_in_another_statement_of_the_sentence_flips_nothing():
     [
         ("Members pay 10 cents a minute.", "Members pay €0.10 per minute."),
         ("A page costs 45 pence to print.", "A page costs £0.45 to print."),
+        ("A page costs 45p to print.", "A page costs £0.45 to print."),
     ],
 )
 def test_cents_and_pence_are_the_currency_s_hundredths(claim, sentence):
@@ -1861,6 +1865,7 @@ def test_cents_and_pence_are_the_currency_s_hundredths(claim, sentence):
     assert g.label == "Entailment", g.issues
     # another amount or time is still another value
     wrong = claim.replace("10 cents", "20 cents").replace("45 pence", "55 pence")
+    wrong = wrong.replace("45p", "55p")
     assert _against(wrong, sentence).label != "Entailment"
 
 

@@ -445,6 +445,18 @@ def _unit_after(tokens: list[Token], j: int) -> tuple[str | None, int]:
     return None, 0
 
 
+def _pence(tokens: list[Token], j: int, value: float) -> bool:
+    """Whether token ``j`` is a "p" joined to the whole number before it, under 100: pence
+    ("25p", "75p each"), where "720p" and "1080p" are video resolutions."""
+    return (
+        0 < j < len(tokens)
+        and tokens[j].text == "p"
+        and tokens[j].start == tokens[j - 1].end
+        and tokens[j - 1].text.isdigit()
+        and value < 100
+    )
+
+
 def unit_of(word: str) -> str | None:
     """The unit a word names after a number ("weeks": week; a possessive measure, "one month's
     notice": month), or None."""
@@ -666,6 +678,8 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             unit = _UNIT_ALIASES[before]
         elif before in _CODES_BEFORE and tokens[i - 1].end >= tok.start - 1:
             unit = _UNIT_ALIASES[before]  # "NOK 1.2 billion"
+        if unit is None and _pence(tokens, j, value):
+            unit, value, j = SUBUNIT, value / 100, j + 1  # "25p a day" is £0.25
         if unit is None:
             unit, _ = _unit_after(tokens, j)
             if unit == "in":
