@@ -352,6 +352,8 @@ def test_a_fragment_has_no_verb():
         ("who won the triple crown before american pharoah", "Affirmed, in 1978.", None),
         ("who wrote the song", "Bart Millard wrote it in 1999.", None),
         ("where is the talking donkey in the bible", "Numbers 22 -- 24.", None),
+        # a longer one without a subject is a sentence misparsed ("battle" read as a noun)
+        ("when does the new season come out", "The androids battle Rozie and Ribrianne.", None),
     ],
 )
 def test_a_short_answer_is_read_against_what_its_question_asks(question, answer, off):

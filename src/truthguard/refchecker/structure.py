@@ -892,6 +892,10 @@ _NOT_ASKED_BY_WHO = frozenset(("DATE", "TIME", "CARDINAL"))
 _QUOTED = re.compile("[\"\u201c\u201d]|``|''")
 """Quotation marks: a quoted title ("Sparks Fly", an episode) is what it is called, whatever
 the recogniser takes it for."""
+SHORT_ANSWER = 5
+"""Words a short answer has at most ("Fourth Dynasty Egyptian pharaoh Khufu."); a longer one
+without a subject is as often a sentence misparsed ("The androids battle Rozie and Ribrianne":
+"battle" read as a noun)."""
 _NOT_ENTITY_PIPES = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "senter")
 _ENTITY_LOCK = threading.Lock()
 
@@ -919,22 +923,23 @@ def entities(text: str) -> tuple[tuple[int, int, str], ...]:
 
 
 def off_question(question: str, answer: str) -> tuple[str, str] | None:
-    """What a short answer without a subject gives that its question does not ask for, as
-    (what the question asks, what the answer gives), or None.
+    """What a short answer (:data:`SHORT_ANSWER` words at most) without a subject gives that
+    its question does not ask for, as (what the question asks, what the answer gives), or None.
 
     An answer is read against the question's first word: a question asking who is not answered
     by a date or a number alone ("1999.", "formed in 2001."), with no word that could be a name;
     a question asking when (or in what year) is not answered by a person ("Paul Walker.": the
     head of the fragment is a person's name), with no date, number, event or quoted title
-    beside it. Only
-    these two are read: a place and a thing are often worded as what they are called ("Numbers
-    22 -- 24" for where; "21st century" for where a story is set)."""
+    beside it. Only these two are read: a place and a thing are often worded as what they are
+    called ("Numbers 22 -- 24" for where; "21st century" for where a story is set)."""
     time = _ASKS_TIME.match(question)
     if not time and not _ASKS_WHO.match(question):
         return None
     doc = parse(answer)
     if any(t.dep_ in _SUBJECTS for t in doc):
         return None  # a sentence: what it says of its subject is checked as a claim
+    if sum(not t.is_punct for t in doc) > SHORT_ANSWER:
+        return None  # longer, it is more often a sentence the parse read as a noun phrase
     found = entities(answer)
     kinds = {kind for _, _, kind in found}
     if time:
