@@ -1157,6 +1157,31 @@ def test_a_list_names_kinds_of_one_thing_by_the_word_before_it(claim, flagged):
     assert found == ([flagged] if flagged else []), g.issues
 
 
+PET_PLAN = [
+    "Pet Health Plan. Pay monthly by direct debit: £16 for cats, £19 for dogs under 25 kg and "
+    "£23 for dogs of 25 kg and over. The plan has a 12-month minimum term.",
+    "The annual booster is £52 for dogs and cats and includes a health check.",
+]
+
+
+@pytest.mark.parametrize(
+    ("claim", "flagged"),
+    [
+        # the claim's case is over the bound of the item stating its value
+        ("For a dog of 30 kg the plan costs £19 a month.", ("19", "23")),
+        ("For a dog of 30 kg the plan costs £23 a month.", None),
+        ("For a dog of 20 kg the plan costs £19 a month.", None),
+        ("For a dog of 20 kg the plan costs £23 a month.", ("23", "19")),
+    ],
+)
+def test_a_value_is_read_in_the_list_item_whose_bound_takes_the_claims_case_in(claim, flagged):
+    sents = [(k, 0, s.text) for k, p in enumerate(PET_PLAN) for s in split_sentences(p)]
+    pool = EvidencePool.of_passages([[t for _, _, t in sents]])
+    g = ground_claim(claim, sents, pool=pool)
+    found = [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"]
+    assert found == ([flagged] if flagged else []), g.issues
+
+
 def test_a_value_joined_from_its_sentence_brings_its_neighbours_from_there():
     sents = [
         (0, 0, "Paisley first recorded the song on his 2005 album Time Well Wasted."),

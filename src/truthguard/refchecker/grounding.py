@@ -949,6 +949,14 @@ def _slot_rival(
     if not said:
         return None
     texts = dict(sents)
+    if all(_outside_bound(claim, fact, texts[k], g) for k, g in same):
+        # every statement of the claim's value bounds a case the claim's is not in ("£19 for
+        # dogs under 25 kg" of a dog of 30 kg): a rival of the same list whose bound takes the
+        # claim's case in is the value of its slot ("£23 for dogs of 25 kg and over")
+        lists = {k for k, _ in same}
+        for k, g in rivals:
+            if k in lists and _within_bound(claim, fact, texts[k], g):
+                return k, g
     by_sentence = {
         k: [g for g in texts[k].facts if _one_sort(fact, claim, g, texts[k])]
         for k in dict.fromkeys(k for k, _ in same + rivals)
@@ -963,6 +971,8 @@ def _slot_rival(
     k, rival = max(rivals, key=lambda r: shared[r[0], r[1].start])
     more = shared[k, rival.start]
     if own <= 1 and more - own >= SLOT_MORE and more * 3 >= len(said):
+        if _outside_bound(claim, fact, texts[k], rival):
+            return None  # the rival's statement bounds a case the claim's own is not in
         lead = _lead(claim, fact)
         if (
             lead is not None
@@ -975,6 +985,43 @@ def _slot_rival(
             return None
         return k, rival
     return None
+
+
+def _bounds_met(claim: Analysed, fact: Fact, text: Analysed, value: Fact) -> list[bool]:
+    """For each bound the list item of ``text`` stating ``value`` sets on a value of a unit the
+    claim also states beside ``fact`` (another value of that unit), whether the claim's is on
+    its side: "£19 for dogs under 25 kg" against "a dog of 30 kg", [False]."""
+    spans = _items(text, [value])
+    if spans is None:
+        return []
+    lo, hi = spans[0]
+    met = []
+    for b in text.facts:
+        if b is value or b.kind != "number" or b.unit is None or not lo <= b.start < hi:
+            continue
+        found = bound_span(text.text, b.start, b.end)
+        if found is None or not isinstance(b.value, (int, float)):
+            continue
+        for g in claim.facts:
+            if g is fact or g.kind != "number" or g.unit != b.unit:
+                continue
+            if isinstance(g.value, (int, float)) and g.value != b.value:
+                met.append((found[0] == "below") == (g.value < b.value))
+    return met
+
+
+def _outside_bound(claim: Analysed, fact: Fact, text: Analysed, value: Fact) -> bool:
+    """Whether the list item of ``text`` stating ``value`` bounds a case the claim's is not in:
+    "£19 for dogs under 25 kg" is not the price for "a dog of 30 kg", whose words the parse
+    may tie to it all the same (the next item, "£23 for dogs of 25 kg and over", is)."""
+    return not all(_bounds_met(claim, fact, text, value))
+
+
+def _within_bound(claim: Analysed, fact: Fact, text: Analysed, value: Fact) -> bool:
+    """Whether the list item of ``text`` stating ``value`` bounds a case, and the claim's is
+    in it ("£23 for dogs of 25 kg and over" for "a dog of 30 kg")."""
+    met = _bounds_met(claim, fact, text, value)
+    return bool(met) and all(met)
 
 
 _ITEM_CUT = re.compile(r"[,;:]|\b(?:and|or|than|while|whereas|but)\b", re.IGNORECASE)
