@@ -46,6 +46,9 @@ REMARKS = [
     # a binding text silent on a question, or leaving a measure unset
     "The rules don't cover whether you still pay the match fee for a forfeited game.",
     "The rulebook doesn't give a deadline for paying fines.",
+    # a text by any name that does not say what, how or whether
+    "The biography doesn't say what the prize was worth or who awards it.",
+    "The review doesn't say how many of Price's goals were penalties.",
 ]
 
 FACTS = [
@@ -65,6 +68,8 @@ FACTS = [
     "The report was published in 2021.",
     "The policy doesn't give you a longer grace period.",
     "There is no deadline for appeals.",
+    "The landlord doesn't pay for repairs.",
+    "Price does not say how he scored.",
 ]
 
 

@@ -225,6 +225,15 @@ def _source_pronoun(tok: Any | None) -> bool:
     return tok is not None and tok.lower_ in ("it", "this", "that")
 
 
+def _definite_noun(tok: Any | None) -> bool:
+    """``tok`` is a common noun under "the", "this" or "that" ("the biography")."""
+    return (
+        tok is not None
+        and tok.pos_ == "NOUN"
+        and any(c.dep_ == "det" and c.lower_ in ("the", "this", "that") for c in tok.children)
+    )
+
+
 def _only(verb: Any) -> bool:
     return any(c.dep_ == "advmod" and c.lower_ == "only" for c in verb.children)
 
@@ -253,6 +262,10 @@ def _saying_clause(verb: Any) -> bool:
             and (_information(obj) or _question(verb) or _measure_given(verb, obj))
         )
     if _source_pronoun(subj) and saying and silent:
+        return True
+    if saying and _negated(verb) and _question(verb) and _definite_noun(subj):
+        # "The biography doesn't say what the prize was worth", "the review doesn't say how
+        # many were penalties": a text by any name that does not say what or how is silent
         return True
     if subj is not None and subj.lower_ in ("i", "we") and lemma in _KNOWING and _negated(verb):
         # "so I can't say whether ...", "we can't confirm that": the speaker cannot answer
