@@ -46,7 +46,7 @@ REMARKS = [
     # a binding text silent on a question, or leaving a measure unset
     "The rules don't cover whether you still pay the match fee for a forfeited game.",
     "The rulebook doesn't give a deadline for paying fines.",
-    # a text by any name that does not say what, how or whether
+    # a text by a name it has in some uses only, with a verb of saying
     "The biography doesn't say what the prize was worth or who awards it.",
     "The review doesn't say how many of Price's goals were penalties.",
 ]
@@ -70,6 +70,7 @@ FACTS = [
     "There is no deadline for appeals.",
     "The landlord doesn't pay for repairs.",
     "Price does not say how he scored.",
+    "The club's history doesn't include a league title.",
 ]
 
 

@@ -136,6 +136,16 @@ DOCUMENTS = frozenset(
 )
 """Nouns that name a text: what says or leaves out, never what a fact is about."""
 
+NARRATIVES = frozenset(
+    (
+        *("biography", "bio", "history", "review", "profile", "obituary", "account"),
+        *("chronicle", "memoir", "essay", "column", "feature", "writeup", "write-up"),
+    )
+)
+"""Nouns that name a text in some of their uses only ("the history of the club", "a review
+of the law"): a remark with a verb of saying ("The biography doesn't say what the prize was
+worth"), never with one of telling ("the club's history doesn't include a title" is a fact)."""
+
 BINDING = frozenset(
     (
         *("policy", "rule", "regulation", "term", "contract", "agreement", "warranty"),
@@ -225,13 +235,10 @@ def _source_pronoun(tok: Any | None) -> bool:
     return tok is not None and tok.lower_ in ("it", "this", "that")
 
 
-def _definite_noun(tok: Any | None) -> bool:
-    """``tok`` is a common noun under "the", "this" or "that" ("the biography")."""
-    return (
-        tok is not None
-        and tok.pos_ == "NOUN"
-        and any(c.dep_ == "det" and c.lower_ in ("the", "this", "that") for c in tok.children)
-    )
+def _lemmas_of(tok: Any | None) -> set[str]:
+    if tok is None or tok.pos_ not in ("NOUN", "PROPN"):
+        return set()
+    return {tok.lemma_.casefold(), tok.lower_}
 
 
 def _only(verb: Any) -> bool:
@@ -263,9 +270,9 @@ def _saying_clause(verb: Any) -> bool:
         )
     if _source_pronoun(subj) and saying and silent:
         return True
-    if saying and _negated(verb) and _question(verb) and _definite_noun(subj):
+    if saying and silent and _lemmas_of(subj) & NARRATIVES:
         # "The biography doesn't say what the prize was worth", "the review doesn't say how
-        # many were penalties": a text by any name that does not say what or how is silent
+        # many were penalties"
         return True
     if subj is not None and subj.lower_ in ("i", "we") and lemma in _KNOWING and _negated(verb):
         # "so I can't say whether ...", "we can't confirm that": the speaker cannot answer
