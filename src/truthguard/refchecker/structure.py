@@ -76,6 +76,13 @@ _LOCK = threading.Lock()
 
 @functools.cache
 def _pipeline() -> Any:
+    # named entities are not read here: entity types come from the word lists, and the few
+    # readers that need the recogniser load it alone (:func:`entities`)
+    return _load(exclude=["ner"])
+
+
+def _load(exclude: list[str]) -> Any:
+    """The first of :data:`MODELS` installed, without the components ``exclude`` names."""
     try:
         spacy = without_torch("spacy")
     except ImportError as e:  # pragma: no cover - the local extra installs it
@@ -84,8 +91,7 @@ def _pipeline() -> Any:
         ) from e
     for name in MODELS:
         try:
-            # named entities are not read: entity types come from the word lists
-            return load(spacy, name, exclude=["ner"])
+            return load(spacy, name, exclude=exclude)
         except OSError:
             continue
     raise StructureUnavailableError(
@@ -236,6 +242,7 @@ def _source_pronoun(tok: Any | None) -> bool:
 
 
 def _lemmas_of(tok: Any | None) -> set[str]:
+    """The lemma and the lower-case form of a noun, or nothing for another word."""
     if tok is None or tok.pos_ not in ("NOUN", "PROPN"):
         return set()
     return {tok.lemma_.casefold(), tok.lower_}
@@ -922,14 +929,8 @@ _ENTITY_LOCK = threading.Lock()
 
 @functools.cache
 def _recogniser() -> Any:
-    spacy = without_torch("spacy")
-    for name in MODELS:
-        try:
-            # the entity recogniser embeds the words itself: nothing else of the pipeline runs
-            return load(spacy, name, exclude=list(_NOT_ENTITY_PIPES))
-        except OSError:
-            continue
-    raise StructureUnavailableError("no spaCy English pipeline found (tried " + ", ".join(MODELS))
+    # the entity recogniser embeds the words itself: nothing else of the pipeline runs
+    return _load(exclude=list(_NOT_ENTITY_PIPES))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -937,9 +938,10 @@ def entities(text: str) -> tuple[tuple[int, int, str], ...]:
     """The named entities of a short text as (start, end, type), from spaCy's entity
     recogniser (loaded on the first call; the parser's pipeline runs without it). Read inside
     a memory zone: nothing of the Doc outlives the call."""
-    nlp = _recogniser()
-    with _ENTITY_LOCK, nlp.memory_zone():
-        return tuple((e.start_char, e.end_char, e.label_) for e in nlp(text).ents)
+    with _ENTITY_LOCK:  # the first calls of concurrent checks load one recogniser
+        nlp = _recogniser()
+        with nlp.memory_zone():
+            return tuple((e.start_char, e.end_char, e.label_) for e in nlp(text).ents)
 
 
 def off_question(question: str, answer: str) -> tuple[str, str] | None:
