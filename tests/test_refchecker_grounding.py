@@ -61,6 +61,10 @@ def _values(text: str, kind: str = "number") -> list:
         # pence joined to a whole number under 100; a video resolution is no amount
         ("Late books are 25p a day.", [(0.25, "¢")]),
         ("It records 1080p video.", [(1080.0, None)]),
+        # an ordinal before a count says which end of the stretch it takes
+        ("Turf may be watered in its first 28 days.", [(28.0, "day")]),
+        ("The first three books are free.", [(3.0, None)]),
+        ("His first album sold well.", [(1.0, None)]),
         # an ordinal after a possessive determiner, "whose" too, counts; an adverb does not
         ("A poet whose first collection appeared in 1984.", [(1.0, None), (1984.0, None)]),
         ("The show first aired in 1984.", [(1984.0, None)]),

@@ -716,6 +716,16 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             value = first // 100 * 100 + value
             value += 100 if value <= first else 0
         if (
+            used == 1
+            and j == i + 1
+            and (suffix == "ordinal" or (parsed is None and tok.norm in _ORD_W))
+            and _cardinal_at(tokens, j)
+        ):
+            # "the first 60 days", "its first three months": which end of a stretch the count
+            # after it takes, not a rank of its own
+            i = j
+            continue
+        if (
             parsed is None
             and used == 1
             and tok.norm == "first"
@@ -742,6 +752,17 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
         facts.append(Fact("number", value, start, end, text[start:end], unit))
         i = j
     return facts
+
+
+def _cardinal_at(tokens: list[Token], j: int) -> bool:
+    """Whether token ``j`` is a whole number in digits or a cardinal number word ("60",
+    "three"), not an ordinal or a year range's second half."""
+    if j >= len(tokens):
+        return False
+    t = tokens[j]
+    if re.fullmatch(r"\d[\d,]*", t.text):
+        return True
+    return all(p in _UNITS_W or p in _TENS_W for p in t.norm.split("-")) and t.norm != "one"
 
 
 def _fiscal(text: str, tokens: list[Token], i: int) -> tuple[Fact, int] | None:
