@@ -756,7 +756,8 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
 
 def _cardinal_at(tokens: list[Token], j: int) -> bool:
     """Whether token ``j`` is a whole number in digits or a cardinal number word ("60",
-    "three"), not an ordinal or a year range's second half."""
+    "three"), not an ordinal, and not "one", which after an ordinal is a pronoun ("the first
+    one")."""
     if j >= len(tokens):
         return False
     t = tokens[j]

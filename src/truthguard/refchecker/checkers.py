@@ -341,7 +341,7 @@ def _off_question(claim: str, question: str) -> list[dict[str, Any]]:
     (:func:`~truthguard.refchecker.structure.off_question`). Every word of "Paul Walker." may
     stand in the sources, asked when the Fast and Furious actor died; the word match alone
     would pass it."""
-    off = off_question(question, claim) if question else None
+    off = off_question(question, claim)
     if off is None:
         return []
     asked, given = off
