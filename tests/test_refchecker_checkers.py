@@ -9,10 +9,21 @@ from truthguard.refchecker.checkers import _recounted
 def test_a_count_is_set_against_another_only_in_a_sentence_about_the_same_thing():
     policy = [(0, 0, "Groups of 8 guests or more pay a deposit of £10 per person.")]
     claim = "You can still cut two guests without penalty."
-    assert _recounted(claim, {"issues": []}, policy) == []
+    assert _recounted(claim, {"issues": []}, policy, policy) == []
     roles = [(0, 0, "Before that she played three other female roles on the same show.")]
-    (found,) = _recounted("She played two other female roles on the show.", {"issues": []}, roles)
+    claim = "She played two other female roles on the show."
+    (found,) = _recounted(claim, {"issues": []}, roles, roles)
     assert (found["text"], found["evidence"]["text"]) == ("two", "three")
+
+
+def test_a_count_another_passage_states_is_not_set_against_the_near_one():
+    claim = "You can cut up to two guests without penalty until 24 hours before the booking."
+    near = [(1, 0, "Bookings of 15 or more guests are also charged £15 per head.")]
+    (found,) = _recounted(claim, {"issues": []}, near, near)
+    assert (found["text"], found["evidence"]["text"]) == ("two", "15")
+    # the retriever ranked the passage that states the claim's count below the other
+    every = [(0, 0, "You may reduce your party by up to 2 guests until 24 hours before."), *near]
+    assert _recounted(claim, {"issues": []}, near, every) == []
 
 
 WALKER = (

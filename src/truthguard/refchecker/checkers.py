@@ -451,13 +451,19 @@ def _flipped_words(
 
 
 def _recounted(
-    claim: str, fields: dict[str, Any], sentences: list[tuple[int, int, str]]
+    claim: str,
+    fields: dict[str, Any],
+    sentences: list[tuple[int, int, str]],
+    every: list[tuple[int, int, str]],
 ) -> list[dict[str, Any]]:
     """Other values for the claim's counts: a sentence of its passages counts the same thing
-    with another number and none with the claim's ("two other roles" where it says "three other
-    roles"; see :mod:`~truthguard.refchecker.counts`)."""
+    with another number and none of the sources (``every`` sentence) with the claim's ("two
+    other roles" where it says "three other roles"; see :mod:`~truthguard.refchecker.counts`).
+    A count one passage states is stated, whichever passage the retriever ranked first: "cut up
+    to two guests" of "reduce your party by up to 2 guests", beside "bookings of 15 or more
+    guests"."""
     flagged = _flagged(fields)
-    flagged |= {(r.start, r.end) for s in sentences for r in agreeing(claim, s[2])}
+    flagged |= {(r.start, r.end) for s in every for r in agreeing(claim, s[2])}
     out: dict[tuple[int, int], dict[str, Any]] = {}
     # only in a sentence about the same thing, sharing another of the claim's words than the
     # noun counted ("cut two guests" of the user's booking is no other count than the policy's
@@ -742,7 +748,7 @@ class LocalChecker(ClaimChecker):
                 fields["issues"] = _attributed(fields["issues"], claim.text, said)
                 near = _pool(retrieval, i)[0]
                 fields["issues"] += _flipped_words(claim.text, fields, near)
-                fields["issues"] += _recounted(claim.text, fields, near)
+                fields["issues"] += _recounted(claim.text, fields, near, in_order)
                 fields["issues"] += _reordered(claim.text, question, fields, in_order)
                 fields["issues"] += _unanswered(claim.text, question, g)
                 if i == 0 and claim.sentence is None:  # the answer's opening sentence
