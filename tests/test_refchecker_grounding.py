@@ -2004,6 +2004,28 @@ def _issue(kind: str, relation: str, text: str, claim: str, start: int | None = 
     return {"kind": kind, "relation": relation, "start": at, "end": at + len(text), "text": text}
 
 
+_VENUE = ["Capacity is 180 guests standing or 120 seated, including staff and performers."]
+_PARTY = "We're planning a party for about 150 people, all seated at tables. Is that allowed?"
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        # the user's 150, held truly against the seated limit the sources state
+        ("No: 150 guests seated is over the 120 limit.", True),
+        ("No: 150 guests seated is more than the 120 seated capacity.", True),
+        # untruly, or given as the sources' own capacity
+        ("Yes: 150 guests seated is under the 120 limit.", False),
+        ("Yes, the venue seats 150 guests.", False),
+    ],
+)
+def test_the_user_s_value_compared_with_the_sources_is_theirs_whatever_slot_it_is_read_in(
+    answer, passing
+):
+    result = RefChecker().invoke({"question": _PARTY, "answer": answer, "contexts": _VENUE})
+    assert result.passing == passing, result.details["claims"]
+
+
 def test_premises_keep_what_the_user_did_not_state():
     claim = "Six weeks is less than the 45-day limit."
     opposite = {"kind": "number", "relation": "opposite", "start": 13, "end": 30, "text": ""}

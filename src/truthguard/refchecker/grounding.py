@@ -1868,7 +1868,8 @@ def premises(
     flagged = {
         (i["start"], i["end"]): i
         for i in issues
-        if i.get("kind") == "number" and i.get("relation") in ("ungrounded", "other_value")
+        if i.get("kind") == "number"
+        and i.get("relation") in ("ungrounded", "other_value", "conflict")
     }
     theirs = [f for f in numbers if (f.start, f.end) not in flagged]
     users = [f for f in numbers if any(_same_value(f, q) for q in asked)]
@@ -1891,10 +1892,17 @@ def premises(
         issue = flagged.get((f.start, f.end))
         if issue is None:
             continue
-        rival = _value_of(issue) if issue["relation"] == "other_value" else None
-        if any(
+        relation = issue["relation"]
+        rival = _value_of(issue) if relation == "other_value" else None
+        if relation == "conflict":
+            # the user's value the evidence's slot reading sets against a value of the same
+            # measure: theirs where the claim compares it, truly, with one the sources state
+            # ("150 guests seated is over the 120 limit" of "180 standing or 120 seated")
+            if any(_truly(claim_text, f, t) for t in theirs):
+                premise.add((f.start, f.end))
+        elif any(
             _compared(claim_text, f, t) and (rival is None or t.value == rival) for t in theirs
-        ) and (issue["relation"] == "ungrounded" or rival is not None):
+        ) and (relation == "ungrounded" or rival is not None):
             premise.add((f.start, f.end))
     # a value worked out from the user's own ("ten weeks is 70 days"; "25p a day, so £7.50"
     # for 30 days late)
