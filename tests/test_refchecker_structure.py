@@ -43,6 +43,9 @@ REMARKS = [
     "The call did not cover the outlook.",
     "The filing is silent on the dividend.",
     "Nothing is said about refunds.",
+    "The excerpt makes no mention of electric trucks.",
+    "The document has no details on the rail contracts.",
+    "The table shows no figure for 2023.",
     # a binding text silent on a question, or leaving a measure unset
     "The rules don't cover whether you still pay the match fee for a forfeited game.",
     "The rulebook doesn't give a deadline for paying fines.",
@@ -71,6 +74,9 @@ FACTS = [
     "The landlord doesn't pay for repairs.",
     "Price does not say how he scored.",
     "The club's history doesn't include a league title.",
+    "The policy makes no exception for late arrivals.",
+    "The contract has no termination clause.",
+    "The company made no profit in 2023.",
 ]
 
 

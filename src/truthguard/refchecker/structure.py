@@ -174,10 +174,14 @@ SAYING = frozenset(
 """Verbs of saying: a text that does not do these is silent, whatever its subject."""
 
 TELLING = frozenset(
-    ("give", "provide", "list", "offer", "include", "contain", "break", "go", "cover", "touch")
+    (
+        *("give", "provide", "list", "offer", "include", "contain", "break", "go", "cover"),
+        *("touch", "make", "have", "show"),
+    )
 )
-"""Verbs a text also tells by ("gives no figure", "doesn't break out", "doesn't go into"), read
-as saying only with a text as subject that does not bind, or an object that is information."""
+"""Verbs a text also tells by ("gives no figure", "doesn't break out", "doesn't go into", "makes
+no mention of", "has no details on"), read as saying only with a text as subject that does not
+bind, or an object that is information."""
 
 INFORMATION = frozenset(
     (
