@@ -1446,6 +1446,28 @@ def test_a_value_on_the_other_side_of_a_bound_conflicts():
     assert not [i for i in g.issues if i.kind == "number"], g.issues
 
 
+@pytest.mark.parametrize(
+    ("claim", "flipped"),
+    [
+        # the claim's "is" is the auxiliary of its own verb; the sentence's "is not" denies
+        # what the one before it states
+        ("The missing fuel is charged at £2.10 a litre plus a £15 refuelling fee.", False),
+        # the claim leaves the predicate out too, and drops the negation
+        ("If you do, the booking lapses.", True),
+    ],
+)
+def test_a_negation_that_denies_what_another_sentence_states_flips_only_a_word_alike(
+    claim, flipped
+):
+    text = (
+        "Return the car with a full tank. If it is not, we charge £2.10 per litre plus a "
+        "refuelling fee of £15. Confirm your booking by Friday. If you do not, the booking lapses."
+    )
+    sents = [(0, s.start, s.text) for s in split_sentences(text)]
+    g = ground_claim(claim, sents)
+    assert any(i.kind == "negation" for i in g.issues) == flipped, g.issues
+
+
 def test_a_negation_the_evidence_makes_of_the_same_verb_flips_nothing():
     sent = "Do not fold the treadmill within 10 minutes of use, while the motor is still warm."
     g = ground_claim("Don't fold it within 10 minutes of use.", [(0, 0, sent)])

@@ -118,6 +118,21 @@ def test_a_negation_scopes_over_the_verb_it_hangs_from():
     assert negated_verb_at(text, 0, 3) is None
 
 
+def test_an_auxiliary_with_its_predicate_left_out_is_elliptic():
+    from truthguard.refchecker.structure import elliptic
+
+    def at(text: str, word: str) -> bool:
+        i = text.index(word)
+        return elliptic(text, i, i + len(word))
+
+    assert at("If it is not, we charge £2.10 per litre.", "not")
+    assert at("If you do, the booking lapses.", "do")
+    assert not at("The missing fuel is charged at £2.10 a litre.", "is")
+    assert not at("The fee is not refundable.", "not")
+    assert not at("It is not in the box.", "not")
+    assert not at("Members who have not paid are suspended.", "not")
+
+
 @pytest.mark.parametrize(
     ("text", "value", "way"),
     [

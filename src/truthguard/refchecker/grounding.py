@@ -72,6 +72,7 @@ from truthguard.refchecker.structure import (
     denies_otherwise,
     direction_at,
     doers,
+    elliptic,
     frames,
     moves,
     negated_at,
@@ -414,6 +415,10 @@ def _flip_read(claim_text: str, sent_text: str, issue: Issue, tok: Any, copy: bo
     nothing denied, the alignment's reading stands."""
     if tok is not None:  # the sentence's negation, which the claim drops
         word, other = negated_word(sent_text, tok.start, tok.end), claim_text
+        if word is None and elliptic(sent_text, tok.start, tok.end):
+            # it denies what another sentence states ("If it is not, we charge ..." after
+            # "return the car full"): a flip only of a claim word that leaves it out too
+            return elliptic(claim_text, issue.start, issue.end)
     else:
         word, other = negated_word(claim_text, issue.start, issue.end), sent_text
     if word is None:

@@ -43,6 +43,7 @@ __all__ = [
     "denies_otherwise",
     "direction_at",
     "doers",
+    "elliptic",
     "frames",
     "moves",
     "negated_at",
@@ -528,6 +529,24 @@ def negated_word(text: str, start: int, end: int | None = None) -> str | None:
             return None
         head = said
     return head.lemma_.casefold() if head is not cue else None
+
+
+def elliptic(text: str, start: int, end: int) -> bool:
+    """Whether the word of ``text[start:end]`` is an auxiliary that states nothing of its own
+    here: its predicate left out ("If it is not, we charge ...", "if you don't, ..."), unlike an
+    auxiliary of a verb ("the fuel *is* charged") or a copula with its complement ("is full")."""
+    here = [t for t in parse(text) if t.idx < end and start < t.idx + len(t.text)]
+    if not here:
+        return False
+    tok = here[0]
+    if tok.dep_ == "neg":
+        tok = tok.head
+    if tok.lemma_.casefold() not in _AUXILIARY or tok.dep_ in ("aux", "auxpass"):
+        return False
+    return not any(
+        c.dep_ in ("acomp", "attr", "xcomp", "dobj", "oprd", "ccomp", "prep", "advmod")
+        for c in tok.children
+    )
 
 
 _LIMITING = frozenset(("only", "except", "unless", "partially", "partly"))
