@@ -1468,6 +1468,30 @@ def test_a_negation_that_denies_what_another_sentence_states_flips_only_a_word_a
     assert any(i.kind == "negation" for i in g.issues) == flipped, g.issues
 
 
+_REFUNDS = [
+    "The first overdraft fee in each 12-month period is refunded automatically. Additional "
+    "refunds can be approved by a branch manager but not by call-centre staff."
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        ("Call-centre staff can approve further refunds.", False),
+        ("A branch manager can approve further refunds, but call-centre staff cannot.", True),
+        ("Further refunds need a branch manager; call-centre staff can't approve them.", True),
+        # another action of the same party
+        ("Call-centre staff can explain the fee.", True),
+    ],
+)
+def test_an_action_the_sources_deny_of_its_doer_is_contradicted(answer, passing):
+    asked = "Can I get another overdraft fee refunded?"
+    result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": _REFUNDS})
+    assert result.passing is passing, result.explanation
+    if not passing:
+        assert "'not by call-centre staff'" in result.explanation
+
+
 def test_a_negation_the_evidence_makes_of_the_same_verb_flips_nothing():
     sent = "Do not fold the treadmill within 10 minutes of use, while the motor is still warm."
     g = ground_claim("Don't fold it within 10 minutes of use.", [(0, 0, sent)])

@@ -118,6 +118,17 @@ def test_a_negation_scopes_over_the_verb_it_hangs_from():
     assert negated_verb_at(text, 0, 3) is None
 
 
+def test_a_negated_by_phrase_denies_the_verb_of_its_party():
+    from truthguard.refchecker.structure import denied_agents
+
+    text = "Additional refunds can be approved by a branch manager but not by call-centre staff."
+    ((verb, who),) = denied_agents(text)
+    assert (verb, text[who.start : who.end]) == ("approve", "not by call-centre staff")
+    assert denied_agents("Refunds are approved by managers.") == []
+    # a negated verb is the negation's own reading, not a party's
+    assert denied_agents("Refunds are not approved by staff.") == []
+
+
 def test_an_auxiliary_with_its_predicate_left_out_is_elliptic():
     from truthguard.refchecker.structure import elliptic
 

@@ -69,6 +69,7 @@ from truthguard.refchecker.softmatch import SoftMatcher
 from truthguard.refchecker.structure import (
     Arg,
     counted,
+    denied_agents,
     denies_otherwise,
     direction_at,
     doers,
@@ -514,6 +515,41 @@ def _done_by_another(
                 ev = (r, o + doer.start, o + doer.end, text[doer.start : doer.end])
                 word = claim.text[who.start : who.end]
                 issues.append(Issue("name", "swapped", who.start, who.end, word, ev))
+    return issues
+
+
+def _denied_doer(
+    claim: Analysed,
+    sentences: Sequence[tuple[int, int, str]],
+    near: Sequence[tuple[int, Analysed]],
+) -> list[Issue]:
+    """The claim's doer of an action that a sentence about it denies of that doer in a negated
+    "by" phrase: "call-centre staff can approve further refunds" where "additional refunds can
+    be approved by a branch manager but not by call-centre staff". The action must be the
+    same: the same verb, and what it is done to sharing a word where both name it."""
+    mine = [f for f in frames(claim.text) if f.agent is not None]
+    if not mine:
+        return []
+    negated = negated_verbs(claim.text)
+    issues = []
+    for f in mine:
+        if f.verb in negated:
+            continue  # the claim denies it too
+        for k, e in near:
+            if not _has_verb(e, f.verb):
+                continue
+            denied = [a for verb, a in denied_agents(e.text) if verb == f.verb]
+            hit = next((a for a in denied if a.words & f.agent.words), None)
+            if hit is None:
+                continue
+            done_to = [t.patient for t in frames(e.text) if t.verb == f.verb and t.patient]
+            if f.patient and done_to and not any(f.patient.words & p.words for p in done_to):
+                continue  # another action of the verb
+            r, o, text = sentences[k]
+            ev = (r, o + hit.start, o + hit.end, text[hit.start : hit.end])
+            word = claim.text[f.agent.start : f.agent.end]
+            issues.append(Issue("negation", "conflict", f.agent.start, f.agent.end, word, ev))
+            break
     return issues
 
 
@@ -1417,6 +1453,7 @@ def ground_claim(
         read += _done_by_another(claim, sentences, near_at)
         read += _said_of_another(claim, sentences, near_at)
         read += _placed_otherwise(claim, sentences, near_at)
+        read += _denied_doer(claim, sentences, near_at)
         issues += [i for i in read if not any(i.start < j.end and j.start < i.end for j in issues)]
         neg = negation_issue(claim, sent, ops) if close else None
         if neg is None and close:

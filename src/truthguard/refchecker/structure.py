@@ -40,6 +40,7 @@ __all__ = [
     "StructureUnavailableError",
     "clause_cuts",
     "counted",
+    "denied_agents",
     "denies_otherwise",
     "direction_at",
     "doers",
@@ -775,6 +776,27 @@ def frames(text: str) -> list[Frame]:
             elif c.dep_ == "prep":
                 rest |= set().union(*(_phrase(g) for g in c.children if g.dep_ == "pobj"))
         out.append(Frame(tok.lemma_.casefold(), agent, patient, frozenset(rest), light))
+    return out
+
+
+def denied_agents(text: str) -> list[tuple[str, Arg]]:
+    """The parties a passive verb of ``text`` is denied of in a negated "by" phrase, with the
+    verb's lemma: "Additional refunds can be approved by a branch manager but not by
+    call-centre staff" denies ``approve`` of call-centre staff (the party's span runs from the
+    negation: "not by call-centre staff")."""
+    out = []
+    for tok in parse(text):
+        if tok.pos_ != "VERB":
+            continue
+        for c in tok.children:
+            if c.lower_ != "by" or c.dep_ not in ("agent", "prep"):
+                continue
+            neg = next((g for g in c.children if g.dep_ == "neg"), None)
+            who = next((g for g in c.children if g.dep_ == "pobj"), None)
+            if neg is not None and who is not None:
+                # the span is the denial: "not by call-centre staff"
+                arg = dataclasses.replace(_joined_arg(who), start=neg.idx)
+                out.append((tok.lemma_.casefold(), arg))
     return out
 
 
