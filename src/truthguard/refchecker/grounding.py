@@ -518,6 +518,10 @@ def _done_by_another(
     return issues
 
 
+_NOT_BY = re.compile(r"\b(?:not|never)\s+by\b", re.IGNORECASE)
+"""A denied "by" party ("but not by call-centre staff"); "not only by" denies no one."""
+
+
 def _denied_doer(
     claim: Analysed,
     sentences: Sequence[tuple[int, int, str]],
@@ -527,6 +531,8 @@ def _denied_doer(
     "by" phrase: "call-centre staff can approve further refunds" where "additional refunds can
     be approved by a branch manager but not by call-centre staff". The action must be the
     same: the same verb, and what it is done to sharing a word where both name it."""
+    if not any(_NOT_BY.search(e.text) for _, e in near):
+        return []  # (a cheap look before the parse)
     mine = [f for f in frames(claim.text) if f.agent is not None]
     if not mine:
         return []
@@ -536,7 +542,7 @@ def _denied_doer(
         if f.verb in negated:
             continue  # the claim denies it too
         for k, e in near:
-            if not _has_verb(e, f.verb):
+            if not _NOT_BY.search(e.text) or not _has_verb(e, f.verb):
                 continue
             denied = [a for verb, a in denied_agents(e.text) if verb == f.verb]
             hit = next((a for a in denied if a.words & f.agent.words), None)
