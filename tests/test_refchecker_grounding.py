@@ -1454,6 +1454,7 @@ def test_a_value_on_the_other_side_of_a_bound_conflicts():
         ("The missing fuel is charged at £2.10 a litre plus a £15 refuelling fee.", False),
         # the claim leaves the predicate out too, and drops the negation
         ("If you do, the booking lapses.", True),
+        ("He struggles to adapt to life outside prison and fears that he will.", True),
     ],
 )
 def test_a_negation_that_denies_what_another_sentence_states_flips_only_a_word_alike(
@@ -1461,7 +1462,8 @@ def test_a_negation_that_denies_what_another_sentence_states_flips_only_a_word_a
 ):
     text = (
         "Return the car with a full tank. If it is not, we charge £2.10 per litre plus a "
-        "refuelling fee of £15. Confirm your booking by Friday. If you do not, the booking lapses."
+        "refuelling fee of £15. Confirm your booking by Friday. If you do not, the booking lapses. "
+        "He struggles to adapt to life outside prison and fears that he never will."
     )
     sents = [(0, s.start, s.text) for s in split_sentences(text)]
     g = ground_claim(claim, sents)

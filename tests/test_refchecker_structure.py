@@ -130,18 +130,21 @@ def test_a_negated_by_phrase_denies_the_verb_of_its_party():
 
 
 def test_an_auxiliary_with_its_predicate_left_out_is_elliptic():
-    from truthguard.refchecker.structure import elliptic
+    from truthguard.refchecker.structure import ellipses, elliptic
 
-    def at(text: str, word: str) -> bool:
+    def at(text: str, word: str) -> str | None:
         i = text.index(word)
         return elliptic(text, i, i + len(word))
 
-    assert at("If it is not, we charge £2.10 per litre.", "not")
-    assert at("If you do, the booking lapses.", "do")
-    assert not at("The missing fuel is charged at £2.10 a litre.", "is")
-    assert not at("The fee is not refundable.", "not")
-    assert not at("It is not in the box.", "not")
-    assert not at("Members who have not paid are suspended.", "not")
+    assert at("If it is not, we charge £2.10 per litre.", "not") == "be"
+    assert at("If you do, the booking lapses.", "do") == "do"
+    assert at("He fears that he never will.", "never") == "will"
+    assert at("The missing fuel is charged at £2.10 a litre.", "is") is None
+    assert at("The fee is not refundable.", "not") is None
+    assert at("It is not in the box.", "not") is None
+    assert at("Members who have not paid are suspended.", "not") is None
+    assert ellipses("He fears that he will.") == {"will"}
+    assert ellipses("The missing fuel is charged at £2.10 a litre.") == set()
 
 
 @pytest.mark.parametrize(

@@ -457,13 +457,14 @@ def _recounted(
     every: list[tuple[int, int, str]],
 ) -> list[dict[str, Any]]:
     """Other values for the claim's counts: a sentence of its passages counts the same thing
-    with another number and none of the sources (``every`` sentence) with the claim's ("two
-    other roles" where it says "three other roles"; see :mod:`~truthguard.refchecker.counts`).
-    A count one passage states is stated, whichever passage the retriever ranked first: "cut up
-    to two guests" of "reduce your party by up to 2 guests", beside "bookings of 15 or more
-    guests"."""
+    with another number, none of them states the claim's, and no sentence of the sources
+    (``every``) counts the same thing with it ("two other roles" where it says "three other
+    roles"; see :mod:`~truthguard.refchecker.counts`). A count of the same noun one passage
+    states is stated, whichever passage the retriever ranked first: "cut up to two guests" of
+    "reduce your party by up to 2 guests", beside "bookings of 15 or more guests"."""
     flagged = _flagged(fields)
-    flagged |= {(r.start, r.end) for s in every for r in agreeing(claim, s[2])}
+    flagged |= {(r.start, r.end) for s in sentences for r in agreeing(claim, s[2])}
+    flagged |= {(r.start, r.end) for s in every for r in agreeing(claim, s[2], of_noun=True)}
     out: dict[tuple[int, int], dict[str, Any]] = {}
     # only in a sentence about the same thing, sharing another of the claim's words than the
     # noun counted ("cut two guests" of the user's booking is no other count than the policy's

@@ -99,9 +99,11 @@ def _stated(a: Analysed) -> dict[float, tuple[int, int, str]]:
     return out
 
 
-def agreeing(claim_text: str, evidence_text: str) -> list[Recount]:
+def agreeing(claim_text: str, evidence_text: str, *, of_noun: bool = False) -> list[Recount]:
     """The claim's counts the evidence sentence states too (a count the sources do state, which
-    another sentence's other count for the same word does not undo)."""
+    another sentence's other count for the same word does not undo); with ``of_noun``, only
+    those it states of the same counted word ("up to 2 guests" for "up to two guests", not
+    "four grandchildren" for "four children")."""
     mine = _counted(analyse(claim_text))
     if not mine:
         return []
@@ -110,7 +112,7 @@ def agreeing(claim_text: str, evidence_text: str) -> list[Recount]:
     out = []
     for value, start, end, text, words in mine:
         same = [t[1:4] for t in counted if t[4] & words and t[0] == value]
-        if same or value in stated:
+        if same or (value in stated and not of_noun):
             t = same[0] if same else stated[value]
             out.append(Recount(start, end, text, t[0], t[1], t[2]))
     return out

@@ -73,6 +73,7 @@ from truthguard.refchecker.structure import (
     denies_otherwise,
     direction_at,
     doers,
+    ellipses,
     elliptic,
     frames,
     moves,
@@ -416,10 +417,12 @@ def _flip_read(claim_text: str, sent_text: str, issue: Issue, tok: Any, copy: bo
     nothing denied, the alignment's reading stands."""
     if tok is not None:  # the sentence's negation, which the claim drops
         word, other = negated_word(sent_text, tok.start, tok.end), claim_text
-        if word is None and elliptic(sent_text, tok.start, tok.end):
-            # it denies what another sentence states ("If it is not, we charge ..." after
-            # "return the car full"): a flip only of a claim word that leaves it out too
-            return elliptic(claim_text, issue.start, issue.end)
+        left_out = elliptic(sent_text, tok.start, tok.end) if word is None else None
+        if left_out is not None:
+            # it denies a predicate stated elsewhere ("If it is not, we charge ..." after
+            # "return the car full"): a flip only where the claim leaves it out after the same
+            # auxiliary ("fears that he will" of "fears that he never will")
+            return left_out in ellipses(claim_text)
     else:
         word, other = negated_word(claim_text, issue.start, issue.end), sent_text
     if word is None:

@@ -44,6 +44,7 @@ __all__ = [
     "denies_otherwise",
     "direction_at",
     "doers",
+    "ellipses",
     "elliptic",
     "frames",
     "moves",
@@ -532,22 +533,33 @@ def negated_word(text: str, start: int, end: int | None = None) -> str | None:
     return head.lemma_.casefold() if head is not cue else None
 
 
-def elliptic(text: str, start: int, end: int) -> bool:
-    """Whether the word of ``text[start:end]`` is an auxiliary that states nothing of its own
-    here: its predicate left out ("If it is not, we charge ...", "if you don't, ..."), unlike an
-    auxiliary of a verb ("the fuel *is* charged") or a copula with its complement ("is full")."""
-    here = [t for t in parse(text) if t.idx < end and start < t.idx + len(t.text)]
-    if not here:
-        return False
-    tok = here[0]
+def _elliptic(tok: Any) -> str | None:
+    """The lemma of ``tok`` (or of the auxiliary a negation hangs from) when it is an auxiliary
+    with its predicate left out."""
     if tok.dep_ == "neg":
         tok = tok.head
-    if tok.lemma_.casefold() not in _AUXILIARY or tok.dep_ in ("aux", "auxpass"):
-        return False
-    return not any(
-        c.dep_ in ("acomp", "attr", "xcomp", "dobj", "oprd", "ccomp", "prep", "advmod")
-        for c in tok.children
-    )
+    lemma = tok.lemma_.casefold()
+    if lemma not in _AUXILIARY or tok.dep_ in ("aux", "auxpass"):
+        return None
+    said = ("acomp", "attr", "xcomp", "dobj", "oprd", "ccomp", "prep", "advmod")
+    # what it states follows it ("that" before "he will" is the clause's opening word, which
+    # the small pipeline may read as an object)
+    return None if any(c.dep_ in said and c.i > tok.i for c in tok.children) else lemma
+
+
+def elliptic(text: str, start: int, end: int) -> str | None:
+    """The lemma of the word of ``text[start:end]`` when it is an auxiliary that states nothing
+    of its own here, its predicate left out ("If it is not, we charge ...", "fears that he never
+    will"), unlike an auxiliary of a verb ("the fuel *is* charged") or a copula with its
+    complement ("is full"); else None."""
+    here = [t for t in parse(text) if t.idx < end and start < t.idx + len(t.text)]
+    return _elliptic(here[0]) if here else None
+
+
+def ellipses(text: str) -> frozenset[str]:
+    """The lemmas of the auxiliaries of ``text`` whose predicate is left out (:func:`elliptic`):
+    "If you do, the booking lapses" has ``do``."""
+    return frozenset(filter(None, (_elliptic(t) for t in parse(text) if t.dep_ != "neg")))
 
 
 _LIMITING = frozenset(("only", "except", "unless", "partially", "partly"))
