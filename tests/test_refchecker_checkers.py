@@ -24,6 +24,12 @@ def test_a_count_another_passage_states_is_not_set_against_the_near_one():
     # the retriever ranked the passage that states the claim's count below the other
     every = [(0, 0, "You may reduce your party by up to 2 guests until 24 hours before."), *near]
     assert _recounted(claim, {"issues": []}, near, every) == []
+    # another passage's number states the claim's count only where it counts the same noun
+    claim = "She raised four children on the farm."
+    near = [(0, 0, "She raised three children on the farm.")]
+    every = [*near, (1, 0, "Her brother later bought four tractors.")]
+    (found,) = _recounted(claim, {"issues": []}, near, every)
+    assert (found["text"], found["evidence"]["text"]) == ("four", "three")
 
 
 WALKER = (
