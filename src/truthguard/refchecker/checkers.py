@@ -464,14 +464,7 @@ def _recounted(
     "reduce your party by up to 2 guests", beside "bookings of 15 or more guests"."""
     flagged = _flagged(fields)
     flagged |= {(r.start, r.end) for s in sentences for r in agreeing(claim, s[2])}
-    # (only a sentence stating one of the claim's numbers can agree; no parse for the rest)
-    values = {f.value for f in analyse(claim).facts if f.kind == "number"}
-    stating = [
-        s
-        for s in every
-        if any(f.kind == "number" and f.value in values for f in analyse(s[2]).facts)
-    ]
-    flagged |= {(r.start, r.end) for s in stating for r in agreeing(claim, s[2], of_noun=True)}
+    flagged |= {(r.start, r.end) for s in every for r in agreeing(claim, s[2], of_noun=True)}
     out: dict[tuple[int, int], dict[str, Any]] = {}
     # only in a sentence about the same thing, sharing another of the claim's words than the
     # noun counted ("cut two guests" of the user's booking is no other count than the policy's

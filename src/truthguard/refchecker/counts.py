@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from truthguard.refchecker._analysis import Against, Analysed, analyse
-from truthguard.refchecker._facts import stem
+from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker.structure import counted
 
 __all__ = ["Recount", "agreeing", "recounts"]
@@ -99,6 +99,14 @@ def _stated(a: Analysed) -> dict[float, tuple[int, int, str]]:
     return out
 
 
+def _value_in(fact: Fact, values: set[float]) -> bool:
+    return (
+        fact.kind == "number"
+        and isinstance(fact.value, (int, float))
+        and float(fact.value) in values
+    )
+
+
 def agreeing(claim_text: str, evidence_text: str, *, of_noun: bool = False) -> list[Recount]:
     """The claim's counts the evidence sentence states too (a count the sources do state, which
     another sentence's other count for the same word does not undo); with ``of_noun``, only
@@ -108,6 +116,9 @@ def agreeing(claim_text: str, evidence_text: str, *, of_noun: bool = False) -> l
     if not mine:
         return []
     a = analyse(evidence_text)
+    values = {m[0] for m in mine}
+    if not any(_value_in(f, values) for f in a.facts):
+        return []  # (no statement of the claim's numbers, so no parse)
     counted, stated = _counted(a), _stated(a)
     out = []
     for value, start, end, text, words in mine:
