@@ -1494,6 +1494,46 @@ def test_an_action_the_sources_deny_of_its_doer_is_contradicted(answer, passing)
         assert "'not by call-centre staff'" in result.explanation
 
 
+_HOLDING = [
+    "Deposited funds cannot be withdrawn until the 30-day holding period ends. Interest is paid "
+    "monthly. The key is not issued until the deposit has been paid. Accounts cannot be closed "
+    "without a manager's approval. Pets are not allowed in the flat unless they are registered."
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        # a negation that waits for something says when the denied thing may happen
+        ("Funds can be withdrawn only after the 30-day holding period ends.", True),
+        ("Funds can be withdrawn once the 30-day holding period ends.", True),
+        ("The key is issued after the deposit is paid.", True),
+        ("You must pay the deposit before the key is issued.", True),
+        # a negation that a condition lifts says what the verb needs
+        ("Accounts can be closed only with a manager's approval.", True),
+        ("Pets are allowed in the flat if they are registered.", True),
+        # the other side of the wait, or no wait at all, is still denied
+        ("Funds can be withdrawn before the 30-day holding period ends.", False),
+        ("Funds can be withdrawn at any time.", False),
+        ("The key is issued before the deposit is paid.", False),
+        ("Accounts can be closed without approval.", False),
+        ("Accounts can be closed with a manager's phone call.", False),
+        ("Pets are allowed in the flat.", False),
+    ],
+)
+def test_a_negation_something_lifts_is_no_flip_of_the_verb_said_to_wait_for_it(answer, passing):
+    asked = "When can I withdraw my funds, get the key, close the account or bring a pet?"
+    result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": _HOLDING})
+    assert result.passing is passing, result.explanation
+
+
+def test_a_dropped_negation_names_the_claims_words_put_in_its_place():
+    sent = "Deposited funds cannot be withdrawn until the 30-day holding period ends."
+    g = ground_claim("Funds can be withdrawn at any time.", [(0, 0, sent)])
+    (issue,) = [i for i in g.issues if i.kind == "negation"]
+    assert (issue.text, issue.evidence[3]) == ("can", "cannot")
+
+
 def test_a_negation_the_evidence_makes_of_the_same_verb_flips_nothing():
     sent = "Do not fold the treadmill within 10 minutes of use, while the motor is still warm."
     g = ground_claim("Don't fold it within 10 minutes of use.", [(0, 0, sent)])

@@ -147,6 +147,36 @@ def test_an_auxiliary_with_its_predicate_left_out_is_elliptic():
     assert ellipses("The missing fuel is charged at £2.10 a litre.") == set()
 
 
+def test_what_lifts_a_negation_and_what_a_verb_is_granted_on():
+    from truthguard.refchecker.structure import granted_on, lifted_by
+
+    def lifts(text: str) -> list[set[str]]:
+        i = text.index("not")
+        return lifted_by(text, i, i + 3)
+
+    assert lifts("Funds cannot be withdrawn until the holding period ends.") == [{"end", "period"}]
+    assert lifts("Orders are not shipped before payment clears.") == [{"clear"}]
+    assert lifts("Orders cannot be cancelled without a manager's approval.") == [{"approval"}]
+    assert lifts("Pets are not allowed unless they are registered.") == [{"register"}]
+    assert lifts("She cannot be extradited to face charges until she completes the treatment.") == [
+        {"complete", "treatment"}
+    ]
+    assert lifts("Funds cannot be withdrawn by phone.") == []
+    assert {"period", "end"} <= granted_on(
+        "Funds can be withdrawn once the period ends.", "withdraw"
+    )[0]
+    assert {"good"} <= granted_on("Refunds are issued as soon as the goods are returned.", "issue")[
+        0
+    ]
+    assert {"register"} <= granted_on("Pets are allowed only if they are registered.", "allow")[0]
+    assert {"approval"} <= granted_on("Orders can be cancelled with approval.", "cancel")[0]
+    # a clause that comes before another waits for it
+    (then,) = granted_on("You must pay the deposit before the key is issued.", "issue")
+    assert {"deposit", "pay"} <= then
+    assert granted_on("The key is issued before the deposit is paid.", "issue") == []
+    assert granted_on("Orders can be cancelled without approval.", "cancel") == []
+
+
 @pytest.mark.parametrize(
     ("text", "value", "way"),
     [

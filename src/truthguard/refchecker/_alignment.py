@@ -643,10 +643,14 @@ def negation_issue(claim: Analysed, sent: Analysed, ops: list) -> tuple[Issue, A
                 continue  # the claim left out the negated part ("leave and never return")
             if _negated_there(sent, j, claim):
                 continue  # the claim says it too, elsewhere in its order
-            # where the claim drops it: the claim word aligned just before
-            i = max(i1 - 1, 0)
-            t = claim.tokens[i] if claim.tokens else None
-            span = (t.start, t.end, t.text) if t else (0, 0, "")
+            # where the claim drops it: the claim's words put in its place ("can" for
+            # "cannot"), else the claim word aligned just before
+            if tag == "replace":
+                a0, a1 = claim.tokens[i1], claim.tokens[i2 - 1]
+                span = (a0.start, a1.end, claim.text[a0.start : a1.end])
+            else:
+                t = claim.tokens[max(i1 - 1, 0)] if claim.tokens else None
+                span = (t.start, t.end, t.text) if t else (0, 0, "")
             return Issue("negation", "conflict", *span), sent.tokens[j]
     return None
 

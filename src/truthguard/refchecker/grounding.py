@@ -76,6 +76,8 @@ from truthguard.refchecker.structure import (
     ellipses,
     elliptic,
     frames,
+    granted_on,
+    lifted_by,
     moves,
     negated_at,
     negated_verb_at,
@@ -413,10 +415,15 @@ def _flip_read(claim_text: str, sent_text: str, issue: Issue, tok: Any, copy: bo
     in a way of its own. "a batch that isn't full" is no flip of "a partially filled batch",
     nor "primary shards can't be changed, except by reindexing" of "can only be changed by
     reindexing", nor "no new file reads" of "stops reading new lines"; "is not happy" is one
-    of "is happy", and "is not recognised for" of "is known for". Where the parse shows
-    nothing denied, the alignment's reading stands."""
+    of "is happy", and "is not recognised for" of "is known for". A negation that something
+    lifts ("cannot be withdrawn until the holding period ends", "cannot be cancelled without a
+    manager's approval") is no flip of the same verb said to wait for or need it ("can be
+    withdrawn once the period ends", "you must pay the deposit before the key is issued",
+    "can be cancelled only with a manager's approval"). Where the parse shows nothing denied,
+    the alignment's reading stands."""
     if tok is not None:  # the sentence's negation, which the claim drops
         word, other = negated_word(sent_text, tok.start, tok.end), claim_text
+        denier, at = sent_text, (tok.start, tok.end)
         left_out = elliptic(sent_text, tok.start, tok.end) if word is None else None
         if left_out is not None:
             # it denies a predicate stated elsewhere ("If it is not, we charge ..." after
@@ -425,8 +432,12 @@ def _flip_read(claim_text: str, sent_text: str, issue: Issue, tok: Any, copy: bo
             return left_out in ellipses(claim_text)
     else:
         word, other = negated_word(claim_text, issue.start, issue.end), sent_text
+        denier, at = claim_text, (issue.start, issue.end)
     if word is None:
         return True
+    lifts = lifted_by(denier, *at)
+    if lifts and any(k & then for k in lifts for then in granted_on(other, word)):
+        return False
     plain = states_plainly(other, word)
     if plain is None:
         return copy and not denies_otherwise(other)

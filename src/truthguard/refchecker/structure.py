@@ -562,6 +562,95 @@ def ellipses(text: str) -> frozenset[str]:
     return frozenset(filter(None, (_elliptic(t) for t in parse(text) if t.dep_ != "neg")))
 
 
+_LIFTING = frozenset(("until", "till", "before", "unless", "without"))
+"""Words by which a negation says what lifts it ("cannot be withdrawn *until* the holding
+period ends", "not shipped *before* payment clears", "cannot be cancelled *without* a manager's
+approval", "not allowed *unless* they are registered")."""
+
+_GRANTING = frozenset(
+    ("after", "once", "when", "whenever", "following", "upon", "soon", "if", "with", "provided")
+)
+"""Words by which a statement says what its verb waits for or needs ("withdrawn *once* the
+period ends", "allowed *if* they are registered", "cancelled *with* a manager's approval";
+"soon" of "as soon as")."""
+
+_CONTENT = frozenset(("NOUN", "PROPN", "VERB", "ADJ", "NUM"))
+
+
+def _content(toks: Any) -> set[str]:
+    """The lemmas of the content words among ``toks``."""
+    return {t.lemma_.casefold() for t in toks if t.pos_ in _CONTENT and not t.is_stop}
+
+
+def _phrases(verb: Any, markers: frozenset[str]) -> list[Any]:
+    """The heads of the clauses and phrases ``verb`` governs that one of ``markers`` opens
+    ("until she completes the treatment", "after the period ends", "as soon as ...")."""
+    out = []
+    for c in verb.children:
+        opens = (c.dep_ == "prep" and c.lower_ in markers) or (
+            c.dep_ == "advcl"
+            and any(g.dep_ in ("mark", "advmod") and g.lower_ in markers for g in c.children)
+        )
+        if opens:
+            out.append(c)
+        elif c.dep_ == "advmod" and c.lower_ in markers:
+            # "as soon as the goods are returned": the clause hangs from "soon"
+            out.extend(g for g in c.children if g.dep_ == "advcl")
+    return out
+
+
+def _key_words(head: Any) -> set[str]:
+    """What a phrase is about: the lemmas of its head word and of the nouns that head governs
+    directly ("until the holding period ends": ``end``, ``period``; "without a manager's
+    approval": ``approval``)."""
+    if head.dep_ == "prep":
+        head = next((c for c in head.children if c.dep_ == "pobj"), head)
+    near = [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj")]
+    return _content([head, *near])
+
+
+def lifted_by(text: str, start: int, end: int) -> list[set[str]]:
+    """What lifts the negation at ``text[start:end]``, as the key words of each phrase
+    (:func:`_key_words`): "Funds cannot be withdrawn until the holding period ends" denies the
+    withdrawal only until then (``{"end", "period"}``), "Orders cannot be cancelled without a
+    manager's approval" only without it (``{"approval"}``); empty for a plain negation."""
+    here = [t for t in parse(text) if t.idx < end and start < t.idx + len(t.text)]
+    cue = next((t for t in here if t.dep_ == "neg" or t.lower_ in _NEG), None)
+    if cue is None:
+        return []
+    verb = cue.head
+    if cue.dep_ == "det" and verb.dep_ in ("nsubj", "nsubjpass", "dobj"):
+        verb = verb.head  # "No refunds are issued until ..."
+    # (the parse may hang the phrase from an infinitive the verb governs: "cannot be
+    # extradited to face charges until she completes the treatment")
+    verbs = [verb, *(c for c in verb.children if c.dep_ in ("advcl", "xcomp") and _to(c))]
+    return [_key_words(p) for v in verbs for p in _phrases(v, _LIFTING)]
+
+
+def _to(verb: Any) -> bool:
+    """Whether ``verb`` is an infinitive with "to"."""
+    return any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children)
+
+
+def granted_on(text: str, lemma: str) -> list[set[str]]:
+    """The content lemmas of what ``text`` says the verb ``lemma`` waits for or needs: a
+    clause or phrase opened by "after", "once", "when", "as soon as", "if" or "with" ("can be
+    withdrawn once the period ends", "allowed only if they are registered"), or, where that
+    verb's clause is opened by "before", the clause it comes before ("You must pay the deposit
+    before the key is issued": the key waits for the payment)."""
+    out = []
+    for tok in parse(text):
+        if tok.lemma_.casefold() != lemma or tok.pos_ not in ("VERB", "AUX"):
+            continue
+        out.extend(_content(p.subtree) for p in _phrases(tok, _GRANTING))
+        if tok.dep_ == "advcl" and any(
+            c.dep_ == "mark" and c.lower_ == "before" for c in tok.children
+        ):
+            inside = {t.i for t in tok.subtree}
+            out.append(_content(t for t in tok.head.subtree if t.i not in inside))
+    return out
+
+
 _LIMITING = frozenset(("only", "except", "unless", "partially", "partly"))
 """Words that deny part of what they are said with ("can *only* be changed by reindexing", "a
 *partially* filled batch")."""
