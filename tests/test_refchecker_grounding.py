@@ -1497,7 +1497,8 @@ def test_an_action_the_sources_deny_of_its_doer_is_contradicted(answer, passing)
 _HOLDING = [
     "Deposited funds cannot be withdrawn until the 30-day holding period ends. Interest is paid "
     "monthly. The key is not issued until the deposit has been paid. Accounts cannot be closed "
-    "without a manager's approval. Pets are not allowed in the flat unless they are registered."
+    "without a manager's approval. Pets are not allowed in the flat unless they are registered. "
+    "Data is not deleted until 30 days after the account is closed."
 ]
 
 
@@ -1512,6 +1513,7 @@ _HOLDING = [
         # a negation that a condition lifts says what the verb needs
         ("Accounts can be closed only with a manager's approval.", True),
         ("Pets are allowed in the flat if they are registered.", True),
+        ("Data is deleted 30 days after the account is closed.", True),
         # the other side of the wait, or no wait at all, is still denied
         ("Funds can be withdrawn before the 30-day holding period ends.", False),
         ("Funds can be withdrawn at any time.", False),
@@ -1525,6 +1527,23 @@ def test_a_negation_something_lifts_is_no_flip_of_the_verb_said_to_wait_for_it(a
     asked = "When can I withdraw my funds, get the key, close the account or bring a pet?"
     result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": _HOLDING})
     assert result.passing is passing, result.explanation
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        ("Refunds are only available within 14 days.", True),
+        ("Refunds are given after 14 days.", False),
+    ],
+)
+def test_no_before_a_subject_turns_the_side_of_a_bound(answer, passing):
+    contexts = ["No refunds are given after 14 days. Support is open on weekdays."]
+    result = RefChecker().invoke(
+        {"question": "Can I get a refund?", "answer": answer, "contexts": contexts}
+    )
+    assert result.passing is passing, result.explanation
+    if not passing:
+        assert "'No refunds are given after 14'" in result.explanation
 
 
 def test_a_dropped_negation_names_the_claims_words_put_in_its_place():

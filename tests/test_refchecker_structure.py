@@ -99,9 +99,17 @@ def test_a_number_counts_the_noun_it_modifies_and_belongs_to_its_clause_subject(
 
 
 def test_a_negation_scopes_over_the_verb_it_hangs_from():
-    from truthguard.refchecker.structure import negated_at, negated_verb_at, negated_verbs
+    from truthguard.refchecker.structure import negated_verb_at, negated_verbs, negation_at
+
+    def negated_at(text: str, offset: int) -> bool:
+        return negation_at(text, offset) is not None
 
     text = "Do not fold the treadmill within 10 minutes of use."
+    assert negation_at(text, text.index("10")) == text.index("not")
+    # "no" before the verb's subject or object negates the verb
+    text = "No refunds are given after 14 days."
+    assert negation_at(text, text.index("14")) == 0
+    assert not negated_at("Refunds are given after 14 days.", 25)
     assert negated_at(text, text.index("10"))
     text = "An SDK that can't reach the server at startup waits up to 5 seconds."
     assert not negated_at(text, text.index("5"))
@@ -161,6 +169,8 @@ def test_what_lifts_a_negation_and_what_a_verb_is_granted_on():
     assert lifts("She cannot be extradited to face charges until she completes the treatment.") == [
         {"complete", "treatment"}
     ]
+    (after,) = lifts("Data is not deleted until 30 days after the account is closed.")
+    assert "account" in after
     assert lifts("Funds cannot be withdrawn by phone.") == []
     assert {"period", "end"} <= granted_on(
         "Funds can be withdrawn once the period ends.", "withdraw"

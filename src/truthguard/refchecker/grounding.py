@@ -79,10 +79,10 @@ from truthguard.refchecker.structure import (
     granted_on,
     lifted_by,
     moves,
-    negated_at,
     negated_verb_at,
     negated_verbs,
     negated_word,
+    negation_at,
     only_doers,
     placed,
     shared_subjects,
@@ -306,7 +306,11 @@ def _side(text: Analysed, fact: Fact, turn: bool = True) -> _Side | None:
     side, lo, hi = found
     if not turn or _NEGATION_FIRST.match(text.text, lo):
         return side, lo, hi  # "not under 18": the bound has read its own negation
-    return (side if not negated_at(text.text, fact.start) else _TURNED[side]), lo, hi
+    cue = negation_at(text.text, fact.start)
+    if cue is None:
+        return side, lo, hi
+    # the side the negation turns, shown from the negation ("No refunds are given after 14")
+    return _TURNED[side], min(lo, cue), hi
 
 
 _TURNED = {"above": "below", "below": "above"}

@@ -48,10 +48,10 @@ __all__ = [
     "elliptic",
     "frames",
     "moves",
-    "negated_at",
     "negated_verb_at",
     "negated_verbs",
     "negated_word",
+    "negation_at",
     "off_question",
     "only_doers",
     "options",
@@ -422,23 +422,37 @@ def _owners(noun: Any) -> set[str]:
 # --- negation scope ------------------------------------------------------------------------
 
 
-def negated_at(text: str, offset: int) -> bool:
-    """Whether the verb the word at ``offset`` depends on is negated ("Do not fold it within
+def negation_at(text: str, offset: int) -> int | None:
+    """The offset of the word that negates the verb the word at ``offset`` depends on, or None
+    when nothing negates it ("Do not fold it within
     10 minutes": "10" hangs from "fold", which "not" negates; in "an SDK that can't reach the
-    server waits up to 5 seconds" the "5" hangs from "waits", which nothing negates). A word of
-    the verb's subject is not in its scope: "a break of up to 4 weeks doesn't stop the
-    allowance" says nothing against "up to 4 weeks"."""
+    server waits up to 5 seconds" the "5" hangs from "waits", which nothing negates). "No"
+    before the verb's subject or object negates the verb too ("No refunds are given after 14
+    days"). A word of the verb's subject is not in its scope: "a break of up to 4 weeks doesn't
+    stop the allowance" says nothing against "up to 4 weeks"."""
     if not _CUES.search(text):
-        return False  # no negation to scope
+        return None  # no negation to scope
     doc = parse(text)
     tok = next((t for t in doc if t.idx <= offset < t.idx + len(t.text)), None)
     while tok is not None:
         if tok.pos_ in ("VERB", "AUX") or tok.dep_ == "ROOT":
-            return _negated(tok)
+            cues = [
+                c
+                for c in tok.children
+                if c.dep_ == "neg" or (c.lower_ in _NEG and c.dep_ == "advmod")
+            ]
+            cues += [
+                g
+                for c in tok.children
+                if c.dep_ in ("nsubj", "nsubjpass", "dobj")
+                for g in c.children
+                if g.dep_ == "det" and g.lower_ == "no"
+            ]
+            return min(c.idx for c in cues) if cues else None
         if tok.head is tok or tok.dep_ in ("nsubj", "nsubjpass", "csubj"):
-            return False
+            return None
         tok = tok.head
-    return False
+    return None
 
 
 def negated_verbs(text: str) -> frozenset[str]:
@@ -604,7 +618,7 @@ def _key_words(head: Any) -> set[str]:
     directly ("until the holding period ends": ``end``, ``period``; "without a manager's
     approval": ``approval``)."""
     if head.dep_ == "prep":
-        head = next((c for c in head.children if c.dep_ == "pobj"), head)
+        head = next((c for c in head.children if c.dep_ in ("pobj", "pcomp")), head)
     near = [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj")]
     return _content([head, *near])
 
