@@ -1546,6 +1546,33 @@ def test_no_before_a_subject_turns_the_side_of_a_bound(answer, passing):
         assert "'No refunds are given after 14'" in result.explanation
 
 
+def test_the_words_of_a_sentences_own_bound_are_no_other_side():
+    sent = [(0, 0, "The API allows no more than 100 requests per minute.")]
+    g = ground_claim("The API allows at least 100 requests per minute.", sent)
+    assert g.label == "Contradiction", g.issues
+    (issue,) = [i for i in g.issues if i.kind == "number"]
+    assert (issue.text, issue.evidence[3]) == ("at least 100", "no more than 100")
+    assert ground_claim("The API allows up to 100 requests per minute.", sent).label == (
+        "Entailment"
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        # a denied bound is the other bound, not a denied verb
+        ("Employees can work up to 48 hours a week.", True),
+        ("Employees must work more than 48 hours a week.", False),
+    ],
+)
+def test_a_denied_bound_is_the_other_bound(answer, passing):
+    contexts = ["Employees may not work more than 48 hours a week. Overtime is paid monthly."]
+    result = RefChecker().invoke(
+        {"question": "How long can employees work?", "answer": answer, "contexts": contexts}
+    )
+    assert result.passing is passing, result.explanation
+
+
 def test_a_dropped_negation_names_the_claims_words_put_in_its_place():
     sent = "Deposited funds cannot be withdrawn until the 30-day holding period ends."
     g = ground_claim("Funds can be withdrawn at any time.", [(0, 0, sent)])

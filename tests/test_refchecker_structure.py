@@ -155,6 +155,19 @@ def test_an_auxiliary_with_its_predicate_left_out_is_elliptic():
     assert ellipses("The missing fuel is charged at £2.10 a litre.") == set()
 
 
+def test_the_numbers_of_a_denied_clause_and_of_a_verbs_clauses():
+    from truthguard.refchecker.structure import negated_numbers, numbers_of
+
+    text = "Employees may not work more than 48 hours a week."
+    i = text.index("not")
+    assert [text[a:b] for a, b in negated_numbers(text, i, i + 3)] == ["48"]
+    text = "Employees may not work on Sundays; shifts last 8 hours."
+    i = text.index("not")
+    assert negated_numbers(text, i, i + 3) == []
+    assert numbers_of("Employees can work up to 48 hours a week.", "work") == {"48"}
+    assert numbers_of("Employees can work up to 48 hours a week.", "pay") == set()
+
+
 def test_what_lifts_a_negation_and_what_a_verb_is_granted_on():
     from truthguard.refchecker.structure import granted_on, lifted_by
 

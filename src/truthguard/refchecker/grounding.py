@@ -79,10 +79,12 @@ from truthguard.refchecker.structure import (
     granted_on,
     lifted_by,
     moves,
+    negated_numbers,
     negated_verb_at,
     negated_verbs,
     negated_word,
     negation_at,
+    numbers_of,
     only_doers,
     placed,
     shared_subjects,
@@ -186,7 +188,10 @@ def _other_side(
     mine, theirs = read
     if not theirs or not all(x is not None and x[0] != mine[0] for x in theirs):
         return None
-    if _SIDE_WORDS[mine[0]] & {t.norm for t in sent.tokens}:
+    # (a word of the sentence's own bound, "more" of "no more than 100", is no other side)
+    bounds = [(x[1], x[2]) for x in theirs if x is not None]
+    words = {t.norm for t in sent.tokens if not any(lo <= t.start < hi for lo, hi in bounds)}
+    if _SIDE_WORDS[mine[0]] & words:
         return None
     if _compares_another(fact, claim, mine):
         return None
@@ -441,6 +446,11 @@ def _flip_read(claim_text: str, sent_text: str, issue: Issue, tok: Any, copy: bo
         return True
     lifts = lifted_by(denier, *at)
     if lifts and any(k & then for k in lifts for then in granted_on(other, word)):
+        return False
+    # a denied bound is the other bound ("may not work more than 48 hours" is "up to 48"): the
+    # same verb with the same number is left to the bound's reading
+    limits = {denier[a:b] for a, b in negated_numbers(denier, *at) if bound_span(denier, a, b)}
+    if limits & numbers_of(other, word):
         return False
     plain = states_plainly(other, word)
     if plain is None:

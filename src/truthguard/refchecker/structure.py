@@ -48,10 +48,12 @@ __all__ = [
     "elliptic",
     "frames",
     "moves",
+    "negated_numbers",
     "negated_verb_at",
     "negated_verbs",
     "negated_word",
     "negation_at",
+    "numbers_of",
     "off_question",
     "only_doers",
     "options",
@@ -628,17 +630,45 @@ def lifted_by(text: str, start: int, end: int) -> list[set[str]]:
     (:func:`_key_words`): "Funds cannot be withdrawn until the holding period ends" denies the
     withdrawal only until then (``{"end", "period"}``), "Orders cannot be cancelled without a
     manager's approval" only without it (``{"approval"}``); empty for a plain negation."""
-    here = [t for t in parse(text) if t.idx < end and start < t.idx + len(t.text)]
-    cue = next((t for t in here if t.dep_ == "neg" or t.lower_ in _NEG), None)
-    if cue is None:
+    verb = _negated_verb(text, start, end)
+    if verb is None:
         return []
-    verb = cue.head
-    if cue.dep_ == "det" and verb.dep_ in ("nsubj", "nsubjpass", "dobj"):
-        verb = verb.head  # "No refunds are issued until ..."
     # (the parse may hang the phrase from an infinitive the verb governs: "cannot be
     # extradited to face charges until she completes the treatment")
     verbs = [verb, *(c for c in verb.children if c.dep_ in ("advcl", "xcomp") and _to(c))]
     return [_key_words(p) for v in verbs for p in _phrases(v, _LIFTING)]
+
+
+def _negated_verb(text: str, start: int, end: int) -> Any | None:
+    """The verb the negation at ``text[start:end]`` denies ("No refunds are *issued*")."""
+    here = [t for t in parse(text) if t.idx < end and start < t.idx + len(t.text)]
+    cue = next((t for t in here if t.dep_ == "neg" or t.lower_ in _NEG), None)
+    if cue is None:
+        return None
+    verb = cue.head
+    if cue.dep_ == "det" and verb.dep_ in ("nsubj", "nsubjpass", "dobj"):
+        verb = verb.head
+    return verb
+
+
+def negated_numbers(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The offsets of the numbers of the clause the negation at ``text[start:end]`` denies:
+    "Employees may not work more than 48 hours" has "48"."""
+    verb = _negated_verb(text, start, end)
+    if verb is None:
+        return []
+    return [(t.idx, t.idx + len(t.text)) for t in verb.subtree if t.like_num]
+
+
+def numbers_of(text: str, lemma: str) -> set[str]:
+    """The numbers of the clauses of ``text`` whose verb is ``lemma``."""
+    return {
+        n.text
+        for tok in parse(text)
+        if tok.lemma_.casefold() == lemma and tok.pos_ in ("VERB", "AUX")
+        for n in tok.subtree
+        if n.like_num
+    }
 
 
 def _to(verb: Any) -> bool:
