@@ -1580,6 +1580,25 @@ def test_a_dropped_negation_names_the_claims_words_put_in_its_place():
     assert (issue.text, issue.evidence[3]) == ("can", "cannot")
 
 
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        ("Members can invite users.", False),
+        ("Admins can invite users, but members cannot.", True),
+        ("Members cannot invite users.", True),
+        ("Members can view invoices.", True),
+    ],
+)
+def test_an_action_an_elliptic_negation_denies_of_its_subject_is_contradicted(answer, passing):
+    contexts = ["Admins can invite users, but members cannot. Members can view invoices."]
+    result = RefChecker().invoke(
+        {"question": "Who can invite users?", "answer": answer, "contexts": contexts}
+    )
+    assert result.passing is passing, result.explanation
+    if not passing:
+        assert "'members cannot'" in result.explanation
+
+
 def test_a_negation_the_evidence_makes_of_the_same_verb_flips_nothing():
     sent = "Do not fold the treadmill within 10 minutes of use, while the motor is still warm."
     g = ground_claim("Don't fold it within 10 minutes of use.", [(0, 0, sent)])

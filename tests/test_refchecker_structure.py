@@ -133,6 +133,14 @@ def test_a_negated_by_phrase_denies_the_verb_of_its_party():
     ((verb, who),) = denied_agents(text)
     assert (verb, text[who.start : who.end]) == ("approve", "not by call-centre staff")
     assert denied_agents("Refunds are approved by managers.") == []
+    # the subject of a negation whose predicate is left out
+    text = "Managers can approve refunds; call-centre staff cannot."
+    ((verb, who),) = denied_agents(text)
+    assert (verb, text[who.start : who.end]) == ("approve", "call-centre staff cannot")
+    text = "Admins can invite users, but members cannot."
+    ((verb, who),) = denied_agents(text)
+    assert (verb, text[who.start : who.end]) == ("invite", "members cannot")
+    assert denied_agents("If it is not, we charge a fee.") == []
     # a negated verb is the negation's own reading, not a party's
     assert denied_agents("Refunds are not approved by staff.") == []
 

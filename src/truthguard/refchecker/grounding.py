@@ -546,8 +546,11 @@ def _done_by_another(
     return issues
 
 
-_NOT_BY = re.compile(r"\b(?:not|never)\s+by\b", re.IGNORECASE)
-"""A denied "by" party ("but not by call-centre staff"); "not only by" denies no one."""
+_NOT_BY = re.compile(
+    r"\b(?:not|never)\s+by\b|(?:\bnot|n[’']t|\bcannot|\bnever)\s*(?:[.,;:!?)]|$)", re.IGNORECASE
+)
+"""A denied "by" party ("but not by call-centre staff"; "not only by" denies no one), or a
+negation whose predicate is left out ("but members cannot.")."""
 
 
 def _denied_doer(
@@ -556,9 +559,11 @@ def _denied_doer(
     near: Sequence[tuple[int, Analysed]],
 ) -> list[Issue]:
     """The claim's doer of an action that a sentence about it denies of that doer in a negated
-    "by" phrase: "call-centre staff can approve further refunds" where "additional refunds can
-    be approved by a branch manager but not by call-centre staff". The action must be the
-    same: the same verb, and what it is done to sharing a word where both name it."""
+    "by" phrase or an elliptic negation (:func:`~truthguard.refchecker.structure.denied_agents`):
+    "call-centre staff can approve further refunds" where "additional refunds can be approved
+    by a branch manager but not by call-centre staff", "Members can invite users" where
+    "Admins can invite users, but members cannot". The action must be the same: the same
+    verb, and what it is done to sharing a word where both name it."""
     if not any(_NOT_BY.search(e.text) for _, e in near):
         return []  # (a cheap look before the parse)
     mine = [f for f in frames(claim.text) if f.agent is not None]

@@ -44,6 +44,7 @@ __all__ = [
     "denies_otherwise",
     "direction_at",
     "doers",
+    "elided",
     "ellipses",
     "elliptic",
     "frames",
@@ -578,6 +579,29 @@ def ellipses(text: str) -> frozenset[str]:
     return frozenset(filter(None, (_elliptic(t) for t in parse(text) if t.dep_ != "neg")))
 
 
+def elided(text: str, start: int, end: int) -> tuple[str, Arg] | None:
+    """The verb an elliptic negation at ``text[start:end]`` denies, with whom it denies it of:
+    "Admins can invite users, but members cannot" denies ``invite`` of the members (the verb
+    the auxiliary is joined to, else the nearest verb before it); None when the negation is
+    not elliptic or has no subject."""
+    here = [t for t in parse(text) if t.idx < end and start < t.idx + len(t.text)]
+    if not here or _elliptic(here[0]) is None:
+        return None
+    aux = here[0].head if here[0].dep_ == "neg" else here[0]
+    who = next((c for c in aux.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if who is None:
+        return None
+    if aux.dep_ == "conj" and aux.head.pos_ == "VERB":
+        verb = aux.head
+    else:
+        inside = {t.i for t in aux.subtree} - {c.i for c in aux.children if c.dep_ == "ccomp"}
+        before = [t for t in aux.doc[: aux.i] if t.pos_ == "VERB" and t.i not in inside]
+        if not before:
+            return None
+        verb = before[-1]
+    return verb.lemma_.casefold(), dataclasses.replace(_arg(who), start=who.left_edge.idx)
+
+
 _LIFTING = frozenset(("until", "till", "before", "unless", "without"))
 """Words by which a negation says what lifts it ("cannot be withdrawn *until* the holding
 period ends", "not shipped *before* payment clears", "cannot be cancelled *without* a manager's
@@ -925,12 +949,17 @@ def frames(text: str) -> list[Frame]:
 
 
 def denied_agents(text: str) -> list[tuple[str, Arg]]:
-    """The parties a passive verb of ``text`` is denied of in a negated "by" phrase, with the
-    verb's lemma: "Additional refunds can be approved by a branch manager but not by
-    call-centre staff" denies ``approve`` of call-centre staff (the party's span runs from the
-    negation: "not by call-centre staff")."""
+    """The parties a verb of ``text`` is denied of, with the verb's lemma: in a negated "by"
+    phrase of a passive ("Additional refunds can be approved by a branch manager but not by
+    call-centre staff" denies ``approve`` of call-centre staff; the party's span runs from the
+    negation: "not by call-centre staff"), or as the subject of an elliptic negation
+    (:func:`elided`: "Admins can invite users, but members cannot" denies ``invite`` of the
+    members; the span runs to the negation: "members cannot")."""
     out = []
     for tok in parse(text):
+        if tok.dep_ == "neg" and (found := elided(text, tok.idx, tok.idx + len(tok.text))):
+            verb, who = found
+            out.append((verb, dataclasses.replace(who, end=tok.idx + len(tok.text))))
         if tok.pos_ != "VERB":
             continue
         for c in tok.children:
