@@ -1599,6 +1599,25 @@ def test_an_action_an_elliptic_negation_denies_of_its_subject_is_contradicted(an
         assert "'members cannot'" in result.explanation
 
 
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        ("The Basic plan costs more than the Pro plan.", False),
+        ("Costs grew faster than revenue.", False),
+        ("The Pro plan costs more than the Basic plan.", True),
+        ("Revenue grew faster than costs.", True),
+    ],
+)
+def test_a_comparison_the_sources_make_the_other_way_round_is_contradicted(answer, passing):
+    contexts = [
+        "The Pro plan costs more than the Basic plan. Last year revenue grew faster than costs."
+    ]
+    result = RefChecker().invoke(
+        {"question": "How do they compare?", "answer": answer, "contexts": contexts}
+    )
+    assert result.passing is passing, result.explanation
+
+
 def test_a_negation_the_evidence_makes_of_the_same_verb_flips_nothing():
     sent = "Do not fold the treadmill within 10 minutes of use, while the motor is still warm."
     g = ground_claim("Don't fold it within 10 minutes of use.", [(0, 0, sent)])

@@ -176,6 +176,19 @@ def test_the_numbers_of_a_denied_clause_and_of_a_verbs_clauses():
     assert numbers_of("Employees can work up to 48 hours a week.", "pay") == set()
 
 
+def test_a_comparison_reads_its_two_sides_and_how_they_compare():
+    from truthguard.refchecker.structure import comparisons
+
+    (c,) = comparisons("The Pro plan costs more than the Basic plan.")
+    assert (c.how, c.first, c.second) == ("cost more", {"pro", "plan"}, {"basic", "plan"})
+    (c,) = comparisons("The Basic plan is cheaper than the Pro plan.")
+    assert (c.how, c.first, c.second) == ("cheap", {"basic", "plan"}, {"pro", "plan"})
+    (c,) = comparisons("The Pro plan is more expensive than the Basic plan.")
+    assert c.how == "more expensive"
+    # a bound is no comparison of two things
+    assert comparisons("Refunds take more than 3 days.") == []
+
+
 def test_what_lifts_a_negation_and_what_a_verb_is_granted_on():
     from truthguard.refchecker.structure import granted_on, lifted_by
 

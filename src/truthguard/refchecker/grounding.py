@@ -68,6 +68,7 @@ from truthguard.refchecker.lexical import STOPWORDS
 from truthguard.refchecker.softmatch import SoftMatcher
 from truthguard.refchecker.structure import (
     Arg,
+    comparisons,
     counted,
     denied_agents,
     denies_otherwise,
@@ -483,6 +484,39 @@ def _moved_the_other_way(
             word = claim.text[mine.start : mine.end]
             ev = (r, o + theirs.start, o + theirs.end, sentences[k][2][theirs.start : theirs.end])
             issues.append(Issue("content", "opposite", mine.start, mine.end, word, ev))
+    return issues
+
+
+def _compared_the_other_way(
+    claim: Analysed,
+    sentences: Sequence[tuple[int, int, str]],
+    near: Sequence[tuple[int, Analysed]],
+) -> list[Issue]:
+    """A comparison of the claim whose two sides the sources compare the same way only the
+    other way round: "The Basic plan costs more than the Pro plan" where "The Pro plan costs
+    more than the Basic plan". The sides are told apart by the words each has and the other
+    lacks ("basic", "pro")."""
+    mine = comparisons(claim.text)
+    if not mine:
+        return []
+    issues = []
+    for c in mine:
+        alike, other = False, None
+        for k, e in near:
+            for theirs in comparisons(e.text):
+                if theirs.how != c.how:
+                    continue
+                one, two = theirs.first - theirs.second, theirs.second - theirs.first
+                if c.first & one and c.second & two and not c.first & two:
+                    alike = True
+                elif c.first & two and c.second & one and not c.first & one and other is None:
+                    other = (k, theirs)
+        if other is not None and not alike:
+            k, theirs = other
+            r, o, text = sentences[k]
+            ev = (r, o + theirs.start, o + theirs.end, text[theirs.start : theirs.end])
+            word = claim.text[c.start : c.end]
+            issues.append(Issue("content", "opposite", c.start, c.end, word, ev))
     return issues
 
 
@@ -1489,6 +1523,7 @@ def ground_claim(
                     )
                     flagged.add((fact.start, fact.end))
         read = _moved_the_other_way(claim, sentences, near_at)
+        read += _compared_the_other_way(claim, sentences, near_at)
         read += _done_by_another(claim, sentences, near_at)
         read += _said_of_another(claim, sentences, near_at)
         read += _placed_otherwise(claim, sentences, near_at)

@@ -39,6 +39,7 @@ __all__ = [
     "Counted",
     "StructureUnavailableError",
     "clause_cuts",
+    "comparisons",
     "counted",
     "denied_agents",
     "denies_otherwise",
@@ -972,6 +973,64 @@ def denied_agents(text: str) -> list[tuple[str, Arg]]:
                 arg = dataclasses.replace(_joined_arg(who), start=neg.idx)
                 out.append((tok.lemma_.casefold(), arg))
     return out
+
+
+@dataclass(frozen=True)
+class Compared:
+    """One comparison of ``text``: ``greater`` compared with ``lesser`` by ``how`` (the
+    comparative, with its verb unless that is "be": "cost more", "cheap"), and the offsets of
+    the comparison from its first side to its second."""
+
+    how: str
+    first: frozenset[str]
+    second: frozenset[str]
+    start: int
+    end: int
+
+
+def comparisons(text: str) -> list[Compared]:
+    """The comparisons of ``text`` with "than" between two sides: "The Pro plan costs more than
+    the Basic plan" compares the Pro plan with the Basic plan by ``cost more``; "X is cheaper
+    than Y" by ``cheap``; "more expensive" by ``more expensive``. A side is the content words of
+    its noun phrase; a comparison whose side is not a noun phrase ("more than 3 days") is
+    left out."""
+    if " than " not in text:
+        return []  # (a cheap look before the parse)
+    out = []
+    for than in parse(text):
+        if than.lower_ != "than" or than.dep_ != "prep":
+            continue
+        second = next((c for c in than.children if c.dep_ == "pobj"), None)
+        comp = than.head
+        if second is None or second.pos_ not in ("NOUN", "PROPN"):
+            continue
+        if comp.tag_ not in _COMPARATIVE and not any(
+            c.lower_ in ("more", "less") for c in comp.children
+        ):
+            continue
+        how = [c.lower_ for c in comp.children if c.lower_ in ("more", "less")]
+        how.append(comp.lemma_.casefold())
+        verb = comp
+        while verb.pos_ not in ("VERB", "AUX") and verb.head.i != verb.i:
+            verb = verb.head
+        first = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        if first is None or first.pos_ not in ("NOUN", "PROPN"):
+            continue
+        if verb.lemma_.casefold() != "be":
+            how.insert(0, verb.lemma_.casefold())
+        out.append(
+            Compared(
+                " ".join(how),
+                frozenset(_content(first.subtree)),
+                frozenset(_content(second.subtree)),
+                first.left_edge.idx,
+                second.right_edge.idx + len(second.right_edge.text),
+            )
+        )
+    return out
+
+
+_COMPARATIVE = frozenset(("JJR", "RBR"))
 
 
 @dataclass(frozen=True)
