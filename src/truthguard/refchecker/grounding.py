@@ -448,15 +448,25 @@ def _flip_read(claim_text: str, sent_text: str, issue: Issue, tok: Any, copy: bo
     lifts = lifted_by(denier, *at)
     if lifts and any(k & then for k in lifts for then in granted_on(other, word)):
         return False
-    # a denied bound is the other bound ("may not work more than 48 hours" is "up to 48"): the
-    # same verb with the same number is left to the bound's reading
-    limits = {denier[a:b] for a, b in negated_numbers(denier, *at) if bound_span(denier, a, b)}
+    # a denied bound of an amount is the other bound ("may not work more than 48 hours" is
+    # "up to 48"): the same verb with the same number is left to the bound's reading
+    limits = {denier[a:b] for a, b in negated_numbers(denier, *at) if _amount_bound(denier, a, b)}
     if limits & numbers_of(other, word):
         return False
     plain = states_plainly(other, word)
     if plain is None:
         return copy and not denies_otherwise(other)
     return plain
+
+
+_COMPARING = re.compile(r"\bthan\b|^(?:over|under|above|below|beyond)\b", re.IGNORECASE)
+
+
+def _amount_bound(text: str, start: int, end: int) -> bool:
+    """Whether the number at ``text[start:end]`` has a bound that compares an amount with it
+    ("more than 48", "over 18"), not a point in time it comes after ("after 5 seconds")."""
+    found = bound_span(text, start, end)
+    return found is not None and bool(_COMPARING.search(text[found[1] : found[2]]))
 
 
 def _moved_the_other_way(

@@ -676,23 +676,38 @@ def _negated_verb(text: str, start: int, end: int) -> Any | None:
     return verb
 
 
+def _measures(verb: Any) -> list[Any]:
+    """The numbers that measure ``verb`` itself ("work *48* hours", "park for *2* hours"): its
+    own noun of the number hangs from the verb, directly or through a preposition, not from
+    another noun ("charged for stays under *3* nights" measures the stays)."""
+    out = []
+    for n in verb.subtree:
+        if not n.like_num:
+            continue
+        up = n.head if n.dep_ == "nummod" else n
+        while up.i != verb.i and up.head.i != up.i and up.head.pos_ not in ("NOUN", "PROPN"):
+            up = up.head
+        if up.head.i == verb.i or up.i == verb.i:
+            out.append(n)
+    return out
+
+
 def negated_numbers(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """The offsets of the numbers of the clause the negation at ``text[start:end]`` denies:
-    "Employees may not work more than 48 hours" has "48"."""
+    """The offsets of the numbers that measure the verb the negation at ``text[start:end]``
+    denies: "Employees may not work more than 48 hours" has "48"."""
     verb = _negated_verb(text, start, end)
     if verb is None:
         return []
-    return [(t.idx, t.idx + len(t.text)) for t in verb.subtree if t.like_num]
+    return [(t.idx, t.idx + len(t.text)) for t in _measures(verb)]
 
 
 def numbers_of(text: str, lemma: str) -> set[str]:
-    """The numbers of the clauses of ``text`` whose verb is ``lemma``."""
+    """The numbers that measure the verbs ``lemma`` of ``text``."""
     return {
         n.text
         for tok in parse(text)
         if tok.lemma_.casefold() == lemma and tok.pos_ in ("VERB", "AUX")
-        for n in tok.subtree
-        if n.like_num
+        for n in _measures(tok)
     }
 
 
