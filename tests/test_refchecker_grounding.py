@@ -1618,6 +1618,32 @@ def test_a_comparison_the_sources_make_the_other_way_round_is_contradicted(answe
     assert result.passing is passing, result.explanation
 
 
+_NOTICE = [
+    "The tenant must notify the landlord 30 days before moving out. The client sends a "
+    "heartbeat to the server every 30 seconds. The park borders the river."
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        ("The landlord must notify the tenant 30 days before the tenant moves out.", False),
+        ("The server sends a heartbeat to the client every 30 seconds.", False),
+        ("The tenant has to notify the landlord 30 days before moving out.", True),
+        ("Every 30 seconds the client sends the server a heartbeat.", True),
+        # parties that may trade places
+        ("The river borders the park.", True),
+    ],
+)
+def test_an_action_whose_parties_the_sources_give_the_other_way_round_is_contradicted(
+    answer, passing
+):
+    result = RefChecker().invoke(
+        {"question": "Who does what?", "answer": answer, "contexts": _NOTICE}
+    )
+    assert result.passing is passing, result.explanation
+
+
 def test_a_negation_the_evidence_makes_of_the_same_verb_flips_nothing():
     sent = "Do not fold the treadmill within 10 minutes of use, while the motor is still warm."
     g = ground_claim("Don't fold it within 10 minutes of use.", [(0, 0, sent)])

@@ -193,6 +193,25 @@ def test_a_comparison_reads_its_two_sides_and_how_they_compare():
     assert comparisons("Refunds take more than 3 days.") == []
 
 
+def test_the_parties_of_an_action_by_their_parts():
+    from truthguard.refchecker.structure import roles
+
+    def parts(text: str) -> list[tuple[str, dict[str, set[str]]]]:
+        return [(r.verb, {k: set(p.words) for k, p in r.parties.items()}) for r in roles(text)]
+
+    assert parts("The client sends a heartbeat to the server.") == [
+        ("send", {"agent": {"client"}, "patient": {"heartbeat"}, "recipient": {"server"}})
+    ]
+    assert parts("The client sends the server a heartbeat.") == [
+        ("send", {"agent": {"client"}, "patient": {"heartbeat"}, "recipient": {"server"}})
+    ]
+    assert parts("Travel costs are paid by the employer.") == [
+        ("pay", {"patient": {"travel", "cost"}, "agent": {"employer"}})
+    ]
+    # a pronoun names no party
+    assert roles("It sends a heartbeat.") == []
+
+
 def test_what_lifts_a_negation_and_what_a_verb_is_granted_on():
     from truthguard.refchecker.structure import granted_on, lifted_by
 

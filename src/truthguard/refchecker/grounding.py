@@ -88,6 +88,7 @@ from truthguard.refchecker.structure import (
     numbers_of,
     only_doers,
     placed,
+    roles,
     shared_subjects,
     states_plainly,
     subject_name,
@@ -527,6 +528,58 @@ def _compared_the_other_way(
             ev = (r, o + theirs.start, o + theirs.end, text[theirs.start : theirs.end])
             word = claim.text[c.start : c.end]
             issues.append(Issue("content", "opposite", c.start, c.end, word, ev))
+    return issues
+
+
+_SYMMETRIC = frozenset(
+    (
+        *("meet", "marry", "match", "equal", "resemble", "border", "merge", "join", "connect"),
+        *("link", "pair", "sync", "collide", "neighbour", "neighbor", "face", "adjoin", "touch"),
+    )
+)
+"""Verbs whose two parties may trade places without changing the fact ("A borders B")."""
+
+
+def _roles_swapped(
+    claim: Analysed,
+    sentences: Sequence[tuple[int, int, str]],
+    near: Sequence[tuple[int, Analysed]],
+) -> list[Issue]:
+    """An action of the claim whose two parties the sources give the same action with their
+    parts traded, and never as the claim has them: "The landlord must notify the tenant" where
+    "The tenant must notify the landlord", "The server sends a heartbeat to the client" where
+    the client sends it to the server. Each party is told apart by the words it has and the
+    other lacks; a verb whose parties may trade places ("borders", "meets") is left alone."""
+    mine = [r for r in roles(claim.text) if r.verb not in _SYMMETRIC]
+    if not mine:
+        return []
+    issues = []
+    for c in mine:
+        alike, other = False, None
+        for k, e in near:
+            if not _has_verb(e, c.verb):
+                continue  # (a cheap look before the parse)
+            for theirs in roles(e.text):
+                if theirs.verb != c.verb or theirs.negated != c.negated:
+                    continue
+                both = sorted(set(c.parties) & set(theirs.parties))
+                for one, two in itertools.combinations(both, 2):
+                    a, b = theirs.parties[one].words, theirs.parties[two].words
+                    only_a, only_b = a - b, b - a
+                    x, y = c.parties[one].words, c.parties[two].words
+                    if x & only_a and y & only_b:
+                        alike = True
+                    elif x & only_b and y & only_a and not x & only_a and not y & only_b:
+                        other = other or (k, theirs, one, two)
+        if other is not None and not alike:
+            k, theirs, one, two = other
+            r, o, text = sentences[k]
+            lo = min(theirs.parties[one].start, theirs.parties[two].start)
+            hi = max(theirs.parties[one].end, theirs.parties[two].end)
+            start = min(c.parties[one].start, c.parties[two].start)
+            end = max(c.parties[one].end, c.parties[two].end)
+            ev = (r, o + lo, o + hi, text[lo:hi])
+            issues.append(Issue("content", "opposite", start, end, claim.text[start:end], ev))
     return issues
 
 
@@ -1534,6 +1587,7 @@ def ground_claim(
                     flagged.add((fact.start, fact.end))
         read = _moved_the_other_way(claim, sentences, near_at)
         read += _compared_the_other_way(claim, sentences, near_at)
+        read += _roles_swapped(claim, sentences, near_at)
         read += _done_by_another(claim, sentences, near_at)
         read += _said_of_another(claim, sentences, near_at)
         read += _placed_otherwise(claim, sentences, near_at)

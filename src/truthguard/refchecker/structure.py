@@ -62,6 +62,7 @@ __all__ = [
     "parse",
     "placed",
     "remark",
+    "roles",
     "shared_subjects",
     "states_plainly",
     "subject_name",
@@ -961,6 +962,64 @@ def frames(text: str) -> list[Frame]:
             elif c.dep_ == "prep":
                 rest |= set().union(*(_phrase(g) for g in c.children if g.dep_ == "pobj"))
         out.append(Frame(tok.lemma_.casefold(), agent, patient, frozenset(rest), light))
+    return out
+
+
+@dataclass(frozen=True)
+class Party:
+    """One party of an action: the words that name it or its kind (:func:`_phrase`) and its
+    offsets."""
+
+    words: frozenset[str]
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Roles:
+    """An action of a text with who plays which part in it: ``agent`` (the active subject, the
+    passive's "by" phrase), ``patient`` (the active object, the passive subject), ``recipient``
+    (an indirect object, a "to" phrase) and ``source`` (a "from" phrase)."""
+
+    verb: str
+    parties: dict[str, Party]
+    negated: bool
+
+
+def _party(tok: Any) -> Party | None:
+    words = _phrase(tok)
+    if not words or tok.lower_ in _PRONOUNS:
+        return None
+    return Party(frozenset(words), tok.left_edge.idx, tok.idx + len(tok.text))
+
+
+def roles(text: str) -> list[Roles]:
+    """The actions of ``text`` with two or more parties named by nouns: "The client sends a
+    heartbeat to the server" has ``send`` with the client as agent, a heartbeat as patient
+    and the server as recipient; "Travel costs are paid by the employer" has ``pay`` with the
+    employer as agent."""
+    out = []
+    for tok in parse(text):
+        if tok.pos_ != "VERB":
+            continue
+        found: dict[str, Any] = {}
+        for c in tok.children:
+            if c.dep_ == "nsubj":
+                found["agent"] = c
+            elif c.dep_ in ("dobj", "nsubjpass"):
+                if "patient" in found and c.dep_ == "dobj":
+                    found["recipient"] = found["patient"]  # "sends the server a heartbeat"
+                found["patient"] = c
+            elif c.dep_ == "dative" and c.pos_ in ("NOUN", "PROPN"):
+                found["recipient"] = c
+            elif c.dep_ in ("agent", "prep") and c.lower_ in ("by", "to", "from"):
+                pobj = next((g for g in c.children if g.dep_ == "pobj"), None)
+                if pobj is not None:
+                    role = {"by": "agent", "to": "recipient", "from": "source"}[c.lower_]
+                    found.setdefault(role, pobj)
+        parties = {r: p for r, t in found.items() if (p := _party(t)) is not None}
+        if len(parties) >= 2:
+            out.append(Roles(tok.lemma_.casefold(), parties, _negated(tok)))
     return out
 
 
