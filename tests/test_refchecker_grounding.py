@@ -1573,6 +1573,14 @@ def test_a_denied_bound_is_the_other_bound(answer, passing):
     assert result.passing is passing, result.explanation
 
 
+def test_a_negated_word_whose_opposite_the_sentence_states_flips_nothing():
+    sent = [(0, 0, "The feature is disabled by default.")]
+    g = ground_claim("The feature is not enabled by default.", sent)
+    assert not [i for i in g.issues if i.kind == "negation"], g.issues
+    g = ground_claim("The feature is not disabled by default.", sent)
+    assert [i.relation for i in g.issues if i.kind == "negation"] == ["conflict"]
+
+
 def test_a_dropped_negation_names_the_claims_words_put_in_its_place():
     sent = "Deposited funds cannot be withdrawn until the 30-day holding period ends."
     g = ground_claim("Funds can be withdrawn at any time.", [(0, 0, sent)])

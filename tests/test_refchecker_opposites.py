@@ -36,6 +36,22 @@ CUP = "Redbridge Rovers won the Northern Cup in 1998 after beating Eastfield 2-1
         ),
         # the sentence states the word itself too
         ("They won and lost.", "They won one and lost one.", None),
+        # what a policy allows, what a setting or a state is
+        (
+            "Smoking is allowed on some flights.",
+            "Smoking is prohibited on all flights.",
+            ("allowed", "prohibited"),
+        ),
+        (
+            "The feature is enabled by default.",
+            "The feature is disabled by default.",
+            ("enabled", "disabled"),
+        ),
+        (
+            "The warranty stays valid if the seal is broken.",
+            "The warranty is void if the seal is broken.",
+            ("valid", "void"),
+        ),
     ],
 )
 def test_a_word_put_for_its_opposite(claim, evidence, flipped):
@@ -62,8 +78,18 @@ def test_converse_pairs_are_not_opposites():
         ("The hearing was private.", "The hearing was not public, the court said.", None),
         # the negation governs its own clause only
         ("The hearing was private.", "It was not delayed, and the hearing was public.", "private"),
+        # the claim's own negated opposite says the evidence's word
+        ("Smoking is not allowed on any flight.", "Smoking is prohibited on all flights.", None),
     ],
 )
 def test_an_opposite_under_a_negation_is_not_set_against_the_claim(claim, evidence, flipped):
     found = [f.text for f in flips(claim, evidence)]
     assert found == ([flipped] if flipped else [])
+
+
+def test_a_text_states_the_opposite_of_a_word():
+    from truthguard.refchecker.opposites import stated_opposite
+
+    assert stated_opposite("enable", "The feature is disabled by default.")
+    assert not stated_opposite("enable", "The feature is enabled by default.")
+    assert not stated_opposite("cost", "The feature is disabled by default.")

@@ -65,6 +65,7 @@ from truthguard.refchecker._names import unknown_term
 from truthguard.refchecker._numbers import DURATION_DAYS, bound_span, unit_of
 from truthguard.refchecker.derived import derived, worked
 from truthguard.refchecker.lexical import STOPWORDS
+from truthguard.refchecker.opposites import stated_opposite
 from truthguard.refchecker.softmatch import SoftMatcher
 from truthguard.refchecker.structure import (
     Arg,
@@ -446,6 +447,8 @@ def _flip_read(claim_text: str, sent_text: str, issue: Issue, tok: Any, copy: bo
         denier, at = claim_text, (issue.start, issue.end)
     if word is None:
         return True
+    if stated_opposite(word, other):
+        return False  # "is not enabled" says what "is disabled" says
     lifts = lifted_by(denier, *at)
     if lifts and any(k & then for k in lifts for then in granted_on(other, word)):
         return False

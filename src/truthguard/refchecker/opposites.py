@@ -19,7 +19,7 @@ from truthguard.refchecker._analysis import Against, Analysed, analyse
 from truthguard.refchecker._lemmas import lemmas as all_lemmas
 from truthguard.refchecker._names import CLAUSE_END
 
-__all__ = ["PAIRS", "Flip", "flips"]
+__all__ = ["PAIRS", "Flip", "flips", "stated_opposite"]
 
 PAIRS: tuple[tuple[str, str], ...] = (
     *(("win", "lose"), ("victory", "defeat"), ("north", "south"), ("east", "west")),
@@ -33,7 +33,9 @@ PAIRS: tuple[tuple[str, str], ...] = (
     *(("optional", "mandatory"), ("voluntary", "compulsory"), ("upstream", "downstream")),
     *(("indoor", "outdoor"), ("uphold", "overturn"), ("accept", "decline"), ("include", "exclude")),
     *(("import", "export"), ("permanent", "temporary"), ("internal", "external")),
-    ("ascend", "descend"),
+    *(("ascend", "descend"), ("allow", "prohibit"), ("permit", "prohibit"), ("permit", "forbid")),
+    *(("valid", "void"), ("valid", "invalid"), ("enable", "disable"), ("active", "inactive")),
+    *(("available", "unavailable"), ("online", "offline")),
 )
 """Opposite lemmas, each pair both ways."""
 
@@ -57,6 +59,15 @@ def _lemmas(word: str) -> frozenset[str]:
     for forms in all_lemmas(word).values():
         out.update(forms)
     return frozenset(out)
+
+
+def stated_opposite(word: str, text: str) -> bool:
+    """Whether ``text`` states an opposite of the lemma ``word`` (:data:`PAIRS`): "disabled"
+    for ``enable``."""
+    wanted = frozenset().union(*(_OPPOSITE.get(m, frozenset()) for m in _lemmas(word)))
+    return bool(wanted) and any(
+        _lemmas(t.norm) & wanted for t in analyse(text).tokens if _word(t.norm)
+    )
 
 
 def _negated(text: Analysed) -> frozenset[int]:
@@ -93,9 +104,10 @@ def flips(claim_text: str, evidence_text: str) -> list[Flip]:
     # club" against "... for the Spanish club"): only one it leaves out is set against it
     claimed = frozenset().union(*(_lemmas(t.norm) for t in claim.tokens if _word(t.norm)))
     evidence_lemmas = [(t, lemmas) for t, lemmas in evidence_lemmas if not lemmas & claimed]
+    denied = _negated(claim)  # "is not allowed" says what "is prohibited" says
     out = []
     for t in claim.tokens:
-        if not _word(t.norm):
+        if not _word(t.norm) or t.start in denied:
             continue
         mine = _lemmas(t.norm)
         if mine & stated:
