@@ -1581,6 +1581,14 @@ def test_a_negated_word_whose_opposite_the_sentence_states_flips_nothing():
     assert [i.relation for i in g.issues if i.kind == "negation"] == ["conflict"]
 
 
+def test_no_before_the_subject_negates_the_verb_as_not_does():
+    sent = [(0, 0, "No pets are allowed in the rooms.")]
+    g = ground_claim("Pets are not allowed in the rooms.", sent)
+    assert not [i for i in g.issues if i.kind == "negation"], g.issues
+    g = ground_claim("Pets are allowed in the rooms.", sent)
+    assert g.label == "Contradiction", g.issues
+
+
 def test_a_dropped_negation_names_the_claims_words_put_in_its_place():
     sent = "Deposited funds cannot be withdrawn until the 30-day holding period ends."
     g = ground_claim("Funds can be withdrawn at any time.", [(0, 0, sent)])

@@ -606,10 +606,13 @@ def negation_issue(claim: Analysed, sent: Analysed, ops: list) -> tuple[Issue, A
                 continue  # the sentence says it too, elsewhere in its order
             t = claim.tokens[i1]
             return Issue("negation", "conflict", t.start, t.end, t.text), None
-        if tag == "insert" and 0 < b == j2 - j1 and interior and i1 > 0:
+        # ("No pets are allowed" before a claim that copies the rest: the sentence's subject
+        # is negated from its first word)
+        opening = i1 == j1 == 0 and sent.tokens[0].norm in ("no", "neither") and bool(claim.tokens)
+        if tag == "insert" and 0 < b == j2 - j1 and ((interior and i1 > 0) or opening):
             if _negated_there(sent, j1, claim):
                 continue
-            t = claim.tokens[i1 - 1]
+            t = claim.tokens[max(i1 - 1, 0)]
             return Issue("negation", "conflict", t.start, t.end, t.text), sent.tokens[j1]
         if a > b:
             i = next(i for i in range(i1, i2) if i in cneg)

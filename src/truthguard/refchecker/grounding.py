@@ -86,7 +86,6 @@ from truthguard.refchecker.structure import (
     negated_verbs,
     negated_word,
     negation_at,
-    numbers_of,
     only_doers,
     placed,
     roles,
@@ -452,10 +451,15 @@ def _flip_read(claim_text: str, sent_text: str, issue: Issue, tok: Any, copy: bo
     lifts = lifted_by(denier, *at)
     if lifts and any(k & then for k in lifts for then in granted_on(other, word)):
         return False
-    # a denied bound of an amount is the other bound ("may not work more than 48 hours" is
-    # "up to 48"): the same verb with the same number is left to the bound's reading
-    limits = {denier[a:b] for a, b in negated_numbers(denier, *at) if _amount_bound(denier, a, b)}
-    if limits & numbers_of(other, word):
+    # a denied bound is the other bound ("may not work more than 48 hours" is "up to 48",
+    # "No refunds are given after 14 days" is "only within 14 days"): the other side's value on
+    # the other side of that bound is left to the bound's reading
+    denied = {
+        denier[a:b]: f[0]
+        for a, b in negated_numbers(denier, *at)
+        if (f := bound_span(denier, a, b))
+    }
+    if any(denied.get(value, side) != side for value, side in _bounds(other)):
         return False
     plain = states_plainly(other, word)
     if plain is None:
@@ -463,14 +467,14 @@ def _flip_read(claim_text: str, sent_text: str, issue: Issue, tok: Any, copy: bo
     return plain
 
 
-_COMPARING = re.compile(r"\bthan\b|^(?:over|under|above|below|beyond)\b", re.IGNORECASE)
-
-
-def _amount_bound(text: str, start: int, end: int) -> bool:
-    """Whether the number at ``text[start:end]`` has a bound that compares an amount with it
-    ("more than 48", "over 18"), not a point in time it comes after ("after 5 seconds")."""
-    found = bound_span(text, start, end)
-    return found is not None and bool(_COMPARING.search(text[found[1] : found[2]]))
+def _bounds(text: str) -> list[tuple[str, str]]:
+    """Each number of ``text`` with the side of the bound it is said with ("up to 48": below)."""
+    out = []
+    for m in re.finditer(r"\d[\d,.]*", text):
+        found = bound_span(text, m.start(), m.end())
+        if found is not None:
+            out.append((m.group(), found[0]))
+    return out
 
 
 def _moved_the_other_way(

@@ -55,7 +55,6 @@ __all__ = [
     "negated_verbs",
     "negated_word",
     "negation_at",
-    "numbers_of",
     "off_question",
     "only_doers",
     "options",
@@ -206,15 +205,29 @@ _KNOWING = frozenset(("say", "tell", "confirm", "know", "answer", "determine", "
 """What a speaker cannot do when the sources lack the answer ("so I can't tell you that")."""
 
 _CUES = re.compile(
-    r"\b(?:not|cannot|never|no|nothing|none|only|silent|without)\b|n['’]t\b", re.IGNORECASE
+    r"\b(?:not|cannot|never|neither|no|nothing|none|only|silent|without)\b|n['’]t\b", re.IGNORECASE
 )
 """Words without which no clause is a remark of these forms (a parse is asked only then)."""
 
 _NEG = frozenset(("not", "n't", "never", "no"))
 
 
+def _negations(tok: Any) -> list[Any]:
+    """The words that negate ``tok``: its own negation ("not", "never"), or "no" / "neither"
+    before its subject ("*No* refunds are given", "*Neither* plan includes it"); "no" before
+    an object denies the object ("has *no* effect": :func:`negated_word`)."""
+    own = [c for c in tok.children if c.dep_ == "neg" or (c.lower_ in _NEG and c.dep_ == "advmod")]
+    return own + [
+        g
+        for c in tok.children
+        if c.dep_ in ("nsubj", "nsubjpass")
+        for g in c.children
+        if (g.dep_ == "det" and g.lower_ == "no") or g.lower_ == "neither"
+    ]
+
+
 def _negated(tok: Any) -> bool:
-    return any(c.dep_ == "neg" or (c.lower_ in _NEG and c.dep_ == "advmod") for c in tok.children)
+    return bool(_negations(tok))
 
 
 def _subject(verb: Any) -> Any | None:
@@ -429,30 +442,18 @@ def _owners(noun: Any) -> set[str]:
 
 def negation_at(text: str, offset: int) -> int | None:
     """The offset of the word that negates the verb the word at ``offset`` depends on, or None
-    when nothing negates it ("Do not fold it within
-    10 minutes": "10" hangs from "fold", which "not" negates; in "an SDK that can't reach the
-    server waits up to 5 seconds" the "5" hangs from "waits", which nothing negates). "No"
-    before the verb's subject or object negates the verb too ("No refunds are given after 14
-    days"). A word of the verb's subject is not in its scope: "a break of up to 4 weeks doesn't
-    stop the allowance" says nothing against "up to 4 weeks"."""
+    when nothing negates it ("Do not fold it within 10 minutes": "10" hangs from "fold", which
+    "not" negates; in "an SDK that can't reach the server waits up to 5 seconds" the "5" hangs
+    from "waits", which nothing negates; "No refunds are given after 14 days": see
+    :func:`_negations`). A word of the verb's subject is not in its scope: "a break of up to 4
+    weeks doesn't stop the allowance" says nothing against "up to 4 weeks"."""
     if not _CUES.search(text):
         return None  # no negation to scope
     doc = parse(text)
     tok = next((t for t in doc if t.idx <= offset < t.idx + len(t.text)), None)
     while tok is not None:
         if tok.pos_ in ("VERB", "AUX") or tok.dep_ == "ROOT":
-            cues = [
-                c
-                for c in tok.children
-                if c.dep_ == "neg" or (c.lower_ in _NEG and c.dep_ == "advmod")
-            ]
-            cues += [
-                g
-                for c in tok.children
-                if c.dep_ in ("nsubj", "nsubjpass", "dobj")
-                for g in c.children
-                if g.dep_ == "det" and g.lower_ == "no"
-            ]
+            cues = _negations(tok)
             return min(c.idx for c in cues) if cues else None
         if tok.head is tok or tok.dep_ in ("nsubj", "nsubjpass", "csubj"):
             return None
@@ -700,16 +701,6 @@ def negated_numbers(text: str, start: int, end: int) -> list[tuple[int, int]]:
     if verb is None:
         return []
     return [(t.idx, t.idx + len(t.text)) for t in _measures(verb)]
-
-
-def numbers_of(text: str, lemma: str) -> set[str]:
-    """The numbers that measure the verbs ``lemma`` of ``text``."""
-    return {
-        n.text
-        for tok in parse(text)
-        if tok.lemma_.casefold() == lemma and tok.pos_ in ("VERB", "AUX")
-        for n in _measures(tok)
-    }
 
 
 def _to(verb: Any) -> bool:
