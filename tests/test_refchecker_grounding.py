@@ -1660,6 +1660,26 @@ def test_an_action_whose_parties_the_sources_give_the_other_way_round_is_contrad
     assert result.passing is passing, result.explanation
 
 
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        ("Refunds are issued in cash.", False),
+        ("New integrations should use the legacy API.", False),
+        ("Refunds come as store credit rather than cash.", True),
+        ("New integrations should use the REST API.", True),
+    ],
+)
+def test_what_the_sources_pass_over_instead_of_another_is_contradicted(answer, passing):
+    contexts = [
+        "Refunds are issued as store credit instead of cash. New integrations should use the "
+        "REST API instead of the legacy API."
+    ]
+    result = RefChecker().invoke(
+        {"question": "How does it work?", "answer": answer, "contexts": contexts}
+    )
+    assert result.passing is passing, result.explanation
+
+
 def test_a_negation_the_evidence_makes_of_the_same_verb_flips_nothing():
     sent = "Do not fold the treadmill within 10 minutes of use, while the motor is still warm."
     g = ground_claim("Don't fold it within 10 minutes of use.", [(0, 0, sent)])

@@ -214,6 +214,16 @@ def test_the_parties_of_an_action_by_their_parts():
     assert roles("It sends a heartbeat.") == []
 
 
+def test_a_choice_made_instead_of_another():
+    from truthguard.refchecker.structure import instead
+
+    (c,) = instead("Refunds are issued as store credit instead of cash.")
+    assert (c.verb, c.chosen, c.passed_over) == ("issue", {"store", "credit"}, {"cash"})
+    (c,) = instead("Refunds are issued as store credit rather than cash.")
+    assert c.passed_over == {"cash"}
+    assert instead("Instead of waiting, call us.") == []
+
+
 def test_what_lifts_a_negation_and_what_a_verb_is_granted_on():
     from truthguard.refchecker.structure import granted_on, lifted_by
 

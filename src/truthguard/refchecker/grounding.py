@@ -79,6 +79,7 @@ from truthguard.refchecker.structure import (
     elliptic,
     frames,
     granted_on,
+    instead,
     lifted_by,
     moves,
     negated_numbers,
@@ -87,6 +88,7 @@ from truthguard.refchecker.structure import (
     negated_word,
     negation_at,
     only_doers,
+    parse,
     placed,
     roles,
     shared_subjects,
@@ -587,6 +589,40 @@ def _roles_swapped(
             end = max(c.parties[one].end, c.parties[two].end)
             ev = (r, o + lo, o + hi, text[lo:hi])
             issues.append(Issue("content", "opposite", start, end, claim.text[start:end], ev))
+    return issues
+
+
+_INSTEAD = re.compile(r"\b(?:instead\s+of|rather\s+than)\b", re.IGNORECASE)
+
+
+def _passed_over(
+    claim: Analysed,
+    sentences: Sequence[tuple[int, int, str]],
+    near: Sequence[tuple[int, Analysed]],
+) -> list[Issue]:
+    """A claim that gives a verb what the sources say it is done with "instead of" or "rather
+    than": "Refunds are issued in cash" where "Refunds are issued as store credit instead of
+    cash". The claim must use the verb, name the passed-over thing by a word the chosen one
+    lacks, and name nothing only the chosen one has ("as store credit rather than cash")."""
+    if not any(_INSTEAD.search(e.text) for _, e in near):
+        return []  # (a cheap look before the parse)
+    mine = {t.lemma_.casefold(): t for t in parse(claim.text) if t.pos_ in ("NOUN", "PROPN")}
+    verbs = {t.lemma_.casefold() for t in parse(claim.text) if t.pos_ == "VERB"}
+    issues = []
+    for k, e in near:
+        if not _INSTEAD.search(e.text):
+            continue
+        for choice in instead(e.text):
+            only_passed = choice.passed_over - choice.chosen
+            only_chosen = choice.chosen - choice.passed_over
+            hit = next((mine[w] for w in sorted(only_passed) if w in mine), None)
+            if choice.verb not in verbs or hit is None or only_chosen & set(mine):
+                continue
+            r, o, text = sentences[k]
+            ev = (r, o + choice.start, o + choice.end, text[choice.start : choice.end])
+            end = hit.idx + len(hit.text)
+            issues.append(Issue("content", "opposite", hit.idx, end, hit.text, ev))
+            return issues
     return issues
 
 
@@ -1595,6 +1631,7 @@ def ground_claim(
         read = _moved_the_other_way(claim, sentences, near_at)
         read += _compared_the_other_way(claim, sentences, near_at)
         read += _roles_swapped(claim, sentences, near_at)
+        read += _passed_over(claim, sentences, near_at)
         read += _done_by_another(claim, sentences, near_at)
         read += _said_of_another(claim, sentences, near_at)
         read += _placed_otherwise(claim, sentences, near_at)

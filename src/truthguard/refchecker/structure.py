@@ -49,6 +49,7 @@ __all__ = [
     "ellipses",
     "elliptic",
     "frames",
+    "instead",
     "moves",
     "negated_numbers",
     "negated_verb_at",
@@ -1011,6 +1012,50 @@ def roles(text: str) -> list[Roles]:
         parties = {r: p for r, t in found.items() if (p := _party(t)) is not None}
         if len(parties) >= 2:
             out.append(Roles(tok.lemma_.casefold(), parties, _negated(tok)))
+    return out
+
+
+@dataclass(frozen=True)
+class Instead:
+    """What a verb of a text is done with or to ``chosen`` in place of ``passed_over``, with the
+    offsets of the words that pass it over ("instead of cash")."""
+
+    verb: str
+    chosen: frozenset[str]
+    passed_over: frozenset[str]
+    start: int
+    end: int
+
+
+def instead(text: str) -> list[Instead]:
+    """The choices of ``text`` made with "instead of" or "rather than": "Refunds are issued as
+    store credit instead of cash" issues refunds as store credit, not in cash."""
+    out = []
+    for tok in parse(text):
+        if tok.lower_ not in ("instead", "rather") or tok.head.lower_ not in ("of", "than"):
+            continue
+        link = tok.head
+        chosen = link.head
+        other = next((c for c in link.children if c.dep_ == "pobj"), None)
+        if other is None:
+            other = next((c for c in chosen.children if c.dep_ == "conj" and c.i > link.i), None)
+        if other is None or chosen.pos_ not in ("NOUN", "PROPN"):
+            continue
+        verb = chosen
+        while verb.pos_ != "VERB" and verb.head.i != verb.i:
+            verb = verb.head
+        if verb.pos_ != "VERB":
+            continue
+        end = other.right_edge.idx + len(other.right_edge.text)
+        out.append(
+            Instead(
+                verb.lemma_.casefold(),
+                frozenset(_phrase(chosen)),
+                frozenset(_phrase(other)),
+                tok.idx,
+                end,
+            )
+        )
     return out
 
 
