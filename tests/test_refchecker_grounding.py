@@ -1574,10 +1574,10 @@ def test_a_denied_bound_is_the_other_bound(answer, passing):
 
 
 def test_a_negated_word_whose_opposite_the_sentence_states_flips_nothing():
-    sent = [(0, 0, "The feature is disabled by default.")]
-    g = ground_claim("The feature is not enabled by default.", sent)
+    sent = [(0, 0, "Coupons are void after the expiry date.")]
+    g = ground_claim("Coupons are not valid after the expiry date.", sent)
     assert not [i for i in g.issues if i.kind == "negation"], g.issues
-    g = ground_claim("The feature is not disabled by default.", sent)
+    g = ground_claim("Coupons are not void after the expiry date.", sent)
     assert [i.relation for i in g.issues if i.kind == "negation"] == ["conflict"]
 
 

@@ -43,9 +43,9 @@ CUP = "Redbridge Rovers won the Northern Cup in 1998 after beating Eastfield 2-1
             ("allowed", "prohibited"),
         ),
         (
-            "The feature is enabled by default.",
-            "The feature is disabled by default.",
-            ("enabled", "disabled"),
+            "The account is active.",
+            "The account is inactive.",
+            ("active", "inactive"),
         ),
         (
             "The warranty stays valid if the seal is broken.",
@@ -90,6 +90,6 @@ def test_an_opposite_under_a_negation_is_not_set_against_the_claim(claim, eviden
 def test_a_text_states_the_opposite_of_a_word():
     from truthguard.refchecker.opposites import stated_opposite
 
-    assert stated_opposite("enable", "The feature is disabled by default.")
-    assert not stated_opposite("enable", "The feature is enabled by default.")
-    assert not stated_opposite("cost", "The feature is disabled by default.")
+    assert stated_opposite("valid", "Coupons are void after the expiry date.")
+    assert not stated_opposite("valid", "Coupons are valid until the expiry date.")
+    assert not stated_opposite("cost", "Coupons are void after the expiry date.")

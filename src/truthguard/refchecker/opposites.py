@@ -34,7 +34,7 @@ PAIRS: tuple[tuple[str, str], ...] = (
     *(("indoor", "outdoor"), ("uphold", "overturn"), ("accept", "decline"), ("include", "exclude")),
     *(("import", "export"), ("permanent", "temporary"), ("internal", "external")),
     *(("ascend", "descend"), ("allow", "prohibit"), ("permit", "prohibit"), ("permit", "forbid")),
-    *(("valid", "void"), ("valid", "invalid"), ("enable", "disable"), ("active", "inactive")),
+    *(("valid", "void"), ("valid", "invalid"), ("active", "inactive")),
     *(("available", "unavailable"), ("online", "offline")),
 )
 """Opposite lemmas, each pair both ways."""
