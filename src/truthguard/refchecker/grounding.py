@@ -479,6 +479,23 @@ def _bounds(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def _held_against(
+    kind: str,
+    relation: str,
+    claim: Analysed,
+    span: tuple[int, int],
+    sentences: Sequence[tuple[int, int, str]],
+    k: int,
+    theirs: tuple[int, int],
+) -> Issue:
+    """An issue on the claim's ``span`` held against the span ``theirs`` of sentence ``k``."""
+    (start, end), (lo, hi) = span, theirs
+    r, o, text = sentences[k]
+    return Issue(
+        kind, relation, start, end, claim.text[start:end], (r, o + lo, o + hi, text[lo:hi])
+    )
+
+
 def _moved_the_other_way(
     claim: Analysed,
     sentences: Sequence[tuple[int, int, str]],
@@ -500,10 +517,9 @@ def _moved_the_other_way(
                     other = (k, theirs)
         if other is not None and not alike:
             k, theirs = other
-            r, o, _ = sentences[k]
-            word = claim.text[mine.start : mine.end]
-            ev = (r, o + theirs.start, o + theirs.end, sentences[k][2][theirs.start : theirs.end])
-            issues.append(Issue("content", "opposite", mine.start, mine.end, word, ev))
+            span = (mine.start, mine.end)
+            at = (theirs.start, theirs.end)
+            issues.append(_held_against("content", "opposite", claim, span, sentences, k, at))
     return issues
 
 
@@ -533,10 +549,10 @@ def _compared_the_other_way(
                     other = (k, theirs)
         if other is not None and not alike:
             k, theirs = other
-            r, o, text = sentences[k]
-            ev = (r, o + theirs.start, o + theirs.end, text[theirs.start : theirs.end])
-            word = claim.text[c.start : c.end]
-            issues.append(Issue("content", "opposite", c.start, c.end, word, ev))
+            at = (theirs.start, theirs.end)
+            issues.append(
+                _held_against("content", "opposite", claim, (c.start, c.end), sentences, k, at)
+            )
     return issues
 
 
@@ -582,13 +598,13 @@ def _roles_swapped(
                         other = other or (k, theirs, one, two)
         if other is not None and not alike:
             k, theirs, one, two = other
-            r, o, text = sentences[k]
-            lo = min(theirs.parties[one].start, theirs.parties[two].start)
-            hi = max(theirs.parties[one].end, theirs.parties[two].end)
-            start = min(c.parties[one].start, c.parties[two].start)
-            end = max(c.parties[one].end, c.parties[two].end)
-            ev = (r, o + lo, o + hi, text[lo:hi])
-            issues.append(Issue("content", "opposite", start, end, claim.text[start:end], ev))
+            a, b = theirs.parties[one], theirs.parties[two]
+            x, y = c.parties[one], c.parties[two]
+            span, at = (
+                (min(x.start, y.start), max(x.end, y.end)),
+                (min(a.start, b.start), max(a.end, b.end)),
+            )
+            issues.append(_held_against("content", "opposite", claim, span, sentences, k, at))
     return issues
 
 
@@ -618,10 +634,8 @@ def _passed_over(
             hit = next((mine[w] for w in sorted(only_passed) if w in mine), None)
             if choice.verb not in verbs or hit is None or only_chosen & set(mine):
                 continue
-            r, o, text = sentences[k]
-            ev = (r, o + choice.start, o + choice.end, text[choice.start : choice.end])
-            end = hit.idx + len(hit.text)
-            issues.append(Issue("content", "opposite", hit.idx, end, hit.text, ev))
+            span, at = (hit.idx, hit.idx + len(hit.text)), (choice.start, choice.end)
+            issues.append(_held_against("content", "opposite", claim, span, sentences, k, at))
             return issues
     return issues
 
