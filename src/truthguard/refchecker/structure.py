@@ -1087,9 +1087,10 @@ def denied_agents(text: str) -> list[tuple[str, Arg]]:
 
 @dataclass(frozen=True)
 class Compared:
-    """One comparison of ``text``: ``greater`` compared with ``lesser`` by ``how`` (the
-    comparative, with its verb unless that is "be": "cost more", "cheap"), and the offsets of
-    the comparison from its first side to its second."""
+    """One comparison of a text: the side ``first`` compared with the side ``second`` (the
+    content words of each) by ``how`` (the comparative, with its verb unless that is "be":
+    "cost more", "cheap"), and the offsets of the comparison from its first side to its
+    second."""
 
     how: str
     first: frozenset[str]
