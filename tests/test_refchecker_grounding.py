@@ -1599,6 +1599,24 @@ def test_a_dropped_negation_names_the_claims_words_put_in_its_place():
 @pytest.mark.parametrize(
     ("answer", "passing"),
     [
+        ("The Free plan includes single sign-on.", False),
+        ("Single sign-on is not included in the Free plan.", True),
+        ("The Business plan includes single sign-on.", True),
+    ],
+)
+def test_an_action_the_sources_except_a_party_from_is_contradicted_of_it(answer, passing):
+    contexts = ["All plans except Free include single sign-on. The plans are Free and Business."]
+    result = RefChecker().invoke(
+        {"question": "Which plans have SSO?", "answer": answer, "contexts": contexts}
+    )
+    assert result.passing is passing, result.explanation
+    if not passing:
+        assert "'except Free'" in result.explanation
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
         ("Members can invite users.", False),
         ("Admins can invite users, but members cannot.", True),
         ("Members cannot invite users.", True),

@@ -145,6 +145,10 @@ def test_a_negated_by_phrase_denies_the_verb_of_its_party():
     ((verb, who),) = denied_agents(text)
     assert (verb, text[who.start : who.end]) == ("invite", "members cannot")
     assert denied_agents("If it is not, we charge a fee.") == []
+    # a party excepted from the subject
+    text = "All plans except Free include single sign-on."
+    ((verb, who),) = denied_agents(text)
+    assert (verb, text[who.start : who.end]) == ("include", "except Free")
     # a negated verb is the negation's own reading, not a party's
     assert denied_agents("Refunds are not approved by staff.") == []
 

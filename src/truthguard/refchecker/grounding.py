@@ -701,10 +701,13 @@ def _done_by_another(
 
 
 _NOT_BY = re.compile(
-    r"\b(?:not|never)\s+by\b|(?:\bnot|n[’']t|\bcannot|\bnever)\s*(?:[.,;:!?)]|$)", re.IGNORECASE
+    r"\b(?:not|never)\s+by\b|(?:\bnot|n[’']t|\bcannot|\bnever)\s*(?:[.,;:!?)]|$)"
+    r"|\b(?:except|excluding)\b",
+    re.IGNORECASE,
 )
 """A denied "by" party ("but not by call-centre staff"; "not only by" denies no one), or a
-negation whose predicate is left out ("but members cannot.")."""
+negation whose predicate is left out ("but members cannot."), or a subject's exception
+("All plans except Free")."""
 
 
 def _denied_doer(
@@ -724,6 +727,8 @@ def _denied_doer(
     if not mine:
         return []
     negated = negated_verbs(claim.text)
+    # (a doer's words with those of its kind: "The Free plan" is the plan and Free)
+    kinds = {r.verb: r.parties["agent"].words for r in roles(claim.text) if "agent" in r.parties}
     issues = []
     for f in mine:
         if f.verb in negated:
@@ -732,7 +737,8 @@ def _denied_doer(
             if not _NOT_BY.search(e.text) or not _has_verb(e, f.verb):
                 continue
             denied = [a for verb, a in denied_agents(e.text) if verb == f.verb]
-            hit = next((a for a in denied if a.words & f.agent.words), None)
+            doer = f.agent.words | kinds.get(f.verb, frozenset())
+            hit = next((a for a in denied if a.words & doer), None)
             if hit is None:
                 continue
             done_to = [t.patient for t in frames(e.text) if t.verb == f.verb and t.patient]

@@ -1065,7 +1065,9 @@ def denied_agents(text: str) -> list[tuple[str, Arg]]:
     call-centre staff" denies ``approve`` of call-centre staff; the party's span runs from the
     negation: "not by call-centre staff"), or as the subject of an elliptic negation
     (:func:`elided`: "Admins can invite users, but members cannot" denies ``invite`` of the
-    members; the span runs to the negation: "members cannot")."""
+    members; the span runs to the negation: "members cannot"), or excepted from its subject
+    ("All plans except Free include single sign-on" denies ``include`` of Free: "except
+    Free")."""
     out = []
     for tok in parse(text):
         if tok.dep_ == "neg" and (found := elided(text, tok.idx, tok.idx + len(tok.text))):
@@ -1073,6 +1075,15 @@ def denied_agents(text: str) -> list[tuple[str, Arg]]:
             out.append((verb, dataclasses.replace(who, end=tok.idx + len(tok.text))))
         if tok.pos_ != "VERB":
             continue
+        for c in tok.children:
+            if c.dep_ != "nsubj":
+                continue
+            # "All plans except Free include it" denies it of Free
+            for p in c.children:
+                who = next((g for g in p.children if g.dep_ == "pobj"), None)
+                if p.dep_ == "prep" and p.lower_ in ("except", "excluding") and who is not None:
+                    arg = dataclasses.replace(_joined_arg(who), start=p.idx)
+                    out.append((tok.lemma_.casefold(), arg))
         for c in tok.children:
             if c.lower_ != "by" or c.dep_ not in ("agent", "prep"):
                 continue
