@@ -1698,6 +1698,18 @@ def test_what_the_sources_pass_over_instead_of_another_is_contradicted(answer, p
     assert result.passing is passing, result.explanation
 
 
+def test_what_another_sentence_gives_the_verb_is_not_passed_over():
+    contexts = [
+        "During an outage the SDK serves the last known values instead of the code defaults. "
+        "If it cannot connect at startup, the SDK serves the code defaults."
+    ]
+    answer = "If it cannot connect at startup, the SDK serves the code defaults."
+    result = RefChecker().invoke(
+        {"question": "What does the SDK serve?", "answer": answer, "contexts": contexts}
+    )
+    assert result.passing, result.explanation
+
+
 def test_a_negation_the_evidence_makes_of_the_same_verb_flips_nothing():
     sent = "Do not fold the treadmill within 10 minutes of use, while the motor is still warm."
     g = ground_claim("Don't fold it within 10 minutes of use.", [(0, 0, sent)])

@@ -619,7 +619,9 @@ def _passed_over(
     """A claim that gives a verb what the sources say it is done with "instead of" or "rather
     than": "Refunds are issued in cash" where "Refunds are issued as store credit instead of
     cash". The claim must use the verb, name the passed-over thing by a word the chosen one
-    lacks, and name nothing only the chosen one has ("as store credit rather than cash")."""
+    lacks, and name nothing only the chosen one has ("as store credit rather than cash"); no
+    other sentence may give the verb that thing ("serves the code defaults" at startup, where
+    during an outage it serves the last known values instead of the code defaults)."""
     if not any(_INSTEAD.search(e.text) for _, e in near):
         return []  # (a cheap look before the parse)
     mine = {t.lemma_.casefold(): t for t in parse(claim.text) if t.pos_ in ("NOUN", "PROPN")}
@@ -634,10 +636,18 @@ def _passed_over(
             hit = next((mine[w] for w in sorted(only_passed) if w in mine), None)
             if choice.verb not in verbs or hit is None or only_chosen & set(mine):
                 continue
+            said = hit.lemma_.casefold()
+            if any(j != k and _has_verb(x, choice.verb) and said in _lemmas_of(x) for j, x in near):
+                continue  # another statement gives the verb that thing
             span, at = (hit.idx, hit.idx + len(hit.text)), (choice.start, choice.end)
             issues.append(_held_against("content", "opposite", claim, span, sentences, k, at))
             return issues
     return issues
+
+
+def _lemmas_of(text: Analysed) -> set[str]:
+    """The lemmas of the nouns of ``text``."""
+    return {t.lemma_.casefold() for t in parse(text.text) if t.pos_ in ("NOUN", "PROPN")}
 
 
 def _done_by_another(
