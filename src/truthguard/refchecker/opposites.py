@@ -35,7 +35,7 @@ PAIRS: tuple[tuple[str, str], ...] = (
     *(("import", "export"), ("permanent", "temporary"), ("internal", "external")),
     *(("ascend", "descend"), ("allow", "prohibit"), ("permit", "prohibit"), ("permit", "forbid")),
     *(("valid", "void"), ("valid", "invalid"), ("active", "inactive")),
-    *(("available", "unavailable"), ("online", "offline")),
+    ("available", "unavailable"),
 )
 """Opposite lemmas, each pair both ways."""
 
