@@ -1498,7 +1498,8 @@ _HOLDING = [
     "Deposited funds cannot be withdrawn until the 30-day holding period ends. Interest is paid "
     "monthly. The key is not issued until the deposit has been paid. Accounts cannot be closed "
     "without a manager's approval. Pets are not allowed in the flat unless they are registered. "
-    "Data is not deleted until 30 days after the account is closed."
+    "Data is not deleted until 30 days after the account is closed. Invoices cannot be edited "
+    "after they are sent."
 ]
 
 
@@ -1514,6 +1515,9 @@ _HOLDING = [
         ("Accounts can be closed only with a manager's approval.", True),
         ("Pets are allowed in the flat if they are registered.", True),
         ("Data is deleted 30 days after the account is closed.", True),
+        # a negation that holds from something on says the thing may happen until then
+        ("Invoices can be edited until they are sent.", True),
+        ("Invoices can be edited after they are sent.", False),
         # the other side of the wait, or no wait at all, is still denied
         ("Funds can be withdrawn before the 30-day holding period ends.", False),
         ("Funds can be withdrawn at any time.", False),

@@ -233,7 +233,9 @@ def test_what_lifts_a_negation_and_what_a_verb_is_granted_on():
 
     def lifts(text: str) -> list[set[str]]:
         i = text.index("not")
-        return lifted_by(text, i, i + 3)
+        found = lifted_by(text, i, i + 3)
+        assert all(after for after, _ in found)
+        return [keys for _, keys in found]
 
     assert lifts("Funds cannot be withdrawn until the holding period ends.") == [{"end", "period"}]
     assert lifts("Orders are not shipped before payment clears.") == [{"clear"}]
@@ -245,6 +247,13 @@ def test_what_lifts_a_negation_and_what_a_verb_is_granted_on():
     (after,) = lifts("Data is not deleted until 30 days after the account is closed.")
     assert "account" in after
     assert lifts("Funds cannot be withdrawn by phone.") == []
+    # a negation that holds from something on: the thing may happen until then
+    text = "Invoices cannot be edited after they are sent."
+    i = text.index("not")
+    assert lifted_by(text, i, i + 3) == [(False, {"send"})]
+    (until,) = granted_on("Invoices can be edited until they are sent.", "edit", after=False)
+    assert "send" in until
+    assert granted_on("Invoices can be edited until they are sent.", "edit") == []
     assert {"period", "end"} <= granted_on(
         "Funds can be withdrawn once the period ends.", "withdraw"
     )[0]

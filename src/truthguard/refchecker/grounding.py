@@ -450,9 +450,9 @@ def _flip_read(claim_text: str, sent_text: str, issue: Issue, tok: Any, copy: bo
         return True
     if stated_opposite(word, other):
         return False  # "is not enabled" says what "is disabled" says
-    lifts = lifted_by(denier, *at)
-    if lifts and any(k & then for k in lifts for then in granted_on(other, word)):
-        return False
+    for after, keys in lifted_by(denier, *at):
+        if any(keys & then for then in granted_on(other, word, after)):
+            return False  # the other side says when or on what the thing may happen
     # a denied bound is the other bound ("may not work more than 48 hours" is "up to 48",
     # "No refunds are given after 14 days" is "only within 14 days"): the other side's value on
     # the other side of that bound is left to the bound's reading

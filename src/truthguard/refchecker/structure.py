@@ -611,12 +611,20 @@ _LIFTING = frozenset(("until", "till", "before", "unless", "without"))
 period ends", "not shipped *before* payment clears", "cannot be cancelled *without* a manager's
 approval", "not allowed *unless* they are registered")."""
 
+_ENDING = frozenset(("after",))
+"""Words by which a negation says from when it holds ("cannot be edited *after* it is sent"):
+until then the denied thing may happen."""
+
 _GRANTING = frozenset(
     ("after", "once", "when", "whenever", "following", "upon", "soon", "if", "with", "provided")
 )
 """Words by which a statement says what its verb waits for or needs ("withdrawn *once* the
 period ends", "allowed *if* they are registered", "cancelled *with* a manager's approval";
 "soon" of "as soon as")."""
+
+_UNTIL = frozenset(("until", "till", "before", "by"))
+"""Words by which a statement says until when its verb may happen ("can be edited *until* it is
+sent")."""
 
 _CONTENT = frozenset(("NOUN", "PROPN", "VERB", "ADJ", "NUM"))
 
@@ -653,18 +661,26 @@ def _key_words(head: Any) -> set[str]:
     return _content([head, *near])
 
 
-def lifted_by(text: str, start: int, end: int) -> list[set[str]]:
-    """What lifts the negation at ``text[start:end]``, as the key words of each phrase
-    (:func:`_key_words`): "Funds cannot be withdrawn until the holding period ends" denies the
-    withdrawal only until then (``{"end", "period"}``), "Orders cannot be cancelled without a
-    manager's approval" only without it (``{"approval"}``); empty for a plain negation."""
+def lifted_by(text: str, start: int, end: int) -> list[tuple[bool, set[str]]]:
+    """What bounds the negation at ``text[start:end]`` in time or by a condition, as whether
+    the denied thing may happen after it (True: the negation is lifted by it) or before it
+    (False: the negation starts with it), with the key words of its phrase (:func:`_key_words`):
+    "Funds cannot be withdrawn until the holding period ends" gives ``(True, {"end",
+    "period"})``, "Orders cannot be cancelled without a manager's approval" ``(True,
+    {"approval"})``, "Invoices cannot be edited after they are sent" ``(False, {"send"})``;
+    empty for a plain negation."""
     verb = _negated_verb(text, start, end)
     if verb is None:
         return []
     # (the parse may hang the phrase from an infinitive the verb governs: "cannot be
     # extradited to face charges until she completes the treatment")
     verbs = [verb, *(c for c in verb.children if c.dep_ in ("advcl", "xcomp") and _to(c))]
-    return [_key_words(p) for v in verbs for p in _phrases(v, _LIFTING)]
+    return [
+        (after, _key_words(p))
+        for v in verbs
+        for after, markers in ((True, _LIFTING), (False, _ENDING))
+        for p in _phrases(v, markers)
+    ]
 
 
 def _negated_verb(text: str, start: int, end: int) -> Any | None:
@@ -709,19 +725,23 @@ def _to(verb: Any) -> bool:
     return any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children)
 
 
-def granted_on(text: str, lemma: str) -> list[set[str]]:
+def granted_on(text: str, lemma: str, after: bool = True) -> list[set[str]]:
     """The content lemmas of what ``text`` says the verb ``lemma`` waits for or needs: a
     clause or phrase opened by "after", "once", "when", "as soon as", "if" or "with" ("can be
     withdrawn once the period ends", "allowed only if they are registered"), or, where that
     verb's clause is opened by "before", the clause it comes before ("You must pay the deposit
-    before the key is issued": the key waits for the payment)."""
+    before the key is issued": the key waits for the payment). With ``after`` False, what the
+    verb may happen until instead: a phrase of "until", "before" or "by" ("can be edited until
+    it is sent")."""
     out = []
     for tok in parse(text):
         if tok.lemma_.casefold() != lemma or tok.pos_ not in ("VERB", "AUX"):
             continue
-        out.extend(_content(p.subtree) for p in _phrases(tok, _GRANTING))
-        if tok.dep_ == "advcl" and any(
-            c.dep_ == "mark" and c.lower_ == "before" for c in tok.children
+        out.extend(_content(p.subtree) for p in _phrases(tok, _GRANTING if after else _UNTIL))
+        if (
+            after
+            and tok.dep_ == "advcl"
+            and any(c.dep_ == "mark" and c.lower_ == "before" for c in tok.children)
         ):
             inside = {t.i for t in tok.subtree}
             out.append(_content(t for t in tok.head.subtree if t.i not in inside))
