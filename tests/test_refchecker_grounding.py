@@ -15,7 +15,12 @@ from truthguard.refchecker.grounding import (
     premises,
 )
 from truthguard.refchecker.segment import split_sentences
-from truthguard.result import Label
+from truthguard.result import DetectionResult, Label
+
+
+def _decided(question: str, answer: str, contexts: list[str]) -> DetectionResult:
+    """The local RefChecker's result for one answer."""
+    return RefChecker().invoke({"question": question, "answer": answer, "contexts": contexts})
 
 
 @pytest.fixture
@@ -1488,7 +1493,7 @@ _REFUNDS = [
 )
 def test_an_action_the_sources_deny_of_its_doer_is_contradicted(answer, passing):
     asked = "Can I get another overdraft fee refunded?"
-    result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": _REFUNDS})
+    result = _decided(asked, answer, _REFUNDS)
     assert result.passing is passing, result.explanation
     if not passing:
         assert "'not by call-centre staff'" in result.explanation
@@ -1529,7 +1534,7 @@ _HOLDING = [
 )
 def test_a_negation_something_lifts_is_no_flip_of_the_verb_said_to_wait_for_it(answer, passing):
     asked = "When can I withdraw my funds, get the key, close the account or bring a pet?"
-    result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": _HOLDING})
+    result = _decided(asked, answer, _HOLDING)
     assert result.passing is passing, result.explanation
 
 
@@ -1542,9 +1547,7 @@ def test_a_negation_something_lifts_is_no_flip_of_the_verb_said_to_wait_for_it(a
 )
 def test_no_before_a_subject_turns_the_side_of_a_bound(answer, passing):
     contexts = ["No refunds are given after 14 days. Support is open on weekdays."]
-    result = RefChecker().invoke(
-        {"question": "Can I get a refund?", "answer": answer, "contexts": contexts}
-    )
+    result = _decided("Can I get a refund?", answer, contexts)
     assert result.passing is passing, result.explanation
     if not passing:
         assert "'No refunds are given after 14'" in result.explanation
@@ -1571,9 +1574,7 @@ def test_the_words_of_a_sentences_own_bound_are_no_other_side():
 )
 def test_a_denied_bound_is_the_other_bound(answer, passing):
     contexts = ["Employees may not work more than 48 hours a week. Overtime is paid monthly."]
-    result = RefChecker().invoke(
-        {"question": "How long can employees work?", "answer": answer, "contexts": contexts}
-    )
+    result = _decided("How long can employees work?", answer, contexts)
     assert result.passing is passing, result.explanation
 
 
@@ -1610,9 +1611,7 @@ def test_a_dropped_negation_names_the_claims_words_put_in_its_place():
 )
 def test_an_action_the_sources_except_a_party_from_is_contradicted_of_it(answer, passing):
     contexts = ["All plans except Free include single sign-on. The plans are Free and Business."]
-    result = RefChecker().invoke(
-        {"question": "Which plans have SSO?", "answer": answer, "contexts": contexts}
-    )
+    result = _decided("Which plans have SSO?", answer, contexts)
     assert result.passing is passing, result.explanation
     if not passing:
         assert "'except Free'" in result.explanation
@@ -1629,9 +1628,7 @@ def test_an_action_the_sources_except_a_party_from_is_contradicted_of_it(answer,
 )
 def test_an_action_an_elliptic_negation_denies_of_its_subject_is_contradicted(answer, passing):
     contexts = ["Admins can invite users, but members cannot. Members can view invoices."]
-    result = RefChecker().invoke(
-        {"question": "Who can invite users?", "answer": answer, "contexts": contexts}
-    )
+    result = _decided("Who can invite users?", answer, contexts)
     assert result.passing is passing, result.explanation
     if not passing:
         assert "'members cannot'" in result.explanation
@@ -1650,9 +1647,7 @@ def test_a_comparison_the_sources_make_the_other_way_round_is_contradicted(answe
     contexts = [
         "The Pro plan costs more than the Basic plan. Last year revenue grew faster than costs."
     ]
-    result = RefChecker().invoke(
-        {"question": "How do they compare?", "answer": answer, "contexts": contexts}
-    )
+    result = _decided("How do they compare?", answer, contexts)
     assert result.passing is passing, result.explanation
 
 
@@ -1676,9 +1671,7 @@ _NOTICE = [
 def test_an_action_whose_parties_the_sources_give_the_other_way_round_is_contradicted(
     answer, passing
 ):
-    result = RefChecker().invoke(
-        {"question": "Who does what?", "answer": answer, "contexts": _NOTICE}
-    )
+    result = _decided("Who does what?", answer, _NOTICE)
     assert result.passing is passing, result.explanation
 
 
@@ -1696,9 +1689,7 @@ def test_what_the_sources_pass_over_instead_of_another_is_contradicted(answer, p
         "Refunds are issued as store credit instead of cash. New integrations should use the "
         "REST API instead of the legacy API."
     ]
-    result = RefChecker().invoke(
-        {"question": "How does it work?", "answer": answer, "contexts": contexts}
-    )
+    result = _decided("How does it work?", answer, contexts)
     assert result.passing is passing, result.explanation
 
 
@@ -1708,9 +1699,7 @@ def test_what_another_sentence_gives_the_verb_is_not_passed_over():
         "If it cannot connect at startup, the SDK serves the code defaults."
     ]
     answer = "If it cannot connect at startup, the SDK serves the code defaults."
-    result = RefChecker().invoke(
-        {"question": "What does the SDK serve?", "answer": answer, "contexts": contexts}
-    )
+    result = _decided("What does the SDK serve?", answer, contexts)
     assert result.passing, result.explanation
 
 
@@ -2192,9 +2181,7 @@ _TENANCY = [
 )
 def test_a_value_the_sentence_states_in_its_own_slot_is_not_moved(answer):
     assert [(f.text, f.unit) for f in extract_facts("one month's notice")] == [("one", "month")]
-    result = RefChecker().invoke(
-        {"question": "How do I end the tenancy?", "answer": answer, "contexts": _TENANCY}
-    )
+    result = _decided("How do I end the tenancy?", answer, _TENANCY)
     assert result.passing, result.details["claims"]
 
 
@@ -2253,14 +2240,14 @@ _ASKED = "I go to about 15 classes a month and I'm travelling for six weeks. Do 
     ],
 )
 def test_the_question_s_values_are_the_user_s_to_compare(answer, passing):
-    result = RefChecker().invoke({"question": _ASKED, "answer": answer, "contexts": _CLUB})
+    result = _decided(_ASKED, answer, _CLUB)
     assert result.passing == passing, result.details["claims"]
 
 
 def test_a_value_no_question_states_is_not_the_user_s():
     answer = "Yes: 15 classes a month is above the minimum of 12."
     asked = "How many classes do I need for the discount?"
-    result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": _CLUB})
+    result = _decided(asked, answer, _CLUB)
     assert not result.passing
     issues = [i for c in result.details["claims"] for i in c["issues"]]
     assert any(i["text"] == "15" for i in issues), issues
@@ -2290,7 +2277,7 @@ _PARTY = "We're planning a party for about 150 people, all seated at tables. Is 
 def test_the_user_s_value_compared_with_the_sources_is_theirs_whatever_slot_it_is_read_in(
     answer, passing
 ):
-    result = RefChecker().invoke({"question": _PARTY, "answer": answer, "contexts": _VENUE})
+    result = _decided(_PARTY, answer, _VENUE)
     assert result.passing == passing, result.details["claims"]
 
 

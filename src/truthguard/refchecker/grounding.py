@@ -523,6 +523,21 @@ def _moved_the_other_way(
     return issues
 
 
+def _parts(
+    x: frozenset[str], y: frozenset[str], a: frozenset[str], b: frozenset[str]
+) -> str | None:
+    """How a claim's two parties ``x`` and ``y`` stand to a sentence's two, ``a`` and ``b``,
+    each told apart by the words it has and the other lacks ("primary node" / "standby node"):
+    ``"alike"`` (x is a and y is b), ``"traded"`` (x is b and y is a, and neither is also its
+    own), else None."""
+    only_a, only_b = a - b, b - a
+    if x & only_a and y & only_b:
+        return "alike"
+    if x & only_b and y & only_a and not x & only_a and not y & only_b:
+        return "traded"
+    return None
+
+
 def _compared_the_other_way(
     claim: Analysed,
     sentences: Sequence[tuple[int, int, str]],
@@ -530,8 +545,7 @@ def _compared_the_other_way(
 ) -> list[Issue]:
     """A comparison of the claim whose two sides the sources compare the same way only the
     other way round: "The Basic plan costs more than the Pro plan" where "The Pro plan costs
-    more than the Basic plan". The sides are told apart by the words each has and the other
-    lacks ("basic", "pro")."""
+    more than the Basic plan". The sides are told apart by :func:`_parts`."""
     mine = comparisons(claim.text)
     if not mine:
         return []
@@ -542,10 +556,9 @@ def _compared_the_other_way(
             for theirs in comparisons(e.text):
                 if theirs.how != c.how:
                     continue
-                one, two = theirs.first - theirs.second, theirs.second - theirs.first
-                if c.first & one and c.second & two and not c.first & two:
-                    alike = True
-                elif c.first & two and c.second & one and not c.first & one and other is None:
+                read = _parts(c.first, c.second, theirs.first, theirs.second)
+                alike = alike or read == "alike"
+                if read == "traded" and other is None:
                     other = (k, theirs)
         if other is not None and not alike:
             k, theirs = other
@@ -573,8 +586,8 @@ def _roles_swapped(
     """An action of the claim whose two parties the sources give the same action with their
     parts traded, and never as the claim has them: "The landlord must notify the tenant" where
     "The tenant must notify the landlord", "The server sends a heartbeat to the client" where
-    the client sends it to the server. Each party is told apart by the words it has and the
-    other lacks; a verb whose parties may trade places ("borders", "meets") is left alone."""
+    the client sends it to the server. Each party is told apart by :func:`_parts`; a verb whose
+    parties may trade places ("borders", "meets") is left alone."""
     mine = [r for r in roles(claim.text) if r.verb not in _SYMMETRIC]
     if not mine:
         return []
@@ -589,12 +602,10 @@ def _roles_swapped(
                     continue
                 both = sorted(set(c.parties) & set(theirs.parties))
                 for one, two in itertools.combinations(both, 2):
-                    a, b = theirs.parties[one].words, theirs.parties[two].words
-                    only_a, only_b = a - b, b - a
                     x, y = c.parties[one].words, c.parties[two].words
-                    if x & only_a and y & only_b:
-                        alike = True
-                    elif x & only_b and y & only_a and not x & only_a and not y & only_b:
+                    read = _parts(x, y, theirs.parties[one].words, theirs.parties[two].words)
+                    alike = alike or read == "alike"
+                    if read == "traded":
                         other = other or (k, theirs, one, two)
         if other is not None and not alike:
             k, theirs, one, two = other
