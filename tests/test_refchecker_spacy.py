@@ -87,6 +87,23 @@ def test_zones_free_the_words_their_parses_added_and_parse_as_before():
     assert len(nlp.vocab.strings) > before + 40  # outside a zone the words stay
 
 
+def test_a_batch_parses_as_one_text_at_a_time_inside_the_zones():
+    from truthguard.refchecker._spacy import ZonedParser
+
+    alone = [_reading(_fresh_pipeline()(_sentence(i))) for i in range(12)]
+    nlp = _fresh_pipeline()
+    nlp("Warm up the pipeline with a first sentence.")
+    before = len(nlp.vocab.strings)
+    parser = ZonedParser(nlp, release=lambda: None, zone_strings=30)
+    docs = parser.pipe([_sentence(i) for i in range(12)])
+    assert [_reading(d) for d in docs] == alone
+    del docs
+    parser(_sentence(100))  # the batch filled the zone: it closes before the next parse
+    assert parser.closed == 1
+    parser._close()
+    assert len(nlp.vocab.strings) == before
+
+
 def test_a_zone_stays_open_while_one_of_its_docs_is_held():
     from truthguard.refchecker._spacy import _RETRY, ZonedParser
 

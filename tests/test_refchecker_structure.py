@@ -519,3 +519,20 @@ def test_a_fragment_has_no_verb():
 )
 def test_a_short_answer_is_read_against_what_its_question_asks(question, answer, off):
     assert off_question(question, answer) == off
+
+
+def test_texts_parsed_together_are_memoised_as_parsed_alone(monkeypatch):
+    from truthguard.refchecker import structure
+
+    texts = [
+        "Hard-bounced addresses are suppressed at once by the relay.",
+        "Soft bounces are retried for up to 72 hours.",
+    ]
+    structure.parse.cache_clear()
+    alone = [[(t.lemma_, t.pos_, t.dep_, t.head.i) for t in structure.parse(x)] for x in texts]
+    structure.parse.cache_clear()
+    structure.parse_all(texts + texts[:1])
+    parser = structure._parser()
+    monkeypatch.setattr(type(parser), "pipe", lambda *_: pytest.fail("parsed again"))
+    read = [[(t.lemma_, t.pos_, t.dep_, t.head.i) for t in structure.parse(x)] for x in texts]
+    assert read == alone

@@ -138,9 +138,14 @@ class ZonedParser:
         self._keep_ops: Callable[[], None] | None = None
 
     def __call__(self, text: str) -> Any:
+        return self.pipe([text])[0]
+
+    def pipe(self, texts: list[str]) -> list[Any]:
+        """The Docs of ``texts``, parsed together (spaCy's ``Language.pipe``: the same parses as
+        one at a time, in about a third of the time for a batch of sentences)."""
         if self._zone is not None:
             if self._retry_in:
-                self._retry_in -= 1
+                self._retry_in = max(self._retry_in - len(texts), 0)
                 if not self._retry_in:
                     self._close()
             elif len(self.nlp.vocab.strings) - self._opened_at >= self.zone_strings:
@@ -150,12 +155,12 @@ class ZonedParser:
         if self._keep_ops is None:
             self._keep_ops = _ops_keeper()
         self._keep_ops()
-        doc = self.nlp(text)
-        self._docs.append(weakref.ref(doc))
+        docs = [self.nlp(texts[0])] if len(texts) == 1 else list(self.nlp.pipe(texts))
+        self._docs += [weakref.ref(doc) for doc in docs]
         if len(self._docs) >= self._prune_at:  # texts that recur add no strings: a long zone
             self._docs = [ref for ref in self._docs if ref() is not None]
             self._prune_at = max(_PRUNE, 2 * len(self._docs))
-        return doc
+        return docs
 
     def _open(self) -> None:
         zone = ExitStack()

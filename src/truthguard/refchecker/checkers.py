@@ -54,7 +54,7 @@ from truthguard.refchecker.lexical import content_recall
 from truthguard.refchecker.meaning import MeaningModel
 from truthguard.refchecker.opposites import flips
 from truthguard.refchecker.retrieval import Retrieval
-from truthguard.refchecker.structure import off_question
+from truthguard.refchecker.structure import off_question, parse_all
 from truthguard.refchecker.support import FACT_P, SupportModel, claim_features, fact_unsupported
 from truthguard.similarity import CrossEncoderSimilarity, get_default_similarity
 from truthguard.store import ArtifactStore, cached_call
@@ -703,6 +703,12 @@ class LocalChecker(ClaimChecker):
             for span in seg.spans
         ]
         read: dict[tuple, Grounding] = {}  # sentences read whole, for the clauses cut from them
+        # the claims and the sentences they are held against, parsed in one batch
+        parse_all(
+            [c.text for c in claims]
+            + [c.sentence for c in claims if c.sentence is not None]
+            + [text for _, _, text in in_order]
+        )
         # the numbers each claim states, for a value another claim works out from them
         numbers = [[f for f in analyse(c.text).facts if f.kind == "number"] for c in claims]
 

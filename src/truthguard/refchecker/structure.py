@@ -27,7 +27,7 @@ import dataclasses
 import functools
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,10 +121,27 @@ def parse(text: str) -> Any:
     a parse adds are freed with its zone, and the memo is emptied when a zone closes."""
     with _LOCK:  # the first calls of concurrent checks must make one parser, one zone
         doc = _parser()(text)
+    return _kept(doc)
+
+
+def _kept(doc: Any) -> Any:
     # the tok2vec output the tagger and parser read: no reader here uses it, and it is two
     # thirds of a kept Doc's memory, so three times as many parses fit the budget
     doc.tensor = doc.tensor[:0].copy()
     return doc
+
+
+def parse_all(texts: Iterable[str]) -> None:
+    """Parse together the ``texts`` not parsed yet, into :func:`parse`'s memo: a check's
+    sentences parsed in one batch take about a third of the time they take one by one, and
+    give the same Docs."""
+    new = [t for t in dict.fromkeys(texts) if t not in parse.cache]
+    if not new:
+        return
+    with _LOCK:
+        docs = _parser().pipe(new)
+    for text, doc in zip(new, docs, strict=True):
+        parse.cache.put(text, _kept(doc), _doc_bytes(doc))
 
 
 @functools.cache
