@@ -536,3 +536,16 @@ def test_texts_parsed_together_are_memoised_as_parsed_alone(monkeypatch):
     monkeypatch.setattr(type(parser), "pipe", lambda *_: pytest.fail("parsed again"))
     read = [[(t.lemma_, t.pos_, t.dep_, t.head.i) for t in structure.parse(x)] for x in texts]
     assert read == alone
+
+
+def test_the_sides_of_every_join_are_parsed_in_one_batch(monkeypatch):
+    from truthguard.refchecker import structure
+
+    text = "The fee rises in May and members pay it monthly but guests pay it at the door."
+    structure.parse.cache_clear()
+    cuts = structure.clause_cuts(text)
+    assert [text[c:].split()[0] for c in cuts] == ["and", "but"]
+    structure.parse.cache_clear()
+    parser = structure._parser()
+    monkeypatch.setattr(type(parser), "__call__", lambda *_: pytest.fail("parsed alone"))
+    assert structure.clause_cuts(text) == cuts

@@ -1465,10 +1465,14 @@ def clause_cuts(text: str) -> list[int]:
     than any other moon and Phobos is inhabited by penguins"), where a clause with its own
     subject ends too; not where the second verb shares the first's subject ("opened in 1902
     and closed in 1990") or "and" joins nouns ("Phobos and Deimos orbit Mars")."""
+    joins = [
+        m for m in _JOINED.finditer(text) if not text[: m.start()].rstrip().endswith((",", ";"))
+    ]
+    parse_all(side for m in joins for side in (text[: m.start()], text[m.end() :]))
     cuts = []
-    for m in _JOINED.finditer(text):
+    for m in joins:
         left, right = text[: m.start()], text[m.end() :]
-        if left.rstrip().endswith((",", ";")) or not _has_clause(left) or not _opens_clause(right):
+        if not _has_clause(left) or not _opens_clause(right):
             continue
         cuts.append(m.start() + 1)
     return cuts
