@@ -85,6 +85,35 @@ def test_a_clause_is_judged_a_remark_by_the_sentence_it_was_cut_from():
     assert out[0].kind == "hedge"
 
 
+def test_a_value_stated_to_the_user_is_a_fact_however_it_reads():
+    model = RemarkModel(weights=[1.0], intercept=0.0, threshold=0.8)
+    claims = [
+        Claim(text="You can close the incident after 72 hours, so from 9am on Thursday."),
+        Claim(text="You'd pay £1,077 a month on the fixed rate."),
+        Claim(text="You would have to ask the council about that."),  # no value: a remark
+        Claim(text="The passage doesn't give you the 72 hours."),  # names the source too
+    ]
+    out, _ = read_remarks(claims, np.full((4, 1), 5.0), model)
+    assert [c.kind for c in out] == ["fact", "fact", "hedge", "hedge"]
+
+
+INCIDENTS = [
+    "An incident may be closed by the Incident Commander once service has been stable for 24 "
+    "hours. Personal data breaches must be reported to the regulator within 72 hours."
+]
+
+
+def test_a_changed_value_told_to_the_user_is_checked(embedder):
+    question = "Our outage was fixed at 9am on Monday. When can we close the incident?"
+    wrong = (
+        "You can close the incident once it has been stable for 72 hours, so from 9am on Thursday."
+    )
+    result = RefChecker().invoke({"question": question, "answer": wrong, "contexts": INCIDENTS})
+    assert not result.passing, result.explanation
+    kinds = [c["kind"] for c in result.details["claims"]]
+    assert kinds == ["fact"], result.details["claims"]
+
+
 REFS = ["The Varne Tunnel is 14.6 kilometres long and opened to rail traffic on 2 June 2004."]
 
 

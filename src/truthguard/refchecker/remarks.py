@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import ConfigDict, Field
 
+from truthguard.refchecker._analysis import analyse
 from truthguard.refchecker._logistic import SavedModel, fit_folded
 from truthguard.refchecker.extractors import Claim
 
@@ -46,6 +47,20 @@ _READER = re.compile(
 def names_a_reader(sentence: str) -> bool:
     """Whether ``sentence`` names the sources, the answerer or the user: what a remark is about."""
     return bool(_READER.search(sentence.replace("’", "'")))
+
+
+_USER = re.compile(r"^(?:you|your)$", re.IGNORECASE)
+
+
+def _states_a_value_to_the_user(claim: str) -> bool:
+    """Whether ``claim`` states a number or a date and names no source and no answerer, at most
+    the user ("You can close it after 72 hours, so from 9am on Thursday", "you'd pay £1,077 a
+    month", "which is 7.24% at the moment"): what the sources say, applied to the user's case
+    or not, is a fact however it sounds."""
+    named = [m.group(0) for m in _READER.finditer(claim.replace("’", "'"))]
+    if not named or not all(_USER.match(n) for n in named):
+        return False
+    return any(f.kind in ("number", "month") for f in analyse(claim).facts)
 
 
 class RemarkModel(SavedModel):
@@ -105,6 +120,10 @@ def read_remarks(
     out, probs = list(claims), [None] * len(claims)
     for i, pi in zip(facts, p.tolist(), strict=True):
         probs[i] = round(pi, 4)
-        if pi >= model.threshold and names_a_reader(claims[i].sentence or claims[i].text):
+        if (
+            pi >= model.threshold
+            and names_a_reader(claims[i].sentence or claims[i].text)
+            and not _states_a_value_to_the_user(claims[i].text)
+        ):
             out[i] = claims[i].model_copy(update={"kind": "hedge"})
     return out, probs
