@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from truthguard.refchecker._facts import extract_facts
-from truthguard.refchecker.derived import derived
+from truthguard.refchecker.derived import derived, timed, weekday_after
 
 
 def _derived(text: str, word: str, evidence: str = "") -> bool:
@@ -218,3 +218,29 @@ def test_a_number_the_claim_works_out_in_one_step_is_its_own(text, word, evidenc
 )
 def test_a_number_not_worked_out_from_the_claims_values_is_not(text, word, evidence):
     assert not _derived(text, word, evidence)
+
+
+@pytest.mark.parametrize(
+    ("claim", "said", "worked"),
+    [
+        ("It can close from Tuesday.", ["fixed at 9am on Monday", "stable for 24 hours"], True),
+        ("It can close from Wednesday.", ["fixed at 9am on Monday", "stable for 24 hours"], False),
+        ("You'll hear by Wednesday.", ["filed on Monday", "within two working days"], True),
+        ("You'll hear by Tuesday.", ["filed on Friday", "within two working days"], True),
+        ("You'll hear by Sunday.", ["filed on Friday", "within two working days"], False),
+        ("You leave on Saturday.", ["arriving on Wednesday", "for three nights"], True),
+        ("The review is due the following Tuesday.", ["closed on Tuesday", "5 working days"], True),
+        ("It closes on Friday.", ["opened on Monday", "for a while"], False),
+    ],
+)
+def test_a_weekday_a_whole_number_of_days_after_another(claim, said, worked):
+    texts = [(t, extract_facts(t)) for t in [*said, claim]]
+    day = next(w for w in ("Tuesday", "Wednesday", "Sunday", "Saturday", "Friday") if w in claim)
+    assert weekday_after(claim.index(day), claim, texts) is worked
+
+
+def test_a_time_of_day_a_stretch_after_another():
+    facts = extract_facts("noticed at 10:30pm, posted within 30 minutes, by 11pm or 1am")
+    late, within, by, other = facts[0], facts[1], facts[2], facts[3]
+    assert timed(by, [late], [within]) and not timed(other, [late], [within])
+    assert not timed(within, [late], [within])  # a stretch is no time of day

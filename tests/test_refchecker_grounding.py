@@ -2393,3 +2393,28 @@ def test_a_total_worked_out_from_the_answer_s_other_claims_is_its_own():
     # a value the evidence sets against the claim's is not explained away by the answer's own
     conflict = [{**missing[0], "relation": "conflict"}]
     assert premises(conflict, claim, "", "", others) == conflict
+
+
+_OUTAGE = "Our SEV1 outage was fixed at 9am on Monday. When can we close the incident?"
+_CLOSING = [
+    "The Incident Commander may close an incident once service has been stable for 24 hours. "
+    "A post-incident review must be held within 5 working days of closure."
+]
+_NOTICED = "I noticed the leak at 8am. By when must I report it?"
+_LEAKS = ["Water leaks must be reported to the facilities team within two hours of noticing."]
+
+
+@pytest.mark.parametrize(
+    ("question", "contexts", "answer", "passing"),
+    [
+        (_OUTAGE, _CLOSING, "The Incident Commander can close it from 9am on Tuesday.", True),
+        (_OUTAGE, _CLOSING, "The Incident Commander can close it from 9am on Thursday.", False),
+        (_NOTICED, _LEAKS, "Report it to the facilities team by 10am.", True),
+        (_NOTICED, _LEAKS, "Report it to the facilities team by 11am.", False),
+    ],
+)
+def test_a_time_or_weekday_worked_from_the_user_s_own_and_a_stretch_the_sources_give(
+    question, contexts, answer, passing
+):
+    result = _decided(question, answer, contexts)
+    assert result.passing == passing, result.details["claims"]

@@ -32,7 +32,17 @@ from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._numbers import CLOCK, DURATION_DAYS
 from truthguard.refchecker._tokens import Fact
 
-__all__ = ["anaphoric", "clock_span", "date_span", "derived", "enumerated", "worked"]
+__all__ = [
+    "WEEKDAYS",
+    "anaphoric",
+    "clock_span",
+    "date_span",
+    "derived",
+    "enumerated",
+    "timed",
+    "weekday_after",
+    "worked",
+]
 
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)$|^(?:first|second|third)$", re.IGNORECASE)
 _LIST_START = re.compile(r"^[^:,;.]{0,40}?(?:[:,]|\bboth\b)\s*")
@@ -129,15 +139,8 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
         return False
     if fact.unit == CLOCK:
         # a time of day a stretch after or before another ("down at 10am, back within 4
-        # hours, so by 2pm"), on the twelve-hour dial
-        clocks = [float(f.value) for f in values if f.unit == CLOCK]  # type: ignore[arg-type]
-        spans = [float(f.value) * _MINUTES[f.unit] for f in values if f.unit in _MINUTES]  # type: ignore[arg-type,index]
-        return any(
-            _same(target % 720 or 720.0, (c + sign * d) % 720 or 720.0)
-            for c in clocks
-            for d in spans
-            for sign in (1, -1)
-        )
+        # hours, so by 2pm")
+        return timed(fact, values, values)
     for i, a in enumerate(values):
         for b in values[i + 1 :]:
             x, y = float(a.value), float(b.value)
@@ -159,6 +162,84 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
                     if _same(target, float(rate.value) * float(a.value) * float(b.value)):  # type: ignore[arg-type]
                         return True
     return False
+
+
+def timed(fact: Fact, clocks: Sequence[Fact], stretches: Sequence[Fact]) -> bool:
+    """Whether the time of day ``fact`` is one of ``clocks`` a stretch of minutes or hours of
+    ``stretches`` later or earlier, on the twelve-hour dial ("noticed at 9, reported within
+    two hours": by 11am)."""
+    if fact.unit != CLOCK or not isinstance(fact.value, (int, float)):
+        return False
+    target = float(fact.value)
+    times = [float(f.value) for f in clocks if f.unit == CLOCK and f is not fact]  # type: ignore[arg-type]
+    spans = [
+        float(f.value) * DURATION_DAYS[f.unit] * 1440  # type: ignore[arg-type,index]
+        for f in stretches
+        if f.unit in _STRETCHES and isinstance(f.value, (int, float))
+    ]
+    return any(
+        _same(target % 720 or 720.0, (c + sign * d) % 720 or 720.0)
+        for c in times
+        for d in spans
+        for sign in (1, -1)
+    )
+
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_DAY_UNIT = re.compile(
+    r"\s+(?:(working|business|calendar|clear)\s+)?(day|night|week|hour)s?\b", re.IGNORECASE
+)
+_STRETCHES = ("minute", "hour")
+
+
+def _weekdays(text: str) -> list[tuple[int, int]]:
+    """The weekdays ``text`` names, each as (0 for Monday .. 6, offset)."""
+    return [
+        (WEEKDAYS.index(m.group(1).casefold()), m.start())
+        for m in re.finditer(r"\b(" + "|".join(WEEKDAYS) + r")s?\b", text, re.IGNORECASE)
+    ]
+
+
+def _day_stretches(text: str, facts: Sequence[Fact]) -> list[tuple[int, bool]]:
+    """The whole numbers of days of ``text`` (with its ``facts``): "three nights", "48 hours",
+    "a week", "5 working days" (True: counted on weekdays only)."""
+    out = []
+    for f in facts:
+        if f.kind != "number" or not isinstance(f.value, (int, float)) or f.unit == CLOCK:
+            continue
+        m = _DAY_UNIT.match(text, f.end)
+        unit = m.group(2).casefold() if m else f.unit
+        days = {"day": 1.0, "night": 1.0, "week": 7.0, "hour": 1 / 24}.get(unit or "")
+        if days is None:
+            continue
+        n = float(f.value) * days
+        working = m is not None and (m.group(1) or "").casefold() in ("working", "business")
+        if n.is_integer() and n > 0:
+            out.append((int(n), working))
+    return out
+
+
+def _later(day: int, n: int, working: bool) -> int:
+    if not working:
+        return (day + n) % 7
+    while n:
+        day = (day + 1) % 7
+        n -= day < 5  # Saturday and Sunday are no working days
+    return day
+
+
+def weekday_after(at: int, claim: str, said: Sequence[tuple[str, Sequence[Fact]]]) -> bool:
+    """Whether the weekday the ``claim`` names at offset ``at`` is a weekday one of ``said``
+    (texts with their facts: the question's, the claim's, its evidence sentence's) names, a
+    whole number of days one of them states later: "fixed at 9am on Monday", "stable for 24
+    hours": from Tuesday; "filed on Monday", "within two working days": by Wednesday; "three
+    nights" from Wednesday: Saturday."""
+    target = next((d for d, k in _weekdays(claim) if k == at), None)
+    if target is None:
+        return False
+    bases = [d for text, _ in said for d, k in _weekdays(text) if text is not claim or k != at]
+    stretches = [s for text, facts in said for s in _day_stretches(text, facts)]
+    return any(_later(b, n, w) == target for b in bases for n, w in stretches)
 
 
 def _same(a: float, b: float) -> bool:

@@ -63,7 +63,7 @@ from truthguard.refchecker._facts import Fact, fold, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
 from truthguard.refchecker._numbers import DURATION_DAYS, bound_span, unit_of
-from truthguard.refchecker.derived import derived, worked
+from truthguard.refchecker.derived import WEEKDAYS, derived, timed, weekday_after, worked
 from truthguard.refchecker.lexical import STOPWORDS
 from truthguard.refchecker.opposites import stated_opposite
 from truthguard.refchecker.softmatch import SoftMatcher
@@ -2196,8 +2196,28 @@ def premises(
         )
     }
 
+    # a time of day or a weekday worked out from the user's own and a stretch of time the
+    # claim or the sources state ("noticed at 9, report within one hour": by 10am; "fixed at
+    # 9am on Monday, closed after 24 stable hours": from 9am on Tuesday)
+    stretches = [*numbers, *sources]
+    premise |= {
+        (f.start, f.end)
+        for f in numbers
+        if unfound.get((f.start, f.end)) == "ungrounded" and timed(f, asked, stretches)
+    }
+    said_days = [(question, said), (claim_text, analyse(claim_text).facts)]
+    said_days.append((evidence, analyse(evidence).facts))
+    premise |= {
+        (i["start"], i["end"])
+        for i in issues
+        if i.get("kind") == "name"
+        and i.get("relation") == "ungrounded"
+        and str(i.get("text", "")).casefold().rstrip("s") in WEEKDAYS
+        and weekday_after(i["start"], claim_text, said_days)
+    }
+
     def kept(i: dict[str, Any]) -> bool:
-        if i.get("kind") == "month":
+        if i.get("kind") in ("month", "name"):
             return (i.get("start"), i.get("end")) not in premise
         if i.get("kind") != "number":
             return True

@@ -27,6 +27,7 @@ from pydantic import ConfigDict, Field
 
 from truthguard.refchecker._analysis import analyse
 from truthguard.refchecker._logistic import SavedModel, fit_folded
+from truthguard.refchecker.derived import WEEKDAYS
 from truthguard.refchecker.extractors import Claim
 
 __all__ = ["RemarkModel", "names_a_reader", "read_remarks"]
@@ -53,14 +54,17 @@ _USER = re.compile(r"^(?:you|your)$", re.IGNORECASE)
 
 
 def _states_a_value_to_the_user(claim: str) -> bool:
-    """Whether ``claim`` states a number or a date and names no source and no answerer, at most
-    the user ("You can close it after 72 hours, so from 9am on Thursday", "you'd pay £1,077 a
-    month", "which is 7.24% at the moment"): what the sources say, applied to the user's case
-    or not, is a fact however it sounds."""
+    """Whether ``claim`` states a number, a date or a weekday and names no source and no
+    answerer, only the user ("You can close it after 72 hours, so from 9am on Thursday",
+    "you'd pay £1,077 a month"): what the sources say, applied to the user's case, is a fact
+    however it sounds."""
     named = [m.group(0) for m in _READER.finditer(claim.replace("’", "'"))]
     if not named or not all(_USER.match(n) for n in named):
         return False
-    return any(f.kind in ("number", "month") for f in analyse(claim).facts)
+    return any(
+        f.kind in ("number", "month") or (f.kind == "name" and f.value in WEEKDAYS)
+        for f in analyse(claim).facts
+    )
 
 
 class RemarkModel(SavedModel):
