@@ -225,6 +225,7 @@ def test_a_number_not_worked_out_from_the_claims_values_is_not(text, word, evide
     [
         ("It can close from Tuesday.", ["fixed at 9am on Monday", "stable for 24 hours"], True),
         ("It can close from Wednesday.", ["fixed at 9am on Monday", "stable for 24 hours"], False),
+        ("It can close from Tuesday after 24 stable hours.", ["fixed on Monday"], True),
         ("You'll hear by Wednesday.", ["filed on Monday", "within two working days"], True),
         ("You'll hear by Tuesday.", ["filed on Friday", "within two working days"], True),
         ("You'll hear by Sunday.", ["filed on Friday", "within two working days"], False),

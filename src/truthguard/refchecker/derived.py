@@ -186,9 +186,8 @@ def timed(fact: Fact, clocks: Sequence[Fact], stretches: Sequence[Fact]) -> bool
 
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_DAY_UNIT = re.compile(
-    r"\s+(?:(working|business|calendar|clear)\s+)?(day|night|week|hour)s?\b", re.IGNORECASE
-)
+_DAY_UNIT = re.compile(r"\s+(?:([a-z]+)\s+)?(day|night|week|hour)s?\b", re.IGNORECASE)
+"""The unit of a number of days, a word between the two ("5 working days", "24 stable hours")."""
 _STRETCHES = ("minute", "hour")
 
 
@@ -202,7 +201,7 @@ def _weekdays(text: str) -> list[tuple[int, int]]:
 
 def _day_stretches(text: str, facts: Sequence[Fact]) -> list[tuple[int, bool]]:
     """The whole numbers of days of ``text`` (with its ``facts``): "three nights", "48 hours",
-    "a week", "5 working days" (True: counted on weekdays only)."""
+    "24 stable hours", "5 working days" (True: counted on weekdays only)."""
     out = []
     for f in facts:
         if f.kind != "number" or not isinstance(f.value, (int, float)) or f.unit == CLOCK:
