@@ -232,6 +232,7 @@ def test_a_number_not_worked_out_from_the_claims_values_is_not(text, word, evide
         ("You leave on Saturday.", ["arriving on Wednesday", "for three nights"], True),
         ("The review is due the following Tuesday.", ["closed on Tuesday", "5 working days"], True),
         ("It closes on Friday.", ["opened on Monday", "for a while"], False),
+        ("It closes on Friday.", ["opened on Monday", "4 a day", "£4 per day"], False),
     ],
 )
 def test_a_weekday_a_whole_number_of_days_after_another(claim, said, worked):

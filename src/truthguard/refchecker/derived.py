@@ -188,6 +188,7 @@ def timed(fact: Fact, clocks: Sequence[Fact], stretches: Sequence[Fact]) -> bool
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY_UNIT = re.compile(r"\s+(?:([a-z]+)\s+)?(day|night|week|hour)s?\b", re.IGNORECASE)
 """The unit of a number of days, a word between the two ("5 working days", "24 stable hours")."""
+_RATE = frozenset(("a", "an", "per", "each", "every"))
 _STRETCHES = ("minute", "hour")
 
 
@@ -204,9 +205,13 @@ def _day_stretches(text: str, facts: Sequence[Fact]) -> list[tuple[int, bool]]:
     "24 stable hours", "5 working days" (True: counted on weekdays only)."""
     out = []
     for f in facts:
-        if f.kind != "number" or not isinstance(f.value, (int, float)) or f.unit == CLOCK:
+        if f.kind != "number" or not isinstance(f.value, (int, float)):
             continue
+        if f.unit not in (None, "day", "week", "hour"):
+            continue  # money, a share, a time of day
         m = _DAY_UNIT.match(text, f.end)
+        if m is not None and (m.group(1) or "").casefold() in _RATE:
+            continue  # "2 a day", "£5 per night": a rate, no stretch
         unit = m.group(2).casefold() if m else f.unit
         days = {"day": 1.0, "night": 1.0, "week": 7.0, "hour": 1 / 24}.get(unit or "")
         if days is None:
