@@ -549,3 +549,24 @@ def test_the_sides_of_every_join_are_parsed_in_one_batch(monkeypatch):
     parser = structure._parser()
     monkeypatch.setattr(type(parser), "__call__", lambda *_: pytest.fail("parsed alone"))
     assert structure.clause_cuts(text) == cuts
+
+
+def test_a_batch_is_no_larger_than_the_memo_of_parses_can_keep(monkeypatch):
+    from truthguard.memory import memory_budget, set_memory_budget
+    from truthguard.refchecker import structure
+
+    parser = structure._parser()
+    batches: list[int] = []
+    pipe = type(parser).pipe
+    monkeypatch.setattr(type(parser), "pipe", lambda p, t: batches.append(len(t)) or pipe(p, t))
+    texts = [f"Batch {i} of the relay is retried after {i} hours." for i in range(8)]
+    before = memory_budget()
+    try:
+        set_memory_budget(0)  # no memo: nothing is parsed ahead of its reading
+        structure.parse_all(texts)
+        assert batches == []
+        set_memory_budget(0.1)  # room for about two short sentences in half the share
+        structure.parse_all(texts)
+        assert batches and 1 <= batches[0] < len(texts)
+    finally:
+        set_memory_budget(before)
