@@ -807,6 +807,15 @@ def test_degrees_of_a_named_scale_are_a_unit_not_a_name(soft):
     assert _number_issues("The oil is heated to 180 degrees Celsius.", oil) == ["180"]
 
 
+def test_a_verb_that_says_too_little_alone_needs_no_match():
+    from truthguard.refchecker._analysis import analyse
+
+    for text in ("Members get a 10% discount.", "You'll get the keys once the deposit is paid."):
+        assert not {"get", "'ll"} & {analyse(text).tokens[i].norm for i in analyse(text).content}
+    a = analyse("The castle is located on a hill.")
+    assert [a.tokens[i].norm for i in a.content] == ["castle", "hill"]
+
+
 def test_discourse_markers_and_words_written_together_need_no_match():
     from truthguard.refchecker._analysis import analyse
 

@@ -53,6 +53,7 @@ _LIGHT_VERBS = frozenset(
         *("remaining", "become", "becomes", "became", "becoming", "located", "situated", "known"),
         *("recognised", "recognized", "called", "named", "considered", "regarded", "additionally"),
         *("furthermore", "moreover", "likewise"),
+        *("get", "gets", "got", "getting", "gotten"),
     ]
 )
 
