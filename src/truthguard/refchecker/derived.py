@@ -164,6 +164,10 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
     return False
 
 
+_MINUTES = {u: DURATION_DAYS[u] * 1440 for u in ("minute", "hour")}
+"""Minutes in a stretch of these units (a time of day is worked out only in them)."""
+
+
 def timed(fact: Fact, clocks: Sequence[Fact], stretches: Sequence[Fact]) -> bool:
     """Whether the time of day ``fact`` is one of ``clocks`` a stretch of minutes or hours of
     ``stretches`` later or earlier, on the twelve-hour dial ("noticed at 9, reported within
@@ -173,9 +177,9 @@ def timed(fact: Fact, clocks: Sequence[Fact], stretches: Sequence[Fact]) -> bool
     target = float(fact.value)
     times = [float(f.value) for f in clocks if f.unit == CLOCK and f is not fact]  # type: ignore[arg-type]
     spans = [
-        float(f.value) * DURATION_DAYS[f.unit] * 1440  # type: ignore[arg-type,index]
+        float(f.value) * _MINUTES[f.unit]  # type: ignore[index]
         for f in stretches
-        if f.unit in _STRETCHES and isinstance(f.value, (int, float))
+        if f.unit in _MINUTES and isinstance(f.value, (int, float))
     ]
     return any(
         _same(target % 720 or 720.0, (c + sign * d) % 720 or 720.0)
@@ -189,7 +193,6 @@ WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 _DAY_UNIT = re.compile(r"\s+(?:([a-z]+)\s+)?(day|night|week|hour)s?\b", re.IGNORECASE)
 """The unit of a number of days, a word between the two ("5 working days", "24 stable hours")."""
 _RATE = frozenset(("a", "an", "per", "each", "every"))
-_STRETCHES = ("minute", "hour")
 
 
 def _weekdays(text: str) -> list[tuple[int, int]]:
@@ -367,7 +370,6 @@ def _slack(fact: Fact, text: str) -> float:
     return max(0.6, 0.15 * float(fact.value)) if rounded else 0.5
 
 
-_MINUTES = {u: DURATION_DAYS[u] * 1440 for u in ("minute", "hour")}
 _UNIT_WORD = re.compile(r"-(minute|hour)s?$", re.IGNORECASE)
 
 

@@ -2205,8 +2205,11 @@ def premises(
         for f in numbers
         if unfound.get((f.start, f.end)) == "ungrounded" and timed(f, asked, stretches)
     }
-    said_days = [(question, said), (claim_text, analyse(claim_text).facts)]
-    said_days.append((evidence, analyse(evidence).facts))
+    said_days = [
+        (question, said),
+        (claim_text, analyse(claim_text).facts),
+        (evidence, analyse(evidence).facts),
+    ]
     premise |= {
         (i["start"], i["end"])
         for i in issues
