@@ -34,6 +34,15 @@ def test_titles_and_abbreviated_months_do_not_end_a_sentence(text):
     assert [s.text for s in split_sentences(text)] == [text]
 
 
+def test_an_initial_goes_on_the_sentence_and_a_scale_of_degrees_ends_one():
+    text = "Charging stops above 45 °C. Below 0 °F. the pack sleeps. J. K. Rowling wrote it."
+    assert [s.text for s in split_sentences(text)] == [
+        "Charging stops above 45 °C.",
+        "Below 0 °F. the pack sleeps.",
+        "J. K. Rowling wrote it.",
+    ]
+
+
 def test_clauses_split_at_connectives_and_glue_short_pieces():
     text = "The city was founded in 1833; it grew into a port, which made it the largest one"
     assert split_clauses(text) == [

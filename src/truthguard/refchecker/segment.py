@@ -33,11 +33,12 @@ _SENT_END = re.compile(
 )
 # Longest text an abbreviation check needs to see before a boundary ("Prof." and a word break).
 _ABBREV_WINDOW = 16
-# Common abbreviations that end with a period but do not end a sentence.
+# Common abbreviations that end with a period but do not end a sentence; a capital alone is an
+# initial ("J. Smith"), but not a scale of degrees ("at 45 °C. At 25 °C ...").
 _ABBREV = re.compile(
     r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|vs|etc|e\.g|i\.e|No|Inc|Ltd|Co|Corp|Gov|Sen|Rep|"
     r"c|ca|approx|"
-    r"Gen|Col|Lt|Capt|Sgt|Rev|Mt|Ft|Rt|Hon|Maj|Brig|Adm|Cdr|Fr|Pres|Jan|Feb|Apr|Aug|Sept?|Oct|Nov|Dec|v)|\b[A-Z])\.$"
+    r"Gen|Col|Lt|Capt|Sgt|Rev|Mt|Ft|Rt|Hon|Maj|Brig|Adm|Cdr|Fr|Pres|Jan|Feb|Apr|Aug|Sept?|Oct|Nov|Dec|v)|(?<!°)\b[A-Z])\.$"
 )
 # A list item's marker ("- ", "* ", "• ") is no part of what the item says.
 _BULLET = re.compile(r"[-*•–]\s+")
