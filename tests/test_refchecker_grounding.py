@@ -1120,6 +1120,65 @@ def test_a_value_the_sources_state_about_something_else_is_set_against_the_slot_
         assert all(i.relation != "other_value" for i in g.issues), claim
 
 
+def test_a_year_the_sources_give_an_event_sharing_none_of_the_claims_words_is_another_event():
+    sents = [
+        (
+            0,
+            0,
+            "A first attempt to bring beavers back to the valley in 1968 failed, and none have "
+            "been seen there since 1979.",
+        ),
+        (0, 112, "The valley lies about 40 km north of the city."),
+    ]
+    pool = EvidencePool.of_passages([[t for _, _, t in sents]])
+    g = ground_claim("Beavers were brought back to the valley in 1979.", sents, pool=pool)
+    found = [(i.text, i.relation, i.evidence[3]) for i in g.issues if i.relation != "ungrounded"]
+    assert found == [("1979", "other_value", "1968")]
+    # the year of the claim's own event, and a year whose statement shares the claim's words
+    for claim in (
+        "Beavers were brought back to the valley in 1968.",
+        "No beavers have been seen in the valley since 1979.",
+    ):
+        g = ground_claim(claim, sents, pool=pool)
+        assert all(i.relation != "other_value" for i in g.issues), (claim, g.issues)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "claim", "flagged"),
+    [
+        (
+            "Standard parcels cost £4 when booked online, or £6 if paid at the counter.",
+            "A standard parcel costs £6 when booked online, or £4 at the counter.",
+            [("6", "4"), ("4", "6")],
+        ),
+        (
+            "Uptake was 64% among nurses and 41% among porters in the first year.",
+            "Uptake reached 41% among nurses and 64% among porters.",
+            [("41", "64"), ("64", "41")],
+        ),
+        # reordered whole, each value goes with its words
+        (
+            "Standard parcels cost £4 when booked online, or £6 if paid at the counter.",
+            "Paid at the counter a standard parcel costs £6, or £4 if booked online.",
+            [],
+        ),
+        (
+            "Standard parcels cost £4 when booked online, or £6 if paid at the counter.",
+            "Standard parcels are £4 online and £6 at the counter.",
+            [],
+        ),
+        (
+            "Uptake was 64% among nurses and 41% among porters in the first year.",
+            "Among porters uptake was 41%, against 64% among nurses.",
+            [],
+        ),
+    ],
+)
+def test_two_values_exchanged_between_their_words_are_each_the_others(sentence, claim, flagged):
+    g = _against(claim, sentence)
+    assert [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"] == flagged
+
+
 PLANS = [
     "Every workspace on the Free plan receives 2,000 build minutes per month.",
     "The Free plan allows at most 2 concurrent jobs, the Team plan 10 and the Business plan 40.",

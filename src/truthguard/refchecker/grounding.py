@@ -1195,9 +1195,14 @@ def _slot_rival(
     is read from the parse (:func:`~truthguard.refchecker.structure.value_contexts`): the words
     the claim ties to its value are weighed against the words each statement of a value of the
     same sort in ``sents`` is tied to; a rival of another value must share :data:`SLOT_MORE`
-    more of them than every statement of the claim's own, and a third of them at least."""
-    if fact.kind != "number" or ordinal(fact) or year(fact) or _in_date(fact, claim):
-        return None  # a year dates an event: the sources' other years date others
+    more of them than every statement of the claim's own, and a third of them at least. A year
+    dates an event, and the sources' other years date others: another year fills the slot only
+    where it shares three of those words and the claim's own year none ("brought back to the
+    valley in 1979" of "a first attempt to bring beavers back to the valley in 1968 failed,
+    and none have been seen there since 1979")."""
+    if fact.kind != "number" or ordinal(fact):
+        return None
+    dated = year(fact) or _in_date(fact, claim)
     same, rivals = _statements(fact, claim, sents)
     if not same or not rivals:
         return None
@@ -1231,6 +1236,8 @@ def _slot_rival(
     own = max(shared[k, g.start] for k, g in same)
     k, rival = max(rivals, key=lambda r: shared[r[0], r[1].start])
     more = shared[k, rival.start]
+    if dated and (own or more < 3):
+        return None
     if own <= 1 and more - own >= SLOT_MORE and more * 3 >= len(said):
         if _outside_bound(claim, fact, texts[k], rival):
             return None  # the rival's statement bounds a case the claim's own is not in
@@ -1245,6 +1252,82 @@ def _slot_rival(
             # "equal to five weeks' rent"): the words around it are a paraphrase's
             return None
         return k, rival
+    return None
+
+
+NEIGHBOURS = 3
+"""How many words each side of a value stand for it in :func:`_exchanged` (its nearest content
+words up to the next value of its sort or a semicolon)."""
+
+
+def _neighbours(text: Analysed, values: Sequence[Fact]) -> dict[int, tuple[set[str], set[str]]]:
+    """For each of ``values`` (by its start), the stems of the :data:`NEIGHBOURS` content words
+    (and numbers) nearest it before and after, within the stretch between it and the values of
+    its sort on either side, not past a semicolon."""
+    spans = sorted((f.start, f.end) for f in values)
+    content = set(text.content)
+    words = [
+        (t.start, stem(t.norm) if k in content else t.norm)
+        for k, t in enumerate(text.tokens)
+        if k in content or t.norm[:1].isdigit()
+    ]
+    out: dict[int, tuple[set[str], set[str]]] = {}
+    for f in values:
+        lo = max([e for s, e in spans if e <= f.start] + [text.text.rfind(";", 0, f.start) + 1])
+        semi = text.text.find(";", f.end)
+        hi = min([s for s, _ in spans if s >= f.end] + [semi if semi >= 0 else len(text.text)])
+        before = [w for at, w in words if lo <= at < f.start]
+        after = [w for at, w in words if f.end <= at < hi]
+        if after and f.unit is not None and after[0] == stem(fold(str(f.unit))):
+            after = after[1:]  # the unit is the value's own ("30 *days*")
+        out[f.start] = (set(before[::-1][:NEIGHBOURS]), set(after[:NEIGHBOURS]))
+    return out
+
+
+def _exchanged(
+    fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]]
+) -> tuple[int, Fact] | None:
+    """The value the sources give in the place the claim puts ``fact``, where the claim
+    exchanges it with another value of its own: ``(sentence index, that value)``.
+
+    A sentence states both values once each ("€18 per flight when booking, or €25 if added
+    later"); the claim keeps each value's words where they stand but puts the values the other
+    way round ("€25 ... when booking, or €18 later"). Each value is known by the few words
+    beside it, on one side (:func:`_neighbours`): both of the claim's values must share more
+    of them with the other's statement than with their own, and the other side must not pair
+    them as the sentence does, since a claim reordered whole moves each value with its words."""
+    if fact.kind != "number":
+        return None
+    for other in claim.facts:
+        if (
+            other is fact
+            or other.kind != "number"
+            or fact_in(fact, [other], _NONE, _NONE)
+            or not _one_sort(fact, claim, other, claim)
+        ):
+            continue
+        for k, e in sents:
+            mine = [g for g in e.facts if _one_sort(fact, claim, g, e)]
+            here = [g for g in mine if fact_in(fact, [g], _NONE, _NONE)]
+            there = [g for g in mine if fact_in(other, [g], _NONE, _NONE)]
+            if len(here) != 1 or len(there) != 1:
+                continue
+            ours = _neighbours(claim, [f for f in claim.facts if _one_sort(fact, claim, f, claim)])
+            theirs = _neighbours(e, mine)
+            counts = [
+                (
+                    len(ours[fact.start][side] & theirs[there[0].start][side]),
+                    len(ours[fact.start][side] & theirs[here[0].start][side]),
+                    len(ours[other.start][side] & theirs[here[0].start][side]),
+                    len(ours[other.start][side] & theirs[there[0].start][side]),
+                )
+                for side in (0, 1)
+            ]
+            for side in (0, 1):
+                a, b, c, d = counts[side]
+                w, x, y, z = counts[1 - side]
+                if a > b and c > d and not (x > w and z > y):
+                    return k, there[0]
     return None
 
 
@@ -1658,7 +1741,7 @@ def ground_claim(
         # a value the sources state of something else, put in this claim's slot, and one they
         # state only as the value before a change
         flagged = {(i.start, i.end) for i in issues}
-        for find in (_slot_rival, _listed_owner, _changed):
+        for find in (_slot_rival, _exchanged, _listed_owner, _changed):
             for fact in claim.facts:
                 found = None if (fact.start, fact.end) in flagged else find(fact, claim, near_at)
                 if found is not None:
