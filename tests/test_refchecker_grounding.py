@@ -1478,6 +1478,20 @@ def test_a_bound_puts_its_value_on_one_side(text, value, side):
     assert bound(text, at, at + len(value)) == side
 
 
+def test_a_deadline_retold_without_its_any_time_is_the_same_deadline():
+    sent = (
+        "You may transfer your booking to a friend free of charge at any time up to 48 hours "
+        "before the course opens; after that, a name change costs £20."
+    )
+    right = "You can transfer it to a friend for free up to 48 hours before the start."
+    assert not [i for i in _against(right, sent).issues if i.kind == "number"]
+    # "within" 48 hours of the start is the other side of that deadline
+    wrong = "You can transfer it to a friend for free within 48 hours of the start."
+    assert [(i.text, i.relation) for i in _against(wrong, sent).issues if i.kind == "number"] == [
+        ("within 48", "opposite")
+    ]
+
+
 def test_a_comparative_between_two_values_of_the_claim_bounds_neither():
     sent = (
         "Instances in one zone get a Monthly Uptime Percentage of at least 99.5%, and "

@@ -954,6 +954,18 @@ def bound_span(text: str, start: int, end: int) -> tuple[str, int, int] | None:
     return None
 
 
+def lead_time(text: str, start: int, end: int) -> bool:
+    """Whether the value at ``text[start:end]`` is a lead time with a deadline's words ("up to
+    48 hours before the start", "no later than 7 days before"), read as a deadline or not."""
+    m = _BEFORE_VALUE.search(text[max(0, start - 40) : start])
+    return (
+        m is not None
+        and m.group("at_most") is not None
+        and _DEADLINE.match(m.group(0)) is not None
+        and _AHEAD.match(text[end : end + 40]) is not None
+    )
+
+
 _ANY_TIME = re.compile(r"\bany\s*time\b", re.IGNORECASE)
 """What makes "up to 48 hours before" a deadline ("at any time up to ..."), not a stretch
 followed by what ends it ("rights last up to 12 months before they are re-approved")."""

@@ -62,7 +62,7 @@ from truthguard.refchecker._analysis import Analysed, analyse, name_spans
 from truthguard.refchecker._facts import Fact, fold, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
-from truthguard.refchecker._numbers import DURATION_DAYS, bound_span, unit_of
+from truthguard.refchecker._numbers import DURATION_DAYS, bound_span, lead_time, unit_of
 from truthguard.refchecker.derived import WEEKDAYS, derived, timed, weekday_after, worked
 from truthguard.refchecker.lexical import STOPWORDS
 from truthguard.refchecker.opposites import stated_opposite
@@ -198,6 +198,12 @@ def _other_side(
     if _SIDE_WORDS[mine[0]] & words:
         return None
     if _compares_another(fact, claim, mine):
+        return None
+    if lead_time(claim.text, fact.start, fact.end) and all(
+        lead_time(sent.text, f.start, f.end) for f in _same_values(fact, claim, sent)
+    ):
+        # one deadline in the same words, which only one side marks as a deadline ("up to 48
+        # hours before the start" of "at any time up to 48 hours before it opens")
         return None
     first = theirs[0]
     assert first is not None
