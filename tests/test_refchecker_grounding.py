@@ -1234,6 +1234,26 @@ def test_a_list_names_kinds_of_one_thing_by_the_word_before_it(claim, flagged):
     assert found == ([flagged] if flagged else []), g.issues
 
 
+@pytest.mark.parametrize(
+    ("claim", "flagged"),
+    [
+        ("Late parcels must be reported within 5 days.", ("5", "14")),
+        ("Report damage within 14 days.", ("14", "5")),
+        ("Late parcels must be reported within 14 days.", None),
+        ("Damage must be reported within 5 days.", None),
+    ],
+)
+def test_a_list_names_kinds_of_one_thing_by_what_each_is_for(claim, flagged):
+    sent = (
+        "Report lost or damaged parcels at any branch, or online within 5 days for damage and "
+        "14 days for late parcels."
+    )
+    found = [
+        (i.text, i.evidence[3]) for i in _against(claim, sent).issues if i.relation == "other_value"
+    ]
+    assert found == ([flagged] if flagged else [])
+
+
 PET_PLAN = [
     "Pet Health Plan. Pay monthly by direct debit: £16 for cats, £19 for dogs under 25 kg and "
     "£23 for dogs of 25 kg and over. The plan has a 12-month minimum term.",

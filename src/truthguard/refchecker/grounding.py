@@ -1392,11 +1392,16 @@ _BEFORE_VALUE = frozenset(("of", "a", "an", "the"))
 """Words between a value and the word that says which kind of it a list item gives."""
 
 
+_FOR_WORDS = 3
+"""How many words of a "for" phrase after a list item's noun say which kind it gives."""
+
+
 def _kinds(a: Analysed, spans: Sequence[tuple[int, int]]) -> list[frozenset[str]] | None:
-    """For each item of a list, the word that says which kind of the thing every item names
+    """For each item of a list, the words that say which kind of the thing every item names
     it speaks of: the word before that thing's name ("Team" of "the Team plan 10"), or before
     the value that stands there ("next" of "rounded up to the next 15 minutes", "minimum" of "a
-    minimum of 30 minutes"); a word every item says tells none apart. None when the items name
+    minimum of 30 minutes"), and the words of a "for" phrase right after the name ("damage"
+    of "7 days for damage"); a word every item says tells none apart. None when the items name
     no one thing."""
     tokens = [[t for t in a.tokens if lo <= t.start < hi] for lo, hi in spans]
     common = frozenset.intersection(
@@ -1411,6 +1416,14 @@ def _kinds(a: Analysed, spans: Sequence[tuple[int, int]]) -> list[frozenset[str]
         for j in range(1, len(ts)):
             if stem(ts[j].norm) not in common:
                 continue
+            if j + 1 < len(ts) and ts[j + 1].norm == "for":
+                # or by what it is for, after it ("7 days for damage and 21 days for delayed
+                # bags")
+                kinds.update(
+                    stem(t.norm)
+                    for t in ts[j + 2 : j + 2 + _FOR_WORDS]
+                    if t.norm.isalpha() and t.norm not in STOPWORDS
+                )
             k = j - 1
             if not ts[k].norm.isalpha():
                 # the value itself: the word before it ("the next 15 minutes", "a minimum of
@@ -1418,7 +1431,12 @@ def _kinds(a: Analysed, spans: Sequence[tuple[int, int]]) -> list[frozenset[str]
                 k -= 1
                 while k >= 0 and ts[k].norm in _BEFORE_VALUE:
                     k -= 1
-            if k >= 0 and ts[k].norm.isalpha() and ts[k].norm not in STOPWORDS:
+            if (
+                k >= 0
+                and ts[k].norm.isalpha()
+                and ts[k].norm not in STOPWORDS
+                and ts[k].norm not in _LEADS  # "within 5 days" bounds a value, names no kind
+            ):
                 kinds.add(stem(ts[k].norm))
         out.append(kinds - common)
     shared = set.intersection(*out) if out else set()
