@@ -1254,6 +1254,37 @@ def test_a_list_names_kinds_of_one_thing_by_what_each_is_for(claim, flagged):
     assert found == ([flagged] if flagged else [])
 
 
+ALBUMS = [
+    "The band's debut was recorded at Hollin Studios in 1998.",
+    "Their third album came out on Fenwick Records in 2004, produced by Ray Castle.",
+    "The label later merged with Quarto's Music Group.",
+]
+
+
+@pytest.mark.parametrize(
+    ("claim", "flagged"),
+    [
+        # each word is stated, but in two names: the sentence names the label otherwise
+        (
+            "Hollin Records released their third album, which Ray Castle produced.",
+            ("Hollin", "Fenwick"),
+        ),
+        # a name's words in another order name someone else
+        ("Castle Ray produced the third album.", ("Castle", "Ray")),
+        ("The third album came out on Fenwick Records in 2004.", None),
+        ("The debut was recorded at Hollin Studios.", None),
+        # one word of a name beginning with the other is the same name
+        ("The label later merged with QuartoSound Music Group.", None),
+    ],
+)
+def test_a_name_whose_words_the_sources_state_only_apart_is_another_name(claim, flagged):
+    sents = [(0, 0, s) for s in ALBUMS]
+    pool = EvidencePool.of_passages([ALBUMS])
+    g = ground_claim(claim, sents, pool=pool)
+    found = [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"]
+    assert found == ([flagged] if flagged else []), g.issues
+
+
 PET_PLAN = [
     "Pet Health Plan. Pay monthly by direct debit: £16 for cats, £19 for dogs under 25 kg and "
     "£23 for dogs of 25 kg and over. The plan has a 12-month minimum term.",

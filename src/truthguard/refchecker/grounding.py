@@ -43,6 +43,7 @@ from truthguard.refchecker._alignment import (
     COPIED,
     Issue,
     Names,
+    _one_name,
     bounded_alike,
     conflict,
     copied_share,
@@ -1337,6 +1338,78 @@ def _exchanged(
     return None
 
 
+def _name_runs(a: Analysed) -> list[list[Fact]]:
+    """The names of ``a``, each as the run of its words' facts ("Quarry", "Records")."""
+    runs: list[list[Fact]] = []
+    for f in a.facts:
+        if f.kind != "name":
+            continue
+        if runs and _one_name(a, runs[-1][-1], f):
+            runs[-1].append(f)
+        else:
+            runs.append([f])
+    return runs
+
+
+def _variant(a: str, b: str) -> bool:
+    """Whether two words of names are one, or one begins with the other ("CorelDRAW" and
+    "Corel's": a firm's name in its product's)."""
+    a, b = a.removesuffix("'s"), b.removesuffix("'s")
+    return a.startswith(b) or b.startswith(a)
+
+
+def _renamed(
+    claim: Analysed, sents: Sequence[tuple[int, Analysed]], texts: Sequence[str]
+) -> list[tuple[Fact, int, Fact]]:
+    """The words of the claim's names that the sources give otherwise: ``(the claim's word,
+    sentence index, the sources' word)``.
+
+    A name of several words must be stated whole somewhere in ``texts`` (its words apart or
+    joined by hyphens alike): its words each stated apart ("Greystone" of "Greystone Studios",
+    "Records" of "Quarry Records") name nothing the sources name. Where a sentence about the
+    claim names a thing of the same kind and shape (as many words, the last the same) with
+    other words, or the same words in another order ("Brooks Garth" of "Garth Brooks"), the
+    claim has put another's name in its place."""
+    out: list[tuple[Fact, int, Fact]] = []
+    folded: list[str] | None = None
+    for run in _name_runs(claim):
+        words = [fold(f.text) for f in run]
+        if len(run) < 2 or any(_HYPHENS.search(w) for w in words):
+            continue
+        if folded is None:
+            folded = [fold(t) for t in texts]
+        whole = re.compile(r"\b" + _HYPHENS.pattern.join(map(re.escape, words)) + r"\b")
+        if any(whole.search(t) for t in folded):
+            continue
+        found = None
+        for k, e in sents:
+            for other in _name_runs(e):
+                theirs = [fold(f.text) for f in other]
+                if len(theirs) != len(words) or theirs == words:
+                    continue
+                if theirs[-1] == words[-1]:
+                    differ = [
+                        (f, g)
+                        for f, g, a, b in zip(run, other, words, theirs, strict=True)
+                        if not _variant(a, b)
+                    ]
+                    if differ and all(fold(f.text) not in theirs for f, _ in differ):
+                        found = (differ[0][0], k, differ[0][1])
+                elif sorted(theirs) == sorted(words):
+                    found = (run[0], k, other[0])
+                if found is not None:
+                    break
+            if found is not None:
+                break
+        if found is not None:
+            out.append(found)
+    return out
+
+
+_HYPHENS = re.compile(r"[\s\-‐–]+")
+"""What joins the words of a name: spaces or hyphens ("Easy Access" / "Easy-Access")."""
+
+
 def _bounds_met(claim: Analysed, fact: Fact, text: Analysed, value: Fact) -> list[bool]:
     """For each bound the list item of ``text`` stating ``value`` sets on a value of a unit the
     claim also states beside ``fact`` (another value of that unit), whether the claim's is on
@@ -1776,6 +1849,15 @@ def ground_claim(
                         Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev)
                     )
                     flagged.add((fact.start, fact.end))
+        texts = pool.everything.texts if pool is not None else [t for _, _, t in sentences]
+        # (the evidence sentence's name first)
+        ordered = sorted(near_at, key=lambda ke: ke[0] != best)
+        for fact, k, theirs in _renamed(claim, ordered, tuple(texts)):
+            if (fact.start, fact.end) not in flagged:
+                r, o, _ = sentences[k]
+                ev = (r, o + theirs.start, o + theirs.end, theirs.text)
+                issues.append(Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev))
+                flagged.add((fact.start, fact.end))
         read = _moved_the_other_way(claim, sentences, near_at)
         read += _compared_the_other_way(claim, sentences, near_at)
         read += _roles_swapped(claim, sentences, near_at)
