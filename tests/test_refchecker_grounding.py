@@ -1285,6 +1285,31 @@ def test_a_name_whose_words_the_sources_state_only_apart_is_another_name(claim, 
     assert found == ([flagged] if flagged else []), g.issues
 
 
+COACHES = [
+    "The current head coach, Lena Brandt, took over in 2021 from Tomas Reyes, who had coached "
+    "the side for nine seasons.",
+    "The club plays at Harrow Park.",
+]
+
+
+@pytest.mark.parametrize(
+    ("claim", "flagged"),
+    [
+        ("The current head coach is Tomas Reyes.", ("Reyes", "Brandt")),
+        ("Its coach, Tomas Reyes, moved the club to Harrow Park.", ("Reyes", "Brandt")),
+        ("Lena Brandt is the head coach.", None),
+        ("Tomas Reyes coached the side for nine seasons.", None),
+        # one of several coaches is no post of one
+        ("Tomas Reyes is a coach.", None),
+    ],
+)
+def test_a_post_the_sources_give_another_name_is_not_the_claims_names(claim, flagged):
+    pool = EvidencePool.of_passages([COACHES])
+    g = ground_claim(claim, [(0, 0, s) for s in COACHES], pool=pool)
+    found = [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"]
+    assert found == ([flagged] if flagged else []), g.issues
+
+
 PET_PLAN = [
     "Pet Health Plan. Pay monthly by direct debit: £16 for cats, £19 for dogs under 25 kg and "
     "£23 for dogs of 25 kg and over. The plan has a 12-month minimum term.",

@@ -570,3 +570,22 @@ def test_a_batch_is_no_larger_than_the_memo_of_parses_can_keep(monkeypatch):
         assert batches and 1 <= batches[0] < len(texts)
     finally:
         set_memory_budget(before)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The current head coach, Lena Brandt, took over in 2021.", [("coach", "Brandt")]),
+        ("Lena Brandt, the head coach, took over in 2021.", [("coach", "Brandt")]),
+        ("The head coach is Lena Brandt.", [("coach", "Brandt")]),
+        ("Lena Brandt is the club's coach.", [("coach", "Brandt")]),
+        # one of several holders, or no name
+        ("Lena Brandt is a coach.", []),
+        ("The head coach is a former player.", []),
+    ],
+)
+def test_a_post_is_given_to_a_name_by_an_apposition_or_a_copula(text, expected):
+    from truthguard.refchecker.structure import titles
+
+    found = [(post, text[at:].split()[0].strip(",.")) for post, at, _, _ in titles(text)]
+    assert found == expected

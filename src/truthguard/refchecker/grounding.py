@@ -95,6 +95,7 @@ from truthguard.refchecker.structure import (
     shared_subjects,
     states_plainly,
     subject_name,
+    titles,
     value_contexts,
     verbless,
 )
@@ -1297,12 +1298,13 @@ def _exchanged(
     """The value the sources give in the place the claim puts ``fact``, where the claim
     exchanges it with another value of its own: ``(sentence index, that value)``.
 
-    A sentence states both values once each ("€18 per flight when booking, or €25 if added
-    later"); the claim keeps each value's words where they stand but puts the values the other
-    way round ("€25 ... when booking, or €18 later"). Each value is known by the few words
-    beside it, on one side (:func:`_neighbours`): both of the claim's values must share more
-    of them with the other's statement than with their own, and the other side must not pair
-    them as the sentence does, since a claim reordered whole moves each value with its words."""
+    A sentence states both values once each ("£4 when booked online, or £6 if paid at the
+    counter"); the claim keeps each value's words where they stand but puts the values the
+    other way round ("£6 when booked online, or £4 at the counter"). Each value is known by
+    the few words beside it, on one side (:func:`_neighbours`): both of the claim's values
+    must share more of them with the other's statement than with their own, and the other
+    side must not pair them as the sentence does, since a claim reordered whole moves each
+    value with its words."""
     if fact.kind != "number":
         return None
     for other in claim.facts:
@@ -1365,11 +1367,11 @@ def _renamed(
     sentence index, the sources' word)``.
 
     A name of several words must be stated whole somewhere in ``texts`` (its words apart or
-    joined by hyphens alike): its words each stated apart ("Greystone" of "Greystone Studios",
-    "Records" of "Quarry Records") name nothing the sources name. Where a sentence about the
+    joined by hyphens alike): its words each stated apart ("Hollin" of "Hollin Studios",
+    "Records" of "Fenwick Records") name nothing the sources name. Where a sentence about the
     claim names a thing of the same kind and shape (as many words, the last the same) with
-    other words, or the same words in another order ("Brooks Garth" of "Garth Brooks"), the
-    claim has put another's name in its place."""
+    other words, or the same words in another order ("Castle Ray" of "Ray Castle"), the claim
+    has put another's name in its place."""
     out: list[tuple[Fact, int, Fact]] = []
     folded: list[str] | None = None
     for run in _name_runs(claim):
@@ -1404,6 +1406,52 @@ def _renamed(
         if found is not None:
             out.append(found)
     return out
+
+
+_NEXT_TO = 3
+"""How many words either side of a name are read with it in :func:`_retitled`."""
+
+
+def _retitled(
+    claim: Analysed, sents: Sequence[tuple[int, Analysed]]
+) -> list[tuple[Fact, int, Fact]]:
+    """The names the claim gives a post (:func:`~truthguard.refchecker.structure.titles`:
+    "the current head coach is Tomas Reyes") where a sentence about it gives that post to
+    another name and none gives it to the claim's: ``(the claim's name word, sentence index,
+    the other name's word)`` ("the current head coach, Lena Brandt, took over from Tomas
+    Reyes")."""
+
+    def held(a: Analysed) -> list[tuple[str, list[Fact], set[str]]]:
+        runs = _name_runs(a)
+        out = []
+        for post, at, lo, hi in titles(a.text):
+            run = next((r for r in runs if r[0].start <= at < r[-1].end), None)
+            if run is not None:
+                # the name's phrase, and the words next to the name
+                at_run = [
+                    k for k, t in enumerate(a.tokens) if run[0].start <= t.start < run[-1].end
+                ]
+                first, last = min(at_run, default=0), max(at_run, default=0)
+                phrase = {
+                    fold(t.text)
+                    for k, t in enumerate(a.tokens)
+                    if lo <= t.start < hi or first - _NEXT_TO <= k <= last + _NEXT_TO
+                }
+                out.append((stem(post), run, phrase))
+        return out
+
+    found = []
+    theirs = [(k, post, run, phrase) for k, e in sents for post, run, phrase in held(e)]
+    for post, run, _ in held(claim):
+        mine = {fold(f.text) for f in run}
+        # (the claim's name within the other's phrase or next to it is a part of it:
+        # "Wabash, Indiana")
+        if any(p == post and mine & phrase for _, p, _, phrase in theirs):
+            continue
+        other = next((x for x in theirs if x[1] == post), None)
+        if other is not None:
+            found.append((run[-1], other[0], other[2][-1]))
+    return found
 
 
 _HYPHENS = re.compile(r"[\s\-‐–]+")
@@ -1474,7 +1522,7 @@ def _kinds(a: Analysed, spans: Sequence[tuple[int, int]]) -> list[frozenset[str]
     it speaks of: the word before that thing's name ("Team" of "the Team plan 10"), or before
     the value that stands there ("next" of "rounded up to the next 15 minutes", "minimum" of "a
     minimum of 30 minutes"), and the words of a "for" phrase right after the name ("damage"
-    of "7 days for damage"); a word every item says tells none apart. None when the items name
+    of "5 days for damage"); a word every item says tells none apart. None when the items name
     no one thing."""
     tokens = [[t for t in a.tokens if lo <= t.start < hi] for lo, hi in spans]
     common = frozenset.intersection(
@@ -1490,8 +1538,8 @@ def _kinds(a: Analysed, spans: Sequence[tuple[int, int]]) -> list[frozenset[str]
             if stem(ts[j].norm) not in common:
                 continue
             if j + 1 < len(ts) and ts[j + 1].norm == "for":
-                # or by what it is for, after it ("7 days for damage and 21 days for delayed
-                # bags")
+                # or by what it is for, after it ("5 days for damage and 14 days for late
+                # parcels")
                 kinds.update(
                     stem(t.norm)
                     for t in ts[j + 2 : j + 2 + _FOR_WORDS]
@@ -1853,6 +1901,12 @@ def ground_claim(
         # (the evidence sentence's name first)
         ordered = sorted(near_at, key=lambda ke: ke[0] != best)
         for fact, k, theirs in _renamed(claim, ordered, tuple(texts)):
+            if (fact.start, fact.end) not in flagged:
+                r, o, _ = sentences[k]
+                ev = (r, o + theirs.start, o + theirs.end, theirs.text)
+                issues.append(Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev))
+                flagged.add((fact.start, fact.end))
+        for fact, k, theirs in _retitled(claim, ordered):
             if (fact.start, fact.end) not in flagged:
                 r, o, _ = sentences[k]
                 ev = (r, o + theirs.start, o + theirs.end, theirs.text)

@@ -66,6 +66,7 @@ __all__ = [
     "shared_subjects",
     "states_plainly",
     "subject_name",
+    "titles",
     "value_contexts",
     "verbless",
 ]
@@ -1028,6 +1029,41 @@ def _party(tok: Any) -> Party | None:
     if not words or tok.lower_ in _PRONOUNS:
         return None
     return Party(frozenset(words), tok.left_edge.idx, tok.idx + len(tok.text))
+
+
+def titles(text: str) -> list[tuple[str, int, int, int]]:
+    """The posts or parts ``text`` gives someone by a name: ``(the noun's lemma, the
+    character offset of the name's last word, the start and end of its phrase)``, read from
+    an apposition ("the current head coach, Lena Brandt"; "Lena Brandt, the coach") or a
+    copula ("the head coach is Lena Brandt", "Brandt is the coach"). The post is one
+    holder's ("the" or a possessive before it: "a coach" may be one of several); the name is
+    a word with a capital other than the sentence's first."""
+    out = []
+    for tok in parse(text):
+        pairs = []
+        if tok.dep_ == "appos":
+            pairs.append((tok.head, tok))
+        elif tok.lemma_ == "be":
+            subj = [c for c in tok.children if c.dep_ == "nsubj"]
+            attr = [c for c in tok.children if c.dep_ == "attr"]
+            if len(subj) == 1 and len(attr) == 1:
+                pairs.append((subj[0], attr[0]))
+        for a, b in pairs:
+            for noun, name in ((a, b), (b, a)):
+                if (
+                    noun.pos_ == "NOUN"
+                    and noun.text.islower()
+                    and any(
+                        c.dep_ == "poss" or (c.dep_ == "det" and c.lower_ == "the")
+                        for c in noun.children
+                    )
+                    and name.i > 0
+                    and name.text[:1].isupper()
+                    and not any(c.dep_ == "det" for c in name.children)
+                ):
+                    lo, hi = name.left_edge.idx, name.right_edge.idx + len(name.right_edge)
+                    out.append((noun.lemma_.casefold(), name.idx, lo, hi))
+    return out
 
 
 def roles(text: str) -> list[Roles]:
