@@ -1355,8 +1355,8 @@ def _name_runs(a: Analysed) -> list[list[Fact]]:
 
 def _variant(a: str, b: str) -> bool:
     """Whether two words of names are one, or one begins with the other ("CorelDRAW" and
-    "Corel's": a firm's name in its product's)."""
-    a, b = a.removesuffix("'s"), b.removesuffix("'s")
+    "Corel's": a firm's name in its product's; "B." an initial of "Bi")."""
+    a, b = a.removesuffix("'s").rstrip("."), b.removesuffix("'s").rstrip(".")
     return a.startswith(b) or b.startswith(a)
 
 
