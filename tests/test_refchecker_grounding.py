@@ -1273,8 +1273,9 @@ ALBUMS = [
         ("Castle Ray produced the third album.", ("Castle", "Ray")),
         ("The third album came out on Fenwick Records in 2004.", None),
         ("The debut was recorded at Hollin Studios.", None),
-        # one word of a name beginning with the other is the same name
+        # one word of a name beginning with the other, or misspelt, is the same name
         ("The label later merged with QuartoSound Music Group.", None),
+        ("The label later merged with Quatro's Music Group.", None),
     ],
 )
 def test_a_name_whose_words_the_sources_state_only_apart_is_another_name(claim, flagged):

@@ -1354,10 +1354,19 @@ def _name_runs(a: Analysed) -> list[list[Fact]]:
 
 
 def _variant(a: str, b: str) -> bool:
-    """Whether two words of names are one, or one begins with the other ("CorelDRAW" and
-    "Corel's": a firm's name in its product's; "B." an initial of "Bi")."""
+    """Whether two words of names are one, one begins with the other ("CorelDRAW" and
+    "Corel's": a firm's name in its product's; "B." an initial of "Bi"), or one is the other
+    misspelt ("Micheal", "Instuments")."""
     a, b = a.removesuffix("'s").rstrip("."), b.removesuffix("'s").rstrip(".")
-    return a.startswith(b) or b.startswith(a)
+    return (
+        a.startswith(b)
+        or b.startswith(a)
+        or difflib.SequenceMatcher(None, a, b).ratio() >= _MISSPELT
+    )
+
+
+_MISSPELT = 0.8
+"""How alike two words of names must be (difflib's ratio) to be one word misspelt."""
 
 
 def _renamed(
