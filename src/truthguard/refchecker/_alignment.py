@@ -1042,7 +1042,7 @@ def misplaced(
         if (
             f is not None
             and isinstance(last, list)
-            and (f is last[-1] or _one_name(claim, last[-1], f))
+            and (f is last[-1] or one_name(claim, last[-1], f))
         ):
             if f is not last[-1]:
                 last.append(f)
@@ -1083,7 +1083,7 @@ def misplaced(
     return best, rivals[0]
 
 
-def _one_name(a: Analysed, prev: Fact, fact: Fact) -> bool:
+def one_name(a: Analysed, prev: Fact, fact: Fact) -> bool:
     """Whether two name facts are words of one name ("James A. Bland")."""
     if prev.kind != "name" or fact.kind != "name":
         return False

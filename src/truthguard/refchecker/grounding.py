@@ -31,7 +31,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -43,7 +43,6 @@ from truthguard.refchecker._alignment import (
     COPIED,
     Issue,
     Names,
-    _one_name,
     bounded_alike,
     conflict,
     copied_share,
@@ -52,6 +51,7 @@ from truthguard.refchecker._alignment import (
     local_negation_issue,
     misplaced,
     negation_issue,
+    one_name,
     ordinal,
     other_value,
     same_sort,
@@ -1307,6 +1307,7 @@ def _exchanged(
     value with its words."""
     if fact.kind != "number":
         return None
+    ours: dict[int, tuple[set[str], set[str]]] | None = None
     for other in claim.facts:
         if (
             other is fact
@@ -1321,7 +1322,10 @@ def _exchanged(
             there = [g for g in mine if fact_in(other, [g], _NONE, _NONE)]
             if len(here) != 1 or len(there) != 1:
                 continue
-            ours = _neighbours(claim, [f for f in claim.facts if _one_sort(fact, claim, f, claim)])
+            if ours is None:
+                ours = _neighbours(
+                    claim, [f for f in claim.facts if _one_sort(fact, claim, f, claim)]
+                )
             theirs = _neighbours(e, mine)
             counts = [
                 (
@@ -1341,12 +1345,12 @@ def _exchanged(
 
 
 def _name_runs(a: Analysed) -> list[list[Fact]]:
-    """The names of ``a``, each as the run of its words' facts ("Quarry", "Records")."""
+    """The names of ``a``, each as the run of its words' facts ("Fenwick", "Records")."""
     runs: list[list[Fact]] = []
     for f in a.facts:
         if f.kind != "name":
             continue
-        if runs and _one_name(a, runs[-1][-1], f):
+        if runs and one_name(a, runs[-1][-1], f):
             runs[-1].append(f)
         else:
             runs.append([f])
@@ -1369,18 +1373,23 @@ _MISSPELT = 0.8
 """How alike two words of names must be (difflib's ratio) to be one word misspelt."""
 
 
+_HYPHENS = re.compile(r"[\s\-‐–]+")
+"""What joins the words of a name: spaces or hyphens ("Easy Access" / "Easy-Access")."""
+
+
 def _renamed(
-    claim: Analysed, sents: Sequence[tuple[int, Analysed]], texts: Sequence[str]
+    claim: Analysed, sents: Sequence[tuple[int, Analysed]], texts: Collection[str]
 ) -> list[tuple[Fact, int, Fact]]:
     """The words of the claim's names that the sources give otherwise: ``(the claim's word,
     sentence index, the sources' word)``.
 
     A name of several words must be stated whole somewhere in ``texts`` (its words apart or
-    joined by hyphens alike): its words each stated apart ("Hollin" of "Hollin Studios",
-    "Records" of "Fenwick Records") name nothing the sources name. Where a sentence about the
-    claim names a thing of the same kind and shape (as many words, the last the same) with
-    other words, or the same words in another order ("Castle Ray" of "Ray Castle"), the claim
-    has put another's name in its place."""
+    joined by hyphens alike; a name the claim writes with a hyphen is not read): its words
+    each stated apart ("Hollin" of "Hollin Studios", "Records" of "Fenwick Records") name
+    nothing the sources name. Where a sentence about the claim names a thing of the same kind
+    and shape (as many words, the last the same) with other words, or the same words in
+    another order ("Castle Ray" of "Ray Castle"), the claim has put another's name in its
+    place."""
     out: list[tuple[Fact, int, Fact]] = []
     folded: list[str] | None = None
     for run in _name_runs(claim):
@@ -1461,10 +1470,6 @@ def _retitled(
         if other is not None:
             found.append((run[-1], other[0], other[2][-1]))
     return found
-
-
-_HYPHENS = re.compile(r"[\s\-‐–]+")
-"""What joins the words of a name: spaces or hyphens ("Easy Access" / "Easy-Access")."""
 
 
 def _bounds_met(claim: Analysed, fact: Fact, text: Analysed, value: Fact) -> list[bool]:
@@ -1909,13 +1914,7 @@ def ground_claim(
         texts = pool.everything.texts if pool is not None else [t for _, _, t in sentences]
         # (the evidence sentence's name first)
         ordered = sorted(near_at, key=lambda ke: ke[0] != best)
-        for fact, k, theirs in _renamed(claim, ordered, tuple(texts)):
-            if (fact.start, fact.end) not in flagged:
-                r, o, _ = sentences[k]
-                ev = (r, o + theirs.start, o + theirs.end, theirs.text)
-                issues.append(Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev))
-                flagged.add((fact.start, fact.end))
-        for fact, k, theirs in _retitled(claim, ordered):
+        for fact, k, theirs in [*_renamed(claim, ordered, texts), *_retitled(claim, ordered)]:
             if (fact.start, fact.end) not in flagged:
                 r, o, _ = sentences[k]
                 ev = (r, o + theirs.start, o + theirs.end, theirs.text)
