@@ -246,3 +246,24 @@ def test_a_time_of_day_a_stretch_after_another():
     late, within, by, other = facts[0], facts[1], facts[2], facts[3]
     assert timed(by, [late], [within]) and not timed(other, [late], [within])
     assert not timed(within, [late], [within])  # a stretch is no time of day
+
+
+@pytest.mark.parametrize(
+    ("claim", "worked_out"),
+    [
+        # the rate is charged per dog, and the claim counts the dogs
+        ("Your two dogs will be £24 a night.", True),
+        ("Your two dogs will be £30 a night.", False),
+        # a count of another noun, or one thing, makes no total of the rate
+        ("Your two cats will be £24 a night.", False),
+        ("Your dog will be £24 a night.", False),
+    ],
+)
+def test_a_rate_times_the_claims_count_of_what_it_is_charged_per(claim, worked_out):
+    from truthguard.refchecker._analysis import analyse
+    from truthguard.refchecker.derived import per_count
+
+    sentence = "Dogs are welcome at £12 per dog per night."
+    c, e = analyse(claim), analyse(sentence)
+    (amount,) = [f for f in c.facts if f.unit == "£"]
+    assert per_count(amount, claim, c.facts, [(claim, c.facts), (sentence, e.facts)]) is worked_out

@@ -1311,6 +1311,16 @@ def test_a_post_the_sources_give_another_name_is_not_the_claims_names(claim, fla
     assert found == ([flagged] if flagged else []), g.issues
 
 
+def test_a_rate_times_the_claims_count_of_what_it_is_charged_per_is_the_claims_own():
+    sent = "Up to 2 dogs are welcome in our Garden Rooms at £12 per dog per night."
+    right = "Your two dogs will be £24 a night in a Garden Room."
+    assert not [i for i in _against(right, sent).issues if i.kind == "number"]
+    wrong = "Your two dogs will be £30 a night in a Garden Room."
+    assert [(i.text, i.relation) for i in _against(wrong, sent).issues if i.kind == "number"] == [
+        ("30", "conflict")
+    ]
+
+
 PET_PLAN = [
     "Pet Health Plan. Pay monthly by direct debit: £16 for cats, £19 for dogs under 25 kg and "
     "£23 for dogs of 25 kg and over. The plan has a 12-month minimum term.",

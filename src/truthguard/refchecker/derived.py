@@ -39,6 +39,7 @@ __all__ = [
     "date_span",
     "derived",
     "enumerated",
+    "per_count",
     "timed",
     "weekday_after",
     "worked",
@@ -162,6 +163,46 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
                     if _same(target, float(rate.value) * float(a.value) * float(b.value)):  # type: ignore[arg-type]
                         return True
     return False
+
+
+_PER = re.compile(r"^\s*(?:per|an?|each|for\s+each|every)\s+([a-z]+)", re.IGNORECASE)
+"""What a rate is charged per, after its amount ("£15 *per dog*", "£9 *a day*")."""
+_COUNTED = re.compile(r"^\s*([a-z]+)", re.IGNORECASE)
+
+
+def per_count(
+    fact: Fact, text: str, facts: Sequence[Fact], said: Sequence[tuple[str, Sequence[Fact]]]
+) -> bool:
+    """Whether the amount ``fact`` is a rate times a count the claim ``text`` gives of what the
+    rate is charged per: "£15 per dog per night" (stated in one of ``said``, pairs of a text and
+    its facts) and "your two dogs" make "£30 a night". The noun ties the two numbers, so no
+    word need say that the answer works the amount out."""
+    if fact.unit not in MONEY or not isinstance(fact.value, (int, float)):
+        return False
+    counts: dict[str, list[float]] = {}
+    for f in facts:
+        if f.kind == "number" and f.unit is None and f is not fact and not year(f):
+            m = _COUNTED.match(text[f.end :])
+            if m is not None and isinstance(f.value, (int, float)):
+                counts.setdefault(_singular(m.group(1)), []).append(float(f.value))
+    if not counts:
+        return False
+    for where, values in said:
+        for rate in values:
+            if rate is fact or rate.unit not in MONEY or not isinstance(rate.value, (int, float)):
+                continue
+            m = _PER.match(where[rate.end :])
+            if m is None:
+                continue
+            for n in counts.get(_singular(m.group(1)), []):
+                if n > 1 and _same(float(fact.value), float(rate.value) * n):
+                    return True
+    return False
+
+
+def _singular(word: str) -> str:
+    w = word.casefold()
+    return w[:-1] if w.endswith("s") and not w.endswith("ss") else w
 
 
 _MINUTES = {u: DURATION_DAYS[u] * 1440 for u in ("minute", "hour")}

@@ -64,7 +64,14 @@ from truthguard.refchecker._facts import Fact, fold, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
 from truthguard.refchecker._numbers import DURATION_DAYS, bound_span, lead_time, unit_of
-from truthguard.refchecker.derived import WEEKDAYS, derived, timed, weekday_after, worked
+from truthguard.refchecker.derived import (
+    WEEKDAYS,
+    derived,
+    per_count,
+    timed,
+    weekday_after,
+    worked,
+)
 from truthguard.refchecker.lexical import STOPWORDS
 from truthguard.refchecker.opposites import stated_opposite
 from truthguard.refchecker.softmatch import SoftMatcher
@@ -1854,6 +1861,10 @@ def ground_claim(
                     ev = (ref, offset + at, offset + at + len(retold.text), retold.text)
                     issues.append(Issue(fact.kind, "conflict", fact.start, fact.end, fact.text, ev))
                 continue
+            if per_count(
+                fact, claim.text, claim.facts, [(claim.text, claim.facts), (sent.text, sent.facts)]
+            ):
+                continue  # a rate times the claim's count of what it is charged per: its own
             # a value this sentence states is never set against it
             other = None if in_sentence else conflict(fact, claim, sent, ops, close, claim.facts)
             # evidence may span sentences: a value stated elsewhere in the evidence is supported
