@@ -12,6 +12,8 @@ days later" between the 6th and the 9th, stays a number no source states.
 * :func:`anaphoric`: "the two" (or "these three") standing for things the answer has named, as
   a noun phrase of its own ("the two then agree", "sits between the two"), not a count of a noun
   that follows ("the two sisters");
+* :func:`per_count`: an amount that is a rate times the claim's count of what the rate is
+  charged per ("£12 per dog per night" and "your two dogs": "£24 a night");
 * :func:`date_span`: a number of days, weeks, months or years (the unit the number's fact
   carries) that two dates stated in the claim or its evidence sentence are apart ("about five
   months after", "12 years, from 1990 to 2002"), or a date the claim states and one stated
@@ -166,16 +168,17 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
 
 
 _PER = re.compile(r"^\s*(?:per|an?|each|for\s+each|every)\s+([a-z]+)", re.IGNORECASE)
-"""What a rate is charged per, after its amount ("£15 *per dog*", "£9 *a day*")."""
+"""What a rate is charged per, after its amount ("£12 *per dog*", "£9 *a day*")."""
 _COUNTED = re.compile(r"^\s*([a-z]+)", re.IGNORECASE)
+"""What a bare number counts, the word after it ("two *dogs*")."""
 
 
 def per_count(
     fact: Fact, text: str, facts: Sequence[Fact], said: Sequence[tuple[str, Sequence[Fact]]]
 ) -> bool:
     """Whether the amount ``fact`` is a rate times a count the claim ``text`` gives of what the
-    rate is charged per: "£15 per dog per night" (stated in one of ``said``, pairs of a text and
-    its facts) and "your two dogs" make "£30 a night". The noun ties the two numbers, so no
+    rate is charged per: "£12 per dog per night" (stated in one of ``said``, pairs of a text and
+    its facts) and "your two dogs" make "£24 a night". The noun ties the two numbers, so no
     word need say that the answer works the amount out."""
     if fact.unit not in MONEY or not isinstance(fact.value, (int, float)):
         return False
