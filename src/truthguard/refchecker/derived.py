@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from truthguard.refchecker._alignment import APPROX, MONEY, year
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._numbers import CLOCK, DURATION_DAYS
-from truthguard.refchecker._tokens import Fact
+from truthguard.refchecker._tokens import Fact, stem
 
 __all__ = [
     "WEEKDAYS",
@@ -187,7 +187,7 @@ def per_count(
         if f.kind == "number" and f.unit is None and f is not fact and not year(f):
             m = _COUNTED.match(text[f.end :])
             if m is not None and isinstance(f.value, (int, float)):
-                counts.setdefault(_singular(m.group(1)), []).append(float(f.value))
+                counts.setdefault(stem(m.group(1)), []).append(float(f.value))
     if not counts:
         return False
     for where, values in said:
@@ -197,15 +197,10 @@ def per_count(
             m = _PER.match(where[rate.end :])
             if m is None:
                 continue
-            for n in counts.get(_singular(m.group(1)), []):
+            for n in counts.get(stem(m.group(1)), []):
                 if n > 1 and _same(float(fact.value), float(rate.value) * n):
                     return True
     return False
-
-
-def _singular(word: str) -> str:
-    w = word.casefold()
-    return w[:-1] if w.endswith("s") and not w.endswith("ss") else w
 
 
 _MINUTES = {u: DURATION_DAYS[u] * 1440 for u in ("minute", "hour")}
