@@ -267,3 +267,53 @@ def test_a_rate_times_the_claims_count_of_what_it_is_charged_per(claim, worked_o
     c, e = analyse(claim), analyse(sentence)
     (amount,) = [f for f in c.facts if f.unit == "£"]
     assert per_count(amount, claim, c.facts, [(claim, c.facts), (sentence, e.facts)]) is worked_out
+
+
+@pytest.mark.parametrize(
+    ("claim", "said", "worked_out"),
+    [
+        # a rate counted over another period: twelve months to a year, 52 weeks, 7 days
+        ("That comes to £360 a year.", "Membership is £30 a month.", True),
+        ("That comes to £300 a year.", "Membership is £30 a month.", False),
+        ("That comes to £520 over a year.", "Parking is £10 per week.", True),
+        ("That's £56 a week.", "Parking is £8 daily.", True),
+        # the other way: a yearly charge spread over the months
+        ("That's £25 a month.", "The licence is £300 annually.", True),
+        # the same period, no period, or periods no whole number of one makes of the other
+        ("That comes to £60 a month.", "Membership is £30 a month.", False),
+        ("That comes to £360.", "Membership is £30 a month.", False),
+        ("That's £210 a month.", "Parking is £7 a day.", False),
+    ],
+)
+def test_an_amount_for_a_period_is_a_rate_for_another_counted_over_it(claim, said, worked_out):
+    from truthguard.refchecker._analysis import analyse
+    from truthguard.refchecker.derived import per_period
+
+    c, e = analyse(claim), analyse(said)
+    (amount,) = [f for f in c.facts if f.unit == "£"]
+    assert per_period(amount, claim, [(claim, c.facts), (said, e.facts)]) is worked_out
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "worked_out"),
+    [
+        # the claim states every number it works from: no word need say it works it out
+        ("Six tickets at £40, with 25% off, cost £180.", "180", True),
+        ("Tea at £3 a day and cake at £4 a day cost £35 over five days.", "35", True),
+        ("Six tickets at £40, with 25% off, cost £200.", "200", False),
+        # amounts alone are a list, not working
+        ("Rooms are £80, £120 or £200.", "200", False),
+    ],
+)
+def test_an_amount_worked_out_from_the_claims_own_numbers(text, word, worked_out):
+    assert _derived(text, word) is worked_out
+
+
+def test_a_working_word_counts_anywhere_in_the_values_clause():
+    claim = "so the whole family of four people staying that week would pay £160 between them"
+    assert _derived(claim, "160", "Entry is £40 per person.")
+    assert not _derived(
+        "the family of four people staying that week would pay £160",
+        "160",
+        "Entry is £40 per person.",
+    )

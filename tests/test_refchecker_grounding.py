@@ -12,6 +12,7 @@ from truthguard.refchecker.grounding import (
     SoftMatcher,
     _form_of,
     ground_claim,
+    own_case,
     premises,
 )
 from truthguard.refchecker.segment import split_sentences
@@ -1344,6 +1345,57 @@ def test_a_value_is_read_in_the_list_item_whose_bound_takes_the_claims_case_in(c
     g = ground_claim(claim, sents, pool=pool)
     found = [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"]
     assert found == ([flagged] if flagged else []), g.issues
+
+
+KENNEL = [
+    "Boarding rates: £18 a night for dogs under 15 kg and £24 a night for dogs of 15 kg and "
+    "over. Every stay includes two walks a day."
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "claim", "flagged"),
+    [
+        # the user's spaniel weighs 20 kg: the item under 15 kg is not its case
+        (
+            "My spaniel weighs 20 kg. What will boarding cost?",
+            "For your spaniel it's £18 a night.",
+            ("18", "24"),
+        ),
+        (
+            "My spaniel weighs 20 kg. What will boarding cost?",
+            "For your spaniel it's £24 a night.",
+            None,
+        ),
+        (
+            "My terrier weighs 9 kg. What will boarding cost?",
+            "For your terrier it's £24 a night.",
+            ("24", "18"),
+        ),
+        # a question about the world gives no case of the user's own
+        ("What does boarding cost for a 20 kg dog?", "For your spaniel it's £18 a night.", None),
+        # a claim that does not speak to the user is read with its own values only
+        (
+            "My spaniel weighs 20 kg. What will boarding cost?",
+            "Small dogs board for £18 a night.",
+            None,
+        ),
+    ],
+)
+def test_the_users_own_case_says_which_item_of_a_list_a_claim_to_the_user_is_about(
+    question, claim, flagged
+):
+    sents = [(k, 0, s.text) for k, p in enumerate(KENNEL) for s in split_sentences(p)]
+    pool = EvidencePool.of_passages([[t for _, _, t in sents]])
+    g = ground_claim(claim, sents, pool=pool, case=own_case(question))
+    found = [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"]
+    assert found == ([flagged] if flagged else []), g.issues
+
+
+def test_own_case_gives_the_values_of_a_question_about_the_askers_own_case():
+    assert [(f.value, f.unit) for f in own_case("I've got a 30 kg labrador.")] == [(30, "kg")]
+    assert own_case("Which dogs over 25 kg can board?") == []
+    assert own_case("") == []
 
 
 def test_a_value_joined_from_its_sentence_brings_its_neighbours_from_there():

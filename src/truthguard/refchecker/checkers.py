@@ -34,7 +34,7 @@ from truthguard._text import echoes
 from truthguard.errors import ConfigurationError, InvalidLLMOutput
 from truthguard.llm import LLMSession, as_runnable
 from truthguard.refchecker._analysis import analyse
-from truthguard.refchecker._facts import stem
+from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker._parse import parse_joint_labels, parse_label
 from truthguard.refchecker._prompts import CHECK_PROMPT, JOINT_CHECK_PROMPT, PROMPT_VERSION
 from truthguard.refchecker.claimkind import attribution_names
@@ -47,6 +47,7 @@ from truthguard.refchecker.grounding import (
     Issue,
     SoftMatcher,
     ground_claim,
+    own_case,
     premises,
     said_of_joined,
 )
@@ -622,6 +623,7 @@ class LocalChecker(ClaimChecker):
         context_sentences: list[tuple[int, int, str]] | None = None,
         context_memo: dict[tuple, Grounding] | None = None,
         referents: Sequence[str] = (),
+        case: Sequence[Fact] = (),
     ) -> Grounding:
         """The grounding of claim ``i`` (text ``claim``) in its top-k segments.
 
@@ -649,6 +651,7 @@ class LocalChecker(ClaimChecker):
             context_memo=context_memo,
             referents=referents,
             one_document=retrieval.one_document,
+            case=case,
         )
 
     async def acheck(
@@ -718,6 +721,7 @@ class LocalChecker(ClaimChecker):
         meant = self._meanings(claims, retrieval)
         # what a claim's pronoun subject stands for: the names the question asks about
         named = [f.text for f in analyse(question).facts if f.kind in ("name", "title")]
+        case = own_case(question)  # the asker's own figures ("I've got a 30 kg labrador")
         for i, claim in enumerate(claims):
             # talk around facts (opinions, questions, ...): only its names and numbers count
             # a claim's evidence is what it and the other clauses of its sentence retrieved
@@ -732,6 +736,7 @@ class LocalChecker(ClaimChecker):
                 context_sentences=by_sentence.get(claim.sentence or ""),
                 context_memo=read,
                 referents=named,
+                case=case,
             )
             raw: dict[str, Any] = {
                 "precision": round(g.precision, 4),

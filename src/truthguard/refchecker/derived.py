@@ -14,6 +14,8 @@ days later" between the 6th and the 9th, stays a number no source states.
   that follows ("the two sisters");
 * :func:`per_count`: an amount that is a rate times the claim's count of what the rate is
   charged per ("£12 per dog per night" and "your two dogs": "£24 a night");
+* :func:`per_period`: an amount charged for one period that is a rate for another counted over
+  it ("£23 a month", "£276 a year");
 * :func:`date_span`: a number of days, weeks, months or years (the unit the number's fact
   carries) that two dates stated in the claim or its evidence sentence are apart ("about five
   months after", "12 years, from 1990 to 2002"), or a date the claim states and one stated
@@ -42,6 +44,7 @@ __all__ = [
     "derived",
     "enumerated",
     "per_count",
+    "per_period",
     "timed",
     "weekday_after",
     "worked",
@@ -104,6 +107,53 @@ _EQUATION = re.compile(r"\d[\d,.]*\s*%?\s+(?:is|are|equals|gives|makes)\s+[$£�
 """A value an equation ends with ("25% of $4,200 is $1,050")."""
 
 
+_CLAUSE_CUT = re.compile(r"[,;:.!?()\u2013\u2014]")
+"""What ends the clause before a value."""
+
+
+def _steps(a: float, b: float, a_share: bool, b_share: bool) -> list[float]:
+    """What one step of working makes of ``a`` and ``b``: their sum, difference, product and
+    quotients, and a share of one the other gives as a percentage (``*_share``), or the rest."""
+    out = [a + b, abs(a - b), a * b, a / b if b else 0.0, b / a if a else 0.0]
+    for share, p, whole in ((a_share, a, b), (b_share, b, a)):
+        if share:
+            out += [whole * p / 100, whole * (1 - p / 100)]
+    return out
+
+
+def _from_own(target: float, fact: Fact, facts: Sequence[Fact]) -> bool:
+    """Whether the amount ``target`` is worked out, in one step or two, from the other numbers
+    of its own claim (``facts``, years left out), a count or a percentage among them: "five
+    passes at £690, with 10% off, cost £3,105"; "£9 a day plus £12 a day, £105 over five
+    days". A claim that states every number it works from shows its working, and a changed
+    amount would have to fall on one of the few values its own numbers make; amounts alone
+    ("£100, £200 and £300") are a list, not working."""
+    own = [
+        (float(f.value), f.unit == "%", f.unit in MONEY)
+        for f in facts
+        if f is not fact
+        and f.kind == "number"
+        and isinstance(f.value, (int, float))
+        and f.value
+        and not year(f)
+    ]
+    for i, (a, sa, ma) in enumerate(own):
+        for j in range(i + 1, len(own)):
+            b, sb, mb = own[j]
+            for r in _steps(a, b, sa, sb):
+                if not (ma and mb) and _same(target, r):
+                    return True
+                for k, (c, sc, mc) in enumerate(own):
+                    if (
+                        k not in (i, j)
+                        and r
+                        and not (ma and mb and mc)
+                        and any(_same(target, x) for x in _steps(r, c, False, sc))
+                    ):
+                        return True
+    return False
+
+
 def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact] = ()) -> bool:
     """Whether the number ``fact`` is worked out, in one step, from two other numbers of the
     claim or of its evidence sentence: their sum, difference, product or quotient, or a share
@@ -118,7 +168,12 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
     where the claim says "half" or "twice" ("£270, half of the £540 fee")."""
     if fact.kind != "number" or not isinstance(fact.value, (int, float)) or year(fact):
         return False  # a year is a date, never worked out (spans are :func:`date_span`'s)
-    before = text[max(0, fact.start - 40) : fact.start]
+    if fact.unit in MONEY and _from_own(float(fact.value), fact, facts):
+        return True
+    # the words before the value: forty characters, or its whole clause where that is longer
+    # ("so five passes would be £3,105 instead of £3,450")
+    cuts = [m.end() for m in _CLAUSE_CUT.finditer(text, 0, fact.start)]
+    before = text[min(max(0, fact.start - 40), cuts[-1] if cuts else 0) : fact.start]
     after = text[fact.end : fact.end + 80]
     broken_down = _BROKEN_DOWN.match(after) is not None
     values = [f for f in (*facts, *evidence) if f.kind == "number" and f is not fact and f.value]
@@ -200,6 +255,74 @@ def per_count(
             for n in counts.get(stem(m.group(1)), []):
                 if n > 1 and _same(float(fact.value), float(rate.value) * n):
                     return True
+    return False
+
+
+_PERIOD = re.compile(
+    r"^\s*(?:(?:a|an|per|each|every|(?:over|for|in)\s+(?:a|an|one|the))\s+|/\s*)"
+    r"(day|week|fortnight|month|quarter|year)\b"
+    r"|^\s*(daily|weekly|fortnightly|monthly|quarterly|yearly|annually)\b",
+    re.IGNORECASE,
+)
+"""The period an amount is charged for, after it ("£23 *a month*", "£276 *over a year*",
+"£12 *daily*")."""
+_ADVERBS = {
+    "daily": "day",
+    "weekly": "week",
+    "fortnightly": "fortnight",
+    "monthly": "month",
+    "quarterly": "quarter",
+    "yearly": "year",
+    "annually": "year",
+}
+_WITHIN = {
+    ("day", "week"): 7,
+    ("day", "fortnight"): 14,
+    ("week", "fortnight"): 2,
+    ("month", "quarter"): 3,
+    ("month", "year"): 12,
+    ("quarter", "year"): 4,
+    ("week", "year"): 52,
+    ("fortnight", "year"): 26,
+    ("day", "year"): 365,
+}
+"""How many of a shorter period a longer one holds, where the calendar makes it a whole number."""
+
+
+def _period(text: str, end: int) -> str | None:
+    """The period an amount ending at ``end`` of ``text`` is charged for, or None."""
+    m = _PERIOD.match(text[end:])
+    if m is None:
+        return None
+    return (m.group(1) or _ADVERBS[m.group(2).casefold()]).casefold()
+
+
+def per_period(fact: Fact, text: str, said: Sequence[tuple[str, Sequence[Fact]]]) -> bool:
+    """Whether the amount ``fact`` of the claim ``text``, charged for a period ("£276 a year"),
+    is a rate for another period that one of ``said`` (pairs of a text and its facts) states
+    ("£23 a month"), counted over the claim's period: twelve months to a year, seven days to a
+    week, four quarters to a year, or the other way. The two periods tie the two amounts, so
+    no word need say that the answer works the amount out."""
+    if fact.unit not in MONEY or not isinstance(fact.value, (int, float)):
+        return False
+    mine = _period(text, fact.end)
+    if mine is None:
+        return False
+    for where, values in said:
+        for rate in values:
+            if rate is fact or rate.unit not in MONEY or not isinstance(rate.value, (int, float)):
+                continue
+            theirs = _period(where, rate.end)
+            if theirs is None or theirs == mine:
+                continue
+            if (k := _WITHIN.get((theirs, mine))) is not None:
+                worked_out = float(rate.value) * k
+            elif (k := _WITHIN.get((mine, theirs))) is not None:
+                worked_out = float(rate.value) / k
+            else:
+                continue
+            if _same(float(fact.value), worked_out):
+                return True
     return False
 
 

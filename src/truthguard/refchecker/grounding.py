@@ -29,6 +29,7 @@ content word matches nothing closely (below ``word_floor``) or the precision is 
 from __future__ import annotations
 
 import difflib
+import functools
 import itertools
 import re
 from collections.abc import Callable, Collection, Sequence
@@ -68,6 +69,7 @@ from truthguard.refchecker.derived import (
     WEEKDAYS,
     derived,
     per_count,
+    per_period,
     timed,
     weekday_after,
     worked,
@@ -115,6 +117,7 @@ __all__ = [
     "SoftMatcher",
     "analyse",
     "ground_claim",
+    "own_case",
     "premises",
     "said_of_joined",
 ]
@@ -1198,7 +1201,7 @@ def _statements(
 
 
 def _slot_rival(
-    fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]]
+    fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]], case: Sequence[Fact] = ()
 ) -> tuple[int, Fact] | None:
     """The value the sources give for the slot the claim puts ``fact`` in, when it is another:
     ``(sentence index, its value)``.
@@ -1214,7 +1217,8 @@ def _slot_rival(
     dates an event, and the sources' other years date others: another year fills the slot only
     where it shares three of those words and the claim's own year none ("brought back to the
     valley in 1979" of "a first attempt to bring beavers back to the valley in 1968 failed,
-    and none have been seen there since 1979")."""
+    and none have been seen there since 1979"). The values of the user's own ``case`` (see
+    :func:`_bounds_met`) say which item of a list the claim's case is in."""
     if fact.kind != "number" or ordinal(fact):
         return None
     dated = year(fact) or _in_date(fact, claim)
@@ -1230,13 +1234,13 @@ def _slot_rival(
     if not said:
         return None
     texts = dict(sents)
-    if all(_outside_bound(claim, fact, texts[k], g) for k, g in same):
+    if all(_outside_bound(claim, fact, texts[k], g, case) for k, g in same):
         # every statement of the claim's value bounds a case the claim's is not in ("£19 for
         # dogs under 25 kg" of a dog of 30 kg): a rival of the same list whose bound takes the
         # claim's case in is the value of its slot ("£23 for dogs of 25 kg and over")
         lists = {k for k, _ in same}
         for k, g in rivals:
-            if k in lists and _within_bound(claim, fact, texts[k], g):
+            if k in lists and _within_bound(claim, fact, texts[k], g, case):
                 return k, g
     by_sentence = {
         k: [g for g in texts[k].facts if _one_sort(fact, claim, g, texts[k])]
@@ -1254,7 +1258,7 @@ def _slot_rival(
     if dated and (own or more < 3):
         return None
     if own <= 1 and more - own >= SLOT_MORE and more * 3 >= len(said):
-        if _outside_bound(claim, fact, texts[k], rival):
+        if _outside_bound(claim, fact, texts[k], rival, case):
             return None  # the rival's statement bounds a case the claim's own is not in
         lead = _lead(claim, fact)
         if (
@@ -1479,10 +1483,15 @@ def _retitled(
     return found
 
 
-def _bounds_met(claim: Analysed, fact: Fact, text: Analysed, value: Fact) -> list[bool]:
+def _bounds_met(
+    claim: Analysed, fact: Fact, text: Analysed, value: Fact, case: Sequence[Fact] = ()
+) -> list[bool]:
     """For each bound the list item of ``text`` stating ``value`` sets on a value of a unit the
     claim also states beside ``fact`` (another value of that unit), whether the claim's is on
-    its side: "£19 for dogs under 25 kg" against "a dog of 30 kg", [False]."""
+    its side: "£19 for dogs under 25 kg" against "a dog of 30 kg", [False]. A claim that
+    states no value of the bound's unit and speaks to the user ("for your labrador") is read
+    with the values of that unit the user gave of their own ``case`` ("I've got a 30 kg
+    labrador")."""
     spans = _items(text, [value])
     if spans is None:
         return []
@@ -1494,25 +1503,36 @@ def _bounds_met(claim: Analysed, fact: Fact, text: Analysed, value: Fact) -> lis
         found = bound_span(text.text, b.start, b.end)
         if found is None or not isinstance(b.value, (int, float)):
             continue
-        for g in claim.facts:
-            if g is fact or g.kind != "number" or g.unit != b.unit:
+        theirs = [g for g in claim.facts if g is not fact and g.kind == "number"]
+        if not any(g.unit == b.unit for g in theirs) and _TO_USER.search(claim.text):
+            theirs = [g for g in case if g.kind == "number"]
+        for g in theirs:
+            if g.unit != b.unit:
                 continue
             if isinstance(g.value, (int, float)) and g.value != b.value:
                 met.append((found[0] == "below") == (g.value < b.value))
     return met
 
 
-def _outside_bound(claim: Analysed, fact: Fact, text: Analysed, value: Fact) -> bool:
+_TO_USER = re.compile(r"\byour?\b", re.IGNORECASE)
+"""A claim that speaks to the user ("for your labrador"), whose case is the user's own."""
+
+
+def _outside_bound(
+    claim: Analysed, fact: Fact, text: Analysed, value: Fact, case: Sequence[Fact] = ()
+) -> bool:
     """Whether the list item of ``text`` stating ``value`` bounds a case the claim's is not in:
     "£19 for dogs under 25 kg" is not the price for "a dog of 30 kg", whose words the parse
     may tie to it all the same (the next item, "£23 for dogs of 25 kg and over", is)."""
-    return not all(_bounds_met(claim, fact, text, value))
+    return not all(_bounds_met(claim, fact, text, value, case))
 
 
-def _within_bound(claim: Analysed, fact: Fact, text: Analysed, value: Fact) -> bool:
+def _within_bound(
+    claim: Analysed, fact: Fact, text: Analysed, value: Fact, case: Sequence[Fact] = ()
+) -> bool:
     """Whether the list item of ``text`` stating ``value`` bounds a case, and the claim's is
     in it ("£23 for dogs of 25 kg and over" for "a dog of 30 kg")."""
-    met = _bounds_met(claim, fact, text, value)
+    met = _bounds_met(claim, fact, text, value, case)
     return bool(met) and all(met)
 
 
@@ -1701,6 +1721,7 @@ def ground_claim(
     context_memo: dict[tuple, Grounding] | None = None,
     referents: Sequence[str] = (),
     one_document: bool = False,
+    case: Sequence[Fact] = (),
 ) -> Grounding:
     """Ground one claim in evidence sentences.
 
@@ -1731,6 +1752,8 @@ def ground_claim(
         one_document: The sources are one document the claim may draw from as a whole (a
             summary's): a content word counts anywhere in it. Among several passages (a
             retriever's), a word counts only in a sentence about the same thing.
+        case: Values the user gave of their own case ("I've got a 30 kg labrador"): which
+            item of a list of bounded cases a claim speaking to the user is about.
     """
     claim = analyse(claim_text)
     evid = [analyse(text) for _, _, text in sentences]
@@ -1821,6 +1844,11 @@ def ground_claim(
         n_claim = max(len(claim.content) + len(claim.facts), 1)
         close = best_key[0] / n_claim >= 0.6
         statement: tuple[int, Analysed | None] | None = None
+        # the rates a claim's amount may count over another period: the claim's, its evidence
+        # sentence's and its answer sentence's
+        rates = [(claim.text, claim.facts), (sent.text, sent.facts)]
+        if context:
+            rates.append((context, analyse(context).facts))
         for fact in claim.facts:
             flip = _other_side(fact, claim, sent) or _other_way(fact, claim, sent)
             if flip is not None and _told_elsewhere(fact, claim, sent, near):
@@ -1865,6 +1893,8 @@ def ground_claim(
                 fact, claim.text, claim.facts, [(claim.text, claim.facts), (sent.text, sent.facts)]
             ):
                 continue  # a rate times the claim's count of what it is charged per: its own
+            if per_period(fact, claim.text, rates):
+                continue  # a rate counted over another period ("£23 a month", "£276 a year")
             # a value this sentence states is never set against it
             other = None if in_sentence else conflict(fact, claim, sent, ops, close, claim.facts)
             # evidence may span sentences: a value stated elsewhere in the evidence is supported
@@ -1911,7 +1941,8 @@ def ground_claim(
         # a value the sources state of something else, put in this claim's slot, and one they
         # state only as the value before a change
         flagged = {(i.start, i.end) for i in issues}
-        for find in (_slot_rival, _exchanged, _listed_owner, _changed):
+        slot_rival = functools.partial(_slot_rival, case=case)
+        for find in (slot_rival, _exchanged, _listed_owner, _changed):
             for fact in claim.facts:
                 found = None if (fact.start, fact.end) in flagged else find(fact, claim, near_at)
                 if found is not None:
@@ -2500,6 +2531,14 @@ def _value_of(issue: dict[str, Any]) -> object:
     evidence = issue.get("evidence") or {}
     found = [f for f in analyse(str(evidence.get("text", ""))).facts if f.kind == "number"]
     return found[0].value if len(found) == 1 else None
+
+
+def own_case(question: str) -> list[Fact]:
+    """The values a question about the asker's own case gives of it ("I've got a 30 kg
+    labrador": 30 kg); none for a question about the world."""
+    if not question or not _OWN_CASE.search(question):
+        return []
+    return [f for f in analyse(question).facts if f.kind == "number"]
 
 
 _OWN_CASE = re.compile(r"\b(?:I|[Mm]y|[Mm]e|[Ww]e|[Oo]ur|[Uu]s)\b|\b(?:I|[Ww]e)['’]")
