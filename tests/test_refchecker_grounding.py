@@ -96,6 +96,10 @@ def test_a_time_of_day_is_one_fact_in_any_common_format():
     assert _values("at a quarter to 9") == [(525.0, "clock")]
     assert _values("at ten o'clock") == [(600.0, "clock")]
     assert _values("at 6 in the evening") == [(360.0, "clock")]
+    # twelve o'clock by name is twelve on the dial
+    assert _values("from midnight") == _values("from 00:00") == [(0.0, "clock")]
+    assert _values("by 12 noon") == _values("by midday") == _values("by 12pm") == [(0.0, "clock")]
+    assert _values("by 23:59") == _values("by 11:59 pm") == [(0.0, "clock")]  # the day's end
     assert _values("at 10:31 p.m. BST") == _values("at 22:31 BST") == [(631.0, "clock")]
     assert _values("at 10:31 p.m. BST", "name") == [("bst", None)]  # "p.m." is no name
     # a stretch of time or a ratio is no time of day
@@ -1396,6 +1400,37 @@ def test_own_case_gives_the_values_of_a_question_about_the_askers_own_case():
     assert [(f.value, f.unit) for f in own_case("I've got a 30 kg labrador.")] == [(30, "kg")]
     assert own_case("Which dogs over 25 kg can board?") == []
     assert own_case("") == []
+
+
+def test_a_period_named_before_its_number_is_the_numbered_period():
+    assert _values("in year 3") == _values("after year three") == [(3.0, "year")]
+    assert _values("on Day 5") == [(5.0, "day")]
+    # a period that counts something else, or a calendar year, numbers no period
+    assert _values("each year 40 students") == [(40.0, None)]
+    assert _values("in the year 2020") == [(2020.0, None)]
+    # the period's word is read with the value, converted where the sources count months
+    assert (
+        _against("Parts are covered after year three.", "Parts are covered after 36 months.").issues
+        == []
+    )
+
+
+FEES = "The early repayment charge is 5% in year 1, 4% in year 2 and 3% in year 3."
+
+
+@pytest.mark.parametrize(
+    ("claim", "flagged"),
+    [
+        # each item of the list pairs a rate with a year: the claim pairs 4% with the third year
+        ("You would pay 4% in the third year.", [("4", "3")]),
+        ("In year 3 you would pay 4%.", [("3", "2"), ("4", "3")]),
+        ("You would pay 3% in the third year.", []),
+        ("You would pay 4% in year 2 and 3% in year 3.", []),
+    ],
+)
+def test_a_claim_pairs_two_values_a_list_pairs_otherwise(claim, flagged):
+    g = _against(claim, FEES)
+    assert [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"] == flagged
 
 
 def test_a_value_joined_from_its_sentence_brings_its_neighbours_from_there():

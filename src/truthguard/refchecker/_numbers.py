@@ -492,8 +492,16 @@ _WORD_CLOCK = re.compile(
 """A time of day in words: "half past six", "a quarter to 9", "ten o'clock"."""
 
 
+_NOON = re.compile(r"\b(?:12\s+)?(?:noon|midday|midnight)\b", re.IGNORECASE)
+"""Twelve o'clock by name: "noon", "midday", "midnight", "12 noon" (12 on the dial, as "00:00" and
+"12:00" are)."""
+
+
 def _word_clock_times(text: str) -> tuple[list[Fact], list[tuple[int, int]]]:
     facts, spans = [], []
+    for m in _NOON.finditer(text):
+        facts.append(Fact("number", 0.0, m.start(), m.end(), m.group(0), CLOCK))
+        spans.append((m.start(), m.end()))
     for m in _WORD_CLOCK.finditer(text):
         word = m.group("hour").casefold()
         hour = int(word) if word.isdigit() else _UNITS_W.get(word)
@@ -513,7 +521,7 @@ def _word_clock_times(text: str) -> tuple[list[Fact], list[tuple[int, int]]]:
 def _clock_times(text: str) -> tuple[list[Fact], list[tuple[int, int]]]:
     """The times of day of ``text``, each valued on a twelve-hour dial ("15:00" and "3 pm" are
     180; "3 am" too: a time without its half of the day is read, not which half), in figures
-    or in words ("half past six")."""
+    or in words ("half past six", "midnight")."""
     facts, spans = _word_clock_times(text)
     for m in _CLOCK.finditer(text):
         if any(lo < m.end() and m.start() < hi for lo, hi in spans):
@@ -524,7 +532,9 @@ def _clock_times(text: str) -> tuple[list[Fact], list[tuple[int, int]]]:
         if minute > 59 or hour > (12 if twelve else 23) or (twelve and hour == 0):
             continue
         end = m.end() if twelve else m.end(5)
-        value = float((hour % 12) * 60 + minute)
+        # a minute to twelve ends the day (or the morning) as twelve does: "by 23:59" is "by
+        # midnight"
+        value = 0.0 if (hour % 12, minute) == (11, 59) else float((hour % 12) * 60 + minute)
         facts.append(Fact("number", value, m.start(), end, text[m.start() : end], CLOCK))
         spans.append((m.start(), end))
     return facts, spans
@@ -585,6 +595,15 @@ def _possessive(text: str, tok: Token) -> bool:
     after = text[tok.end : tok.end + 1]
     before = text[max(tok.start - 1, 0) : tok.start]
     return after in ("'", "’") or (tok.norm == "s" and before in ("'", "’"))
+
+
+_PERIODS_BEFORE = frozenset(["day", "week", "month", "year"])
+"""A period named before a count of it numbers one of them: "in year 3" is the third year."""
+_PLACING = frozenset(
+    ["in", "from", "after", "before", "until", "till", "by", "of", "to", "during", "on", "since"]
+)
+"""Words that place something in a numbered period ("*in* year 3"); "each year 40 students" counts
+students."""
 
 
 def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> list[Fact]:
@@ -686,6 +705,15 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
                 unit = None  # "in" is a preposition far more often than inches
             elif unit == SUBUNIT:
                 value /= 100  # "10 cents" is 0.10 of the currency ("€0.10")
+        if (
+            unit is None
+            and before in _PERIODS_BEFORE
+            and value == int(value)
+            and 0 < value < 100
+            and (tokens[i - 1].text[:1].isupper() or (i > 1 and tokens[i - 2].norm in _PLACING))
+        ):
+            # "in year 3", "Day 5", "after week two": the third year, the fifth day
+            unit = before
         if (
             unit is None
             and j < len(tokens)

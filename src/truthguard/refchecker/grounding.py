@@ -1274,6 +1274,57 @@ def _slot_rival(
     return None
 
 
+def _paired(
+    fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]]
+) -> tuple[int, Fact] | None:
+    """The value a list pairs with the claim's other value, where the claim pairs ``fact`` with
+    it and the list pairs ``fact`` with another: ``(sentence index, that value)``.
+
+    A list whose items each pair a value of one unit with one of another ("5% in year 1, 4%
+    in year 2 and 3% in year 3") says which goes with which; "4% in the third year" states
+    both values, each of another item. The claim's pair is ``fact`` and the one value of
+    another unit in its own item; each of the two must stand in one item of the list only."""
+    if fact.kind != "number" or fact.unit is None or ordinal(fact) or year(fact):
+        return None
+    spans = _items(claim, [fact])
+    if spans is None:
+        return None
+    lo, hi = spans[0]
+    partners = [
+        g
+        for g in claim.facts
+        if g.kind == "number" and g.unit not in (None, fact.unit) and lo <= g.start < hi
+    ]
+    if len(partners) != 1:
+        return None
+    other = partners[0]
+    for k, sent in sents:
+        mine = [g for g in sent.facts if g.kind == "number" and g.unit == fact.unit]
+        theirs = [g for g in sent.facts if g.kind == "number" and g.unit == other.unit]
+        if len(mine) < 2 or len(theirs) < 2:
+            continue
+        items = _items(sent, mine)
+        if items is None:
+            continue
+        pairs = []
+        for m, (a, b) in zip(mine, items, strict=True):
+            inside = [g for g in theirs if a <= g.start < b]
+            if len(inside) != 1:
+                break
+            pairs.append((m, inside[0]))
+        else:
+            with_mine = [p for m, p in pairs if m.value == fact.value]
+            with_other = [m for m, p in pairs if p.value == other.value]
+            if (
+                len(with_mine) == 1
+                and len(with_other) == 1
+                and with_mine[0].value != other.value
+                and with_other[0].value != fact.value
+            ):
+                return k, with_other[0]
+    return None
+
+
 NEIGHBOURS = 3
 """How many words each side of a value stand for it in :func:`_exchanged` (its nearest content
 words up to the next value of its sort or a semicolon)."""
@@ -1942,7 +1993,7 @@ def ground_claim(
         # state only as the value before a change
         flagged = {(i.start, i.end) for i in issues}
         slot_rival = functools.partial(_slot_rival, case=case)
-        for find in (slot_rival, _exchanged, _listed_owner, _changed):
+        for find in (slot_rival, _exchanged, _paired, _listed_owner, _changed):
             for fact in claim.facts:
                 found = None if (fact.start, fact.end) in flagged else find(fact, claim, near_at)
                 if found is not None:
@@ -2169,7 +2220,8 @@ among others) nor "first" as an adverb ("first staged in 1958" says nothing of a
 
 def _unit_words(claim: Analysed, issues: Sequence[Issue]) -> set[int]:
     """The claim's tokens naming the unit of a value no issue flags ("two *weeks*" where the
-    sources say "14 days", "90 *seconds*" for "one and a half minutes"): the value was read
+    sources say "14 days", "90 *seconds*" for "one and a half minutes", "*year* three" for
+    "36 months"): the value was read
     with its unit, converted where the sources use another, so the unit's word is no word the
     evidence must repeat."""
     flagged = {(i.start, i.end) for i in issues}
@@ -2184,6 +2236,10 @@ def _unit_words(claim: Analysed, issues: Sequence[Issue]) -> set[int]:
             and unit_of(claim.tokens[after].norm) == f.unit
         ):
             out.add(after)
+        # a period named before its number ("in *year* 3")
+        before = next((k for k, t in enumerate(claim.tokens) if t.end == f.start - 1), None)
+        if before is not None and claim.tokens[before].norm == f.unit:
+            out.add(before)
     return out
 
 
