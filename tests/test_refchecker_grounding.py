@@ -1797,6 +1797,25 @@ def test_a_negation_something_lifts_is_no_flip_of_the_verb_said_to_wait_for_it(a
 @pytest.mark.parametrize(
     ("answer", "passing"),
     [
+        # "can't ... except by" is "can only ... by"
+        ("Usernames can't be changed except by contacting support.", True),
+        ("Usernames can't be changed, even by contacting support.", False),
+        # the one means is said of usernames: display names can be changed at any time
+        ("Display names can't be changed except by contacting support.", False),
+    ],
+)
+def test_a_negation_with_an_exception_is_no_flip_of_the_one_means_allowed(answer, passing):
+    contexts = [
+        "Usernames are set at sign-up and can only be changed by contacting support; display "
+        "names can be changed at any time from the profile page."
+    ]
+    result = _decided("Can I change my username?", answer, contexts)
+    assert result.passing is passing, result.explanation
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
         ("Refunds are only available within 14 days.", True),
         ("Refunds are given after 14 days.", False),
     ],

@@ -263,6 +263,16 @@ def test_what_lifts_a_negation_and_what_a_verb_is_granted_on():
     # a clause that comes before another waits for it
     (then,) = granted_on("You must pay the deposit before the key is issued.", "issue")
     assert {"deposit", "pay"} <= then
+    # an exception names what lifts a negation; "only ... by" the one means a verb is allowed
+    assert lifts("Usernames cannot be changed except by contacting support.") == [
+        {"contact", "support"}
+    ]
+    only_by = "Usernames are set at sign-up and can only be changed by contacting support."
+    assert {"contact", "support"} <= granted_on(only_by, "change")[0]
+    assert granted_on("Usernames are changed by support staff.", "change") == []
+    # of the same subject, where the denier names one
+    assert granted_on(only_by, "change", subject={"username"})
+    assert granted_on(only_by, "change", subject={"display", "name"}) == []
     assert granted_on("The key is issued before the deposit is paid.", "issue") == []
     assert granted_on("Orders can be cancelled without approval.", "cancel") == []
 

@@ -93,6 +93,7 @@ from truthguard.refchecker.structure import (
     lifted_by,
     moves,
     negated_numbers,
+    negated_subject,
     negated_verb_at,
     negated_verbs,
     negated_word,
@@ -468,8 +469,9 @@ def _flip_read(claim_text: str, sent_text: str, issue: Issue, tok: Any, copy: bo
         return True
     if stated_opposite(word, other):
         return False  # "is not enabled" says what "is disabled" says
+    subject = negated_subject(denier, *at)
     for after, keys in lifted_by(denier, *at):
-        if any(keys & then for then in granted_on(other, word, after)):
+        if any(keys & then for then in granted_on(other, word, after, subject)):
             return False  # the other side says when or on what the thing may happen
     # a denied bound is the other bound ("may not work more than 48 hours" is "up to 48",
     # "No refunds are given after 14 days" is "only within 14 days"): the other side's value on

@@ -33,6 +33,7 @@ from typing import Any
 
 from truthguard.memory import memoised
 from truthguard.refchecker._spacy import ZonedParser, load, without_torch
+from truthguard.refchecker._tokens import stem
 
 __all__ = [
     "MODELS",
@@ -632,10 +633,11 @@ def elided(text: str, start: int, end: int) -> tuple[str, Arg] | None:
     return verb.lemma_.casefold(), dataclasses.replace(_arg(who), start=who.left_edge.idx)
 
 
-_LIFTING = frozenset(("until", "till", "before", "unless", "without"))
+_LIFTING = frozenset(("until", "till", "before", "unless", "without", "except"))
 """Words by which a negation says what lifts it ("cannot be withdrawn *until* the holding
 period ends", "not shipped *before* payment clears", "cannot be cancelled *without* a manager's
-approval", "not allowed *unless* they are registered")."""
+approval", "not allowed *unless* they are registered", "can't be changed *except* by
+reindexing")."""
 
 _ENDING = frozenset(("after",))
 """Words by which a negation says from when it holds ("cannot be edited *after* it is sent"):
@@ -681,6 +683,9 @@ def _key_words(head: Any) -> set[str]:
     """What a phrase is about: the lemmas of its head word and of the nouns that head governs
     directly ("until the holding period ends": ``end``, ``period``; "without a manager's
     approval": ``approval``)."""
+    if head.dep_ == "prep" and head.lower_ == "except":
+        # "except by reindexing": the means the exception names
+        head = next((c for c in head.children if c.dep_ in ("prep", "pobj", "pcomp")), head)
     if head.dep_ == "prep":
         head = next((c for c in head.children if c.dep_ in ("pobj", "pcomp")), head)
     near = [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj")]
@@ -751,10 +756,32 @@ def _to(verb: Any) -> bool:
     return any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children)
 
 
-def granted_on(text: str, lemma: str, after: bool = True) -> list[set[str]]:
+def _subject_words(verb: Any) -> set[str]:
+    """The content lemmas of ``verb``'s subject, or of the verb it is joined to where it has
+    none of its own ("is fixed at creation and can only be changed")."""
+    while True:
+        subjects = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
+        if subjects or verb.dep_ != "conj" or verb.head.i == verb.i:
+            break
+        verb = verb.head
+    return set().union(*(_content(c.subtree) for c in subjects))
+
+
+def negated_subject(text: str, start: int, end: int) -> set[str]:
+    """The content lemmas of the subject of the verb the negation at ``text[start:end]``
+    denies ("*Replicas* can't be changed")."""
+    verb = _negated_verb(text, start, end)
+    return set() if verb is None else _subject_words(verb)
+
+
+def granted_on(
+    text: str, lemma: str, after: bool = True, subject: set[str] | None = None
+) -> list[set[str]]:
     """The content lemmas of what ``text`` says the verb ``lemma`` waits for or needs: a
     clause or phrase opened by "after", "once", "when", "as soon as", "if" or "with" ("can be
-    withdrawn once the period ends", "allowed only if they are registered"), or, where that
+    withdrawn once the period ends", "allowed only if they are registered"), or the one means
+    it is allowed by, "only ... by" ("can only be changed by reindexing"; where ``subject``,
+    the denied verb's subject words, is given, only a verb whose subject shares one), or, where that
     verb's clause is opened by "before", the clause it comes before ("You must pay the deposit
     before the key is issued": the key waits for the payment). With ``after`` False, what the
     verb may happen until instead: a phrase of "until", "before" or "by" ("can be edited until
@@ -764,6 +791,16 @@ def granted_on(text: str, lemma: str, after: bool = True) -> list[set[str]]:
         if tok.lemma_.casefold() != lemma or tok.pos_ not in ("VERB", "AUX"):
             continue
         out.extend(_content(p.subtree) for p in _phrases(tok, _GRANTING if after else _UNTIL))
+        if after and any(c.dep_ == "advmod" and c.lower_ == "only" for c in tok.children):
+            # the one means a verb is allowed ("can only be changed *by* reindexing"), of the
+            # same subject where both sides name one
+            theirs = {stem(w) for w in _subject_words(tok)}
+            if not subject or not theirs or theirs & {stem(w) for w in subject}:
+                out.extend(
+                    _content(c.subtree)
+                    for c in tok.children
+                    if c.dep_ in ("prep", "agent") and c.lower_ == "by"
+                )
         if (
             after
             and tok.dep_ == "advcl"
