@@ -1415,6 +1415,33 @@ def test_a_period_named_before_its_number_is_the_numbered_period():
     )
 
 
+FERRY = "Coaches over 12 m run only on the 09:15 and 16:40 ferries from Ardmore."
+DELETERS = "Projects can be deleted by Admins and Owners."
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence", "flagged"),
+    [
+        # "only" names one item of a list the sources give: the other is left out
+        ("Coaches over 12 m can only go on the 09:15.", FERRY, [("09:15", "16:40")]),
+        ("Only Admins can delete projects.", DELETERS, [("Admins", "Owners")]),
+        # every item named, or no "only"
+        ("Coaches over 12 m can only go on the 09:15 or the 16:40.", FERRY, []),
+        ("Coaches over 12 m run on the 09:15 ferry.", FERRY, []),
+        ("Only Admins and Owners can delete projects.", DELETERS, []),
+    ],
+)
+def test_only_one_item_of_a_list_leaves_the_others_out(claim, sentence, flagged):
+    g = _against(claim, sentence)
+    assert [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"] == flagged
+
+
+def test_only_one_item_of_a_clause_cut_from_a_list_leaves_nothing_out():
+    said = "Coaches over 12 m can only go on the 09:15 and 16:40 ferries."
+    g = ground_claim("Coaches over 12 m can only go on the 09:15", [(0, 0, FERRY)], context=said)
+    assert [i for i in g.issues if i.relation == "other_value"] == []
+
+
 FEES = "The early repayment charge is 5% in year 1, 4% in year 2 and 3% in year 3."
 
 
@@ -2693,3 +2720,12 @@ def test_a_time_or_weekday_worked_from_the_user_s_own_and_a_stretch_the_sources_
 ):
     result = _decided(question, answer, contexts)
     assert result.passing == passing, result.details["claims"]
+
+
+def test_an_indefinite_pronoun_stands_for_what_the_sentence_says_and_need_not_be_stated():
+    sent = "Any unused leave beyond 5 days is lost on 31 March."
+    g = _against("Anything beyond 5 unused days is lost on 31 March.", sent)
+    assert "Anything" not in [i.text for i in g.issues], g.issues
+    # a negative one is a negation, and stays a word of the claim
+    g = _against("Nothing beyond 5 unused days is lost on 31 March.", sent)
+    assert "Nothing" in [i.text for i in g.issues], g.issues

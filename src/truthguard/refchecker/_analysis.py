@@ -29,7 +29,10 @@ from truthguard.refchecker.lexical import STOPWORDS
 __all__ = ["NON_CONTENT", "Against", "Analysed", "analyse", "name_spans"]
 
 # Besides the function words: "one" and "having", adverbial particles and directional
-# prepositions, which say little on their own, and the possessive "'s" split off by the tokenizer.
+# prepositions, which say little on their own, the possessive "'s" split off by the tokenizer,
+# and the indefinite pronouns that stand for what the sentence goes on to say ("*anything*
+# shorter than 25 cm", "*everyone* on the plan"; the negative ones, "nothing", "nobody", are
+# negations and stay content).
 _NON_CONTENT = (
     FUNCTION_WORDS
     | STOPWORDS
@@ -38,6 +41,8 @@ _NON_CONTENT = (
             *("out", "up", "off", "down", "away", "back", "still", "even", "ever", "per", "via"),
             *("onto", "toward", "towards", "across", "along", "around", "through", "throughout"),
             *("'s", "s", "him", "due"),
+            *("anything", "something", "everything", "anyone", "someone", "everyone"),
+            *("anybody", "somebody", "everybody", "whatever", "whoever"),
         ]
     )
 )

@@ -1327,6 +1327,41 @@ def _paired(
     return None
 
 
+_ONLY_BEFORE = re.compile(r"\bonly\b(?:\s+[\w'-]+){0,3}\s+$", re.IGNORECASE)
+""""Only" up to three words before a value ("can *only* travel on the 10:30")."""
+_LIST_JOIN = re.compile(r"^\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|&\s*)$", re.IGNORECASE)
+"""What stands between two items of a list ("10:30 *and* 14:45", "A*, *B")."""
+
+
+def _only_part(
+    fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]], context: str | None = None
+) -> tuple[int, Fact] | None:
+    """An item of a list the sources give that the claim's "only" leaves out: ``(sentence
+    index, that item)``. "Large vehicles can only travel on the 10:30" where the timetable
+    lists "the 10:30 and 14:45 sailings" says the 14:45 is not for them. The claim's value
+    stands right after "only" (three words at most between) and the sentence lists it with
+    another value of the same sort that neither the claim nor the answer sentence it was cut
+    from, ``context``, states ("may only use the 10:30" of "... the 10:30 and 14:45 sailings")."""
+    if fact.kind not in ("number", "name") or not _ONLY_BEFORE.search(claim.text[: fact.start]):
+        return None
+    named = [*claim.facts, *(analyse(context).facts if context else ())]
+    for k, e in sents:
+        items = [g for g in e.facts if g.kind == fact.kind and g.unit == fact.unit]
+        at = next((j for j, g in enumerate(items) if fact_in(fact, [g], _NONE, _NONE)), None)
+        if at is None:
+            continue
+        # the run of items joined to it as one list
+        lo = hi = at
+        while lo > 0 and _LIST_JOIN.match(e.text[items[lo - 1].end : items[lo].start]):
+            lo -= 1
+        while hi + 1 < len(items) and _LIST_JOIN.match(e.text[items[hi].end : items[hi + 1].start]):
+            hi += 1
+        for g in items[lo : hi + 1]:
+            if g is not items[at] and not fact_in(g, named, _NONE, _NONE):
+                return k, g
+    return None
+
+
 NEIGHBOURS = 3
 """How many words each side of a value stand for it in :func:`_exchanged` (its nearest content
 words up to the next value of its sort or a semicolon)."""
@@ -1995,7 +2030,8 @@ def ground_claim(
         # state only as the value before a change
         flagged = {(i.start, i.end) for i in issues}
         slot_rival = functools.partial(_slot_rival, case=case)
-        for find in (slot_rival, _exchanged, _paired, _listed_owner, _changed):
+        only_part = functools.partial(_only_part, context=context)
+        for find in (slot_rival, _exchanged, _paired, _listed_owner, _changed, only_part):
             for fact in claim.facts:
                 found = None if (fact.start, fact.end) in flagged else find(fact, claim, near_at)
                 if found is not None:
