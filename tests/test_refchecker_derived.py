@@ -317,3 +317,24 @@ def test_a_working_word_counts_anywhere_in_the_values_clause():
         "160",
         "Entry is £40 per person.",
     )
+
+
+@pytest.mark.parametrize(
+    ("claim", "worked_out"),
+    [
+        # the sources give the deposit as a percentage of the price the user states
+        ("That includes the £90 deposit you paid.", True),
+        ("That includes the £120 deposit you paid.", False),
+        # an amount named otherwise is no share the sources give
+        ("That includes the £90 cleaning charge.", False),
+    ],
+)
+def test_an_amount_named_by_a_noun_the_sources_give_as_a_share(claim, worked_out):
+    from truthguard.refchecker._analysis import analyse
+    from truthguard.refchecker.derived import share_of
+
+    said = "A non-refundable deposit of 15% of the total price is due on booking."
+    asked = analyse("Our holiday costs £600. What do we lose if we cancel?")
+    c, e = analyse(claim), analyse(said)
+    (amount,) = [f for f in c.facts if f.unit == "£"]
+    assert share_of(amount, claim, [(said, e.facts)], asked.facts) is worked_out

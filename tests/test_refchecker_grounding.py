@@ -1402,6 +1402,12 @@ def test_own_case_gives_the_values_of_a_question_about_the_askers_own_case():
     assert own_case("") == []
 
 
+def test_a_currency_sign_opening_the_next_amount_is_no_unit_of_the_number_before_it():
+    assert _values("charged in year three (£240)") == [(3.0, "year"), (240.0, "£")]
+    assert _values("for 4 ($20 each)") == [(4.0, None), (20.0, "$")]
+    assert _values("it costs 5 € a day") == [(5.0, "€")]
+
+
 def test_a_period_named_before_its_number_is_the_numbered_period():
     assert _values("in year 3") == _values("after year three") == [(3.0, "year")]
     assert _values("on Day 5") == [(5.0, "day")]
@@ -2729,3 +2735,30 @@ def test_an_indefinite_pronoun_stands_for_what_the_sentence_says_and_need_not_be
     # a negative one is a negation, and stays a word of the claim
     g = _against("Nothing beyond 5 unused days is lost on 31 March.", sent)
     assert "Nothing" in [i.text for i in g.issues], g.issues
+
+
+def test_a_value_pointed_back_to_is_the_one_another_claim_states():
+    from truthguard.refchecker._facts import extract_facts
+
+    claim = "If the date is re-let, you get back up to that £1,500, less a £100 fee."
+    issues = [_issue("number", "ungrounded", "1,500", claim)]
+    said = [f for f in extract_facts("the venue keeps £1,500") if f.kind == "number"]
+    assert premises(issues, claim, "", "", said) == []
+    # no other claim states it, or the claim does not point back to it
+    assert premises(issues, claim, "", "", []) == issues
+    plain = claim.replace("that £1,500", "£1,500")
+    moved = [_issue("number", "ungrounded", "1,500", plain)]
+    assert premises(moved, plain, "", "", said) == moved
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        ("You would lose the £90 deposit.", True),
+        ("You would lose the £150 deposit.", False),
+    ],
+)
+def test_an_amount_the_sources_give_as_a_share_of_the_users_own(answer, passing):
+    contexts = ["A non-refundable deposit of 15% of the total price is due on booking."]
+    asked = "Our holiday costs £600. What do we lose if we cancel?"
+    assert _decided(asked, answer, contexts).passing is passing

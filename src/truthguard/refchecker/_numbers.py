@@ -597,6 +597,8 @@ def _possessive(text: str, tok: Token) -> bool:
     return after in ("'", "’") or (tok.norm == "s" and before in ("'", "’"))
 
 
+_SIGNS = frozenset("$£€¥")
+"""Currency signs, which stand before an amount in English."""
 _PERIODS_BEFORE = frozenset(["day", "week", "month", "year"])
 """A period named before a count of it numbers one of them: "in year 3" is the third year."""
 _PLACING = frozenset(
@@ -703,6 +705,13 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             unit, _ = _unit_after(tokens, j)
             if unit == "in":
                 unit = None  # "in" is a preposition far more often than inches
+            elif (
+                unit is not None
+                and tokens[j].text in _SIGNS
+                and j + 1 < len(tokens)
+                and tokens[j + 1].text[:1].isdigit()
+            ):
+                unit = None  # the sign opens the next amount ("year three (£240)")
             elif unit == SUBUNIT:
                 value /= 100  # "10 cents" is 0.10 of the currency ("€0.10")
         if (

@@ -14,6 +14,8 @@ days later" between the 6th and the 9th, stays a number no source states.
   that follows ("the two sisters");
 * :func:`per_count`: an amount that is a rate times the claim's count of what the rate is
   charged per ("£12 per dog per night" and "your two dogs": "£24 a night");
+* :func:`share_of`: an amount named by a noun the sources give as a percentage of another
+  amount ("a booking fee of 20%" of "£4,000": "the £800 booking fee");
 * :func:`per_period`: an amount charged for one period that is a rate for another counted over
   it ("£23 a month", "£276 a year");
 * :func:`date_span`: a number of days, weeks, months or years (the unit the number's fact
@@ -45,6 +47,7 @@ __all__ = [
     "enumerated",
     "per_count",
     "per_period",
+    "share_of",
     "timed",
     "weekday_after",
     "worked",
@@ -322,6 +325,42 @@ def per_period(fact: Fact, text: str, said: Sequence[tuple[str, Sequence[Fact]]]
             else:
                 continue
             if _same(float(fact.value), worked_out):
+                return True
+    return False
+
+
+_NAMED_AFTER = re.compile(r"^\s+([a-z-]+)(?:\s+([a-z-]+))?", re.IGNORECASE)
+"""The words that name an amount, after it ("£800 *booking fee*")."""
+_SHARE_NAMED = re.compile(r"\b([a-z-]+)\s+of\s+$", re.IGNORECASE)
+"""The noun a percentage is the share of, before it ("a booking *fee* of 20%")."""
+
+
+def share_of(
+    fact: Fact, text: str, said: Sequence[tuple[str, Sequence[Fact]]], values: Sequence[Fact]
+) -> bool:
+    """Whether the amount ``fact``, named by the noun after it ("the £800 booking *fee*"), is
+    the percentage one of ``said`` (pairs of a text and its facts) gives that noun ("a booking
+    fee of 20% of the hire charge") of an amount among ``values`` ("£4,000", the user's). The
+    noun ties the share to the amount, so no word need say that the answer works it out."""
+    if fact.unit not in MONEY or not isinstance(fact.value, (int, float)):
+        return False
+    m = _NAMED_AFTER.match(text[fact.end :])
+    if m is None:
+        return False
+    names = {stem(w.casefold()) for w in m.groups() if w}
+    amounts = [
+        float(v.value)
+        for v in values
+        if v is not fact and v.unit in MONEY and isinstance(v.value, (int, float))
+    ]
+    for where, facts in said:
+        for p in facts:
+            if p.unit != "%" or not isinstance(p.value, (int, float)):
+                continue
+            named = _SHARE_NAMED.search(where[max(0, p.start - 40) : p.start])
+            if named is None or stem(named.group(1).casefold()) not in names:
+                continue
+            if any(_same(float(fact.value), a * float(p.value) / 100) for a in amounts):
                 return True
     return False
 

@@ -70,6 +70,7 @@ from truthguard.refchecker.derived import (
     derived,
     per_count,
     per_period,
+    share_of,
     timed,
     weekday_after,
     worked,
@@ -2023,6 +2024,13 @@ def ground_claim(
                 pass  # "his first appearance" where the sentence says "his debut appearance"
             elif _year_after(fact, near):
                 pass  # "won it in 1963" where the sentence says "(1962) ... the following year"
+            elif share_of(
+                fact,
+                claim.text,
+                [(e.text, e.facts) for e in near],
+                [*claim.facts, *sent.facts, *case],
+            ):
+                pass  # "the £800 booking fee" where a booking fee is 20% of the user's £4,000
             elif not derived(fact, claim.text, claim.facts, sent.facts, all_facts, context):
                 # (a count of what the claim lists, or the span between two dates, is its own)
                 issues.append(Issue(fact.kind, "ungrounded", fact.start, fact.end, fact.text))
@@ -2511,7 +2519,8 @@ def premises(
     A value the claim says it works out ("so", "altogether", ...) from the question's values,
     the evidence sentence's and those the ``answer``'s other claims state ("£65 for the first
     permit and £25 for the electric one ... £90 a year altogether") is the answer's own, even
-    where the evidence sentence fills its slot with another."""
+    where the evidence sentence fills its slot with another; so is a value the claim points
+    back to ("up to that £2,000") that another of the answer's claims states."""
     said = analyse(question).facts if question else []
     asked = [f for f in said if f.kind == "number"]
     if not said and not answer:
@@ -2583,6 +2592,15 @@ def premises(
         )
     }
 
+    # a value the claim points back to ("up to *that* £2,000") that another claim of the answer
+    # states: checked where it is stated
+    premise |= {
+        (f.start, f.end)
+        for f in numbers
+        if unfound.get((f.start, f.end)) == "ungrounded"
+        and _POINTED_BACK.search(claim_text[: f.start])
+        and any(_same_value(f, a) for a in answer)
+    }
     # a time of day or a weekday worked out from the user's own and a stretch of time the
     # claim or the sources state ("noticed at 9, report within one hour": by 10am; "fixed at
     # 9am on Monday, closed after 24 stable hours": from 9am on Tuesday)
@@ -2618,6 +2636,10 @@ def premises(
         return (i.get("start"), i.get("end")) not in premise
 
     return [i for i in issues if kept(i)]
+
+
+_POINTED_BACK = re.compile(r"\b(?:that|this|those|these|the\s+same)\s+[$£€¥]?$", re.IGNORECASE)
+"""A word pointing back to a value said before ("up to *that* £2,000")."""
 
 
 def _value_of(issue: dict[str, Any]) -> object:
