@@ -52,6 +52,11 @@ REMARKS = [
     # a text by a name it has in some uses only, with a verb of saying
     "The biography doesn't say what the prize was worth or who awards it.",
     "The review doesn't say how many of Price's goals were penalties.",
+    # a question left open as the subject, and nothing in a text saying
+    "Whether that includes public holidays isn't stated.",
+    "How the fee is worked out is not explained.",
+    "Nothing in the handbook says whether leave can be split.",
+    "Nothing in the report covers the dividend.",
 ]
 
 FACTS = [
@@ -77,6 +82,9 @@ FACTS = [
     "The policy makes no exception for late arrivals.",
     "The contract has no termination clause.",
     "The company made no profit in 2023.",
+    "Nothing in the policy covers flood damage.",
+    "Whether staff are paid is decided by the board.",
+    "Nothing in the box was damaged.",
 ]
 
 

@@ -330,6 +330,16 @@ def _saying_clause(verb: Any) -> bool:
         )
     if _source_pronoun(subj) and saying and silent:
         return True
+    if saying and _negated(verb) and _asked_clause(verb):
+        # "Whether that includes public holidays isn't stated", "How the fee is worked out is
+        # not explained": a question left open is the subject
+        return True
+    placed = _in_text(subj) if _nothing(subj) else None
+    if placed is not None and (saying or (telling and placed == "pure")):
+        # "Nothing in the handbook says whether ...", "nothing in the report covers it"; what
+        # a binding text covers or includes is a fact of it ("nothing in the policy covers
+        # floods")
+        return True
     if saying and silent and _lemmas_of(subj) & NARRATIVES:
         # "The biography doesn't say what the prize was worth", "the review doesn't say how
         # many were penalties"
@@ -338,6 +348,35 @@ def _saying_clause(verb: Any) -> bool:
         # "so I can't say whether ...", "we can't confirm that": the speaker cannot answer
         return any(c.dep_ == "aux" and c.lemma_ in ("can", "could") for c in verb.children)
     return False
+
+
+_ASKING = frozenset(("whether", "if", "how", "what", "when", "where", "who", "which", "why"))
+"""Words that open a question a clause asks ("*whether* that includes public holidays")."""
+
+
+def _asked_clause(verb: Any) -> bool:
+    """Whether ``verb``'s subject is a clause asking a question ("*Whether it applies* isn't
+    stated")."""
+    return any(
+        c.dep_ in ("csubj", "csubjpass")
+        and any(g.lower_ in _ASKING for g in c.subtree if g.i <= c.i)
+        for c in verb.children
+    )
+
+
+def _in_text(tok: Any) -> str | None:
+    """The kind of text ``tok`` is placed in ("nothing *in the policy*": "binding"; see
+    :func:`_text_noun`), or None."""
+    return next(
+        (
+            kind
+            for p in tok.children
+            if p.dep_ == "prep" and p.lower_ in ("in", "of")
+            for o in p.children
+            if o.dep_ == "pobj" and (kind := _text_noun(o)) is not None
+        ),
+        None,
+    )
 
 
 _MEASURES = frozenset(("deadline", "timeframe", "limit", "threshold", "rate", "period", "cap"))
