@@ -89,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         mean = float(np.mean([s["neutral"] for s in scores]))
         contra = float(np.mean([s["contradiction"] for s in scores]))
         print(
-            f"l2={l2}: held-out AUROC entailment vs neutral {mean:.3f}, vs contradiction {contra:.3f}"
+            f"l2={l2}: held-out AUROC entailment vs neutral {mean:.3f}, "
+            f"vs contradiction {contra:.3f}"
         )
         if mean > best:
             best, chosen = mean, l2

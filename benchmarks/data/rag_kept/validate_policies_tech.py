@@ -66,7 +66,9 @@ def main(path):
         for f in FIELDS - {"contexts"}:
             if not isinstance(r[f], str):
                 errors.append(f"line {n}: {f} is not a string")
-        if not (isinstance(r["contexts"], list) and all(isinstance(c, str) and c.strip() for c in r["contexts"])):
+        contexts = r["contexts"]
+        texts = isinstance(contexts, list) and all(isinstance(c, str) and c.strip() for c in contexts)
+        if not texts:
             errors.append(f"line {n}: contexts must be a list of non-empty strings")
             continue
         ids[r["id"]] += 1
