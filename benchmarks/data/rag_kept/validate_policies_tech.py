@@ -67,8 +67,8 @@ def main(path):
             if not isinstance(r[f], str):
                 errors.append(f"line {n}: {f} is not a string")
         contexts = r["contexts"]
-        texts = isinstance(contexts, list) and all(isinstance(c, str) and c.strip() for c in contexts)
-        if not texts:
+        listed = isinstance(contexts, list)
+        if not listed or not all(isinstance(c, str) and c.strip() for c in contexts):
             errors.append(f"line {n}: contexts must be a list of non-empty strings")
             continue
         ids[r["id"]] += 1
