@@ -1403,7 +1403,7 @@ def test_own_case_gives_the_values_of_a_question_about_the_askers_own_case():
 
 
 def test_a_currency_sign_opening_the_next_amount_is_no_unit_of_the_number_before_it():
-    assert _values("charged in year three (£240)") == [(3.0, "year"), (240.0, "£")]
+    assert _values("charged in year two (£150)") == [(2.0, "year"), (150.0, "£")]
     assert _values("for 4 ($20 each)") == [(4.0, None), (20.0, "$")]
     assert _values("it costs 5 € a day") == [(5.0, "€")]
 
@@ -1415,10 +1415,8 @@ def test_a_period_named_before_its_number_is_the_numbered_period():
     assert _values("each year 40 students") == [(40.0, None)]
     assert _values("in the year 2020") == [(2020.0, None)]
     # the period's word is read with the value, converted where the sources count months
-    assert (
-        _against("Parts are covered after year three.", "Parts are covered after 36 months.").issues
-        == []
-    )
+    said = "Battery swaps are free after 24 months of membership."
+    assert _against("Battery swaps are free after year two of membership.", said).issues == []
 
 
 FERRY = "Coaches over 12 m run only on the 09:15 and 16:40 ferries from Ardmore."
@@ -1448,17 +1446,17 @@ def test_only_one_item_of_a_clause_cut_from_a_list_leaves_nothing_out():
     assert [i for i in g.issues if i.relation == "other_value"] == []
 
 
-FEES = "The early repayment charge is 5% in year 1, 4% in year 2 and 3% in year 3."
+FEES = "The exit fee is 6% in year 1, 4% in year 2 and 2% in year 3."
 
 
 @pytest.mark.parametrize(
     ("claim", "flagged"),
     [
         # each item of the list pairs a rate with a year: the claim pairs 4% with the third year
-        ("You would pay 4% in the third year.", [("4", "3")]),
-        ("In year 3 you would pay 4%.", [("3", "2"), ("4", "3")]),
-        ("You would pay 3% in the third year.", []),
-        ("You would pay 4% in year 2 and 3% in year 3.", []),
+        ("You would pay 4% in the third year.", [("4", "2")]),
+        ("In year 3 you would pay 4%.", [("3", "2"), ("4", "2")]),
+        ("You would pay 2% in the third year.", []),
+        ("You would pay 4% in year 2 and 2% in year 3.", []),
     ],
 )
 def test_a_claim_pairs_two_values_a_list_pairs_otherwise(claim, flagged):

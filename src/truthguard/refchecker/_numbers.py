@@ -711,7 +711,7 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
                 and j + 1 < len(tokens)
                 and tokens[j + 1].text[:1].isdigit()
             ):
-                unit = None  # the sign opens the next amount ("year three (£240)")
+                unit = None  # the sign opens the next amount ("in year two (£150)")
             elif unit == SUBUNIT:
                 value /= 100  # "10 cents" is 0.10 of the currency ("€0.10")
         if (

@@ -721,7 +721,7 @@ class LocalChecker(ClaimChecker):
         meant = self._meanings(claims, retrieval)
         # what a claim's pronoun subject stands for: the names the question asks about
         named = [f.text for f in analyse(question).facts if f.kind in ("name", "title")]
-        case = own_case(question)  # the asker's own figures ("I've got a 30 kg labrador")
+        case = own_case(question)  # the asker's own figures ("My spaniel weighs 20 kg")
         for i, claim in enumerate(claims):
             # talk around facts (opinions, questions, ...): only its names and numbers count
             # a claim's evidence is what it and the other clauses of its sentence retrieved

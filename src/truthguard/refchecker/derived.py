@@ -15,9 +15,9 @@ days later" between the 6th and the 9th, stays a number no source states.
 * :func:`per_count`: an amount that is a rate times the claim's count of what the rate is
   charged per ("£12 per dog per night" and "your two dogs": "£24 a night");
 * :func:`share_of`: an amount named by a noun the sources give as a percentage of another
-  amount ("a booking fee of 20%" of "£4,000": "the £800 booking fee");
+  amount ("a deposit of 15%" of "£600": "the £90 deposit");
 * :func:`per_period`: an amount charged for one period that is a rate for another counted over
-  it ("£23 a month", "£276 a year");
+  it ("£30 a month", "£360 a year");
 * :func:`date_span`: a number of days, weeks, months or years (the unit the number's fact
   carries) that two dates stated in the claim or its evidence sentence are apart ("about five
   months after", "12 years, from 1990 to 2002"), or a date the claim states and one stated
@@ -126,9 +126,9 @@ def _steps(a: float, b: float, a_share: bool, b_share: bool) -> list[float]:
 
 def _from_own(target: float, fact: Fact, facts: Sequence[Fact]) -> bool:
     """Whether the amount ``target`` is worked out, in one step or two, from the other numbers
-    of its own claim (``facts``, years left out), a count or a percentage among them: "five
-    passes at £690, with 10% off, cost £3,105"; "£9 a day plus £12 a day, £105 over five
-    days". A claim that states every number it works from shows its working, and a changed
+    of its own claim (``facts``, years left out), a count or a percentage among them: "six
+    tickets at £40, with 25% off, cost £180"; "tea at £3 a day and cake at £4 a day cost £35
+    over five days". A claim that states every number it works from shows its working, and a changed
     amount would have to fall on one of the few values its own numbers make; amounts alone
     ("£100, £200 and £300") are a list, not working."""
     own = [
@@ -174,7 +174,7 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
     if fact.unit in MONEY and _from_own(float(fact.value), fact, facts):
         return True
     # the words before the value: forty characters, or its whole clause where that is longer
-    # ("so five passes would be £3,105 instead of £3,450")
+    # ("so the whole family of four staying that week would pay £160")
     cuts = [m.end() for m in _CLAUSE_CUT.finditer(text, 0, fact.start)]
     before = text[min(max(0, fact.start - 40), cuts[-1] if cuts else 0) : fact.start]
     after = text[fact.end : fact.end + 80]
@@ -267,8 +267,8 @@ _PERIOD = re.compile(
     r"|^\s*(daily|weekly|fortnightly|monthly|quarterly|yearly|annually)\b",
     re.IGNORECASE,
 )
-"""The period an amount is charged for, after it ("£23 *a month*", "£276 *over a year*",
-"£12 *daily*")."""
+"""The period an amount is charged for, after it ("£30 *a month*", "£520 *over a year*",
+"£8 *daily*")."""
 _ADVERBS = {
     "daily": "day",
     "weekly": "week",
@@ -289,7 +289,7 @@ _WITHIN = {
     ("fortnight", "year"): 26,
     ("day", "year"): 365,
 }
-"""How many of a shorter period a longer one holds, where the calendar makes it a whole number."""
+"""How many of a shorter period a longer one holds, by the usual count (52 weeks, 365 days)."""
 
 
 def _period(text: str, end: int) -> str | None:
@@ -301,9 +301,9 @@ def _period(text: str, end: int) -> str | None:
 
 
 def per_period(fact: Fact, text: str, said: Sequence[tuple[str, Sequence[Fact]]]) -> bool:
-    """Whether the amount ``fact`` of the claim ``text``, charged for a period ("£276 a year"),
+    """Whether the amount ``fact`` of the claim ``text``, charged for a period ("£360 a year"),
     is a rate for another period that one of ``said`` (pairs of a text and its facts) states
-    ("£23 a month"), counted over the claim's period: twelve months to a year, seven days to a
+    ("£30 a month"), counted over the claim's period: twelve months to a year, seven days to a
     week, four quarters to a year, or the other way. The two periods tie the two amounts, so
     no word need say that the answer works the amount out."""
     if fact.unit not in MONEY or not isinstance(fact.value, (int, float)):
@@ -330,17 +330,17 @@ def per_period(fact: Fact, text: str, said: Sequence[tuple[str, Sequence[Fact]]]
 
 
 _NAMED_AFTER = re.compile(r"^\s+([a-z-]+)(?:\s+([a-z-]+))?", re.IGNORECASE)
-"""The words that name an amount, after it ("£800 *booking fee*")."""
+"""The words that name an amount, after it ("£90 *deposit*")."""
 _SHARE_NAMED = re.compile(r"\b([a-z-]+)\s+of\s+$", re.IGNORECASE)
-"""The noun a percentage is the share of, before it ("a booking *fee* of 20%")."""
+"""The noun a percentage is the share of, before it ("a *deposit* of 15%")."""
 
 
 def share_of(
     fact: Fact, text: str, said: Sequence[tuple[str, Sequence[Fact]]], values: Sequence[Fact]
 ) -> bool:
-    """Whether the amount ``fact``, named by the noun after it ("the £800 booking *fee*"), is
-    the percentage one of ``said`` (pairs of a text and its facts) gives that noun ("a booking
-    fee of 20% of the hire charge") of an amount among ``values`` ("£4,000", the user's). The
+    """Whether the amount ``fact``, named by the noun after it ("the £90 *deposit*"), is the
+    percentage one of ``said`` (pairs of a text and its facts) gives that noun ("a deposit of
+    15% of the total price") of an amount among ``values`` ("£600", the user's). The
     noun ties the share to the amount, so no word need say that the answer works it out."""
     if fact.unit not in MONEY or not isinstance(fact.value, (int, float)):
         return False

@@ -1283,8 +1283,8 @@ def _paired(
     """The value a list pairs with the claim's other value, where the claim pairs ``fact`` with
     it and the list pairs ``fact`` with another: ``(sentence index, that value)``.
 
-    A list whose items each pair a value of one unit with one of another ("5% in year 1, 4%
-    in year 2 and 3% in year 3") says which goes with which; "4% in the third year" states
+    A list whose items each pair a value of one unit with one of another ("6% in year 1, 4%
+    in year 2 and 2% in year 3") says which goes with which; "4% in the third year" states
     both values, each of another item. The claim's pair is ``fact`` and the one value of
     another unit in its own item; each of the two must stand in one item of the list only."""
     if fact.kind != "number" or fact.unit is None or ordinal(fact) or year(fact):
@@ -1329,20 +1329,21 @@ def _paired(
 
 
 _ONLY_BEFORE = re.compile(r"\bonly\b(?:\s+[\w'-]+){0,3}\s+$", re.IGNORECASE)
-""""Only" up to three words before a value ("can *only* travel on the 10:30")."""
+""""Only" up to three words before a value ("can *only* go on the 09:15")."""
 _LIST_JOIN = re.compile(r"^\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|&\s*)$", re.IGNORECASE)
-"""What stands between two items of a list ("10:30 *and* 14:45", "A*, *B")."""
+"""What stands between two items of a list ("09:15 *and* 16:40", "A*, *B")."""
 
 
 def _only_part(
     fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]], context: str | None = None
 ) -> tuple[int, Fact] | None:
     """An item of a list the sources give that the claim's "only" leaves out: ``(sentence
-    index, that item)``. "Large vehicles can only travel on the 10:30" where the timetable
-    lists "the 10:30 and 14:45 sailings" says the 14:45 is not for them. The claim's value
+    index, that item)``. "Coaches can only go on the 09:15" where the timetable lists "the
+    09:15 and 16:40 ferries" says the 16:40 is not for them. The claim's value
     stands right after "only" (three words at most between) and the sentence lists it with
     another value of the same sort that neither the claim nor the answer sentence it was cut
-    from, ``context``, states ("may only use the 10:30" of "... the 10:30 and 14:45 sailings")."""
+    from, ``context``, states ("can only go on the 09:15" of "... the 09:15 and 16:40
+    ferries")."""
     if fact.kind not in ("number", "name") or not _ONLY_BEFORE.search(claim.text[: fact.start]):
         return None
     named = [*claim.facts, *(analyse(context).facts if context else ())]
@@ -1578,9 +1579,9 @@ def _bounds_met(
     """For each bound the list item of ``text`` stating ``value`` sets on a value of a unit the
     claim also states beside ``fact`` (another value of that unit), whether the claim's is on
     its side: "£19 for dogs under 25 kg" against "a dog of 30 kg", [False]. A claim that
-    states no value of the bound's unit and speaks to the user ("for your labrador") is read
-    with the values of that unit the user gave of their own ``case`` ("I've got a 30 kg
-    labrador")."""
+    states no value of the bound's unit and speaks to the user ("for your spaniel") is read
+    with the values of that unit the user gave of their own ``case`` ("My spaniel weighs 20
+    kg")."""
     spans = _items(text, [value])
     if spans is None:
         return []
@@ -1604,7 +1605,7 @@ def _bounds_met(
 
 
 _TO_USER = re.compile(r"\byour?\b", re.IGNORECASE)
-"""A claim that speaks to the user ("for your labrador"), whose case is the user's own."""
+"""A claim that speaks to the user ("for your spaniel"), whose case is the user's own."""
 
 
 def _outside_bound(
@@ -1841,7 +1842,7 @@ def ground_claim(
         one_document: The sources are one document the claim may draw from as a whole (a
             summary's): a content word counts anywhere in it. Among several passages (a
             retriever's), a word counts only in a sentence about the same thing.
-        case: Values the user gave of their own case ("I've got a 30 kg labrador"): which
+        case: Values the user gave of their own case ("My spaniel weighs 20 kg"): which
             item of a list of bounded cases a claim speaking to the user is about.
     """
     claim = analyse(claim_text)
@@ -1983,7 +1984,7 @@ def ground_claim(
             ):
                 continue  # a rate times the claim's count of what it is charged per: its own
             if per_period(fact, claim.text, rates):
-                continue  # a rate counted over another period ("£23 a month", "£276 a year")
+                continue  # a rate counted over another period ("£30 a month", "£360 a year")
             # a value this sentence states is never set against it
             other = None if in_sentence else conflict(fact, claim, sent, ops, close, claim.facts)
             # evidence may span sentences: a value stated elsewhere in the evidence is supported
@@ -2030,7 +2031,7 @@ def ground_claim(
                 [(e.text, e.facts) for e in near],
                 [*claim.facts, *sent.facts, *case],
             ):
-                pass  # "the £800 booking fee" where a booking fee is 20% of the user's £4,000
+                pass  # "the £90 deposit" where a deposit is 15% of the user's £600
             elif not derived(fact, claim.text, claim.facts, sent.facts, all_facts, context):
                 # (a count of what the claim lists, or the span between two dates, is its own)
                 issues.append(Issue(fact.kind, "ungrounded", fact.start, fact.end, fact.text))
@@ -2266,10 +2267,9 @@ among others) nor "first" as an adverb ("first staged in 1958" says nothing of a
 
 def _unit_words(claim: Analysed, issues: Sequence[Issue]) -> set[int]:
     """The claim's tokens naming the unit of a value no issue flags ("two *weeks*" where the
-    sources say "14 days", "90 *seconds*" for "one and a half minutes", "*year* three" for
-    "36 months"): the value was read
-    with its unit, converted where the sources use another, so the unit's word is no word the
-    evidence must repeat."""
+    sources say "14 days", "90 *seconds*" for "one and a half minutes", "until *year* two"
+    for "for 24 months"): the value was read with its unit, converted where the sources use
+    another, so the unit's word is no word the evidence must repeat."""
     flagged = {(i.start, i.end) for i in issues}
     out: set[int] = set()
     for f in claim.facts:
@@ -2520,7 +2520,7 @@ def premises(
     the evidence sentence's and those the ``answer``'s other claims state ("£65 for the first
     permit and £25 for the electric one ... £90 a year altogether") is the answer's own, even
     where the evidence sentence fills its slot with another; so is a value the claim points
-    back to ("up to that £2,000") that another of the answer's claims states."""
+    back to ("up to that £1,500") that another of the answer's claims states."""
     said = analyse(question).facts if question else []
     asked = [f for f in said if f.kind == "number"]
     if not said and not answer:
@@ -2592,7 +2592,7 @@ def premises(
         )
     }
 
-    # a value the claim points back to ("up to *that* £2,000") that another claim of the answer
+    # a value the claim points back to ("up to *that* £1,500") that another claim of the answer
     # states: checked where it is stated
     premise |= {
         (f.start, f.end)
@@ -2639,7 +2639,7 @@ def premises(
 
 
 _POINTED_BACK = re.compile(r"\b(?:that|this|those|these|the\s+same)\s+[$£€¥]?$", re.IGNORECASE)
-"""A word pointing back to a value said before ("up to *that* £2,000")."""
+"""A word pointing back to a value said before ("up to *that* £1,500")."""
 
 
 def _value_of(issue: dict[str, Any]) -> object:
@@ -2650,8 +2650,8 @@ def _value_of(issue: dict[str, Any]) -> object:
 
 
 def own_case(question: str) -> list[Fact]:
-    """The values a question about the asker's own case gives of it ("I've got a 30 kg
-    labrador": 30 kg); none for a question about the world."""
+    """The values a question about the asker's own case gives of it ("My spaniel weighs 20
+    kg": 20 kg); none for a question about the world."""
     if not question or not _OWN_CASE.search(question):
         return []
     return [f for f in analyse(question).facts if f.kind == "number"]

@@ -676,7 +676,7 @@ _LIFTING = frozenset(("until", "till", "before", "unless", "without", "except"))
 """Words by which a negation says what lifts it ("cannot be withdrawn *until* the holding
 period ends", "not shipped *before* payment clears", "cannot be cancelled *without* a manager's
 approval", "not allowed *unless* they are registered", "can't be changed *except* by
-reindexing")."""
+contacting support")."""
 
 _ENDING = frozenset(("after",))
 """Words by which a negation says from when it holds ("cannot be edited *after* it is sent"):
@@ -723,7 +723,7 @@ def _key_words(head: Any) -> set[str]:
     directly ("until the holding period ends": ``end``, ``period``; "without a manager's
     approval": ``approval``)."""
     if head.dep_ == "prep" and head.lower_ == "except":
-        # "except by reindexing": the means the exception names
+        # "except by contacting support": the means the exception names
         head = next((c for c in head.children if c.dep_ in ("prep", "pobj", "pcomp")), head)
     if head.dep_ == "prep":
         head = next((c for c in head.children if c.dep_ in ("pobj", "pcomp")), head)
@@ -819,20 +819,20 @@ def granted_on(
     """The content lemmas of what ``text`` says the verb ``lemma`` waits for or needs: a
     clause or phrase opened by "after", "once", "when", "as soon as", "if" or "with" ("can be
     withdrawn once the period ends", "allowed only if they are registered"), or the one means
-    it is allowed by, "only ... by" ("can only be changed by reindexing"; where ``subject``,
-    the denied verb's subject words, is given, only a verb whose subject shares one), or, where that
-    verb's clause is opened by "before", the clause it comes before ("You must pay the deposit
-    before the key is issued": the key waits for the payment). With ``after`` False, what the
-    verb may happen until instead: a phrase of "until", "before" or "by" ("can be edited until
-    it is sent")."""
+    it is allowed by, "only ... by" ("can only be changed by contacting support"; where
+    ``subject``, the denied verb's subject words, is given, only a verb whose subject shares
+    one), or, where that verb's clause is opened by "before", the clause it comes before ("You
+    must pay the deposit before the key is issued": the key waits for the payment). With
+    ``after`` False, what the verb may happen until instead: a phrase of "until", "before" or
+    "by" ("can be edited until it is sent")."""
     out = []
     for tok in parse(text):
         if tok.lemma_.casefold() != lemma or tok.pos_ not in ("VERB", "AUX"):
             continue
         out.extend(_content(p.subtree) for p in _phrases(tok, _GRANTING if after else _UNTIL))
         if after and any(c.dep_ == "advmod" and c.lower_ == "only" for c in tok.children):
-            # the one means a verb is allowed ("can only be changed *by* reindexing"), of the
-            # same subject where both sides name one
+            # the one means a verb is allowed ("can only be changed *by* contacting support"),
+            # of the same subject where both sides name one
             theirs = {stem(w) for w in _subject_words(tok)}
             if not subject or not theirs or theirs & {stem(w) for w in subject}:
                 out.extend(
