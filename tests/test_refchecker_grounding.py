@@ -1440,6 +1440,15 @@ def test_only_one_item_of_a_list_leaves_the_others_out(claim, sentence, flagged)
     assert [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"] == flagged
 
 
+def test_only_said_by_the_sources_themselves_leaves_nothing_out():
+    sents = [
+        (0, 0, "Raw wool is only sold in Leeds."),
+        (0, 32, "The company runs shops in Leeds and York."),
+    ]
+    g = ground_claim("Raw wool is only sold in Leeds.", sents)
+    assert [i for i in g.issues if i.relation == "other_value"] == []
+
+
 def test_only_one_item_of_a_clause_cut_from_a_list_leaves_nothing_out():
     said = "Coaches over 12 m can only go on the 09:15 and 16:40 ferries."
     g = ground_claim("Coaches over 12 m can only go on the 09:15", [(0, 0, FERRY)], context=said)

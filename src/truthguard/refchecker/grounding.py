@@ -1339,14 +1339,16 @@ def _only_part(
 ) -> tuple[int, Fact] | None:
     """An item of a list the sources give that the claim's "only" leaves out: ``(sentence
     index, that item)``. "Coaches can only go on the 09:15" where the timetable lists "the
-    09:15 and 16:40 ferries" says the 16:40 is not for them. The claim's value
-    stands right after "only" (three words at most between) and the sentence lists it with
-    another value of the same sort that neither the claim nor the answer sentence it was cut
-    from, ``context``, states ("can only go on the 09:15" of "... the 09:15 and 16:40
-    ferries")."""
+    09:15 and 16:40 ferries" says the 16:40 is not for them. The claim's value stands right
+    after "only" (three words at most between) and the sentence lists it with another value
+    of the same sort that neither the claim nor the answer sentence it was cut from,
+    ``context``, states ("can only go on the 09:15" of "can only go on the 09:15 and 16:40
+    ferries"); where a sentence says "only" of the value itself, the claim says what the
+    sources say ("Wool is only sold in Leeds" beside "shops in Leeds and York")."""
     if fact.kind not in ("number", "name") or not _ONLY_BEFORE.search(claim.text[: fact.start]):
         return None
     named = [*claim.facts, *(analyse(context).facts if context else ())]
+    found = None
     for k, e in sents:
         items = [g for g in e.facts if g.kind == fact.kind and g.unit == fact.unit]
         at = next((j for j, g in enumerate(items) if fact_in(fact, [g], _NONE, _NONE)), None)
@@ -1358,10 +1360,16 @@ def _only_part(
             lo -= 1
         while hi + 1 < len(items) and _LIST_JOIN.match(e.text[items[hi].end : items[hi + 1].start]):
             hi += 1
-        for g in items[lo : hi + 1]:
-            if g is not items[at] and not fact_in(g, named, _NONE, _NONE):
-                return k, g
-    return None
+        if lo == hi and _ONLY_BEFORE.search(e.text[: items[at].start]):
+            return None  # the sources say "only" of it alone themselves
+        left_out = [
+            g
+            for g in items[lo : hi + 1]
+            if g is not items[at] and not fact_in(g, named, _NONE, _NONE)
+        ]
+        if left_out and found is None:
+            found = (k, left_out[0])
+    return found
 
 
 NEIGHBOURS = 3
