@@ -107,20 +107,22 @@ def test_segment_size_validated():
 def test_sentence_splitting_is_linear_on_100k_adversarial_text(unit):
     import time
 
-    def timed(n: int) -> tuple[float, list]:
+    def timed(n: int) -> float:
+        """The least of three times to split ``n`` characters (the others may have waited for
+        the machine)."""
         text = (unit * n)[:n] + "x"
-        started = time.perf_counter()
-        spans = split_sentences(text)
-        return time.perf_counter() - started, spans
+        best = float("inf")
+        for _ in range(3):
+            started = time.perf_counter()
+            spans = split_sentences(text)
+            best = min(best, time.perf_counter() - started)
+        assert spans[-1].text.endswith("x")
+        return best
 
     timed(1_000)  # what the first call loads is no part of the splitting
-    small, _ = timed(20_000)
-    large, spans = timed(100_000)
     # five times the text takes about five times as long; a run that backtracks over the
-    # whole text grows with its square (a white-space run used to cost minutes), which no
-    # load on the machine makes look linear
-    assert large < 10 * small + 0.5
-    assert spans[-1].text.endswith("x")
+    # whole text grows with its square (a white-space run used to cost minutes)
+    assert timed(100_000) < 10 * timed(20_000) + 0.5
 
 
 def test_local_extractor_drops_clauses_without_content():
