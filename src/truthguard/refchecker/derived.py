@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from truthguard.refchecker._alignment import APPROX, MONEY, year
 from truthguard.refchecker._lemmas import lemmas
@@ -118,9 +118,10 @@ def _steps(a: float, b: float, a_share: bool, b_share: bool) -> list[float]:
     """What one step of working makes of ``a`` and ``b``: their sum, difference, product and
     quotients, and a share of one the other gives as a percentage (``*_share``), or the rest."""
     out = [a + b, abs(a - b), a * b, a / b if b else 0.0, b / a if a else 0.0]
-    for share, p, whole in ((a_share, a, b), (b_share, b, a)):
+    for share, value, whole in ((a_share, a, b), (b_share, b, a)):
         if share:
-            out += [whole * p / 100, whole * (1 - p / 100)]
+            p = value / 100
+            out += [whole * p, whole * (1 - p)]
     return out
 
 
@@ -204,12 +205,7 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
         return timed(fact, values, values)
     for i, a in enumerate(values):
         for b in values[i + 1 :]:
-            x, y = float(a.value), float(b.value)
-            results = [x + y, abs(x - y), x * y, x / y if y else 0.0, y / x if x else 0.0]
-            for share, whole in ((a, y), (b, x)):
-                if share.unit == "%":
-                    p = float(share.value) / 100
-                    results += [whole * p, whole * (1 - p)]
+            results = _steps(float(a.value), float(b.value), a.unit == "%", b.unit == "%")
             if any(_same(target, r) for r in results):
                 return True
     # a charge worked out as a rate times two counts ("25p a day for three books ten days
@@ -248,17 +244,22 @@ def per_count(
                 counts.setdefault(stem(m.group(1)), []).append(float(f.value))
     if not counts:
         return False
+    for where, rate in _rates(fact, said):
+        m = _PER.match(where[rate.end :])
+        if m is None:
+            continue
+        for n in counts.get(stem(m.group(1)), []):
+            if n > 1 and _same(float(fact.value), float(rate.value) * n):
+                return True
+    return False
+
+
+def _rates(fact: Fact, said: Sequence[tuple[str, Sequence[Fact]]]) -> Iterator[tuple[str, Fact]]:
+    """The amounts of money ``said`` states other than ``fact``, each with its text."""
     for where, values in said:
         for rate in values:
-            if rate is fact or rate.unit not in MONEY or not isinstance(rate.value, (int, float)):
-                continue
-            m = _PER.match(where[rate.end :])
-            if m is None:
-                continue
-            for n in counts.get(stem(m.group(1)), []):
-                if n > 1 and _same(float(fact.value), float(rate.value) * n):
-                    return True
-    return False
+            if rate is not fact and rate.unit in MONEY and isinstance(rate.value, (int, float)):
+                yield where, rate
 
 
 _PERIOD = re.compile(
@@ -311,21 +312,18 @@ def per_period(fact: Fact, text: str, said: Sequence[tuple[str, Sequence[Fact]]]
     mine = _period(text, fact.end)
     if mine is None:
         return False
-    for where, values in said:
-        for rate in values:
-            if rate is fact or rate.unit not in MONEY or not isinstance(rate.value, (int, float)):
-                continue
-            theirs = _period(where, rate.end)
-            if theirs is None or theirs == mine:
-                continue
-            if (k := _WITHIN.get((theirs, mine))) is not None:
-                worked_out = float(rate.value) * k
-            elif (k := _WITHIN.get((mine, theirs))) is not None:
-                worked_out = float(rate.value) / k
-            else:
-                continue
-            if _same(float(fact.value), worked_out):
-                return True
+    for where, rate in _rates(fact, said):
+        theirs = _period(where, rate.end)
+        if theirs is None or theirs == mine:
+            continue
+        if (k := _WITHIN.get((theirs, mine))) is not None:
+            worked_out = float(rate.value) * k
+        elif (k := _WITHIN.get((mine, theirs))) is not None:
+            worked_out = float(rate.value) / k
+        else:
+            continue
+        if _same(float(fact.value), worked_out):
+            return True
     return False
 
 

@@ -29,12 +29,11 @@ content word matches nothing closely (below ``word_floor``) or the precision is 
 from __future__ import annotations
 
 import difflib
-import functools
 import itertools
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 import numpy as np
@@ -1942,11 +1941,11 @@ def ground_claim(
         n_claim = max(len(claim.content) + len(claim.facts), 1)
         close = best_key[0] / n_claim >= 0.6
         statement: tuple[int, Analysed | None] | None = None
-        # the rates a claim's amount may count over another period: the claim's, its evidence
-        # sentence's and its answer sentence's
-        rates = [(claim.text, claim.facts), (sent.text, sent.facts)]
-        if context:
-            rates.append((context, analyse(context).facts))
+        # the rates a claim's amount may be worked from: the claim's and its evidence
+        # sentence's (times a count the claim gives), and its answer sentence's too (counted
+        # over another period)
+        here = [(claim.text, claim.facts), (sent.text, sent.facts)]
+        rates = [*here, (context, analyse(context).facts)] if context else here
         for fact in claim.facts:
             flip = _other_side(fact, claim, sent) or _other_way(fact, claim, sent)
             if flip is not None and _told_elsewhere(fact, claim, sent, near):
@@ -1987,9 +1986,7 @@ def ground_claim(
                     ev = (ref, offset + at, offset + at + len(retold.text), retold.text)
                     issues.append(Issue(fact.kind, "conflict", fact.start, fact.end, fact.text, ev))
                 continue
-            if per_count(
-                fact, claim.text, claim.facts, [(claim.text, claim.facts), (sent.text, sent.facts)]
-            ):
+            if per_count(fact, claim.text, claim.facts, here):
                 continue  # a rate times the claim's count of what it is charged per: its own
             if per_period(fact, claim.text, rates):
                 continue  # a rate counted over another period ("£30 a month", "£360 a year")
@@ -2046,8 +2043,8 @@ def ground_claim(
         # a value the sources state of something else, put in this claim's slot, and one they
         # state only as the value before a change
         flagged = {(i.start, i.end) for i in issues}
-        slot_rival = functools.partial(_slot_rival, case=case)
-        only_part = functools.partial(_only_part, context=context)
+        slot_rival = partial(_slot_rival, case=case)
+        only_part = partial(_only_part, context=context)
         for find in (slot_rival, _exchanged, _paired, _listed_owner, _changed, only_part):
             for fact in claim.facts:
                 found = None if (fact.start, fact.end) in flagged else find(fact, claim, near_at)
