@@ -80,18 +80,22 @@ def test_shared_caches_take_their_share_of_the_budget_and_follow_it(budget):
     shared = {
         "vectors": embedding_cache()._data,
         "encoder states": _onnx.KEPT,
-        "parses": structure.parse.cache,
         "analyses": _analysis._cache,
         "token vectors": softmatch.TOKEN_VECTORS,
     }
     for name, cache in shared.items():
         assert cache.max_bytes == int(SHARES[name] * 100 * 2**20), name
-    # the references' memos split their share
-    parts = [detector._segmented.cache, retrieval._where.cache, grounding._pool_of.cache]
-    assert all(c.name == "references" for c in parts)
-    whole = SHARES["references"] * 100 * 2**20
-    assert sum(c.max_bytes for c in parts) == pytest.approx(whole, abs=3)
-    assert cache_usage()["references"]["max_bytes"] == pytest.approx(whole, abs=3)
+    # the references' memos split their share, and so do the parses and what is read from them
+    split = {
+        "references": [detector._segmented, retrieval._where, grounding._pool_of],
+        "parses": [structure.parse, structure.counted, structure._value_contexts],
+    }
+    for name, memos in split.items():
+        parts = [m.cache for m in memos]
+        assert all(c.name == name for c in parts)
+        whole = SHARES[name] * 100 * 2**20
+        assert sum(c.max_bytes for c in parts) == pytest.approx(whole, abs=3)
+        assert cache_usage()[name]["max_bytes"] == pytest.approx(whole, abs=3)
     _analysis.analyse("The bridge opened in 1932 and spans the harbour.")
     assert len(_analysis._cache) >= 1
     set_memory_budget(0)  # shrinking evicts at once

@@ -461,6 +461,64 @@ def test_aprefetch_leaves_nothing_for_the_checks_to_encode(embedder):
     assert sim.encoded == before and len(results) == len(BATCH_ANSWERS)
 
 
+_WAVE_TOWERS = [
+    ("Alder", "Oslo", 1901, 120),
+    ("Birch", "Bergen", 1912, 95),
+    ("Cedar", "Tromso", 1923, 140),
+    ("Elm", "Stavanger", 1934, 88),
+    ("Fir", "Bodo", 1945, 101),
+    ("Hazel", "Narvik", 1956, 77),
+]
+
+
+def _wave_inputs():
+    return [
+        {
+            "question": f"When was the {name} tower built?",
+            "answer": f"The {name} tower in {city} was erected in {year}.",
+            "references": [
+                f"The {name} tower in {city} was built in {year}. It is {height} metres tall."
+            ],
+        }
+        for name, city, year, height in _WAVE_TOWERS
+    ]
+
+
+def test_a_batch_embeds_in_waves_whose_kept_states_its_checks_read(embedder, monkeypatch):
+    from truthguard.embedding import _onnx
+    from truthguard.refchecker import detector as module
+    from truthguard.refchecker.softmatch import TOKEN_VECTORS
+
+    inputs = _wave_inputs()
+    sim = _RecordingSimilarity()
+    rc = RefChecker(similarity=sim)
+    per_input = max(module._KEPT_BYTES_PER_CHAR * sum(map(len, rc._input_texts(i))) for i in inputs)
+    monkeypatch.setattr(_onnx.KEPT, "max_bytes", 2 * per_input)  # half of it: one input's texts
+    waves = rc._waves(inputs)
+    assert [(lo, hi) for lo, hi, _ in waves] == [(k, k + 1) for k in range(len(inputs))]
+    assert waves[1][2] == rc._batch_texts(inputs[1:2])
+    model = embedder.model  # the loaded encoder every instance of these settings shares
+    asked: list[str] = []
+    token_vectors = type(model).token_vectors
+
+    def counting(self, texts, **kw):
+        asked.extend(texts)
+        return token_vectors(self, texts, **kw)
+
+    monkeypatch.setattr(type(model), "token_vectors", counting)
+    _onnx.KEPT.clear()
+    TOKEN_VECTORS.clear()
+    hits = model.stats["kept_hits"]
+    batched = rc.batch(inputs)
+    # "erected" is matched softly: every check reads the token vectors of its claim and its
+    # sentence, and finds them kept from its wave's encoding
+    assert asked and model.stats["kept_hits"] - hits == len(asked)
+    alone = [RefChecker(similarity=_RecordingSimilarity()).invoke(i) for i in inputs]
+    assert [r.score for r in batched] == [r.score for r in alone]
+    monkeypatch.setattr(_onnx.KEPT, "max_bytes", 0)
+    assert [(lo, hi) for lo, hi, _ in rc._waves(inputs)] == [(0, len(inputs))]
+
+
 def test_a_batch_cuts_each_reference_into_segments_once(embedder, monkeypatch):
     from truthguard.refchecker import detector as module
 

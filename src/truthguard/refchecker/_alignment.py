@@ -70,12 +70,10 @@ def _same_number(a: Fact, b: Fact) -> bool:
         # one stretch of time in two units: "two decades" is "twenty years"
         x, y = a.value * DURATION[a.unit], b.value * DURATION[b.unit]
         return abs(x - y) <= 0.02 * max(x, y)
-    if _rank_for_count(a, b):
-        return False
     if a.unit == b.unit == "%" and (a.text[:1].isalpha() or b.text[:1].isalpha()):
         # a share in words is its percentage rounded: "a third" is 33%, 33.3% or 33.33%
-        return abs(a.value - b.value) < 0.5
-    if abs(a.value - b.value) > 1e-9 * max(1.0, abs(a.value)) and not (
+        same = abs(a.value - b.value) < 0.5
+    elif abs(a.value - b.value) > 1e-9 * max(1.0, abs(a.value)) and not (
         _rounded_to(a.value, b.value)
         or _rounded_to(b.value, a.value)
         or _decimals_dropped(a, b)
@@ -84,7 +82,11 @@ def _same_number(a: Fact, b: Fact) -> bool:
         or _in_decade(a, b)
     ):
         return False
-    return _same_unit(a.unit, b.unit) or None in (a.unit, b.unit) or "decade" in (a.unit, b.unit)
+    else:
+        same = (
+            _same_unit(a.unit, b.unit) or None in (a.unit, b.unit) or "decade" in (a.unit, b.unit)
+        )
+    return same and not _rank_for_count(a, b)  # asked last: most pairs differ in value
 
 
 def _rank_for_count(a: Fact, b: Fact) -> bool:
@@ -92,7 +94,7 @@ def _rank_for_count(a: Fact, b: Fact) -> bool:
     spelled in words ("four stages"): "the fourth ventricle" is not stated by "four stages". A
     rank and a number in digits may label the same thing ("the fourth season", "season 4"), and
     a claim's count may be a label the sources give as a rank ("game three", "the third game")."""
-    return _shape(a)[1] and b.text.isalpha() and not _shape(b)[1]
+    return b.text.isalpha() and _shape(a)[1] and not _shape(b)[1]
 
 
 def _same_decade(a: Fact, b: Fact) -> bool:
@@ -159,6 +161,8 @@ _DIGITS = re.compile(r"\d[\d,]*(?:\.(\d+))?")
 def _decimals_dropped(a: Fact, b: Fact) -> bool:
     """Whether ``a`` is ``b`` rounded to fewer decimals, keeping two significant digits or
     more: "902 m/s" for 902.21, "1.1 kg" for 1.13 (not "3" for 3.4: one digit says little)."""
+    if "." not in b.text:
+        return False  # ``b`` has no decimals to drop
     m = _DIGITS.fullmatch(a.text)
     n = _DIGITS.fullmatch(b.text)
     if m is None or n is None or n.group(1) is None:

@@ -7,10 +7,12 @@ from pathlib import Path, PurePath
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import get_config_list
 from pydantic import Field, field_validator
 
 from truthguard._sync import run_sync
 from truthguard.detector import BaseDetector, DetectorInput, context_text
+from truthguard.embedding._onnx import KEPT
 from truthguard.errors import InvalidInputError
 from truthguard.llm import LLMSession
 from truthguard.memory import memoised
@@ -37,6 +39,10 @@ __all__ = ["RefChecker", "RefCheckerInput"]
 
 _PREFETCH_CHUNK = 256
 """Texts per encode call when a batch's texts are embedded up front (chunks run concurrently)."""
+
+_KEPT_BYTES_PER_CHAR = 420
+"""Bytes of kept hidden state a character of text comes to: a token (1.5 KiB at 384 float32s,
+and its encoding) is about four characters of English."""
 
 
 def _segments_bytes(segments: tuple[Segment, ...]) -> int:
@@ -221,8 +227,14 @@ class RefChecker(BaseDetector):
         **kwargs: Any,
     ) -> list[DetectionResult]:
         inputs = self._validated(inputs)
-        run_sync(self.aprefetch(inputs, config))
-        return super().batch(inputs, config, return_exceptions=return_exceptions, **kwargs)
+        configs = get_config_list(config, len(inputs))
+        out: list[DetectionResult] = []
+        for lo, hi, texts in self._waves(inputs):
+            run_sync(self._aembed(texts, configs[lo:hi]))
+            out += super().batch(
+                inputs[lo:hi], configs[lo:hi], return_exceptions=return_exceptions, **kwargs
+            )
+        return out
 
     async def abatch(
         self,
@@ -233,8 +245,39 @@ class RefChecker(BaseDetector):
         **kwargs: Any,
     ) -> list[DetectionResult]:
         inputs = self._validated(inputs)
-        await self.aprefetch(inputs, config)
-        return await super().abatch(inputs, config, return_exceptions=return_exceptions, **kwargs)
+        configs = get_config_list(config, len(inputs))
+        out: list[DetectionResult] = []
+        for lo, hi, texts in self._waves(inputs):
+            await self._aembed(texts, configs[lo:hi])
+            out += await super().abatch(
+                inputs[lo:hi], configs[lo:hi], return_exceptions=return_exceptions, **kwargs
+            )
+        return out
+
+    def _waves(self, inputs: list[Any]) -> list[tuple[int, int, list[str]]]:
+        """Consecutive stretches ``inputs[lo:hi]`` to embed up front and check in turn, with
+        the texts each will embed (see :meth:`_batch_texts`): each as long as the last hidden
+        states of its texts fit in half the encoder's kept states
+        (:data:`~truthguard.embedding._onnx.KEPT`). The soft matcher reads token vectors of a
+        check's claims and sentences from those states, where a batch embedded whole would have
+        pushed its first checks' states out before those checks ran. One stretch when nothing
+        is kept."""
+        room = KEPT.max_bytes // 2
+        waves: list[tuple[int, int, list[str]]] = []
+        texts: dict[str, None] = {}
+        lo = used = 0
+        for k, inp in enumerate(inputs):
+            mine = [t for t in dict.fromkeys(self._input_texts(inp)) if t not in texts]
+            size = _KEPT_BYTES_PER_CHAR * sum(len(t) for t in mine)
+            if room > 0 and k > lo and used + size > room:
+                waves.append((lo, k, list(texts)))
+                lo, texts, used = k, {}, 0
+                mine = list(dict.fromkeys(self._input_texts(inp)))
+                size = _KEPT_BYTES_PER_CHAR * sum(len(t) for t in mine)
+            texts.update(dict.fromkeys(mine))
+            used += size
+        waves.append((lo, len(inputs), list(texts)))
+        return waves
 
     def _validated(self, inputs: list[Any]) -> list[Any]:
         """Each input validated (and its texts cleaned) once, for the prefetch and the check
@@ -265,24 +308,30 @@ class RefChecker(BaseDetector):
         """
         if type(self.extractor).aextract is not LocalExtractor.aextract:
             return []
-        assert isinstance(self.extractor, LocalExtractor)
         texts: dict[str, None] = {}
         for raw in inputs:
-            try:
-                inp = self.validate_input(raw)
-            except InvalidInputError:
-                continue  # the check itself reports it
-            assert isinstance(inp, RefCheckerInput)
-            segments = self._evidence([*inp.references, *inp.contexts], inp.history)
-            claims = self.extractor.extract(inp.question, inp.answer) if segments else []
-            claims = [c for c in claims if _checkable(c)]
-            if not claims:
-                continue  # unverifiable or abstains: nothing is embedded
-            texts.update(dict.fromkeys(c.text for c in claims))
-            spans = [sp.text for seg in segments for sp in seg.spans]
-            keep = lexical_candidates([c.text for c in claims], spans)
-            texts.update(dict.fromkeys(t for t, k in zip(spans, keep, strict=True) if k))
+            texts.update(dict.fromkeys(self._input_texts(raw)))
         return list(texts)
+
+    def _input_texts(self, raw: Any) -> list[str]:
+        """The texts one input's check will embed, where the local extractor makes its claims
+        (see :meth:`_batch_texts`); none otherwise, or for an invalid input."""
+        if type(self.extractor).aextract is not LocalExtractor.aextract:
+            return []
+        assert isinstance(self.extractor, LocalExtractor)
+        try:
+            inp = self.validate_input(raw)
+        except InvalidInputError:
+            return []  # the check itself reports it
+        assert isinstance(inp, RefCheckerInput)
+        segments = self._evidence([*inp.references, *inp.contexts], inp.history)
+        claims = self.extractor.extract(inp.question, inp.answer) if segments else []
+        claims = [c for c in claims if _checkable(c)]
+        if not claims:
+            return []  # unverifiable or abstains: nothing is embedded
+        spans = [sp.text for seg in segments for sp in seg.spans]
+        keep = lexical_candidates([c.text for c in claims], spans)
+        return [c.text for c in claims] + [t for t, k in zip(spans, keep, strict=True) if k]
 
     async def aprefetch(
         self, inputs: list[Any], config: RunnableConfig | list[RunnableConfig] | None = None
@@ -296,10 +345,15 @@ class RefChecker(BaseDetector):
         which texts share an encode call, so no check's result changes. Only the local
         extractor's claims are known in advance; with another extractor it does nothing.
         """
+        await self._aembed(self._batch_texts(inputs), config)
+
+    async def _aembed(
+        self, texts: list[str], config: RunnableConfig | list[RunnableConfig] | None
+    ) -> None:
+        """Embed ``texts`` into the process-wide cache (see :meth:`aprefetch`)."""
         embedder = self.similarity or get_default_similarity()
         if not isinstance(embedder, EmbeddingSimilarity):
             return  # a backend without the shared cache would encode everything twice
-        texts = self._batch_texts(inputs)
         if not texts or not embedding_cache().can_hold(len(texts)):
             return  # the checks embed their own texts (the cache could not hold the batch)
         texts.sort(key=len)

@@ -115,7 +115,7 @@ def _doc_bytes(doc: Any) -> int:
     return 3_500 + 150 * len(doc)  # a Doc of this pipeline less its tensor, with tracemalloc
 
 
-@memoised("parses", _doc_bytes)
+@memoised("parses", _doc_bytes, part=0.9)
 def parse(text: str) -> Any:
     """The spaCy ``Doc`` of ``text`` (memoised within the parses' share of the memory budget,
     see :mod:`truthguard.memory`; the pipeline is shared, so calls are serialised). Parsed
@@ -462,7 +462,13 @@ class Counted:
     modifies it ("team", "plan" of "the Team plan includes 10,000 minutes")."""
 
 
-def counted(text: str) -> list[Counted]:
+def _readings_bytes(readings: tuple[Any, ...]) -> int:
+    # about 720 bytes a number's noun and owners, 540 a value's words (with tracemalloc)
+    return 600 * len(readings)
+
+
+@memoised("parses", _readings_bytes, part=0.05)  # a text's numbers are read for each rival value
+def counted(text: str) -> tuple[Counted, ...]:
     """Each number of ``text`` that counts a noun, with that noun and its clause's owners."""
     out = []
     for tok in parse(text):
@@ -484,7 +490,7 @@ def counted(text: str) -> list[Counted]:
                 frozenset(_owners(noun)),
             )
         )
-    return out
+    return tuple(out)
 
 
 def _owners(noun: Any) -> set[str]:
@@ -1643,6 +1649,11 @@ def value_contexts(text: str, spans: Sequence[tuple[int, int]]) -> list[frozense
     range and share their words ("from 14:00 to 19:00"). One value alone gets every content
     word of its clause; several share them out by the parse, so in "the Team plan 10 and the
     Business plan 40" "Business" goes with 40."""
+    return list(_value_contexts(text, tuple(spans)))
+
+
+@memoised("parses", _readings_bytes, part=0.05)  # read for each claim held against the text
+def _value_contexts(text: str, spans: tuple[tuple[int, int], ...]) -> tuple[frozenset[str], ...]:
     out: list[set[str]] = [set() for _ in spans]
     at = 0
     for part in text.split(";"):
@@ -1654,7 +1665,7 @@ def value_contexts(text: str, spans: Sequence[tuple[int, int]]) -> list[frozense
         here = [(spans[k][0] - lo, spans[k][1] - lo) for k in mine]
         for k, words in zip(mine, _clause_contexts(part, here), strict=True):
             out[k] |= words
-    return [frozenset(o) for o in out]
+    return tuple(frozenset(o) for o in out)
 
 
 def _clause_contexts(text: str, spans: Sequence[tuple[int, int]]) -> list[set[str]]:

@@ -8,6 +8,7 @@ A thin layer over :mod:`truthguard.embedding`: the runtime named by ``backend`` 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -112,8 +113,8 @@ class EmbeddingSimilarity(SimilarityBackend):
         """Whether this runs the packaged all-MiniLM-L6-v2, whose vectors the refchecker's
         fitted readings (remarks, meaning) were fitted on."""
         try:
-            return Path(self.path).resolve() == default_model_path().resolve()
-        except (OSError, ConfigurationError):
+            return _same_directory(self.path, str(default_model_path()))
+        except ConfigurationError:
             return False
 
     @property
@@ -265,3 +266,12 @@ class EmbeddingSimilarity(SimilarityBackend):
             return np.zeros(0, dtype=np.float32)
         vecs = await self.aembed([*a, *b])
         return np.einsum("ij,ij->i", vecs[: len(a)], vecs[len(a) :])
+
+
+@functools.lru_cache(maxsize=64)  # asked once per check: resolving a path reads the disk
+def _same_directory(a: str, b: str) -> bool:
+    """Whether two paths name one directory (links and relative parts resolved)."""
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except OSError:
+        return False
