@@ -49,6 +49,8 @@ REMARKS = [
     # a binding text silent on a question, or leaving a measure unset
     "The rules don't cover whether you still pay the match fee for a forfeited game.",
     "The rulebook doesn't give a deadline for paying fines.",
+    "The agreement doesn't give the size of the parking space.",
+    "The terms do not give the length of the notice period.",
     # a text by a name it has in some uses only, with a verb of saying
     "The biography doesn't say what the prize was worth or who awards it.",
     "The review doesn't say how many of Price's goals were penalties.",
@@ -75,6 +77,8 @@ FACTS = [
     "The app doesn't list hidden files.",
     "The report was published in 2021.",
     "The policy doesn't give you a longer grace period.",
+    "The Basic plan doesn't give extra storage capacity.",
+    "The licence doesn't give the speed the Pro tier has.",
     "There is no deadline for appeals.",
     "The landlord doesn't pay for repairs.",
     "Price does not say how he scored.",

@@ -383,14 +383,31 @@ _MEASURES = frozenset(("deadline", "timeframe", "limit", "threshold", "rate", "p
 """What a binding text sets and may leave unset: "the rulebook doesn't give a deadline"."""
 
 
+_DIMENSIONS = frozenset(
+    (
+        *("size", "length", "weight", "capacity", "height", "width", "depth", "volume"),
+        *("duration", "distance", "speed", "temperature", "frequency", "cost"),
+    )
+)
+"""What a thing measures, which a binding text gives as information when it is the measure of
+something ("doesn't give the size of the tank"); "doesn't give extra capacity" grants none."""
+
+
 def _measure_given(verb: Any, obj: Any | None) -> bool:
     """Whether a binding text is said not to give a measure, to nobody in particular ("doesn't
-    give a deadline"; "doesn't give you a longer period" grants nothing, a rule)."""
-    return (
-        obj is not None
-        and obj.lemma_.casefold() in _MEASURES
-        and verb.lemma_ in ("give", "provide", "list", "set")
-        and not any(c.dep_ == "dative" for c in verb.children)
+    give a deadline"; "doesn't give you a longer period" grants nothing, a rule): one it sets,
+    or the dimension of a thing ("the size of the tank", "the length of the notice period")."""
+    if (
+        obj is None
+        or verb.lemma_ not in ("give", "provide", "list", "set")
+        or any(c.dep_ == "dative" for c in verb.children)
+    ):
+        return False
+    lemma = obj.lemma_.casefold()
+    return lemma in _MEASURES or (
+        lemma in _DIMENSIONS
+        and any(c.dep_ == "det" and c.lower_ == "the" for c in obj.children)
+        and any(c.dep_ == "prep" and c.lower_ == "of" for c in obj.children)
     )
 
 
