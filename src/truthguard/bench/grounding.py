@@ -28,7 +28,6 @@ No LLM is called: the detector is the local pipeline.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import time
 from collections import defaultdict
@@ -160,14 +159,9 @@ def _passes(result: Any) -> bool:
 async def _run_all(detector: Any, inputs: list[dict[str, Any]], batch: int, show: bool) -> list:
     out: list = []
     chunks = [inputs[s : s + batch] for s in range(0, len(inputs), batch)]
-    for n, chunk in enumerate(progress(chunks, desc="grounding", enabled=show)):
-        if n == 0:
-            await detector.aprefetch(chunk)
-        # the next chunk is encoded while this one is checked (mostly Python, one core)
-        nxt = chunks[n + 1] if n + 1 < len(chunks) else []
-        ahead = asyncio.ensure_future(detector.aprefetch(nxt))
+    for chunk in progress(chunks, desc="grounding", enabled=show):
+        # the batch embeds its texts in waves, the next while one is checked
         out.extend(await detector.abatch(chunk))
-        await ahead
     return out
 
 

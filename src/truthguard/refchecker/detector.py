@@ -10,7 +10,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import get_config_list
 from pydantic import Field, field_validator
 
-from truthguard._sync import run_sync
+from truthguard._sync import submit
 from truthguard.detector import BaseDetector, DetectorInput, context_text
 from truthguard.embedding._onnx import KEPT
 from truthguard.errors import InvalidInputError
@@ -228,12 +228,20 @@ class RefChecker(BaseDetector):
     ) -> list[DetectionResult]:
         inputs = self._validated(inputs)
         configs = get_config_list(config, len(inputs))
+        waves = self._waves(inputs)
         out: list[DetectionResult] = []
-        for lo, hi, texts in self._waves(inputs):
-            run_sync(self._aembed(texts, configs[lo:hi]))
-            out += super().batch(
-                inputs[lo:hi], configs[lo:hi], return_exceptions=return_exceptions, **kwargs
-            )
+        ahead = submit(self._aembed(waves[0][2], configs[waves[0][0] : waves[0][1]]))
+        try:
+            for k, (lo, hi, _) in enumerate(waves):
+                ahead.result()
+                if k + 1 < len(waves):  # the next wave is embedded while this one is checked
+                    nxt = waves[k + 1]
+                    ahead = submit(self._aembed(nxt[2], configs[nxt[0] : nxt[1]]))
+                out += super().batch(
+                    inputs[lo:hi], configs[lo:hi], return_exceptions=return_exceptions, **kwargs
+                )
+        finally:
+            ahead.cancel()
         return out
 
     async def abatch(
@@ -246,22 +254,30 @@ class RefChecker(BaseDetector):
     ) -> list[DetectionResult]:
         inputs = self._validated(inputs)
         configs = get_config_list(config, len(inputs))
+        waves = self._waves(inputs)
         out: list[DetectionResult] = []
-        for lo, hi, texts in self._waves(inputs):
-            await self._aembed(texts, configs[lo:hi])
-            out += await super().abatch(
-                inputs[lo:hi], configs[lo:hi], return_exceptions=return_exceptions, **kwargs
-            )
+        ahead = asyncio.ensure_future(self._aembed(waves[0][2], configs[waves[0][0] : waves[0][1]]))
+        try:
+            for k, (lo, hi, _) in enumerate(waves):
+                await ahead
+                if k + 1 < len(waves):  # the next wave is embedded while this one is checked
+                    nxt = waves[k + 1]
+                    ahead = asyncio.ensure_future(self._aembed(nxt[2], configs[nxt[0] : nxt[1]]))
+                out += await super().abatch(
+                    inputs[lo:hi], configs[lo:hi], return_exceptions=return_exceptions, **kwargs
+                )
+        finally:
+            ahead.cancel()
         return out
 
     def _waves(self, inputs: list[Any]) -> list[tuple[int, int, list[str]]]:
         """Consecutive stretches ``inputs[lo:hi]`` to embed up front and check in turn, with
         the texts each will embed (see :meth:`_batch_texts`): each as long as the last hidden
         states of its texts fit in half the encoder's kept states
-        (:data:`~truthguard.embedding._onnx.KEPT`). The soft matcher reads token vectors of a
-        check's claims and sentences from those states, where a batch embedded whole would have
-        pushed its first checks' states out before those checks ran. One stretch when nothing
-        is kept."""
+        (:data:`~truthguard.embedding._onnx.KEPT`), so a wave and the next one, embedded while
+        it is checked, fit together. The soft matcher reads token vectors of a check's claims
+        and sentences from those states, where a batch embedded whole would have pushed its
+        first checks' states out before those checks ran. One stretch when nothing is kept."""
         room = KEPT.max_bytes // 2
         waves: list[tuple[int, int, list[str]]] = []
         texts: dict[str, None] = {}
