@@ -295,6 +295,25 @@ def test_an_amount_for_a_period_is_a_rate_for_another_counted_over_it(claim, sai
 
 
 @pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        ("That comes to £360 a year.", "year"),
+        ("That comes to £520 over a year.", "year"),
+        ("That's £56 per week.", "week"),
+        ("The licence is £300 annually.", "annually"),
+        ("That comes to £360 in total.", None),
+    ],
+)
+def test_the_word_naming_an_amounts_period_is_found_after_it(text, word):
+    from truthguard.refchecker._analysis import analyse
+    from truthguard.refchecker.derived import period_span
+
+    (amount,) = [f for f in analyse(text).facts if f.unit == "£"]
+    at = period_span(text, amount.end)
+    assert (text[at[0] : at[1]] if at else None) == word
+
+
+@pytest.mark.parametrize(
     ("text", "word", "worked_out"),
     [
         # the claim states every number it works from: no word need say it works it out

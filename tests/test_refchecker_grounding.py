@@ -1351,6 +1351,23 @@ def test_a_value_is_read_in_the_list_item_whose_bound_takes_the_claims_case_in(c
     assert found == ([flagged] if flagged else []), g.issues
 
 
+@pytest.mark.parametrize(
+    ("claim", "ungrounded"),
+    [
+        # £16 a month counted over a year: the year was read in working the amount out
+        ("which is £192 over a year", []),
+        # no period makes £192 of £16 a month: neither the amount nor its period is stated
+        ("which is £192 over a fortnight", ["192", "fortnight"]),
+    ],
+)
+def test_the_period_of_an_amount_worked_out_over_it_is_read_with_the_amount(claim, ungrounded):
+    sents = [(k, 0, s.text) for k, p in enumerate(PET_PLAN) for s in split_sentences(p)]
+    pool = EvidencePool.of_passages([[t for _, _, t in sents]])
+    context = f"For your cat the plan costs £16 a month, {claim}."
+    g = ground_claim(claim, sents, pool=pool, context=context)
+    assert [i.text for i in g.issues if i.relation == "ungrounded"] == ungrounded, g.issues
+
+
 KENNEL = [
     "Boarding rates: £18 a night for dogs under 15 kg and £24 a night for dogs of 15 kg and "
     "over. Every stay includes two walks a day."

@@ -47,6 +47,7 @@ __all__ = [
     "enumerated",
     "per_count",
     "per_period",
+    "period_span",
     "share_of",
     "timed",
     "weekday_after",
@@ -299,6 +300,16 @@ def _period(text: str, end: int) -> str | None:
     if m is None:
         return None
     return (m.group(1) or _ADVERBS[m.group(2).casefold()]).casefold()
+
+
+def period_span(text: str, end: int) -> tuple[int, int] | None:
+    """The offsets in ``text`` of the word naming the period an amount ending at ``end`` is
+    charged for ("*year*" of "£276 over a year", "*monthly*"), or None."""
+    m = _PERIOD.match(text[end:])
+    if m is None:
+        return None
+    group = 1 if m.group(1) else 2
+    return end + m.start(group), end + m.end(group)
 
 
 def per_period(fact: Fact, text: str, said: Sequence[tuple[str, Sequence[Fact]]]) -> bool:

@@ -69,6 +69,7 @@ from truthguard.refchecker.derived import (
     derived,
     per_count,
     per_period,
+    period_span,
     share_of,
     timed,
     weekday_after,
@@ -1930,6 +1931,7 @@ def ground_claim(
     issues: list[Issue] = []
     sentence = None
     ops: list = []
+    periodic: list[Fact] = []  # amounts a rate for another period gives (their period is read)
     if best is not None:
         # a sentence the claim copies nearly word for word is its evidence, even when another
         # shares more of its facts ("All of Universe 6's fighters have been eliminated" copies
@@ -1989,6 +1991,7 @@ def ground_claim(
             if per_count(fact, claim.text, claim.facts, here):
                 continue  # a rate times the claim's count of what it is charged per: its own
             if per_period(fact, claim.text, rates):
+                periodic.append(fact)
                 continue  # a rate counted over another period ("£30 a month", "£360 a year")
             # a value this sentence states is never set against it
             other = None if in_sentence else conflict(fact, claim, sent, ops, close, claim.facts)
@@ -2134,7 +2137,7 @@ def ground_claim(
         here = evid[best].facts if best is not None else []
         stated_here = [f for f in claim.facts if fact_in(f, here, _NONE, _NONE)]
         bounds = _bound_words(claim, stated_here)
-        units = _unit_words(claim, issues)
+        units = _unit_words(claim, issues, periodic)
         for i in claim.content:
             t = claim.tokens[i]
             if any(lo <= t.start < hi for lo, hi in bounds):
@@ -2270,13 +2273,21 @@ role was originated by"; not "premiere" (the first night of one work says nothin
 among others) nor "first" as an adverb ("first staged in 1958" says nothing of a first play)."""
 
 
-def _unit_words(claim: Analysed, issues: Sequence[Issue]) -> set[int]:
+def _unit_words(
+    claim: Analysed, issues: Sequence[Issue], periodic: Sequence[Fact] = ()
+) -> set[int]:
     """The claim's tokens naming the unit of a value no issue flags ("two *weeks*" where the
     sources say "14 days", "90 *seconds*" for "one and a half minutes", "until *year* two"
     for "for 24 months"): the value was read with its unit, converted where the sources use
-    another, so the unit's word is no word the evidence must repeat."""
+    another, so the unit's word is no word the evidence must repeat. So is the period of an
+    amount in ``periodic``, worked out from a rate for another period ("£276 over a *year*"
+    of "£23 a month")."""
     flagged = {(i.start, i.end) for i in issues}
     out: set[int] = set()
+    for f in periodic:
+        at = period_span(claim.text, f.end)
+        if at is not None:
+            out |= {k for k, t in enumerate(claim.tokens) if at[0] <= t.start < at[1]}
     for f in claim.facts:
         if f.kind != "number" or f.unit is None or (f.start, f.end) in flagged:
             continue
