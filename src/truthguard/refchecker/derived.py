@@ -296,10 +296,11 @@ _WITHIN = {
 
 def _period(text: str, end: int) -> str | None:
     """The period an amount ending at ``end`` of ``text`` is charged for, or None."""
-    m = _PERIOD.match(text[end:])
-    if m is None:
+    at = period_span(text, end)
+    if at is None:
         return None
-    return (m.group(1) or _ADVERBS[m.group(2).casefold()]).casefold()
+    word = text[at[0] : at[1]].casefold()
+    return _ADVERBS.get(word, word)
 
 
 def period_span(text: str, end: int) -> tuple[int, int] | None:

@@ -283,15 +283,13 @@ class RefChecker(BaseDetector):
         texts: dict[str, None] = {}
         lo = used = 0
         for k, inp in enumerate(inputs):
-            mine = [t for t in dict.fromkeys(self._input_texts(inp)) if t not in texts]
-            size = _KEPT_BYTES_PER_CHAR * sum(len(t) for t in mine)
-            if room > 0 and k > lo and used + size > room:
+            own = list(dict.fromkeys(self._input_texts(inp)))
+            mine = [t for t in own if t not in texts]
+            if room > 0 and k > lo and used + _KEPT_BYTES_PER_CHAR * sum(map(len, mine)) > room:
                 waves.append((lo, k, list(texts)))
-                lo, texts, used = k, {}, 0
-                mine = list(dict.fromkeys(self._input_texts(inp)))
-                size = _KEPT_BYTES_PER_CHAR * sum(len(t) for t in mine)
+                lo, texts, used, mine = k, {}, 0, own
             texts.update(dict.fromkeys(mine))
-            used += size
+            used += _KEPT_BYTES_PER_CHAR * sum(map(len, mine))
         waves.append((lo, len(inputs), list(texts)))
         return waves
 
