@@ -1184,6 +1184,18 @@ def test_two_values_exchanged_between_their_words_are_each_the_others(sentence, 
     assert [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"] == flagged
 
 
+def test_a_year_inside_a_date_is_no_value_exchanged_with_a_bare_year():
+    # "2020" belongs to the date "12 March 2020" and "2019" stands alone: two years, but only
+    # one of them fills a slot of its own, so nothing is exchanged (and nothing fails)
+    g = _against(
+        "The harvest festival, which showed the best films of 2019, took place in Lyon on"
+        " 12 March 2020.",
+        "The harvest festival was held on March 12, 2020 in Lyon, showing the best films of 2019"
+        " from the region.",
+    )
+    assert not [i for i in g.issues if i.kind in ("number", "month")]
+
+
 PLANS = [
     "Every workspace on the Free plan receives 2,000 build minutes per month.",
     "The Free plan allows at most 2 concurrent jobs, the Team plan 10 and the Business plan 40.",

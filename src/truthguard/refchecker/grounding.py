@@ -1414,8 +1414,8 @@ def _exchanged(
     must share more of them with the other's statement than with their own, and the other
     side must not pair them as the sentence does, since a claim reordered whole moves each
     value with its words."""
-    if fact.kind != "number":
-        return None
+    if fact.kind != "number" or not _one_sort(fact, claim, fact, claim):
+        return None  # a year inside a date, an ordinal: no slot of its own to exchange
     ours: dict[int, tuple[set[str], set[str]]] | None = None
     for other in claim.facts:
         if (
