@@ -36,6 +36,7 @@ PREFIXES = {
     "ops_hospitality": "devoh",
     "public_services_health": "devph",
     "science_transport": "devst",
+    "work_money_cover": "devwm",
 }
 N_DOCS = 8
 N_QUESTIONS = 2
