@@ -11,7 +11,7 @@ from truthguard.refchecker.derived import derived, timed, weekday_after
 def _derived(text: str, word: str, evidence: str = "") -> bool:
     facts = extract_facts(text)
     fact = next(f for f in facts if f.text == word)
-    return derived(fact, text, facts, extract_facts(evidence))
+    return derived(fact, text, facts, extract_facts(evidence), said=evidence)
 
 
 @pytest.mark.parametrize(
@@ -189,6 +189,12 @@ def test_minutes_or_hours_between_two_times_of_day_are_counted(text, word, evide
         ("Down at 10am, it must be restored within 4 hours, so by 2pm.", "2pm", ""),
         # half or twice a value named so
         ("You'd get £270 back, half of the £540 fee.", "270", ""),
+        # or said so by the evidence sentence
+        (
+            "Leave in the second year and you pay back £1,500.",
+            "1,500",
+            "The £3,000 bonus is repaid in full within 12 months of joining, and half within 24.",
+        ),
     ],
 )
 def test_a_number_the_claim_works_out_in_one_step_is_its_own(text, word, evidence):
@@ -214,6 +220,11 @@ def test_a_number_the_claim_works_out_in_one_step_is_its_own(text, word, evidenc
         ("Fees are £100, £200 and £300.", "100", ""),
         ("Down at 10am, it must be restored within 4 hours, so by 3pm.", "3pm", ""),
         ("You'd get £250 back, half of the £540 fee.", "250", ""),
+        (
+            "Leave in the second year and you pay back £2,000.",
+            "2,000",
+            "The £3,000 bonus is repaid in full within 12 months of joining, and half within 24.",
+        ),
     ],
 )
 def test_a_number_not_worked_out_from_the_claims_values_is_not(text, word, evidence):

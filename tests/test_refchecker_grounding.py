@@ -2488,6 +2488,8 @@ def test_a_negation_in_another_statement_of_the_sentence_flips_nothing():
         ("Members pay 10 cents a minute.", "Members pay €0.10 per minute."),
         ("A page costs 45 pence to print.", "A page costs £0.45 to print."),
         ("A page costs 45p to print.", "A page costs £0.45 to print."),
+        # a sentence's last amount in pence: the "p." is its unit, no initial
+        ("Printing a page costs 45p.", "A page costs £0.45 to print."),
     ],
 )
 def test_cents_and_pence_are_the_currency_s_hundredths(claim, sentence):
@@ -2497,6 +2499,28 @@ def test_cents_and_pence_are_the_currency_s_hundredths(claim, sentence):
     wrong = claim.replace("10 cents", "20 cents").replace("45 pence", "55 pence")
     wrong = wrong.replace("45p", "55p")
     assert _against(wrong, sentence).label != "Entailment"
+
+
+@pytest.mark.parametrize(
+    ("claim", "wrong"),
+    [
+        ("Net debt ended June at 1.8x EBITDA.", "Net debt ended June at 2.8x EBITDA."),
+        ("At the year end net debt was 1.8x.", "At the year end net debt was 2.8x."),
+    ],
+)
+def test_a_multiple_written_with_an_x_is_the_number_of_times(claim, wrong):
+    sentence = "Net debt stood at 1.8 times EBITDA at the end of June, the year end."
+    g = _against(claim, sentence)
+    assert not g.issues, g.issues
+    assert [i.relation for i in _against(wrong, sentence).issues if i.kind == "number"]
+
+
+def test_an_ordinal_before_an_amount_is_which_end_of_it_not_a_rank():
+    sentence = "The first £75 of an arranged overdraft is free of interest."
+    g = _against("No interest is charged on the first £75 you borrow.", sentence)
+    assert not [i for i in g.issues if i.kind == "number"], g.issues
+    wrong = _against("No interest is charged on the first £95 you borrow.", sentence)
+    assert [i.text for i in wrong.issues if i.kind == "number"] == ["95"]
 
 
 _TENANCY = [

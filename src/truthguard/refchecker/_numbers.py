@@ -785,6 +785,14 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             # often than a count, and stated as a count it is rarely the fact that changes
             i = j
             continue
+        if (
+            unit is None
+            and j < len(tokens)
+            and tokens[j].norm in ("x", "×")
+            and tokens[j].start == tokens[j - 1].end
+            and not (j + 1 < len(tokens) and tokens[j + 1].start == tokens[j].end)
+        ):
+            j += 1  # "0.73x EBITDA", "a 3x return": a multiple, as "0.73 times" is
         start, end = tok.start, tokens[j - 1].end
         facts.append(Fact("number", value, start, end, text[start:end], unit))
         i = j
@@ -792,14 +800,16 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
 
 
 def _cardinal_at(tokens: list[Token], j: int) -> bool:
-    """Whether token ``j`` is a whole number in digits or a cardinal number word ("60",
-    "three"), not an ordinal, and not "one", which after an ordinal is a pronoun ("the first
-    one")."""
+    """Whether token ``j`` is a whole number in digits, an amount ("£50") or a cardinal
+    number word ("60", "three"), not an ordinal, and not "one", which after an ordinal is a
+    pronoun ("the first one")."""
     if j >= len(tokens):
         return False
     t = tokens[j]
     if re.fullmatch(r"\d[\d,]*", t.text):
         return True
+    if t.text in _SIGNS and j + 1 < len(tokens) and tokens[j + 1].text[:1].isdigit():
+        return True  # "the first £50 of an overdraft": the amount a stretch starts with
     return all(p in _UNITS_W or p in _TENS_W for p in t.norm.split("-")) and t.norm != "one"
 
 

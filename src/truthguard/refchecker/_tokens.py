@@ -56,8 +56,13 @@ def tokenize(text: str) -> list[Token]:
     for m in _WORD.finditer(text):
         s, e = m.start(), m.end()
         word = m.group()
-        if word.endswith(".") and len(word) > 2 and not re.fullmatch(r"(?:[A-Za-z]\.)+", word):
-            e -= 1  # a sentence's last word, not an abbreviation
+        if word.endswith(".") and (
+            (len(word) > 2 and not re.fullmatch(r"(?:[A-Za-z]\.)+", word))
+            or (len(word) == 2 and word[0].islower() and s > 0 and text[s - 1].isdigit())
+        ):
+            # a sentence's last word, not an abbreviation; a small letter joined to the number
+            # before it is that number's unit, not an initial ("rose to 42p.", "at 2.1x.")
+            e -= 1
             word = word[:-1]
         out.append(Token(word, s, e, fold(word)))
     return out

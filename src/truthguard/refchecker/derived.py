@@ -68,11 +68,13 @@ def derived(
     evidence: Sequence[Fact] = (),
     sources: Sequence[Fact] = (),
     context: str | None = None,
+    said: str = "",
 ) -> bool:
     """Whether the number ``fact`` of the claim ``text`` (with its ``facts``) is a count of
     items the claim lists or a span between dates the claim or its evidence sentence states,
-    or between a date the claim states and one stated anywhere in the ``sources``. A claim cut
-    from the answer sentence ``context`` counts the items that sentence lists: "two
+    or between a date the claim states and one stated anywhere in the ``sources``, or worked
+    out (:func:`worked`) from the claim's numbers and those of its evidence sentence ``said``.
+    A claim cut from the answer sentence ``context`` counts the items that sentence lists: "two
     advantages: they hold more cargo" of "... and they are easier to carry"."""
     if fact.kind != "number" or _ORDINAL.search(fact.text):
         return False
@@ -82,7 +84,7 @@ def derived(
         or _enumerated_in(fact, text, context)
         or date_span(fact, text, facts, evidence, sources)
         or clock_span(fact, text, facts, evidence)
-        or worked(fact, text, facts, evidence)
+        or worked(fact, text, facts, evidence, said)
     )
 
 
@@ -159,7 +161,9 @@ def _from_own(target: float, fact: Fact, facts: Sequence[Fact]) -> bool:
     return False
 
 
-def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact] = ()) -> bool:
+def worked(
+    fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact] = (), said: str = ""
+) -> bool:
     """Whether the number ``fact`` is worked out, in one step, from two other numbers of the
     claim or of its evidence sentence: their sum, difference, product or quotient, or a share
     of one the other gives as a percentage (or what is left of it), where the claim says it
@@ -170,7 +174,9 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
     the ten adults"). "Up to €50 a day for five days, so €250 at most"; "15% of the remaining
     €2,880, i.e. €432". A time of day may be another plus or minus a stretch of time ("down at
     10am, back within 4 hours, so by 2pm"), and any value half or twice another of its unit
-    where the claim says "half" or "twice" ("£270, half of the £540 fee")."""
+    where the claim or its evidence sentence ``said`` says "half" or "twice" ("£270, half of
+    the £540 fee"; "you repay £4,000" of "the £8,000 allowance ..., and half if you leave
+    within 24 months")."""
     if fact.kind != "number" or not isinstance(fact.value, (int, float)) or year(fact):
         return False  # a year is a date, never worked out (spans are :func:`date_span`'s)
     if fact.unit in MONEY and _from_own(float(fact.value), fact, facts):
@@ -183,10 +189,10 @@ def worked(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[Fact
     broken_down = _BROKEN_DOWN.match(after) is not None
     values = [f for f in (*facts, *evidence) if f.kind == "number" and f is not fact and f.value]
     target = float(fact.value)
-    # half or twice another value of its unit, where the claim says so ("£270, half of the
-    # £540 fee")
+    # half or twice another value of its unit, where the claim or its evidence sentence says
+    # so ("£270, half of the £540 fee")
     for times, word in ((0.5, _HALF), (2.0, _TWICE)):
-        if word.search(text) and any(
+        if (word.search(text) or word.search(said)) and any(
             _same(target, float(v.value) * times)  # type: ignore[arg-type]
             for v in values
             if v.unit == fact.unit

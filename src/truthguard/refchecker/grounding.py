@@ -2040,7 +2040,9 @@ def ground_claim(
                 [*claim.facts, *sent.facts, *case],
             ):
                 pass  # "the £90 deposit" where a deposit is 15% of the user's £600
-            elif not derived(fact, claim.text, claim.facts, sent.facts, all_facts, context):
+            elif not derived(
+                fact, claim.text, claim.facts, sent.facts, all_facts, context, sent.text
+            ):
                 # (a count of what the claim lists, or the span between two dates, is its own)
                 issues.append(Issue(fact.kind, "ungrounded", fact.start, fact.end, fact.text))
         # a value the sources state of something else, put in this claim's slot, and one they
