@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from truthguard.refchecker._facts import extract_facts
-from truthguard.refchecker.derived import derived, timed, weekday_after
+from truthguard.refchecker.derived import derived, from_case, timed, weekday_after
 
 
 def _derived(text: str, word: str, evidence: str = "") -> bool:
@@ -368,3 +368,61 @@ def test_an_amount_named_by_a_noun_the_sources_give_as_a_share(claim, worked_out
     c, e = analyse(claim), analyse(said)
     (amount,) = [f for f in c.facts if f.unit == "£"]
     assert share_of(amount, claim, [(said, e.facts)], asked.facts) is worked_out
+
+
+def _from_case(question: str, claim: str, word: str, evidence: str = "") -> bool:
+    facts = extract_facts(claim)
+    fact = next(f for f in facts if f.text == word)
+    return from_case(fact, extract_facts(question), facts, [extract_facts(evidence)])
+
+
+_SALARY = "I earn £48,000 a year and have worked here for 4 years."
+_RATE = "Staff contribute 5% of salary; the employer adds 8%."
+
+
+@pytest.mark.parametrize(
+    ("claim", "word"),
+    [
+        # the asker's figure converted: a year's amount a month, weeks in days
+        ("That's £4,000 a month.", "4,000"),
+        # a share of it the sources give, and then a sum of the claim's own results
+        ("On £4,000 a month your 5% is £200.", "200"),
+        ("On £4,000 a month you pay £200 and the employer £320, so £520 goes in.", "520"),
+        # a step from a result the claim has worked out before (£4,000), no word of working
+        ("On £4,000 a month the employer's 8% is £320.", "320"),
+    ],
+)
+def test_a_number_worked_out_from_the_askers_own_figures_is_the_answers(claim, word):
+    question = _SALARY if "£" in claim else "I'm away for five weeks."
+    assert _from_case(question, claim, word, _RATE)
+
+
+@pytest.mark.parametrize(
+    ("question", "claim", "word"),
+    [
+        ("I'm going away for five weeks.", "Five weeks is 35 days.", "35"),
+        ("I'm going away for five weeks.", "That's 25 working days.", "25"),
+    ],
+)
+def test_a_stretch_of_the_askers_converted_is_the_answers(question, claim, word):
+    assert _from_case(question, claim, word)
+
+
+@pytest.mark.parametrize(
+    ("question", "claim", "word"),
+    [
+        # a wrong result, and a result of measures that make no such value: four years and
+        # the 5% are no amount, the day of a date no figure to work from
+        (_SALARY, "On £4,000 a month your 5% is £250.", "250"),
+        # two steps where the claim states no first result
+        (_SALARY, "Your 5% is £200 a month.", "200"),
+        (_SALARY, "You can pause payments for 3 months.", "3"),
+        ("I start on 12 May and earn £2,000 a month.", "You'd pay £10 each month.", "10"),
+        # a percentage is the sources' to state, never worked out
+        (_SALARY, "The employer adds 12%.", "12"),
+        # no figure of the asker's to start from
+        ("How much do staff pay in?", "They pay £200 a month.", "200"),
+    ],
+)
+def test_a_number_not_worked_from_the_askers_figures_is_not(question, claim, word):
+    assert not _from_case(question, claim, word, _RATE)

@@ -2612,6 +2612,35 @@ def test_the_question_s_values_are_the_user_s_to_compare(answer, passing):
     assert result.passing == passing, result.details["claims"]
 
 
+_PENSION = [
+    "Pension contributions. Staff pay 5% of basic salary into the plan and the employer adds"
+    " 8%. Contributions are taken from each monthly payslip."
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        # worked from the asker's salary with no word of working
+        (
+            "On £48,000 your pay is £4,000 a month."
+            " You put in 5%, £200, and the employer 8%, £320.",
+            True,
+        ),
+        # a step that makes no such value
+        (
+            "On £48,000 your pay is £4,000 a month."
+            " You put in 5%, £240, and the employer 8%, £320.",
+            False,
+        ),
+    ],
+)
+def test_a_value_worked_out_from_the_askers_own_figures_is_the_answers(answer, passing):
+    asked = "I earn £48,000 a year. How much goes into my pension each month?"
+    result = _decided(asked, answer, _PENSION)
+    assert result.passing == passing, result.details["claims"]
+
+
 def test_a_value_no_question_states_is_not_the_user_s():
     answer = "Yes: 15 classes a month is above the minimum of 12."
     asked = "How many classes do I need for the discount?"

@@ -337,6 +337,17 @@ def test_a_semicolon_ends_what_is_said_of_a_value():
     assert {"interval", "lower"} <= ten and not {"interval", "lower"} & thirty
 
 
+def test_a_subject_is_said_of_the_values_of_its_own_clause():
+    text = "Members pay 4% of their salary and the employer pays 8%."
+    four, eight = _contexts(text, "4%", "8%")
+    assert "member" in four and "member" not in eight
+    assert "employer" in eight and "employer" not in four
+    # a clause with no verb of its own shares the subject before it
+    text = "Hot-tier restores start within 5 minutes, and warm-tier ones within 1 hour."
+    five, one = _contexts(text, "5 minutes", "1 hour")
+    assert "start" in five and "start" in one
+
+
 def test_two_values_joined_as_a_range_share_their_words():
     text = "On the Intensive Care Unit, visiting is from 14:00 to 19:00 every day."
     start, end = _contexts(text, "14:00", "19:00")

@@ -45,6 +45,7 @@ __all__ = [
     "date_span",
     "derived",
     "enumerated",
+    "from_case",
     "per_count",
     "per_period",
     "period_span",
@@ -383,6 +384,144 @@ def share_of(
 
 _MINUTES = {u: DURATION_DAYS[u] * 1440 for u in ("minute", "hour")}
 """Minutes in a stretch of these units (a time of day is worked out only in them)."""
+
+
+_TIME_FACTORS = (7.0, 5.0, 12.0, 52.0, 24.0, 60.0)
+"""Factors a stretch of the asker's becomes another by: days and working days in a week,
+months and weeks in a year, hours in a day, minutes in an hour."""
+_MONEY_FACTORS = (12.0, 52.0)
+"""Factors an amount of the asker's becomes another by: a year's and a month's, a week's."""
+
+
+def _measure(f: Fact) -> str:
+    """What ``f`` measures, for working: ``money``, ``%``, ``time`` (a stretch in any unit) or
+    ``count`` (a bare number); any other unit is its own measure."""
+    unit = f.unit
+    if unit is None and "-" in f.text:
+        from truthguard.refchecker._numbers import unit_of
+
+        unit = unit_of(f.text.rsplit("-", 1)[-1])  # "a five-week trip"
+    if unit is None:
+        return "count"
+    if unit in MONEY:
+        return "money"
+    if unit in _DAYS or unit in ("hour", "minute"):
+        return "time"
+    return str(unit)
+
+
+_SUMS = {(m, m): m for m in ("money", "time", "count")}
+_PRODUCTS = {
+    ("money", "count"): "money",
+    ("money", "time"): "money",
+    ("time", "count"): "time",
+    ("count", "count"): "count",
+}
+_QUOTIENTS = {
+    ("money", "money"): "count",
+    ("money", "count"): "money",
+    ("money", "time"): "money",
+    ("time", "time"): "count",
+    ("time", "count"): "time",
+    ("count", "count"): "count",
+}
+
+
+def _results(a: Fact, b: Fact) -> list[tuple[float, str]]:
+    """What one step of working makes of ``a`` and ``b``, each with the measure it has: a sum
+    or difference of one measure (stretches of one unit), a product or quotient of measures
+    that make one ("£12 a day" for 5 days; £9,000 at £3.20 a share), a share of an amount the
+    other gives as a percentage, or the rest of it."""
+    x, y = float(a.value), float(b.value)  # type: ignore[arg-type]
+    ma, mb = _measure(a), _measure(b)
+    out: list[tuple[float, str]] = []
+    if (ma, mb) in _SUMS and (ma != "time" or a.unit == b.unit):
+        out += [(x + y, ma), (abs(x - y), ma)]
+    for (p, u), (q, v) in (((ma, x), (mb, y)), ((mb, y), (ma, x))):
+        if (p, q) in _PRODUCTS:
+            out.append((u * v, _PRODUCTS[(p, q)]))
+        if (p, q) in _QUOTIENTS and v:
+            out.append((u / v, _QUOTIENTS[(p, q)]))
+        if q == "%" and p != "%":
+            out += [(u * v / 100, p), (u * (1 - v / 100), p)]
+    return out
+
+
+def _numeric(f: Fact, dated: frozenset[int]) -> bool:
+    return (
+        f.kind == "number"
+        and isinstance(f.value, (int, float))
+        and bool(f.value)
+        and not year(f)
+        and f.unit != CLOCK
+        and not _ORDINAL.search(f.text)
+        and id(f) not in dated
+    )
+
+
+def _days_of_dates(facts: Sequence[Fact]) -> frozenset[int]:
+    """The numbers of ``facts`` (one text's) that are the day of a date ("12 September")."""
+    months = [m for m in facts if m.kind == "month"]
+    return frozenset(
+        id(f)
+        for f in facts
+        if f.kind == "number"
+        and any(0 <= f.start - m.end <= 2 or 0 <= m.start - f.end <= 2 for m in months)
+    )
+
+
+def from_case(
+    fact: Fact,
+    case: Sequence[Fact],
+    claim: Sequence[Fact],
+    pool: Sequence[Sequence[Fact]],
+) -> bool:
+    """Whether the number ``fact`` is worked out from the asker's own figures (``case``: the
+    facts of a question about their own case), step by step: each step makes one value of two
+    (:func:`_results`: a sum, difference, product, quotient or share whose measures make the
+    result's, money from money, a count of days from weeks), or converts one of the asker's
+    figures (five weeks, 35 days; £36,000 a year, £3,000 a month).
+
+    A step starts from the asker's figures or from a number the claim (``claim``: its facts)
+    has worked out from them before ``fact``, and may take its other value from the sources
+    (``pool``: the facts of each other text, the evidence, the answer's other claims). So "9%
+    of the £700 you earn over £2,200, about £63" of a £2,900 salary holds: £700 is £2,900 less
+    £2,200, and £63 is 9% of £700. No word of working is needed: a figure the asker gave is the
+    answer's to work from, and a wrong result would have to fall on one of the few values of
+    its measure that one step makes. A percentage, a time of day, a year and the day of a date
+    are never worked out, nor worked from."""
+    dated = _days_of_dates(case) | _days_of_dates(claim)
+    for facts in pool:
+        dated |= _days_of_dates(facts)
+    target_measure = _measure(fact)
+    if not _numeric(fact, dated) or target_measure == "%":
+        return False
+    own = [f for f in case if _numeric(f, dated)]
+    if not own:
+        return False
+    others = [f for facts in (*pool, claim) for f in facts if _numeric(f, dated) and f is not fact]
+
+    def one_step(start: Sequence[Fact], value: float, measure: str) -> bool:
+        for a in start:
+            x, ma = float(a.value), _measure(a)  # type: ignore[arg-type]
+            factors = _TIME_FACTORS if ma == "time" else _MONEY_FACTORS if ma == "money" else ()
+            if (measure == ma or (ma, measure) == ("time", "count")) and any(
+                _same(value, x * k) or _same(value, x / k) for k in factors
+            ):
+                return True
+            for b in (*start, *others):
+                if b is not a and any(m == measure and _same(value, r) for r, m in _results(a, b)):
+                    return True
+        return False
+
+    # the claim's own numbers worked out from the case, in the order the claim works them
+    worked_out = list(own)
+    for f in claim:
+        if f is fact or f.start >= fact.start or not _numeric(f, dated) or f in worked_out:
+            continue
+        if _measure(f) != "%" and one_step(worked_out, float(f.value), _measure(f)):  # type: ignore[arg-type]
+            worked_out.append(f)
+    return one_step(worked_out, float(fact.value), target_measure)  # type: ignore[arg-type]
 
 
 def timed(fact: Fact, clocks: Sequence[Fact], stretches: Sequence[Fact]) -> bool:

@@ -67,6 +67,7 @@ from truthguard.refchecker._numbers import DURATION_DAYS, bound_span, lead_time,
 from truthguard.refchecker.derived import (
     WEEKDAYS,
     derived,
+    from_case,
     per_count,
     per_period,
     period_span,
@@ -2610,6 +2611,16 @@ def premises(
         )
     }
 
+    # a value worked out, step by step, from the figures of a question about the asker's own
+    # case ("On £36,000 your basic pay is £3,000 a month"; "five weeks is 35 days")
+    if asked and _OWN_CASE.search(question or ""):
+        claim_facts = analyse(claim_text).facts
+        premise |= {
+            (f.start, f.end)
+            for f in numbers
+            if unfound.get((f.start, f.end)) == "ungrounded"
+            and from_case(f, said, claim_facts, [analyse(evidence).facts, answer])
+        }
     # a value the claim points back to ("up to *that* £1,500") that another claim of the answer
     # states: checked where it is stated
     premise |= {

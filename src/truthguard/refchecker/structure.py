@@ -1703,6 +1703,7 @@ def _clause_contexts(text: str, spans: Sequence[tuple[int, int]]) -> list[set[st
                 old = ranges[a]
                 ranges = [ranges[b] if r == old else r for r in ranges]
     out: list[set[str]] = [set() for _ in spans]
+    clauses = [_clause_of(doc, own) for own in anchors]
     for tok in doc:
         if tok.i in inside or tok.is_stop or tok.is_punct or tok.pos_ not in _WORD_POS:
             continue
@@ -1719,12 +1720,52 @@ def _clause_contexts(text: str, spans: Sequence[tuple[int, int]]) -> list[set[st
         if owner is not None:
             out[owner].add(word)
             continue
-        for k, d in enumerate(ds):
-            if d <= nearest + 1:
-                for j, r in enumerate(ranges):
-                    if r == ranges[k]:
-                        out[j].add(word)
+        takers = {
+            j
+            for k, d in enumerate(ds)
+            if d <= nearest + 1
+            for j, r in enumerate(ranges)
+            if r == ranges[k]
+        }
+        verb = _subject_of(tok)
+        if verb is not None:
+            # a subject is said of the values of its own clause, and of a clause that has none
+            # of its own ("Members pay 4% and the employer pays 8%": "members" is not said of
+            # 8%; "hot-tier restores start within 5 minutes, and warm-tier ones within 1 hour")
+            own = {j for j in takers if clauses[j] in (None, verb)}
+            takers = own or takers
+        for j in takers:
+            out[j].add(word)
     return out
+
+
+def _subject_of(tok: Any) -> int | None:
+    """The verb (its index) whose subject phrase ``tok`` stands in, or None."""
+    up = tok
+    for _ in range(REACH):
+        if up.dep_ in ("nsubj", "nsubjpass"):
+            return up.head.i
+        if up.head is up:
+            return None
+        up = up.head
+    return None
+
+
+def _clause_of(doc: Any, own: set[int]) -> int | None:
+    """The verb (its index) nearest above a value's tokens that has a subject of its own; None
+    where the value's verbs have none (a verb left out, "and warm-tier ones within 1 hour")."""
+    if not own:
+        return None
+    up = doc[min(own)]
+    for _ in range(len(doc)):
+        if up.pos_ in ("VERB", "AUX") and any(
+            c.dep_ in ("nsubj", "nsubjpass") for c in up.children
+        ):
+            return up.i
+        if up.head is up:
+            return None
+        up = up.head
+    return None
 
 
 def _owner(doc: Any, tok: Any, anchors: Sequence[set[int]]) -> int | None:
