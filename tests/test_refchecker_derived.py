@@ -397,6 +397,23 @@ def test_a_number_worked_out_from_the_askers_own_figures_is_the_answers(claim, w
     assert _from_case(question, claim, word, _RATE)
 
 
+def test_a_whole_count_an_amount_buys_and_a_result_of_another_claim_are_worked_out():
+    question = extract_facts("I save £150 a month for 2 years and the option price is £2.40.")
+    # £3,700 buys 1,541 whole shares at £2.40 (1,541.67), not 1,550 nor 1,600
+    for count, worked in (("1,541", True), ("1,550", False), ("1,600", False)):
+        facts = extract_facts(f"£3,700 buys {count} shares.")
+        fact = next(f for f in facts if f.text == count)
+        assert from_case(fact, question, facts, [[], []]) == worked
+    # a result another claim of the answer worked out starts a step (£3,600 = 24 x £150)
+    earlier = extract_facts("Twenty-four payments of £150 make £3,600")
+    claim = "which buys 1,500 shares."
+    facts = extract_facts(claim)
+    fact = next(f for f in facts if f.text == "1,500")
+    price = extract_facts("The option price is £2.40 a share.")
+    assert from_case(fact, question, facts, [price, earlier])
+    assert not from_case(fact, question, facts, [price, []])
+
+
 @pytest.mark.parametrize(
     ("question", "claim", "word"),
     [

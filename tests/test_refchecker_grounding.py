@@ -2488,6 +2488,8 @@ def test_a_negation_in_another_statement_of_the_sentence_flips_nothing():
         ("Members pay 10 cents a minute.", "Members pay €0.10 per minute."),
         ("A page costs 45 pence to print.", "A page costs £0.45 to print."),
         ("A page costs 45p to print.", "A page costs £0.45 to print."),
+        # an amount with both a thousands separator and pence
+        ("The fee is £1,249.50 a year.", "The fee is 1249.50 pounds a year."),
         # a sentence's last amount in pence: the "p." is its unit, no initial
         ("Printing a page costs 45p.", "A page costs £0.45 to print."),
     ],
@@ -2497,7 +2499,7 @@ def test_cents_and_pence_are_the_currency_s_hundredths(claim, sentence):
     assert g.label == "Entailment", g.issues
     # another amount or time is still another value
     wrong = claim.replace("10 cents", "20 cents").replace("45 pence", "55 pence")
-    wrong = wrong.replace("45p", "55p")
+    wrong = wrong.replace("45p", "55p").replace("1,249.50", "1,294.50")
     assert _against(wrong, sentence).label != "Entailment"
 
 

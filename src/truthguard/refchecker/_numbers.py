@@ -326,8 +326,9 @@ POUNDS = frozenset(["pound", "£", "lb"])
 
 
 def _number_value(word: str) -> tuple[float, str | None] | None:
-    """Value of one numeric token ("1,200", "11th", "1960s", "3.5") and its kind of suffix."""
-    m = re.fullmatch(r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(st|nd|rd|th|s)?", word)
+    """Value of one numeric token ("1,200", "11th", "1960s", "3.5", "8,998.40") and its kind
+    of suffix."""
+    m = re.fullmatch(r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(st|nd|rd|th|s)?", word)
     if not m:
         return None
     value = float(m.group(1).replace(",", ""))

@@ -447,6 +447,12 @@ def _results(a: Fact, b: Fact) -> list[tuple[float, str]]:
     return out
 
 
+def _whole(value: float, result: float, measure: str) -> bool:
+    """Whether ``value`` is the whole count ``result`` holds: so many whole shares, seats or
+    items as an amount buys (£9,000 at £3.20 a share buys 2,812)."""
+    return measure == "count" and value == int(value) and int(result) == value < result
+
+
 def _numeric(f: Fact, dated: frozenset[int]) -> bool:
     return (
         f.kind == "number"
@@ -482,11 +488,13 @@ def from_case(
     result's, money from money, a count of days from weeks), or converts one of the asker's
     figures (five weeks, 35 days; £36,000 a year, £3,000 a month).
 
-    A step starts from the asker's figures or from a number the claim (``claim``: its facts)
-    has worked out from them before ``fact``, and may take its other value from the sources
-    (``pool``: the facts of each other text, the evidence, the answer's other claims). So "9%
+    A step starts from the asker's figures or from a number the answer has worked out from
+    them (the claim's own before ``fact``, ``claim`` being its facts, or one of its other
+    claims': the last of ``pool``), and may take its other value from the sources (``pool``:
+    the facts of each other text, the evidence and the answer's other claims last). So "9%
     of the £700 you earn over £2,200, about £63" of a £2,900 salary holds: £700 is £2,900 less
-    £2,200, and £63 is 9% of £700. No word of working is needed: a figure the asker gave is the
+    £2,200, and £63 is 9% of £700; a count a quotient makes is its whole part (£9,000 buys
+    2,812 shares at £3.20). No word of working is needed: a figure the asker gave is the
     answer's to work from, and a wrong result would have to fall on one of the few values of
     its measure that one step makes. A percentage, a time of day, a year and the day of a date
     are never worked out, nor worked from."""
@@ -510,16 +518,21 @@ def from_case(
             ):
                 return True
             for b in (*start, *others):
-                if b is not a and any(m == measure and _same(value, r) for r, m in _results(a, b)):
+                if b is not a and any(
+                    m == measure and (_same(value, r) or _whole(value, r, m))
+                    for r, m in _results(a, b)
+                ):
                     return True
         return False
 
-    # the claim's own numbers worked out from the case, in the order the claim works them
+    # the numbers the answer works out from the case: its other claims' first, then the
+    # claim's own before ``fact``, in the order the claim works them
     worked_out = list(own)
-    for f in claim:
-        if f is fact or f.start >= fact.start or not _numeric(f, dated) or f in worked_out:
+    before = [f for f in claim if f.start < fact.start]
+    for f in (*(pool[-1] if pool else ()), *before):
+        if f is fact or not _numeric(f, dated) or f in worked_out or _measure(f) == "%":
             continue
-        if _measure(f) != "%" and one_step(worked_out, float(f.value), _measure(f)):  # type: ignore[arg-type]
+        if one_step(worked_out, float(f.value), _measure(f)):  # type: ignore[arg-type]
             worked_out.append(f)
     return one_step(worked_out, float(fact.value), target_measure)  # type: ignore[arg-type]
 
