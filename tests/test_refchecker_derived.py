@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from truthguard.refchecker._facts import extract_facts
-from truthguard.refchecker.derived import derived, from_case, timed, weekday_after
+from truthguard.refchecker.derived import (
+    date_after,
+    derived,
+    from_case,
+    timed,
+    weekday_after,
+)
 
 
 def _derived(text: str, word: str, evidence: str = "") -> bool:
@@ -86,6 +92,36 @@ def test_a_span_between_two_dates_the_claim_states_is_its_own():
     text = "The well was sealed on September 19, 2010, about five months after April 20, 2010."
     assert _derived(text, "five")
     assert _derived("It lasted 12 years, from 1990 to 2002.", "12")
+
+
+def test_a_span_between_two_days_of_months_with_no_year_counts_their_days():
+    assert _derived("From 4 June to 30 June is 26 days.", "26")
+    assert not _derived("From 4 June to 30 June is 28 days.", "28")
+    # a year stated anywhere in the claim dates both days as before
+    assert not _derived("From 4 June to 30 June 2027 is 30 days.", "30")
+
+
+def _after(question: str, claim: str, evidence: str) -> bool:
+    facts = extract_facts(claim)
+    month = next(f for f in facts if f.kind == "month")
+    said = [(t, extract_facts(t)) for t in (question, claim, evidence)]
+    return date_after(month.start, claim, facts, said)
+
+
+@pytest.mark.parametrize(
+    ("claim", "worked"),
+    [
+        ("Send it by 16 July.", True),  # 16 June and 30 days
+        ("Send it by 14 July.", False),
+        ("Send it by 16 August.", False),
+    ],
+)
+def test_a_date_a_stated_stretch_after_the_askers_date_is_worked_out(claim, worked):
+    question = "I paid the invoice on 16 June. When must I send the claim?"
+    evidence = "Claims must reach us within 30 days of payment."
+    assert _after(question, claim, evidence) == worked
+    # no date of the asker's to start from
+    assert not _after("When must I send the claim?", claim, evidence)
 
 
 def test_a_span_that_the_dates_do_not_give_is_not_derived():

@@ -2517,6 +2517,44 @@ def test_a_multiple_written_with_an_x_is_the_number_of_times(claim, wrong):
     assert [i.relation for i in _against(wrong, sentence).issues if i.kind == "number"]
 
 
+@pytest.mark.parametrize(
+    ("claim", "sentence", "wrong"),
+    [
+        # a basis point is a hundredth of a percentage point, and the unit's words are its own
+        (
+            "The margin widened by 0.6 percentage points.",
+            "The operating margin widened by 60 basis points in the year.",
+            "The margin widened by 0.9 percentage points.",
+        ),
+        (
+            "The bank cut its rate by 50bp.",
+            "The bank cut its rate by half a percentage point, to 3.25%.",
+            "The bank cut its rate by 25bp.",
+        ),
+        ("Sales rose by 9 per cent.", "Sales rose 9% in the year.", "Sales rose by 7 per cent."),
+        # "one" opening a range is a count, not a pronoun
+        (
+            "Take one or two tablets at a time.",
+            "Take 1-2 tablets at a time, with water.",
+            "Take one or three tablets at a time.",
+        ),
+    ],
+)
+def test_percentage_points_basis_points_and_counts_in_words_are_read_as_values(
+    claim, sentence, wrong
+):
+    assert not [i for i in _against(claim, sentence).issues if i.kind == "number"]
+    assert [i for i in _against(wrong, sentence).issues if i.kind == "number"]
+
+
+def test_an_acronym_stands_for_the_words_whose_initials_it_is():
+    sentence = "Up to 20 hours of time off in lieu may be carried into the next quarter."
+    g = _against("You can carry 20 hours of TOIL into the next quarter.", sentence)
+    assert not [i for i in g.issues if i.kind == "name"], g.issues
+    g = _against("You can carry 20 hours of PTO into the next quarter.", sentence)
+    assert [i.text for i in g.issues if i.kind == "name"] == ["PTO"]
+
+
 def test_an_ordinal_before_an_amount_is_which_end_of_it_not_a_rank():
     sentence = "The first £75 of an arranged overdraft is free of interest."
     g = _against("No interest is charged on the first £75 you borrow.", sentence)
@@ -2641,6 +2679,21 @@ def test_a_value_worked_out_from_the_askers_own_figures_is_the_answers(answer, p
     asked = "I earn £48,000 a year. How much goes into my pension each month?"
     result = _decided(asked, answer, _PENSION)
     assert result.passing == passing, result.details["claims"]
+
+
+_APPROVALS = [
+    "Claims up to £300 are approved by a line manager, and claims from £300.01 to £2,000 by"
+    " the head of finance."
+]
+
+
+@pytest.mark.parametrize(("spent", "inside"), [("900", True), ("250", False), ("2,500", False)])
+def test_the_askers_value_inside_a_band_the_sources_state_is_theirs(spent, inside):
+    claim = f"Your £{spent} claim falls in the band from £300.01 to £2,000."
+    # the slot reading sets the user's value against the band's first end
+    conflict = _issue("number", "conflict", spent, claim)
+    kept = premises([conflict], claim, f"I've spent £{spent} on a course. Who approves it?")
+    assert kept == ([] if inside else [conflict])
 
 
 def test_a_value_no_question_states_is_not_the_user_s():

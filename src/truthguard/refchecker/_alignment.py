@@ -71,8 +71,10 @@ def _same_number(a: Fact, b: Fact) -> bool:
         x, y = a.value * DURATION[a.unit], b.value * DURATION[b.unit]
         return abs(x - y) <= 0.02 * max(x, y)
     if a.unit == b.unit == "%" and (a.text[:1].isalpha() or b.text[:1].isalpha()):
-        # a share in words is its percentage rounded: "a third" is 33%, 33.3% or 33.33%
-        same = abs(a.value - b.value) < 0.5
+        # a share in words is its percentage rounded: "a third" is 33%, 33.3% or 33.33% (and
+        # "a quarter of a percentage point" no half of one)
+        gap = abs(a.value - b.value)
+        same = gap < 0.5 and gap <= 0.02 * max(abs(a.value), abs(b.value))
     elif abs(a.value - b.value) > 1e-9 * max(1.0, abs(a.value)) and not (
         _rounded_to(a.value, b.value)
         or _rounded_to(b.value, a.value)

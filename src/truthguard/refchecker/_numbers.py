@@ -127,6 +127,12 @@ _UNIT_ALIASES = {
     "percent": "%",
     "per cent": "%",
     "percentage": "%",
+    "percentage point": "%",
+    "percentage points": "%",
+    "basis point": "bp",
+    "basis points": "bp",
+    "bp": "bp",
+    "bps": "bp",
     "$": "$",
     "dollar": "$",
     "dollars": "$",
@@ -478,6 +484,8 @@ _CLOCK = re.compile(
 "9 this morning", "6 in the evening"."""
 
 SUBUNIT = "¢"
+BASIS = "bp"
+"""The unit of an amount in basis points, read as a hundredth of a percentage point."""
 """The unit of an amount in hundredths of a currency ("10 cents", "45 pence"), read as the
 currency's amount (0.10, 0.45): it agrees with any currency's sign or code."""
 
@@ -703,11 +711,18 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
         if unit is None and _pence(tokens, j, value):
             unit, value, j = SUBUNIT, value / 100, j + 1  # "25p a day" is £0.25
         if unit is None:
-            unit, _ = _unit_after(tokens, j)
+            unit, words = _unit_after(tokens, j)
+            if unit in ("%", BASIS) and (words > 1 or unit == BASIS):
+                # "12 per cent", "0.8 percentage points", "80 basis points": the words are
+                # the unit's, and a basis point is a hundredth of a percentage point
+                j += words
+                if unit == BASIS:
+                    unit, value = "%", value / 100
             if unit == "in":
                 unit = None  # "in" is a preposition far more often than inches
             elif (
                 unit is not None
+                and j < len(tokens)
                 and tokens[j].text in _SIGNS
                 and j + 1 < len(tokens)
                 and tokens[j + 1].text[:1].isdigit()
@@ -781,6 +796,7 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             and tok.norm == "one"
             and unit is None
             and text[tok.end : tok.end + 1] != "-"  # "a one- or two-day event" counts days
+            and not _ONE_OF_A_RANGE.match(text, tok.end)  # "one or two tablets"
         ):
             # "one of the", "the one who", "one large bloom": a pronoun or an article far more
             # often than a count, and stated as a count it is rarely the fact that changes
@@ -798,6 +814,12 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
         facts.append(Fact("number", value, start, end, text[start:end], unit))
         i = j
     return facts
+
+
+_ONE_OF_A_RANGE = re.compile(
+    r"\s+(?:or|to)\s+(?:\d|two|three|four|five|six|seven|eight|nine|ten)\b", re.IGNORECASE
+)
+"""What makes "one" the first end of a count ("one or two tablets", "one to three days")."""
 
 
 def _cardinal_at(tokens: list[Token], j: int) -> bool:
@@ -838,10 +860,27 @@ def _fiscal(text: str, tokens: list[Token], i: int) -> tuple[Fact, int] | None:
     return None
 
 
+_OF_A_POINT = re.compile(
+    r"\s+(of\s+)?an?\s+(?:percentage\s+point|per\s*cent(?:age\s+point)?)\b", re.IGNORECASE
+)
+"""A share of one percentage point after a fraction ("a quarter *of a percentage point*",
+"half *a percentage point*")."""
+
+
+def _token_after(tokens: list[Token], end: int) -> int:
+    """The index of the first token starting at or after character ``end``."""
+    return next((k for k, t in enumerate(tokens) if t.start >= end), len(tokens))
+
+
 def _fraction(text: str, tokens: list[Token], i: int) -> tuple[float, int] | None:
     """A share written as a fraction from token ``i``: "a fifth" (20%), "one third", "two
     thirds" (66.7%), "nine-tenths" (90%), followed by "of", a preposition or the end of the
     clause (not "a fifth season", a rank); its value in percent and the token after it."""
+    if tokens[i].norm == "half":
+        point = _OF_A_POINT.match(text, tokens[i].end)
+        if point is not None and point.group(1) is None:
+            return 0.5, _token_after(tokens, point.end())  # "half a percentage point"
+        return None  # a half is read elsewhere ("half of", "and a half")
     joined = tokens[i].norm.split("-")
     if len(joined) == 2:  # "nine-tenths", "two-thirds": one token
         first, word, last = joined[0], joined[1], i
@@ -853,6 +892,10 @@ def _fraction(text: str, tokens: list[Token], i: int) -> tuple[float, int] | Non
     den = _FRACTION_OF.get(word) or _FRACTION_OF.get(word.removesuffix("s"))
     if not count or not den or den == 2 or (count > 1) != word.endswith("s"):
         return None  # a half is read elsewhere ("half of", "and a half")
+    point = _OF_A_POINT.match(text, tokens[last].end)
+    if point is not None and point.group(1) is not None:
+        # "a quarter of a percentage point": a share of one point, not of the whole
+        return round(count / den, 4), _token_after(tokens, point.end())
     after = tokens[last + 1].norm if last + 1 < len(tokens) else ""
     ends = after and re.search(r"[,.;:!?)]", text[tokens[last].end : tokens[last + 1].start])
     if after and not ends and after not in _FRACTION_NEXT and tokens[last + 1].text[:1].isalnum():

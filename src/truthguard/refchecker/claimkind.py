@@ -323,11 +323,13 @@ _QUALIFIED_REPLY = re.compile(
         broadly|often|sometimes|some|in\s+part|in\s+short|in\s+most\s+cases|for\s+the\s+most\s+part|
         not\s+always|not\s+quite|not\s+really)\s*,?\s*(?:yes|no)\s*[.!]?$
       | ^(?:yes|no)?\s*,?\s*(?:not|only)\s+(?:fully|entirely|completely|quite|always|really|
-        exactly|necessarily|in\s+full|partly|partially)\s*[.!]?$""",
+        exactly|necessarily|in\s+full|partly|partially)\s*[.!]?$
+      | ^(?:yes|no)?\s*,?\s*(?:but\s+)?(?:only\s+)?(?:in|under)\s+(?:some|certain|limited|
+        specific|a\s+few)\s+(?:cases|circumstances|situations|conditions)\s*[.!]?$""",
     re.IGNORECASE | re.VERBOSE,
 )
-"""A yes or no with how far it holds ("Mostly, yes.", "In short, no.", "Not fully."): a
-stance, no fact."""
+"""A yes or no with how far it holds ("Mostly, yes.", "In short, no.", "Not fully.", "Only in
+certain cases."): a stance, no fact."""
 
 _NAME_OPENERS = frozenset(("great", "nice", "good", "happy", "glad", "cool", "right", "sure"))
 _WORD_OPENERS = frozenset(("no", "right"))

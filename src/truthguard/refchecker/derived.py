@@ -42,6 +42,7 @@ __all__ = [
     "WEEKDAYS",
     "anaphoric",
     "clock_span",
+    "date_after",
     "date_span",
     "derived",
     "enumerated",
@@ -191,9 +192,14 @@ def worked(
     values = [f for f in (*facts, *evidence) if f.kind == "number" and f is not fact and f.value]
     target = float(fact.value)
     # half or twice another value of its unit, where the claim or its evidence sentence says
-    # so ("£270, half of the £540 fee")
+    # so ("£270, half of the £540 fee"; not the "half" of a value, "half a percentage point")
     for times, word in ((0.5, _HALF), (2.0, _TWICE)):
-        if (word.search(text) or word.search(said)) and any(
+        says = [
+            m
+            for m in word.finditer(said)
+            if not any(f.start <= m.start() < f.end for f in evidence)
+        ]
+        if (word.search(text) or says) and any(
             _same(target, float(v.value) * times)  # type: ignore[arg-type]
             for v in values
             if v.unit == fact.unit
@@ -722,9 +728,13 @@ def date_span(
             later = not later
         return (a > b) if later else (a < b)
 
-    # two dates of one side: which the span runs from is not read
+    # two dates of one side: which the span runs from is not read (two days of months the
+    # claim gives no year for count the same days in any year)
     dates = [d for d, _ in own]
-    free = [(a, b) for side in (dates, theirs) for i, a in enumerate(side) for b in side[i + 1 :]]
+    bare = [d for d, _ in _dated([f for f in facts if f is not fact], bare=True)]
+    free = [
+        (a, b) for side in (dates, theirs, bare) for i, a in enumerate(side) for b in side[i + 1 :]
+    ]
     # the claim's date and another: the words say which comes first
     mine = [(a, at, b) for a, at in own for b in theirs + _dates(list(sources))]
     return any(fits(a, b) for a, b in free) or any(
@@ -765,24 +775,29 @@ def clock_span(fact: Fact, text: str, facts: Sequence[Fact], evidence: Sequence[
 _AFTER = re.compile(r"^\W*(?:[a-z]+\W+)?(after|before|prior|later|afterwards|earlier)\b", re.I)
 
 
-def _dated(facts: Sequence[Fact]) -> list[tuple[dt.date, int]]:
+_NO_YEAR = 2001
+"""The year a day and month no year goes with are read in: days apart are the same in any year
+but a leap year's (a common year)."""
+
+
+def _dated(facts: Sequence[Fact], bare: bool = False) -> list[tuple[dt.date, int]]:
     """The dates ``facts`` state: a month with its day and year ("6 August 1945", "April 20,
     2010"; a missing year borrowed from the nearest one stated), or a year alone (1 July),
-    each with where its month or year starts in the text."""
+    each with where its month or year starts in the text. With ``bare``, only the days of a
+    month that no year is stated with, read in :data:`_NO_YEAR` ("3 March to 28 March")."""
     years = [f for f in facts if f.kind == "number" and _year(f)]
+    if bare:
+        if years:
+            return []
+        return [
+            (dt.date(_NO_YEAR, int(m.value), int(d.value)), m.start)
+            for m, d in _days_of_months(facts)
+            if d is not None and _valid(_NO_YEAR, int(m.value), int(d.value))
+        ]
     out: list[tuple[dt.date, int]] = []
     used: set[int] = set()
-    for k, f in enumerate(facts):
-        if f.kind != "month":
-            continue
-        day = next(
-            (
-                g
-                for g in (facts[k - 1] if k else None, facts[k + 1] if k + 1 < len(facts) else None)
-                if g is not None and g.kind == "number" and _day(g) and abs(g.start - f.start) < 12
-            ),
-            None,
-        )
+    for f, day in _days_of_months(facts):
+        k = facts.index(f)
         year = next((g for g in facts[k + 1 : k + 3] if _year(g) and g.start - f.end < 12), None)
         if year is None and years:
             year = min(years, key=lambda g: abs(g.start - f.start))
@@ -797,6 +812,75 @@ def _dated(facts: Sequence[Fact]) -> list[tuple[dt.date, int]]:
             continue
     out += [(dt.date(int(y.value), 7, 1), y.start) for y in years if id(y) not in used]
     return out
+
+
+def _days_of_months(facts: Sequence[Fact]) -> list[tuple[Fact, Fact | None]]:
+    """Each month of ``facts`` with the day number beside it, or None."""
+    out = []
+    for k, f in enumerate(facts):
+        if f.kind != "month":
+            continue
+        near = (facts[k - 1] if k else None, facts[k + 1] if k + 1 < len(facts) else None)
+        day = next(
+            (
+                g
+                for g in near
+                if g is not None and g.kind == "number" and _day(g) and abs(g.start - f.start) < 12
+            ),
+            None,
+        )
+        out.append((f, day))
+    return out
+
+
+def _valid(year: int, month: int, day: int) -> bool:
+    try:
+        dt.date(year, month, day)
+    except ValueError:
+        return False
+    return True
+
+
+def date_after(
+    at: int, claim: str, facts: Sequence[Fact], said: Sequence[tuple[str, Sequence[Fact]]]
+) -> bool:
+    """Whether the date the ``claim`` (with its ``facts``) gives with the month at offset
+    ``at`` is a date of the asker's (the first of ``said``: texts with their facts, the
+    question's first, then the claim's and its evidence sentence's) a whole number of days,
+    weeks or months one of them states later or earlier: "spent on 3 March", "within 30
+    days": "by 2 April". Dates without a year are read in one common year."""
+    mine = [d for d, k in _dated(facts) + _dated(facts, bare=True) if k == at]
+    if not mine or not said:
+        return False
+    asked = said[0][1]
+    bases = [d for d, _ in _dated(asked) + _dated(asked, bare=True)]
+    stretches = [
+        f
+        for _, found in said
+        for f in found
+        if f.kind == "number"
+        and f.unit in ("day", "week", "month")
+        and isinstance(f.value, float)
+        and f.value.is_integer()
+    ]
+    for base in bases:
+        for f in stretches:
+            n = int(f.value)  # type: ignore[arg-type]
+            if f.unit == "month":
+                months = base.month - 1 + n
+                year, month = base.year + months // 12, months % 12 + 1
+                ends = [dt.date(year, month, base.day)] if _valid(year, month, base.day) else []
+            else:
+                step = dt.timedelta(days=n * (7 if f.unit == "week" else 1))
+                ends = [base + step, base - step]
+            if any(
+                e.replace(year=d.year) == d
+                for e in ends
+                for d in mine
+                if _valid(d.year, e.month, e.day)
+            ):
+                return True
+    return False
 
 
 def _dates(facts: Sequence[Fact]) -> list[dt.date]:

@@ -66,6 +66,7 @@ from truthguard.refchecker._names import unknown_term
 from truthguard.refchecker._numbers import DURATION_DAYS, bound_span, lead_time, unit_of
 from truthguard.refchecker.derived import (
     WEEKDAYS,
+    date_after,
     derived,
     from_case,
     per_count,
@@ -1402,6 +1403,19 @@ def _neighbours(text: Analysed, values: Sequence[Fact]) -> dict[int, tuple[set[s
     return out
 
 
+def _abbreviates(name: str, sent: Analysed) -> bool:
+    """Whether ``name``, in capitals, is the initials of consecutive words of ``sent`` in any
+    case ("TOIL" of "time off in lieu", "MFA" of "multi-factor authentication": the parts of a
+    hyphenated word count)."""
+    letters = name.removesuffix("s") if name[:-1].isupper() else name
+    if not (3 <= len(letters) <= 6 and letters.isalpha() and letters.isupper()):
+        return False
+    initials = "".join(
+        part[:1] for t in sent.tokens for part in t.norm.split("-") if part[:1].isalpha()
+    )
+    return letters.casefold() in initials
+
+
 def _exchanged(
     fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]]
 ) -> tuple[int, Fact] | None:
@@ -1926,7 +1940,9 @@ def ground_claim(
     def stated(fact: Fact) -> bool:
         """Whether ``fact`` is stated where it counts (see above)."""
         if fact.kind in ("name", "title"):
-            return fact_in(fact, every_facts, every_norms, every_stems, all_names)
+            return fact_in(fact, every_facts, every_norms, every_stems, all_names) or (
+                fact.kind == "name" and any(_abbreviates(str(fact.text), e) for e in near)
+            )
         return fact_in(fact, _dating(fact, all_facts, claim, context), norms, stems, all_names)
 
     issues: list[Issue] = []
@@ -2652,6 +2668,22 @@ def premises(
         and str(i.get("text", "")).casefold().rstrip("s") in WEEKDAYS
         and weekday_after(i["start"], claim_text, said_days)
     }
+    # a date a stretch the sources or the claim state after (or before) a date of the asker's
+    # ("spent on 3 March", "within 30 days": "by 2 April"), with its day
+    dates_after = {
+        (i["start"], i["end"])
+        for i in issues
+        if i.get("kind") == "month"
+        and i.get("relation") == "ungrounded"
+        and date_after(i["start"], claim_text, said_days[1][1], said_days)
+    }
+    premise |= dates_after
+    premise |= {
+        (f.start, f.end)
+        for f in numbers
+        if unfound.get((f.start, f.end)) == "ungrounded"
+        and any(0 <= start - f.end <= 2 for start, _ in dates_after)
+    }
 
     def kept(i: dict[str, Any]) -> bool:
         if i.get("kind") in ("month", "name"):
@@ -2722,6 +2754,10 @@ def _compared(text: str, mine: Fact, theirs: Fact) -> bool:
     return truly
 
 
+_BAND = re.compile(r"\b(?:between|from)\s+[$£€¥]?\s*$", re.IGNORECASE)
+"""A band's first end right before the sources' value ("in the band *between* £250.01 and ...")."""
+_BAND_TOP = re.compile(r"\s*(?:and|to|-|\u2013)\s*[$£€¥]?\s*(\d[\d,]*(?:\.\d+)?)(?![\d,.]*\d)")
+"""A band's other end after the sources' value ("... *and £1,000*")."""
 _EQUALS = re.compile(r"\s*(?:[\w-]+\s+)?(?:is|are|equals|means|makes|=)\s*", re.IGNORECASE)
 """What states two values equal between them ("ten weeks is 70 days")."""
 
@@ -2732,8 +2768,14 @@ def _truly(text: str, mine: Fact, theirs: Fact) -> bool | None:
     if not _one_measure(mine, theirs) or mine.end > theirs.start:
         return None
     between = text[mine.end : theirs.start]
-    more, less = _MORE.search(between), _LESS.search(between)
     a, b = _in_days(mine), _in_days(theirs)
+    band = _BAND.search(between)
+    top = _BAND_TOP.match(text, theirs.end) if band is not None else None
+    if band is not None and top is not None and "." not in between and len(between) <= 80:
+        # "£640 is in the band between £250.01 and £1,000": within both ends
+        high = float(top.group(1).replace(",", "")) * (b / float(theirs.value) if b else 1.0)  # type: ignore[arg-type]
+        return a is not None and b is not None and b <= a <= high
+    more, less = _MORE.search(between), _LESS.search(between)
     if _EQUALS.fullmatch(between):
         return a is not None and a == b
     if (more is None and less is None) or "." in between or len(between) > 80:
