@@ -25,6 +25,8 @@ from truthguard.refchecker.structure import (
 )
 
 REMARKS = [
+    "The wording doesn't say whether the insurer pays first.",
+    "The booklet doesn't say what happens on a takeover.",
     "The documentation doesn't say whether you can change the TTL of every record at once.",
     "There's nothing in the documentation about how many rooms can run at the same time.",
     "The manual doesn't mention other materials such as nylon or polycarbonate.",
@@ -89,6 +91,7 @@ FACTS = [
     "Nothing in the policy covers flood damage.",
     "Whether staff are paid is decided by the board.",
     "Nothing in the box was damaged.",
+    "The clause doesn't cover subcontractors.",
 ]
 
 

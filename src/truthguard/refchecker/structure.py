@@ -173,6 +173,8 @@ DOCUMENTS = frozenset(
         *("update", "instruction", "snippet", "information", "story", "piece", "entry"),
         *("chapter", "paragraph", "description", "email", "letter", "interview", "record"),
         *("abstract", "protocol", "procedure", "sop", "notes", "runbook", "playbook"),
+        *("wording", "booklet", "pamphlet", "handout", "bulletin", "newsletter", "appendix"),
+        *("annex",),
     )
 )
 """Nouns that name a text: what says or leaves out, never what a fact is about."""
@@ -192,7 +194,7 @@ BINDING = frozenset(
         *("policy", "rule", "regulation", "term", "contract", "agreement", "warranty"),
         *("licence", "license", "guideline", "code", "charter", "law", "act", "bylaw"),
         *("rulebook", "guidance", "sla", "standard", "scheme", "terms", "conditions", "plan"),
-        *("list", "schedule", "sheet"),
+        *("list", "schedule", "sheet", "clause"),
     )
 )
 """Texts that also bind or enumerate: "the policy doesn't cover floods" and "the price list
