@@ -25,6 +25,7 @@ from truthguard.refchecker.structure import (
 )
 
 REMARKS = [
+    "The handbook is unclear on whether overtime counts.",
     "The wording doesn't say whether the insurer pays first.",
     "The booklet doesn't say what happens on a takeover.",
     "The documentation doesn't say whether you can change the TTL of every record at once.",

@@ -235,7 +235,8 @@ _KNOWING = frozenset(("say", "tell", "confirm", "know", "answer", "determine", "
 """What a speaker cannot do when the sources lack the answer ("so I can't tell you that")."""
 
 _CUES = re.compile(
-    r"\b(?:not|cannot|never|neither|no|nothing|none|only|silent|without)\b|n['’]t\b", re.IGNORECASE
+    r"\b(?:not|cannot|never|neither|no|nothing|none|only|silent|unclear|vague|ambiguous|without)\b|n['’]t\b",
+    re.IGNORECASE,
 )
 """Words without which no clause is a remark of these forms (a parse is asked only then)."""
 
@@ -444,8 +445,12 @@ def _there_is_nothing(be: Any) -> bool:
 
 
 def _silent(adj: Any) -> bool:
-    """ "The filing is silent on the dividend"."""
-    return adj.lower_ == "silent" and _text_noun(_subject(adj.head)) is not None
+    """ "The filing is silent on the dividend", "the handbook is unclear on whether overtime
+    counts": a text that leaves a matter open."""
+    return (
+        adj.lower_ in ("silent", "unclear", "vague", "ambiguous")
+        and _text_noun(_subject(adj.head)) is not None
+    )
 
 
 def remark(text: str) -> bool:
