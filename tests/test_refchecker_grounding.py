@@ -2696,6 +2696,19 @@ def test_the_askers_value_inside_a_band_the_sources_state_is_theirs(spent, insid
     assert kept == ([] if inside else [conflict])
 
 
+@pytest.mark.parametrize(
+    ("claim", "kept"),
+    [("Send it by 16 July.", False), ("Send it by July 16.", False), ("Send it by July 18.", True)],
+)
+def test_a_date_worked_from_the_askers_date_and_a_stated_stretch_is_theirs(claim, kept):
+    month = _issue("month", "ungrounded", "July", claim)
+    day = next(w for w in ("16", "18") if w in claim)
+    number = _issue("number", "ungrounded", day, claim)
+    asked = "I paid the invoice on 16 June. When must I send my claim?"
+    left = premises([month, number], claim, asked, "Claims must reach us within 30 days.")
+    assert left == ([month, number] if kept else [])
+
+
 def test_a_value_no_question_states_is_not_the_user_s():
     answer = "Yes: 15 classes a month is above the minimum of 12."
     asked = "How many classes do I need for the discount?"

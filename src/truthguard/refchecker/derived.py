@@ -35,7 +35,7 @@ from collections.abc import Iterator, Sequence
 
 from truthguard.refchecker._alignment import APPROX, MONEY, year
 from truthguard.refchecker._lemmas import lemmas
-from truthguard.refchecker._numbers import CLOCK, DURATION_DAYS
+from truthguard.refchecker._numbers import CLOCK, DURATION_DAYS, unit_of
 from truthguard.refchecker._tokens import Fact, stem
 
 __all__ = [
@@ -404,8 +404,6 @@ def _measure(f: Fact) -> str:
     ``count`` (a bare number); any other unit is its own measure."""
     unit = f.unit
     if unit is None and "-" in f.text:
-        from truthguard.refchecker._numbers import unit_of
-
         unit = unit_of(f.text.rsplit("-", 1)[-1])  # "a five-week trip"
     if unit is None:
         return "count"
@@ -502,8 +500,9 @@ def from_case(
     £2,200, and £63 is 9% of £700; a count a quotient makes is its whole part (£9,000 buys
     2,812 shares at £3.20). No word of working is needed: a figure the asker gave is the
     answer's to work from, and a wrong result would have to fall on one of the few values of
-    its measure that one step makes. A percentage, a time of day, a year and the day of a date
-    are never worked out, nor worked from."""
+    its measure that one step makes. A percentage is never worked out (it is the sources' to
+    state), only taken as a share; a time of day, a year and the day of a date are neither
+    worked out nor worked from."""
     dated = _days_of_dates(case) | _days_of_dates(claim)
     for facts in pool:
         dated |= _days_of_dates(facts)
@@ -848,7 +847,8 @@ def date_after(
     ``at`` is a date of the asker's (the first of ``said``: texts with their facts, the
     question's first, then the claim's and its evidence sentence's) a whole number of days,
     weeks or months one of them states later or earlier: "spent on 3 March", "within 30
-    days": "by 2 April". Dates without a year are read in one common year."""
+    days": "by 2 April". Dates without a year are read in one common year, and the year of
+    the claim's date is not compared (a deadline is told by its day and month)."""
     mine = [d for d, k in _dated(facts) + _dated(facts, bare=True) if k == at]
     if not mine or not said:
         return False

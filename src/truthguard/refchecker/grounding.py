@@ -2682,7 +2682,7 @@ def premises(
         (f.start, f.end)
         for f in numbers
         if unfound.get((f.start, f.end)) == "ungrounded"
-        and any(0 <= start - f.end <= 2 for start, _ in dates_after)
+        and any(0 <= start - f.end <= 2 or 0 <= f.start - end <= 2 for start, end in dates_after)
     }
 
     def kept(i: dict[str, Any]) -> bool:
@@ -2764,7 +2764,8 @@ _EQUALS = re.compile(r"\s*(?:[\w-]+\s+)?(?:is|are|equals|means|makes|=)\s*", re.
 
 def _truly(text: str, mine: Fact, theirs: Fact) -> bool | None:
     """Whether "``mine`` more / less than ``theirs``", as the words between them say, holds
-    (in days for two stretches of time); None when no such words stand between them."""
+    (in days for two stretches of time), or "``mine`` ... between ``theirs`` and another"
+    (within both ends of the band); None when no such words stand between them."""
     if not _one_measure(mine, theirs) or mine.end > theirs.start:
         return None
     between = text[mine.end : theirs.start]
