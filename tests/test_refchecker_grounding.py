@@ -2532,6 +2532,12 @@ def test_a_multiple_written_with_an_x_is_the_number_of_times(claim, wrong):
             "The bank cut its rate by 25bp.",
         ),
         ("Sales rose by 9 per cent.", "Sales rose 9% in the year.", "Sales rose by 7 per cent."),
+        # "half" is a share, as "a fifth" is
+        (
+            "In the second year you repay 50%.",
+            "In the second year you repay half of the fees.",
+            "In the second year you repay 25%.",
+        ),
         # "one" opening a range is a count, not a pronoun
         (
             "Take one or two tablets at a time.",

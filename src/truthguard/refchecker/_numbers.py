@@ -873,14 +873,18 @@ def _token_after(tokens: list[Token], end: int) -> int:
 
 
 def _fraction(text: str, tokens: list[Token], i: int) -> tuple[float, int] | None:
-    """A share written as a fraction from token ``i``: "a fifth" (20%), "one third", "two
-    thirds" (66.7%), "nine-tenths" (90%), followed by "of", a preposition or the end of the
-    clause (not "a fifth season", a rank); its value in percent and the token after it."""
+    """A share written as a fraction from token ``i``: "half" (50%), "a fifth" (20%), "one
+    third", "two thirds" (66.7%), "nine-tenths" (90%), followed by "of", a preposition or the
+    end of the clause (not "a fifth season", a rank); its value in percent and the token after
+    it."""
     if tokens[i].norm == "half":
         point = _OF_A_POINT.match(text, tokens[i].end)
         if point is not None and point.group(1) is None:
             return 0.5, _token_after(tokens, point.end())  # "half a percentage point"
-        return None  # a half is read elsewhere ("half of", "and a half")
+        nxt = tokens[i + 1].norm if i + 1 < len(tokens) else ""
+        if nxt in ("a", "an") or (i and tokens[i - 1].norm in ("a", "and", "one")):
+            return None  # "half an hour", "two and a half", "a half-marathon"
+        return 50.0, i + 1  # "half the fee", "half of it", "in the second year, half"
     joined = tokens[i].norm.split("-")
     if len(joined) == 2:  # "nine-tenths", "two-thirds": one token
         first, word, last = joined[0], joined[1], i
