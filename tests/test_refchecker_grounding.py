@@ -2561,6 +2561,27 @@ def test_an_acronym_stands_for_the_words_whose_initials_it_is():
     assert [i.text for i in g.issues if i.kind == "name"] == ["PTO"]
 
 
+def test_a_value_the_sources_state_only_of_other_things_fills_no_bound_slot():
+    sentences = [
+        (
+            0,
+            0,
+            "Report a lost badge to reception within 2 hours of noticing, using the 48-hour"
+            " helpline.",
+        ),
+        (0, 86, "Expense claims must be filed within 48 hours."),
+    ]
+    wrong = ground_claim("Tell reception within 48 hours of noticing the badge is lost.", sentences)
+    assert [(i.relation, i.text) for i in wrong.issues if i.kind == "number"] == [
+        ("other_value", "48")
+    ]
+    right = ground_claim("Tell reception within 2 hours of noticing the badge is lost.", sentences)
+    assert not [i for i in right.issues if i.kind == "number"]
+    # a claim that describes with the value as the sources do is no bound
+    line = ground_claim("Reception runs a 48-hour helpline for lost badges.", sentences)
+    assert not [i for i in line.issues if i.relation == "other_value"]
+
+
 def test_an_ordinal_before_an_amount_is_which_end_of_it_not_a_rank():
     sentence = "The first £75 of an arranged overdraft is free of interest."
     g = _against("No interest is charged on the first £75 you borrow.", sentence)

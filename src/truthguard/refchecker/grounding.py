@@ -1230,6 +1230,7 @@ def _slot_rival(
     same, rivals = _statements(fact, claim, sents)
     if not same or not rivals:
         return None
+    texts = dict(sents)
     mine = [f for f in claim.facts if f is fact or _one_sort(fact, claim, f, claim)]
     contexts = value_contexts(claim.text, [(f.start, f.end) for f in mine])
     # only the words the claim ties to this value alone say which slot it fills ("needs 35
@@ -1238,7 +1239,6 @@ def _slot_rival(
     said = contexts[at].difference(*(c for k, c in enumerate(contexts) if k != at))
     if not said:
         return None
-    texts = dict(sents)
     if all(_outside_bound(claim, fact, texts[k], g, case) for k, g in same):
         # every statement of the claim's value bounds a case the claim's is not in ("£19 for
         # dogs under 25 kg" of a dog of 30 kg): a rival of the same list whose bound takes the
@@ -1260,6 +1260,24 @@ def _slot_rival(
     own = max(shared[k, g.start] for k, g in same)
     k, rival = max(rivals, key=lambda r: shared[r[0], r[1].start])
     more = shared[k, rival.start]
+    lead = _lead(claim, fact)
+    if (
+        lead is not None
+        and not dated
+        and not _describes(claim, fact)
+        and all(_describes(texts[j], g) or not shared[j, g.start] for j, g in same)
+    ):
+        # the sources state the claim's value only of other things, as what describes a thing
+        # ("on the 24-hour line") or with none of the claim's words, and the claim's bound
+        # ("within 24 hours") opens one value's slot that shares two of them ("within 4 hours
+        # of discovering the loss", reported to the service desk): that value is the slot's
+        bounded = [
+            (j, g)
+            for j, g in rivals
+            if _lead(texts[j], g) == lead and shared[j, g.start] >= SLOT_MORE
+        ]
+        if len(bounded) == 1:
+            return bounded[0]
     if dated and (own or more < 3):
         return None
     if own <= 1 and more - own >= SLOT_MORE and more * 3 >= len(said):
@@ -1780,6 +1798,12 @@ _LEADS = frozenset(
 """Words that open a value's slot by a bound, a deadline or a period ("*within* 10 days",
 "*over* 6 m", "at *least* 18", "*every* 3 weeks"); "of", "to", "in" or "for" open too many
 relations to tell one slot from another."""
+
+
+def _describes(text: Analysed, fact: Fact) -> bool:
+    """Whether the value ``fact`` is joined by a hyphen to its unit and the noun it describes
+    ("a 24-hour line", "the 30-day limit"): what a thing is, not a slot of its own."""
+    return bool(re.match(r"-[^\W\d_]+(?:-[^\W\d_]+)*\s+[^\W\d_]", text.text[fact.end :]))
 
 
 def _lead(text: Analysed, fact: Fact) -> str | None:
