@@ -44,6 +44,7 @@ __all__ = [
     "clock_span",
     "date_after",
     "date_span",
+    "day_of_date",
     "derived",
     "enumerated",
     "from_case",
@@ -469,15 +470,18 @@ def _numeric(f: Fact, dated: frozenset[int]) -> bool:
     )
 
 
+def day_of_date(fact: Fact, facts: Sequence[Fact]) -> bool:
+    """Whether the number ``fact`` is the day of a date among ``facts`` (one text's): a month
+    right before or after it ("July 4", "4 July")."""
+    return any(
+        m.kind == "month" and (0 <= fact.start - m.end <= 2 or 0 <= m.start - fact.end <= 2)
+        for m in facts
+    )
+
+
 def _days_of_dates(facts: Sequence[Fact]) -> frozenset[int]:
     """The numbers of ``facts`` (one text's) that are the day of a date ("12 September")."""
-    months = [m for m in facts if m.kind == "month"]
-    return frozenset(
-        id(f)
-        for f in facts
-        if f.kind == "number"
-        and any(0 <= f.start - m.end <= 2 or 0 <= m.start - f.end <= 2 for m in months)
-    )
+    return frozenset(id(f) for f in facts if f.kind == "number" and day_of_date(f, facts))
 
 
 def from_case(
@@ -790,13 +794,12 @@ def _dated(facts: Sequence[Fact], bare: bool = False) -> list[tuple[dt.date, int
             return []
         return [
             (dt.date(_NO_YEAR, int(m.value), int(d.value)), m.start)
-            for m, d in _days_of_months(facts)
+            for _, m, d in _days_of_months(facts)
             if d is not None and _valid(_NO_YEAR, int(m.value), int(d.value))
         ]
     out: list[tuple[dt.date, int]] = []
     used: set[int] = set()
-    for f, day in _days_of_months(facts):
-        k = facts.index(f)
+    for k, f, day in _days_of_months(facts):
         year = next((g for g in facts[k + 1 : k + 3] if _year(g) and g.start - f.end < 12), None)
         if year is None and years:
             year = min(years, key=lambda g: abs(g.start - f.start))
@@ -813,8 +816,8 @@ def _dated(facts: Sequence[Fact], bare: bool = False) -> list[tuple[dt.date, int
     return out
 
 
-def _days_of_months(facts: Sequence[Fact]) -> list[tuple[Fact, Fact | None]]:
-    """Each month of ``facts`` with the day number beside it, or None."""
+def _days_of_months(facts: Sequence[Fact]) -> list[tuple[int, Fact, Fact | None]]:
+    """Each month of ``facts``, with its index there and the day number beside it, or None."""
     out = []
     for k, f in enumerate(facts):
         if f.kind != "month":
@@ -828,7 +831,7 @@ def _days_of_months(facts: Sequence[Fact]) -> list[tuple[Fact, Fact | None]]:
             ),
             None,
         )
-        out.append((f, day))
+        out.append((k, f, day))
     return out
 
 

@@ -67,6 +67,7 @@ from truthguard.refchecker._numbers import DURATION_DAYS, bound_span, lead_time,
 from truthguard.refchecker.derived import (
     WEEKDAYS,
     date_after,
+    day_of_date,
     derived,
     from_case,
     per_count,
@@ -1003,10 +1004,7 @@ def _named_before(sentences: Sequence[tuple[int, int, str]], k: int) -> tuple[Ar
 
 def _in_date(fact: Fact, text: Analysed) -> bool:
     """Whether the number ``fact`` is the day of a date ("July 4", "4 July")."""
-    return any(
-        m.kind == "month" and (0 <= fact.start - m.end <= 2 or 0 <= m.start - fact.end <= 2)
-        for m in text.facts
-    )
+    return day_of_date(fact, text.facts)
 
 
 def _bound_words(text: Analysed, facts: Sequence[Fact] | None = None) -> list[tuple[int, int]]:
@@ -2653,8 +2651,8 @@ def premises(
 
     # a value worked out, step by step, from the figures of a question about the asker's own
     # case ("On £36,000 your basic pay is £3,000 a month"; "five weeks is 35 days")
+    claim_facts = analyse(claim_text).facts
     if asked and _OWN_CASE.search(question or ""):
-        claim_facts = analyse(claim_text).facts
         premise |= {
             (f.start, f.end)
             for f in numbers
@@ -2679,11 +2677,7 @@ def premises(
         for f in numbers
         if unfound.get((f.start, f.end)) == "ungrounded" and timed(f, asked, stretches)
     }
-    said_days = [
-        (question, said),
-        (claim_text, analyse(claim_text).facts),
-        (evidence, analyse(evidence).facts),
-    ]
+    said_days = [(question, said), (claim_text, claim_facts), (evidence, analyse(evidence).facts)]
     premise |= {
         (i["start"], i["end"])
         for i in issues
@@ -2699,7 +2693,7 @@ def premises(
         for i in issues
         if i.get("kind") == "month"
         and i.get("relation") == "ungrounded"
-        and date_after(i["start"], claim_text, said_days[1][1], said_days)
+        and date_after(i["start"], claim_text, claim_facts, said_days)
     }
     premise |= dates_after
     premise |= {
@@ -2780,8 +2774,8 @@ def _compared(text: str, mine: Fact, theirs: Fact) -> bool:
 
 _BAND = re.compile(r"\b(?:between|from)\s+[$£€¥]?\s*$", re.IGNORECASE)
 """A band's first end right before the sources' value ("in the band *between* £250.01 and ...")."""
-_BAND_TOP = re.compile(r"\s*(?:and|to|-|\u2013)\s*[$£€¥]?\s*(\d[\d,]*(?:\.\d+)?)(?![\d,.]*\d)")
-"""A band's other end after the sources' value ("... *and £1,000*")."""
+_BAND_TOP = re.compile(r"\s*(?:and|to|-|\u2013)\s*[$£€¥]?\s*")
+"""What joins a band's first end to its other ("£250.01 *and £*1,000")."""
 _EQUALS = re.compile(r"\s*(?:[\w-]+\s+)?(?:is|are|equals|means|makes|=)\s*", re.IGNORECASE)
 """What states two values equal between them ("ten weeks is 70 days")."""
 
@@ -2794,12 +2788,21 @@ def _truly(text: str, mine: Fact, theirs: Fact) -> bool | None:
         return None
     between = text[mine.end : theirs.start]
     a, b = _in_days(mine), _in_days(theirs)
-    band = _BAND.search(between)
-    top = _BAND_TOP.match(text, theirs.end) if band is not None else None
-    if band is not None and top is not None and "." not in between and len(between) <= 80:
+    if _BAND.search(between) and "." not in between and len(between) <= 80:
         # "£640 is in the band between £250.01 and £1,000": within both ends
-        high = float(top.group(1).replace(",", "")) * (b / float(theirs.value) if b else 1.0)  # type: ignore[arg-type]
-        return a is not None and b is not None and b <= a <= high
+        top = next(
+            (
+                f
+                for f in analyse(text).facts
+                if f.kind == "number"
+                and f.start >= theirs.end
+                and _BAND_TOP.fullmatch(text, theirs.end, f.start)
+            ),
+            None,
+        )
+        high = _in_days(top) if top is not None and _one_measure(top, theirs) else None
+        if high is not None:
+            return a is not None and b is not None and b <= a <= high
     more, less = _MORE.search(between), _LESS.search(between)
     if _EQUALS.fullmatch(between):
         return a is not None and a == b
