@@ -2921,6 +2921,41 @@ def test_an_indefinite_pronoun_stands_for_what_the_sentence_says_and_need_not_be
     assert "Nothing" in [i.text for i in g.issues], g.issues
 
 
+def test_an_age_group_is_a_bound_on_an_age_not_a_decade():
+    assert [(f.value, f.unit) for f in extract_facts("cheaper than for the over-60s")] == [
+        (60.0, None)
+    ]
+    assert [(f.value, f.unit) for f in extract_facts("songs of the 1960s")] == [(1960.0, "decade")]
+    # the asker's 70 set beside the age group: its bound compares nothing of the asker's
+    claim = "At 70 you still get the discount given to the over-60s."
+    issues = [_issue("number", "ungrounded", "70", claim)]
+    assert premises(issues, claim, "I'm 70. Do I get a discount?") == []
+    # (not "under" 65: "under-" binds the 65)
+    older = "At 70 you pay a higher premium than the under-65s."
+    assert premises([_issue("number", "ungrounded", "70", older)], older, "I'm 70.") == []
+    younger = "At 70 you get a bigger discount than over 75s."
+    kept = [_issue("number", "ungrounded", "70", younger)]
+    assert premises(kept, younger, "I'm 70.") == kept
+
+
+@pytest.mark.parametrize(("days", "kept"), [("15", False), ("21", True)])
+def test_a_week_is_five_working_days(days, kept):
+    claim = f"Three weeks is {days} working days, the whole yearly allowance."
+    issues = [_issue("number", "ungrounded", "Three", claim)]
+    left = premises(issues, claim, "I'd like to work abroad for 3 weeks. Is that allowed?")
+    assert left == (issues if kept else [])
+
+
+def test_your_value_points_back_to_the_one_another_claim_states():
+    claim = "With salary sacrifice your £180 comes off your gross pay."
+    issues = [_issue("number", "ungrounded", "180", claim)]
+    said = [f for f in extract_facts("you pay £180 a month") if f.kind == "number"]
+    assert premises(issues, claim, "", "", said) == []
+    plain = claim.replace("your £180", "£180")
+    moved = [_issue("number", "ungrounded", "180", plain)]
+    assert premises(moved, plain, "", "", said) == moved
+
+
 def test_a_value_pointed_back_to_is_the_one_another_claim_states():
     from truthguard.refchecker._facts import extract_facts
 
@@ -2946,3 +2981,23 @@ def test_an_amount_the_sources_give_as_a_share_of_the_users_own(answer, passing)
     contexts = ["A non-refundable deposit of 15% of the total price is due on booking."]
     asked = "Our holiday costs £600. What do we lose if we cancel?"
     assert _decided(asked, answer, contexts).passing is passing
+
+
+def test_a_value_stated_with_the_claim_s_other_value_stays_in_its_slot():
+    contexts = [
+        "Site allowance. When you work on a site for more than 4 hours you can claim up to £6 "
+        "for lunch that day, rising to £15 if you work on it for more than 9 hours."
+    ]
+
+    def numbers(answer: str) -> tuple[bool, list]:
+        result = _decided("What can I claim?", answer, contexts)
+        issues = [i for c in result.details["claims"] for i in c["issues"]]
+        return result.passing, [(i["relation"], i["text"]) for i in issues if i["kind"] == "number"]
+
+    # the words around the claim's £15 are those of the £6, but its nine hours are stated
+    # with the £15
+    right = "As you'll be on site over nine hours you can claim up to £15 for lunch that day."
+    assert numbers(right) == (True, [])
+    # stated with the other value's hours, it is still read in the £6's slot
+    wrong = "As you'll be on site over four hours you can claim up to £15 for lunch that day."
+    assert numbers(wrong) == (False, [("other_value", "15")])

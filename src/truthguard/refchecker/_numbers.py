@@ -702,8 +702,9 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             )
             i = j + 1
             continue
-        unit = "decade" if suffix == "decade" else None
         before = tokens[i - 1].norm if i > 0 else ""
+        # "the under-16s", "over-65s": the people under or over an age, no decade
+        unit = "decade" if suffix == "decade" and before not in ("under", "over") else None
         if before in ("$", "£", "€", "¥", "us$") and tokens[i - 1].end >= tok.start - 1:
             unit = _UNIT_ALIASES[before]
         elif before in _CODES_BEFORE and tokens[i - 1].end >= tok.start - 1:

@@ -1279,6 +1279,8 @@ def _slot_rival(
     if dated and (own or more < 3):
         return None
     if own <= 1 and more - own >= SLOT_MORE and more * 3 >= len(said):
+        if _stated_beside(fact, claim, same, (k, rival), texts):
+            return None  # the claim's other value is stated with its own, not with the rival
         if _outside_bound(claim, fact, texts[k], rival, case):
             return None  # the rival's statement bounds a case the claim's own is not in
         lead = _lead(claim, fact)
@@ -1293,6 +1295,50 @@ def _slot_rival(
             return None
         return k, rival
     return None
+
+
+def _nearest(values: Sequence[Fact], f: Fact) -> Fact | None:
+    """The one of ``values`` nearest ``f`` in their text, by characters between them."""
+    return min(
+        values,
+        key=lambda g: g.start - f.end if g.start >= f.end else f.start - g.end,
+        default=None,
+    )
+
+
+def _stated_beside(
+    fact: Fact,
+    claim: Analysed,
+    same: Sequence[tuple[int, Fact]],
+    rival: tuple[int, Fact],
+    texts: dict[int, Analysed],
+) -> bool:
+    """Whether a value the claim states with ``fact`` is stated, in the sources, with a
+    statement of ``fact``'s own value and not with the rival: "away longer than ten hours you
+    can claim up to £25" of "up to £10 for meals that day, rising to £25 if you are away for
+    more than 10 hours", where the words around the claim's £25 are those of the £10.
+
+    A number is stated with the value of ``fact``'s sort nearest it in its text (the claim's
+    ten hours with its £25, the sentence's 10 hours with its £25, its 5 hours with its £10)."""
+    mine = [f for f in claim.facts if f is fact or _one_sort(fact, claim, f, claim)]
+    beside = [
+        h
+        for h in claim.facts
+        if h.kind == "number" and all(h is not f for f in mine) and _nearest(mine, h) is fact
+    ]
+
+    def with_value(k: int, g: Fact) -> bool:
+        e = texts[k]
+        sort = [x for x in e.facts if x is g or _one_sort(fact, claim, x, e)]
+        return any(
+            all(x is not y for y in sort)
+            and fact_in(h, [x], _NONE, _NONE)
+            and _nearest(sort, x) is g
+            for h in beside
+            for x in e.facts
+        )
+
+    return bool(beside) and any(with_value(k, g) for k, g in same) and not with_value(*rival)
 
 
 def _paired(
@@ -2717,8 +2763,9 @@ def premises(
     return [i for i in issues if kept(i)]
 
 
-_POINTED_BACK = re.compile(r"\b(?:that|this|those|these|the\s+same)\s+[$£€¥]?$", re.IGNORECASE)
-"""A word pointing back to a value said before ("up to *that* £1,500")."""
+_POINTED_BACK = re.compile(r"\b(?:that|this|those|these|the\s+same|your)\s+[$£€¥]?$", re.IGNORECASE)
+"""A word pointing back to a value said before ("up to *that* £1,500"; "*your* £150", the
+asker's, worked out before)."""
 
 
 def _value_of(issue: dict[str, Any]) -> object:
@@ -2780,13 +2827,18 @@ _EQUALS = re.compile(r"\s*(?:[\w-]+\s+)?(?:is|are|equals|means|makes|=)\s*", re.
 """What states two values equal between them ("ten weeks is 70 days")."""
 
 
+_JOINED_BOUND = re.compile(r"\b(?:under|over)-$", re.IGNORECASE)
+"""A bound joined to the value after it ("under-65s", the people under 65)."""
+
+
 def _truly(text: str, mine: Fact, theirs: Fact) -> bool | None:
     """Whether "``mine`` more / less than ``theirs``", as the words between them say, holds
     (in days for two stretches of time), or "``mine`` ... between ``theirs`` and another"
     (within both ends of the band); None when no such words stand between them."""
     if not _one_measure(mine, theirs) or mine.end > theirs.start:
         return None
-    between = text[mine.end : theirs.start]
+    # (a bound joined to the sources' value by a hyphen, "the under-65s", is its own)
+    between = _JOINED_BOUND.sub("", text[mine.end : theirs.start])
     a, b = _in_days(mine), _in_days(theirs)
     if _BAND.search(between) and "." not in between and len(between) <= 80:
         # "£640 is in the band between £250.01 and £1,000": within both ends
@@ -2805,13 +2857,32 @@ def _truly(text: str, mine: Fact, theirs: Fact) -> bool | None:
             return a is not None and b is not None and b <= a <= high
     more, less = _MORE.search(between), _LESS.search(between)
     if _EQUALS.fullmatch(between):
-        return a is not None and a == b
+        working = _working_weeks(text, mine, theirs)
+        return working if working is not None else a is not None and a == b
     if (more is None and less is None) or "." in between or len(between) > 80:
         return None
     if a is None or b is None:
         return False
     first = min((m for m in (more, less) if m is not None), key=lambda m: m.start())
     return a > b if first is more else a < b
+
+
+_WORKING_DAYS = re.compile(r"\s+(?:working|business)\s+days?\b", re.IGNORECASE)
+"""Days counted on weekdays only after a number ("20 working days"), five to a week."""
+
+
+def _working_weeks(text: str, mine: Fact, theirs: Fact) -> bool | None:
+    """Whether weeks and working days are the same stretch, five days to a week ("four weeks
+    is 20 working days"); None unless one of the two values is weeks and the other working
+    days."""
+    for weeks, days in ((mine, theirs), (theirs, mine)):
+        if (
+            weeks.unit == "week"
+            and _WORKING_DAYS.match(text, days.end)
+            and isinstance(weeks.value, (int, float))
+        ):
+            return weeks.value * 5 == days.value
+    return None
 
 
 def _in_days(fact: Fact) -> float | None:
