@@ -2956,6 +2956,24 @@ def test_your_value_points_back_to_the_one_another_claim_states():
     assert premises(moved, plain, "", "", said) == moved
 
 
+def test_the_asker_s_value_is_read_with_its_unit_and_what_compares_it():
+    sentences = [(0, 0, "Files deleted in the last 21 days can be restored from the bin.")]
+    case = own_case("I deleted the file four weeks ago. Can I get it back?")
+
+    def words(claim: str, asked: list) -> list[str]:
+        g = ground_claim(claim, sentences, case=asked)
+        return [i.text for i in g.issues if i.kind == "content"]
+
+    assert words("Four weeks is past that.", case) == []
+    assert words("Four weeks is 28 days.", case) == []
+    # a value of the sources' or of no one's is read word by word
+    assert words("Four weeks is past that.", []) == ["weeks", "past"]
+    assert words("Four weeks is past that.", own_case("I deleted it five weeks ago.")) == [
+        "weeks",
+        "past",
+    ]
+
+
 def test_a_value_pointed_back_to_is_the_one_another_claim_states():
     from truthguard.refchecker._facts import extract_facts
 

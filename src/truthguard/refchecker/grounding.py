@@ -2224,7 +2224,13 @@ def ground_claim(
         here = evid[best].facts if best is not None else []
         stated_here = [f for f in claim.facts if fact_in(f, here, _NONE, _NONE)]
         bounds = _bound_words(claim, stated_here)
-        units = _unit_words(claim, issues, periodic)
+        # the asker's own values are read with their units and what the claim compares them by
+        # ("five *weeks* is 35", "six weeks *is past* that")
+        asker = [
+            f for f in claim.facts if f.kind == "number" and any(_same_value(f, q) for q in case)
+        ]
+        bounds += _compared_after(claim, asker)
+        units = _unit_words(claim, issues, periodic, asker)
         for i in claim.content:
             t = claim.tokens[i]
             if any(lo <= t.start < hi for lo, hi in bounds):
@@ -2360,16 +2366,39 @@ role was originated by"; not "premiere" (the first night of one work says nothin
 among others) nor "first" as an adverb ("first staged in 1958" says nothing of a first play)."""
 
 
+_COMPARED_AFTER = re.compile(
+    r"(?:[\s-]+[a-z]+)?\s*(?:is|are|was|['’]s)\s+(?:well\s+|just\s+|still\s+|already\s+)?"
+    r"(past|beyond|over|above|under|below|within|inside|outside|"
+    r"(?:more|less|fewer|longer|shorter)\s+than)\b",
+    re.IGNORECASE,
+)
+"""What compares a value (and its unit) with another after it ("six weeks *is past* that")."""
+
+
+def _compared_after(claim: Analysed, values: Sequence[Fact]) -> list[tuple[int, int]]:
+    """The spans of the words comparing each of ``values`` with what follows it."""
+    out = []
+    for f in values:
+        m = _COMPARED_AFTER.match(claim.text, f.end)
+        if m is not None:
+            out.append((m.end() - len(m.group(1)), m.end()))
+    return out
+
+
 def _unit_words(
-    claim: Analysed, issues: Sequence[Issue], periodic: Sequence[Fact] = ()
+    claim: Analysed,
+    issues: Sequence[Issue],
+    periodic: Sequence[Fact] = (),
+    asker: Sequence[Fact] = (),
 ) -> set[int]:
     """The claim's tokens naming the unit of a value no issue flags ("two *weeks*" where the
     sources say "14 days", "90 *seconds*" for "one and a half minutes", "until *year* two"
     for "for 24 months"): the value was read with its unit, converted where the sources use
     another, so the unit's word is no word the evidence must repeat. So is the period of an
     amount in ``periodic``, worked out from a rate for another period ("£276 over a *year*"
-    of "£23 a month")."""
-    flagged = {(i.start, i.end) for i in issues}
+    of "£23 a month"), and the unit of a value of the ``asker``'s own, flagged or not ("five
+    *weeks*" of a five-week trip)."""
+    flagged = {(i.start, i.end) for i in issues} - {(f.start, f.end) for f in asker}
     out: set[int] = set()
     for f in periodic:
         at = period_span(claim.text, f.end)
