@@ -27,6 +27,12 @@ def _derived(text: str, word: str, evidence: str = "") -> bool:
         ("Two of its members, Baleka Mbete and Thandi Modise, were elected.", "Two"),
         ("It lists three kinds: living donors, brain-dead donors, or donors after death.", "three"),
         ("The band had 4 members, Ann, Bo, Cy and Di.", "4"),
+        # what an item says in brackets, commas and all, is part of that item
+        (
+            "You can leave in two cases: in the first week (with a refund, if unused) and when "
+            "the gym closes (pro rata).",
+            "two",
+        ),
     ],
 )
 def test_a_count_of_the_items_the_claim_lists_is_its_own(text, word):
@@ -39,6 +45,11 @@ def test_a_count_of_the_items_the_claim_lists_is_its_own(text, word):
         # one item too many or too few: the count is wrong, not derived
         ("It is in three places: both the Fifth and the Fourteenth Amendment have one.", "three"),
         ("Two of its members, Ann, Bo and Cy, were elected.", "Two"),
+        (
+            "You can leave in three cases: in the first week (with a refund, if unused) and when "
+            "the gym closes.",
+            "three",
+        ),
         # no list after it at all
         ("He won two titles in his career.", "two"),
         # an ordinal counts nothing

@@ -59,6 +59,7 @@ __all__ = [
 
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)$|^(?:first|second|third)$", re.IGNORECASE)
 _LIST_START = re.compile(r"^[^:,;.]{0,40}?(?:[:,]|\bboth\b)\s*")
+_IN_BRACKETS = re.compile(r"\([^()]*\)")
 _DAYS = {u: DURATION_DAYS[u] for u in ("day", "week", "month", "year", "decades")}
 """The units a span between two dates is counted in (a date has no hours)."""
 _WORD_BEFORE = re.compile(r"(\w+)\W*$")
@@ -678,7 +679,8 @@ def enumerated(fact: Fact, text: str) -> bool:
     n = fact.value
     if not (isinstance(n, float) and n.is_integer() and 2 <= n <= 12):
         return False
-    rest = re.split(r"[.;](?:\s|$)", text[fact.end :], maxsplit=1)[0]
+    # (what an item says in brackets is part of it: "within 14 days (a full refund, if ...)")
+    rest = _IN_BRACKETS.sub(" ", re.split(r"[.;](?:\s|$)", text[fact.end :], maxsplit=1)[0])
     start = _LIST_START.match(rest)
     if start is None:
         return False
