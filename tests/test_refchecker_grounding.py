@@ -2974,6 +2974,30 @@ def test_the_asker_s_value_is_read_with_its_unit_and_what_compares_it():
     ]
 
 
+_ORDERS = [
+    "Approval. Orders are approved by the team leader up to £500, by the site manager from "
+    "£500.01 to £5,000, and by the operations director above £5,000."
+]
+_BATTERY = "I'm ordering a £1,200 battery. Who approves it?"
+_FORKLIFT = "I'm ordering a £6,000 forklift. Who approves it?"
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "passing"),
+    [
+        (_BATTERY, "A £1,200 order goes to your site manager.", True),
+        ("Who approves a £1,200 order?", "A £1,200 order goes to the site manager.", True),
+        # the site manager's band leaves £6,000 out: the value is still set against it
+        (_FORKLIFT, "A £6,000 order goes to your site manager.", False),
+    ],
+)
+def test_the_user_s_value_in_the_band_the_sources_give_the_claim_s_statement_is_theirs(
+    question, answer, passing
+):
+    result = _decided(question, answer, _ORDERS)
+    assert result.passing == passing, result.details["claims"]
+
+
 def test_a_value_pointed_back_to_is_the_one_another_claim_states():
     from truthguard.refchecker._facts import extract_facts
 

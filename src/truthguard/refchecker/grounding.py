@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import math
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -2690,8 +2691,9 @@ def premises(
         if relation == "conflict":
             # the user's value the evidence's slot reading sets against a value of the same
             # measure: theirs where the claim compares it, truly, with one the sources state
-            # ("150 guests seated is over the 120 limit" of "180 standing or 120 seated")
-            if any(_truly(claim_text, f, t) for t in theirs):
+            # ("150 guests seated is over the 120 limit" of "180 standing or 120 seated"), or
+            # where it lies in the band the sources give the claim's statement (:func:`_in_band`)
+            if any(_truly(claim_text, f, t) for t in theirs) or _in_band(f, claim_text, evidence):
                 premise.add((f.start, f.end))
         elif any(
             _compared(claim_text, f, t) and (rival is None or t.value == rival) for t in theirs
@@ -2912,6 +2914,52 @@ def _working_weeks(text: str, mine: Fact, theirs: Fact) -> bool | None:
         ):
             return weeks.value * 5 == days.value
     return None
+
+
+_STATEMENTS = re.compile(r"[;,](?=\s)")
+"""Where one statement of a sentence ends and the next begins (not "1,000")."""
+
+
+def _bands(mine: Fact, part: Analysed) -> list[tuple[float, float]]:
+    """The stretches of ``mine``'s measure one statement bounds: a band ("from £250.01 to
+    £1,000", "aged 65 to 74") or one side of a bound ("up to £250", "above £1,000")."""
+    ends = [f for f in part.facts if f.kind == "number" and _one_measure(mine, f)]
+    out: list[tuple[float, float]] = []
+    banded: set[int] = set()
+    for a, b in itertools.pairwise(ends):
+        low, high = _in_days(a), _in_days(b)
+        if low is not None and high is not None and _BAND_TOP.fullmatch(part.text, a.end, b.start):
+            out.append((low, high))
+            banded |= {id(a), id(b)}
+    for f in ends:
+        at = _in_days(f)
+        side = bound_span(part.text, f.start, f.end) if id(f) not in banded else None
+        if at is not None and side is not None:
+            out.append((at, math.inf) if side[0] == "above" else (-math.inf, at))
+    return out
+
+
+def _content_stems(text: Analysed) -> set[str]:
+    return {stem(text.tokens[i].norm) for i in text.content}
+
+
+def _in_band(mine: Fact, claim_text: str, evidence: str) -> bool:
+    """Whether the asker's value ``mine`` lies in a band the evidence sentence states in the
+    statement the claim shares most content words with, one alone ("a £640 claim goes to your
+    head of department" of "... by the line manager up to £250, by the head of department from
+    £250.01 to £1,000, ..."): the sources' other values are the other statements' bounds. Not
+    where the claim states the user's value as a bound of its own."""
+    value = _in_days(mine)
+    if value is None or not evidence or bound_span(claim_text, mine.start, mine.end):
+        return False  # ("at least 15 classes": the claim makes the user's value a bound)
+    words = _content_stems(analyse(claim_text))
+    cuts = [0, *(m.end() for m in _STATEMENTS.finditer(evidence)), len(evidence)]
+    parts = [analyse(evidence[lo:hi]) for lo, hi in itertools.pairwise(cuts)]
+    shared = [len(words & _content_stems(part)) for part in parts]
+    top = max(shared)
+    if top == 0 or shared.count(top) > 1:
+        return False
+    return any(low <= value <= high for low, high in _bands(mine, parts[shared.index(top)]))
 
 
 def _in_days(fact: Fact) -> float | None:
