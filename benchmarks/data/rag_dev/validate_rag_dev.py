@@ -30,6 +30,7 @@ LABELS = {
     "invented": "hallucinated",
 }
 PREFIXES = {
+    "bills_study_shopping": "devbs",
     "contracts_releases": "devcr",
     "encyclopedia_news": "deven",
     "money_home_leisure": "devmh",
