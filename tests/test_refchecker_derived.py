@@ -444,6 +444,38 @@ def test_a_number_worked_out_from_the_askers_own_figures_is_the_answers(claim, w
     assert _from_case(question, claim, word, _RATE)
 
 
+_LEASE = "My lease is 3 years at 8,000 miles a year and I'll return the car with 26,000 miles."
+_EXCESS = "Each mile over the allowance for the whole term costs 12p."
+
+
+@pytest.mark.parametrize(
+    ("claim", "word", "worked"),
+    [
+        # miles times years, miles less miles, and a price per mile times miles
+        ("Your allowance is 24,000 miles.", "24,000", True),
+        ("Your allowance is 24,000 miles, so you're 2,000 miles over.", "2,000", True),
+        ("That's 2,000 miles over your 24,000-mile allowance, so £240.", "240", True),
+        # a total before the values it adds up
+        ("You'd pay £240: 2,000 miles over your 24,000-mile allowance at 12p each.", "240", True),
+        ("That's 2,000 miles over your 24,000-mile allowance, so £250.", "250", False),
+    ],
+)
+def test_a_number_of_any_unit_is_worked_out_from_the_askers_figures(claim, word, worked):
+    assert _from_case(_LEASE, claim, word, _EXCESS) == worked
+
+
+def test_two_values_no_source_states_do_not_vouch_for_each_other():
+    question = extract_facts("I pay £200 a month.")
+    claim = "It comes to £2,550: £2,400 for the year plus £150 in fees."
+    facts = extract_facts(claim)
+    total, fees = (next(f for f in facts if f.text == t) for t in ("2,550", "150"))
+    # £2,400 is 12 times £200, and £2,550 less it is £150: each holds only by the other
+    assert from_case(fees, question, facts, [[], []])
+    unstated = {(total.start, total.end), (fees.start, fees.end)}
+    assert not from_case(fees, question, facts, [[], []], unstated)
+    assert not from_case(total, question, facts, [[], []], unstated)
+
+
 def test_a_whole_count_an_amount_buys_and_a_result_of_another_claim_are_worked_out():
     question = extract_facts("I save £150 a month for 2 years and the option price is £2.40.")
     # £3,700 buys 1,541 whole shares at £2.40 (1,541.67), not 1,550 nor 1,600

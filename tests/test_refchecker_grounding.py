@@ -67,6 +67,8 @@ def _values(text: str, kind: str = "number") -> list:
         # pence joined to a whole number under 100; a video resolution is no amount
         ("Late books are 25p a day.", [(0.25, "¢")]),
         ("It records 1080p video.", [(1080.0, None)]),
+        # pence after a decimal, which no resolution has, at any size
+        ("Power is 24.5p per kWh and diesel 142.9p a litre.", [(0.245, "¢"), (1.429, "¢")]),
         # an ordinal before a count says which end of the stretch it takes
         ("Turf may be watered in its first 28 days.", [(28.0, "day")]),
         ("The first three books are free.", [(3.0, None)]),

@@ -454,14 +454,17 @@ def _unit_after(tokens: list[Token], j: int) -> tuple[str | None, int]:
 
 def _pence(tokens: list[Token], j: int, value: float) -> bool:
     """Whether token ``j`` is a "p" joined to the whole number before it, under 100: pence
-    ("25p", "75p each"), where "720p" and "1080p" are video resolutions."""
-    return (
-        0 < j < len(tokens)
-        and tokens[j].text == "p"
-        and tokens[j].start == tokens[j - 1].end
-        and tokens[j - 1].text.isdigit()
-        and value < 100
+    ("25p", "75p each"), where "720p" and "1080p" are video resolutions; or joined to a
+    decimal, which no resolution has ("24.5p per kWh", "142.9p a litre")."""
+    if not (0 < j < len(tokens) and tokens[j].text == "p"):
+        return False
+    before = tokens[j - 1].text
+    return tokens[j].start == tokens[j - 1].end and (
+        (before.isdigit() and value < 100) or bool(_DECIMAL.fullmatch(before))
     )
+
+
+_DECIMAL = re.compile(r"\d+\.\d+")
 
 
 def unit_of(word: str) -> str | None:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 
 from truthguard.refchecker._alignment import APPROX, MONEY, year
 from truthguard.refchecker._lemmas import lemmas
@@ -433,6 +433,18 @@ _QUOTIENTS = {
 }
 
 
+def _product_of(p: str, q: str) -> str | None:
+    """What a product of measures ``p`` and ``q`` makes beyond :data:`_PRODUCTS`: an amount of
+    another unit (miles, kWh) times a count or a stretch of time is of that unit ("10,000 miles
+    a year" for 3 years), and money times it is money (24.5p per kWh for 2,900 kWh)."""
+    if p in _PLAIN or p == "%":
+        return "money" if p == "money" and q not in _PLAIN and q != "%" else None
+    return p if q in ("count", "time") else None
+
+
+_PLAIN = frozenset(("money", "time", "count"))
+
+
 def _results(a: Fact, b: Fact) -> list[tuple[float, str]]:
     """What one step of working makes of ``a`` and ``b``, each with the measure it has: a sum
     or difference of one measure (stretches of one unit), a product or quotient of measures
@@ -441,11 +453,12 @@ def _results(a: Fact, b: Fact) -> list[tuple[float, str]]:
     x, y = float(a.value), float(b.value)  # type: ignore[arg-type]
     ma, mb = _measure(a), _measure(b)
     out: list[tuple[float, str]] = []
-    if (ma, mb) in _SUMS and (ma != "time" or a.unit == b.unit):
-        out += [(x + y, ma), (abs(x - y), ma)]
+    if ma == mb and ma != "%" and (ma != "time" or a.unit == b.unit):
+        out += [(x + y, ma), (abs(x - y), ma)]  # (miles and miles, kWh and kWh too)
     for (p, u), (q, v) in (((ma, x), (mb, y)), ((mb, y), (ma, x))):
-        if (p, q) in _PRODUCTS:
-            out.append((u * v, _PRODUCTS[(p, q)]))
+        made = _PRODUCTS.get((p, q)) or _product_of(p, q)
+        if made is not None:
+            out.append((u * v, made))
         if (p, q) in _QUOTIENTS and v:
             out.append((u / v, _QUOTIENTS[(p, q)]))
         if q == "%" and p != "%":
@@ -490,6 +503,7 @@ def from_case(
     case: Sequence[Fact],
     claim: Sequence[Fact],
     pool: Sequence[Sequence[Fact]],
+    unstated: Collection[tuple[int, int]] = (),
 ) -> bool:
     """Whether the number ``fact`` is worked out from the asker's own figures (``case``: the
     facts of a question about their own case), step by step: each step makes one value of two
@@ -498,9 +512,11 @@ def from_case(
     figures (five weeks, 35 days; £36,000 a year, £3,000 a month).
 
     A step starts from the asker's figures or from a number the answer has worked out from
-    them (the claim's own before ``fact``, ``claim`` being its facts, or one of its other
-    claims': the last of ``pool``), and may take its other value from the sources (``pool``:
-    the facts of each other text, the evidence and the answer's other claims last). So "9%
+    them (the claim's own, ``claim`` being its facts, in any order, since a total may come
+    before what it adds up, or one of its other claims': the last of ``pool``), and may take
+    its other value from the sources (``pool``: the facts of each other text, the evidence and
+    the answer's other claims last) or from the claim's values, less those at the ``unstated``
+    spans (no source states them) until they are worked out themselves. So "9%
     of the £700 you earn over £2,200, about £63" of a £2,900 salary holds: £700 is £2,900 less
     £2,200, and £63 is 9% of £700; a count a quotient makes is its whole part (£9,000 buys
     2,812 shares at £3.20). No word of working is needed: a figure the asker gave is the
@@ -517,7 +533,17 @@ def from_case(
     own = [f for f in case if _numeric(f, dated)]
     if not own:
         return False
-    others = [f for facts in (*pool, claim) for f in facts if _numeric(f, dated) and f is not fact]
+    # a value the claim states that no source does is worked from only once worked out itself
+    # (two such values of a claim cannot vouch for each other: "£823.65 ... £710.50, ...
+    # £113.15")
+    others = [
+        f
+        for facts in (*pool, claim)
+        for f in facts
+        if _numeric(f, dated)
+        and f is not fact
+        and not (facts is claim and (f.start, f.end) in unstated)
+    ]
 
     def one_step(start: Sequence[Fact], value: float, measure: str) -> bool:
         for a in start:
@@ -536,14 +562,16 @@ def from_case(
         return False
 
     # the numbers the answer works out from the case: its other claims' first, then the
-    # claim's own before ``fact``, in the order the claim works them
+    # claim's own, in the order the claim works them; a total may come before the values it
+    # adds up ("about £897: ... £710.50, and ... £186.15"), so a second round takes them in
     worked_out = list(own)
-    before = [f for f in claim if f.start < fact.start]
-    for f in (*(pool[-1] if pool else ()), *before):
-        if f is fact or not _numeric(f, dated) or f in worked_out or _measure(f) == "%":
-            continue
-        if one_step(worked_out, float(f.value), _measure(f)):  # type: ignore[arg-type]
-            worked_out.append(f)
+    steps = [*(pool[-1] if pool else ()), *(f for f in claim if f is not fact)]
+    for _ in range(2):
+        for f in steps:
+            if not _numeric(f, dated) or any(f is w for w in worked_out) or _measure(f) == "%":
+                continue
+            if one_step(worked_out, float(f.value), _measure(f)):  # type: ignore[arg-type]
+                worked_out.append(f)
     return one_step(worked_out, float(fact.value), target_measure)  # type: ignore[arg-type]
 
 

@@ -2730,11 +2730,14 @@ def premises(
     # case ("On £36,000 your basic pay is £3,000 a month"; "five weeks is 35 days")
     claim_facts = analyse(claim_text).facts
     if asked and _OWN_CASE.search(question or ""):
+        # (the claim's values no source states, and not read as worked out: no step works from
+        # them, so two of them cannot vouch for each other)
+        unstated = {span for span in unfound if span not in premise}
         premise |= {
             (f.start, f.end)
             for f in numbers
             if unfound.get((f.start, f.end)) == "ungrounded"
-            and from_case(f, said, claim_facts, [analyse(evidence).facts, answer])
+            and from_case(f, said, claim_facts, [analyse(evidence).facts, answer], unstated)
         }
     # a value the claim points back to ("up to *that* £1,500") that another claim of the answer
     # states: checked where it is stated
