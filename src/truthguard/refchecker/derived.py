@@ -416,7 +416,6 @@ def _measure(f: Fact) -> str:
     return str(unit)
 
 
-_SUMS = {(m, m): m for m in ("money", "time", "count")}
 _PRODUCTS = {
     ("money", "count"): "money",
     ("money", "time"): "money",
@@ -433,6 +432,10 @@ _QUOTIENTS = {
 }
 
 
+_PLAIN = frozenset(("money", "time", "count"))
+"""The measures :data:`_PRODUCTS` and :data:`_QUOTIENTS` pair; any other unit is its own."""
+
+
 def _product_of(p: str, q: str) -> str | None:
     """What a product of measures ``p`` and ``q`` makes beyond :data:`_PRODUCTS`: an amount of
     another unit (miles, kWh) times a count or a stretch of time is of that unit ("10,000 miles
@@ -440,9 +443,6 @@ def _product_of(p: str, q: str) -> str | None:
     if p in _PLAIN or p == "%":
         return "money" if p == "money" and q not in _PLAIN and q != "%" else None
     return p if q in ("count", "time") else None
-
-
-_PLAIN = frozenset(("money", "time", "count"))
 
 
 def _results(a: Fact, b: Fact) -> list[tuple[float, str]]:
