@@ -1142,13 +1142,18 @@ def _same_kind_of(a: Fact, b: Fact) -> bool:
     return a.kind == b.kind and (a.unit == b.unit or None in (a.unit, b.unit))
 
 
+def _content_stems(text: Analysed) -> set[str]:
+    """The stems of ``text``'s content words."""
+    return {stem(text.tokens[i].norm) for i in text.content}
+
+
 def _home_statement(claim: Analysed, sent: Analysed) -> tuple[int, Analysed | None]:
     """The statement of ``sent`` (a part between semicolons) the claim retells: ``(its offset
     in the sentence, it)``, when the sentence makes several, the claim only one, and one shares
     more of the claim's content words than any other; else ``(0, None)``."""
     if ";" in claim.text or ";" not in sent.text:
         return 0, None
-    mine = {stem(claim.tokens[i].norm) for i in claim.content}
+    mine = _content_stems(claim)
     parts: list[tuple[int, int, Analysed]] = []
     at = 0
     for piece in sent.text.split(";"):
@@ -1171,7 +1176,7 @@ def _retold_otherwise(
         return None
     ops = _align(claim, part)
     n_claim = max(len(claim.content) + len(claim.facts), 1)
-    mine = {stem(claim.tokens[i].norm) for i in claim.content}
+    mine = _content_stems(claim)
     shared = len(mine & part.stems) + sum(
         fact_in(f, part.facts, part.norms, part.stems) for f in claim.facts
     )
@@ -1939,7 +1944,7 @@ def ground_claim(
     """
     claim = analyse(claim_text)
     evid = [analyse(text) for _, _, text in sentences]
-    claim_stems = {stem(claim.tokens[i].norm) for i in claim.content}
+    claim_stems = _content_stems(claim)
     # evidence sentence: most shared content stems and facts, the embedding's choice on a tie
     best, best_key = None, (-1.0, 0)
     shares: list[int] = []
@@ -2365,25 +2370,6 @@ _FIRST_WORDS = frozenset(
 """Words that say first without the ordinal: "his debut appearance", "originally recorded", "the
 role was originated by"; not "premiere" (the first night of one work says nothing of its rank
 among others) nor "first" as an adverb ("first staged in 1958" says nothing of a first play)."""
-
-
-_COMPARED_AFTER = re.compile(
-    r"(?:[\s-]+[a-z]+)?\s*(?:is|are|was|['’]s)\s+(?:well\s+|just\s+|still\s+|already\s+)?"
-    r"(past|beyond|over|above|under|below|within|inside|outside|"
-    r"(?:more|less|fewer|longer|shorter)\s+than)\b",
-    re.IGNORECASE,
-)
-"""What compares a value (and its unit) with another after it ("six weeks *is past* that")."""
-
-
-def _compared_after(claim: Analysed, values: Sequence[Fact]) -> list[tuple[int, int]]:
-    """The spans of the words comparing each of ``values`` with what follows it."""
-    out = []
-    for f in values:
-        m = _COMPARED_AFTER.match(claim.text, f.end)
-        if m is not None:
-            out.append((m.end() - len(m.group(1)), m.end()))
-    return out
 
 
 def _unit_words(
@@ -2841,6 +2827,24 @@ _LESS = re.compile(
 )
 
 
+_COMPARED_AFTER = re.compile(
+    r"(?:[\s-]+[a-z]+)?\s*(?:is|are|was|['’]s)\s+(?:well\s+|just\s+|still\s+|already\s+)?"
+    rf"({_MORE.pattern}|{_LESS.pattern}|\boutside\b)",
+    re.IGNORECASE,
+)
+"""What compares a value (and its unit) with another after it ("six weeks *is past* that")."""
+
+
+def _compared_after(claim: Analysed, values: Sequence[Fact]) -> list[tuple[int, int]]:
+    """The spans of the words comparing each of ``values`` with what follows it."""
+    out = []
+    for f in values:
+        m = _COMPARED_AFTER.match(claim.text, f.end)
+        if m is not None:
+            out.append((m.end() - len(m.group(1)), m.end()))
+    return out
+
+
 def _compared(text: str, mine: Fact, theirs: Fact) -> bool:
     """Whether the claim holds the user's value ``mine`` beside the sources' ``theirs`` of the
     same measure, and truly where the words between them compare ("40 hours clears the
@@ -2877,16 +2881,9 @@ def _truly(text: str, mine: Fact, theirs: Fact) -> bool | None:
     if _BAND.search(between) and "." not in between and len(between) <= 80:
         # "£640 is in the band between £250.01 and £1,000": within both ends
         top = next(
-            (
-                f
-                for f in analyse(text).facts
-                if f.kind == "number"
-                and f.start >= theirs.end
-                and _BAND_TOP.fullmatch(text, theirs.end, f.start)
-            ),
-            None,
+            (b for a, b in _band_ends(analyse(text), theirs) if a.start == theirs.start), None
         )
-        high = _in_days(top) if top is not None and _one_measure(top, theirs) else None
+        high = _in_days(top) if top is not None else None
         if high is not None:
             return a is not None and b is not None and b <= a <= high
     more, less = _MORE.search(between), _LESS.search(between)
@@ -2923,27 +2920,33 @@ _STATEMENTS = re.compile(r"[;,](?=\s)")
 """Where one statement of a sentence ends and the next begins (not "1,000")."""
 
 
+def _band_ends(text: Analysed, like: Fact) -> list[tuple[Fact, Fact]]:
+    """The two ends of each band ``text`` states in ``like``'s measure: values of it joined by
+    "and", "to" or a dash ("£250.01 to £1,000", "aged 65 to 74")."""
+    ends = [f for f in text.facts if f.kind == "number" and _one_measure(like, f)]
+    return [
+        (a, b)
+        for a, b in itertools.pairwise(ends)
+        if _BAND_TOP.fullmatch(text.text, a.end, b.start)
+    ]
+
+
 def _bands(mine: Fact, part: Analysed) -> list[tuple[float, float]]:
     """The stretches of ``mine``'s measure one statement bounds: a band ("from £250.01 to
     £1,000", "aged 65 to 74") or one side of a bound ("up to £250", "above £1,000")."""
-    ends = [f for f in part.facts if f.kind == "number" and _one_measure(mine, f)]
     out: list[tuple[float, float]] = []
     banded: set[int] = set()
-    for a, b in itertools.pairwise(ends):
+    for a, b in _band_ends(part, mine):
         low, high = _in_days(a), _in_days(b)
-        if low is not None and high is not None and _BAND_TOP.fullmatch(part.text, a.end, b.start):
+        if low is not None and high is not None:
             out.append((low, high))
             banded |= {id(a), id(b)}
-    for f in ends:
+    for f in (f for f in part.facts if f.kind == "number" and _one_measure(mine, f)):
         at = _in_days(f)
         side = bound_span(part.text, f.start, f.end) if id(f) not in banded else None
         if at is not None and side is not None:
             out.append((at, math.inf) if side[0] == "above" else (-math.inf, at))
     return out
-
-
-def _content_stems(text: Analysed) -> set[str]:
-    return {stem(text.tokens[i].norm) for i in text.content}
 
 
 def _in_band(mine: Fact, claim_text: str, evidence: str) -> bool:
