@@ -37,6 +37,7 @@ PREFIXES = {
     "ops_hospitality": "devoh",
     "public_services_health": "devph",
     "science_transport": "devst",
+    "travel_property_clubs": "devtp",
     "work_money_cover": "devwm",
 }
 N_DOCS = 8
