@@ -1717,10 +1717,11 @@ def test_a_term_no_vector_knows_must_be_stated_as_a_word(soft):
     ],
 )
 def test_a_bound_puts_its_value_on_one_side(text, value, side):
-    from truthguard.refchecker._numbers import bound
+    from truthguard.refchecker._numbers import bound_span
 
     at = text.index(value)
-    assert bound(text, at, at + len(value)) == side
+    found = bound_span(text, at, at + len(value))
+    assert (None if found is None else found[0]) == side
 
 
 def test_a_deadline_retold_without_its_any_time_is_the_same_deadline():

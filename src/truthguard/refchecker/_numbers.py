@@ -1013,12 +1013,6 @@ _AFTER_VALUE = re.compile(
 )
 
 
-def bound(text: str, start: int, end: int) -> str | None:
-    """The side of the value at ``text[start:end]`` (see :func:`bound_span`)."""
-    found = bound_span(text, start, end)
-    return None if found is None else found[0]
-
-
 def bound_span(text: str, start: int, end: int) -> tuple[str, int, int] | None:
     """The side of the value at ``text[start:end]`` a statement puts it on: ``"above"`` ("more
     than 300 km", "over 32 kg", "300 km or more", "at least 2 hours") or ``"below"`` ("under
