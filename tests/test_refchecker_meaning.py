@@ -5,7 +5,7 @@ import pytest
 
 from truthguard.refchecker import RefChecker
 from truthguard.refchecker.checkers import LocalChecker
-from truthguard.refchecker.meaning import CLOSEST, MeaningModel, candidates, pair_features
+from truthguard.refchecker.meaning import CLOSEST, MeaningModel, _candidates, pair_features
 
 
 def _unit(*xs: float) -> np.ndarray:
@@ -16,14 +16,14 @@ def _unit(*xs: float) -> np.ndarray:
 def test_a_claim_is_held_against_its_closest_sentence_and_each_two_of_the_closest():
     claim = _unit(1, 1, 0, 0)
     sentences = np.array([_unit(1, 0, 0, 0), _unit(0, 1, 0, 0), _unit(0, 0, 1, 0)])
-    read = candidates(claim, sentences)
+    read = _candidates(sentences, np.argsort(-(sentences @ claim), kind="stable")[:CLOSEST])
     # the closest sentence, then the three pairs of the three closest
     assert len(read) == 1 + 3
     assert np.allclose(read[0], sentences[0])
     joined = read[1]  # the first two sentences read together say what the claim says
     assert np.allclose(joined, claim)
     assert np.allclose(np.linalg.norm(read, axis=1), 1.0)
-    assert candidates(claim, np.zeros((0, 4))).shape == (0, 4)
+    assert _candidates(np.zeros((0, 4)), np.array([], dtype=int)).shape == (0, 4)
 
 
 def test_pair_features_read_each_candidate_and_the_best_cosines():

@@ -41,19 +41,13 @@ CLOSEST = 3
 them two are read together as one."""
 
 
-def candidates(claim: np.ndarray, sentences: np.ndarray) -> np.ndarray:
-    """What a claim may be read against (one normalised row each): its closest evidence
-    sentence, then each two of the :data:`CLOSEST` closest read together (the normalised sum of
-    their vectors, which is near what the two sentences embed to as one text). A claim that
-    joins two sentences ("It opened in 2004 and runs for 14.6 km") says more than either alone,
-    and an unsupported addition says more than any of them."""
-    claim = np.asarray(claim, dtype=np.float64)
-    sentences = np.asarray(sentences, dtype=np.float64).reshape(-1, len(claim))
-    return _candidates(sentences, np.argsort(-(sentences @ claim), kind="stable")[:CLOSEST])
-
-
 def _candidates(sentences: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """:func:`candidates` from the indices of the closest sentences, closest first."""
+    """What a claim may be read against (one normalised row each), from the indices of its
+    closest sentences, closest first: its closest evidence sentence, then each two of the
+    :data:`CLOSEST` closest read together (the normalised sum of their vectors, which is near
+    what the two sentences embed to as one text). A claim that joins two sentences ("It opened
+    in 2004 and runs for 14.6 km") says more than either alone, and an unsupported addition
+    says more than any of them."""
     if not len(order):
         return np.zeros((0, sentences.shape[1]))
     rows = [sentences[order[0]]]
@@ -67,7 +61,7 @@ def _candidates(sentences: np.ndarray, order: np.ndarray) -> np.ndarray:
 
 
 def pair_features(claim: np.ndarray, sentences: np.ndarray) -> np.ndarray:
-    """The features of one claim vector against each of its :func:`candidates` (one row
+    """The features of one claim vector against each of its :func:`_candidates` (one row
     each): product and absolute difference with the candidate, its cosine with the claim, then
     the :data:`CLOSEST` best cosines of single sentences (0 where there are fewer). No
     evidence: one row of zeros."""
@@ -105,7 +99,7 @@ class MeaningModel(SavedModel):
 
     def log_odds(self, claim: np.ndarray, sentences: np.ndarray) -> float | None:
         """Log-odds that ``sentences`` support ``claim``, read against the candidate that
-        supports it best (:func:`candidates`); None for vectors of another width."""
+        supports it best (:func:`_candidates`); None for vectors of another width."""
         if np.shape(claim)[-1] != self.dimension:
             return None
         return max(min(self.best(pair_features(claim, sentences)), 30.0), -30.0)
