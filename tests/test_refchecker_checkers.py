@@ -55,3 +55,26 @@ def test_a_short_answer_of_another_kind_than_the_question_asks_is_not_supported(
         }
     )
     assert who.passing
+
+
+_GRADING = [
+    "Grading. A student's final mark is made up of the second-year average, weighted at 30%, "
+    "and the third-year average, weighted at 70%. The class is then set by the final mark.",
+    "Resits. A student who fails a module may resit it once, in August, and the resit mark is "
+    "capped at 40.",
+]
+_MARKS = (
+    "My second-year average was 60 and my third-year average was 70. What would my final mark be?"
+)
+
+
+def test_a_number_the_answer_works_out_from_the_values_it_shows_is_supported():
+    # 30% of 60 plus 70% of 70: two shares no source states, then their sum
+    checker = RefChecker()
+    for answer, passing in [
+        ("Your final mark would be 67: 30% of 60 plus 70% of 70.", True),
+        ("Your final mark would be 67 (60 at 30% and 70 at 70%).", True),
+        ("Your final mark would be 66: 30% of 60 plus 70% of 70.", False),
+    ]:
+        result = checker.invoke({"question": _MARKS, "answer": answer, "contexts": _GRADING})
+        assert result.passing is passing, answer

@@ -9,8 +9,11 @@ from truthguard.refchecker.derived import (
     date_after,
     derived,
     from_case,
+    per_period_value,
+    shown_working,
     timed,
     weekday_after,
+    workable,
 )
 
 
@@ -522,3 +525,99 @@ def test_a_stretch_of_the_askers_converted_is_the_answers(question, claim, word)
 )
 def test_a_number_not_worked_from_the_askers_figures_is_not(question, claim, word):
     assert not _from_case(question, claim, word, _RATE)
+
+
+def _shown(known: str, claim: str, words: list[str]) -> set[str]:
+    """The ``words`` of ``claim`` worked out from the values ``known`` states and the claim's
+    values not among ``words``."""
+    given = [f for f in extract_facts(known) if workable(f, extract_facts(known), known)]
+    facts = extract_facts(claim)
+    rates = {id(f) for f in given if per_period_value(f, known)}
+    rates |= {id(f) for f in facts if per_period_value(f, claim)}
+    targets = [f for f in facts if f.text in words]
+    shown = [f for f in facts if f.text not in words]
+    done = shown_working(targets, [*given, *shown], rates)
+    return {f.text for f in targets if id(f) in done}
+
+
+@pytest.mark.parametrize(
+    ("known", "claim", "words", "worked"),
+    [
+        # two shares of two marks added: three steps, the two shares never stated
+        (
+            "My year 2 average was 58 and my year 3 average was 68.",
+            "Your final mark is 65.5: a quarter of 58 plus three quarters of 68.",
+            ["65.5"],
+            {"65.5"},
+        ),
+        (
+            "My year 2 average was 58 and my year 3 average was 68.",
+            "Your final mark is 66.5: a quarter of 58 plus three quarters of 68.",
+            ["66.5"],
+            set(),
+        ),
+        # one result built on another: each part, then their total
+        (
+            "I keep £4,000 in the account.",
+            "3.5% on the first £2,500 is £87.50 and 1.5% on the other £1,500 is £22.50, £110 "
+            "in all.",
+            ["87.50", "22.50", "110"],
+            {"87.50", "22.50", "110"},
+        ),
+        # a rate over a period times the stretch makes an amount; an amount less a rate is no
+        # amount, so the excess over a year's allowance is not worked out from the term's miles
+        (
+            "My lease is for 3 years at 10,000 miles a year; I'll return it with 34,500 miles.",
+            "That's 4,500 miles over your 30,000 total, so at 9p a mile £405.",
+            ["4,500", "30,000", "405"],
+            {"4,500", "30,000", "405"},
+        ),
+        (
+            "My lease is for 3 years at 10,000 miles a year; I'll return it with 34,500 miles.",
+            "At 9p for each of your 24,500 miles over the allowance you'd pay £2,205.",
+            ["24,500", "2,205"],
+            set(),
+        ),
+    ],
+)
+def test_a_number_the_answer_works_out_from_the_values_it_shows(known, claim, words, worked):
+    assert _shown(known, claim, words) == worked
+
+
+def test_values_no_source_states_do_not_vouch_for_each_other_in_the_answer():
+    # £710.50 and £186.15 would add up to £896.65, but neither is worked out from a known value
+    claim = "Roughly £896.65: £710.50 for the units and £186.15 in standing charges."
+    assert _shown("We used 2,900 kWh last year.", claim, ["896.65", "710.50", "186.15"]) == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "rate"),
+    [
+        ("3 years at 10,000 miles a year", "10,000", True),
+        ("over your 10,000-mile annual allowance", "10,000", True),
+        ("above the £2,200 monthly threshold", "2,200", True),
+        ("£290 per month for 36 months", "290", True),
+        ("£75 for each fuel", "75", False),
+        ("£1 a minute after that", "1", False),
+    ],
+)
+def test_a_value_given_for_a_period_is_a_rate(text, word, rate):
+    fact = next(f for f in extract_facts(text) if f.text == word)
+    assert per_period_value(fact, text) is rate
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "ok"),
+    [
+        ("My year 2 average was 58.", "2", False),
+        ("Tier 1 systems are restored first.", "1", False),
+        ("The engineer missed the visit on day 4.", "4", False),
+        ("My year 2 average was 58.", "58", True),
+        ("It took 2 years.", "2", True),
+        ("We met in 2019.", "2019", False),
+    ],
+)
+def test_a_number_naming_one_of_a_series_is_not_worked_with(text, word, ok):
+    facts = extract_facts(text)
+    fact = next(f for f in facts if f.text == word)
+    assert workable(fact, facts, text) is ok

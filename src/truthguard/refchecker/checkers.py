@@ -40,6 +40,7 @@ from truthguard.refchecker._prompts import CHECK_PROMPT, JOINT_CHECK_PROMPT, PRO
 from truthguard.refchecker.claimkind import attribution_names
 from truthguard.refchecker.comparisons import OPTIONS, out_of_order
 from truthguard.refchecker.counts import agreeing, recounts
+from truthguard.refchecker.derived import per_period_value, shown_working, workable
 from truthguard.refchecker.extractors import Claim
 from truthguard.refchecker.grounding import (
     EvidencePool,
@@ -722,6 +723,7 @@ class LocalChecker(ClaimChecker):
         # what a claim's pronoun subject stands for: the names the question asks about
         named = [f.text for f in analyse(question).facts if f.kind in ("name", "title")]
         case = own_case(question)  # the asker's own figures ("My spaniel weighs 20 kg")
+        read_claims: list[tuple[Grounding, dict[str, Any], dict[str, Any], str, float]] = []
         for i, claim in enumerate(claims):
             # talk around facts (opinions, questions, ...): only its names and numbers count
             # a claim's evidence is what it and the other clauses of its sentence retrieved
@@ -776,6 +778,12 @@ class LocalChecker(ClaimChecker):
                 ):
                     label = "Neutral"  # what set it against the evidence was the user's own
                 fields["issues"] = own
+            read_claims.append((g, raw, fields, label, support))
+        # a number of the answer's no source states that the answer works out from the values
+        # it shows ("a quarter of 58 plus three quarters of 68 ... 65.5")
+        read_claims = _worked_in_answer(claims, read_claims, case, question)
+        for claim, (g, raw, fields, label, support) in zip(claims, read_claims, strict=True):
+            if claim.kind == "fact":
                 model = self.support or SupportModel.default()
                 p = model.probability(claim_features(raw, fields["issues"]))
                 why = fact_unsupported(fields["issues"], claim.text)
@@ -891,3 +899,55 @@ def _verdict_label(text: str, claim: Claim) -> str:
             stage="refchecker.check",
         )
     return label
+
+
+def _worked_in_answer(
+    claims: Sequence[Claim],
+    read: list[tuple[Grounding, dict[str, Any], dict[str, Any], str, float]],
+    case: Sequence[Fact],
+    question: str,
+) -> list[tuple[Grounding, dict[str, Any], dict[str, Any], str, float]]:
+    """``read`` (each claim's grounding, raw fields, fields, label and support) less the issues
+    of numbers no source states that the answer works out from the values it shows: those the
+    sources state where each of its claims states them, and the asker's own figures
+    (:func:`~truthguard.refchecker.derived.shown_working`). A claim set against its evidence
+    only by such a number is no longer a contradiction; the asker's own figures restated are
+    not worked out (:func:`~truthguard.refchecker.grounding.premises` decides them)."""
+    known: list[Fact] = [f for f in case if workable(f, case, question)]
+    rates = {id(f) for f in known if per_period_value(f, question)}
+    targets: list[tuple[int, Fact]] = []
+    for k, (claim, (_, _, fields, _, _)) in enumerate(zip(claims, read, strict=True)):
+        facts = analyse(claim.text).facts
+        issues = fields["issues"]
+        for f in facts:
+            if f.kind != "number" or not workable(f, facts, claim.text):
+                continue
+            if per_period_value(f, claim.text):
+                rates.add(id(f))
+            at = [i for i in issues if i["start"] < f.end and f.start < i["end"]]
+            if not at:
+                known.append(f)
+            elif (
+                claim.kind == "fact"
+                and all(i["kind"] == "number" and i["relation"] == "ungrounded" for i in at)
+                # (the asker's own figure restated stays where the grounding left it: one the
+                # claim compares untruly with the sources' value)
+                and not any(q.value == f.value and q.unit == f.unit for q in case)
+            ):
+                targets.append((k, f))
+    if not targets:
+        return read
+    done = shown_working([f for _, f in targets], known, rates)
+    if not done:
+        return read
+    out = list(read)
+    for k in {k for k, f in targets if id(f) in done}:
+        g, raw, fields, label, support = out[k]
+        spans = {(f.start, f.end) for j, f in targets if j == k and id(f) in done}
+        kept = [i for i in fields["issues"] if (i["start"], i["end"]) not in spans]
+        if label == "Contradiction" and not any(
+            i["relation"] in ("conflict", "opposite") for i in kept
+        ):
+            label = "Neutral"
+        out[k] = (g, raw, {**fields, "issues": kept}, label, support)
+    return out

@@ -50,10 +50,13 @@ __all__ = [
     "from_case",
     "per_count",
     "per_period",
+    "per_period_value",
     "period_span",
     "share_of",
+    "shown_working",
     "timed",
     "weekday_after",
+    "workable",
     "worked",
 ]
 
@@ -450,10 +453,20 @@ def _results(a: Fact, b: Fact) -> list[tuple[float, str]]:
     or difference of one measure (stretches of one unit), a product or quotient of measures
     that make one ("£12 a day" for 5 days; £9,000 at £3.20 a share), a share of an amount the
     other gives as a percentage, or the rest of it."""
-    x, y = float(a.value), float(b.value)  # type: ignore[arg-type]
-    ma, mb = _measure(a), _measure(b)
+    return _combined(
+        float(a.value),  # type: ignore[arg-type]
+        _measure(a),
+        float(b.value),  # type: ignore[arg-type]
+        _measure(b),
+        a.unit == b.unit,
+    )
+
+
+def _combined(x: float, ma: str, y: float, mb: str, one_unit: bool) -> list[tuple[float, str]]:
+    """:func:`_results` of the values ``x`` and ``y`` of measures ``ma`` and ``mb``; stretches
+    of time are added or taken away only in ``one_unit``."""
     out: list[tuple[float, str]] = []
-    if ma == mb and ma != "%" and (ma != "time" or a.unit == b.unit):
+    if ma == mb and ma != "%" and (ma != "time" or one_unit):
         out += [(x + y, ma), (abs(x - y), ma)]  # (miles and miles, kWh and kWh too)
     for (p, u), (q, v) in (((ma, x), (mb, y)), ((mb, y), (ma, x))):
         made = _PRODUCTS.get((p, q)) or _product_of(p, q)
@@ -482,6 +495,23 @@ def _numeric(f: Fact, dated: frozenset[int]) -> bool:
         and not _ORDINAL.search(f.text)
         and id(f) not in dated
     )
+
+
+_SERIES = re.compile(
+    r"\b(?:year|term|semester|tier|zone|level|stage|phase|step|band|grade|class|type|group|"
+    r"section|clause|article|page|chapter|part|round|platform|gate|room|floor|version|module|"
+    r"week|day|option|lane|bay|block|unit)\s+$",
+    re.IGNORECASE,
+)
+"""A noun a number after it names one of a series with ("year 2", "Tier 1", "on day 4"): the
+number counts nothing."""
+
+
+def workable(fact: Fact, facts: Sequence[Fact], text: str = "") -> bool:
+    """Whether the number ``fact`` of ``text`` (with its ``facts``) may be worked out or worked
+    from: not a year, a time of day, an ordinal, the day of a date or a number naming one of a
+    series ("year 2", "Tier 1"), and not zero."""
+    return _numeric(fact, _days_of_dates(facts)) and not _SERIES.search(text[: fact.start])
 
 
 def day_of_date(fact: Fact, facts: Sequence[Fact]) -> bool:
@@ -573,6 +603,141 @@ def from_case(
             if one_step(worked_out, float(f.value), _measure(f)):  # type: ignore[arg-type]
                 worked_out.append(f)
     return one_step(worked_out, float(fact.value), target_measure)  # type: ignore[arg-type]
+
+
+def _fits(result: str, target: str) -> bool:
+    """Whether a result of measure ``result`` may be a value of measure ``target``: the same
+    measure, or a bare number restating an amount of any unit but money, a share or time ("the
+    4,500 miles over your 30,000 total")."""
+    if target.startswith(_PER_PERIOD):
+        return result in (target, target[len(_PER_PERIOD) :])  # a rate worked from an amount
+    return result == target or (
+        target == "count" and result not in ("money", "%", "time") and _PER_PERIOD not in result
+    )
+
+
+def shown_working(
+    targets: Sequence[Fact], known: Sequence[Fact], rates: Collection[int] = ()
+) -> set[int]:
+    """The ``targets`` (numbers of an answer no source states) the answer works out from the
+    values it shows: ``known`` holds the numbers of the answer the sources state where it
+    states them and the asker's own figures. A target is worked out in up to three steps
+    (:func:`_results`: a sum, difference, product, quotient or share whose measures make the
+    target's): from two known values, from one of those results and a known value, or as the
+    sum or difference of two such results ("a quarter of 58 plus three quarters of 68, 65.5");
+    a target worked out joins the known values, so one result may build on another ("£87.50
+    ... £22.50, about £110"), and a target that is not worked out is never worked from, so two
+    unstated values cannot vouch for each other.
+
+    The operands are the answer's own, each held in its own slot by the grounding: a wrong
+    operand is caught where the answer states it, and a wrong result does not come out of the
+    right operands. A value the answer works from that it does not show (a rate of the sources
+    it leaves out) is no operand here. A value the answer or the asker gives for a period
+    (``rates``, ids: "10,000 miles a year", "the £2,200 monthly threshold") is a rate: it
+    adds only to rates, and times a count or a stretch of time it makes an amount (3 years at
+    10,000 miles a year, 30,000 miles), so an amount is never taken from a rate ("34,500 miles
+    less the 10,000-mile annual allowance"). Ids (``id``) of the targets worked out are
+    returned."""
+
+    def measured(f: Fact) -> tuple[float, str]:
+        m = _measure(f)
+        return float(f.value), (_PER_PERIOD + m if id(f) in rates and m != "%" else m)  # type: ignore[arg-type]
+
+    wanted = [t for t in targets if _measure(t) != "%"]
+    have = [measured(f) for f in known]
+    done: set[int] = set()
+    while wanted:
+        one = [
+            r
+            for i, (x, mx) in enumerate(have)
+            for y, my in have[i + 1 :]
+            for r in _rated(x, mx, y, my, False)
+        ]
+        found = []
+        for t in wanted:
+            value, measure = measured(t)
+            if _reached(value, measure, one, have):
+                found.append(t)
+        if not found:
+            break
+        for t in found:
+            done.add(id(t))
+            have.append(measured(t))
+        wanted = [t for t in wanted if id(t) not in done]
+    return done
+
+
+def _reached(
+    value: float,
+    measure: str,
+    one: Sequence[tuple[float, str]],
+    have: Sequence[tuple[float, str]],
+) -> bool:
+    """Whether ``value`` of ``measure`` is one of the one-step results ``one``, a step from one
+    of them and a value of ``have``, or the sum or difference of two of them."""
+    if any(_fits(m, measure) and (_same(value, r) or _whole(value, r, m)) for r, m in one):
+        return True
+    for r, m in one:
+        if not r or m == "%":
+            continue
+        for y, my in have:
+            if any(_fits(k, measure) and _same(value, x) for x, k in _rated(r, m, y, my, False)):
+                return True
+    by_measure: dict[str, list[float]] = {}
+    for r, m in one:
+        if m != "%":
+            by_measure.setdefault(m, []).append(r)
+    for m, rs in by_measure.items():
+        if not _fits(m, measure):
+            continue
+        for i, x in enumerate(rs):
+            for y in rs[i + 1 :]:
+                if _same(value, x + y) or _same(value, abs(x - y)):
+                    return True
+    return False
+
+
+_PER_PERIOD = "per period: "
+"""The prefix of a rate's measure (an amount given for a period)."""
+
+
+def _rated(x: float, ma: str, y: float, mb: str, one_unit: bool) -> list[tuple[float, str]]:
+    """:func:`_combined` where either value may be a rate (its measure prefixed
+    :data:`_PER_PERIOD`): rates of one measure add up and divide into a count; a rate times a
+    count is a rate again (two permits at £65 a year) or an amount, times a stretch of time an
+    amount; a share of a rate is a rate."""
+    ra, rb = ma.startswith(_PER_PERIOD), mb.startswith(_PER_PERIOD)
+    if not (ra or rb):
+        return _combined(x, ma, y, mb, one_unit)
+    if ra and rb:
+        if ma != mb:
+            return []
+        out = [(x + y, ma), (abs(x - y), ma)]
+        return [*out, (x / y, "count")] if y else out
+    (r, m), (v, q) = ((x, ma), (y, mb)) if ra else ((y, mb), (x, ma))
+    base = m[len(_PER_PERIOD) :]
+    if q == "count":
+        return [(r * v, m), (r * v, base), *([(r / v, m)] if v else [])]
+    if q == "time":
+        return [(r * v, base)]
+    if q == "%":
+        return [(r * v / 100, m), (r * (1 - v / 100), m)]
+    return []
+
+
+_PERIOD_AFTER = re.compile(
+    r"^(?:-?[^\W\d_]+)?\s*(?:(?:a|an|per|each|every)\s+(?:day|week|fortnight|month|quarter|year)\b"
+    r"|(?:daily|weekly|fortnightly|monthly|quarterly|yearly|annual|annually)\b)",
+    re.IGNORECASE,
+)
+"""A period after a value and at most its unit word ("10,000 miles *a year*", "£2,200
+*monthly* threshold", "10,000-mile *annual* allowance")."""
+
+
+def per_period_value(fact: Fact, text: str) -> bool:
+    """Whether the number ``fact`` of ``text`` is given for a period (a rate: "£290 a month",
+    "10,000 miles a year", "the £2,200 monthly threshold")."""
+    return _PERIOD_AFTER.match(text[fact.end :].lstrip()) is not None
 
 
 def timed(fact: Fact, clocks: Sequence[Fact], stretches: Sequence[Fact]) -> bool:
