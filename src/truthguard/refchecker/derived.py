@@ -33,6 +33,8 @@ import datetime as dt
 import re
 from collections.abc import Collection, Iterator, Sequence
 
+import numpy as np
+
 from truthguard.refchecker._alignment import APPROX, MONEY, year
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._numbers import CLOCK, DURATION_DAYS, unit_of
@@ -653,11 +655,10 @@ def shown_working(
             for y, my in have[i + 1 :]
             for r in _rated(x, mx, y, my, False)
         ]
-        found = []
-        for t in wanted:
-            value, measure = measured(t)
-            if _reached(value, measure, one, have):
-                found.append(t)
+        found = [t for t in wanted if _one_step(*measured(t), one)]
+        if not found:
+            reached = _reachable(one, have)
+            found = [t for t in wanted if _reached(*measured(t), reached)]
         if not found:
             break
         for t in found:
@@ -667,34 +668,44 @@ def shown_working(
     return done
 
 
-def _reached(
-    value: float,
-    measure: str,
-    one: Sequence[tuple[float, str]],
-    have: Sequence[tuple[float, str]],
-) -> bool:
-    """Whether ``value`` of ``measure`` is one of the one-step results ``one``, a step from one
-    of them and a value of ``have``, or the sum or difference of two of them."""
-    if any(_fits(m, measure) and (_same(value, r) or _whole(value, r, m)) for r, m in one):
-        return True
+def _reachable(
+    one: Sequence[tuple[float, str]], have: Sequence[tuple[float, str]]
+) -> dict[str, np.ndarray]:
+    """The values two or three steps make, by measure: a step from a one-step result ``one``
+    and a value of ``have``, and the sums and differences of two one-step results of a
+    measure."""
+    out: dict[str, list[float]] = {}
     for r, m in one:
         if not r or m == "%":
             continue
         for y, my in have:
-            if any(_fits(k, measure) and _same(value, x) for x, k in _rated(r, m, y, my, False)):
-                return True
+            for x, k in _rated(r, m, y, my, False):
+                out.setdefault(k, []).append(x)
     by_measure: dict[str, list[float]] = {}
     for r, m in one:
         if m != "%":
             by_measure.setdefault(m, []).append(r)
     for m, rs in by_measure.items():
-        if not _fits(m, measure):
-            continue
-        for i, x in enumerate(rs):
-            for y in rs[i + 1 :]:
-                if _same(value, x + y) or _same(value, abs(x - y)):
-                    return True
-    return False
+        v = np.array(rs)
+        i, j = np.triu_indices(len(v), 1)
+        out.setdefault(m, []).extend([*(v[i] + v[j]), *np.abs(v[i] - v[j])])
+    return {m: np.array(v) for m, v in out.items()}
+
+
+def _one_step(value: float, measure: str, one: Sequence[tuple[float, str]]) -> bool:
+    """Whether ``value`` of ``measure`` is one of the one-step results ``one`` (or the whole
+    count one holds)."""
+    return any(_fits(m, measure) and (_same(value, r) or _whole(value, r, m)) for r, m in one)
+
+
+def _reached(value: float, measure: str, reached: dict[str, np.ndarray]) -> bool:
+    """Whether ``value`` of ``measure`` is one of the values more steps make (``reached``, by
+    measure; as close as :func:`_same` asks)."""
+    return any(
+        bool(np.any((v != 0) & (np.abs(v - value) <= np.maximum(0.005, 0.001 * np.abs(v)))))
+        for m, v in reached.items()
+        if _fits(m, measure)
+    )
 
 
 _PER_PERIOD = "per period: "
