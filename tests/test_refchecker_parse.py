@@ -13,6 +13,7 @@ from truthguard._text import has_content
 from truthguard.errors import InvalidLLMOutput
 from truthguard.refchecker import LLMChecker, LLMExtractor, RefChecker
 from truthguard.refchecker._parse import (
+    LABELS,
     explicit_nothing,
     parse_joint,
     parse_joint_labels,
@@ -22,8 +23,6 @@ from truthguard.refchecker._parse import (
 )
 from truthguard.result import Label
 from truthguard.testing import ScriptedChatModel
-
-LABELS = ("Entailment", "Neutral", "Contradiction")
 
 
 def test_quoted_tuples_with_headers_bullets_and_duplicates():

@@ -21,6 +21,7 @@ from truthguard._text import capped, has_content, scan_note
 from truthguard.errors import InvalidLLMOutput
 
 __all__ = [
+    "LABELS",
     "MAX_LINE",
     "ParsedClaims",
     "explicit_nothing",
@@ -30,6 +31,9 @@ __all__ = [
     "parse_subsentence_claims",
     "parse_triplets",
 ]
+
+LABELS = ("Entailment", "Neutral", "Contradiction")
+"""The checker's three labels, spelled as upstream spells them."""
 
 Triplet = tuple[str, str, str]
 
