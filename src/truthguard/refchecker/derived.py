@@ -653,7 +653,7 @@ def shown_working(
             r
             for i, (x, mx) in enumerate(have)
             for y, my in have[i + 1 :]
-            for r in _rated(x, mx, y, my, False)
+            for r in _rated(x, mx, y, my)
         ]
         found = [t for t in wanted if _one_step(*measured(t), one)]
         if not found:
@@ -679,7 +679,7 @@ def _reachable(
         if not r or m == "%":
             continue
         for y, my in have:
-            for x, k in _rated(r, m, y, my, False):
+            for x, k in _rated(r, m, y, my):
                 out.setdefault(k, []).append(x)
     by_measure: dict[str, list[float]] = {}
     for r, m in one:
@@ -712,14 +712,15 @@ _PER_PERIOD = "per period: "
 """The prefix of a rate's measure (an amount given for a period)."""
 
 
-def _rated(x: float, ma: str, y: float, mb: str, one_unit: bool) -> list[tuple[float, str]]:
+def _rated(x: float, ma: str, y: float, mb: str) -> list[tuple[float, str]]:
     """:func:`_combined` where either value may be a rate (its measure prefixed
     :data:`_PER_PERIOD`): rates of one measure add up and divide into a count; a rate times a
     count is a rate again (two permits at £65 a year) or an amount, times a stretch of time an
-    amount; a share of a rate is a rate."""
+    amount; a share of a rate is a rate. Stretches of time are added only where both units are
+    known (:func:`_results`), never here."""
     ra, rb = ma.startswith(_PER_PERIOD), mb.startswith(_PER_PERIOD)
     if not (ra or rb):
-        return _combined(x, ma, y, mb, one_unit)
+        return _combined(x, ma, y, mb, False)
     if ra and rb:
         if ma != mb:
             return []
@@ -737,8 +738,11 @@ def _rated(x: float, ma: str, y: float, mb: str, one_unit: bool) -> list[tuple[f
 
 
 _PERIOD_AFTER = re.compile(
-    r"^(?:-?[^\W\d_]+)?\s*(?:(?:a|an|per|each|every)\s+(?:day|week|fortnight|month|quarter|year)\b"
-    r"|(?:daily|weekly|fortnightly|monthly|quarterly|yearly|annual|annually)\b)",
+    r"^(?:-?[^\W\d_]+)?\s*(?:(?:a|an|per|each|every)\s+(?:"
+    + "|".join(dict.fromkeys(_ADVERBS.values()))
+    + r")\b|(?:"
+    + "|".join([*_ADVERBS, "annual"])
+    + r")\b)",
     re.IGNORECASE,
 )
 """A period after a value and at most its unit word ("10,000 miles *a year*", "£2,200
