@@ -78,3 +78,24 @@ def test_a_number_the_answer_works_out_from_the_values_it_shows_is_supported():
     ]:
         result = checker.invoke({"question": _MARKS, "answer": answer, "contexts": _GRADING})
         assert result.passing is passing, answer
+
+
+_DESKS = [
+    "Membership. The Flex plan costs £180 a month and includes 10 desk days. Extra desk days "
+    "cost £22 per day. Meeting rooms cost £25 an hour once your monthly credit is used.",
+    "Notice. Flex runs month to month; give notice by the 1st and the plan ends at the end of "
+    "that month.",
+]
+
+
+def test_a_rate_the_sources_give_per_day_times_the_answers_extra_days_is_supported():
+    # £66 is the £22 per day for the 3 extra days the answer names, the rate left unsaid; the
+    # 3 extra days are no other count than the plan's 10 desk days
+    result = RefChecker().invoke(
+        {
+            "question": "I'm on Flex and used 13 desk days this month. What's my bill?",
+            "answer": "£246 in all, with £66 for the 3 extra desk days on top of the £180 fee.",
+            "contexts": _DESKS,
+        }
+    )
+    assert result.passing, result.details["claims"]

@@ -48,3 +48,18 @@ def test_what_a_number_counts_is_the_noun_it_modifies_in_the_parse():
     assert recounts("The Team plan comes with 10,000 build minutes a month.", evidence) == []
     (r,) = recounts("The Team plan comes with 12,000 build minutes a month.", evidence)
     assert (r.text, r.evidence_text) == ("12,000", "2,000")
+
+
+def test_a_rate_is_set_only_against_another_rate_of_the_same_noun():
+    earning = "Gold members earn 10 points per £1 and Silver members 7 points per £1."
+    # an amount of points is no other count than a rate of points per pound
+    assert recounts("A Silver member earns 2,100 points on this fare.", earning) == []
+    (r,) = recounts("Silver members earn 5 points per £1.", earning)
+    assert r.text == "5" and r.evidence_text in ("10", "7")
+
+
+def test_a_count_of_what_comes_beyond_is_no_other_count_of_the_whole():
+    plan = "The Flex plan includes 10 desk days a month."
+    assert recounts("You used 3 extra desk days this month.", plan) == []
+    (r,) = recounts("The Flex plan includes 12 desk days a month.", plan)
+    assert (r.text, r.evidence_text) == ("12", "10")

@@ -6,10 +6,13 @@ import pytest
 
 from truthguard.refchecker._facts import extract_facts
 from truthguard.refchecker.derived import (
+    counts_of,
     date_after,
     derived,
     from_case,
+    measure_of,
     per_period_value,
+    per_what,
     shown_working,
     timed,
     weekday_after,
@@ -621,3 +624,102 @@ def test_a_number_naming_one_of_a_series_is_not_worked_with(text, word, ok):
     facts = extract_facts(text)
     fact = next(f for f in facts if f.text == word)
     assert workable(fact, facts, text) is ok
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "per"),
+    [
+        ("Standard members earn 4 points per £1 spent.", "4", [({"£"}, 1.0, False)]),
+        (
+            "Insurance is £0.90 a week for each £500 of cover.",
+            "0.90",
+            [({"week"}, 1.0, False), ({"£"}, 500.0, False)],
+        ),
+        (
+            "Visitors pay £2.50 per foot per night.",
+            "2.50",
+            [({"foot"}, 1.0, False), ({"night"}, 1.0, False)],
+        ),
+        ("Late returns cost £8 per extra day.", "8", [({"day"}, 1.0, True)]),
+        ("We charge 12p for each kilometre over.", "12p", [({"kilometr"}, 1.0, True)]),
+        ("Lessons cost £30 an hour.", "30", [({"hour"}, 1.0, False)]),
+        ("The fee is £40 in total.", "40", []),
+        ("Prices rose 5% a year.", "5", []),
+    ],
+)
+def test_what_a_value_is_given_per(text, word, per):
+    fact = next(f for f in extract_facts(text) if f.text == word)
+    assert [(set(w), d, x) for w, d, x in per_what(fact, text)] == per
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "counted"),
+    [
+        ("You hired it for 4 extra days.", "4", {"extra", "day"}),
+        ("That covers 30 pages.", "30", {"page"}),
+        ("Six tickets were sold.", "Six", {"ticket"}),
+        ("It cost £250.", "250", {"£"}),
+    ],
+)
+def test_what_a_number_counts(text, word, counted):
+    fact = next(f for f in extract_facts(text) if f.text == word)
+    assert counts_of(fact, text) == counted
+
+
+def _shown_per(sources: str, known: str, claim: str, words: list[str]) -> set[str]:
+    """:func:`_shown` with the rates ``sources`` give per something."""
+    given = [f for f in extract_facts(known) if workable(f, extract_facts(known), known)]
+    facts = extract_facts(claim)
+    per = [
+        (float(f.value), measure_of(f), keys)
+        for f in extract_facts(sources)
+        if f.kind == "number" and (keys := per_what(f, sources))
+    ]
+    counted = {id(f): (counts_of(f, known), False) for f in given}
+    counted |= {id(f): (counts_of(f, claim), True) for f in facts}
+    targets = [f for f in facts if f.text in words]
+    shown = [f for f in facts if f.text not in words]
+    done = shown_working(targets, [*given, *shown], (), per, counted)
+    return {f.text for f in targets if id(f) in done}
+
+
+_HIRE = (
+    "Bikes cost £14 for the first day and £8 per extra day. Helmets are £2 per helmet per day. "
+    "Members earn 3 points per £1."
+)
+
+
+@pytest.mark.parametrize(
+    ("known", "claim", "words", "worked"),
+    [
+        # a rate the answer leaves out, times its count of what the rate is given per
+        (
+            "I want a bike for 5 days.",
+            "£46: £14 and then 4 extra days at £32.",
+            ["46", "32"],
+            {"46", "32"},
+        ),
+        (
+            "I want a bike for 5 days.",
+            "£50: £14 and then 4 extra days at £36.",
+            ["50", "36"],
+            set(),
+        ),
+        # a rate given per two things: per helmet first, then per day
+        (
+            "Two of us want helmets for 3 days.",
+            "The 2 helmets come to £12 over the 3 days.",
+            ["12"],
+            {"12"},
+        ),
+        # a rate per pound times an amount of money
+        ("I spent £65.", "You'd earn 195 points.", ["195"], {"195"}),
+        ("I spent £65.", "You'd earn 260 points.", ["260"], set()),
+        # a rate per the wrong noun makes nothing ("4 helmets" is no count of days)
+        ("I want a bike.", "4 helmets, £32 of extra days.", ["32"], set()),
+        # a rate only beyond an allowance never counts the asker's whole figure
+        ("I want a bike for 5 days.", "That's £40.", ["40"], set()),
+    ],
+)
+def test_a_rate_the_sources_give_per_something_times_a_count_of_it(known, claim, words, worked):
+    assert _shown_per(_HIRE, known, claim, words) == worked

@@ -40,7 +40,14 @@ from truthguard.refchecker._prompts import CHECK_PROMPT, JOINT_CHECK_PROMPT, PRO
 from truthguard.refchecker.claimkind import attribution_names
 from truthguard.refchecker.comparisons import OPTIONS, out_of_order
 from truthguard.refchecker.counts import agreeing, recounts
-from truthguard.refchecker.derived import per_period_value, shown_working, workable
+from truthguard.refchecker.derived import (
+    counts_of,
+    measure_of,
+    per_period_value,
+    per_what,
+    shown_working,
+    workable,
+)
 from truthguard.refchecker.extractors import Claim
 from truthguard.refchecker.grounding import (
     EvidencePool,
@@ -781,7 +788,8 @@ class LocalChecker(ClaimChecker):
             read_claims.append((g, raw, fields, label, support))
         # a number of the answer's no source states that the answer works out from the values
         # it shows ("a quarter of 58 plus three quarters of 68 ... 65.5")
-        read_claims = _worked_in_answer(claims, read_claims, case, question)
+        sources = [text for _, _, text in in_order]
+        read_claims = _worked_in_answer(claims, read_claims, case, question, sources)
         for claim, (g, raw, fields, label, support) in zip(claims, read_claims, strict=True):
             if claim.kind == "fact":
                 model = self.support or SupportModel.default()
@@ -906,15 +914,37 @@ def _worked_in_answer(
     read: list[tuple[Grounding, dict[str, Any], dict[str, Any], str, float]],
     case: Sequence[Fact],
     question: str,
+    sources: Sequence[str] = (),
 ) -> list[tuple[Grounding, dict[str, Any], dict[str, Any], str, float]]:
     """``read`` (each claim's grounding, raw fields, fields, label and support) less the issues
     of numbers no source states that the answer works out from the values it shows: those the
     sources state where each of its claims states them, and the asker's own figures
     (:func:`~truthguard.refchecker.derived.shown_working`). A claim set against its evidence
     only by such a number is no longer a contradiction; the asker's own figures restated are
-    not worked out (:func:`~truthguard.refchecker.grounding.premises` decides them)."""
+    not worked out (:func:`~truthguard.refchecker.grounding.premises` decides them). A rate
+    the ``sources`` (their sentences) or the answer give per something works with the known
+    values that count it."""
     known: list[Fact] = [f for f in case if workable(f, case, question)]
     rates = {id(f) for f in known if per_period_value(f, question)}
+    per = []
+    counted: dict[int, tuple[frozenset[str], bool]] = {}
+
+    def read_rate(f: Fact, text: str, own: bool) -> None:
+        keys = per_what(f, text)
+        if keys:
+            per.append((float(f.value), measure_of(f), keys))  # type: ignore[arg-type]
+        elif id(f) not in rates:  # (a value given for a period counts nothing)
+            counted[id(f)] = (counts_of(f, text), own)
+
+    for f in known:
+        read_rate(f, question, False)
+    for text in sources:
+        facts = analyse(text).facts
+        per.extend(
+            (float(f.value), measure_of(f), keys)  # type: ignore[arg-type]
+            for f in facts
+            if f.kind == "number" and workable(f, facts, text) and (keys := per_what(f, text))
+        )
     targets: list[tuple[int, Fact]] = []
     for k, (claim, (_, _, fields, _, _)) in enumerate(zip(claims, read, strict=True)):
         facts = analyse(claim.text).facts
@@ -927,6 +957,7 @@ def _worked_in_answer(
             at = [i for i in issues if i["start"] < f.end and f.start < i["end"]]
             if not at:
                 known.append(f)
+                read_rate(f, claim.text, True)
             elif (
                 claim.kind == "fact"
                 and all(i["kind"] == "number" and i["relation"] == "ungrounded" for i in at)
@@ -937,7 +968,9 @@ def _worked_in_answer(
                 targets.append((k, f))
     if not targets:
         return read
-    done = shown_working([f for _, f in targets], known, rates)
+    for _, f in targets:  # (a target worked out counts what it names for the next step)
+        counted[id(f)] = (counts_of(f, claims[_].text), True)
+    done = shown_working([f for _, f in targets], known, rates, per, counted)
     if not done:
         return read
     out = list(read)

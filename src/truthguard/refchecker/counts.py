@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from truthguard.refchecker._analysis import Against, Analysed, analyse
 from truthguard.refchecker._facts import Fact, stem
+from truthguard.refchecker.derived import per_what
 from truthguard.refchecker.structure import counted
 
 __all__ = ["Recount", "agreeing", "recounts"]
@@ -59,8 +60,16 @@ def _counted(a: Analysed, *, measures: bool = False) -> list[tuple[float, int, i
         c = next((c for (lo, _), c in nouns.items() if f.start <= lo < f.end), None)
         if c is not None:
             words = {stem(c.noun), *(stem(m) for m in c.modifiers)}
+            if per_what(f, a.text):
+                # a rate counts its noun per something else ("5 points per £1"): it is set only
+                # against another rate, never against an amount ("4,410 points")
+                words = {f"per {w}" for w in words}
             out.append((float(f.value), f.start, f.end, f.text, words))
     return out
+
+
+_BEYOND = frozenset(map(stem, ("extra", "additional", "further", "more", "other", "remaining")))
+"""Words that make a count one of what comes beyond another ("3 *extra* days")."""
 
 
 def recounts(claim_text: str, evidence_text: str) -> list[Recount]:
@@ -76,7 +85,9 @@ def recounts(claim_text: str, evidence_text: str) -> list[Recount]:
     measured = _counted(a, measures=True)
     out = []
     for value, start, end, text, words in mine:
-        same = [t for t in theirs if t[4] & words]
+        # a count of what comes beyond ("3 extra desk days") is no other count of the whole
+        # ("10 desk days"), nor the other way round
+        same = [t for t in theirs if t[4] & words and bool(t[4] & _BEYOND) == bool(words & _BEYOND)]
         # the same value of the same noun, read as a measure, is no other count
         stated = any(t[0] == value and t[4] & words for t in measured)
         if same and not stated and all(t[0] != value for t in same):

@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -39,20 +39,24 @@ from truthguard.refchecker._alignment import APPROX, MONEY, year
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._numbers import CLOCK, DURATION_DAYS, unit_of
 from truthguard.refchecker._tokens import Fact, stem
+from truthguard.refchecker.lexical import STOPWORDS
 
 __all__ = [
     "WEEKDAYS",
     "anaphoric",
     "clock_span",
+    "counts_of",
     "date_after",
     "date_span",
     "day_of_date",
     "derived",
     "enumerated",
     "from_case",
+    "measure_of",
     "per_count",
     "per_period",
     "per_period_value",
+    "per_what",
     "period_span",
     "share_of",
     "shown_working",
@@ -406,7 +410,7 @@ _MONEY_FACTORS = (12.0, 52.0)
 """Factors an amount of the asker's becomes another by: a year's and a month's, a week's."""
 
 
-def _measure(f: Fact) -> str:
+def measure_of(f: Fact) -> str:
     """What ``f`` measures, for working: ``money``, ``%``, ``time`` (a stretch in any unit) or
     ``count`` (a bare number); any other unit is its own measure."""
     unit = f.unit
@@ -457,9 +461,9 @@ def _results(a: Fact, b: Fact) -> list[tuple[float, str]]:
     other gives as a percentage, or the rest of it."""
     return _combined(
         float(a.value),  # type: ignore[arg-type]
-        _measure(a),
+        measure_of(a),
         float(b.value),  # type: ignore[arg-type]
-        _measure(b),
+        measure_of(b),
         a.unit == b.unit,
     )
 
@@ -559,7 +563,7 @@ def from_case(
     dated = _days_of_dates(case) | _days_of_dates(claim)
     for facts in pool:
         dated |= _days_of_dates(facts)
-    target_measure = _measure(fact)
+    target_measure = measure_of(fact)
     if not _numeric(fact, dated) or target_measure == "%":
         return False
     own = [f for f in case if _numeric(f, dated)]
@@ -579,7 +583,7 @@ def from_case(
 
     def one_step(start: Sequence[Fact], value: float, measure: str) -> bool:
         for a in start:
-            x, ma = float(a.value), _measure(a)  # type: ignore[arg-type]
+            x, ma = float(a.value), measure_of(a)  # type: ignore[arg-type]
             factors = _TIME_FACTORS if ma == "time" else _MONEY_FACTORS if ma == "money" else ()
             if (measure == ma or (ma, measure) == ("time", "count")) and any(
                 _same(value, x * k) or _same(value, x / k) for k in factors
@@ -600,9 +604,9 @@ def from_case(
     steps = [*(pool[-1] if pool else ()), *(f for f in claim if f is not fact)]
     for _ in range(2):
         for f in steps:
-            if not _numeric(f, dated) or any(f is w for w in worked_out) or _measure(f) == "%":
+            if not _numeric(f, dated) or any(f is w for w in worked_out) or measure_of(f) == "%":
                 continue
-            if one_step(worked_out, float(f.value), _measure(f)):  # type: ignore[arg-type]
+            if one_step(worked_out, float(f.value), measure_of(f)):  # type: ignore[arg-type]
                 worked_out.append(f)
     return one_step(worked_out, float(fact.value), target_measure)  # type: ignore[arg-type]
 
@@ -619,7 +623,11 @@ def _fits(result: str, target: str) -> bool:
 
 
 def shown_working(
-    targets: Sequence[Fact], known: Sequence[Fact], rates: Collection[int] = ()
+    targets: Sequence[Fact],
+    known: Sequence[Fact],
+    rates: Collection[int] = (),
+    per: Sequence[tuple[float, str, tuple[tuple[frozenset[str], float, bool], ...]]] = (),
+    counted: Mapping[int, tuple[frozenset[str], bool]] | None = None,
 ) -> set[int]:
     """The ``targets`` (numbers of an answer no source states) the answer works out from the
     values it shows: ``known`` holds the numbers of the answer the sources state where it
@@ -638,24 +646,32 @@ def shown_working(
     (``rates``, ids: "10,000 miles a year", "the £2,200 monthly threshold") is a rate: it
     adds only to rates, and times a count or a stretch of time it makes an amount (3 years at
     10,000 miles a year, 30,000 miles), so an amount is never taken from a rate ("34,500 miles
-    less the 10,000-mile annual allowance"). Ids (``id``) of the targets worked out are
-    returned."""
+    less the 10,000-mile annual allowance"). A rate the sources give per something (``per``:
+    each a value, its measure and what it is given per, :func:`per_what`) is no operand either,
+    but times a known value that counts what it is given per (``counted``: by id, the keys
+    :func:`counts_of` reads and whether the answer states it) it makes a value the answer may
+    state (:func:`_per_results`), though not one worked with further until the answer does:
+    "£22 per extra day" and the answer's "3 days beyond your 10" make its "£66". Ids (``id``)
+    of the targets worked out are returned."""
 
     def measured(f: Fact) -> tuple[float, str]:
-        m = _measure(f)
+        m = measure_of(f)
         return float(f.value), (_PER_PERIOD + m if id(f) in rates and m != "%" else m)  # type: ignore[arg-type]
 
-    wanted = [t for t in targets if _measure(t) != "%"]
+    counted = counted or {}
+    wanted = [t for t in targets if measure_of(t) != "%"]
+    held = list(known)
     have = [measured(f) for f in known]
     done: set[int] = set()
     while wanted:
+        counts = [(float(f.value), *counted[id(f)]) for f in held if id(f) in counted]  # type: ignore[arg-type]
         one = [
             r
             for i, (x, mx) in enumerate(have)
             for y, my in have[i + 1 :]
             for r in _rated(x, mx, y, my)
         ]
-        found = [t for t in wanted if _one_step(*measured(t), one)]
+        found = [t for t in wanted if _one_step(*measured(t), [*one, *_per_results(per, counts)])]
         if not found:
             reached = _reachable(one, have)
             found = [t for t in wanted if _reached(*measured(t), reached)]
@@ -663,6 +679,7 @@ def shown_working(
             break
         for t in found:
             done.add(id(t))
+            held.append(t)
             have.append(measured(t))
         wanted = [t for t in wanted if id(t) not in done]
     return done
@@ -753,6 +770,111 @@ def per_period_value(fact: Fact, text: str) -> bool:
     """Whether the number ``fact`` of ``text`` is given for a period (a rate: "£290 a month",
     "10,000 miles a year", "the £2,200 monthly threshold")."""
     return _PERIOD_AFTER.match(text[fact.end :].lstrip()) is not None
+
+
+_PER_WHAT = re.compile(
+    r"(?:\s+(?!(?:per|an?|each|for|every)\b)(?P<unit>[^\W\d_]+)\b)?"
+    r"\s+(?:per|an?|each|for\s+(?:each|every)|every)\s+"
+    r"(?P<extra>(?:extra|additional|further)\s+)?(?:(?P<cur>[£$€])\s*(?P<amount>\d[\d,]*(?:\.\d+)?)"
+    r"|(?P<words>[^\W\d_]+(?:[ -](?!(?:per|an?|each|for|every)\b)[^\W\d_]+)?))",
+    re.IGNORECASE,
+)
+"""What a value is given per, after it and at most one word of its unit ("7 points *per £1*",
+"£22 *per extra day*", "£25 *an hour*", "£3.80 *per metre* per night", "£1.10 per week *for
+each £1,000*")."""
+
+_MONEY_WORDS = frozenset(map(stem, ("pound", "dollar", "euro")))
+"""Nouns a rate may be given per that are money ("7 points for each *pound*")."""
+
+_FOLLOWING = re.compile(r"[ -]*([^\W\d_]+)")
+
+
+_EXCESS = re.compile(r"\s*(?:over|beyond|above|more)\b", re.IGNORECASE)
+"""A word after a rate's noun that gives it only beyond an allowance ("9p for each mile
+*over*")."""
+
+
+def _noun(word: str) -> str:
+    """The key a counted noun is matched by: the stem of its singular ("miles", "mile")."""
+    word = word.casefold()
+    return stem((lemmas(word).get("NOUN") or (word,))[0])
+
+
+def _per_key(m: re.Match[str], text: str) -> tuple[frozenset[str], float, bool]:
+    """What the rate matched by ``m`` (of ``text``) is given per: the keys of its noun
+    (:func:`_noun`) and a divisor (one), or money (``£``) and the amount ("per £1,000": 1,000);
+    and whether only beyond an allowance ("per *extra* day", "for each mile *over*")."""
+    excess = bool(m.group("extra")) or _EXCESS.match(text, m.end()) is not None
+    if m.group("cur"):
+        return frozenset(("£",)), float(m.group("amount").replace(",", "")) or 1.0, excess
+    said = re.split(r"[ -]", m.group("words").casefold())
+    excess = excess or any(_EXCESS.fullmatch(w) for w in said[1:])
+    words = [w for w in said if w not in STOPWORDS]
+    keys = frozenset(_noun(w) for w in words)
+    return (frozenset(("£",)) if keys & _MONEY_WORDS else keys), 1.0, excess
+
+
+def per_what(fact: Fact, text: str) -> tuple[tuple[frozenset[str], float, bool], ...]:
+    """What the number ``fact`` of ``text`` is given per, outermost first (see
+    :func:`_per_key`); empty for a value given per nothing. A percentage is a share, not a
+    rate."""
+    if fact.unit == "%":
+        return ()
+    m = _PER_WHAT.match(text, fact.end)
+    if m is None or (m.group("unit") or "").casefold() in STOPWORDS:
+        return ()
+    keys = [_per_key(m, text)]
+    while len(keys) < 3 and (m := _PER_WHAT.match(text, m.end())) and not m.group("unit"):
+        keys.append(_per_key(m, text))
+    return tuple(keys)
+
+
+def counts_of(fact: Fact, text: str) -> frozenset[str]:
+    """The stems of the words that name what the number ``fact`` of ``text`` counts: its unit
+    and up to two words after it ("3 *extra days*", "2 *room hours*"); money (``£``) for an
+    amount of money."""
+    if measure_of(fact) == "money":
+        return frozenset(("£",))
+    words = re.findall(r"[^\W\d_]+", fact.text) if fact.unit is not None else []
+    at = fact.end
+    for _ in range(2):
+        m = _FOLLOWING.match(text, at)
+        if m is None:
+            break
+        words.append(m.group(1))
+        at = m.end()
+    return frozenset(_noun(w) for w in words if w.casefold() not in STOPWORDS)
+
+
+def _per_results(
+    rates: Sequence[tuple[float, str, tuple[tuple[frozenset[str], float, bool], ...]]],
+    counts: Sequence[tuple[float, frozenset[str], bool]],
+) -> list[tuple[float, str]]:
+    """What ``rates`` (each a value, its measure and what it is given per) make times the
+    ``counts`` of what they are given per (each a value, the keys naming what it counts and
+    whether the answer states it): "£22 per extra day" and "3 extra days" make £66; a rate
+    given per two things makes a rate per the other first ("£3.80 per metre per night" for 9.5
+    metres, £36.10 a night, then for 5 nights £180.50). A rate given only beyond an allowance
+    ("9p for each mile over") counts only what the answer states, never the asker's whole
+    figure (their 34,500 miles). A count of one makes nothing new. What is made is a value
+    the answer must state to work with further: a rate still given per something holds the
+    count it was taken for ("£2 per helmet per day" for 5 days is £10 a helmet, not £10 to take
+    5 days of again), and an amount worked with unstated would widen the search until a wrong
+    total fell on one of its values."""
+    out: list[tuple[float, str]] = []
+    frontier = list(rates)
+    for _ in range(2):
+        following = []
+        for value, measure, keys in frontier:
+            for i, (words, divisor, excess) in enumerate(keys):
+                for n, counted, own in counts:
+                    if n != 1 and words & counted and (own or not excess):
+                        made = value * n / divisor
+                        out.append((made, measure))
+                        if len(keys) > 1:
+                            following.append((made, measure, keys[:i] + keys[i + 1 :]))
+        frontier = following
+    return out
 
 
 def timed(fact: Fact, clocks: Sequence[Fact], stretches: Sequence[Fact]) -> bool:
