@@ -38,6 +38,7 @@ PREFIXES = {
     "public_services_health": "devph",
     "science_transport": "devst",
     "travel_property_clubs": "devtp",
+    "utilities_hire_care": "devuh",
     "work_money_cover": "devwm",
 }
 N_DOCS = 8
