@@ -968,8 +968,8 @@ def _worked_in_answer(
                 targets.append((k, f))
     if not targets:
         return read
-    for _, f in targets:  # (a target worked out counts what it names for the next step)
-        counted[id(f)] = (counts_of(f, claims[_].text), True)
+    for k, f in targets:  # (a target worked out counts what it names for the next step)
+        counted[id(f)] = (counts_of(f, claims[k].text), True)
     done = shown_working([f for _, f in targets], known, rates, per, counted)
     if not done:
         return read

@@ -665,13 +665,14 @@ def shown_working(
     done: set[int] = set()
     while wanted:
         counts = [(float(f.value), *counted[id(f)]) for f in held if id(f) in counted]  # type: ignore[arg-type]
+        made = _per_results(per, counts)
         one = [
             r
             for i, (x, mx) in enumerate(have)
             for y, my in have[i + 1 :]
             for r in _rated(x, mx, y, my)
         ]
-        found = [t for t in wanted if _one_step(*measured(t), [*one, *_per_results(per, counts)])]
+        found = [t for t in wanted if _one_step(*measured(t), [*one, *made])]
         if not found:
             reached = _reachable(one, have)
             found = [t for t in wanted if _reached(*measured(t), reached)]
@@ -815,7 +816,7 @@ def _per_key(m: re.Match[str], text: str) -> tuple[frozenset[str], float, bool]:
 
 
 def per_what(fact: Fact, text: str) -> tuple[tuple[frozenset[str], float, bool], ...]:
-    """What the number ``fact`` of ``text`` is given per, outermost first (see
+    """What the number ``fact`` of ``text`` is given per, in the order the text says it (see
     :func:`_per_key`); empty for a value given per nothing. A percentage is a share, not a
     rate."""
     if fact.unit == "%":
@@ -830,9 +831,9 @@ def per_what(fact: Fact, text: str) -> tuple[tuple[frozenset[str], float, bool],
 
 
 def counts_of(fact: Fact, text: str) -> frozenset[str]:
-    """The stems of the words that name what the number ``fact`` of ``text`` counts: its unit
-    and up to two words after it ("3 *extra days*", "2 *room hours*"); money (``£``) for an
-    amount of money."""
+    """The keys (:func:`_noun`) of the words that may name what the number ``fact`` of
+    ``text`` counts: its unit and up to two words after it ("3 *extra days*", "2 *room
+    hours*"); money (``£``) for an amount of money."""
     if measure_of(fact) == "money":
         return frozenset(("£",))
     words = re.findall(r"[^\W\d_]+", fact.text) if fact.unit is not None else []
