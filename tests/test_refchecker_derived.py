@@ -128,6 +128,21 @@ def _after(question: str, claim: str, evidence: str) -> bool:
 @pytest.mark.parametrize(
     ("claim", "worked"),
     [
+        ("The balance is due by 3 February 2028.", True),  # 3 May 2028 less 3 months
+        # (either side of it: the reading does not tell before from after, as for days)
+        ("The balance is due by 3 August 2028.", True),
+        ("The balance is due by 3 March 2028.", False),
+    ],
+)
+def test_a_date_whole_months_before_or_after_the_askers_date_is_worked_out(claim, worked):
+    question = "Our event is on 3 May 2028. When is the balance due?"
+    evidence = "The balance is due 3 months before the event."
+    assert _after(question, claim, evidence) == worked
+
+
+@pytest.mark.parametrize(
+    ("claim", "worked"),
+    [
         ("Send it by 16 July.", True),  # 16 June and 30 days
         ("Send it by 14 July.", False),
         ("Send it by 16 August.", False),

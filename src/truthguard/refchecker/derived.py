@@ -1203,9 +1203,11 @@ def date_after(
         for f in stretches:
             n = int(f.value)  # type: ignore[arg-type]
             if f.unit == "month":
-                months = base.month - 1 + n
-                year, month = base.year + months // 12, months % 12 + 1
-                ends = [dt.date(year, month, base.day)] if _valid(year, month, base.day) else []
+                ends = []
+                for months in (base.month - 1 + n, base.month - 1 - n):  # later or earlier
+                    year, month = base.year + months // 12, months % 12 + 1
+                    if _valid(year, month, base.day):
+                        ends.append(dt.date(year, month, base.day))
             else:
                 step = dt.timedelta(days=n * (7 if f.unit == "week" else 1))
                 ends = [base + step, base - step]
