@@ -347,6 +347,25 @@ def test_a_rate_times_the_claims_count_of_what_it_is_charged_per(claim, worked_o
 
 
 @pytest.mark.parametrize(
+    ("claim", "worked_out"),
+    [
+        # the counted noun read as its singular ("children" of "per child"), with a word of the
+        # rate's between the amount and "per"
+        ("Your three children will be £24 a night.", True),
+        ("Your three children will be £32 a night.", False),
+    ],
+)
+def test_a_rate_s_noun_matches_the_count_in_any_number(claim, worked_out):
+    from truthguard.refchecker._analysis import analyse
+    from truthguard.refchecker.derived import per_count
+
+    sentence = "Children stay at £8 extra per child per night."
+    c, e = analyse(claim), analyse(sentence)
+    (amount,) = [f for f in c.facts if f.unit == "£"]
+    assert per_count(amount, claim, c.facts, [(claim, c.facts), (sentence, e.facts)]) is worked_out
+
+
+@pytest.mark.parametrize(
     ("claim", "said", "worked_out"),
     [
         # a rate counted over another period: twelve months to a year, 52 weeks, 7 days

@@ -246,37 +246,30 @@ def worked(
     return False
 
 
-_PER = re.compile(r"^\s*(?:per|an?|each|for\s+each|every)\s+([a-z]+)", re.IGNORECASE)
-"""What a rate is charged per, after its amount ("£12 *per dog*", "£9 *a day*")."""
-_COUNTED = re.compile(r"^\s*([a-z]+)", re.IGNORECASE)
-"""What a bare number counts, the word after it ("two *dogs*")."""
-
-
 def per_count(
     fact: Fact, text: str, facts: Sequence[Fact], said: Sequence[tuple[str, Sequence[Fact]]]
 ) -> bool:
     """Whether the amount ``fact`` is a rate times a count the claim ``text`` gives of what the
     rate is charged per: "£12 per dog per night" (stated in one of ``said``, pairs of a text and
-    its facts) and "your two dogs" make "£24 a night". The noun ties the two numbers, so no
-    word need say that the answer works the amount out."""
+    its facts) and "your two dogs" make "£24 a night" (:func:`per_what`, :func:`counts_of`,
+    :func:`_per_results`). The noun ties the two numbers, so no word need say that the answer
+    works the amount out."""
     if fact.unit not in MONEY or not isinstance(fact.value, (int, float)):
         return False
-    counts: dict[str, list[float]] = {}
-    for f in facts:
-        if f.kind == "number" and f.unit is None and f is not fact and not year(f):
-            m = _COUNTED.match(text[f.end :])
-            if m is not None and isinstance(f.value, (int, float)):
-                counts.setdefault(stem(m.group(1)), []).append(float(f.value))
+    counts = [
+        (float(f.value), counts_of(f, text), True)
+        for f in facts
+        if f.kind == "number"
+        and f is not fact
+        and isinstance(f.value, (int, float))
+        and measure_of(f) != "money"
+        and not year(f)
+    ]
     if not counts:
         return False
-    for where, rate in _rates(fact, said):
-        m = _PER.match(where[rate.end :])
-        if m is None:
-            continue
-        for n in counts.get(stem(m.group(1)), []):
-            if n > 1 and _same(float(fact.value), float(rate.value) * n):
-                return True
-    return False
+    rates = [(float(r.value), "money", per_what(r, where)) for where, r in _rates(fact, said)]  # type: ignore[arg-type]
+    made = _per_results([r for r in rates if r[2]], counts)
+    return any(_same(float(fact.value), value) for value, _ in made)
 
 
 def _rates(fact: Fact, said: Sequence[tuple[str, Sequence[Fact]]]) -> Iterator[tuple[str, Fact]]:
