@@ -433,7 +433,7 @@ def _one_sort(a: Fact, in_a: Analysed, b: Fact, in_b: Analysed) -> bool:
     """Whether ``b`` could fill the slot the number ``a`` fills: a stretch of time in any unit
     ("within 30 seconds", "within 2 minutes"), else a value of the same sort (see
     ``_same_sort``)."""
-    if b.kind != "number" or year(a) != year(b) or ordinal(b) or _in_date(b, in_b):
+    if b.kind != "number" or year(a) != year(b) or ordinal(b) or day_of_date(b, in_b.facts):
         return False
     if durations(a.unit, b.unit):
         return True
@@ -1003,11 +1003,6 @@ def _named_before(sentences: Sequence[tuple[int, int, str]], k: int) -> tuple[Ar
     return subject_name(sentences[j][2]), j
 
 
-def _in_date(fact: Fact, text: Analysed) -> bool:
-    """Whether the number ``fact`` is the day of a date ("July 4", "4 July")."""
-    return day_of_date(fact, text.facts)
-
-
 def _bound_words(text: Analysed, facts: Sequence[Fact] | None = None) -> list[tuple[int, int]]:
     """The spans of the words that bound the numbers of ``text`` (or of its ``facts``): "no
     later than" of "no later than 14 days", read with the value (see :func:`_side`), not as
@@ -1230,7 +1225,7 @@ def _slot_rival(
     :func:`_bounds_met`) say which item of a list the claim's case is in."""
     if fact.kind != "number" or ordinal(fact):
         return None
-    dated = year(fact) or _in_date(fact, claim)
+    dated = year(fact) or day_of_date(fact, claim.facts)
     same, rivals = _statements(fact, claim, sents)
     if not same or not rivals:
         return None
@@ -1808,7 +1803,7 @@ def _listed_owner(
     all name one thing ("plan"), each kind of it by the word before ("Free", "Team"); a value
     left without a noun of its own in such a list ("the Team plan 10") counts what the first
     one counts."""
-    if fact.kind != "number" or ordinal(fact) or year(fact) or _in_date(fact, claim):
+    if fact.kind != "number" or ordinal(fact) or year(fact) or day_of_date(fact, claim.facts):
         return None
     if _in_code(claim, fact):
         return None  # "SEV2" names a level, it counts nothing
@@ -1827,7 +1822,7 @@ def _listed_owner(
                 fact.unit is None
                 and g.unit is None
                 and g.kind == "number"
-                and not (ordinal(g) or year(g) or _in_date(g, e) or _in_code(e, g))
+                and not (ordinal(g) or year(g) or day_of_date(g, e.facts) or _in_code(e, g))
                 and _gapped(e, g)
             )
         ]
