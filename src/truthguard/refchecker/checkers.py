@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from truthguard._text import echoes
 from truthguard.errors import ConfigurationError, InvalidLLMOutput
-from truthguard.llm import LLMSession, as_runnable
+from truthguard.llm import LLMSession
 from truthguard.refchecker._analysis import analyse
 from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker._parse import parse_joint_labels, parse_label
@@ -48,7 +48,7 @@ from truthguard.refchecker.derived import (
     shown_working,
     workable,
 )
-from truthguard.refchecker.extractors import Claim
+from truthguard.refchecker.extractors import Claim, runnable_model
 from truthguard.refchecker.grounding import (
     EvidencePool,
     Grounding,
@@ -138,11 +138,7 @@ class LLMChecker(ClaimChecker):
     joint_size: int = Field(default=8, ge=1)
     """Most claims per joint call."""
 
-    @field_validator("model")
-    @classmethod
-    def _model_like(cls, v: Any) -> Any:
-        as_runnable(v, field="model")  # a wrong model fails here, not at the first check
-        return v
+    _model_like = field_validator("model")(runnable_model)
 
     async def _ask(
         self,

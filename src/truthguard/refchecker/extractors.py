@@ -81,6 +81,12 @@ class ClaimExtractor(BaseModel, ABC):
         """Extract the claims of ``answer`` (to ``question``)."""
 
 
+def runnable_model(v: Any) -> Any:
+    """``v``, once it is known to serve as an LLM: a wrong model fails here, not when called."""
+    as_runnable(v, field="model")
+    return v
+
+
 class LLMExtractor(ClaimExtractor):
     """Claims written by an LLM, as triplets or as short stand-alone sentences.
 
@@ -95,11 +101,7 @@ class LLMExtractor(ClaimExtractor):
     mode: Literal["triplet", "subsentence"] = "triplet"
     """``triplet`` for ("subject", "predicate", "object") claims, ``subsentence`` for sentences."""
 
-    @field_validator("model")
-    @classmethod
-    def _model_like(cls, v: Any) -> Any:
-        as_runnable(v, field="model")  # a wrong model fails here, not at the first check
-        return v
+    _model_like = field_validator("model")(runnable_model)
 
     async def aextract(
         self, question: str, answer: str, session: LLMSession, *, store: ArtifactStore | None
