@@ -1127,6 +1127,27 @@ def test_a_value_the_sources_state_about_something_else_is_set_against_the_slot_
         assert all(i.relation != "other_value" for i in g.issues), claim
 
 
+def test_a_value_stated_in_a_sentence_pointing_back_to_the_one_before_is_not_moved():
+    text = (
+        "In 2024 Halvard Foods reported sales of £820 million, up from £760 million in 2023. "
+        "Frozen food contributed £240 million of that."
+    )
+    sents = [(0, 0, text[:83]), (0, 84, text[84:])]
+    pool = EvidencePool.of_passages([[t for _, _, t in sents]])
+    # the second sentence states its value of the first's sales: its own words are too few to
+    # say the claim moved the value from there
+    claim = "And it still brought in £240 million of Halvard's £820 million sales in 2024."
+    g = ground_claim(claim, sents, pool=pool)
+    assert all(i.relation != "other_value" for i in g.issues), g.issues
+    # one a sentence states of something else, pointing back to nothing, stays moved
+    alone = [(0, 0, text[:83]), (0, 84, "Exports were worth £240 million.")]
+    pool = EvidencePool.of_passages([[t for _, _, t in alone]])
+    g = ground_claim(claim, alone, pool=pool)
+    assert [(i.text, i.relation) for i in g.issues if i.kind == "number"] == [
+        ("240 million", "other_value")
+    ], g.issues
+
+
 def test_a_year_the_sources_give_an_event_sharing_none_of_the_claims_words_is_another_event():
     sents = [
         (

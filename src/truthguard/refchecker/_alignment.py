@@ -986,6 +986,14 @@ def _framed_rival(fact: Fact, claim: Analysed, sent: Analysed) -> Fact | None:
     return None
 
 
+_POINTS_BACK = re.compile(
+    r"\b(?:of|from|in|for|on|at|by|to)\s+(?:that|this|these|those)\b(?!\s+(?:is|was)\b)"
+    r"|^\s*(?:It|They|This|These|That|Those)\b"
+)
+"""A sentence pointing back to what came before ("... of *that revenue*", "*It* reached number
+3")."""
+
+
 def misplaced(
     fact: Fact, claim: Analysed, evid: Sequence[Analysed], best: int
 ) -> tuple[int, Fact] | None:
@@ -1030,6 +1038,10 @@ def misplaced(
     ]
     if not homes:
         return None  # stated only in another passage: nothing here to weigh it against
+    if any(_POINTS_BACK.search(e.text) for e in homes):
+        # a sentence stating the value of what the one before it said ("Brightwater
+        # contributed £95 million of that revenue"): its own words are not all its neighbours
+        return None
     # the fact's neighbours: content words and other facts, nearest first, on each side
     own = set(tokens_of(claim, fact.start, fact.end))
     if not own:
