@@ -352,6 +352,17 @@ def test_a_subject_is_said_of_the_values_of_its_own_clause():
     assert "start" in five and "start" in one
 
 
+def test_a_verb_phrase_joined_to_a_value_s_own_says_nothing_of_it():
+    text = "The library opened in 1902 with a gift from a mill owner and is now managed by a trust."
+    (year,) = _contexts(text, "1902")
+    assert {"open", "gift", "library"} <= year and not {"manage", "trust"} & year
+    # the joined act's own value takes its words
+    text = "The library opened in 1902 and was rebuilt in 1961 after a fire."
+    first, second = _contexts(text, "1902", "1961")
+    assert "open" in first and not {"rebuild", "fire"} & first
+    assert {"rebuild", "fire"} <= second
+
+
 def test_two_values_joined_as_a_range_share_their_words():
     text = "On the Intensive Care Unit, visiting is from 14:00 to 19:00 every day."
     start, end = _contexts(text, "14:00", "19:00")

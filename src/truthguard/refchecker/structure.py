@@ -1711,6 +1711,7 @@ def _clause_contexts(text: str, spans: Sequence[tuple[int, int]]) -> list[set[st
                 ranges = [ranges[b] if r == old else r for r in ranges]
     out: list[set[str]] = [set() for _ in spans]
     clauses = [_clause_of(doc, own) for own in anchors]
+    others = [_other_conjuncts(doc, own) for own in anchors]
     for tok in doc:
         if tok.i in inside or tok.is_stop or tok.is_punct or tok.pos_ not in _WORD_POS:
             continue
@@ -1742,7 +1743,32 @@ def _clause_contexts(text: str, spans: Sequence[tuple[int, int]]) -> list[set[st
             own = {j for j in takers if clauses[j] in (None, verb)}
             takers = own or takers
         for j in takers:
-            out[j].add(word)
+            if tok.i not in others[j]:
+                out[j].add(word)
+    return out
+
+
+def _other_conjuncts(doc: Any, own: set[int]) -> set[int]:
+    """The tokens of the verb phrases joined by a conjunction to the one a value stands in,
+    which hold no token of it: another act, whose words say nothing of the value ("began with
+    the bequest in 1884 and *is now run by the university*"); the subject they share stays."""
+    out: set[int] = set()
+    for tok in doc:
+        if (
+            tok.dep_ != "conj"
+            or tok.pos_ not in ("VERB", "AUX")
+            or tok.head.pos_
+            not in (
+                "VERB",
+                "AUX",
+            )
+        ):
+            continue
+        mine = {t.i for t in tok.subtree}
+        if own & mine:
+            continue
+        if own & {t.i for t in tok.head.subtree}:
+            out |= mine
     return out
 
 
