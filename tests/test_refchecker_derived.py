@@ -755,3 +755,63 @@ _HIRE = (
 )
 def test_a_rate_the_sources_give_per_something_times_a_count_of_it(known, claim, words, worked):
     assert _shown_per(_HIRE, known, claim, words) == worked
+
+
+@pytest.mark.parametrize(
+    ("asked", "sentence", "claim", "set_after"),
+    [
+        # the Nth of the month after a month of the asker's
+        (
+            "I'm renting my flat out for two weeks in September.",
+            "Rent is paid to owners by the 15th of the month after the stay.",
+            "Your money arrives by 15 October.",
+            True,
+        ),
+        (
+            "I'm renting my flat out for two weeks in September.",
+            "Rent is paid to owners by the 15th of the month after the stay.",
+            "Your money arrives by 16 October.",
+            False,
+        ),
+        (
+            "I'm renting my flat out for two weeks in December.",
+            "Rent is paid to owners by the 15th of the month after the stay.",
+            "Your money arrives by 15 January 2027.",
+            True,
+        ),
+        # a named month after the asker's, in the next year where it comes round again
+        (
+            "My contract ends in November 2026.",
+            "Refunds are made in the March after the contract ends.",
+            "You'll be refunded in March 2027.",
+            True,
+        ),
+        (
+            "My contract ends in November 2026.",
+            "Refunds are made in the March after the contract ends.",
+            "You'll be refunded in March 2026.",
+            False,
+        ),
+        (
+            "My contract ends in November 2026.",
+            "Refunds are made in the March after the contract ends.",
+            "You'll be refunded in April 2027.",
+            False,
+        ),
+        # the claim's own words set nothing: the sources must
+        (
+            "My contract ends in November 2026.",
+            "Refunds are made after the contract ends.",
+            "You'll be refunded in March 2027, the March after it ends.",
+            False,
+        ),
+    ],
+)
+def test_a_month_the_sources_set_after_the_askers(asked, sentence, claim, set_after):
+    from truthguard.refchecker._analysis import analyse
+    from truthguard.refchecker.derived import month_after
+
+    said = [(t, analyse(t).facts) for t in (asked, claim, sentence)]
+    facts = said[1][1]
+    (month, *_) = [f for f in facts if f.kind == "month"]
+    assert month_after(month.start, claim, facts, said) is set_after

@@ -2760,6 +2760,20 @@ def test_a_date_worked_from_the_askers_date_and_a_stated_stretch_is_theirs(claim
     assert left == ([month, number] if kept else [])
 
 
+@pytest.mark.parametrize(
+    ("claim", "kept"), [("Paid by 15 October.", False), ("Paid by 15 November.", True)]
+)
+def test_a_month_the_sources_set_after_the_askers_month_is_theirs(claim, kept):
+    month = _issue(
+        "month", "ungrounded", next(m for m in ("October", "November") if m in claim), claim
+    )
+    asked = "I'm letting my cottage for three weeks in September. When am I paid?"
+    left = premises(
+        [month], claim, asked, "Owners are paid by the 15th of the month after the stay."
+    )
+    assert left == ([month] if kept else [])
+
+
 def test_a_value_no_question_states_is_not_the_user_s():
     answer = "Yes: 15 classes a month is above the minimum of 12."
     asked = "How many classes do I need for the discount?"

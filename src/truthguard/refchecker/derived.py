@@ -53,6 +53,7 @@ __all__ = [
     "enumerated",
     "from_case",
     "measure_of",
+    "month_after",
     "per_count",
     "per_period",
     "per_period_value",
@@ -1212,6 +1213,60 @@ def date_after(
             ):
                 return True
     return False
+
+
+_MONTH_NAMES = (
+    "january|february|march|april|may|june|july|august|september|october|november|december"
+)
+_MONTH_AFTER = re.compile(
+    r"\b(?:(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+(?:day\s+)?of\s+)?the\s+"
+    r"(?:(?:next|following)\s+month|month\s+(?:after|following)"
+    rf"|(?:first\s+)?(?P<named>{_MONTH_NAMES})\s+(?:after|following))\b",
+    re.IGNORECASE,
+)
+"""A date the sources set by the month after another ("by the *15th of the month after* the
+stay", "in *the April after* you leave"), with its day where they give one."""
+
+
+def month_after(
+    at: int, claim: str, facts: Sequence[Fact], said: Sequence[tuple[str, Sequence[Fact]]]
+) -> bool:
+    """Whether the month the ``claim`` (with its ``facts``) names at offset ``at``, with its day
+    and year where it gives them, is the one the sources (the texts of ``said`` after the first
+    two, the question's and the claim's) set after a month of the asker's (in the first of
+    ``said``): "the 15th of the month after the stay" and lets in August make 15 September;
+    "the April after you leave" and a course ending in June 2027 make April 2028."""
+    mine = next(((f, d) for _, f, d in _days_of_months(facts) if f.start == at), None)
+    if mine is None or len(said) < 3:
+        return False
+    month, day = mine
+    year = next((g for g in facts if _year(g) and 0 < g.start - month.end < 3), None)
+    asked = said[0][1]
+    theirs = []
+    for k, f in enumerate(asked):
+        if f.kind == "month":
+            y = next((g for g in asked[k + 1 : k + 2] if _year(g) and g.start - f.end < 3), None)
+            theirs.append((int(f.value), None if y is None else int(y.value)))  # type: ignore[arg-type]
+    for text, _ in said[2:]:
+        for m in _MONTH_AFTER.finditer(text):
+            named = m.group("named")
+            for base, base_year in theirs:
+                if named:
+                    target = _MONTHS_BY_NAME[named.casefold()]
+                    later = target <= base
+                else:
+                    target, later = base % 12 + 1, base == 12
+                if int(month.value) != target:  # type: ignore[arg-type]
+                    continue
+                if m.group("day") and (day is None or int(day.value) != int(m.group("day"))):  # type: ignore[arg-type]
+                    continue
+                if year is not None and base_year is not None and year.value != base_year + later:
+                    continue
+                return True
+    return False
+
+
+_MONTHS_BY_NAME = {name: k for k, name in enumerate(_MONTH_NAMES.split("|"), start=1)}
 
 
 def _dates(facts: Sequence[Fact]) -> list[dt.date]:

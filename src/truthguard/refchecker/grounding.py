@@ -71,6 +71,7 @@ from truthguard.refchecker.derived import (
     day_of_date,
     derived,
     from_case,
+    month_after,
     per_count,
     per_period,
     period_span,
@@ -2755,6 +2756,13 @@ def premises(
         if i.get("kind") == "month"
         and i.get("relation") == "ungrounded"
         and date_after(i["start"], claim_text, claim_facts, said_days)
+    }
+    # a month the sources set after a month of the asker's ("by the 15th of the month after
+    # the stay", lets in August: "by 15 September"), with its day and year
+    dates_after |= {
+        (f.start, f.end)
+        for f in claim_facts
+        if f.kind == "month" and month_after(f.start, claim_text, claim_facts, said_days)
     }
     premise |= dates_after
     premise |= {
