@@ -146,6 +146,24 @@ def test_a_negation_scopes_over_the_verb_it_hangs_from():
     assert negated_verb_at(text, 0, 3) is None
 
 
+def test_a_subject_denying_its_verb_scopes_over_the_verb_s_conditions():
+    from truthguard.refchecker.structure import negated_verbs, negation_at
+
+    # "nothing" / "none" as the subject deny the verb
+    assert negated_verbs("Nothing is charged for returns.") == {"charge"}
+    assert negated_verbs("None of the deposit is refunded.") == {"refund"}
+    # a clause that sets a condition of a denied verb is in the denial's scope
+    text = "Nothing is deducted in any week in which you earn £120 or less."
+    assert negation_at(text, text.index("120")) == 0
+    text = "If the parcel weighs under 2 kg, no handling fee is added."
+    assert negation_at(text, text.index("2")) == text.index("no")
+    # not a clause of the verb's subject, nor a condition of a verb nothing denies
+    text = "Guests who stay over 3 hours do not need a day pass."
+    assert negation_at(text, text.index("3")) is None
+    text = "Tickets that cannot be used are refunded if the show is cut by 30 minutes."
+    assert negation_at(text, text.index("30")) is None
+
+
 def test_a_negated_by_phrase_denies_the_verb_of_its_party():
     from truthguard.refchecker.structure import denied_agents
 

@@ -248,13 +248,21 @@ def _negations(tok: Any) -> list[Any]:
     before its subject ("*No* refunds are given", "*Neither* plan includes it"); "no" before
     an object denies the object ("has *no* effect": :func:`negated_word`)."""
     own = [c for c in tok.children if c.dep_ == "neg" or (c.lower_ in _NEG and c.dep_ == "advmod")]
-    return own + [
-        g
-        for c in tok.children
-        if c.dep_ in ("nsubj", "nsubjpass")
-        for g in c.children
-        if (g.dep_ == "det" and g.lower_ == "no") or g.lower_ == "neither"
-    ]
+    subjects = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")]
+    return (
+        own
+        + [c for c in subjects if c.lower_ in _NO_ONE]
+        + [
+            g
+            for c in subjects
+            for g in c.children
+            if (g.dep_ == "det" and g.lower_ == "no") or g.lower_ == "neither"
+        ]
+    )
+
+
+_NO_ONE = frozenset(("nothing", "none"))
+"""Subjects that deny their verb ("*Nothing* is taken", "*None* of it is refunded")."""
 
 
 def _negated(tok: Any) -> bool:
@@ -551,7 +559,13 @@ def negation_at(text: str, offset: int) -> int | None:
     while tok is not None:
         if tok.pos_ in ("VERB", "AUX") or tok.dep_ == "ROOT":
             cues = _negations(tok)
-            return min(c.idx for c in cues) if cues else None
+            if cues:
+                return min(c.idx for c in cues)
+            if tok.dep_ not in ("relcl", "advcl") or tok.head is tok:
+                return None
+            # a condition of the verb above ("nothing is taken in any month in which your pay
+            # is £2,200 or less", "if it is under 5 kg, no fee is charged"): its negation
+            # turns the condition's bound too
         if tok.head is tok or tok.dep_ in ("nsubj", "nsubjpass", "csubj"):
             return None
         tok = tok.head
