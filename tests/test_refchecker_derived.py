@@ -325,41 +325,29 @@ def test_a_time_of_day_a_stretch_after_another():
     assert not timed(within, [late], [within])  # a stretch is no time of day
 
 
+_DOGS = "Dogs are welcome at £12 per dog per night."
+_CHILDREN = "Children stay at £8 extra per child per night."
+
+
 @pytest.mark.parametrize(
-    ("claim", "worked_out"),
+    ("sentence", "claim", "worked_out"),
     [
         # the rate is charged per dog, and the claim counts the dogs
-        ("Your two dogs will be £24 a night.", True),
-        ("Your two dogs will be £30 a night.", False),
+        (_DOGS, "Your two dogs will be £24 a night.", True),
+        (_DOGS, "Your two dogs will be £30 a night.", False),
         # a count of another noun, or one thing, makes no total of the rate
-        ("Your two cats will be £24 a night.", False),
-        ("Your dog will be £24 a night.", False),
-    ],
-)
-def test_a_rate_times_the_claims_count_of_what_it_is_charged_per(claim, worked_out):
-    from truthguard.refchecker._analysis import analyse
-    from truthguard.refchecker.derived import per_count
-
-    sentence = "Dogs are welcome at £12 per dog per night."
-    c, e = analyse(claim), analyse(sentence)
-    (amount,) = [f for f in c.facts if f.unit == "£"]
-    assert per_count(amount, claim, c.facts, [(claim, c.facts), (sentence, e.facts)]) is worked_out
-
-
-@pytest.mark.parametrize(
-    ("claim", "worked_out"),
-    [
+        (_DOGS, "Your two cats will be £24 a night.", False),
+        (_DOGS, "Your dog will be £24 a night.", False),
         # the counted noun read as its singular ("children" of "per child"), with a word of the
         # rate's between the amount and "per"
-        ("Your three children will be £24 a night.", True),
-        ("Your three children will be £32 a night.", False),
+        (_CHILDREN, "Your three children will be £24 a night.", True),
+        (_CHILDREN, "Your three children will be £32 a night.", False),
     ],
 )
-def test_a_rate_s_noun_matches_the_count_in_any_number(claim, worked_out):
+def test_a_rate_times_the_claims_count_of_what_it_is_charged_per(sentence, claim, worked_out):
     from truthguard.refchecker._analysis import analyse
     from truthguard.refchecker.derived import per_count
 
-    sentence = "Children stay at £8 extra per child per night."
     c, e = analyse(claim), analyse(sentence)
     (amount,) = [f for f in c.facts if f.unit == "£"]
     assert per_count(amount, claim, c.facts, [(claim, c.facts), (sentence, e.facts)]) is worked_out

@@ -37,7 +37,7 @@ import numpy as np
 
 from truthguard.refchecker._alignment import APPROX, MONEY, year
 from truthguard.refchecker._lemmas import lemmas
-from truthguard.refchecker._numbers import CLOCK, DURATION_DAYS, unit_of
+from truthguard.refchecker._numbers import CLOCK, DURATION_DAYS, MONTHS, unit_of
 from truthguard.refchecker._tokens import Fact, stem
 from truthguard.refchecker.lexical import STOPWORDS
 
@@ -1215,9 +1215,7 @@ def date_after(
     return False
 
 
-_MONTH_NAMES = (
-    "january|february|march|april|may|june|july|august|september|october|november|december"
-)
+_MONTH_NAMES = "|".join(MONTHS)
 _MONTH_AFTER = re.compile(
     r"\b(?:(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+(?:day\s+)?of\s+)?the\s+"
     r"(?:(?:next|following)\s+month|month\s+(?:after|following)"
@@ -1252,7 +1250,7 @@ def month_after(
             named = m.group("named")
             for base, base_year in theirs:
                 if named:
-                    target = _MONTHS_BY_NAME[named.casefold()]
+                    target = MONTHS[named.casefold()]
                     later = target <= base
                 else:
                     target, later = base % 12 + 1, base == 12
@@ -1264,9 +1262,6 @@ def month_after(
                     continue
                 return True
     return False
-
-
-_MONTHS_BY_NAME = {name: k for k, name in enumerate(_MONTH_NAMES.split("|"), start=1)}
 
 
 def _dates(facts: Sequence[Fact]) -> list[dt.date]:

@@ -551,7 +551,10 @@ def negation_at(text: str, offset: int) -> int | None:
     "not" negates; in "an SDK that can't reach the server waits up to 5 seconds" the "5" hangs
     from "waits", which nothing negates; "No refunds are given after 14 days": see
     :func:`_negations`). A word of the verb's subject is not in its scope: "a break of up to 4
-    weeks doesn't stop the allowance" says nothing against "up to 4 weeks"."""
+    weeks doesn't stop the allowance" says nothing against "up to 4 weeks". A relative or
+    adverbial clause with no negation of its own sets a condition of the verb above it, and
+    is in that verb's scope ("nothing is taken in any month in which your pay is £2,200 or
+    less")."""
     if not _CUES.search(text):
         return None  # no negation to scope
     doc = parse(text)
@@ -1762,21 +1765,16 @@ def _clause_contexts(text: str, spans: Sequence[tuple[int, int]]) -> list[set[st
     return out
 
 
+_VERBS = ("VERB", "AUX")
+
+
 def _other_conjuncts(doc: Any, own: set[int]) -> set[int]:
     """The tokens of the verb phrases joined by a conjunction to the one a value stands in,
     which hold no token of it: another act, whose words say nothing of the value ("began with
     the bequest in 1884 and *is now run by the university*"); the subject they share stays."""
     out: set[int] = set()
     for tok in doc:
-        if (
-            tok.dep_ != "conj"
-            or tok.pos_ not in ("VERB", "AUX")
-            or tok.head.pos_
-            not in (
-                "VERB",
-                "AUX",
-            )
-        ):
+        if tok.dep_ != "conj" or tok.pos_ not in _VERBS or tok.head.pos_ not in _VERBS:
             continue
         mine = {t.i for t in tok.subtree}
         if own & mine:
