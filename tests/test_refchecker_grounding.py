@@ -823,6 +823,28 @@ def test_a_verb_that_says_too_little_alone_needs_no_match():
     assert [a.tokens[i].norm for i in a.content] == ["castle", "hill"]
 
 
+def test_words_working_out_a_number_stated_beside_them_need_no_match():
+    from truthguard.refchecker._analysis import analyse
+
+    def content(text: str) -> list[str]:
+        a = analyse(text)
+        return [a.tokens[i].norm for i in a.content]
+
+    assert content("The pass costs £16 in total.") == ["pass", "costs"]
+    assert content("You'd save £208 on the annual plan.") == ["annual", "plan"]
+    assert content("It comes to £386.20, plus £11 for a late collection.") == ["late", "collection"]
+    # with no number beside them they are words of a fact like any other
+    assert content("Members save the total of their points.") == [
+        "members",
+        "save",
+        "total",
+        "points",
+    ]
+    gym = [(0, 0, "Monthly membership is £74, and annual membership paid up front is £680.")]
+    g = ground_claim("Paid up front you save £208 in total.", gym)
+    assert not [i for i in g.issues if i.kind == "content"], g.issues
+
+
 def test_discourse_markers_and_words_written_together_need_no_match():
     from truthguard.refchecker._analysis import analyse
 

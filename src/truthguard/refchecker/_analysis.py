@@ -62,6 +62,16 @@ _LIGHT_VERBS = frozenset(
     ]
 )
 
+# Words that only say how a number stated beside them is worked out ("£16 in total", "you'd
+# save £208", "it comes to £386.20", "£22 a night plus £11"): the arithmetic is the number's,
+# checked where the number is read, and the sources state no fact in these words.
+_WORKING_WORDS = frozenset(
+    [
+        *("total", "totals", "totalling", "totaling", "totalled", "totaled", "plus", "minus"),
+        *("altogether", "overall", "combined", "sum", "save", "saves", "saving", "come", "comes"),
+    ]
+)
+
 # Words naming the sources themselves ("the term in the passage is ...", "the passage notes
 # that ..."): an answer's remark about where it read something, never a fact the sources state.
 _SOURCE_WORDS = frozenset(["passage", "passages", "excerpt", "excerpts"])
@@ -168,6 +178,8 @@ def analyse(text: str) -> Analysed:
         for k in range(1, len(tokens))
         if (tokens[k - 1].norm, tokens[k].norm) in _DISCOURSE  # "In fact, it is ..."
     }
+    if any(f.kind == "number" for f in facts):
+        in_fact |= {k for k, t in enumerate(tokens) if t.norm in _WORKING_WORDS}
     content = [
         i
         for i, t in enumerate(tokens)
