@@ -1152,14 +1152,26 @@ def _home_statement(claim: Analysed, sent: Analysed) -> tuple[int, Analysed | No
     mine = _content_stems(claim)
     parts: list[tuple[int, int, Analysed]] = []
     at = 0
-    for piece in sent.text.split(";"):
+    for piece in _outer_split(sent.text):
         part = analyse(piece)
         parts.append((len(mine & part.stems), at, part))
         at += len(piece) + 1
     parts.sort(key=lambda p: -p[0])
-    if parts[0][0] <= parts[1][0]:
+    if len(parts) < 2 or parts[0][0] <= parts[1][0]:
         return 0, None
     return parts[0][1], parts[0][2]
+
+
+def _outer_split(text: str) -> list[str]:
+    """``text`` split at its semicolons outside brackets: one in brackets parts the figures of
+    one statement ("no significant effect (+0.1 t/ha; p = 0.52)")."""
+    pieces, depth, start = [], 0, 0
+    for k, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if ch == ";" and depth <= 0:
+            pieces.append(text[start:k])
+            start = k + 1
+    return [*pieces, text[start:]]
 
 
 def _retold_otherwise(
@@ -1183,6 +1195,18 @@ def _retold_otherwise(
     if swapped(fact, other, claim, part, ops) or bounded_alike(fact, claim, other, part):
         # (a bound in other words is still the bound: "can last up to 48 hours" of "may last
         # at most 24 hours; ... within 48 hours")
+        return other
+    unsaid = [
+        g
+        for g in part.facts
+        if g.kind == other.kind
+        and g.unit == other.unit
+        and not fact_in(g, claim.facts, claim.norms, claim.stems)
+    ]
+    if close and unsaid == [other]:
+        # the statement the claim retells in its own words gives one value of this measure the
+        # claim does not, and not the claim's ("lead to a 14-day suspension" of "...; after
+        # three violations within 30 days, the account is suspended for 7 days")
         return other
     return None
 
