@@ -2798,6 +2798,31 @@ def test_a_date_worked_from_the_askers_date_and_a_stated_stretch_is_theirs(claim
 
 
 @pytest.mark.parametrize(
+    ("claim", "kept"),
+    [
+        ("The second payment, half the £3,400 hire, is due by 17 December 2026.", False),
+        ("The second payment, half the £3,400 hire, is due by 17 November 2026.", True),
+    ],
+)
+def test_a_date_worked_from_a_stretch_of_another_sentence_about_the_claim_is_the_askers(
+    claim, kept
+):
+    month = _issue(
+        "month", "ungrounded", next(m for m in ("December", "November") if m in claim), claim
+    )
+    year = _issue("number", "ungrounded", claim[-5:-1], claim)
+    asked = (
+        "Our wedding at the barn is on Friday 17 September 2027. When is the second payment due?"
+    )
+    hire = "Venue hire costs £3,400 on a Friday."
+    stretch = "A further 50% of the venue hire is due 9 months before the event."
+    # the claim is held against the hire's sentence; the stretch is the other sentence near it
+    assert premises([month, year], claim, asked, hire) == [month, year]
+    left = premises([month, year], claim, asked, hire, near=[stretch])
+    assert left == ([month, year] if kept else [])
+
+
+@pytest.mark.parametrize(
     ("claim", "kept"), [("Paid by 15 October.", False), ("Paid by 15 November.", True)]
 )
 def test_a_month_the_sources_set_after_the_askers_month_is_theirs(claim, kept):

@@ -773,7 +773,14 @@ class LocalChecker(ClaimChecker):
                 fields["issues"] += _joined_in_question(claim.text, question, fields, near)
                 # the user's own values, held against the sources' ("40 hours clears the
                 # 35-hour minimum"), are theirs to state
-                own = premises(fields["issues"], claim.text, question, said, stated_elsewhere(i))
+                own = premises(
+                    fields["issues"],
+                    claim.text,
+                    question,
+                    said,
+                    stated_elsewhere(i),
+                    [t for _, _, t in near if t != said],
+                )
                 if (
                     label == "Contradiction"
                     and len(own) < len(fields["issues"])

@@ -2637,6 +2637,7 @@ def premises(
     question: str,
     evidence: str = "",
     answer: Sequence[Fact] = (),
+    near: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """The issues less those of the numbers the question itself states, where the claim applies
     the sources to them: "I care for 40 hours a week" asked, "40 hours clears the 35-hour
@@ -2659,7 +2660,12 @@ def premises(
     the evidence sentence's and those the ``answer``'s other claims state ("£65 for the first
     permit and £25 for the electric one ... £90 a year altogether") is the answer's own, even
     where the evidence sentence fills its slot with another; so is a value the claim points
-    back to ("up to that £1,500") that another of the answer's claims states."""
+    back to ("up to that £1,500") that another of the answer's claims states.
+
+    A date, month or weekday worked out from the asker's by a stretch of time may take the
+    stretch from the ``near`` sentences (the other sentences about the claim) too: a claim
+    joining "half the £3,400 hire" and "due by 17 December 2026" is held against the hire's
+    sentence, and "due 9 months before the event" is another."""
     said = analyse(question).facts if question else []
     asked = [f for f in said if f.kind == "number"]
     if not said and not answer:
@@ -2763,7 +2769,13 @@ def premises(
         for f in numbers
         if unfound.get((f.start, f.end)) == "ungrounded" and timed(f, asked, stretches)
     }
-    said_days = [(question, said), (claim_text, claim_facts), (evidence, analyse(evidence).facts)]
+    said_days = [
+        (question, said),
+        (claim_text, claim_facts),
+        (evidence, analyse(evidence).facts),
+        # a claim joined from two statements dates its deadline by the other one's stretch
+        *((text, analyse(text).facts) for text in near),
+    ]
     premise |= {
         (i["start"], i["end"])
         for i in issues
