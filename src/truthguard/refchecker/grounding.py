@@ -1144,9 +1144,10 @@ def _content_stems(text: Analysed) -> set[str]:
 
 
 def _home_statement(claim: Analysed, sent: Analysed) -> tuple[int, Analysed | None]:
-    """The statement of ``sent`` (a part between semicolons) the claim retells: ``(its offset
-    in the sentence, it)``, when the sentence makes several, the claim only one, and one shares
-    more of the claim's content words than any other; else ``(0, None)``."""
+    """The statement of ``sent`` (a part between semicolons outside brackets, :func:`_outer_split`)
+    the claim retells: ``(its offset in the sentence, it)``, when the sentence makes several,
+    the claim only one, and one shares more of the claim's content words than any other; else
+    ``(0, None)``."""
     if ";" in claim.text or ";" not in sent.text:
         return 0, None
     mine = _content_stems(claim)
@@ -1177,8 +1178,11 @@ def _outer_split(text: str) -> list[str]:
 def _retold_otherwise(
     fact: Fact, claim: Analysed, statement: tuple[int, Analysed | None]
 ) -> Fact | None:
-    """The value of ``statement`` (see :func:`_home_statement`) that the claim, copying it,
-    replaces by ``fact`` (stated elsewhere in its sentence), or None."""
+    """The value of ``statement`` (see :func:`_home_statement`) that the claim replaces by
+    ``fact`` (stated elsewhere in its sentence), or None: the claim copies the statement with
+    that value swapped, states a bound of the same side in other words, or retells it in its own
+    words where the statement gives no value of ``fact``'s measure the claim leaves out but that
+    one."""
     _, part = statement
     if part is None or fact_in(fact, part.facts, part.norms, part.stems):
         return None
