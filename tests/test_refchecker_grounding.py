@@ -2797,6 +2797,20 @@ def test_a_date_worked_from_the_askers_date_and_a_stated_stretch_is_theirs(claim
     assert left == ([month, number] if kept else [])
 
 
+@pytest.mark.parametrize(("fee", "kept"), [("£95", False), ("£105", True)])
+def test_a_value_worked_from_the_askers_figures_may_use_another_sentence_about_the_claim(fee, kept):
+    claim = "Two fillings would be £190, and with the 20% discount they come to £152."
+    issues = [_issue("number", "ungrounded", v, claim) for v in ("190", "152")]
+    asked = "I'm on the Enhanced plan and need two white fillings. What will I pay?"
+    discount = "Enhanced members get 20% off fillings and 15% off crowns."
+    fees = f"Standard fees: white filling {fee}, crown £620."
+    # the fee is stated in another sentence than the discount the claim is held against (the
+    # £152 the claim works out from its £190 with the discount either way)
+    assert premises(issues, claim, asked, discount) == issues[:1]
+    left = premises(issues, claim, asked, discount, near=[fees])
+    assert left == (issues[:1] if kept else [])
+
+
 @pytest.mark.parametrize(
     ("claim", "kept"),
     [

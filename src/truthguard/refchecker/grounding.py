@@ -2669,7 +2669,9 @@ def premises(
     A date, month or weekday worked out from the asker's by a stretch of time may take the
     stretch from the ``near`` sentences (the other sentences about the claim) too: a claim
     joining "half the £3,400 hire" and "due by 17 December 2026" is held against the hire's
-    sentence, and "due 9 months before the event" is another."""
+    sentence, and "due 9 months before the event" is another. So may a number worked out step
+    by step from the asker's figures take its values ("two fillings" and "white filling £95":
+    £190, held against "20% off fillings")."""
     said = analyse(question).facts if question else []
     asked = [f for f in said if f.kind == "number"]
     if not said and not answer:
@@ -2753,7 +2755,13 @@ def premises(
             (f.start, f.end)
             for f in numbers
             if unfound.get((f.start, f.end)) == "ungrounded"
-            and from_case(f, said, claim_facts, [analyse(evidence).facts, answer], unstated)
+            and from_case(
+                f,
+                said,
+                claim_facts,
+                [analyse(evidence).facts, *(analyse(t).facts for t in near), answer],
+                unstated,
+            )
         }
     # a value the claim points back to ("up to *that* £1,500") that another claim of the answer
     # states: checked where it is stated
