@@ -2797,6 +2797,17 @@ def test_a_date_worked_from_the_askers_date_and_a_stated_stretch_is_theirs(claim
     assert left == ([month, number] if kept else [])
 
 
+@pytest.mark.parametrize(("total", "kept"), [("£87", False), ("£97", True)])
+def test_a_value_the_claim_works_out_may_use_another_sentence_about_the_claim(total, kept):
+    claim = f"So three nights cost {total} altogether."
+    issue = _issue("number", "ungrounded", total[1:], claim)
+    asked = "How much is a room for three nights?"
+    breakfast = "Stays of three nights or more get a free breakfast."
+    price = "A room costs £29 a night."
+    assert premises([issue], claim, asked, breakfast) == [issue]
+    assert premises([issue], claim, asked, breakfast, near=[price]) == ([issue] if kept else [])
+
+
 @pytest.mark.parametrize(("fee", "kept"), [("£95", False), ("£105", True)])
 def test_a_value_worked_from_the_askers_figures_may_use_another_sentence_about_the_claim(fee, kept):
     claim = "Two fillings would be £190, and with the 20% discount they come to £152."

@@ -2671,7 +2671,8 @@ def premises(
     joining "half the £3,400 hire" and "due by 17 December 2026" is held against the hire's
     sentence, and "due 9 months before the event" is another. So may a number worked out step
     by step from the asker's figures take its values ("two fillings" and "white filling £95":
-    £190, held against "20% off fillings")."""
+    £190, held against "20% off fillings"), and a value no source states that the claim says
+    it works out ("so three nights cost £87 altogether" of "A room costs £29 a night")."""
     said = analyse(question).facts if question else []
     asked = [f for f in said if f.kind == "number"]
     if not said and not answer:
@@ -2723,6 +2724,7 @@ def premises(
         q for q in asked if any(_same_value(f, q) for f in users if (f.start, f.end) in premise)
     ]
     sources = [*asked, *(f for f in analyse(evidence).facts if f.kind == "number")]
+    nearby = [f for text in near for f in analyse(text).facts if f.kind == "number"]
     unfound = {
         (i["start"], i["end"]): i["relation"]
         for i in issues
@@ -2739,7 +2741,7 @@ def premises(
             # sets against it may be a changed fact that happens to be a sum
             or (
                 unfound[(f.start, f.end)] == "ungrounded"
-                and worked(f, claim_text, numbers, [*sources, *answer])
+                and worked(f, claim_text, numbers, [*sources, *nearby, *answer])
             )
         )
     }
