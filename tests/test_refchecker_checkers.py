@@ -99,3 +99,20 @@ def test_a_rate_the_sources_give_per_day_times_the_answers_extra_days_is_support
         }
     )
     assert result.passing, result.details["claims"]
+
+
+def test_a_value_worked_from_another_sentence_takes_it_from_the_passage_the_claim_retells():
+    asked = "How much do three nights at the Harbour Inn cost?"
+    answer = "So three nights at the Harbour Inn cost £87 altogether."
+    breakfast = "Stays of three nights or more get a free breakfast at the Harbour Inn."
+    parking = "Guests can park for free."
+    price = "A room at the {} costs £29 a night."
+    rc = RefChecker()
+    one = [f"{breakfast} {parking} {price.format('Harbour Inn')}"]
+    assert rc.invoke({"question": asked, "answer": answer, "contexts": one}).passing
+    # the same price in another passage, of another inn, makes no sum of the claim's
+    two = [f"{breakfast} {parking}", price.format("Hillside Lodge")]
+    result = rc.invoke({"question": asked, "answer": answer, "contexts": two})
+    assert not result.passing
+    issues = [i for c in result.details["claims"] for i in c["issues"]]
+    assert any(i["kind"] == "number" and i["text"] == "87" for i in issues), issues

@@ -779,7 +779,11 @@ class LocalChecker(ClaimChecker):
                     question,
                     said,
                     stated_elsewhere(i),
-                    [t for _, _, t in near if t != said],
+                    # (the claim's other sentences of the passage it retells; another
+                    # passage's figures make chance sums)
+                    [t for ref, _, t in near if t != said and ref == g.sentence[0]]
+                    if g.sentence
+                    else [],
                 )
                 if (
                     label == "Contradiction"

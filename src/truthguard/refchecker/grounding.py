@@ -2667,9 +2667,10 @@ def premises(
     back to ("up to that £1,500") that another of the answer's claims states.
 
     A date, month or weekday worked out from the asker's by a stretch of time may take the
-    stretch from the ``near`` sentences (the other sentences about the claim) too: a claim
-    joining "half the £3,400 hire" and "due by 17 December 2026" is held against the hire's
-    sentence, and "due 9 months before the event" is another. So may a number worked out step
+    stretch from the ``near`` sentences (the claim's other sentences of the passage its
+    evidence sentence is in) too: a claim joining "half the £3,400 hire" and "due by 17
+    December 2026" is held against the hire's sentence, and "due 9 months before the event"
+    is another. So may a number worked out step
     by step from the asker's figures take its values ("two fillings" and "white filling £95":
     £190, held against "20% off fillings"), and a value no source states that the claim says
     it works out ("so three nights cost £87 altogether" of "A room costs £29 a night")."""
