@@ -604,6 +604,39 @@ def test_texts_parsed_together_are_memoised_as_parsed_alone(monkeypatch):
     assert read == alone
 
 
+@pytest.mark.parametrize("reader", ["parse", "parse_all"])
+def test_texts_a_concurrent_check_parsed_while_one_waited_are_not_parsed_again(monkeypatch, reader):
+    from truthguard.refchecker import structure
+
+    texts = ["The relay retries soft bounces for 72 hours.", "Hard bounces are suppressed."]
+    parser = structure._parser()
+    lock = structure._LOCK
+
+    class Contended:
+        """The pipeline's lock, taken first by another check that parses the same texts."""
+
+        def __enter__(self) -> None:
+            monkeypatch.setattr(structure, "_LOCK", lock)
+            structure.parse_all(texts)
+            lock.acquire()
+
+        def __exit__(self, *exc: object) -> None:
+            lock.release()
+
+    structure.parse.cache_clear()
+    batches: list[list[str]] = []
+    pipe = type(parser).pipe
+    monkeypatch.setattr(type(parser), "pipe", lambda p, t: batches.append(list(t)) or pipe(p, t))
+    monkeypatch.setattr(structure, "_LOCK", Contended())
+    if reader == "parse":
+        doc = structure.parse(texts[0])
+        assert doc.text == texts[0]
+    else:
+        structure.parse_all(texts)
+    assert batches == [texts]  # the other check's batch alone
+    structure.parse.cache_clear()
+
+
 def test_the_sides_of_every_join_are_parsed_in_one_batch(monkeypatch):
     from truthguard.refchecker import structure
 

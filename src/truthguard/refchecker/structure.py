@@ -122,6 +122,9 @@ def parse(text: str) -> Any:
     inside spaCy memory zones (:class:`~truthguard.refchecker._spacy.ZonedParser`): the new words
     a parse adds are freed with its zone, and the memo is emptied when a zone closes."""
     with _LOCK:  # the first calls of concurrent checks must make one parser, one zone
+        done = parse.cache.get(text)  # parsed by a concurrent check while this one waited
+        if done is not None:
+            return done
         doc = _parser()(text)
     return _kept(doc)
 
@@ -149,9 +152,12 @@ def parse_all(texts: Iterable[str]) -> None:
     if not new:
         return
     with _LOCK:
-        docs = _parser().pipe(new)
-    for text, doc in zip(new, docs, strict=True):
-        parse.cache.put(text, _kept(doc), _doc_bytes(doc))
+        # concurrent checks of one reference ask for the same sentences: those parsed while
+        # this check waited for the pipeline are not parsed again
+        new = [text for text in new if text not in parse.cache]
+        docs = _parser().pipe(new) if new else []
+        for text, doc in zip(new, docs, strict=True):
+            parse.cache.put(text, _kept(doc), _doc_bytes(doc))
 
 
 @functools.cache
