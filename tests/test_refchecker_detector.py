@@ -493,7 +493,7 @@ def test_a_batch_embeds_in_waves_whose_kept_states_its_checks_read(embedder, mon
     sim = _RecordingSimilarity()
     rc = RefChecker(similarity=sim)
     per_input = max(module._KEPT_BYTES_PER_CHAR * sum(map(len, rc._input_texts(i))) for i in inputs)
-    monkeypatch.setattr(_onnx.KEPT, "max_bytes", 2 * per_input)  # half of it: one input's texts
+    monkeypatch.setattr(_onnx.KEPT, "max_bytes", 3 * per_input)  # a third: one input's texts
     waves = rc._waves(inputs)
     assert [(lo, hi) for lo, hi, _ in waves] == [(k, k + 1) for k in range(len(inputs))]
     assert waves[1][2] == rc._batch_texts(inputs[1:2])

@@ -273,12 +273,15 @@ class RefChecker(BaseDetector):
     def _waves(self, inputs: list[Any]) -> list[tuple[int, int, list[str]]]:
         """Consecutive stretches ``inputs[lo:hi]`` to embed up front and check in turn, with
         the texts each will embed (see :meth:`_batch_texts`): each as long as the last hidden
-        states of its texts fit in half the encoder's kept states
-        (:data:`~truthguard.embedding._onnx.KEPT`), so a wave and the next one, embedded while
-        it is checked, fit together. The soft matcher reads token vectors of a check's claims
-        and sentences from those states, where a batch embedded whole would have pushed its
-        first checks' states out before those checks ran. One stretch when nothing is kept."""
-        room = KEPT.max_bytes // 2
+        states of its texts fit in a third of the encoder's kept states
+        (:data:`~truthguard.embedding._onnx.KEPT`), so a wave, the next one (embedded while it
+        is checked) and the texts its checks embed themselves fit together: with halves, two
+        full waves and those texts overflow it, and a check whose states were pushed out runs
+        the encoder again for its token vectors. The soft matcher reads token vectors of a
+        check's claims and sentences from those states, where a batch embedded whole would have
+        pushed its first checks' states out before those checks ran. One stretch when nothing
+        is kept."""
+        room = KEPT.max_bytes // 3
         waves: list[tuple[int, int, list[str]]] = []
         texts: dict[str, None] = {}
         lo = used = 0
