@@ -57,6 +57,8 @@ def _values(text: str, kind: str = "number") -> list:
         ("In the early 1960s.", [(1960.0, "decade")]),
         ("It weighs two and a half pounds.", [(2.5, "pound")]),
         ("A 3 and a quarter hour trip.", [(3.25, "hour")]),
+        # abbreviated units of time
+        ("Setup takes 20 min, the backup 3 hrs.", [(20.0, "minute"), (3.0, "hour")]),
         ("Louis XV (1715–74).", [(1715.0, None), (1774.0, None)]),
         ("The 1999-03 seasons.", [(1999.0, None), (2003.0, None)]),
         ("Beaten by two Seventh Coalition armies.", [(2.0, None), (7.0, None)]),
@@ -1205,6 +1207,18 @@ def test_a_year_the_sources_give_an_event_sharing_none_of_the_claims_words_is_an
             "Uptake was 64% among nurses and 41% among porters in the first year.",
             "Uptake reached 41% among nurses and 64% among porters.",
             [("41", "64"), ("64", "41")],
+        ),
+        # a range is one value beside another ("aged 18-60", "18 to 60"), and its end is not
+        # the number of a bound ("over 60"); the unit after a value is none of the next one's
+        (
+            "Waits fell more for users over 60 (−12 min) than for those aged 18-60 (−5 min).",
+            "Waits fell more for users aged 18 to 60 (−12 min) than for those over 60 (−5 min).",
+            [("12", "5"), ("5", "12")],
+        ),
+        (
+            "Waits fell more for users over 60 (−12 min) than for those aged 18-60 (−5 min).",
+            "Users aged 18-60 saw waits fall by 5 minutes, and those over 60 by 12 minutes.",
+            [],
         ),
         # reordered whole, each value goes with its words
         (

@@ -215,8 +215,12 @@ _UNIT_ALIASES = {
     "days": "day",
     "hour": "hour",
     "hours": "hour",
+    "hr": "hour",
+    "hrs": "hour",
     "minute": "minute",
     "minutes": "minute",
+    "min": "minute",
+    "mins": "minute",
     # after a number "second" counts time ("1 second"); as a rank it comes before its noun
     "second": "second",
     "seconds": "second",

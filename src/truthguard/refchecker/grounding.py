@@ -1471,17 +1471,45 @@ NEIGHBOURS = 3
 words up to the next value of its sort or a semicolon)."""
 
 
+_RANGE_SIGN = re.compile(r"\s*[-–—]\s*|\s+to\s+")
+"""What joins the two ends of a range of numbers."""
+
+
 def _neighbours(text: Analysed, values: Sequence[Fact]) -> dict[int, tuple[set[str], set[str]]]:
     """For each of ``values`` (by its start), the stems of the :data:`NEIGHBOURS` content words
     (and numbers) nearest it before and after, within the stretch between it and the values of
     its sort on either side, not past a semicolon."""
     spans = sorted((f.start, f.end) for f in values)
     content = set(text.content)
-    words = [
-        (t.start, stem(t.norm) if k in content else t.norm)
-        for k, t in enumerate(text.tokens)
-        if k in content or t.norm[:1].isdigit()
-    ]
+    words = []
+    toks = text.tokens
+    k = 0
+    while k < len(toks):
+        t = toks[k]
+        if k in content:
+            words.append((t.start, stem(t.norm)))
+        elif t.norm[:1].isdigit():
+            # the two ends of a range are one value ("aged 25-45", "25 to 45"): its end is not
+            # the number of a bound ("over 45")
+            step = 2 if k + 2 < len(toks) and toks[k + 1].norm == "to" else 1
+            u = toks[k + step] if k + step < len(toks) else None
+            if (
+                u is not None
+                and u.norm[:1].isdigit()
+                and _RANGE_SIGN.fullmatch(text.text[t.end : u.start])
+            ):
+                words.append((t.start, f"{t.norm}-{u.norm}"))
+                k += step + 1
+                continue
+            words.append((t.start, t.norm))
+        k += 1
+    # the unit right after a value is the value's own ("30 *days*", "16 *min*"), no neighbour
+    for f in values:
+        first = next((i for i, (at, _) in enumerate(words) if at >= f.end), None)
+        if first is not None and f.unit is not None:
+            w = words[first][1]
+            if w == stem(fold(str(f.unit))) or unit_of(w) == f.unit:
+                del words[first]
     out: dict[int, tuple[set[str], set[str]]] = {}
     for f in values:
         lo = max([e for s, e in spans if e <= f.start] + [text.text.rfind(";", 0, f.start) + 1])
@@ -1489,8 +1517,6 @@ def _neighbours(text: Analysed, values: Sequence[Fact]) -> dict[int, tuple[set[s
         hi = min([s for s, _ in spans if s >= f.end] + [semi if semi >= 0 else len(text.text)])
         before = [w for at, w in words if lo <= at < f.start]
         after = [w for at, w in words if f.end <= at < hi]
-        if after and f.unit is not None and after[0] == stem(fold(str(f.unit))):
-            after = after[1:]  # the unit is the value's own ("30 *days*")
         out[f.start] = (set(before[::-1][:NEIGHBOURS]), set(after[:NEIGHBOURS]))
     return out
 
