@@ -116,3 +116,16 @@ def test_a_value_worked_from_another_sentence_takes_it_from_the_passage_the_clai
     assert not result.passing
     issues = [i for c in result.details["claims"] for i in c["issues"]]
     assert any(i["kind"] == "number" and i["text"] == "87" for i in issues), issues
+
+
+def test_a_measure_written_joined_to_its_number_is_the_askers_count():
+    # "3GB" is three gigabytes, as "3 GB" is, not a format's name: the asker's 3GB at £5 per GB
+    asked = "I'll be in Norway for a week and expect to use 3GB of data. What will it cost?"
+    sources = [
+        "Roaming in Zone 2, which covers Norway, Iceland and Switzerland: data costs £5 per GB"
+        " and calls cost 40p a minute."
+    ]
+    result = RefChecker().invoke(
+        {"question": asked, "answer": "In Norway the 3GB will cost £15.", "contexts": sources}
+    )
+    assert result.passing, result.details["claims"]

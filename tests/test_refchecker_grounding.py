@@ -57,6 +57,8 @@ def _values(text: str, kind: str = "number") -> list:
         ("In the early 1960s.", [(1960.0, "decade")]),
         ("It weighs two and a half pounds.", [(2.5, "pound")]),
         ("A 3 and a quarter hour trip.", [(3.25, "hour")]),
+        # a technical measure joined to its number; apart, the unit's name is read as a name
+        ("A 2GB bundle at 350Mbps.", [(2.0, "GB"), (350.0, "Mbps")]),
         # abbreviated units of time
         ("Setup takes 20 min, the backup 3 hrs.", [(20.0, "minute"), (3.0, "hour")]),
         ("Louis XV (1715–74).", [(1715.0, None), (1774.0, None)]),

@@ -260,6 +260,54 @@ _UNIT_ALIASES = {
     "fahrenheit": "°F",
 }
 
+_JOINED_UNITS = {
+    "kb": "kB",
+    "kilobyte": "kB",
+    "kilobytes": "kB",
+    "mb": "MB",
+    "megabyte": "MB",
+    "megabytes": "MB",
+    "gb": "GB",
+    "gigabyte": "GB",
+    "gigabytes": "GB",
+    "tb": "TB",
+    "terabyte": "TB",
+    "terabytes": "TB",
+    "kbps": "kbps",
+    "mbps": "Mbps",
+    "gbps": "Gbps",
+    "mhz": "MHz",
+    "ghz": "GHz",
+    "wh": "Wh",
+    "kwh": "kWh",
+    "w": "W",
+    "watt": "W",
+    "watts": "W",
+    "kw": "kW",
+    "kilowatt": "kW",
+    "kilowatts": "kW",
+    "v": "V",
+    "volt": "V",
+    "volts": "V",
+    "ah": "Ah",
+    "mah": "mAh",
+    "ml": "ml",
+    "millilitre": "ml",
+    "millilitres": "ml",
+    "milliliter": "ml",
+    "milliliters": "ml",
+    "litre": "l",
+    "litres": "l",
+    "liter": "l",
+    "liters": "l",
+    "mg": "mg",
+    "milligram": "mg",
+    "milligrams": "mg",
+    "rpm": "rpm",
+}
+"""Units of technical measures, read as a number's unit where written joined to it ("2GB",
+"350Mbps", "65W"); apart ("2 GB") they read as before, a number and the unit's name."""
+
 DURATION_DAYS = {
     "millisecond": 1 / 86_400_000,
     "second": 1 / 86_400,
@@ -699,6 +747,7 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             and tokens[j].text[:1].isupper()
             and len(tokens[j].text.rstrip(".")) <= 2
             and tokens[j].norm.rstrip(".") not in _UNIT_ALIASES  # "3Kg", "5G." as "5G"
+            and tokens[j].norm not in _JOINED_UNITS
         ):
             # "3D", "4K", "5G": digits joined to a capital name a format, not a count ("his
             # third film" is not stated by "released in IMAX 3D"), read as a name ("2D" is
@@ -718,6 +767,13 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             unit = _UNIT_ALIASES[before]  # "NOK 1.2 billion"
         if unit is None and _pence(tokens, j, value):
             unit, value, j = SUBUNIT, value / 100, j + 1  # "25p a day" is £0.25
+        if (
+            unit is None
+            and j < len(tokens)
+            and tokens[j].start == tokens[j - 1].end
+            and tokens[j].norm in _JOINED_UNITS
+        ):
+            unit, j = _JOINED_UNITS[tokens[j].norm], j + 1  # "2GB", "350Mbps"
         if unit is None:
             unit, words = _unit_after(tokens, j)
             if unit in ("%", BASIS) and (words > 1 or unit == BASIS):
