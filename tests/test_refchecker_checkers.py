@@ -129,3 +129,16 @@ def test_a_measure_written_joined_to_its_number_is_the_askers_count():
         {"question": asked, "answer": "In Norway the 3GB will cost £15.", "contexts": sources}
     )
     assert result.passing, result.details["claims"]
+
+
+def test_an_amount_the_answer_gives_no_period_is_for_the_one_the_question_asks_about():
+    sources = [
+        "On the Fixed 12 tariff gas costs 6.1p per kWh and the standing charge is 30p a day."
+    ]
+    answer = "The standing charge adds £109.50 over 365 days."
+    rc = RefChecker()
+    yearly = "Roughly what would a year of gas cost us on Fixed 12?"
+    assert rc.invoke({"question": yearly, "answer": answer, "contexts": sources}).passing
+    # asked for no period, the sum and its 365 days are the answer's own
+    asked = "What does Fixed 12 charge for gas?"
+    assert not rc.invoke({"question": asked, "answer": answer, "contexts": sources}).passing

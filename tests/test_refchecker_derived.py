@@ -803,3 +803,34 @@ def test_a_month_the_sources_set_after_the_askers(asked, sentence, claim, set_af
     facts = said[1][1]
     (month, *_) = [f for f in facts if f.kind == "month"]
     assert month_after(month.start, claim, facts, said) is set_after
+
+
+@pytest.mark.parametrize(
+    ("question", "period"),
+    [
+        ("Roughly what would a year of gas cost us?", "year"),
+        ("How much is it per month?", "month"),
+        ("What is our annual bill?", "year"),
+        # none, or several: no one period the amounts are for
+        ("What will the repair cost?", None),
+        ("What is the monthly fee and the annual total?", None),
+    ],
+)
+def test_the_period_a_question_asks_an_amount_for(question, period):
+    from truthguard.refchecker.derived import asked_period
+
+    assert asked_period(question) == period
+
+
+def test_an_amount_with_no_period_is_for_the_one_the_question_asks_about():
+    from truthguard.refchecker._analysis import analyse
+    from truthguard.refchecker.derived import per_period, spans_period
+
+    claim, said = "The standing charge adds £109.50 over 365 days.", "It is 30p a day."
+    c, e = analyse(claim), analyse(said)
+    (amount,) = [f for f in c.facts if f.unit == "£"]
+    (days,) = [f for f in c.facts if f.unit == "day"]
+    rates = [(claim, c.facts), (said, e.facts)]
+    assert per_period(amount, claim, rates, "year") and spans_period(days, "year")
+    assert not per_period(amount, claim, rates) and not spans_period(days, None)
+    assert not per_period(amount, claim, rates, "month") and not spans_period(days, "month")

@@ -41,6 +41,7 @@ from truthguard.refchecker.claimkind import attribution_names
 from truthguard.refchecker.comparisons import OPTIONS, out_of_order
 from truthguard.refchecker.counts import agreeing, recounts
 from truthguard.refchecker.derived import (
+    asked_period,
     counts_of,
     measure_of,
     per_period_value,
@@ -628,6 +629,7 @@ class LocalChecker(ClaimChecker):
         context_memo: dict[tuple, Grounding] | None = None,
         referents: Sequence[str] = (),
         case: Sequence[Fact] = (),
+        period: str | None = None,
     ) -> Grounding:
         """The grounding of claim ``i`` (text ``claim``) in its top-k segments.
 
@@ -656,6 +658,7 @@ class LocalChecker(ClaimChecker):
             referents=referents,
             one_document=retrieval.one_document,
             case=case,
+            period=period,
         )
 
     async def acheck(
@@ -726,6 +729,7 @@ class LocalChecker(ClaimChecker):
         # what a claim's pronoun subject stands for: the names the question asks about
         named = [f.text for f in analyse(question).facts if f.kind in ("name", "title")]
         case = own_case(question)  # the asker's own figures ("My spaniel weighs 20 kg")
+        period = asked_period(question)  # "What would a year of electricity cost?"
         read_claims: list[tuple[Grounding, dict[str, Any], dict[str, Any], str, float]] = []
         for i, claim in enumerate(claims):
             # talk around facts (opinions, questions, ...): only its names and numbers count
@@ -742,6 +746,7 @@ class LocalChecker(ClaimChecker):
                 context_memo=read,
                 referents=named,
                 case=case,
+                period=period,
             )
             raw: dict[str, Any] = {
                 "precision": round(g.precision, 4),

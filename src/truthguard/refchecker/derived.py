@@ -331,15 +331,18 @@ def period_span(text: str, end: int) -> tuple[int, int] | None:
     return end + m.start(group), end + m.end(group)
 
 
-def per_period(fact: Fact, text: str, said: Sequence[tuple[str, Sequence[Fact]]]) -> bool:
+def per_period(
+    fact: Fact, text: str, said: Sequence[tuple[str, Sequence[Fact]]], asked: str | None = None
+) -> bool:
     """Whether the amount ``fact`` of the claim ``text``, charged for a period ("£360 a year"),
     is a rate for another period that one of ``said`` (pairs of a text and its facts) states
     ("£30 a month"), counted over the claim's period: twelve months to a year, seven days to a
     week, four quarters to a year, or the other way. The two periods tie the two amounts, so
-    no word need say that the answer works the amount out."""
+    no word need say that the answer works the amount out. An amount the claim gives no period
+    is for the period the question asks about (``asked``, see :func:`asked_period`)."""
     if fact.unit not in MONEY or not isinstance(fact.value, (int, float)):
         return False
-    mine = _period(text, fact.end)
+    mine = _period(text, fact.end) or asked
     if mine is None:
         return False
     for where, rate in _rates(fact, said):
@@ -355,6 +358,36 @@ def per_period(fact: Fact, text: str, said: Sequence[tuple[str, Sequence[Fact]]]
         if _same(float(fact.value), worked_out):
             return True
     return False
+
+
+def asked_period(question: str) -> str | None:
+    """The one period a question asks an amount for ("what would *a year* of electricity cost
+    us", "how much is it *per month*", "our *annual* bill"), or None where it names none or
+    several."""
+    found = {
+        _ADVERBS.get(word, "year" if word == "annual" else word)
+        for m in _ASKED_PERIOD.finditer(question)
+        for word in [(m.group(1) or m.group(2)).casefold()]
+    }
+    return found.pop() if len(found) == 1 else None
+
+
+def spans_period(fact: Fact, period: str | None) -> bool:
+    """Whether ``fact`` is ``period`` counted in a shorter period's units ("365 days", "12
+    months" of a year), by the usual count of :data:`_WITHIN`."""
+    return (
+        period is not None
+        and isinstance(fact.value, (int, float))
+        and _WITHIN.get((str(fact.unit), period)) == fact.value
+    )
+
+
+_ASKED_PERIOD = re.compile(
+    r"\b(?:a|an|per|each|every|one)\s+(day|week|fortnight|month|quarter|year)\b"
+    r"|\b(daily|weekly|fortnightly|monthly|quarterly|yearly|annual|annually)\b",
+    re.IGNORECASE,
+)
+"""A period a question names for what it asks the cost of."""
 
 
 _NAMED_AFTER = re.compile(r"^\s+([a-z-]+)(?:\s+([a-z-]+))?", re.IGNORECASE)

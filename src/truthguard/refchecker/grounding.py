@@ -76,6 +76,7 @@ from truthguard.refchecker.derived import (
     per_period,
     period_span,
     share_of,
+    spans_period,
     timed,
     weekday_after,
     worked,
@@ -1959,6 +1960,7 @@ def ground_claim(
     referents: Sequence[str] = (),
     one_document: bool = False,
     case: Sequence[Fact] = (),
+    period: str | None = None,
 ) -> Grounding:
     """Ground one claim in evidence sentences.
 
@@ -1991,6 +1993,8 @@ def ground_claim(
             retriever's), a word counts only in a sentence about the same thing.
         case: Values the user gave of their own case ("My spaniel weighs 20 kg"): which
             item of a list of bounded cases a claim speaking to the user is about.
+        period: The period the question asks an amount for ("a year of electricity"): an
+            amount of the claim with no period of its own is for it.
     """
     claim = analyse(claim_text)
     evid = [analyse(text) for _, _, text in sentences]
@@ -2131,7 +2135,7 @@ def ground_claim(
                 continue
             if per_count(fact, claim.text, claim.facts, here):
                 continue  # a rate times the claim's count of what it is charged per: its own
-            if per_period(fact, claim.text, rates):
+            if per_period(fact, claim.text, rates, period):
                 periodic.append(fact)
                 continue  # a rate counted over another period ("£30 a month", "£360 a year")
             # a value this sentence states is never set against it
@@ -2174,6 +2178,8 @@ def ground_claim(
                 pass  # "his first appearance" where the sentence says "his debut appearance"
             elif _year_after(fact, near):
                 pass  # "won it in 1963" where the sentence says "(1962) ... the following year"
+            elif spans_period(fact, period):
+                pass  # "over 365 days" of "what would a year of electricity cost?"
             elif share_of(
                 fact,
                 claim.text,
