@@ -142,3 +142,23 @@ def test_an_amount_the_answer_gives_no_period_is_for_the_one_the_question_asks_a
     # asked for no period, the sum and its 365 days are the answer's own
     asked = "What does Fixed 12 charge for gas?"
     assert not rc.invoke({"question": asked, "answer": answer, "contexts": sources}).passing
+
+
+def test_a_value_the_answer_calls_a_total_is_a_sum_of_the_sources_values_not_one_of_them():
+    asked = "We want permits for our two cars and one is electric. What will they cost a year?"
+    sources = [
+        "A resident's first permit costs £70 a year and a second one £110 a year. Permits for"
+        " electric cars cost £30, and the household's other permit is then charged at the"
+        " first-permit price."
+    ]
+    rc = RefChecker()
+    total = "You'd pay £100 a year altogether."
+    assert rc.invoke({"question": asked, "answer": total, "contexts": sources}).passing
+    # a total that no two of the sources' values make is still set against the permit price
+    wrong = rc.invoke(
+        {"question": asked, "answer": "You'd pay £120 a year altogether.", "contexts": sources}
+    )
+    assert not wrong.passing
+    # and a value not called a total still fills the first permit's slot
+    price = "The first permit costs £100 a year."
+    assert not rc.invoke({"question": asked, "answer": price, "contexts": sources}).passing

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import itertools
 import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
 
@@ -44,6 +45,7 @@ from truthguard.refchecker.lexical import STOPWORDS
 __all__ = [
     "WEEKDAYS",
     "anaphoric",
+    "asked_period",
     "clock_span",
     "counts_of",
     "date_after",
@@ -61,6 +63,8 @@ __all__ = [
     "period_span",
     "share_of",
     "shown_working",
+    "spans_period",
+    "summed_total",
     "timed",
     "weekday_after",
     "workable",
@@ -113,6 +117,39 @@ _SUMMED_AFTER = re.compile(
     r"^[^,.;:()]{0,20}?\b(?:altogether|in\s+total|in\s+all|all\s+told|combined)\b", re.IGNORECASE
 )
 """A total said after its value ("£90 a year altogether")."""
+_TOTAL_BEFORE = re.compile(
+    r"\b(?:in\s+total|altogether|in\s+all|a\s+total\s+of|totals?|totalling)\s+[$£€¥]?$",
+    re.IGNORECASE,
+)
+"""A total said before its value ("in total £90", "a total of 12")."""
+
+
+def summed_total(fact: Fact, text: str, values: Sequence[Fact]) -> bool:
+    """Whether the claim ``text`` says the value ``fact`` is a total ("£90 a year altogether",
+    "a total of £90") and it is the sum of two or three of ``values`` of its unit (£65 and
+    £25): what a total is, with no other step that chance could make."""
+    if not (_SUMMED_AFTER.match(text[fact.end :]) or _TOTAL_BEFORE.search(text[: fact.start])):
+        return False
+    if fact.kind != "number" or not isinstance(fact.value, (int, float)) or year(fact):
+        return False
+    parts = sorted(
+        {
+            float(v.value)
+            for v in values
+            if v is not fact
+            and v.kind == "number"
+            and v.unit == fact.unit
+            and isinstance(v.value, (int, float))
+            and not year(v)
+            and not _ORDINAL.search(v.text)
+        }
+    )
+    target = float(fact.value)
+    return any(
+        _same(target, sum(combo)) for n in (2, 3) for combo in itertools.combinations(parts, n)
+    )
+
+
 _BRACKETED = re.compile(r"\(\s*[$£€¥]?\s*$")
 """A value in brackets right after what it works out ("10% of the balance (£22,000)")."""
 _BROKEN_DOWN = re.compile(

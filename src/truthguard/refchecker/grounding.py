@@ -77,6 +77,7 @@ from truthguard.refchecker.derived import (
     period_span,
     share_of,
     spans_period,
+    summed_total,
     timed,
     weekday_after,
     worked,
@@ -2776,6 +2777,10 @@ def premises(
                 unfound[(f.start, f.end)] == "ungrounded"
                 and worked(f, claim_text, numbers, [*sources, *nearby, *answer])
             )
+            # a value the claim calls a total fills no single item's slot: it is a sum of the
+            # sources' values about the claim ("£90 a year altogether" of "the first permit
+            # costs £65 a year" and "permits for electric vehicles cost £25")
+            or summed_total(f, claim_text, [*sources, *nearby])
         )
     }
 
