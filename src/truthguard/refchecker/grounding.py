@@ -2706,7 +2706,11 @@ def premises(
     is another. So may a number worked out step
     by step from the asker's figures take its values ("two fillings" and "white filling £95":
     £190, held against "20% off fillings"), and a value no source states that the claim says
-    it works out ("so three nights cost £87 altogether" of "A room costs £29 a night")."""
+    it works out ("so three nights cost £87 altogether" of "A room costs £29 a night"). A
+    value the claim calls a total ("£90 a year altogether") that two or three amounts of its
+    unit among the question's, the evidence sentence's and the ``near`` sentences' add up to
+    is the answer's own, even where the evidence sentence fills its slot with another
+    (:func:`~truthguard.refchecker.derived.summed_total`)."""
     said = analyse(question).facts if question else []
     asked = [f for f in said if f.kind == "number"]
     if not said and not answer:
