@@ -162,3 +162,16 @@ def test_a_value_the_answer_calls_a_total_is_a_sum_of_the_sources_values_not_one
     # and a value not called a total still fills the first permit's slot
     price = "The first permit costs £100 a year."
     assert not rc.invoke({"question": asked, "answer": price, "contexts": sources}).passing
+
+
+def test_a_bare_number_called_a_total_is_never_a_sum_of_the_sources_numbers():
+    # 4 and 9, in another sentence of the passage, make 13 by chance: a count with no unit has
+    # nothing that ties them to it
+    sources = [
+        "The choir has 4 soloists and 9 singers. It will give a total of 10 concerts in its"
+        " second season."
+    ]
+    asked = "How many concerts will the choir give in its second season?"
+    answer = "The choir will give a total of 13 concerts in its second season."
+    result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": sources})
+    assert not result.passing

@@ -127,10 +127,13 @@ _TOTAL_BEFORE = re.compile(
 def summed_total(fact: Fact, text: str, values: Sequence[Fact]) -> bool:
     """Whether the claim ``text`` says the value ``fact`` is a total ("£90 a year altogether",
     "a total of £90") and it is the sum of two or three of ``values`` of its unit (£65 and
-    £25): what a total is, with no other step that chance could make."""
+    £25): what a total is, with no other step that chance could make. A bare number ("a
+    total of 14 episodes") has no unit to tie its parts to it, and is never read so."""
     if not (_SUMMED_AFTER.match(text[fact.end :]) or _TOTAL_BEFORE.search(text[: fact.start])):
         return False
-    if fact.kind != "number" or not isinstance(fact.value, (int, float)) or year(fact):
+    if fact.kind != "number" or fact.unit is None or not isinstance(fact.value, (int, float)):
+        return False
+    if year(fact):
         return False
     parts = sorted(
         {
