@@ -423,11 +423,14 @@ def spans_period(fact: Fact, period: str | None) -> bool:
 
 
 _ASKED_PERIOD = re.compile(
-    r"\b(?:a|an|per|each|every|one)\s+(day|week|fortnight|month|quarter|year)\b"
-    r"|\b(daily|weekly|fortnightly|monthly|quarterly|yearly|annual|annually)\b",
+    r"\b(?:a|an|per|each|every|one)\s+("
+    + "|".join(dict.fromkeys(_ADVERBS.values()))
+    + r")\b|\b("
+    + "|".join([*_ADVERBS, "annual"])
+    + r")\b",
     re.IGNORECASE,
 )
-"""A period a question names for what it asks the cost of."""
+"""A period a question names for what it asks the cost of (the words of :data:`_PERIOD_AFTER`)."""
 
 
 _NAMED_AFTER = re.compile(r"^\s+([a-z-]+)(?:\s+([a-z-]+))?", re.IGNORECASE)
