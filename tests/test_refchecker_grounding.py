@@ -1332,6 +1332,27 @@ def test_a_list_names_kinds_of_one_thing_by_what_each_is_for(claim, flagged):
     assert found == ([flagged] if flagged else [])
 
 
+@pytest.mark.parametrize(
+    ("claim", "flagged"),
+    [
+        ("Tier 2 members may keep up to 12 books on loan.", ("12", "8")),
+        ("Tier 3 members may keep up to 12 books on loan.", None),
+        ("Members of Tier 2 can borrow 8 books at once.", None),
+        # a number of the value's own item is the value, not the kind it is for
+        ("Tier 1 allows 4 books.", None),
+    ],
+)
+def test_a_list_names_kinds_of_one_thing_by_the_number_after_its_name(claim, flagged):
+    sent = (
+        "Each membership has a borrowing limit: 4 books on Tier 1, 8 books on Tier 2 and 12 "
+        "books on Tier 3."
+    )
+    found = [
+        (i.text, i.evidence[3]) for i in _against(claim, sent).issues if i.relation == "other_value"
+    ]
+    assert found == ([flagged] if flagged else []), found
+
+
 ALBUMS = [
     "The band's debut was recorded at Hollin Studios in 1998.",
     "Their third album came out on Fenwick Records in 2004, produced by Ray Castle.",

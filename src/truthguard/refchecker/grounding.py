@@ -1791,14 +1791,18 @@ _FOR_WORDS = 3
 """How many words of a "for" phrase after a list item's noun say which kind it gives."""
 
 
-def _kinds(a: Analysed, spans: Sequence[tuple[int, int]]) -> list[frozenset[str]] | None:
+def _kinds(
+    a: Analysed, spans: Sequence[tuple[int, int]], values: Sequence[Fact] = ()
+) -> list[frozenset[str]] | None:
     """For each item of a list, the words that say which kind of the thing every item names
     it speaks of: the word before that thing's name ("Team" of "the Team plan 10"), or before
     the value that stands there ("next" of "rounded up to the next 15 minutes", "minimum" of "a
-    minimum of 30 minutes"), and the words of a "for" phrase right after the name ("damage"
-    of "5 days for damage"); a word every item says tells none apart. None when the items name
-    no one thing."""
+    minimum of 30 minutes"), the number right after the name when it is not the item's value
+    ("500" of "350Mbps on Fibre 500"), and the words of a "for" phrase right after the name
+    ("damage" of "5 days for damage"); a word every item says tells none apart. None when the
+    items name no one thing."""
     tokens = [[t for t in a.tokens if lo <= t.start < hi] for lo, hi in spans]
+    listed = [(v.start, v.end) for v in values]
     common = frozenset.intersection(
         *(frozenset(stem(t.norm) for t in ts if "NOUN" in lemmas(t.norm)) for ts in tokens)
     )
@@ -1811,6 +1815,13 @@ def _kinds(a: Analysed, spans: Sequence[tuple[int, int]]) -> list[frozenset[str]
         for j in range(1, len(ts)):
             if stem(ts[j].norm) not in common:
                 continue
+            if (
+                j + 1 < len(ts)
+                and ts[j + 1].norm.isdigit()
+                and not any(lo <= ts[j + 1].start < hi for lo, hi in listed)
+            ):
+                # a number that names the kind after it ("Fibre 500", "Zone 2")
+                kinds.add(ts[j + 1].norm)
             if j + 1 < len(ts) and ts[j + 1].norm == "for":
                 # or by what it is for, after it ("5 days for damage and 14 days for late
                 # parcels")
@@ -1871,20 +1882,25 @@ def _listed_owner(
     lo, hi = spans[0] if len(mine) == 1 else spans[mine.index(fact)]
     said = {stem(t.norm) for t in claim.tokens if lo <= t.start < hi}
     for k, e in sents:
-        values = [
+        of_sort = [g for g in e.facts if _one_sort(fact, claim, g, e)]
+        gapped = [
             g
             for g in e.facts
-            if _one_sort(fact, claim, g, e)
-            or (
-                fact.unit is None
-                and g.unit is None
-                and g.kind == "number"
-                and not (ordinal(g) or year(g) or day_of_date(g, e.facts) or _in_code(e, g))
-                and _gapped(e, g)
-            )
+            if fact.unit is None
+            and g.unit is None
+            and g.kind == "number"
+            and g not in of_sort
+            and not (ordinal(g) or year(g) or day_of_date(g, e.facts) or _in_code(e, g))
+            and _gapped(e, g)
         ]
+        # a bare number ending an item that has its value already names the item's kind
+        # ("8 books on Tier 2"), it is no value of its own
+        values = sorted(
+            [*of_sort, *(g for g in gapped if _items(e, [g, *of_sort]) is not None)],
+            key=lambda g: g.start,
+        )
         items = _items(e, values) if len(values) > 1 else None
-        kinds = _kinds(e, items) if items is not None else None
+        kinds = _kinds(e, items, values) if items is not None else None
         if kinds is None or not all(kinds):
             continue
         named = [j for j, w in enumerate(kinds) if w & said]
