@@ -1880,7 +1880,12 @@ def _listed_owner(
     if spans is None:
         return None
     lo, hi = spans[0] if len(mine) == 1 else spans[mine.index(fact)]
-    said = {stem(t.norm) for t in claim.tokens if lo <= t.start < hi}
+    # (the values' own digits name no kind: "2" of "2% in the third year" is no "year 2")
+    said = {
+        stem(t.norm)
+        for t in claim.tokens
+        if lo <= t.start < hi and not any(g.start <= t.start < g.end for g in mine)
+    }
     for k, e in sents:
         of_sort = [g for g in e.facts if _one_sort(fact, claim, g, e)]
         gapped = [
