@@ -144,6 +144,19 @@ def test_an_amount_the_answer_gives_no_period_is_for_the_one_the_question_asks_a
     assert not rc.invoke({"question": asked, "answer": answer, "contexts": sources}).passing
 
 
+def test_the_askers_own_case_says_which_item_of_a_list_an_answer_naming_none_is_about():
+    sources = ["Overtime is paid at £18 an hour on weekdays and £24 an hour on Sundays."]
+    rc = RefChecker()
+    mine = "I did four hours of overtime on weekdays. What am I owed for it?"
+    wrong = "Four hours at £24 an hour come to £96."
+    assert not rc.invoke({"question": mine, "answer": wrong, "contexts": sources}).passing
+    right = "Four hours at £18 an hour come to £72."
+    assert rc.invoke({"question": mine, "answer": right, "contexts": sources}).passing
+    # the same answer is right for an asker who worked on Sundays
+    sundays = "I did four hours of overtime on Sundays. What am I owed for it?"
+    assert rc.invoke({"question": sundays, "answer": wrong, "contexts": sources}).passing
+
+
 def test_a_value_the_answer_calls_a_total_is_a_sum_of_the_sources_values_not_one_of_them():
     asked = "We want permits for our two cars and one is electric. What will they cost a year?"
     sources = [

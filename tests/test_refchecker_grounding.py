@@ -13,6 +13,7 @@ from truthguard.refchecker.grounding import (
     _form_of,
     ground_claim,
     own_case,
+    own_words,
     premises,
 )
 from truthguard.refchecker.segment import split_sentences
@@ -1350,6 +1351,49 @@ def test_a_list_names_kinds_of_one_thing_by_the_number_after_its_name(claim, fla
     found = [
         (i.text, i.evidence[3]) for i in _against(claim, sent).issues if i.relation == "other_value"
     ]
+    assert found == ([flagged] if flagged else []), found
+
+
+OVERTIME = "Overtime is paid at £18 an hour on weekdays and £24 an hour on Sundays."
+
+
+@pytest.mark.parametrize(
+    ("claim", "question", "flagged"),
+    [
+        # the claim names no kind; the asker's own case does
+        (
+            "Four hours at £24 an hour come to £96.",
+            "I worked four hours of overtime on weekdays. What am I owed?",
+            ("24", "18"),
+        ),
+        (
+            "Four hours at £18 an hour come to £72.",
+            "I worked four hours of overtime on weekdays. What am I owed?",
+            None,
+        ),
+        # a question about the world has no case of its own
+        ("Four hours at £24 an hour come to £96.", "How is overtime paid?", None),
+        # the claim names its own kind
+        ("On Sundays it is £24 an hour.", "I work weekdays. What is overtime paid?", None),
+        # a compound names each of its parts: the asker has both cases
+        (
+            "Four hours at £24 an hour come to £96.",
+            "I did weekday-and-Sunday overtime. What am I owed?",
+            None,
+        ),
+        # the claim gives the other item's value too: it speaks of both
+        (
+            "Switching to Sundays would raise the rate from £18 to £24 an hour.",
+            "I work overtime on weekdays. Would Sundays pay more?",
+            None,
+        ),
+    ],
+)
+def test_a_list_item_the_askers_own_case_names_is_the_one_a_claim_naming_none_is_about(
+    claim, question, flagged
+):
+    g = ground_claim(claim, [(0, 0, OVERTIME)], case_words=own_words(question))
+    found = [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"]
     assert found == ([flagged] if flagged else []), found
 
 

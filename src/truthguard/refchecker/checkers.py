@@ -23,7 +23,7 @@ import hashlib
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,7 @@ from truthguard.refchecker.grounding import (
     SoftMatcher,
     ground_claim,
     own_case,
+    own_words,
     premises,
     said_of_joined,
 )
@@ -630,6 +631,7 @@ class LocalChecker(ClaimChecker):
         referents: Sequence[str] = (),
         case: Sequence[Fact] = (),
         period: str | None = None,
+        case_words: Collection[str] = frozenset(),
     ) -> Grounding:
         """The grounding of claim ``i`` (text ``claim``) in its top-k segments.
 
@@ -659,6 +661,7 @@ class LocalChecker(ClaimChecker):
             one_document=retrieval.one_document,
             case=case,
             period=period,
+            case_words=case_words,
         )
 
     async def acheck(
@@ -730,6 +733,7 @@ class LocalChecker(ClaimChecker):
         named = [f.text for f in analyse(question).facts if f.kind in ("name", "title")]
         case = own_case(question)  # the asker's own figures ("My spaniel weighs 20 kg")
         period = asked_period(question)  # "What would a year of electricity cost?"
+        case_words = own_words(question)  # "I'm on the Core plan": which item of a list is theirs
         read_claims: list[tuple[Grounding, dict[str, Any], dict[str, Any], str, float]] = []
         for i, claim in enumerate(claims):
             # talk around facts (opinions, questions, ...): only its names and numbers count
@@ -747,6 +751,7 @@ class LocalChecker(ClaimChecker):
                 referents=named,
                 case=case,
                 period=period,
+                case_words=case_words,
             )
             raw: dict[str, Any] = {
                 "precision": round(g.precision, 4),

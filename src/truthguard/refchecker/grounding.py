@@ -127,6 +127,7 @@ __all__ = [
     "analyse",
     "ground_claim",
     "own_case",
+    "own_words",
     "premises",
     "said_of_joined",
 ]
@@ -1790,6 +1791,10 @@ _BEFORE_VALUE = frozenset(("of", "a", "an", "the"))
 _FOR_WORDS = 3
 """How many words of a "for" phrase after a list item's noun say which kind it gives."""
 
+_KIND_AFTER = frozenset(("for", "in", "on"))
+"""Words that open a phrase after a list item's noun saying which kind it gives ("5 days for
+damage", "18p per mile in a car")."""
+
 
 def _kinds(
     a: Analysed, spans: Sequence[tuple[int, int]], values: Sequence[Fact] = ()
@@ -1822,7 +1827,7 @@ def _kinds(
             ):
                 # a number that names the kind after it ("Fibre 500", "Zone 2")
                 kinds.add(ts[j + 1].norm)
-            if j + 1 < len(ts) and ts[j + 1].norm == "for":
+            if j + 1 < len(ts) and ts[j + 1].norm in _KIND_AFTER:
                 # or by what it is for, after it ("5 days for damage and 14 days for late
                 # parcels")
                 kinds.update(
@@ -1862,7 +1867,10 @@ def _gapped(a: Analysed, g: Fact) -> bool:
 
 
 def _listed_owner(
-    fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]]
+    fact: Fact,
+    claim: Analysed,
+    sents: Sequence[tuple[int, Analysed]],
+    case_words: Collection[str] = frozenset(),
 ) -> tuple[int, Fact] | None:
     """The value a list of the sources gives the kind of thing the claim gives ``fact`` to,
     when it is another and the list gives ``fact``'s value to a kind the claim never names:
@@ -1870,16 +1878,17 @@ def _listed_owner(
     Team plan 10 and the Business plan 40". A list is a sentence whose items, one value each,
     all name one thing ("plan"), each kind of it by the word before ("Free", "Team"); a value
     left without a noun of its own in such a list ("the Team plan 10") counts what the first
-    one counts."""
+    one counts. Where the claim names no kind of the list, the asker's words (``case_words``) may:
+    "seven months at £22" asked about "the Core plan" of "the Core plan £14 a month ... and
+    the Max plan £22 a month"."""
     if fact.kind != "number" or ordinal(fact) or year(fact) or day_of_date(fact, claim.facts):
         return None
     if _in_code(claim, fact):
         return None  # "SEV2" names a level, it counts nothing
     mine = [g for g in claim.facts if g is fact or _one_sort(fact, claim, g, claim)]
     spans = [(0, len(claim.text))] if len(mine) == 1 else _items(claim, mine)
-    if spans is None:
-        return None
-    lo, hi = spans[0] if len(mine) == 1 else spans[mine.index(fact)]
+    # values of one item ("seven months at £22 comes to £123.20") share its words
+    lo, hi = _items(claim, [fact])[0] if spans is None else spans[mine.index(fact)]
     # (the values' own digits name no kind: "2" of "2% in the third year" is no "year 2")
     said = {
         stem(t.norm)
@@ -1908,9 +1917,19 @@ def _listed_owner(
         kinds = _kinds(e, items, values) if items is not None else None
         if kinds is None or not all(kinds):
             continue
-        named = [j for j, w in enumerate(kinds) if w & said]
+        if any(fact_in(g, values, _NONE, _NONE) for g in mine if g is not fact) and (
+            spans is None or not (said & frozenset().union(*kinds))
+        ):
+            # the claim gives another item's value too, in the same item or naming no kind:
+            # it speaks of both ("from £18 to £24 an hour")
+            continue
+        words = said
+        named = [j for j, w in enumerate(kinds) if w & words]
+        if not named:  # the claim names no kind: the asker's own case may
+            words = said | case_words
+            named = [j for j, w in enumerate(kinds) if w & words]
         same = [j for j, g in enumerate(values) if fact_in(fact, [g], _NONE, _NONE)]
-        if len(named) == 1 and same and not any(kinds[j] & said for j in same):
+        if len(named) == 1 and same and not any(kinds[j] & words for j in same):
             return k, values[named[0]]
     return None
 
@@ -1983,6 +2002,7 @@ def ground_claim(
     one_document: bool = False,
     case: Sequence[Fact] = (),
     period: str | None = None,
+    case_words: Collection[str] = frozenset(),
 ) -> Grounding:
     """Ground one claim in evidence sentences.
 
@@ -2017,6 +2037,9 @@ def ground_claim(
             item of a list of bounded cases a claim speaking to the user is about.
         period: The period the question asks an amount for ("a year of electricity"): an
             amount of the claim with no period of its own is for it.
+        case_words: The word stems of a question about the asker's own case (:func:`own_words`):
+            the kind of thing a list of the sources gives values to that the user's case is,
+            where the claim names none ("I'm on the Core plan").
     """
     claim = analyse(claim_text)
     evid = [analyse(text) for _, _, text in sentences]
@@ -2219,7 +2242,8 @@ def ground_claim(
         flagged = {(i.start, i.end) for i in issues}
         slot_rival = partial(_slot_rival, case=case)
         only_part = partial(_only_part, context=context)
-        for find in (slot_rival, _exchanged, _paired, _listed_owner, _changed, only_part):
+        listed_owner = partial(_listed_owner, case_words=case_words)
+        for find in (slot_rival, _exchanged, _paired, listed_owner, _changed, only_part):
             for fact in claim.facts:
                 found = None if (fact.start, fact.end) in flagged else find(fact, claim, near_at)
                 if found is not None:
@@ -2909,6 +2933,16 @@ def _value_of(issue: dict[str, Any]) -> object:
     evidence = issue.get("evidence") or {}
     found = [f for f in analyse(str(evidence.get("text", ""))).facts if f.kind == "number"]
     return found[0].value if len(found) == 1 else None
+
+
+def own_words(question: str) -> frozenset[str]:
+    """The word stems of a question about the asker's own case ("I'm on the Core plan"), which
+    name the kind of thing their case is; none for a question about the world."""
+    if not question or not _OWN_CASE.search(question):
+        return frozenset()
+    # (and the parts of a compound: "black-and-white pages" names black and white ones)
+    words = {w for t in analyse(question).tokens for w in (t.norm, *t.norm.split("-"))}
+    return frozenset(stem(w) for w in words if w and w not in STOPWORDS)
 
 
 def own_case(question: str) -> list[Fact]:
