@@ -2703,6 +2703,15 @@ def test_an_acronym_stands_for_the_words_whose_initials_it_is():
     assert [i.text for i in g.issues if i.kind == "name"] == ["PTO"]
 
 
+def test_initials_with_stops_stand_for_the_capitalised_words_they_begin():
+    sentence = "Halvard Motors will begin exporting its vans to the United States in May."
+    g = _against("Halvard Motors will begin exporting vans to the U.S. in May.", sentence)
+    assert not [i for i in g.issues if i.kind == "name"], g.issues
+    # other initials name another place, put in the slot the sentence fills
+    g = _against("Halvard Motors will begin exporting vans to the U.K. in May.", sentence)
+    assert [(i.text, i.relation) for i in g.issues if i.kind == "name"] == [("U.K.", "other_value")]
+
+
 def test_a_value_the_sources_state_only_of_other_things_fills_no_bound_slot():
     sentences = [
         (

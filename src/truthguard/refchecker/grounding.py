@@ -832,8 +832,10 @@ def _placed_otherwise(
             for theirs in placed(e.text):
                 if theirs.verb != mine.verb or theirs.prep != mine.prep:
                     continue
-                if theirs.name.words & mine.name.words:
-                    alike = True
+                if theirs.name.words & mine.name.words or _abbreviates(
+                    claim.text[mine.name.start : mine.name.end], e
+                ):
+                    alike = True  # (or its initials: "the U.S." of "the United States")
                 elif rival is None and not theirs.name.words & claim.norms:
                     rival = (k, theirs.name)
         if rival is not None and not alike:
@@ -1527,7 +1529,16 @@ def _neighbours(text: Analysed, values: Sequence[Fact]) -> dict[int, tuple[set[s
 def _abbreviates(name: str, sent: Analysed) -> bool:
     """Whether ``name``, in capitals, is the initials of consecutive words of ``sent`` in any
     case ("TOIL" of "time off in lieu", "MFA" of "multi-factor authentication": the parts of a
-    hyphenated word count)."""
+    hyphenated word count). Initials written with stops ("U.S.", "U.K.") may be two, of
+    consecutive capitalised words ("United States")."""
+    if re.fullmatch(r"(?:[A-Z]\.){2,6}", name):
+        letters, toks = name.replace(".", ""), sent.tokens
+        n = len(letters)
+        return any(
+            "".join(t.text[:1] for t in toks[i : i + n]) == letters
+            and all(t.text[1:2].islower() for t in toks[i : i + n])
+            for i in range(len(toks) - n + 1)
+        )
     letters = name.removesuffix("s") if name[:-1].isupper() else name
     if not (3 <= len(letters) <= 6 and letters.isalpha() and letters.isupper()):
         return False
