@@ -1814,9 +1814,9 @@ def _kinds(
     it speaks of: the word before that thing's name ("Team" of "the Team plan 10"), or before
     the value that stands there ("next" of "rounded up to the next 15 minutes", "minimum" of "a
     minimum of 30 minutes"), the number right after the name when it is not the item's value
-    ("500" of "350Mbps on Fibre 500"), and the words of a "for" phrase right after the name
-    ("damage" of "5 days for damage"); a word every item says tells none apart. None when the
-    items name no one thing."""
+    ("500" of "350Mbps on Fibre 500"), and the words of a phrase right after the name opened
+    by :data:`_KIND_AFTER` ("damage" of "5 days for damage", "car" of "18p per mile in a car");
+    a word every item says tells none apart. None when the items name no one thing."""
     tokens = [[t for t in a.tokens if lo <= t.start < hi] for lo, hi in spans]
     listed = [(v.start, v.end) for v in values]
     common = frozenset.intersection(
@@ -1839,8 +1839,8 @@ def _kinds(
                 # a number that names the kind after it ("Fibre 500", "Zone 2")
                 kinds.add(ts[j + 1].norm)
             if j + 1 < len(ts) and ts[j + 1].norm in _KIND_AFTER:
-                # or by what it is for, after it ("5 days for damage and 14 days for late
-                # parcels")
+                # or by what it is for or where, after it ("5 days for damage and 14 days for
+                # late parcels")
                 kinds.update(
                     stem(t.norm)
                     for t in ts[j + 2 : j + 2 + _FOR_WORDS]
@@ -1889,9 +1889,9 @@ def _listed_owner(
     Team plan 10 and the Business plan 40". A list is a sentence whose items, one value each,
     all name one thing ("plan"), each kind of it by the word before ("Free", "Team"); a value
     left without a noun of its own in such a list ("the Team plan 10") counts what the first
-    one counts. Where the claim names no kind of the list, the asker's words (``case_words``) may:
-    "seven months at £22" asked about "the Core plan" of "the Core plan £14 a month ... and
-    the Max plan £22 a month"."""
+    one counts. Where the claim names no kind of the list, the asker's words (``case_words``)
+    may: "seven months at £22" asked about "the Core plan" of "the Core plan £14 a month ...
+    and the Max plan £22 a month"."""
     if fact.kind != "number" or ordinal(fact) or year(fact) or day_of_date(fact, claim.facts):
         return None
     if _in_code(claim, fact):
