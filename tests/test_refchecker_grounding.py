@@ -2710,6 +2710,10 @@ def test_initials_with_stops_stand_for_the_capitalised_words_they_begin():
     # other initials name another place, put in the slot the sentence fills
     g = _against("Halvard Motors will begin exporting vans to the U.K. in May.", sentence)
     assert [(i.text, i.relation) for i in g.issues if i.kind == "name"] == [("U.K.", "other_value")]
+    # the initials must be those of the place the sentence puts there, not of other words of it
+    elsewhere = "Built in the United Kingdom, the vans will be exported to Canada in May."
+    g = _against("The vans will be exported to the U.K. in May.", elsewhere)
+    assert [(i.text, i.relation) for i in g.issues if i.kind == "name"] == [("U.K.", "other_value")]
 
 
 def test_a_value_the_sources_state_only_of_other_things_fills_no_bound_slot():

@@ -832,8 +832,9 @@ def _placed_otherwise(
             for theirs in placed(e.text):
                 if theirs.verb != mine.verb or theirs.prep != mine.prep:
                     continue
+                theirs_text = e.text[theirs.name.start : theirs.name.end]
                 if theirs.name.words & mine.name.words or _abbreviates(
-                    claim.text[mine.name.start : mine.name.end], e
+                    claim.text[mine.name.start : mine.name.end], analyse(theirs_text)
                 ):
                     alike = True  # (or its initials: "the U.S." of "the United States")
                 elif rival is None and not theirs.name.words & claim.norms:
