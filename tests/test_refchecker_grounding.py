@@ -1397,6 +1397,29 @@ def test_a_list_item_the_askers_own_case_names_is_the_one_a_claim_naming_none_is
     assert found == ([flagged] if flagged else []), found
 
 
+LOCKERS = (
+    "At Harbour Storage, a small locker costs £1.20 per hour plus a booking fee of £3 a day, "
+    "and a large locker costs £2.10 per hour plus a booking fee of £5 a day."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "flagged"),
+    [
+        # a fee per day is its own slot beside a price per hour: the other item's day fee
+        ("Five hours at £1.20 come to £6, plus £5 a day for the booking.", ("5", "3")),
+        ("Five hours at £1.20 come to £6, plus £3 a day for the booking.", None),
+        # a claim naming the other item speaks of it
+        ("For a large locker the booking fee is £5 a day.", None),
+    ],
+)
+def test_rates_given_per_different_things_fill_slots_of_their_own(claim, flagged):
+    question = "I need a small locker for five hours today. What will it cost?"
+    g = ground_claim(claim, [(0, 0, LOCKERS)], case_words=own_words(question))
+    found = [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"]
+    assert found == ([flagged] if flagged else []), found
+
+
 ALBUMS = [
     "The band's debut was recorded at Hollin Studios in 1998.",
     "Their third album came out on Fenwick Records in 2004, produced by Ray Castle.",

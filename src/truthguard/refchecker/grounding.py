@@ -74,6 +74,7 @@ from truthguard.refchecker.derived import (
     month_after,
     per_count,
     per_period,
+    per_what,
     period_span,
     share_of,
     spans_period,
@@ -446,7 +447,15 @@ def _one_sort(a: Fact, in_a: Analysed, b: Fact, in_b: Analysed) -> bool:
         # day of a date ("May 17") or a case number counts nothing
         mine = _noun_of(in_a.text, a)
         return b.unit is None and mine is not None and _noun_of(in_b.text, b) == mine
-    return same_sort(a, in_a, b, in_b)
+    return same_sort(a, in_a, b, in_b) and not _rated_apart(a, in_a, b, in_b)
+
+
+def _rated_apart(a: Fact, in_a: Analysed, b: Fact, in_b: Analysed) -> bool:
+    """Whether two values are rates given per different things ("24.5p per kWh" and "51p a
+    day"): each fills a slot of its own, though both are in pence. A value given per nothing
+    ("2,900 kWh at 24.5p") may be either."""
+    mine, theirs = per_what(a, in_a.text), per_what(b, in_b.text)
+    return bool(mine and theirs) and not mine[0][0] & theirs[0][0]
 
 
 def _flip_read(claim_text: str, sent_text: str, issue: Issue, tok: Any, copy: bool) -> bool:
