@@ -560,6 +560,33 @@ def test_the_options_of_an_or_are_whole_phrases():
     assert options("Is Tom older than Ann?") == []
 
 
+@pytest.mark.parametrize(
+    ("asked", "offered"),
+    [
+        # set off by a comma, an option runs to the "or" and from it to the clause's end,
+        # whatever the parse makes of a name opening with a number or a verb's form
+        (
+            "Which band formed first, Walking Giants or 21 Pilots Club?",
+            ["Walking Giants", "21 Pilots Club"],
+        ),
+        (
+            "Which opened first, Harrow Lane Market or 12 Quay Street?",
+            ["Harrow Lane Market", "12 Quay Street"],
+        ),
+        (
+            "Which was founded earlier, Rolling Hills Press or The Ledger?",
+            ["Rolling Hills Press", "The Ledger"],
+        ),
+        (
+            "Which came first, the bridge or the tunnel, and who built it?",
+            ["the bridge", "the tunnel"],
+        ),
+    ],
+)
+def test_options_set_off_by_a_comma_are_whole_names(asked, offered):
+    assert options(asked) == offered
+
+
 def test_a_fragment_has_no_verb():
     assert verbless("Photographer and writer.")
     assert not verbless("She was a photographer.")

@@ -1422,10 +1422,27 @@ def placed(text: str) -> list[Placed]:
     return out
 
 
+_OFFERED = re.compile(r",\s*(?P<a>[^,;:?]+?)\s+or\s+(?P<b>[^,;:?]+?)\s*(?:[,;:?]|$)")
+"""Two options set off by a comma after the question's clause ("Which was released first,
+Almost Sunrise or 51 Birch Street?")."""
+
+_OPTION_WORDS = 8
+"""The most words an option set off by a comma may have."""
+
+
 def options(text: str) -> list[str]:
     """The two phrases the last "or" of ``text`` offers ("Which was released first, The
     Hunchback of Notre Dame or Saludos Amigos?": "The Hunchback of Notre Dame", "Saludos
-    Amigos"), read from the parse: a name of several words joined by "of" is one option."""
+    Amigos"). Options set off by a comma after the question's clause run from it to the "or"
+    and from the "or" to the end of the clause, whatever the parse makes of their words
+    ("Roving Mars" is no verb and its object, "51 Birch Street" no number and a street);
+    otherwise they are read from the parse: a name of several words joined by "of" is one
+    option."""
+    offered = list(_OFFERED.finditer(text))
+    if offered:
+        a, b = (offered[-1].group(g).strip(" .") for g in ("a", "b"))
+        if a and b and max(len(a.split()), len(b.split())) <= _OPTION_WORDS:
+            return [a, b]
     doc = parse(text)
     cc = next((t for t in reversed(doc) if t.dep_ == "cc" and t.lower_ == "or"), None)
     if cc is None:
