@@ -1679,6 +1679,62 @@ def test_a_guarded_rag_app_over_http_releases_the_right_reply_and_never_the_wron
     store.delete_collection()
 
 
+OPTION_SOURCES = [
+    "Harbour Lights is a 2009 documentary directed by Ines Moll. It follows three lighthouse "
+    "keepers through a winter on the Hebrides. Salt and Iron is a documentary about the "
+    "shipyards of Govan, set to a live score.",
+    "Pellaria is a genus of mosses found in Chile. The genus is named for Ana Pellar, a "
+    "Chilean botanist. Drosanthe is a genus of ferns from the Andes of Peru.",
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "wrong", "right"),
+    [
+        # the sentence saying it opens with a pronoun for the option named before it
+        (
+            "Which film follows lighthouse keepers through a winter, Harbour Lights or Salt "
+            "and Iron?",
+            "Salt and Iron follows lighthouse keepers through a winter.",
+            "Harbour Lights follows lighthouse keepers through a winter.",
+        ),
+        # or with "the" and the noun that sentence called it by
+        (
+            "Which genus, Pellaria or Drosanthe, is named after a Chilean botanist?",
+            "Drosanthe is named after a Chilean botanist.",
+            "Pellaria is named after a Chilean botanist.",
+        ),
+    ],
+)
+def test_the_option_an_answer_picks_must_be_the_one_the_sources_say_it_of(
+    embedder, question, wrong, right
+):
+    bad = RefChecker().invoke({"question": question, "answer": wrong, "contexts": OPTION_SOURCES})
+    assert bad.passing is False and "the sources say it of" in bad.explanation, bad.explanation
+    # the words quoted are the answer's own, in its order
+    quoted = bad.explanation.split("Not supported: ")[1].split("(")[1].split("'")[1]
+    assert quoted in wrong, bad.explanation
+    good = RefChecker().invoke({"question": question, "answer": right, "contexts": OPTION_SOURCES})
+    assert good.passing is True, good.explanation
+
+
+def test_an_explanation_joins_only_the_adjacent_words_of_one_reading():
+    from truthguard.refchecker.detector import _why
+
+    said = {"text": "The genus is named for Ana Pellar, a Chilean botanist."}
+    issues = [
+        {"kind": "content", "relation": "of_another", "text": t, "start": a, "end": b}
+        for t, a, b in (("botanist", 35, 43), ("moss", 15, 19), ("Chilean", 27, 34))
+    ]
+    claim = {"claim": "Drosanthe is a moss named after a Chilean botanist.", "issues": issues}
+    issues[0]["evidence"] = said
+    assert "('botanist': the sources say it of" in _why(claim), _why(claim)
+    # words a space apart, in order, are one span ("Chilean botanist")
+    claim["issues"] = [issues[2], issues[0]]
+    issues[2]["evidence"] = said
+    assert "('Chilean botanist':" in _why(claim), _why(claim)
+
+
 def test_a_short_answer_to_what_two_names_share_holds_for_each(embedder):
     contexts = [
         "Kōbō Abe was a Japanese writer, playwright and photographer. "

@@ -60,6 +60,7 @@ from truthguard.refchecker.grounding import (
     own_words,
     premises,
     said_of_joined,
+    said_of_option,
 )
 from truthguard.refchecker.lexical import content_recall
 from truthguard.refchecker.meaning import MeaningModel
@@ -294,7 +295,10 @@ def _joined_in_question(
     flagged = _flagged(fields)
     return [
         _issue_fields(i)
-        for i in said_of_joined(claim, question, sentences)
+        for i in [
+            *said_of_joined(claim, question, sentences),
+            *said_of_option(claim, question, sentences),
+        ]
         if (i.start, i.end) not in flagged
     ]
 

@@ -652,8 +652,8 @@ def _why(claim: dict[str, Any]) -> str:
         for nxt in issues[issues.index(span) + 1 :]:  # a name's words: "Peter Hale", not "Peter"
             if nxt["relation"] != span["relation"] or nxt["kind"] != span["kind"]:
                 break
-            if nxt["start"] - end > 1:
-                break
+            if not 0 <= nxt["start"] - end <= 1:
+                break  # (a word apart, or before it: the issues of one reading need no order)
             text, end = text + " " * (nxt["start"] - end) + nxt["text"], nxt["end"]
         out += f" ({text!r}: {says})"
     evidence = claim.get("evidence") or {}

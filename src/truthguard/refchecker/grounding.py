@@ -108,6 +108,7 @@ from truthguard.refchecker.structure import (
     negated_word,
     negation_at,
     only_doers,
+    options,
     parse,
     placed,
     roles,
@@ -131,6 +132,7 @@ __all__ = [
     "own_words",
     "premises",
     "said_of_joined",
+    "said_of_option",
 ]
 
 
@@ -895,6 +897,56 @@ def said_of_joined(
     return _of_another(claim, names, said, sentences, near, question)
 
 
+def said_of_option(
+    claim_text: str, question: str, sentences: Sequence[tuple[int, int, str]]
+) -> list[Issue]:
+    """The words of the question an answer says of the one of its two options it picks
+    ("Which of them documents the LGBT community, Pride Divide or The Big Melt?" answered "The
+    Big Melt documents the issues of the LGBT community") that the sources say only of the
+    other option (see :func:`_of_another`). A question that ranks the two ("more", "older",
+    "first") is left to the readings of order and number."""
+    if len(sentences) < 2 or " or " not in question or _RANKS.search(question):
+        return []
+    offered = [o for o in options(question) if o in question]
+    if len(offered) != 2:
+        return []
+    names = []
+    for o in offered:
+        at = question.index(o)
+        words = frozenset(fold(t.norm) for t in analyse(o).tokens if t.norm.isalnum())
+        names.append(Arg(words - _DETERMINERS, at, at + len(o), True, False))
+    claim = analyse(claim_text)
+
+    picked = [
+        j
+        for j, n in enumerate(names)
+        if n.words and all(any(_one_word(w, m) for m in claim.norms) for w in n.words)
+    ]
+    if len(picked) != 1 or not _subject_is(claim_text, names[picked[0]]):
+        return []  # ("Guyana is part of South America" says nothing of South America)
+    mine = names[picked[0]].words
+    asked = analyse(question).stems
+    said = [
+        (t.start, t.end)
+        for i, t in enumerate(claim.tokens)
+        if i in claim.keys
+        and not any(_one_word(w, fold(t.norm)) for w in mine)
+        and stem(t.norm) in asked
+    ]
+    if not said:
+        return []
+    near = [(k, analyse(text)) for k, (_, _, text) in enumerate(sentences)]
+    return _of_another(claim, names, said, sentences, near, question, of=picked[0])
+
+
+_RANKS = re.compile(
+    r"\b(?:more|most|less|least|fewer|first|last|earlier|later|\w+er\s+than|\w+est)\b",
+    re.IGNORECASE,
+)
+"""Words of a question that ranks its options rather than asking which one something is."""
+
+_DETERMINERS = frozenset(("the", "a", "an"))
+
 _SHARED = re.compile(r"\b(?:both|share[sd]?|in common|the same)\b", re.IGNORECASE)
 """Words of a question that asks what two names share."""
 
@@ -929,18 +981,34 @@ def _of_another(
     sentences: Sequence[tuple[int, int, str]],
     near: Sequence[tuple[int, Analysed]],
     named_in: str | None = None,
+    of: int | None = None,
 ) -> list[Issue]:
     """The words of ``claim`` at the offsets ``said``, said of each of ``names``, that the
     sources say only of another of them: every sentence stating the word names another of them
     and not this one, while a sentence names this one ("Kings of Leon is an American rock band"
     beside "The New Pornographers is a Canadian indie rock band"). A sentence that names none
     of them may speak of any ("It was formed in 1999"), so one such sentence stating the word
-    leaves it alone. ``named_in``: the text the names are from (default: the claim)."""
+    leaves it alone, unless it opens with a pronoun or with "the" and a noun of the sentence
+    before it in the same passage, which names one of them ("It examines ...", "The genus is
+    named for ..."): it speaks of that one. ``named_in``: the text the names are from (default:
+    the claim); ``of``: the one name the words are said of (default: each of them)."""
     issues: list[Issue] = []
     named = [[{fold(w) for w in n.words} <= e.norms for n in names] for _, e in near]
+    for j in range(1, len(named)):
+        (k, e), (before, b) = near[j], near[j - 1]
+        if any(named[j]) or sum(named[j - 1]) != 1 or before != k - 1:
+            continue
+        if sentences[k][0] != sentences[before][0]:
+            continue  # (another passage)
+        m = _ANAPHOR.match(e.text)
+        noun = m.group("noun") if m else None
+        if m is None or (noun is not None and ("NOUN" not in lemmas(noun) or noun not in b.norms)):
+            continue
+        if _subject_is(b.text, names[named[j - 1].index(True)]):
+            named[j] = named[j - 1]  # (a pronoun stands for the subject before it)
     words = [i for i in claim.keys if any(lo <= claim.tokens[i].start < hi for lo, hi in said)]
     done: set[int] = set()
-    for at in range(len(names)):
+    for at in range(len(names)) if of is None else (of,):
         if not any(row[at] for row in named):
             continue  # the sources never name it: what is said of it is read elsewhere
         for i in words:
@@ -968,6 +1036,34 @@ def _of_another(
             issues.append(Issue("content", "of_another", t.start, t.end, t.text, ev))
             done.add(i)
     return issues
+
+
+def _one_word(a: str, b: str) -> bool:
+    """Whether two words of names are one, the longer misspelt ("Buddelja" of "Buddleja")."""
+    return a == b or (min(len(a), len(b)) >= _SHORT_NAME and _variant(a, b))
+
+
+_SHORT_NAME = 4
+"""Words of names shorter than this are one only when the same ("and" is no "a")."""
+
+
+def _subject_is(text: str, name: Arg) -> bool:
+    """Whether the subject of ``text``'s main verb is ``name``: its phrase shares a word with
+    the name, or a word of it misspelt ("Salt and Iron follows ...", whose "Salt" the parse may
+    take for a noun)."""
+    words = {fold(w) for w in name.words}
+    return any(
+        tok.dep_ in ("nsubj", "nsubjpass")
+        and tok.head.dep_ == "ROOT"
+        and any(_one_word(fold(t.text), w) for t in tok.subtree for w in words)
+        for tok in parse(text)
+    )
+
+
+_ANAPHOR = re.compile(
+    r"\s*(?:(?:it|he|she|they)\b|the\s+(?P<noun>[a-z]+)\b(?!\s+of\b))", re.IGNORECASE
+)
+"""A sentence that opens by referring back: a pronoun, or "the" and a noun ("The genus")."""
 
 
 def _in_order(name: Arg, text: str) -> list[str]:
