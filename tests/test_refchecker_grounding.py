@@ -2459,9 +2459,16 @@ def test_a_word_the_sources_say_only_of_another_joined_name_is_not_said_of_this_
     assert _set_against(wrong, sents, "of_another") == [("American", "Kings")]
     right = "The New Pornographers and Kings of Leon are rock bands."
     assert _set_against(right, sents, "of_another") == []
-    # a sentence naming neither may speak of either ("It ..."): the word is left alone
-    told = [*sents[:1], (0, 68, "Kings of Leon formed in Nashville."), (0, 103, "It is American.")]
+    # a sentence naming neither may speak of either: the word is left alone
+    formed = (0, 68, "Kings of Leon formed in Nashville.")
+    told = [*sents[:1], formed, (0, 103, "Most of the fans are American.")]
     unsure = "The New Pornographers and Kings of Leon are American bands."
+    assert _set_against(unsure, told, "of_another") == []
+    # unless it opens with a pronoun, which speaks of the subject of the sentence before it
+    told = [*sents[:1], formed, (0, 103, "It is American.")]
+    assert _set_against(unsure, told, "of_another") == [("American", "It is American.")]
+    # (not across passages)
+    told = [*sents[:1], formed, (1, 0, "It is American.")]
     assert _set_against(unsure, told, "of_another") == []
 
 
