@@ -3292,3 +3292,23 @@ def test_a_value_stated_with_the_claim_s_other_value_stays_in_its_slot():
     # stated with the other value's hours, it is still read in the £6's slot
     wrong = "As you'll be on site over four hours you can claim up to £15 for lunch that day."
     assert numbers(wrong) == (False, [("other_value", "15")])
+
+
+@pytest.mark.parametrize(
+    ("claim", "found"),
+    [
+        # a superlative with no rank puts first what the sources rank lower
+        ("Lake Varna is the largest lake in Norland.", [("largest", "third largest")]),
+        ("Lake Varna is the largest in Norland.", [("largest", "third largest")]),
+        ("Lake Varna is the third largest lake in Norland.", []),
+        # "one of" ranks nothing; a superlative of another noun is another
+        ("Lake Varna is one of the largest lakes in Norland.", []),
+        ("Lake Varna is the largest reservoir in Norland.", []),
+        # "the west" is no superlative
+        ("Lake Varna lies in the west of Norland.", []),
+    ],
+)
+def test_a_superlative_the_sources_rank_is_not_put_first(claim, found):
+    sents = [(0, 0, "Lake Varna is the third largest lake in Norland, in the west of the country.")]
+    ranked = [x for x in _set_against(claim, sents, "conflict") if x[1] == "third largest"]
+    assert ranked == found

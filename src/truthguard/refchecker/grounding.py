@@ -859,6 +859,89 @@ def _placed_otherwise(
     return issues
 
 
+_SUPERLATIVE = r"(?P<sup>(?:most|least)\s+[^\W\d_]+|[^\W\d_]+est)\b"
+
+_TOP = re.compile(r"\bthe\s+" + _SUPERLATIVE + r"(?:\s+(?P<noun>[^\W\d_]+))?", re.IGNORECASE)
+"""A superlative given no rank, which puts its thing first ("the highest peak")."""
+
+_RANKED = re.compile(
+    r"\b(?P<rank>second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))"
+    r"[\s-]+" + _SUPERLATIVE + r"(?:\s+(?P<noun>[^\W\d_]+))?",
+    re.IGNORECASE,
+)
+"""A superlative given a rank ("the second highest peak", "its third-largest city")."""
+
+
+def _rank_dropped(
+    claim: Analysed,
+    sentences: Sequence[tuple[int, int, str]],
+    near: Sequence[tuple[int, Analysed]],
+) -> list[Issue]:
+    """A superlative the claim gives its named subject without a rank ("Hunter Mountain is the
+    highest peak") where a sentence naming that subject gives it only with one ("the second
+    highest peak"): the claim puts first what the sources rank lower. "One of the highest" ranks
+    nothing; a superlative of another noun ("the second largest island") is another."""
+    issues: list[Issue] = []
+    for m in _TOP.finditer(claim.text):
+        # (the subject: the names before it)
+        names = {
+            w
+            for f in claim.facts
+            if f.kind == "name" and f.end <= m.start()
+            for w in fold(f.text).split()
+        }
+        sup = " ".join(m.group("sup").casefold().split())
+        if not names:
+            continue
+        if not _is_superlative(sup) or re.search(r"\bof\s*$", claim.text[: m.start()]):
+            continue
+        noun = _noun_after(m)
+        for k, e in near:
+            if not names & e.norms or re.search(r"\bthe\s+" + re.escape(sup) + r"\b", e.text, re.I):
+                continue  # (another subject, or one the sources also put first)
+            ranked = [
+                r
+                for r in _RANKED.finditer(e.text)
+                if " ".join(r.group("sup").casefold().split()) == sup
+                and _same_noun(noun, _noun_after(r))
+            ]
+            if ranked:
+                r, o, _ = sentences[k]
+                said = ranked[0]
+                ev = (
+                    r,
+                    o + said.start(),
+                    o + said.end("sup"),
+                    e.text[said.start() : said.end("sup")],
+                )
+                issues.append(
+                    Issue("number", "conflict", m.start("sup"), m.end("sup"), m.group("sup"), ev)
+                )
+                break
+    return issues
+
+
+def _same_noun(a: str | None, b: str | None) -> bool:
+    """Whether two superlatives' nouns may be one: the same, or one of them left out."""
+    return a is None or b is None or stem(a) == stem(b)
+
+
+def _is_superlative(phrase: str) -> bool:
+    """Whether ``phrase`` ("highest", "most populous") is a superlative, not a noun ending in
+    "-est" ("the west", "the forest")."""
+    if phrase.startswith(("most ", "least ")):
+        return True
+    found = lemmas(phrase)
+    return any(w != phrase for pos in ("ADJ", "ADV") for w in found.get(pos, ()))
+
+
+def _noun_after(m: re.Match[str]) -> str | None:
+    """The noun right after a superlative, if the word there is one ("peak" of "the highest
+    peak"; none of "the highest in the system")."""
+    word = m.group("noun")
+    return word.casefold() if word and "NOUN" in lemmas(word.casefold()) else None
+
+
 _JOINS = re.compile(r"\s(?:and|&)\s")
 
 
@@ -2387,6 +2470,7 @@ def ground_claim(
         read += _done_by_another(claim, sentences, near_at)
         read += _said_of_another(claim, sentences, near_at)
         read += _placed_otherwise(claim, sentences, near_at)
+        read += _rank_dropped(claim, sentences, near_at)
         read += _denied_doer(claim, sentences, near_at)
         issues += [i for i in read if not any(i.start < j.end and j.start < i.end for j in issues)]
         neg = negation_issue(claim, sent, ops) if close else None
