@@ -30,6 +30,9 @@ ASKED = "Which ferry was launched first, the Skylark or the Petrel?"
         # an order of anything but beginnings is not read from the years of first mention
         ("The Skylark was retired first.", ASKED, None),
         ("The Skylark came into service first.", ASKED, "first"),
+        # a thing produced or recorded begins then, as one released does
+        ("The Skylark was produced before the Petrel.", "", "before"),
+        ("The Skylark was recorded earlier.", ASKED, "earlier"),
         ("The Skylark ended its service first.", ASKED, None),
     ],
 )
@@ -62,3 +65,14 @@ def test_an_option_of_several_words_joined_by_of_is_one_side():
     wrong = out_of_order("The Hunchback of Notre Dame was released first.", asked, films)
     assert [a.text for a, _ in wrong] == ["first"]
     assert out_of_order("Saludos Amigos was released first.", asked, films) == []
+
+
+def test_an_option_opening_the_claim_is_a_side_though_not_read_as_a_name():
+    sources = [
+        "Harvest is a 1972 album by the folk duo Penrose.",
+        "Tides, the duo's first album, was recorded in 1969.",
+    ]
+    asked = "Which album was recorded first, Harvest or Tides?"
+    found = out_of_order("Harvest was recorded before Tides.", asked, sources)
+    assert [a.text for a, _ in found] == ["before"]
+    assert out_of_order("Tides was recorded before Harvest.", asked, sources) == []

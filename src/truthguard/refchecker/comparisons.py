@@ -37,7 +37,8 @@ _THAN = frozenset(["than", "before", "after"])
 _AGE = frozenset(["older", "oldest", "elder", "younger", "youngest", "newer"])
 _BEGINNINGS = re.compile(
     r"\b(?:born|releas|found|form|establish|launch|open|buil[dt]|creat|publish|premiere|debut"
-    r"|start|began|begun|introduc|came|come|made|written|wrote|compos|incorporat|set up)"
+    r"|start|began|begun|introduc|came|come|made|produc|recorded|written|wrote|compos|incorporat"
+    r"|set up)"
 )
 """Words that say a comparison is about when each side began, which the year at its first
 mention gives; an order of anything else ("retired first", "won the title first") is not read."""
@@ -74,6 +75,11 @@ def out_of_order(
         if hi < k or lo > k
     ]
     before = [n for (lo, _), n in zip(spans, names, strict=False) if lo < k]
+    if not before:
+        # an option of the question that opens the claim, though its first word is not read as
+        # a name there ("Cancer was produced before Crumb")
+        head = _words(claim_text[: word.start])
+        before = [o for o in _options(question) if _words(o) and _words(o) <= head]
     if not before:
         return []
     first = before[0]
