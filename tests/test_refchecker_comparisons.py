@@ -2,7 +2,7 @@
 
 import pytest
 
-from truthguard.refchecker.comparisons import out_of_order
+from truthguard.refchecker.comparisons import counted_the_other_way, out_of_order
 
 FERRIES = [
     "The Skylark (launched 1998) is a roll-on ferry of the Orkney line.",
@@ -76,3 +76,28 @@ def test_an_option_opening_the_claim_is_a_side_though_not_read_as_a_name():
     found = out_of_order("Harvest was recorded before Tides.", asked, sources)
     assert [a.text for a, _ in found] == ["before"]
     assert out_of_order("Tides was recorded before Harvest.", asked, sources) == []
+
+
+GENERA = [
+    "Velloria is a genus of about 40 species of shrubs native to Chile.",
+    "Ostrandia is a genus of four species of mosses, described in 1911.",
+]
+
+
+@pytest.mark.parametrize(
+    ("claim", "wrong"),
+    [
+        ("Ostrandia has more species than Velloria.", "more"),
+        ("Velloria has fewer species.", "fewer"),
+        ("Velloria has more species than Ostrandia.", None),
+        ("Ostrandia has fewer species.", None),
+        # "more than one" compares with a number, not with the other side
+        ("Ostrandia has more than one species.", None),
+        # a count of another noun orders nothing
+        ("Ostrandia has more shrubs.", None),
+    ],
+)
+def test_more_or_fewer_of_a_noun_is_held_against_the_counts_of_each_side(claim, wrong):
+    asked = "Which genus has more species, Velloria or Ostrandia?"
+    found = counted_the_other_way(claim, asked, GENERA)
+    assert [a.text for a, _ in found] == ([wrong] if wrong else [])

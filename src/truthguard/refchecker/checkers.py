@@ -38,7 +38,7 @@ from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker._parse import parse_joint_labels, parse_label
 from truthguard.refchecker._prompts import CHECK_PROMPT, JOINT_CHECK_PROMPT, PROMPT_VERSION
 from truthguard.refchecker.claimkind import attribution_names
-from truthguard.refchecker.comparisons import OPTIONS, out_of_order
+from truthguard.refchecker.comparisons import OPTIONS, counted_the_other_way, out_of_order
 from truthguard.refchecker.counts import agreeing, recounts
 from truthguard.refchecker.derived import (
     asked_period,
@@ -496,7 +496,9 @@ def _reordered(
     passages, in order, since each side is introduced where the sources first name it."""
     flagged = _flagged(fields)
     out = []
-    for span, n in out_of_order(claim, question, [text for _, _, text in sentences]):
+    texts = [text for _, _, text in sentences]
+    found = [*out_of_order(claim, question, texts), *counted_the_other_way(claim, question, texts)]
+    for span, n in found:
         if (span.start, span.end) not in flagged:
             ref, offset, _ = sentences[n]
             out.append(_set_against("order", "opposite", span, ref, offset))

@@ -26,10 +26,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from truthguard.refchecker._analysis import Against, analyse, name_spans
-from truthguard.refchecker._facts import FUNCTION_WORDS
+from truthguard.refchecker._facts import FUNCTION_WORDS, stem
+from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker.structure import options
 
-__all__ = ["OPTIONS", "out_of_order"]
+__all__ = ["OPTIONS", "counted_the_other_way", "out_of_order"]
 
 _EARLY = frozenset(["first", "earlier", "older", "oldest", "elder", "before", "sooner", "earliest"])
 _LATE = frozenset(["later", "younger", "youngest", "after", "newer", "last", "latest"])
@@ -172,4 +173,88 @@ def _year_of(name: str, other: str, sentences: Sequence[str]) -> tuple[int, int,
         if year is None:
             return None  # its first mention gives no year: nothing to order by
         return int(year.group(1)), n, words[at].start(), year.end()
+    return None
+
+
+_MORE = frozenset(["more", "larger", "bigger", "greater", "higher"])
+_FEWER = frozenset(["fewer", "less", "smaller", "lower"])
+
+
+def counted_the_other_way(
+    claim_text: str, question: str, sentences: Sequence[str]
+) -> list[tuple[Against, int]]:
+    """The claim's "more" or "fewer" of a noun ("Muse has fewer members"), when the numbers of
+    that noun the sources give its two sides order them the other way: each side's number is
+    the first one counting the noun ("five members", "a population of 3.7 million") in the
+    first sentence naming the side, before the other side is named there. The sides are found
+    as :func:`out_of_order` finds them."""
+    claim = analyse(claim_text)
+    if claim.negations:
+        return []
+    order = [(k, t) for k, t in enumerate(claim.tokens) if t.norm in _MORE or t.norm in _FEWER]
+    if len(order) != 1:
+        return []
+    k, word = order[0]
+    spans = name_spans(claim)
+    than = k + 1 < len(claim.tokens) and claim.tokens[k + 1].norm == "than"
+    if than and not any(lo == k + 2 for lo, _ in spans):
+        return []  # "more than one species" compares with a number, not the other side
+    nouns = [t.norm for t in claim.tokens[k + 1 : k + 4] if "NOUN" in lemmas(t.norm)]
+    if not nouns:
+        return []
+    noun = stem(nouns[-1])  # (of a compound, its head: "band members")
+    names = [
+        claim_text[claim.tokens[lo].start : claim.tokens[hi].end]
+        for lo, hi in spans
+        if hi < k or lo > k
+    ]
+    before = [n for (lo, _), n in zip(spans, names, strict=False) if lo < k]
+    if not before:
+        head = _words(claim_text[: word.start])
+        before = [o for o in _options(question) if _words(o) and _words(o) <= head]
+    if not before:
+        return []
+    first = before[0]
+    other = _other_side(claim_text, names, first, question)
+    if other is None:
+        return []
+    mine, theirs = (
+        _count_of(first, other, noun, sentences),
+        _count_of(other, first, noun, sentences),
+    )
+    if mine is None or theirs is None or mine[0] == theirs[0]:
+        return []
+    if (word.norm in _MORE) == (mine[0] > theirs[0]):
+        return []
+    n, start, end = mine[1:]
+    text = sentences[n]
+    return [(Against(word.start, word.end, word.text, start, end, text[start:end]), n)]
+
+
+def _count_of(
+    name: str, other: str, noun: str, sentences: Sequence[str]
+) -> tuple[float, int, int, int] | None:
+    """The first number of ``noun`` in the first sentence naming ``name`` (before ``other`` is
+    named there): (value, sentence index, start of the mention, end of the number)."""
+    mine = _words(name)
+    theirs = _words(other) - mine
+    if not mine:
+        return None
+    for n, text in enumerate(sentences):
+        words = list(re.finditer(r"\w+", text.casefold()))
+        at = next((j for j, m in enumerate(words) if m.group() in mine), None)
+        if at is None:
+            continue
+        stop = next((m.start() for m in words[at + 1 :] if m.group() in theirs), len(text))
+        said = analyse(text[:stop])
+        for f in said.facts:
+            if f.kind != "number" or f.start < words[at].start():
+                continue
+            after = [t.norm for t in said.tokens if t.start >= f.end][:3]
+            lead = [t.norm for t in said.tokens if t.end <= f.start][-2:]
+            if noun in {stem(w) for w in after} or (
+                len(lead) == 2 and lead[1] == "of" and stem(lead[0]) == noun
+            ):
+                return float(f.value), n, words[at].start(), f.end  # type: ignore[arg-type]
+        return None
     return None
