@@ -999,7 +999,6 @@ def said_of_option(
         words = frozenset(fold(t.norm) for t in analyse(o).tokens if t.norm.isalnum())
         names.append(Arg(words - _DETERMINERS, at, at + len(o), True, False))
     claim = analyse(claim_text)
-
     picked = [
         j
         for j, n in enumerate(names)
