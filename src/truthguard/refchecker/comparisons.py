@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from truthguard.refchecker._analysis import Against, analyse, name_spans
+from truthguard.refchecker._analysis import Against, Analysed, analyse, name_spans
 from truthguard.refchecker._facts import FUNCTION_WORDS, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker.structure import options
@@ -69,24 +69,10 @@ def out_of_order(
         return []
     if _attributive(claim.tokens, k):
         return []
-    spans = name_spans(claim)
-    names = [
-        claim_text[claim.tokens[lo].start : claim.tokens[hi].end]
-        for lo, hi in spans
-        if hi < k or lo > k
-    ]
-    before = [n for (lo, _), n in zip(spans, names, strict=False) if lo < k]
-    if not before:
-        # an option of the question that opens the claim, though its first word is not read as
-        # a name there ("Cancer was produced before Crumb")
-        head = _words(claim_text[: word.start])
-        before = [o for o in _options(question) if _words(o) and _words(o) <= head]
-    if not before:
+    sides = _sides(claim, k, question)
+    if sides is None:
         return []
-    first = before[0]
-    other = _other_side(claim_text, names, first, question)
-    if other is None:
-        return []
+    first, other = sides
     found_first = _year_of(first, other, sentences)
     found_other = _year_of(other, first, sentences)
     if found_first is None or found_other is None:
@@ -115,6 +101,25 @@ def _attributive(tokens: Sequence[Any], k: int) -> bool:
     if k == 0 or tokens[k - 1].norm not in _DETERMINERS or k + 1 >= len(tokens):
         return False
     return tokens[k + 1].norm not in ("to", "of", "one")
+
+
+def _sides(claim: Analysed, k: int, question: str) -> tuple[str, str] | None:
+    """The two names a comparison word at token ``k`` orders: the first name before it (or an
+    option of the question that opens the claim, though its first word is not read as a name
+    there: "Cancer was produced before Crumb"), and the one it is compared with."""
+    spans = name_spans(claim)
+    text = claim.text
+    names = [
+        text[claim.tokens[lo].start : claim.tokens[hi].end] for lo, hi in spans if hi < k or lo > k
+    ]
+    before = [n for (lo, _), n in zip(spans, names, strict=False) if lo < k]
+    if not before:
+        head = _words(text[: claim.tokens[k].start])
+        before = [o for o in _options(question) if _words(o) and _words(o) <= head]
+    if not before:
+        return None
+    other = _other_side(text, names, before[0], question)
+    return None if other is None else (before[0], other)
 
 
 def _other_side(claim_text: str, names: list[str], first: str, question: str) -> str | None:
@@ -156,6 +161,21 @@ def _same(a: str, b: str) -> bool:
 def _year_of(name: str, other: str, sentences: Sequence[str]) -> tuple[int, int, int, int] | None:
     """The first year after the first mention of ``name`` in ``sentences``, in that sentence and
     before ``other`` is named: (year, sentence index, start of the mention, end of the year)."""
+    found = _first_mention(name, other, sentences)
+    if found is None:
+        return None
+    n, start, end, stop = found
+    year = _YEAR.search(sentences[n], end, stop)
+    if year is None:
+        return None  # its first mention gives no year: nothing to order by
+    return int(year.group(1)), n, start, year.end()
+
+
+def _first_mention(
+    name: str, other: str, sentences: Sequence[str]
+) -> tuple[int, int, int, int] | None:
+    """Where ``sentences`` first name ``name``: (sentence index, start and end of the mention,
+    where that sentence names ``other``, else its end)."""
     mine = _words(name)
     theirs = _words(other) - mine
     if not mine:
@@ -169,10 +189,7 @@ def _year_of(name: str, other: str, sentences: Sequence[str]) -> tuple[int, int,
         while end + 1 < len(words) and words[end + 1].group() in mine:
             end += 1  # the rest of the name: "Pablo Trapero"
         stop = next((m.start() for m in words[end + 1 :] if m.group() in theirs), len(text))
-        year = _YEAR.search(text, words[end].end(), stop)
-        if year is None:
-            return None  # its first mention gives no year: nothing to order by
-        return int(year.group(1)), n, words[at].start(), year.end()
+        return n, words[at].start(), words[end].end(), stop
     return None
 
 
@@ -195,29 +212,17 @@ def counted_the_other_way(
     if len(order) != 1:
         return []
     k, word = order[0]
-    spans = name_spans(claim)
     than = k + 1 < len(claim.tokens) and claim.tokens[k + 1].norm == "than"
-    if than and not any(lo == k + 2 for lo, _ in spans):
+    if than and not any(lo == k + 2 for lo, _ in name_spans(claim)):
         return []  # "more than one species" compares with a number, not the other side
     nouns = [t.norm for t in claim.tokens[k + 1 : k + 4] if "NOUN" in lemmas(t.norm)]
     if not nouns:
         return []
     noun = stem(nouns[-1])  # (of a compound, its head: "band members")
-    names = [
-        claim_text[claim.tokens[lo].start : claim.tokens[hi].end]
-        for lo, hi in spans
-        if hi < k or lo > k
-    ]
-    before = [n for (lo, _), n in zip(spans, names, strict=False) if lo < k]
-    if not before:
-        head = _words(claim_text[: word.start])
-        before = [o for o in _options(question) if _words(o) and _words(o) <= head]
-    if not before:
+    sides = _sides(claim, k, question)
+    if sides is None:
         return []
-    first = before[0]
-    other = _other_side(claim_text, names, first, question)
-    if other is None:
-        return []
+    first, other = sides
     mine, theirs = (
         _count_of(first, other, noun, sentences),
         _count_of(other, first, noun, sentences),
@@ -236,25 +241,18 @@ def _count_of(
 ) -> tuple[float, int, int, int] | None:
     """The first number of ``noun`` in the first sentence naming ``name`` (before ``other`` is
     named there): (value, sentence index, start of the mention, end of the number)."""
-    mine = _words(name)
-    theirs = _words(other) - mine
-    if not mine:
+    found = _first_mention(name, other, sentences)
+    if found is None:
         return None
-    for n, text in enumerate(sentences):
-        words = list(re.finditer(r"\w+", text.casefold()))
-        at = next((j for j, m in enumerate(words) if m.group() in mine), None)
-        if at is None:
+    n, start, _, stop = found
+    said = analyse(sentences[n][:stop])
+    for f in said.facts:
+        if f.kind != "number" or f.start < start:
             continue
-        stop = next((m.start() for m in words[at + 1 :] if m.group() in theirs), len(text))
-        said = analyse(text[:stop])
-        for f in said.facts:
-            if f.kind != "number" or f.start < words[at].start():
-                continue
-            after = [t.norm for t in said.tokens if t.start >= f.end][:3]
-            lead = [t.norm for t in said.tokens if t.end <= f.start][-2:]
-            if noun in {stem(w) for w in after} or (
-                len(lead) == 2 and lead[1] == "of" and stem(lead[0]) == noun
-            ):
-                return float(f.value), n, words[at].start(), f.end  # type: ignore[arg-type]
-        return None
+        after = [t.norm for t in said.tokens if t.start >= f.end][:3]
+        lead = [t.norm for t in said.tokens if t.end <= f.start][-2:]
+        if noun in {stem(w) for w in after} or (
+            len(lead) == 2 and lead[1] == "of" and stem(lead[0]) == noun
+        ):
+            return float(f.value), n, start, f.end  # type: ignore[arg-type]
     return None
