@@ -59,12 +59,10 @@ def out_of_order(
     if _ENDINGS.search(lowered):
         return []
     claim = analyse(claim_text)
-    if claim.negations:
+    found = _compared_by(claim, _EARLY | _LATE)
+    if found is None:
         return []
-    order = [(k, t) for k, t in enumerate(claim.tokens) if t.norm in _EARLY or t.norm in _LATE]
-    if len(order) != 1:
-        return []
-    k, word = order[0]
+    k, word = found
     if word.norm not in _AGE and not _BEGINNINGS.search(lowered):
         return []
     if _attributive(claim.tokens, k):
@@ -87,6 +85,15 @@ def out_of_order(
     return [
         (Against(word.start, word.end, word.text, start, end, text[start:end]), n),
     ]
+
+
+def _compared_by(claim: Analysed, words: frozenset[str]) -> tuple[int, Any] | None:
+    """The one token of ``words`` that compares two sides in a claim with no negation, and its
+    index; None when the claim has none of them, several, or a negation."""
+    if claim.negations:
+        return None
+    found = [(k, t) for k, t in enumerate(claim.tokens) if t.norm in words]
+    return found[0] if len(found) == 1 else None
 
 
 _DETERMINERS = frozenset(
@@ -206,12 +213,10 @@ def counted_the_other_way(
     first sentence naming the side, before the other side is named there. The sides are found
     as :func:`out_of_order` finds them."""
     claim = analyse(claim_text)
-    if claim.negations:
+    found = _compared_by(claim, _MORE | _FEWER)
+    if found is None:
         return []
-    order = [(k, t) for k, t in enumerate(claim.tokens) if t.norm in _MORE or t.norm in _FEWER]
-    if len(order) != 1:
-        return []
-    k, word = order[0]
+    k, word = found
     than = k + 1 < len(claim.tokens) and claim.tokens[k + 1].norm == "than"
     if than and not any(lo == k + 2 for lo, _ in name_spans(claim)):
         return []  # "more than one species" compares with a number, not the other side
