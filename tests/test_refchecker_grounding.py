@@ -88,11 +88,37 @@ def test_numbers_normalise_across_forms(text, expected):
 
 
 def test_dates_break_into_month_and_numbers_in_any_common_format():
-    for text in ("on 19 August 2021", "on August 19, 2021", "on Aug. 19, 2021", "on 2021-08-19"):
+    for text in (
+        *("on 19 August 2021", "on August 19, 2021", "on Aug. 19, 2021", "on 2021-08-19"),
+        *("on August 19th, 2021", "on the 19th of August 2021", "on 19th Aug. 2021"),
+    ):
         assert _values(text, "month") == [(8, None)], text
         assert sorted(v for v, _ in _values(text)) == [19.0, 2021.0], text
     # the modal verb is not a month
     assert _values("Prices may rise.", "month") == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        ("The series premiered on June 21st, 2016.", True),
+        ("The series premiered on the 21st of June 2016.", True),
+        ("The series premiered on June 20th, 2016.", False),
+        ("The series premiered on 22nd June 2016.", False),
+    ],
+)
+def test_the_day_of_a_date_written_as_an_ordinal_is_held_against_the_sources_day(
+    answer, passing
+):
+    result = _decided(
+        "When did the series premiere?",
+        answer,
+        ["The drama series premiered on the Oprah Winfrey Network on June 21, 2016."],
+    )
+    assert result.passing is passing
+    if not passing:
+        issues = [i for c in result.details["claims"] for i in c.get("issues") or []]
+        assert any(i["kind"] == "number" and i["relation"] == "conflict" for i in issues)
 
 
 def test_a_time_of_day_is_one_fact_in_any_common_format():

@@ -710,8 +710,12 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             ):
                 parsed = (parsed[0] * 1000 + float(tokens[i + used].text), None)
                 used += 1
+        day = False
         if parsed is not None:
             value, suffix = parsed
+            if suffix == "ordinal" and used == 1 and _day_of_month(tokens, i):
+                # "June 21st, 2016", "the 21st of June": the day of a date, as "June 21" is
+                suffix, day = None, True
         else:
             wn = _word_number(tokens, i)
             if wn is None:
@@ -875,9 +879,31 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
         ):
             j += 1  # "0.73x EBITDA", "a 3x return": a multiple, as "0.73 times" is
         start, end = tok.start, tokens[j - 1].end
-        facts.append(Fact("number", value, start, end, text[start:end], unit))
+        # the day of a date is written as its digits: its shape is a day's, not a rank's
+        written = tok.text[:-2] if day and j == i + 1 else text[start:end]
+        facts.append(Fact("number", value, start, end, written, unit))
         i = j
     return facts
+
+
+def _month_at(tokens: list[Token], k: int) -> bool:
+    """Whether token ``k`` names a month ("June", "Jun.", not the verb "may")."""
+    if not 0 <= k < len(tokens):
+        return False
+    t = tokens[k]
+    key = t.norm.rstrip(".")
+    if key == "may":
+        return t.text[:1] == "M"
+    return key in _MONTHS or (key in _MONTH_ABBR and t.text[:1].isupper())
+
+
+def _day_of_month(tokens: list[Token], i: int) -> bool:
+    """Whether the ordinal in digits at token ``i`` is the day of a date: a month right before
+    it ("June 21st") or after it ("21st June", "21st of June")."""
+    if not 1 <= float(re.sub(r"\D", "", tokens[i].text) or 0) <= 31:
+        return False
+    after = i + 2 if i + 1 < len(tokens) and tokens[i + 1].norm == "of" else i + 1
+    return _month_at(tokens, i - 1) or _month_at(tokens, after)
 
 
 _ONE_OF_A_RANGE = re.compile(
