@@ -1378,6 +1378,28 @@ RAG_ANSWERS = [
         "The Simpsons character Milhouse was named after Nixon.",
         True,
     ),
+    # a long question restated in part: the question's words are most of the claim's, and
+    # what it adds is its answer; the same with the answer the sources give
+    (
+        "The Salt Road is the third novel by Maren Holt, who was born on 3 May 1961 in Bergen "
+        "and is a Norwegian novelist and what?",
+        [
+            "The Salt Road is the third novel by Maren Holt. Maren Holt (born 3 May 1961 in "
+            "Bergen) is a Norwegian novelist and translator."
+        ],
+        "Maren Holt is a Norwegian novelist and a surgeon.",
+        False,
+    ),
+    (
+        "The Salt Road is the third novel by Maren Holt, who was born on 3 May 1961 in Bergen "
+        "and is a Norwegian novelist and what?",
+        [
+            "The Salt Road is the third novel by Maren Holt. Maren Holt (born 3 May 1961 in "
+            "Bergen) is a Norwegian novelist and translator."
+        ],
+        "Maren Holt is a Norwegian novelist and a translator.",
+        True,
+    ),
     # one of two options picked, with a word of its own: an answer
     (
         "Is Guyana part of the Caribbean or South America?",

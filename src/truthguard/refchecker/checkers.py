@@ -304,9 +304,14 @@ def _joined_in_question(
 
 
 def _unanswered(claim: str, question: str, g: Grounding) -> list[dict[str, Any]]:
-    """An ``unanswered`` issue when the claim restates the question (half its content words and
-    names or more, of three at least) and adds nothing the sources state: no word it adds is
-    found there as a word, and no name or number it adds is found at all.
+    """An ``unanswered`` issue when the claim restates the question and adds nothing the
+    sources state: no word it adds is found there as a word, and no name or number it adds is
+    found at all. A claim restates the question when it repeats half the question's content
+    words and names or more (of three at least), or when the question's words are most of its
+    own (:data:`RESTATED`, of three at least: a long question is restated in part, "Vikram
+    Seth is an Indian novelist and a psychiatrist" of a question that also names his books).
+    A claim restating only part of the question that adds a number is left alone: a number
+    the sources do not state is often one the answer works out from the asker's own.
 
     What a restatement of a question asking what, who, when, ... adds is its answer:
     "Milhouse was named after a famous historical person", asked who the Simpsons character
@@ -325,8 +330,14 @@ def _unanswered(claim: str, question: str, g: Grounding) -> list[dict[str, Any]]
     keys = [(i, stem(said.tokens[i].norm)) for i in sorted(said.keys)]
     repeated = {k for _, k in keys if k in asked_keys}
     added = [i for i, k in keys if k not in asked_keys]
-    if not added or len(repeated) < 0.5 * len(asked_keys):
+    if not added or not repeated:
         return []
+    if len(repeated) < 0.5 * len(asked_keys):
+        if len(keys) < 3 or len(repeated) < RESTATED * len(keys):
+            return []
+        numbers = [f for f in said.facts if f.kind == "number"]
+        if any(f.start <= said.tokens[i].start < f.end for i in added for f in numbers):
+            return []
     missing = [(i.start, i.end) for i in g.issues if i.relation in ("ungrounded", "other_value")]
     for i in added:
         t = said.tokens[i]
@@ -369,6 +380,10 @@ def _off_question(claim: str, question: str) -> list[dict[str, Any]]:
         }
     ]
 
+
+RESTATED = 0.6
+"""Share of a claim's content words and names (stems) taken from the question above which it
+restates the question, however long the question."""
 
 _CLOSED_QUESTION = re.compile(
     r"\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|may)\b",
