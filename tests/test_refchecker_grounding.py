@@ -107,9 +107,7 @@ def test_dates_break_into_month_and_numbers_in_any_common_format():
         ("The series premiered on 22nd June 2016.", False),
     ],
 )
-def test_the_day_of_a_date_written_as_an_ordinal_is_held_against_the_sources_day(
-    answer, passing
-):
+def test_the_day_of_a_date_written_as_an_ordinal_is_held_against_the_sources_day(answer, passing):
     result = _decided(
         "When did the series premiere?",
         answer,
