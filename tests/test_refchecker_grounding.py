@@ -15,6 +15,7 @@ from truthguard.refchecker.grounding import (
     own_case,
     own_words,
     premises,
+    said_of_option,
 )
 from truthguard.refchecker.segment import split_sentences
 from truthguard.result import DetectionResult, Label
@@ -2494,6 +2495,22 @@ def test_a_word_the_sources_say_only_of_another_joined_name_is_not_said_of_this_
     # (not across passages)
     told = [*sents[:1], formed, (1, 0, "It is American.")]
     assert _set_against(unsure, told, "of_another") == []
+    # a possessive pronoun opening a sentence speaks of that subject too
+    told = [*sents[:1], formed, (0, 103, "Its sound is American.")]
+    assert _set_against(unsure, told, "of_another") == [("American", "Its sound is American.")]
+    # a name in a short form of the sources' ("Chris" of "Christopher") is the one they name
+    sources = [
+        (0, 0, "Greta Lind is a Swedish singer and actor."),
+        (0, 42, "Christopher Anders Berg is an American singer, guitarist and record producer."),
+    ]
+    asked = "Which singer also produced records, Greta Lind or Chris Berg?"
+    picked = said_of_option("Greta Lind was also a record producer.", asked, sources)
+    assert [(i.text, i.evidence[3]) for i in picked] == [
+        ("record", sources[1][2]),
+        ("producer", sources[1][2]),
+    ]
+    unnamed = [sources[0], (0, 42, "Anna Berg is an American singer and record producer.")]
+    assert said_of_option("Greta Lind was also a record producer.", asked, unnamed) == []
 
 
 def test_a_negation_flips_only_what_the_other_side_states_plainly():

@@ -1075,7 +1075,7 @@ def _of_another(
     named for ..."): it speaks of that one. ``named_in``: the text the names are from (default:
     the claim); ``of``: the one name the words are said of (default: each of them)."""
     issues: list[Issue] = []
-    named = [[{fold(w) for w in n.words} <= e.norms for n in names] for _, e in near]
+    named = [[_names(n, e) for n in names] for _, e in near]
     for j in range(1, len(named)):
         (k, e), (before, b) = near[j], near[j - 1]
         if any(named[j]) or sum(named[j - 1]) != 1 or before != k - 1:
@@ -1120,6 +1120,18 @@ def _of_another(
     return issues
 
 
+def _names(name: Arg, sentence: Analysed) -> bool:
+    """Whether ``sentence`` names ``name``: each of its words is there, or begins a word there
+    of which it is a short form ("Alex Chilton" of "William Alexander Chilton"), one word at
+    least written out."""
+    words = {fold(w) for w in name.words}
+    found = words & sentence.norms
+    return bool(found) and all(
+        len(w) >= _SHORT_NAME and any(n.startswith(w) for n in sentence.norms)
+        for w in words - found
+    )
+
+
 def _one_word(a: str, b: str) -> bool:
     """Whether two words of names are one, the longer misspelt ("Buddelja" of "Buddleja")."""
     return a == b or (min(len(a), len(b)) >= _SHORT_NAME and _variant(a, b))
@@ -1143,9 +1155,11 @@ def _subject_is(text: str, name: Arg) -> bool:
 
 
 _ANAPHOR = re.compile(
-    r"\s*(?:(?:it|he|she|they)\b|the\s+(?P<noun>[a-z]+)\b(?!\s+of\b))", re.IGNORECASE
+    r"\s*(?:(?:it|he|she|they|its|his|her|their)\b|the\s+(?P<noun>[a-z]+)\b(?!\s+of\b))",
+    re.IGNORECASE,
 )
-"""A sentence that opens by referring back: a pronoun, or "the" and a noun ("The genus")."""
+"""A sentence that opens by referring back: a pronoun ("It", "His horror fiction"), or "the"
+and a noun ("The genus")."""
 
 
 def _in_order(name: Arg, text: str) -> list[str]:
