@@ -2513,6 +2513,20 @@ def test_a_word_the_sources_say_only_of_another_joined_name_is_not_said_of_this_
     assert said_of_option("Greta Lind was also a record producer.", asked, unnamed) == []
 
 
+def test_a_question_ranks_its_options_only_by_a_comparative_or_a_superlative():
+    sources = [
+        (0, 0, "Marrick is a market town in the west of the county."),
+        (0, 52, "Brant Hill is a village known for its stone bridge."),
+    ]
+    asked = "Which lies in the west of the county, Marrick or Brant Hill?"
+    wrong = said_of_option("Brant Hill lies in the west of the county.", asked, sources)
+    assert {i.text for i in wrong} >= {"west"}, wrong
+    assert said_of_option("Marrick lies in the west of the county.", asked, sources) == []
+    # a superlative ranks them, and is left to the readings of order and number
+    ranked = "Which lies furthest west, Marrick or Brant Hill?"
+    assert said_of_option("Brant Hill lies furthest west.", ranked, sources) == []
+
+
 def test_a_negation_flips_only_what_the_other_side_states_plainly():
     flushed = "A partially filled batch is flushed after 5 seconds."
     same = _against("A batch that isn't full is flushed after 5 seconds.", flushed)

@@ -988,7 +988,7 @@ def said_of_option(
     Big Melt documents the issues of the LGBT community") that the sources say only of the
     other option (see :func:`_of_another`). A question that ranks the two ("more", "older",
     "first") is left to the readings of order and number."""
-    if len(sentences) < 2 or " or " not in question or _RANKS.search(question):
+    if len(sentences) < 2 or " or " not in question or _ranks(question):
         return []
     offered = [o for o in options(question) if o in question]
     if len(offered) != 2:
@@ -1026,6 +1026,23 @@ _RANKS = re.compile(
     re.IGNORECASE,
 )
 """Words of a question that ranks its options rather than asking which one something is."""
+
+
+def _ranks(question: str) -> bool:
+    """Whether ``question`` ranks its options (:data:`_RANKS`); a word ending in "-est" ranks
+    only as a superlative ("largest", "best"), not as a word of its own ("Forest", "west",
+    "interest")."""
+    return any(
+        not m.group(0).casefold().endswith("est") or _superlative(m.group(0).casefold())
+        for m in _RANKS.finditer(question)
+    )
+
+
+def _superlative(word: str) -> bool:
+    """Whether ``word`` is an adjective's or adverb's superlative: its lemma is another word."""
+    found = lemmas(word)
+    return any(word not in found.get(pos, (word,)) for pos in ("ADJ", "ADV") if pos in found)
+
 
 _DETERMINERS = frozenset(("the", "a", "an"))
 
