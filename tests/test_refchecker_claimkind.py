@@ -362,6 +362,10 @@ def test_who_a_statement_is_attributed_to_is_read_at_the_start_or_the_end():
     from truthguard.refchecker.claimkind import attribution_names
 
     assert attribution_names("Salil Shetty: countries still execute people.") == {"Salil", "Shetty"}
+    # two authors of one piece
+    assert attribution_names("Ana Ruiz-Vela, Tom Hale: The city must rethink its buses.") == {
+        *("Ana", "Ruiz-Vela", "Tom", "Hale"),
+    }
     assert attribution_names("Countries still execute people, writes Salil Shetty.") == {
         "Salil",
         "Shetty",

@@ -483,7 +483,8 @@ _SAYS = (
     r"added)"
 )
 _ATTRIBUTION = re.compile(
-    rf"^\s*(?P<lead>{_NAME_WORDS})\s*:"  # "Salil Shetty: Countries that ..."
+    # "Salil Shetty: Countries that ...", "Ana Ruiz, Tom Hale: The city must ..."
+    rf"^\s*(?P<lead>{_NAME_WORDS}(?:,\s+{_NAME_WORDS})?)\s*:"
     rf"|\b{_SAYS}\s+(?P<after>{_NAME_WORDS})"  # "..., writes Silvia Marchetti."
     rf"|(?P<before>{_NAME_WORDS})\s+{_SAYS}\b"  # "O'Mara says such cameras ..."
     # "According to the SOP, ...", "Per Forbes, ..." (a capital "Per" opens a clause; "$5 per GB"
