@@ -93,3 +93,24 @@ def test_a_text_states_the_opposite_of_a_word():
     assert stated_opposite("valid", "Coupons are void after the expiry date.")
     assert not stated_opposite("valid", "Coupons are valid until the expiry date.")
     assert not stated_opposite("cost", "Coupons are void after the expiry date.")
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "flipped"),
+    [
+        ("Deposits can be refunded.", "Deposits are non-refundable.", "refunded"),
+        ("The deposit is refundable.", "The deposit is non-refundable.", "refundable"),
+        ("Members pay £12 a class.", "Non-members pay £12 a class.", "Members"),
+        # the claim denies what the prefix denies: the same fact
+        ("Deposits can't be refunded.", "Deposits are non-refundable.", None),
+        ("Deposits are not refundable.", "Deposits are non-refundable.", None),
+        # a sentence stating both groups sets neither against the claim
+        ("Members pay £8 a class.", "Members pay £8 and non-members £12 a class.", None),
+        # a word that only begins with the letters is no denial
+        ("The clause is binding.", "The clause is nonbinding.", "binding"),
+        ("Nobody was hurt.", "None of the staff were hurt.", None),
+    ],
+)
+def test_a_word_is_set_against_the_same_word_denied_by_the_prefix_non(claim, evidence, flipped):
+    found = [f.text for f in flips(claim, evidence)]
+    assert found == ([flipped] if flipped else [])

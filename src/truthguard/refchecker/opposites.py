@@ -8,6 +8,8 @@ fact can flip are a small closed set: outcomes, directions, rates, yes-or-no qua
 while the sentence does not state the word itself, contradicts the sentence. Converse pairs are
 left out, as the same fact can be told with either ("X came before Y" is "Y came after X", "A is
 older than B" is "B is younger than A"), and so are words that also name a thing ("open", "end").
+Beside the list, a word with the prefix "non" is the opposite of the rest of it, and an "-able"
+adjective of its verb: "non-refundable" of "refund", "non-members" of "members".
 """
 
 from __future__ import annotations
@@ -113,10 +115,30 @@ def flips(claim_text: str, evidence_text: str) -> list[Flip]:
         if mine & stated:
             continue  # the sentence states the word itself (perhaps beside its opposite)
         wanted = frozenset().union(*(_OPPOSITE.get(m, frozenset()) for m in mine))
-        if not wanted:
-            continue
         for e, lemmas in evidence_lemmas:
-            if lemmas & wanted:
+            if lemmas & wanted or mine & _denied_base(e.norm):
                 out.append(Flip(t.start, t.end, t.text, e.start, e.end, e.text))
                 break
     return out
+
+
+_NON = ("non-", "non")
+
+
+@functools.lru_cache(maxsize=8192)
+def _denied_base(word: str) -> frozenset[str]:
+    """What a word with the prefix "non" denies: the lemmas of the rest, and of the verb an
+    "-able" / "-ible" adjective is made from ("non-refundable" denies "refund", "non-members"
+    denies "member"); empty for any other word."""
+    prefix = next((p for p in _NON if word.startswith(p) and len(word) > len(p) + 3), None)
+    if prefix is None or (prefix == "non" and word[3:4] == "-"):
+        return frozenset()
+    base = word[len(prefix) :]
+    if prefix == "non" and not all_lemmas(base):
+        return frozenset()  # ("nonce", "none": not the prefix)
+    out = set(_lemmas(base))
+    for suffix in ("able", "ible"):
+        if base.endswith(suffix) and len(base) > len(suffix) + 2:
+            verb = base[: -len(suffix)]
+            out |= {verb, verb + "e"}
+    return frozenset(out)
