@@ -1378,6 +1378,19 @@ RAG_ANSWERS = [
         "The Simpsons character Milhouse was named after Nixon.",
         True,
     ),
+    # a word denied by the prefix "non" is set against the word; denied in the claim, it agrees
+    (
+        "Can I get my money back if I cancel a Saver booking?",
+        ["Saver bookings are non-refundable, but the dates can be changed once for a £15 fee."],
+        "Yes, a Saver booking can be refunded if you cancel.",
+        False,
+    ),
+    (
+        "Can I get my money back if I cancel a Saver booking?",
+        ["Saver bookings are non-refundable, but the dates can be changed once for a £15 fee."],
+        "No, a Saver booking can't be refunded, though you can change the dates once for £15.",
+        True,
+    ),
     # a long question restated in part: the question's words are most of the claim's, and
     # what it adds is its answer; the same with the answer the sources give
     (
