@@ -106,8 +106,10 @@ def test_a_text_states_the_opposite_of_a_word():
         ("Deposits are not refundable.", "Deposits are non-refundable.", None),
         # a sentence stating both groups sets neither against the claim
         ("Members pay £8 a class.", "Members pay £8 and non-members £12 a class.", None),
-        # a word that only begins with the letters is no denial
-        ("The clause is binding.", "The clause is nonbinding.", "binding"),
+        ("The clause is binding.", "The clause is non-binding.", "binding"),
+        ("Tickets are transferable.", "Tickets are nontransferable.", "transferable"),
+        # a word written together is a word of its own, unless an "-able" adjective
+        ("The charity made a profit last year.", "It is a nonprofit founded in 1990.", None),
         ("Nobody was hurt.", "None of the staff were hurt.", None),
     ],
 )

@@ -128,14 +128,15 @@ _NON = ("non-", "non")
 @functools.lru_cache(maxsize=8192)
 def _denied_base(word: str) -> frozenset[str]:
     """What a word with the prefix "non" denies: the lemmas of the rest, and of the verb an
-    "-able" / "-ible" adjective is made from ("non-refundable" denies "refund", "non-members"
-    denies "member"); empty for any other word."""
+    "-able" / "-ible" adjective is made from ("non-refundable" and "nonrefundable" deny
+    "refund", "non-members" denies "member"); empty for any other word. Written together, only
+    such an adjective is read so: "nonprofit", "nonsense" and "nonstop" are words of their own."""
     prefix = next((p for p in _NON if word.startswith(p) and len(word) > len(p) + 3), None)
     if prefix is None or (prefix == "non" and word[3:4] == "-"):
         return frozenset()
     base = word[len(prefix) :]
-    if prefix == "non" and not all_lemmas(base):
-        return frozenset()  # ("nonce", "none": not the prefix)
+    if prefix == "non" and not (base.endswith(("able", "ible")) and all_lemmas(base)):
+        return frozenset()
     out = set(_lemmas(base))
     for suffix in ("able", "ible"):
         if base.endswith(suffix) and len(base) > len(suffix) + 2:
