@@ -1391,6 +1391,14 @@ RAG_ANSWERS = [
         "No, a Saver booking can't be refunded, though you can change the dates once for £15.",
         True,
     ),
+    # a restatement that adds a word the sources deny with "non" adds what they state
+    (
+        "I booked the Saver rate for two nights. Would I get anything back if I cancelled the "
+        "Saver booking?",
+        ["Saver bookings are non-refundable, but the dates can be changed once for a £15 fee."],
+        "The Saver booking can't be refunded.",
+        True,
+    ),
     # a long question restated in part: the question's words are most of the claim's, and
     # what it adds is its answer; the same with the answer the sources give
     (

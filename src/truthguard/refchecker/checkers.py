@@ -64,7 +64,7 @@ from truthguard.refchecker.grounding import (
 )
 from truthguard.refchecker.lexical import content_recall
 from truthguard.refchecker.meaning import MeaningModel
-from truthguard.refchecker.opposites import flips
+from truthguard.refchecker.opposites import denied_words, flips, word_lemmas
 from truthguard.refchecker.retrieval import Retrieval
 from truthguard.refchecker.structure import off_question, parse_all
 from truthguard.refchecker.support import FACT_P, SupportModel, claim_features, fact_unsupported
@@ -339,12 +339,15 @@ def _unanswered(claim: str, question: str, g: Grounding) -> list[dict[str, Any]]
         if any(f.start <= said.tokens[i].start < f.end for i in added for f in numbers):
             return []
     missing = [(i.start, i.end) for i in g.issues if i.relation in ("ungrounded", "other_value")]
+    denied = denied_words(g.sentence[3]) if g.sentence else frozenset()
     for i in added:
         t = said.tokens[i]
         in_fact = any(f.start <= t.start and t.end <= f.end for f in said.facts)
         unstated = any(a <= t.start and t.end <= b for a, b in missing)
         if (in_fact and not unstated) or (not in_fact and t.text not in g.soft):
             return []  # it adds a name or number the sources state, or one of their words
+        if not in_fact and word_lemmas(t.norm) & denied:
+            return []  # ("can't be refunded" of "non-refundable": the opposites read it)
     first, last = said.tokens[added[0]], said.tokens[added[-1]]
     return [
         {

@@ -21,7 +21,7 @@ from truthguard.refchecker._analysis import Against, Analysed, analyse
 from truthguard.refchecker._lemmas import lemmas as all_lemmas
 from truthguard.refchecker._names import CLAUSE_END
 
-__all__ = ["PAIRS", "Flip", "flips", "stated_opposite"]
+__all__ = ["PAIRS", "Flip", "denied_words", "flips", "stated_opposite", "word_lemmas"]
 
 PAIRS: tuple[tuple[str, str], ...] = (
     *(("win", "lose"), ("victory", "defeat"), ("north", "south"), ("east", "west")),
@@ -123,6 +123,16 @@ def flips(claim_text: str, evidence_text: str) -> list[Flip]:
 
 
 _NON = ("non-", "non")
+
+
+def denied_words(text: str) -> frozenset[str]:
+    """The lemmas the words of ``text`` deny with the prefix "non" (see :func:`_denied_base`)."""
+    return frozenset().union(*(_denied_base(t.norm) for t in analyse(text).tokens))
+
+
+def word_lemmas(word: str) -> frozenset[str]:
+    """A word and its lemmas under every part of speech ("refunded": "refund")."""
+    return _lemmas(word.casefold())
 
 
 @functools.lru_cache(maxsize=8192)
