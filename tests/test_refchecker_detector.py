@@ -1761,6 +1761,18 @@ def test_the_option_an_answer_picks_must_be_the_one_the_sources_say_it_of(
     assert good.passing is True, good.explanation
 
 
+def test_an_explanation_quotes_the_answer_s_own_words_for_a_value():
+    result = RefChecker().invoke(
+        {
+            "question": "When did the series premiere?",
+            "answer": "The series premiered on June 20th, 2016.",
+            "contexts": ["The drama series premiered on the network on June 21, 2016."],
+        }
+    )
+    assert result.passing is False
+    assert "('20th': the sources say '21')" in result.explanation, result.explanation
+
+
 def test_an_explanation_joins_only_the_adjacent_words_of_one_reading():
     from truthguard.refchecker.detector import _why
 

@@ -655,6 +655,9 @@ def _why(claim: dict[str, Any]) -> str:
             if not 0 <= nxt["start"] - end <= 1:
                 break  # (a word apart, or before it: the issues of one reading need no order)
             text, end = text + " " * (nxt["start"] - end) + nxt["text"], nxt["end"]
+        own = str(claim["claim"])[span["start"] : end] if 0 <= span["start"] < end else ""
+        if text in own:
+            text = own  # the answer's own words ("20th", whose value reads "20")
         out += f" ({text!r}: {says})"
     evidence = claim.get("evidence") or {}
     if evidence.get("text"):
