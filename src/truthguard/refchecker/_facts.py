@@ -24,9 +24,8 @@ from truthguard.refchecker._names import (
     titles,
 )
 from truthguard.refchecker._numbers import (
-    MONTH_ABBR,
-    MONTHS,
     covered,
+    month_of,
     numbers,
     numeric_dates,
     scale_words,
@@ -54,9 +53,8 @@ def extract_facts(text: str, tokens: list[Token] | None = None) -> list[Fact]:
     facts, date_spans = numeric_dates(text)
     facts += numbers(text, tokens, date_spans)
     for t in tokens:
-        key = t.norm.rstrip(".")
-        month = MONTHS.get(key) or (MONTH_ABBR.get(key) if t.text[:1].isupper() else None)
-        if month and not (key == "may" and not t.text[0].isupper()):
+        month = month_of(t)
+        if month:
             facts.append(Fact("month", month, t.start, t.end, t.text))
     numeric_idx = covered(tokens, facts) | scale_words(tokens)
     facts += names(text, tokens, numeric_idx)

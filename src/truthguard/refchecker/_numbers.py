@@ -14,6 +14,7 @@ __all__ = [
     "SUBUNIT",
     "covered",
     "is_number_word",
+    "month_of",
     "numbers",
     "numeric_dates",
     "unit_of",
@@ -886,15 +887,17 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
     return facts
 
 
-def _month_at(tokens: list[Token], k: int) -> bool:
-    """Whether token ``k`` names a month ("June", "Jun.", not the verb "may")."""
-    if not 0 <= k < len(tokens):
-        return False
-    t = tokens[k]
+def month_of(t: Token) -> int | None:
+    """The month token ``t`` names ("June", "Jun." with a capital; "May" with a capital, not
+    the verb "may"), or None."""
     key = t.norm.rstrip(".")
-    if key == "may":
-        return t.text[:1] == "M"
-    return key in _MONTHS or (key in _MONTH_ABBR and t.text[:1].isupper())
+    month = _MONTHS.get(key) or (_MONTH_ABBR.get(key) if t.text[:1].isupper() else None)
+    return None if key == "may" and not t.text[:1].isupper() else month
+
+
+def _month_at(tokens: list[Token], k: int) -> bool:
+    """Whether token ``k`` names a month (:func:`month_of`)."""
+    return 0 <= k < len(tokens) and month_of(tokens[k]) is not None
 
 
 def _day_of_month(tokens: list[Token], i: int) -> bool:

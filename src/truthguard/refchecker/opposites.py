@@ -122,9 +122,6 @@ def flips(claim_text: str, evidence_text: str) -> list[Flip]:
     return out
 
 
-_NON = ("non-", "non")
-
-
 def denied_words(text: str) -> frozenset[str]:
     """The lemmas the words of ``text`` deny with the prefix "non" (see :func:`_denied_base`)."""
     return frozenset().union(*(_denied_base(t.norm) for t in analyse(text).tokens))
@@ -141,11 +138,13 @@ def _denied_base(word: str) -> frozenset[str]:
     "-able" / "-ible" adjective is made from ("non-refundable" and "nonrefundable" deny
     "refund", "non-members" denies "member"); empty for any other word. Written together, only
     such an adjective is read so: "nonprofit", "nonsense" and "nonstop" are words of their own."""
-    prefix = next((p for p in _NON if word.startswith(p) and len(word) > len(p) + 3), None)
-    if prefix is None or (prefix == "non" and word[3:4] == "-"):
+    if word.startswith("non-"):
+        base = word[4:]
+    elif word.startswith("non") and word.endswith(("able", "ible")) and all_lemmas(word[3:]):
+        base = word[3:]
+    else:
         return frozenset()
-    base = word[len(prefix) :]
-    if prefix == "non" and not (base.endswith(("able", "ible")) and all_lemmas(base)):
+    if len(base) < 4:
         return frozenset()
     out = set(_lemmas(base))
     for suffix in ("able", "ible"):
