@@ -1771,6 +1771,18 @@ def test_an_explanation_quotes_the_answer_s_own_words_for_a_value():
     )
     assert result.passing is False
     assert "('20th': the sources say '21')" in result.explanation, result.explanation
+    # a claim later in the answer: its issue's span is read in the claim, not in the answer
+    later = RefChecker().invoke(
+        {
+            "question": "When did the series premiere, and on which network?",
+            "answer": "It aired on the Harbour network. The series premiered on June 20th, 2016.",
+            "contexts": [
+                "The drama series premiered on the Harbour network on June 21, 2016.",
+            ],
+        }
+    )
+    assert later.passing is False
+    assert "('20th': the sources say '21')" in later.explanation, later.explanation
 
 
 def test_an_explanation_joins_only_the_adjacent_words_of_one_reading():
@@ -1787,6 +1799,10 @@ def test_an_explanation_joins_only_the_adjacent_words_of_one_reading():
     # words a space apart, in order, are one span ("Chilean botanist")
     claim["issues"] = [issues[2], issues[0]]
     issues[2]["evidence"] = said
+    assert "('Chilean botanist':" in _why(claim), _why(claim)
+    # a claim the answer words otherwise has no span in the answer: its own span still counts
+    for i in claim["issues"]:
+        i["claim_start"], i["claim_end"], i["start"], i["end"] = i["start"], i["end"], None, None
     assert "('Chilean botanist':" in _why(claim), _why(claim)
 
 

@@ -648,14 +648,16 @@ def _why(claim: dict[str, Any]) -> str:
         )
         if span["relation"] == "ungrounded" and theirs:
             says = f"the sources use {theirs!r} only of something else"
-        text, end = span["text"], span["end"]
+        text, (start, end) = span["text"], _in_claim(span)
         for nxt in issues[issues.index(span) + 1 :]:  # a name's words: "Peter Hale", not "Peter"
             if nxt["relation"] != span["relation"] or nxt["kind"] != span["kind"]:
                 break
-            if not 0 <= nxt["start"] - end <= 1:
+            at, to = _in_claim(nxt)
+            if end is None or at is None or not 0 <= at - end <= 1:
                 break  # (a word apart, or before it: the issues of one reading need no order)
-            text, end = text + " " * (nxt["start"] - end) + nxt["text"], nxt["end"]
-        own = str(claim["claim"])[span["start"] : end] if 0 <= span["start"] < end else ""
+            text, end = text + " " * (at - end) + nxt["text"], to
+        ok = start is not None and end is not None and 0 <= start < end
+        own = str(claim["claim"])[start:end] if ok else ""
         if text in own:
             text = own  # the answer's own words ("20th", whose value reads "20")
         out += f" ({text!r}: {says})"
@@ -663,6 +665,14 @@ def _why(claim: dict[str, Any]) -> str:
     if evidence.get("text"):
         out += f", held against {evidence['text']!r}"
     return out
+
+
+def _in_claim(issue: dict[str, Any]) -> tuple[int | None, int | None]:
+    """An issue's span in its claim's own text (a result's issue also carries its span in the
+    answer, None where the claim was not found there)."""
+    if "claim_start" in issue:
+        return issue["claim_start"], issue["claim_end"]
+    return issue.get("start"), issue.get("end")
 
 
 def _saved(v: Any, model: Any, what: str) -> Any:
