@@ -188,3 +188,24 @@ def test_a_bare_number_called_a_total_is_never_a_sum_of_the_sources_numbers():
     answer = "The choir will give a total of 13 concerts in its second season."
     result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": sources})
     assert not result.passing
+
+
+def test_a_whole_sentence_restating_the_question_must_add_mostly_what_the_sources_state():
+    from truthguard.refchecker.checkers import _unanswered
+    from truthguard.refchecker.grounding import ground_claim
+
+    question = (
+        "Mira Tesk is a businesswoman who co-founded a retail chain that specialises in which "
+        "products?"
+    )
+    first = "Mira Tesk co-founded the Harlow chain of stores with her brother in 1981."
+    second = "Harlow is a chain of superstores specialising in garden tools and outdoor furniture."
+    sentences = [(0, 0, first), (0, len(first) + 1, second)]
+    claim = "Mira Tesk co-founded a clothing store."
+    g = ground_claim(claim, sentences)
+    # "store" is the sources' word, "clothing" is not: half of what it adds
+    assert [i["text"] for i in _unanswered(claim, question, g)] == ["clothing"]
+    # a clause cut from a longer answer sentence may leave its answer to another clause
+    assert _unanswered(claim, question, g, whole=False) == []
+    answered = "Mira Tesk co-founded a chain of stores that specialises in garden tools."
+    assert _unanswered(answered, question, ground_claim(answered, sentences)) == []

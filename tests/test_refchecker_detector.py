@@ -1421,6 +1421,28 @@ RAG_ANSWERS = [
         "Maren Holt is a Norwegian novelist and a translator.",
         True,
     ),
+    # a whole sentence restating the question, half of whose additions no source states: what
+    # it adds is its answer ("store" is theirs, "clothing" is not); the same with their answer
+    (
+        "Mira Tesk is a businesswoman who co-founded a retail chain that specialises in which "
+        "products?",
+        [
+            "Mira Tesk co-founded the Harlow chain of stores with her brother in 1981. Harlow is "
+            "a chain of superstores specialising in garden tools and outdoor furniture."
+        ],
+        "Mira Tesk co-founded a clothing store.",
+        False,
+    ),
+    (
+        "Mira Tesk is a businesswoman who co-founded a retail chain that specialises in which "
+        "products?",
+        [
+            "Mira Tesk co-founded the Harlow chain of stores with her brother in 1981. Harlow is "
+            "a chain of superstores specialising in garden tools and outdoor furniture."
+        ],
+        "Mira Tesk co-founded a chain of stores that specialises in garden tools.",
+        True,
+    ),
     # one of two options picked, with a word of its own: an answer
     (
         "Is Guyana part of the Caribbean or South America?",

@@ -303,7 +303,9 @@ def _joined_in_question(
     ]
 
 
-def _unanswered(claim: str, question: str, g: Grounding) -> list[dict[str, Any]]:
+def _unanswered(
+    claim: str, question: str, g: Grounding, *, whole: bool = True
+) -> list[dict[str, Any]]:
     """An ``unanswered`` issue when the claim restates the question and adds nothing the
     sources state: no word it adds is found there as a word, and no name or number it adds is
     found at all. A claim restates the question when it repeats half the question's content
@@ -320,6 +322,15 @@ def _unanswered(claim: str, question: str, g: Grounding) -> list[dict[str, Any]]
     named after President Richard Nixon" adds names they state. A question answered yes or no,
     or by one of two options ("A or B"), is answered by a restatement that affirms or picks:
     left alone.
+
+    A ``whole`` answer sentence (not a clause cut from a longer one) that restates the question
+    does not answer it either when at least half of what it adds is words no source states:
+    "Ken Lee co-founded a clothing store", asked what the chain he co-founded sells, adds
+    "store", which the sources state, and "clothing", which they do not, where they say the
+    stores sell electronics. A name or number no source states is not counted here: it may be
+    the asker's own or worked out ("67: 30% of 60 plus 70% of 70", "from 9am on Tuesday"), and
+    the readings of values decide it. A clause of a longer sentence is not read so either: its
+    other clauses may carry the answer.
     """
     if _CLOSED_QUESTION.match(question) or OPTIONS.search(question):
         return []  # yes-or-no, or one of two: a restatement that affirms or picks answers it
@@ -340,14 +351,21 @@ def _unanswered(claim: str, question: str, g: Grounding) -> list[dict[str, Any]]
             return []
     missing = [(i.start, i.end) for i in g.issues if i.relation in ("ungrounded", "other_value")]
     denied = denied_words(g.sentence[3]) if g.sentence else frozenset()
+    stated, lost = False, []
     for i in added:
         t = said.tokens[i]
         in_fact = any(f.start <= t.start and t.end <= f.end for f in said.facts)
         unstated = any(a <= t.start and t.end <= b for a, b in missing)
-        if (in_fact and not unstated) or (not in_fact and t.text not in g.soft):
-            return []  # it adds a name or number the sources state, or one of their words
         if not in_fact and word_lemmas(t.norm) & denied:
             return []  # ("can't be refunded" of "non-refundable": the opposites read it)
+        # a name or number the sources state, or one of their words
+        stated = stated or (in_fact and not unstated) or (not in_fact and t.text not in g.soft)
+        if unstated and not in_fact:
+            lost.append(i)  # (a value no source states may be the asker's, or worked out)
+    if stated:
+        if not whole or not lost or 2 * len(lost) < len(added):
+            return []
+        added = lost  # what the sources do not state of what it adds
     first, last = said.tokens[added[0]], said.tokens[added[-1]]
     return [
         {
@@ -801,7 +819,9 @@ class LocalChecker(ClaimChecker):
                 fields["issues"] += _flipped_words(claim.text, fields, near)
                 fields["issues"] += _recounted(claim.text, fields, near, in_order)
                 fields["issues"] += _reordered(claim.text, question, fields, in_order)
-                fields["issues"] += _unanswered(claim.text, question, g)
+                fields["issues"] += _unanswered(
+                    claim.text, question, g, whole=claim.sentence is None
+                )
                 if i == 0 and claim.sentence is None:  # the answer's opening sentence
                     fields["issues"] += _off_question(claim.text, question)
                 fields["issues"] += _joined_in_question(claim.text, question, fields, near)
