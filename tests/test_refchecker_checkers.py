@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from truthguard.refchecker import RefChecker
 from truthguard.refchecker.checkers import _recounted
 
@@ -209,3 +211,21 @@ def test_a_whole_sentence_restating_the_question_must_add_mostly_what_the_source
     assert _unanswered(claim, question, g, whole=False) == []
     answered = "Mira Tesk co-founded a chain of stores that specialises in garden tools."
     assert _unanswered(answered, question, ground_claim(answered, sentences)) == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "passes"),
+    [
+        ("Ostrandia has more species than Velloria.", False),
+        ("Velloria has fewer species.", False),
+        ("Velloria has more species than Ostrandia.", True),
+    ],
+)
+def test_more_or_fewer_of_a_noun_is_held_against_each_sides_count_in_a_full_check(answer, passes):
+    genera = [
+        "Velloria is a genus of about 40 species of shrubs native to Chile.",
+        "Ostrandia is a genus of four species of mosses, described in 1911.",
+    ]
+    asked = "Which genus has more species, Velloria or Ostrandia?"
+    result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": genera})
+    assert result.passing is passes, result.explanation

@@ -14,8 +14,6 @@ days later" between the 6th and the 9th, stays a number no source states.
   that follows ("the two sisters");
 * :func:`per_count`: an amount that is a rate times the claim's count of what the rate is
   charged per ("£12 per dog per night" and "your two dogs": "£24 a night");
-* :func:`share_of`: an amount named by a noun the sources give as a percentage of another
-  amount ("a deposit of 15%" of "£600": "the £90 deposit");
 * :func:`per_period`: an amount charged for one period that is a rate for another counted over
   it ("£30 a month", "£360 a year");
 * :func:`date_span`: a number of days, weeks, months or years (the unit the number's fact
@@ -61,7 +59,6 @@ __all__ = [
     "per_period_value",
     "per_what",
     "period_span",
-    "share_of",
     "shown_working",
     "spans_period",
     "summed_total",
@@ -431,42 +428,6 @@ _ASKED_PERIOD = re.compile(
     re.IGNORECASE,
 )
 """A period a question names for what it asks the cost of (the words of :data:`_PERIOD_AFTER`)."""
-
-
-_NAMED_AFTER = re.compile(r"^\s+([a-z-]+)(?:\s+([a-z-]+))?", re.IGNORECASE)
-"""The words that name an amount, after it ("£90 *deposit*")."""
-_SHARE_NAMED = re.compile(r"\b([a-z-]+)\s+of\s+$", re.IGNORECASE)
-"""The noun a percentage is the share of, before it ("a *deposit* of 15%")."""
-
-
-def share_of(
-    fact: Fact, text: str, said: Sequence[tuple[str, Sequence[Fact]]], values: Sequence[Fact]
-) -> bool:
-    """Whether the amount ``fact``, named by the noun after it ("the £90 *deposit*"), is the
-    percentage one of ``said`` (pairs of a text and its facts) gives that noun ("a deposit of
-    15% of the total price") of an amount among ``values`` ("£600", the user's). The
-    noun ties the share to the amount, so no word need say that the answer works it out."""
-    if fact.unit not in MONEY or not isinstance(fact.value, (int, float)):
-        return False
-    m = _NAMED_AFTER.match(text[fact.end :])
-    if m is None:
-        return False
-    names = {stem(w.casefold()) for w in m.groups() if w}
-    amounts = [
-        float(v.value)
-        for v in values
-        if v is not fact and v.unit in MONEY and isinstance(v.value, (int, float))
-    ]
-    for where, facts in said:
-        for p in facts:
-            if p.unit != "%" or not isinstance(p.value, (int, float)):
-                continue
-            named = _SHARE_NAMED.search(where[max(0, p.start - 40) : p.start])
-            if named is None or stem(named.group(1).casefold()) not in names:
-                continue
-            if any(_same(float(fact.value), a * float(p.value) / 100) for a in amounts):
-                return True
-    return False
 
 
 _MINUTES = {u: DURATION_DAYS[u] * 1440 for u in ("minute", "hour")}

@@ -76,7 +76,6 @@ from truthguard.refchecker.derived import (
     per_period,
     per_what,
     period_span,
-    share_of,
     spans_period,
     summed_total,
     timed,
@@ -2455,13 +2454,6 @@ def ground_claim(
                 pass  # "won it in 1963" where the sentence says "(1962) ... the following year"
             elif spans_period(fact, period):
                 pass  # "over 365 days" of "what would a year of electricity cost?"
-            elif share_of(
-                fact,
-                claim.text,
-                [(e.text, e.facts) for e in near],
-                [*claim.facts, *sent.facts, *case],
-            ):
-                pass  # "the £90 deposit" where a deposit is 15% of the user's £600
             elif not derived(
                 fact, claim.text, claim.facts, sent.facts, all_facts, context, sent.text
             ):
@@ -3032,11 +3024,8 @@ def premises(
             _compared(claim_text, f, t) and (rival is None or t.value == rival) for t in theirs
         ) and (relation == "ungrounded" or rival is not None):
             premise.add((f.start, f.end))
-    # a value worked out from the user's own ("ten weeks is 70 days"; "25p a day, so £7.50"
-    # for 30 days late)
-    used = [
-        q for q in asked if any(_same_value(f, q) for f in users if (f.start, f.end) in premise)
-    ]
+    # a value worked out from the user's own ("25p a day, so £7.50" for 30 days late; "ten
+    # weeks is 70 days" is a step of :func:`~truthguard.refchecker.derived.from_case`, below)
     sources = [*asked, *(f for f in analyse(evidence).facts if f.kind == "number")]
     nearby = [f for text in near for f in analyse(text).facts if f.kind == "number"]
     unfound = {
@@ -3049,8 +3038,7 @@ def premises(
         for f in numbers
         if (f.start, f.end) in unfound
         and (
-            any(_converted(f, q) for q in used)
-            or worked(f, claim_text, numbers, sources)
+            worked(f, claim_text, numbers, sources)
             # the answer's other values only for a value no source states: one the evidence
             # sets against it may be a changed fact that happens to be a sum
             or (
@@ -3370,11 +3358,3 @@ def _one_measure(a: Fact, b: Fact, *, strict: bool = False) -> bool:
     if durations(a.unit, b.unit):
         return True
     return a.unit == b.unit or (not strict and (a.unit is None or b.unit is None))
-
-
-def _converted(a: Fact, b: Fact) -> bool:
-    """Whether ``a`` is ``b`` in another unit of time ("70 days" for "ten weeks")."""
-    if a.unit not in DURATION_DAYS or b.unit not in DURATION_DAYS or a.unit == b.unit:
-        return False
-    x, y = _in_days(a), _in_days(b)
-    return x is not None and y is not None and abs(x - y) <= 1e-6 * max(abs(x), abs(y), 1.0)
