@@ -422,27 +422,6 @@ def test_a_working_word_counts_anywhere_in_the_values_clause():
     )
 
 
-@pytest.mark.parametrize(
-    ("answer", "passes"),
-    [
-        # the sources give the deposit as a percentage of the price the user states: the
-        # deposit's amount is worked out from the asker's figure
-        ("You'd lose the £90 deposit you paid.", True),
-        ("You'd lose the £120 deposit you paid.", False),
-    ],
-)
-def test_an_amount_the_sources_give_as_a_share_of_the_askers_is_worked_out(answer, passes):
-    from truthguard.refchecker import RefChecker
-
-    said = (
-        "A non-refundable deposit of 15% of the total price is due on booking. Cancellations "
-        "more than 8 weeks before departure lose only the deposit."
-    )
-    asked = "Our holiday costs £600. What do we lose if we cancel 10 weeks before we go?"
-    result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": [said]})
-    assert result.passing is passes, result.explanation
-
-
 def _from_case(question: str, claim: str, word: str, evidence: str = "") -> bool:
     facts = extract_facts(claim)
     fact = next(f for f in facts if f.text == word)
@@ -836,20 +815,35 @@ def test_an_amount_with_no_period_is_for_the_one_the_question_asks_about():
     assert not per_period(amount, claim, rates, "month") and not spans_period(days, "month")
 
 
+_DEPOSIT = (
+    "Our holiday costs £600. What do we lose if we cancel 10 weeks before we go?",
+    "A non-refundable deposit of 15% of the total price is due on booking. Cancellations more "
+    "than 8 weeks before departure lose only the deposit.",
+)
+_EMPTY_HOME = (
+    "We're going travelling for ten weeks. Are we still covered if the house is empty?",
+    "Theft or damage is not covered once the home has been unoccupied for more than 60 "
+    "consecutive days.",
+)
+
+
 @pytest.mark.parametrize(
-    ("answer", "passes"),
+    ("case", "answer", "passes"),
     [
-        ("No: ten weeks is 70 days, over the 60-day limit.", True),
-        ("No: ten weeks is 84 days, over the 60-day limit.", False),
+        # the sources give the deposit as a percentage of the price the user states: the
+        # deposit's amount is worked out from the asker's figure; an amount named otherwise
+        # is no share the sources give
+        (_DEPOSIT, "You'd lose the £90 deposit you paid.", True),
+        (_DEPOSIT, "You'd lose the £120 deposit you paid.", False),
+        (_DEPOSIT, "You'd lose the £90 cleaning charge.", False),
+        # the asker's stretch in another unit
+        (_EMPTY_HOME, "No: ten weeks is 70 days, over the 60-day limit.", True),
+        (_EMPTY_HOME, "No: ten weeks is 84 days, over the 60-day limit.", False),
     ],
 )
-def test_a_stretch_of_the_askers_in_another_unit_is_worked_out_in_a_full_check(answer, passes):
+def test_a_value_worked_from_the_askers_figures_holds_in_a_full_check(case, answer, passes):
     from truthguard.refchecker import RefChecker
 
-    asked = "We're going travelling for ten weeks. Are we still covered if the house is empty?"
-    said = (
-        "Theft or damage is not covered once the home has been unoccupied for more than 60 "
-        "consecutive days."
-    )
+    asked, said = case
     result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": [said]})
     assert result.passing is passes, result.explanation
