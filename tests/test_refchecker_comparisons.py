@@ -101,3 +101,42 @@ def test_more_or_fewer_of_a_noun_is_held_against_the_counts_of_each_side(claim, 
     asked = "Which genus has more species, Velloria or Ostrandia?"
     found = counted_the_other_way(claim, asked, GENERA)
     assert [a.text for a, _ in found] == ([wrong] if wrong else [])
+
+
+@pytest.mark.parametrize(
+    ("claim", "wrong"),
+    [
+        # several order words ordering the same way are one comparison
+        ("The Skylark was launched first, before the Petrel.", "first"),
+        ("The Petrel was launched first, before the Skylark.", None),
+        # order words ordering each way say nothing clear
+        ("The Skylark was launched first, after the Petrel.", None),
+    ],
+)
+def test_order_words_that_agree_are_read_as_one(claim, wrong):
+    found = out_of_order(claim, ASKED, FERRIES)
+    assert [a.text for a, _ in found] == ([wrong] if wrong else [])
+
+
+def test_an_event_that_happened_first_is_ordered_by_its_year():
+    treaties = [
+        "The Treaty of Orlen (1921) ended the border war between the two duchies.",
+        "The Kessel Accord, signed in 1908, opened the river to trade.",
+    ]
+    asked = "Which happened first, the Treaty of Orlen or the Kessel Accord?"
+    wrong = out_of_order("The Treaty of Orlen happened first.", asked, treaties)
+    assert [a.text for a, _ in wrong] == ["first"]
+    assert out_of_order("The Kessel Accord took place first.", asked, treaties) == []
+    assert out_of_order("The Kessel Accord occurred earlier.", asked, treaties) == []
+
+
+def test_a_side_is_found_by_the_words_it_does_not_share_with_the_other():
+    colleges = [
+        "Orrin University is the oldest university in the region, a university since 1918.",
+        "Tavish State University, founded in 1868, has thirteen schools.",
+    ]
+    asked = "Which was founded first, Orrin University or Tavish State University?"
+    # "university" of the first sentence is not where Tavish State University is named
+    wrong = out_of_order("Orrin University was founded first.", asked, colleges)
+    assert [a.text for a, _ in wrong] == ["first"]
+    assert out_of_order("Tavish State University was founded first.", asked, colleges) == []

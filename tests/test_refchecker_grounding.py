@@ -2241,6 +2241,9 @@ def test_a_negation_the_evidence_makes_of_the_same_verb_flips_nothing():
         ("Revenue was 40 million euros.", "Revenue was €40 million."),
         ("Costs were cut by a fifth.", "Costs were cut by 20 percent."),
         ("Costs were cut by a third.", "Costs were cut by 33%."),
+        # a time after the share ends it as a preposition does
+        ("Costs were cut by a fifth last year.", "Costs were cut by 20 percent last year."),
+        ("Fares rose a quarter each year.", "Fares rose 25% each year."),
         ("Nine-tenths of users upgraded.", "90 percent of users upgraded."),
         ("Sales rose in Q4.", "Sales rose in the fourth quarter."),
         ("Sales rose in the fourth quarter.", "Sales rose in Q4."),
@@ -2259,6 +2262,7 @@ def test_the_formats_of_real_documents_state_the_same_value(claim, evidence):
         ("The fine is 1 900 kroner.", "The fine is 1,800 kroner."),
         ("Sales rose in Q3.", "Sales rose in the fourth quarter."),
         ("Costs were cut by a fifth.", "Costs were cut by 25 percent."),
+        ("Costs were cut by a quarter last year.", "Costs were cut by 20 percent last year."),
         ("Nine-tenths of users upgraded.", "80 percent of users upgraded."),
         ("Profit in H2 was $3 million.", "Profit in the first half was $3 million."),
     ],
@@ -2272,6 +2276,8 @@ def test_a_fraction_word_before_a_noun_is_a_rank():
 
     (f,) = extract_facts("It was renewed for a fifth season.")
     assert (f.text, f.value, f.unit) == ("fifth", 5.0, None)
+    for ranked in ("It was approved by a third party.", "She won a fifth consecutive title."):
+        assert [(f.value, f.unit) for f in extract_facts(ranked)] in ([(3.0, None)], [(5.0, None)])
     assert [f.value for f in extract_facts("In 2019 300 staff left.")] == [2019.0, 300.0]
 
 
@@ -3367,3 +3373,47 @@ def test_a_superlative_the_sources_rank_is_not_put_first(claim, found):
     sents = [(0, 0, "Lake Varna is the third largest lake in Norland, in the west of the country.")]
     ranked = [x for x in _set_against(claim, sents, "conflict") if x[1] == "third largest"]
     assert ranked == found
+
+
+_SIGNED = "The club signed Marta Oliveira in May."
+_NAMED = "The board named Lisbon forward Oliveira as captain for the new season."
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentences", "label", "issue"),
+    [
+        # a description ("Lisbon forward") before a surname leaves the first name's slot empty:
+        # the first name is no other value, and the passage states it
+        ("The board named Marta Oliveira as captain.", [_SIGNED, _NAMED], "Entailment", None),
+        # a first name no source states is still not grounded
+        ("The board named Paula Oliveira as captain.", [_SIGNED, _NAMED], "Neutral", "Paula"),
+        # the other way round: the claim's description, the sentence's first name
+        (
+            "The board named Lisbon forward Oliveira as captain.",
+            [_SIGNED, "The board named Marta Oliveira as captain for the new season."],
+            "Neutral",
+            "Lisbon",
+        ),
+        # a capitalised word right before the surname is a first name in that slot
+        (
+            "The board named Marta Oliveira as captain.",
+            [_SIGNED, "The board named Lisbon Oliveira as captain for the new season."],
+            "Contradiction",
+            "Marta",
+        ),
+        # a shared word that is not a name's last ("Liverpool FC" / "and FC Bayern Munich")
+        (
+            "He also plays for Liverpool FC.",
+            ["He plays for Germany National Football team and FC Bayern Munich."],
+            "Contradiction",
+            "Liverpool",
+        ),
+    ],
+)
+def test_a_description_before_a_surname_fills_another_slot_than_a_first_name(
+    claim, sentences, label, issue
+):
+    at = [sum(len(s) + 1 for s in sentences[:k]) for k in range(len(sentences))]
+    g = ground_claim(claim, [(0, o, s) for o, s in zip(at, sentences, strict=True)])
+    assert g.label == label, g.issues
+    assert [i.text for i in g.issues if i.kind == "name"] == ([issue] if issue else [])

@@ -17,7 +17,7 @@ from typing import Any
 
 from truthguard.refchecker._analysis import NON_CONTENT as _NON_CONTENT
 from truthguard.refchecker._analysis import Analysed
-from truthguard.refchecker._facts import Fact, stem
+from truthguard.refchecker._facts import FUNCTION_WORDS, Fact, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._numbers import DURATION_DAYS as DURATION
 from truthguard.refchecker._numbers import POUNDS, SUBUNIT, bound_span
@@ -394,6 +394,8 @@ def conflict(
             if tag == "replace" and short and (close or interior)
             else None
         )
+    if tag == "replace" and fact.kind == "name" and _described(claim, i2, sent, j2):
+        return None
     if tag == "replace" and short and (close or interior):
         lo, hi = sent.tokens[j1].start, sent.tokens[j2 - 1].end
         for f in sent.facts:
@@ -421,6 +423,47 @@ def conflict(
             ):
                 return f
     return None
+
+
+def _described(claim: Analysed, i2: int, sent: Analysed, j2: int) -> bool:
+    """Whether a replaced stretch ending before the last word of a name both sides share
+    (claim token ``i2``, sentence token ``j2``) holds on one side a description, ending in a
+    noun in lower case just before the shared name ("Tottenham striker Kane", "Lisbon forward
+    Oliveira"), and on the other a capitalised word (a first name: "Harry Kane"): the
+    description's capitalised word qualifies its noun, not the name, so the two fill different
+    slots and neither is set against the other."""
+    if i2 >= len(claim.tokens) or j2 >= len(sent.tokens):
+        return False
+    mine, theirs = claim.tokens[i2 - 1], sent.tokens[j2 - 1]
+    shared = claim.tokens[i2].text
+    if not shared[:1].isupper() or sent.tokens[j2].text != shared:
+        return False
+    if not (_ends_name(claim, i2) and _ends_name(sent, j2)):
+        return False  # "Liverpool FC" / "and FC Bayern": not one name's last word
+    return _noun_word(mine.text) != _noun_word(theirs.text) and (
+        mine.text[:1].isupper() or theirs.text[:1].isupper()
+    )
+
+
+def _describes(claim: Analysed, i: int, sent: Analysed, j: int) -> bool:
+    """Whether the sentence's name ending before token ``j`` describes a noun that comes before
+    the claim's next name word (token ``i``), as :func:`_described` reads them: "Lisbon forward
+    Oliveira" where the claim says "Marta Oliveira"."""
+    if i >= len(claim.tokens):
+        return False
+    shared = claim.tokens[i].text
+    ahead = range(j, min(j + 3, len(sent.tokens)))
+    at = next((k for k in ahead if sent.tokens[k].text == shared), None)
+    return at is not None and _described(claim, i, sent, at)
+
+
+def _ends_name(text: Analysed, k: int) -> bool:
+    return k + 1 >= len(text.tokens) or not text.tokens[k + 1].text[:1].isupper()
+
+
+def _noun_word(word: str) -> bool:
+    """Whether a word is in lower case and no function word: the noun a description ends in."""
+    return word.isalpha() and word.islower() and word not in FUNCTION_WORDS
 
 
 def _same_side_bound(
@@ -981,6 +1024,7 @@ def _framed_rival(fact: Fact, claim: Analysed, sent: Analysed) -> Fact | None:
             and at[0] >= 2
             and [t.norm for t in sent.tokens[at[0] - 2 : at[0]]] == frame
             and not fact_in(f, claim.facts, claim.norms, claim.stems)
+            and not (f.kind == "name" and _describes(claim, own[-1] + 1, sent, at[-1] + 1))
         ):
             return f
     return None

@@ -375,9 +375,13 @@ _FRACTION_NEXT = frozenset(
     (
         *("of", "in", "on", "by", "to", "and", "or", "from", "since", "compared", "than"),
         *("at", "over", "but", "while", "after", "before", "during", "for", "year-on-year"),
+        # a time or a comparison after the share ("cut by a fifth last year")
+        *("last", "this", "next", "each", "every", "per", "annually", "overall", "within"),
+        *("between", "across", "against", "versus", "vs", "as", "when", "because", "until"),
     )
 )
-"""Words after "a fifth" that make it a share, not a rank ("a fifth season" is a rank)."""
+"""Words after "a fifth" that make it a share, not a rank ("a fifth season" is a rank): a
+preposition, a conjunction, or a word opening a time ("by a fifth last year")."""
 
 
 POUNDS = frozenset(["pound", "£", "lb"])

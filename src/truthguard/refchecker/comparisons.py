@@ -39,7 +39,7 @@ _AGE = frozenset(["older", "oldest", "elder", "younger", "youngest", "newer"])
 _BEGINNINGS = re.compile(
     r"\b(?:born|releas|found|form|establish|launch|open|buil[dt]|creat|publish|premiere|debut"
     r"|start|began|begun|introduc|came|come|made|produc|recorded|written|wrote|compos|incorporat"
-    r"|set up)"
+    r"|set up|occur|happen|took place|develop|aired)"
 )
 """Words that say a comparison is about when each side began, which the year at its first
 mention gives; an order of anything else ("retired first", "won the title first") is not read."""
@@ -88,12 +88,16 @@ def out_of_order(
 
 
 def _compared_by(claim: Analysed, words: frozenset[str]) -> tuple[int, Any] | None:
-    """The one token of ``words`` that compares two sides in a claim with no negation, and its
-    index; None when the claim has none of them, several, or a negation."""
+    """The token of ``words`` that compares two sides in a claim with no negation, and its
+    index: the first when several all order the same way ("formed first, before Suede"); None
+    when the claim has none of them, some ordering each way, or a negation."""
     if claim.negations:
         return None
     found = [(k, t) for k, t in enumerate(claim.tokens) if t.norm in words]
-    return found[0] if len(found) == 1 else None
+    if not found:
+        return None
+    ways = {t.norm in _EARLY for _, t in found}
+    return found[0] if len(ways) == 1 else None
 
 
 _DETERMINERS = frozenset(
@@ -142,7 +146,10 @@ def _other_side(claim_text: str, names: list[str], first: str, question: str) ->
     options = _options(question)
     if len(options) != 2:
         return None
-    mine = [o for o in options if _same(o, first)]
+    a, b = options
+    # each option by the words the other lacks ("Orrin" of "Orrin University")
+    own = [(_words(a) - _words(b)) or _words(a), (_words(b) - _words(a)) or _words(b)]
+    mine = [o for o, words in zip(options, own, strict=True) if words & _words(first)]
     if len(mine) != 1:
         return None
     return next(o for o in options if o is not mine[0])
@@ -158,11 +165,6 @@ def _options(question: str) -> list[str]:
 
 def _words(name: str) -> set[str]:
     return {w for w in re.findall(r"\w+", name.casefold()) if len(w) > 2} - FUNCTION_WORDS
-
-
-def _same(a: str, b: str) -> bool:
-    """Whether two names share a word of their own ("Trapero" and "Pablo Trapero")."""
-    return bool(_words(a) & _words(b))
 
 
 def _year_of(name: str, other: str, sentences: Sequence[str]) -> tuple[int, int, int, int] | None:
@@ -183,8 +185,10 @@ def _first_mention(
 ) -> tuple[int, int, int, int] | None:
     """Where ``sentences`` first name ``name``: (sentence index, start and end of the mention,
     where that sentence names ``other``, else its end)."""
-    mine = _words(name)
-    theirs = _words(other) - mine
+    # a name is found by its own words, not those it shares with the other side ("University"
+    # of "Stellenbosch University" and "Wayne State University")
+    mine = (_words(name) - _words(other)) or _words(name)
+    theirs = _words(other) - _words(name)
     if not mine:
         return None
     for n, text in enumerate(sentences):
