@@ -229,3 +229,42 @@ def test_more_or_fewer_of_a_noun_is_held_against_each_sides_count_in_a_full_chec
     asked = "Which genus has more species, Velloria or Ostrandia?"
     result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": genera})
     assert result.passing is passes, result.explanation
+
+
+@pytest.mark.parametrize(
+    ("answer", "passes"),
+    [
+        ("The board has named Marta Oliveira captain for the new season.", True),
+        ("The board has named Paula Oliveira captain for the new season.", False),
+    ],
+)
+def test_a_first_name_the_passage_states_holds_against_a_description_in_a_full_check(
+    answer, passes
+):
+    report = (
+        "Porto Ladies signed Marta Oliveira from Benfica in May. "
+        "The board named Lisbon forward Oliveira as captain for the new season on Friday."
+    )
+    asked = "Summarise the club's news."
+    result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": [report]})
+    assert result.passing is passes, result.explanation
+
+
+@pytest.mark.parametrize(
+    ("answer", "passes"),
+    [
+        ("The Lantern Year stars a famous Irish actress.", False),
+        ("The Lantern Year stars Niamh Kerr, an Irish actress.", True),
+        ("The Lantern Year stars an actress born in Cork.", True),
+    ],
+)
+def test_an_answer_naming_no_particular_one_of_what_was_asked_fails_in_a_full_check(answer, passes):
+    film = [
+        "The Lantern Year is a 2019 drama film starring Niamh Kerr and Tomas Lind.",
+        "Niamh Kerr (born 1984 in Cork) is an Irish actress.",
+    ]
+    asked = "The Lantern Year stars which actress of Irish heritage?"
+    result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": film})
+    assert result.passing is passes, result.explanation
+    if not passes:
+        assert "which actress" in result.explanation

@@ -20,6 +20,7 @@ from truthguard.refchecker.structure import (
     shared_subjects,
     states_plainly,
     subject_name,
+    unnamed_answer,
     value_contexts,
     verbless,
 )
@@ -612,6 +613,37 @@ def test_a_fragment_has_no_verb():
 )
 def test_a_short_answer_is_read_against_what_its_question_asks(question, answer, off):
     assert off_question(question, answer) == off
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "phrase"),
+    [
+        (
+            "The film stars which actress of Irish heritage?",
+            "It stars a famous Irish actress.",
+            "a famous Irish actress",
+        ),
+        (
+            "Which ports does the ferry call at?",
+            "The ferry calls at several ports.",
+            "several ports",
+        ),
+        ("In what year did the mill close?", "The mill closed many years ago.", "many years"),
+        # a phrase that may say which one is an answer
+        ("The film stars which actress?", "It stars an actress from Cork.", None),
+        ("The film stars which actress?", "It stars the actress Niamh Kerr.", None),
+        ("Which ports does the ferry call at?", "It calls at three ports.", None),
+        ("Which ports does the ferry call at?", "It calls at the ports of Oban and Mull.", None),
+        # denied, it gives none at all; another noun than the one asked about is no answer
+        ("Which deposit do we pay?", "Children don't need a deposit.", None),
+        ("Which actress does it star?", "It stars a famous singer.", None),
+        # a question that asks about no noun
+        ("Who stars in the film?", "A famous actress stars in it.", None),
+    ],
+)
+def test_an_answer_giving_the_asked_noun_as_no_particular_one_is_read(question, answer, phrase):
+    found = unnamed_answer(question, answer)
+    assert (answer[found[1] : found[2]] if found else None) == phrase
 
 
 def test_texts_parsed_together_are_memoised_as_parsed_alone(monkeypatch):

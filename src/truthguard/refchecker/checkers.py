@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from truthguard._text import echoes
 from truthguard.errors import ConfigurationError, InvalidLLMOutput
 from truthguard.llm import LLMSession
+from truthguard.refchecker._alignment import fact_in
 from truthguard.refchecker._analysis import analyse
 from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker._parse import parse_joint_labels, parse_label
@@ -66,7 +67,7 @@ from truthguard.refchecker.lexical import content_recall
 from truthguard.refchecker.meaning import MeaningModel
 from truthguard.refchecker.opposites import denied_words, flips, word_lemmas
 from truthguard.refchecker.retrieval import Retrieval
-from truthguard.refchecker.structure import off_question, parse_all
+from truthguard.refchecker.structure import off_question, parse_all, unnamed_answer
 from truthguard.refchecker.support import FACT_P, SupportModel, claim_features, fact_unsupported
 from truthguard.similarity import CrossEncoderSimilarity, get_default_similarity
 from truthguard.store import ArtifactStore, cached_call
@@ -374,6 +375,34 @@ def _unanswered(
             "start": first.start,
             "end": last.end,
             "text": claim[first.start : last.end],
+        }
+    ]
+
+
+def _unnamed(claim: str, question: str) -> list[dict[str, Any]]:
+    """An ``off_question`` issue when the claim gives what its question asks about as no
+    particular one of its kind ("stars a famous Australian actress", asked which actress; see
+    :func:`~truthguard.refchecker.structure.unnamed_answer`), and names nothing the question
+    does not: an answer that restates the question names no answer. A question answered by
+    one of its options ("A or B") is answered by picking one, and left alone."""
+    if OPTIONS.search(question):
+        return []
+    found = unnamed_answer(question, claim)
+    if found is None:
+        return []
+    asked = analyse(question)
+    if any(not fact_in(f, asked.facts, asked.norms, asked.stems) for f in analyse(claim).facts):
+        return []  # it names something of its own: the readings of values weigh that
+    noun, start, end = found
+    return [
+        {
+            "kind": "content",
+            "relation": "off_question",
+            "start": start,
+            "end": end,
+            "text": claim[start:end],
+            "asked": f"which {noun}",
+            "given": "none in particular",
         }
     ]
 
@@ -824,6 +853,7 @@ class LocalChecker(ClaimChecker):
                 )
                 if i == 0 and claim.sentence is None:  # the answer's opening sentence
                     fields["issues"] += _off_question(claim.text, question)
+                fields["issues"] += _unnamed(claim.text, question)
                 fields["issues"] += _joined_in_question(claim.text, question, fields, near)
                 # the user's own values, held against the sources' ("40 hours clears the
                 # 35-hour minimum"), are theirs to state

@@ -68,6 +68,7 @@ __all__ = [
     "states_plainly",
     "subject_name",
     "titles",
+    "unnamed_answer",
     "value_contexts",
     "verbless",
 ]
@@ -1601,6 +1602,57 @@ def off_question(question: str, answer: str) -> tuple[str, str] | None:
     named = any(t.pos_ == "PROPN" or (t.text[:1].isupper() and not t.is_stop) for t in doc)
     if not named and kinds & _NOT_ASKED_BY_WHO:
         return "who", "a date or number"
+    return None
+
+
+_NO_PARTICULAR = frozenset(
+    ("a", "an", "some", "several", "many", "various", "certain", "numerous", "multiple", "any")
+)
+"""Determiners of a noun that name no particular one of its kind ("a famous actress")."""
+_SAYS_WHICH = frozenset(("prep", "relcl", "acl", "appos", "compound", "nummod", "poss"))
+"""Dependents of a noun that may say which one it is ("an actress *from Perth*")."""
+
+
+def unnamed_answer(question: str, answer: str) -> tuple[str, int, int] | None:
+    """Where the answer gives the noun its question asks about ("... stars *which actress* ...?")
+    as no particular one of its kind: under "a", "some", "several", "many", ..., with nothing
+    that could say which (no name or number in the phrase, no "of", "who", "from" phrase after
+    it), and not denied. Returns (the asked noun, start, end of the phrase in ``answer``), or
+    None.
+
+    "The Rookie stars a famous Australian actress", asked which actress of Australian heritage
+    it stars, and "including several medications", asked under which brand name the medication
+    is sold, restate what was asked and name nothing: every word may be the sources', and the
+    word match alone passes them. "The deposit is £100; the children don't need a deposit" does
+    not give a deposit at all there: a denial is left to the other readings."""
+    asked = next(
+        (
+            t.head
+            for t in parse(question)
+            if t.lower_ in ("which", "what") and t.dep_ == "det" and t.head.pos_ == "NOUN"
+        ),
+        None,
+    )
+    if asked is None:
+        return None
+    noun = asked.lemma_.casefold()
+    for tok in parse(answer):
+        if tok.pos_ != "NOUN" or tok.lemma_.casefold() != noun:
+            continue
+        kids = list(tok.children)
+        if not any(k.dep_ in ("det", "amod") and k.lower_ in _NO_PARTICULAR for k in kids):
+            continue
+        if any(k.dep_ in _SAYS_WHICH for k in kids):
+            continue
+        phrase = list(tok.subtree)
+        if any(k.pos_ == "PROPN" or k.like_num for k in phrase if k is not tok):
+            continue
+        head = tok.head
+        while head.pos_ not in ("VERB", "AUX") and head.head is not head:
+            head = head.head
+        if _negated(head) or any(_negated(k) for k in kids):
+            continue
+        return noun, phrase[0].idx, phrase[-1].idx + len(phrase[-1].text)
     return None
 
 
