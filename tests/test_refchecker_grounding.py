@@ -2481,6 +2481,26 @@ def test_an_action_done_by_another_is_read_through_a_participle_and_any_form_of_
     assert _set_against("Richard Berry wrote the song Louie Louie.", sents, "swapped") == []
 
 
+@pytest.mark.parametrize(
+    ("claim", "swapped"),
+    [
+        # a noun's maker in a "by" phrase does whatever made it
+        ("The score for Harrow Lane was composed by Ada Crane.", [("Ada Crane", "Tom Reyes")]),
+        ("The score for Harrow Lane was composed by Tom Reyes.", []),
+        ("Harrow Lane is a 2004 film with a score by Ada Crane.", [("Ada Crane", "Tom Reyes")]),
+        ("Harrow Lane is a 2004 film with a score by Tom Reyes.", []),
+        # another noun's maker says nothing of this one
+        ("The screenplay of Harrow Lane was written by Ada Crane.", []),
+    ],
+)
+def test_a_nouns_maker_in_a_by_phrase_is_the_doer_of_what_made_it(claim, swapped):
+    sents = [
+        (0, 0, "Harrow Lane is a 2004 drama film with a score by Tom Reyes, starring Ada Crane."),
+        (0, 81, "The film was shot in Leeds."),
+    ]
+    assert _set_against(claim, sents, "swapped") == swapped
+
+
 def test_a_word_the_sources_say_only_of_another_joined_name_is_not_said_of_this_one():
     sents = [
         (0, 0, "The New Pornographers is a Canadian indie rock band formed in 1997."),

@@ -10,6 +10,7 @@ from truthguard.refchecker.structure import (
     denies_otherwise,
     doers,
     frames,
+    makers,
     moves,
     negated_word,
     off_question,
@@ -418,6 +419,10 @@ def test_an_action_is_read_with_who_does_it_and_what_it_is_done_to():
     (write,) = frames('"Louie Louie" is a blues song written by Richard Berry in 1955.')
     assert write.verb == "write" and write.agent.words == {"richard", "berry"}
     assert write.patient.words == {"song"}
+    # a noun's maker in a "by" phrase, a name only
+    (score,) = makers("It is a 2004 film with a score by Tom Reyes.")
+    assert (score.verb, score.agent.words, score.patient.words) == ("", {"tom", "reyes"}, {"score"})
+    assert makers("The journey takes two hours by train.") == []
     assert subject_name("David Lee Roth (born 1954) is an American singer.").words == {
         "david",
         "lee",

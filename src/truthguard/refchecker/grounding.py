@@ -99,6 +99,7 @@ from truthguard.refchecker.structure import (
     granted_on,
     instead,
     lifted_by,
+    makers,
     moves,
     negated_numbers,
     negated_subject,
@@ -700,6 +701,10 @@ def _lemmas_of(text: Analysed) -> set[str]:
     return {t.lemma_.casefold() for t in parse(text.text) if t.pos_ in ("NOUN", "PROPN")}
 
 
+_BY = re.compile(r"\bby\s+[A-Z]")
+"""A "by" phrase naming someone: where a sentence may give a noun's maker."""
+
+
 def _done_by_another(
     claim: Analysed,
     sentences: Sequence[tuple[int, int, str]],
@@ -711,12 +716,15 @@ def _done_by_another(
     the Rock and Roll Hall of Fame" where "he", David Lee Roth, was. A pronoun of the sources
     is read as the named subject of the sentence before it in the same passage. Whom an action
     is done to is weighed only against a person the sources call "he", "she" or "they": a
-    thing is often named otherwise ("the track" for a song's title)."""
+    thing is often named otherwise ("the track" for a song's title). A noun's maker in a "by"
+    phrase (:func:`~truthguard.refchecker.structure.makers`) is the doer of whatever action made
+    it: "The music for About Schmidt was composed by Jack Nicholson" where the film has "music
+    by Rolfe Kent" and stars Jack Nicholson."""
     if not any(f.kind == "name" for f in claim.facts):
         return []
     issues = []
     aliases = _defined_terms(sentences)
-    for mine in frames(claim.text):
+    for mine in [*frames(claim.text), *makers(claim.text)]:
         for role, other in (("agent", "patient"), ("patient", "agent")):
             who = getattr(mine, role)
             if who is None or not who.name:
@@ -724,11 +732,12 @@ def _done_by_another(
             against = getattr(mine, other)
             alike, rival = False, None
             for k, e in near:
-                if not _has_verb(e, mine.verb):
+                made = makers(e.text) if _BY.search(e.text) else []
+                if not made and mine.verb and not _has_verb(e, mine.verb):
                     continue  # (a cheap look before the parse)
-                for theirs in frames(e.text):
-                    if theirs.verb != mine.verb:
-                        continue
+                for theirs in [*frames(e.text), *made]:
+                    if theirs.verb != mine.verb and "" not in (theirs.verb, mine.verb):
+                        continue  # (a noun's maker is the doer of whatever made it)
                     them = getattr(theirs, other)
                     rest = bool(mine.rest & theirs.rest)
                     done_to = bool(

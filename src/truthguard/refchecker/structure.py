@@ -51,6 +51,7 @@ __all__ = [
     "elliptic",
     "frames",
     "instead",
+    "makers",
     "moves",
     "negated_numbers",
     "negated_verb_at",
@@ -1130,6 +1131,23 @@ def frames(text: str) -> list[Frame]:
             elif c.dep_ == "prep":
                 rest |= set().union(*(_phrase(g) for g in c.children if g.dep_ == "pobj"))
         out.append(Frame(tok.lemma_.casefold(), agent, patient, frozenset(rest), light))
+    return out
+
+
+def makers(text: str) -> list[Frame]:
+    """The makers ``text`` gives things with a "by" phrase after a noun, each as a
+    :class:`Frame` with no verb (``""``), the name as its agent and the noun as its patient:
+    "a 2002 film with music by Rolfe Kent" gives the music to Rolfe Kent, "the third album by
+    Blanck Mass" the album to Blanck Mass. Only a name is a maker ("travel by train" names
+    none)."""
+    out = []
+    for tok in parse(text):
+        if tok.lower_ != "by" or tok.dep_ != "prep" or tok.head.pos_ != "NOUN":
+            continue
+        by = next((c for c in tok.children if c.dep_ == "pobj"), None)
+        if by is None or by.pos_ != "PROPN":
+            continue
+        out.append(Frame("", _joined_arg(by), _arg(tok.head), frozenset()))
     return out
 
 
