@@ -634,6 +634,8 @@ def test_a_short_answer_is_read_against_what_its_question_asks(question, answer,
             "several ports",
         ),
         ("In what year did the mill close?", "The mill closed many years ago.", "many years"),
+        # a fragment, its noun the root
+        ("Which actress stars in the film?", "A famous Irish actress.", "A famous Irish actress"),
         # a phrase that may say which one is an answer
         ("The film stars which actress?", "It stars an actress from Cork.", None),
         ("The film stars which actress?", "It stars the actress Niamh Kerr.", None),

@@ -1662,11 +1662,11 @@ def unnamed_answer(question: str, answer: str) -> tuple[str, int, int] | None:
             continue
         if any(k.dep_ in _SAYS_WHICH for k in kids):
             continue
-        phrase = list(tok.subtree)
+        phrase = [k for k in tok.subtree if not (k.is_punct and k.head.i == tok.i)]
         if any(k.pos_ == "PROPN" or k.like_num for k in phrase if k is not tok):
             continue
         head = tok.head
-        while head.pos_ not in ("VERB", "AUX") and head.head is not head:
+        while head.pos_ not in ("VERB", "AUX") and head.dep_ != "ROOT":
             head = head.head
         if _negated(head) or any(_negated(k) for k in kids):
             continue
