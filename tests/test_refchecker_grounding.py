@@ -3437,3 +3437,20 @@ def test_a_description_before_a_surname_fills_another_slot_than_a_first_name(
     g = ground_claim(claim, [(0, o, s) for o, s in zip(at, sentences, strict=True)])
     assert g.label == label, g.issues
     assert [i.text for i in g.issues if i.kind == "name"] == ([issue] if issue else [])
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence", "names"),
+    [
+        # a short form of a word of a name, its other word beside it, is the same name
+        ("Jon Walters is fit to play.", "Jonathan Walters is fit to play.", []),
+        ("West Brom won on Sunday.", "West Bromwich Albion won on Sunday.", []),
+        ("They lost to Man United on Sunday.", "They lost to Manchester United on Sunday.", []),
+        # a name one letter shorter is another person's; with another surname, another name
+        ("Robert Walters is fit to play.", "Roberta Walters is fit to play.", ["Robert"]),
+        ("Jon Walters is fit to play.", "Jonathan Reid is fit to play.", ["Jon", "Walters"]),
+    ],
+)
+def test_a_short_form_of_a_word_of_a_name_is_the_same_name(claim, sentence, names):
+    g = ground_claim(claim, [(0, 0, sentence)])
+    assert [i.text for i in g.issues if i.kind == "name"] == names

@@ -58,6 +58,7 @@ from truthguard.refchecker._alignment import (
     same_sort,
     swapped,
     times,
+    tokens_of,
     year,
 )
 from truthguard.refchecker._analysis import Analysed, analyse, name_spans
@@ -756,7 +757,9 @@ def _done_by_another(
                         doer, at = _named_before(sentences, k)
                     if doer is None or not doer.name:
                         continue
-                    if doer.words & who.words or _one_party(doer.words, who.words, aliases):
+                    if _share_a_word(doer.words, who.words) or _one_party(
+                        doer.words, who.words, aliases
+                    ):
                         alike = True
                     elif rival is None and not doer.words & claim.norms:
                         rival = (at, doer)  # (a name the claim gives a part of its own)
@@ -1753,6 +1756,46 @@ def _neighbours(text: Analysed, values: Sequence[Fact]) -> dict[int, tuple[set[s
     return out
 
 
+def _shortened(fact: Fact, claim: Analysed, sent: Analysed) -> bool:
+    """Whether the claim's one-word name ``fact`` is a short form of a longer word of the same
+    name in ``sent``, the name's other word beside both ("Jon Walters" / "Jonathan Walters",
+    "West Brom" / "West Bromwich", "Man United" / "Manchester United"). The short form is at
+    most three fifths of the long one: "Robert" is no short form of "Roberta"."""
+    at = tokens_of(claim, fact.start, fact.end)
+    if len(at) != 1:
+        return False
+    i, toks, theirs = at[0], claim.tokens, sent.tokens
+    word = toks[i].text
+    if len(word) < 3 or not word.isalpha() or not word[0].isupper():
+        return False
+
+    def beside(j: int, step: int) -> bool:
+        a, b = i + step, j + step
+        return (
+            0 <= a < len(toks)
+            and 0 <= b < len(theirs)
+            and toks[a].text == theirs[b].text
+            and toks[a].text[:1].isupper()
+        )
+
+    return any(
+        t.text[:1].isupper()
+        and _short_form(word.casefold(), t.text.casefold())
+        and (beside(j, 1) or beside(j, -1))
+        for j, t in enumerate(theirs)
+    )
+
+
+def _short_form(short: str, word: str) -> bool:
+    """Whether ``short`` is a short form of ``word`` as :func:`_shortened` reads one."""
+    return len(short) >= 3 and word.startswith(short) and len(short) <= 0.6 * len(word)
+
+
+def _share_a_word(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether two names share a word, or a short form of one ("brom" / "bromwich")."""
+    return bool(a & b) or any(_short_form(x, y) or _short_form(y, x) for x in a for y in b)
+
+
 def _abbreviates(name: str, sent: Analysed) -> bool:
     """Whether ``name``, in capitals, is the initials of consecutive words of ``sent`` in any
     case ("TOIL" of "time off in lieu", "MFA" of "multi-factor authentication": the parts of a
@@ -1881,7 +1924,7 @@ def _renamed(
             continue
         if folded is None:
             folded = [fold(t) for t in texts]
-        whole = re.compile(r"\b" + _HYPHENS.pattern.join(map(re.escape, words)) + r"\b")
+        whole = re.compile(r"\b" + _HYPHENS.pattern.join(map(_or_longer, words)) + r"\b")
         if any(whole.search(t) for t in folded):
             continue
         found = None
@@ -1907,6 +1950,14 @@ def _renamed(
         if found is not None:
             out.append(found)
     return out
+
+
+def _or_longer(word: str) -> str:
+    """A pattern for a word of a name, or the longer word it is a short form of, as
+    :func:`_shortened` reads one ("brom" of "bromwich", not "robert" of "roberta")."""
+    if len(word) < 3 or not word.isalpha():
+        return re.escape(word)
+    return re.escape(word) + rf"(?:\w{{{math.ceil(len(word) * 2 / 3)},}})?"
 
 
 _NEXT_TO = 3
@@ -2352,7 +2403,8 @@ def ground_claim(
         """Whether ``fact`` is stated where it counts (see above)."""
         if fact.kind in ("name", "title"):
             return fact_in(fact, every_facts, every_norms, every_stems, all_names) or (
-                fact.kind == "name" and any(_abbreviates(str(fact.text), e) for e in near)
+                fact.kind == "name"
+                and any(_abbreviates(str(fact.text), e) or _shortened(fact, claim, e) for e in near)
             )
         return fact_in(fact, _dating(fact, all_facts, claim, context), norms, stems, all_names)
 
@@ -2403,6 +2455,7 @@ def ground_claim(
                     or times(fact, _alike(fact, claim)) <= times(fact, sent.facts)
                 )
             ) or _year_after(fact, [sent])
+            in_sentence = in_sentence or (fact.kind == "name" and _shortened(fact, claim, sent))
             if in_sentence:
                 if statement is None:
                     statement = _home_statement(claim, sent)
