@@ -268,3 +268,24 @@ def test_an_answer_naming_no_particular_one_of_what_was_asked_fails_in_a_full_ch
     assert result.passing is passes, result.explanation
     if not passes:
         assert "which actress" in result.explanation
+
+
+@pytest.mark.parametrize(
+    ("answer", "passes"),
+    [
+        ("Hollin Vale is a ballet.", False),
+        ("Hollin Vale is an opera.", True),
+        # its names stated say nothing of what it is
+        ("Hollin Vale is a ballet by Ida Marsh.", False),
+        # one word of it stated, the support model weighs the rest
+        ("Hollin Vale is a grand opera.", True),
+    ],
+)
+def test_an_answer_of_one_claim_none_of_whose_words_is_stated_fails_in_a_full_check(answer, passes):
+    works = [
+        "Hollin Vale is an opera in three acts by Ida Marsh, first staged in 1931.",
+        "Marsh also wrote songs and chamber music.",
+    ]
+    asked = "Are Hollin Vale and The Tide both operas?"
+    result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": works})
+    assert result.passing is passes, result.explanation

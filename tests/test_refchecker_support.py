@@ -12,6 +12,7 @@ from truthguard.refchecker.support import (
     answer_probability,
     claim_features,
     fact_unsupported,
+    says_nothing_stated,
 )
 
 
@@ -166,3 +167,13 @@ def test_a_place_ending_like_a_peoples_adjective_is_a_name_the_sources_must_stat
     claim = "It is a German company."
     german = {"kind": "name", "relation": "ungrounded", "text": "German", "start": 8, "end": 14}
     assert fact_unsupported([german], claim) is None
+
+
+def test_a_claim_says_nothing_stated_when_no_source_states_any_of_its_words():
+    ballet = [_issue("content", "ungrounded", "ballet")]
+    assert says_nothing_stated({"n_content": 1}, ballet)
+    # one word of two stated, or no words besides its names: something is said, or nothing
+    assert not says_nothing_stated({"n_content": 2}, ballet)
+    assert not says_nothing_stated({"n_content": 0}, [])
+    # a name no source states is no word of the claim's own
+    assert not says_nothing_stated({"n_content": 1}, [_issue("name", "ungrounded", "Orff")])

@@ -68,7 +68,13 @@ from truthguard.refchecker.meaning import MeaningModel
 from truthguard.refchecker.opposites import denied_words, flips, word_lemmas
 from truthguard.refchecker.retrieval import Retrieval
 from truthguard.refchecker.structure import off_question, parse_all, unnamed_answer
-from truthguard.refchecker.support import FACT_P, SupportModel, claim_features, fact_unsupported
+from truthguard.refchecker.support import (
+    FACT_P,
+    SupportModel,
+    claim_features,
+    fact_unsupported,
+    says_nothing_stated,
+)
 from truthguard.similarity import CrossEncoderSimilarity, get_default_similarity
 from truthguard.store import ArtifactStore, cached_call
 
@@ -886,6 +892,10 @@ class LocalChecker(ClaimChecker):
                 model = self.support or SupportModel.default()
                 p = model.probability(claim_features(raw, fields["issues"]))
                 why = fact_unsupported(fields["issues"], claim.text)
+                if why is None and len(claims) == 1 and says_nothing_stated(raw, fields["issues"]):
+                    # an answer that is one claim, none of whose words the sources state,
+                    # says nothing they say of its names ("Cardillac is a ballet.")
+                    why = "content"
                 if why is not None:
                     # a number no source states, or a value set against the evidence's own
                     p = max(p, FACT_P)

@@ -40,6 +40,7 @@ __all__ = [
     "claim_numbers",
     "fact_unsupported",
     "fit_logistic",
+    "says_nothing_stated",
 ]
 
 CLAIM_FEATURES: tuple[str, ...] = (
@@ -161,6 +162,18 @@ def fact_unsupported(issues: Sequence[Mapping[str, Any]], claim: str | None = No
         if not _LOOSE_NAME.match(text) or _in_longer_name(i, names) or _place(claim, i):
             return "name"
     return None
+
+
+def says_nothing_stated(numbers: Mapping[str, Any], issues: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a claim holds words besides its names and numbers (``n_content`` of the
+    grounding's ``numbers``) and no source states any of them (``ungrounded`` content issues):
+    "Cardillac is a ballet." where they call it an opera says nothing of Cardillac that they
+    say, though its one name is theirs."""
+    n_content = int(numbers.get("n_content", 0) or 0)
+    missing = sum(
+        1 for i in issues if i.get("kind") == "content" and i.get("relation") == "ungrounded"
+    )
+    return n_content > 0 and missing >= n_content
 
 
 def _place(claim: str | None, issue: Mapping[str, Any]) -> bool:
