@@ -892,9 +892,15 @@ class LocalChecker(ClaimChecker):
                 model = self.support or SupportModel.default()
                 p = model.probability(claim_features(raw, fields["issues"]))
                 why = fact_unsupported(fields["issues"], claim.text)
-                if why is None and len(claims) == 1 and says_nothing_stated(raw, fields["issues"]):
+                if (
+                    why is None
+                    and len(claims) == 1
+                    and not OPTIONS.search(question)
+                    and says_nothing_stated(raw, fields["issues"])
+                ):
                     # an answer that is one claim, none of whose words the sources state,
-                    # says nothing they say of its names ("Cardillac is a ballet.")
+                    # says nothing they say of its names ("Cardillac is a ballet."); one that
+                    # picks an option of "A or B" says it by the name it picks, in any words
                     why = "content"
                 if why is not None:
                     # a number no source states, or a value set against the evidence's own
