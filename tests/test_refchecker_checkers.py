@@ -275,8 +275,8 @@ def test_an_answer_naming_no_particular_one_of_what_was_asked_fails_in_a_full_ch
     [
         ("Hollin Vale is a ballet.", False),
         ("Hollin Vale is an opera.", True),
-        # its names stated say nothing of what it is
-        ("Hollin Vale is a ballet by Ida Marsh.", False),
+        # a date of its own that the sources state says something, in any words
+        ("Hollin Vale premiered in 1931.", True),
         # one word of it stated, the support model weighs the rest
         ("Hollin Vale is a grand opera.", True),
     ],

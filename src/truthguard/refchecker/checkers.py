@@ -385,6 +385,22 @@ def _unanswered(
     ]
 
 
+def _states_its_own_fact(claim: str, asked: set[str], issues: list[dict[str, Any]]) -> bool:
+    """Whether the claim states a name, number or date the question does not use (its words
+    ``asked``) and no issue flags: "in force since 1 September 1872", asked which law applies."""
+    flagged = [(i.get("start"), i.get("end")) for i in issues]
+    for f in analyse(claim).facts:
+        words = {w.casefold() for w in _WORDS.findall(f.text)}
+        if words <= asked:
+            continue
+        if not any(
+            isinstance(a, int) and isinstance(b, int) and a < f.end and f.start < b
+            for a, b in flagged
+        ):
+            return True
+    return False
+
+
 def _unnamed(claim: str, question: str) -> list[dict[str, Any]]:
     """An ``off_question`` issue when the claim gives what its question asks about as no
     particular one of its kind ("stars a famous Australian actress", asked which actress; see
@@ -897,10 +913,12 @@ class LocalChecker(ClaimChecker):
                     and len(claims) == 1
                     and not OPTIONS.search(question)
                     and says_nothing_stated(raw, fields["issues"])
+                    and not _states_its_own_fact(claim.text, asked, fields["issues"])
                 ):
                     # an answer that is one claim, none of whose words the sources state,
-                    # says nothing they say of its names ("Cardillac is a ballet."); one that
-                    # picks an option of "A or B" says it by the name it picks, in any words
+                    # says nothing they say of the names it was asked about ("Cardillac is a
+                    # ballet."); one that picks an option of "A or B", or states a name, number
+                    # or date of its own that they state, says that in any words
                     why = "content"
                 if why is not None:
                     # a number no source states, or a value set against the evidence's own
