@@ -289,3 +289,23 @@ def test_an_answer_of_one_claim_none_of_whose_words_is_stated_fails_in_a_full_ch
     asked = "Are Hollin Vale and The Tide both operas?"
     result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": works})
     assert result.passing is passes, result.explanation
+
+
+@pytest.mark.parametrize(
+    ("answer", "passes"),
+    [
+        ("Ada Crane had a regular role on The Archway.", False),
+        ("Tessa Lind had a regular role on The Archway.", True),
+    ],
+)
+def test_an_answer_giving_another_subject_what_the_sources_say_of_one_fails_in_a_full_check(
+    answer, passes
+):
+    film = [
+        "Girls Night is a 2019 comedy film starring Ada Crane, Tessa Lind and Mae Holt.",
+        "Tessa Lind (born 1988) is an English actress. She had a regular role on the radio "
+        "drama The Archway.",
+    ]
+    asked = "Which Girls Night star had a regular role on The Archway?"
+    result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": film})
+    assert result.passing is passes, result.explanation

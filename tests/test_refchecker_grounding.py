@@ -16,6 +16,7 @@ from truthguard.refchecker.grounding import (
     own_words,
     premises,
     said_of_option,
+    subject_of_another,
 )
 from truthguard.refchecker.segment import split_sentences
 from truthguard.result import DetectionResult, Label
@@ -3454,3 +3455,40 @@ def test_a_description_before_a_surname_fills_another_slot_than_a_first_name(
 def test_a_short_form_of_a_word_of_a_name_is_the_same_name(claim, sentence, names):
     g = ground_claim(claim, [(0, 0, sentence)])
     assert [i.text for i in g.issues if i.kind == "name"] == names
+
+
+def _placed(*texts: str, ref: int = 0) -> list[tuple[int, int, str]]:
+    """``texts`` as the sentences of one passage, with their offsets."""
+    out, at = [], 0
+    for t in texts:
+        out.append((ref, at, t))
+        at += len(t) + 1
+    return out
+
+
+@pytest.mark.parametrize(
+    ("claim", "swapped"),
+    [
+        ("Ada Crane had a regular role on The Archway.", [("Ada Crane", "Tessa Lind")]),
+        ("Tessa Lind had a regular role on The Archway.", []),
+        # a pronoun opening a sentence stands for the subject before it
+        ("Mae Holt presented the Harbour Quiz.", [("Mae Holt", "Tessa Lind")]),
+        # a sentence about what the claim names ("The Archway") says what was done to it
+        ("Ada Crane wrote The Archway.", []),
+        # a passive subject is done to, not the doer
+        ("Ada Crane was cast in The Archway.", []),
+        # a subject the sources name by a defined term is the one it stands for
+        ("Northquay pays for all work completed.", []),
+    ],
+)
+def test_what_the_sources_say_only_of_another_subject_is_not_said_of_the_claims(claim, swapped):
+    sents = _placed(
+        "Girls Night is a 2019 comedy film starring Ada Crane, Tessa Lind and Mae Holt.",
+        "Tessa Lind (born 1988) is an English actress.",
+        "She had a regular role on the radio drama The Archway and presented the Harbour Quiz.",
+        "The Archway was written by Joan Pell.",
+        'Northquay Ltd (the "Client") appointed Brightside Ltd.',
+        "The Client will pay for all work completed.",
+    )
+    found = subject_of_another(claim, sents)
+    assert [(i.text, i.evidence[3]) for i in found] == swapped

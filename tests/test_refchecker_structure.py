@@ -17,6 +17,7 @@ from truthguard.refchecker.structure import (
     only_doers,
     options,
     placed,
+    relation_words,
     remark,
     shared_subjects,
     states_plainly,
@@ -754,3 +755,11 @@ def test_a_post_is_given_to_a_name_by_an_apposition_or_a_copula(text, expected):
 
     found = [(post, text[at:].split()[0].strip(",.")) for post, at, _, _ in titles(text)]
     assert found == expected
+
+
+def test_the_relation_a_clause_gives_its_subject_is_its_verb_or_what_a_linking_verb_links_to():
+    assert relation_words("Mischa Berg won the 2007 National Book Award.") == ("win",)
+    assert relation_words("Queen Ada was a regular on the network.") == ("regular",)
+    assert relation_words("Queen Ada was in Barney Miller.") == ("miller",)
+    assert relation_words("Tessa Lind became famous.") == ("famous",)
+    assert relation_words("A famous Irish actress.") == ()

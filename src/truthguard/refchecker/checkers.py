@@ -62,6 +62,7 @@ from truthguard.refchecker.grounding import (
     premises,
     said_of_joined,
     said_of_option,
+    subject_of_another,
 )
 from truthguard.refchecker.lexical import content_recall
 from truthguard.refchecker.meaning import MeaningModel
@@ -876,6 +877,13 @@ class LocalChecker(ClaimChecker):
                 if i == 0 and claim.sentence is None:  # the answer's opening sentence
                     fields["issues"] += _off_question(claim.text, question)
                 fields["issues"] += _unnamed(claim.text, question)
+                if len(claims) == 1:  # (a longer answer's clauses lean on each other)
+                    flagged = _flagged(fields)
+                    fields["issues"] += [
+                        _issue_fields(x)
+                        for x in subject_of_another(claim.text, in_order)
+                        if (x.start, x.end) not in flagged
+                    ]
                 fields["issues"] += _joined_in_question(claim.text, question, fields, near)
                 # the user's own values, held against the sources' ("40 hours clears the
                 # 35-hour minimum"), are theirs to state

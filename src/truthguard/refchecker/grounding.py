@@ -93,6 +93,7 @@ from truthguard.refchecker.structure import (
     denied_agents,
     denies_otherwise,
     direction_at,
+    doer_name,
     doers,
     ellipses,
     elliptic,
@@ -112,6 +113,7 @@ from truthguard.refchecker.structure import (
     options,
     parse,
     placed,
+    relation_words,
     roles,
     shared_subjects,
     states_plainly,
@@ -134,6 +136,7 @@ __all__ = [
     "premises",
     "said_of_joined",
     "said_of_option",
+    "subject_of_another",
 ]
 
 
@@ -1784,6 +1787,74 @@ def _shortened(fact: Fact, claim: Analysed, sent: Analysed) -> bool:
         and (beside(j, 1) or beside(j, -1))
         for j, t in enumerate(theirs)
     )
+
+
+def subject_of_another(claim_text: str, sentences: Sequence[tuple[int, int, str]]) -> list[Issue]:
+    """The claim's named subject, when the sources state what the claim says of it only of
+    another name: a sentence whose named subject (or the one a pronoun opening it stands for)
+    is another name, and which never names the claim's, states the same relation (the claim's
+    main verb, or what its linking verb links to, see
+    :func:`~truthguard.refchecker.structure.relation_words`) and at least two of the words and
+    names the claim says of its subject, two thirds of them at least, and no sentence naming
+    the claim's subject states as many. "Queen Latifah was a regular on the Oprah Winfrey
+    Network" where the sources say of Tiffany Haddish that she had a regular role on the OWN
+    series, and name Queen Latifah only in the film's cast. A name the sources define as a term
+    ("the Client") is the one it stands for. The checker reads it only of an answer of one
+    claim: a longer answer's clauses lean on each other's subjects."""
+    who = doer_name(claim_text)
+    relation = relation_words(claim_text)
+    if who is None or not relation:
+        return []
+    claim = analyse(claim_text)
+    said = _said_words(claim) - who.words
+    if len(said) < 2:
+        return []
+    aliases = _defined_terms(sentences)
+    own, other = 0, None
+    for k, (_, _, text) in enumerate(sentences):
+        sent = analyse(text)
+        hits = len(said & _said_words(sent))
+        if not hits:
+            continue
+        subject, at = subject_name(text), k
+        opening = _ANAPHOR.match(text)
+        if subject is None and opening is not None and not opening.group("noun"):
+            subject, at = _named_before(sentences, k)  # (a pronoun stands for it)
+        if sent.norms & who.words or (
+            subject is not None
+            and (
+                _share_a_word(subject.words, who.words)
+                or _one_party(subject.words, who.words, aliases)
+            )
+        ):
+            own = max(own, hits)
+        elif (
+            subject is not None
+            and subject.name
+            and not subject.words & said  # (a sentence about what the claim's subject did)
+            and hits >= 2
+            and 3 * hits >= 2 * len(said)
+            and (other is None or hits > other[0])
+            and any(_has_verb(sent, w) or stem(w) in sent.stems for w in relation)
+        ):
+            # (the same relation: "stars an actress born in Cork" says nothing of her)
+            other = (hits, at, subject)
+    if other is None or own >= other[0]:
+        return []
+    _, at, subject = other
+    r, o, text = sentences[at]
+    ev = (r, o + subject.start, o + subject.end, text[subject.start : subject.end])
+    word = claim_text[who.start : who.end]
+    return [Issue("name", "swapped", who.start, who.end, word, ev)]
+
+
+def _said_words(text: Analysed) -> set[str]:
+    """The stems of ``text``'s content words and the words of its names."""
+    words = {stem(text.tokens[i].norm) for i in text.content}
+    for f in text.facts:
+        if f.kind == "name":
+            words |= {t.norm for t in text.tokens if f.start <= t.start < f.end}
+    return words
 
 
 def _short_form(short: str, word: str) -> bool:

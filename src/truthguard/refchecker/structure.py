@@ -45,6 +45,7 @@ __all__ = [
     "denied_agents",
     "denies_otherwise",
     "direction_at",
+    "doer_name",
     "doers",
     "elided",
     "ellipses",
@@ -63,6 +64,7 @@ __all__ = [
     "options",
     "parse",
     "placed",
+    "relation_words",
     "remark",
     "roles",
     "shared_subjects",
@@ -1488,6 +1490,38 @@ def subject_name(text: str) -> Arg | None:
         if tok.dep_ in ("nsubj", "nsubjpass") and tok.head.dep_ == "ROOT" and tok.pos_ == "PROPN":
             return _arg(tok)
     return None
+
+
+def doer_name(text: str) -> Arg | None:
+    """The named active subject of ``text``'s main verb, with the names joined to it ("Alan
+    Furst and Lee Child are both authors": both), or None (a passive subject is done to)."""
+    for tok in parse(text):
+        if tok.dep_ == "nsubj" and tok.head.dep_ == "ROOT" and tok.pos_ == "PROPN":
+            return _joined_arg(tok)
+    return None
+
+
+_LINKING = frozenset(("be", "have", "become", "remain"))
+"""Main verbs that say little alone: what they link their subject to says the relation."""
+
+
+def relation_words(text: str) -> tuple[str, ...]:
+    """What ``text``'s main clause says of its subject, as the words that name the relation:
+    its main verb's lemma ("won the award": win), or for a linking verb the head nouns and
+    adjectives it links to ("was a regular on the network": regular, network). Empty when the
+    parse shows no main verb."""
+    root = next((t for t in parse(text) if t.dep_ == "ROOT"), None)
+    if root is None or root.pos_ not in ("VERB", "AUX"):
+        return ()
+    if root.lemma_.casefold() not in _LINKING:
+        return (root.lemma_.casefold(),)
+    out = []
+    for c in root.children:
+        if c.dep_ in ("attr", "acomp", "dobj") and c.pos_ in ("NOUN", "ADJ", "PROPN"):
+            out.append(c.lower_)
+        elif c.dep_ == "prep":
+            out += [g.lower_ for g in c.children if g.dep_ == "pobj"]
+    return tuple(out)
 
 
 @dataclass(frozen=True)
