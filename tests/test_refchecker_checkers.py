@@ -309,3 +309,16 @@ def test_an_answer_giving_another_subject_what_the_sources_say_of_one_fails_in_a
     asked = "Which Girls Night star had a regular role on The Archway?"
     result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": film})
     assert result.passing is passes, result.explanation
+
+
+def test_a_fuller_name_of_whom_the_question_asks_about_is_no_fact_of_the_answers_own():
+    from truthguard.refchecker.checkers import _states_its_own_fact
+
+    asked = {"what", "kind", "of", "athlete", "is", "claudia", "rivas"}
+    # a name sharing a word with the question is what was asked about, all its words
+    assert not _states_its_own_fact("Claudia Rivas Vega is a runner.", asked, [])
+    # a name or a date of its own that no issue flags is the answer's
+    assert _states_its_own_fact("Her coach is Ana Ruiz.", asked, [])
+    assert _states_its_own_fact("She turned professional in 2012.", asked, [])
+    flagged = [{"start": 28, "end": 32}]
+    assert not _states_its_own_fact("She turned professional in 2012.", asked, flagged)

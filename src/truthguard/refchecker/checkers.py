@@ -388,15 +388,22 @@ def _unanswered(
 
 def _states_its_own_fact(claim: str, asked: set[str], issues: list[dict[str, Any]]) -> bool:
     """Whether the claim states a name, number or date the question does not use (its words
-    ``asked``) and no issue flags: "in force since 1 September 1872", asked which law applies."""
+    ``asked``) and no issue flags: "in force since 1 September 1872", asked which law applies.
+    A name sharing a word with the question is what was asked about ("Claudia Rivas Vega",
+    asked about Claudia Rivas), not a name of the answer's own."""
     flagged = [(i.get("start"), i.get("end")) for i in issues]
+    facts: list[tuple[str, int, int]] = []  # (kind, start, end), a name's words as one
     for f in analyse(claim).facts:
-        words = {w.casefold() for w in _WORDS.findall(f.text)}
-        if words <= asked:
+        if facts and f.kind == facts[-1][0] == "name" and not claim[facts[-1][2] : f.start].strip():
+            facts[-1] = ("name", facts[-1][1], f.end)
+        else:
+            facts.append((f.kind, f.start, f.end))
+    for kind, start, end in facts:
+        words = {w.casefold() for w in _WORDS.findall(claim[start:end])}
+        if words <= asked or (kind == "name" and words & asked):
             continue
         if not any(
-            isinstance(a, int) and isinstance(b, int) and a < f.end and f.start < b
-            for a, b in flagged
+            isinstance(a, int) and isinstance(b, int) and a < end and start < b for a, b in flagged
         ):
             return True
     return False
