@@ -2502,6 +2502,21 @@ def test_a_nouns_maker_in_a_by_phrase_is_the_doer_of_what_made_it(claim, swapped
     assert _set_against(claim, sents, "swapped") == swapped
 
 
+def test_a_by_phrase_of_the_claim_is_held_only_against_the_sources_by_phrases():
+    sents = [
+        (0, 0, "In January, the NFL launched an inquiry into the club."),
+        (0, 56, "The league hired the lawyer Ted Marsh to run the inquiry."),
+    ]
+    # "by" says little of how the two are related: the NFL launched what Ted Marsh runs
+    claim = "It is not clear when the inquiry by Ted Marsh will be complete."
+    assert _set_against(claim, sents, "swapped") == []
+    # against another noun's "by" phrase it is held: "a score by Tom Reyes" above
+    made = [*sents, (0, 114, "A second inquiry by Ada Crane began in March.")]
+    assert ground_claim("The second inquiry by Ted Marsh began in March.", made).label != (
+        "Entailment"
+    )
+
+
 def test_a_word_the_sources_say_only_of_another_joined_name_is_not_said_of_this_one():
     sents = [
         (0, 0, "The New Pornographers is a Canadian indie rock band formed in 1997."),

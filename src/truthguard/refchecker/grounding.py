@@ -740,8 +740,11 @@ def _done_by_another(
                 if not made and mine.verb and not _has_verb(e, mine.verb):
                     continue  # (a cheap look before the parse)
                 for theirs in [*frames(e.text), *made]:
-                    if theirs.verb != mine.verb and "" not in (theirs.verb, mine.verb):
-                        continue  # (a noun's maker is the doer of whatever made it)
+                    if theirs.verb != mine.verb and theirs.verb:
+                        # a noun's maker is the doer of whatever made it; the claim's own "by"
+                        # phrase says too little to hold against an action ("an investigation
+                        # by Ted Wells", which the league launched and hired him to run)
+                        continue
                     them = getattr(theirs, other)
                     rest = bool(mine.rest & theirs.rest)
                     done_to = bool(
