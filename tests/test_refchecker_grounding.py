@@ -38,6 +38,11 @@ def _against(claim: str, sentence: str, soft: SoftMatcher | None = None):
     return ground_claim(claim, [(0, 0, sentence)], soft=soft)
 
 
+def _placed(*texts: str) -> list[tuple[int, int, str]]:
+    """``texts`` joined as one passage, as the segmenter cuts it: (0, offset, sentence)."""
+    return [(0, s.start, s.text) for s in split_sentences(" ".join(texts))]
+
+
 def _values(text: str, kind: str = "number") -> list:
     return [(f.value, f.unit) for f in extract_facts(text) if f.kind == kind]
 
@@ -3449,8 +3454,7 @@ _NAMED = "The board named Lisbon forward Oliveira as captain for the new season.
 def test_a_description_before_a_surname_fills_another_slot_than_a_first_name(
     claim, sentences, label, issue
 ):
-    at = [sum(len(s) + 1 for s in sentences[:k]) for k in range(len(sentences))]
-    g = ground_claim(claim, [(0, o, s) for o, s in zip(at, sentences, strict=True)])
+    g = ground_claim(claim, _placed(*sentences))
     assert g.label == label, g.issues
     assert [i.text for i in g.issues if i.kind == "name"] == ([issue] if issue else [])
 
@@ -3470,15 +3474,6 @@ def test_a_description_before_a_surname_fills_another_slot_than_a_first_name(
 def test_a_short_form_of_a_word_of_a_name_is_the_same_name(claim, sentence, names):
     g = ground_claim(claim, [(0, 0, sentence)])
     assert [i.text for i in g.issues if i.kind == "name"] == names
-
-
-def _placed(*texts: str, ref: int = 0) -> list[tuple[int, int, str]]:
-    """``texts`` as the sentences of one passage, with their offsets."""
-    out, at = [], 0
-    for t in texts:
-        out.append((ref, at, t))
-        at += len(t) + 1
-    return out
 
 
 @pytest.mark.parametrize(

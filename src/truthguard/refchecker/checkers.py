@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from truthguard._text import echoes
 from truthguard.errors import ConfigurationError, InvalidLLMOutput
 from truthguard.llm import LLMSession
-from truthguard.refchecker._alignment import fact_in
+from truthguard.refchecker._alignment import fact_in, one_name
 from truthguard.refchecker._analysis import analyse
 from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker._parse import parse_joint_labels, parse_label
@@ -392,9 +392,10 @@ def _states_its_own_fact(claim: str, asked: set[str], issues: list[dict[str, Any
     A name sharing a word with the question is what was asked about ("Claudia Rivas Vega",
     asked about Claudia Rivas), not a name of the answer's own."""
     flagged = [(i.get("start"), i.get("end")) for i in issues]
+    said = analyse(claim)
     facts: list[tuple[str, int, int]] = []  # (kind, start, end), a name's words as one
-    for f in analyse(claim).facts:
-        if facts and f.kind == facts[-1][0] == "name" and not claim[facts[-1][2] : f.start].strip():
+    for k, f in enumerate(said.facts):
+        if facts and one_name(said, said.facts[k - 1], f):
             facts[-1] = ("name", facts[-1][1], f.end)
         else:
             facts.append((f.kind, f.start, f.end))

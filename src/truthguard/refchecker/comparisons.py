@@ -147,8 +147,7 @@ def _other_side(claim_text: str, names: list[str], first: str, question: str) ->
     if len(options) != 2:
         return None
     a, b = options
-    # each option by the words the other lacks ("Orrin" of "Orrin University")
-    own = [(_words(a) - _words(b)) or _words(a), (_words(b) - _words(a)) or _words(b)]
+    own = [_own_words(a, b), _own_words(b, a)]
     mine = [o for o, words in zip(options, own, strict=True) if words & _words(first)]
     if len(mine) != 1:
         return None
@@ -161,6 +160,12 @@ def _options(question: str) -> list[str]:
     if OPTIONS.search(question) is None:
         return []
     return options(question)
+
+
+def _own_words(name: str, other: str) -> set[str]:
+    """The words of ``name`` that ``other`` lacks, else all of them ("Orrin" of "Orrin
+    University" beside "Tavish State University")."""
+    return (_words(name) - _words(other)) or _words(name)
 
 
 def _words(name: str) -> set[str]:
@@ -185,9 +190,7 @@ def _first_mention(
 ) -> tuple[int, int, int, int] | None:
     """Where ``sentences`` first name ``name``: (sentence index, start and end of the mention,
     where that sentence names ``other``, else its end)."""
-    # a name is found by its own words, not those it shares with the other side ("University"
-    # of "Stellenbosch University" and "Wayne State University")
-    mine = (_words(name) - _words(other)) or _words(name)
+    mine = _own_words(name, other)
     theirs = _words(other) - _words(name)
     if not mine:
         return None

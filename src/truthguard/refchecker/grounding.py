@@ -1853,7 +1853,7 @@ def subject_of_another(claim_text: str, sentences: Sequence[tuple[int, int, str]
 
 def _said_words(text: Analysed) -> set[str]:
     """The stems of ``text``'s content words and the words of its names."""
-    words = {stem(text.tokens[i].norm) for i in text.content}
+    words = _content_stems(text)
     for f in text.facts:
         if f.kind == "name":
             words |= {t.norm for t in text.tokens if f.start <= t.start < f.end}
