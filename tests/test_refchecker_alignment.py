@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from truthguard.refchecker._alignment import Names, fact_in
+from truthguard.refchecker._alignment import Names, fact_in, hedge_met
+from truthguard.refchecker._analysis import analyse
 from truthguard.refchecker._facts import Fact
 
 
@@ -89,3 +90,38 @@ def test_a_year_is_a_bare_whole_number(text, is_year):
 
     (f,) = [f for f in analyse(text).facts if f.kind == "number"]
     assert year(f) is is_year
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence", "met"),
+    [
+        # a rounded value: within half its last digit's place (one significant digit) or
+        # within that place (two or more)
+        ("The flood damaged about 3,100 homes.", "The flood damaged 3,148 homes.", "3,148"),
+        ("The flood damaged about 3,000 homes.", "The flood damaged 3,148 homes.", "3,148"),
+        ("The flood damaged about 3,500 homes.", "The flood damaged 3,148 homes.", None),
+        ("A ticket costs about £40.", "A ticket costs £41.75.", "41.75"),
+        ("Turnout was about 40%.", "Turnout was 47%.", None),
+        # "nearly" / "almost": at most that place below
+        ("Nearly 12 million people voted.", "Officials said 11.8 million people voted.", "11.8"),
+        ("Nearly 12 million people voted.", "Officials said 12.3 million people voted.", None),
+        # a bound: the value rounded down (or up) at its first digit, not a looser one
+        ("More than 3,000 homes were damaged.", "3,148 homes were damaged.", "3,148"),
+        ("More than 100 homes were damaged.", "3,148 homes were damaged.", None),
+        ("More than 4,000 homes were damaged.", "3,148 homes were damaged.", None),
+        ("Fewer than 4,000 homes were damaged.", "3,148 homes were damaged.", "3,148"),
+        # an estimate of the sources' is a value; a bound of theirs is no value to round
+        ("About 3,100 homes were damaged.", "An estimated 3,148 homes were damaged.", "3,148"),
+        ("About 3,100 homes were damaged.", "More than 3,148 homes were damaged.", None),
+        ("Refunds take over 14 days.", "Refunds take up to 30 days.", None),
+        # another measure, a year, a number without a hedge
+        ("A ticket costs about £40.", "A ticket weighs 41.75 kg.", None),
+        ("The bridge was built about 1990.", "The bridge was built in 1987.", None),
+        ("The flood damaged 3,100 homes.", "The flood damaged 3,148 homes.", None),
+    ],
+)
+def test_a_hedged_number_stands_for_the_value_its_hedge_holds_for(claim, sentence, met):
+    a, b = analyse(claim), analyse(sentence)
+    number = next(f for f in a.facts if f.kind == "number")
+    found = hedge_met(a, number, b)
+    assert (found.text.split()[0] if found else None) == met

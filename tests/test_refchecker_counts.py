@@ -63,3 +63,12 @@ def test_a_count_of_what_comes_beyond_is_no_other_count_of_the_whole():
     assert recounts("You used 3 extra desk days this month.", plan) == []
     (r,) = recounts("The Flex plan includes 12 desk days a month.", plan)
     assert (r.text, r.evidence_text) == ("12", "10")
+
+
+def test_a_count_that_rounds_or_bounds_the_evidences_count_is_no_other_count():
+    ev = "The flood damaged 3,148 homes in the valley."
+    assert recounts("The flood damaged more than 3,000 homes.", ev) == []
+    assert recounts("The flood damaged about 3,100 homes.", ev) == []
+    # a hedge that does not hold is another count
+    assert [r.text for r in recounts("The flood damaged about 3,500 homes.", ev)] == ["3,500"]
+    assert [r.text for r in recounts("The flood damaged 3,100 homes.", ev)] == ["3,100"]

@@ -3502,3 +3502,43 @@ def test_what_the_sources_say_only_of_another_subject_is_not_said_of_the_claims(
     )
     found = subject_of_another(claim, sents)
     assert [(i.text, i.evidence[3]) for i in found] == swapped
+
+
+@pytest.mark.parametrize(
+    ("claim", "names"),
+    [
+        # initials with or without their last period are one name
+        ("J.R Hartley is back at home.", []),
+        ("J.R. Hartley is back at home.", []),
+        # another first name of the same family is still another name
+        ("Maud Hartley is back at home.", []),
+        ("Edna Hartley is back at home.", ["Edna"]),
+    ],
+)
+def test_initials_written_without_their_last_period_name_the_same_person(claim, names):
+    sents = _placed(
+        "The author J.R. Hartley left hospital on Monday.",
+        "His sister Maud Hartley said he was back at home.",
+    )
+    g = ground_claim(claim, sents)
+    assert [i.text for i in g.issues if i.kind == "name"] == names
+
+
+@pytest.mark.parametrize(
+    ("claim", "label"),
+    [
+        ("The flood damaged more than 3,000 homes in the valley.", "Entailment"),
+        ("The flood damaged nearly 3,200 homes in the valley.", "Entailment"),
+        ("The flood damaged about 3,100 homes in the valley.", "Entailment"),
+        # a hedge that does not hold for it leaves the number unstated
+        ("The flood damaged about 3,600 homes in the valley.", "Neutral"),
+        ("The flood damaged more than 4,000 homes in the valley.", "Neutral"),
+    ],
+)
+def test_a_number_rounding_or_bounding_the_evidences_is_read_as_its_hedge_says(claim, label):
+    g = ground_claim(claim, _placed("In March the flood damaged 3,148 homes in the valley."))
+    assert g.label == label, g.issues
+    # the hedge's words are read with the number
+    assert [(i.kind, i.text) for i in g.issues] == (
+        [] if label == "Entailment" else [("number", claim.split()[-5])]
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ __all__ = [
     "conflict",
     "copied_share",
     "fact_in",
+    "hedge_at",
+    "hedge_met",
     "local_negation_issue",
     "negation_issue",
     "ordinal",
@@ -358,6 +361,97 @@ def _approximate(text: Analysed, i: int) -> bool:
     """Whether the number at token ``i`` is hedged ("more than", "about", "nearly", "over")."""
     before = {t.norm for t in text.tokens[max(i - 2, 0) : i]}
     return bool(before & APPROX)
+
+
+_HEDGE = re.compile(
+    r"\b(?:(?P<about>about|around|roughly|approximately|some|circa|an\s+estimated|close\s+to)"
+    r"|(?P<nearly>nearly|almost|just\s+under|just\s+short\s+of)"
+    r"|(?P<over>more\s+than|over|upwards\s+of|in\s+excess\s+of|just\s+over)"
+    r"|(?P<under>fewer\s+than|less\s+than|under|below))\s+(?:[$£€¥]\s*)?$",
+    re.IGNORECASE,
+)
+"""A hedge right before a number that says it rounds a value ("about 2,200", "nearly 16
+million") or bounds it by a round one ("more than 2,000", "fewer than 3,000"); not the bounds
+a rule sets ("up to 30 days", "at least 18", "within 14 days"), which are read as such."""
+
+
+def _step(fact: Fact) -> float | None:
+    """The place value of the last significant digit a number is written with: 100 for
+    "2,200", a million for "16 million", 0.1 for "1.5"; None for one in words."""
+    m = _DIGITS.search(fact.text)
+    if m is None:
+        return None
+    written = m.group().replace(",", "")
+    digits = written.replace(".", "").lstrip("0") if "." in written else written.strip("0")
+    value = abs(float(fact.value))  # type: ignore[arg-type]
+    return 10.0 ** (math.floor(math.log10(value)) - max(len(digits), 1) + 1)
+
+
+def hedge_at(text: str, fact: Fact) -> tuple[str, int] | None:
+    """The hedge right before a number (:data:`_HEDGE`): its sort (``about``, ``nearly``,
+    ``over``, ``under``) and where its words start."""
+    lo = max(0, fact.start - 30)
+    m = _HEDGE.search(text[lo : fact.start])
+    if m is None:
+        return None
+    sort = next(k for k in ("about", "nearly", "over", "under") if m.group(k))
+    return sort, lo + m.start()
+
+
+def _bounded_itself(sent: Analysed, f: Fact) -> bool:
+    """Whether a value of the sources is a bound ("more than 2,000", "up to 30 days"), not a
+    value stated as such or estimated ("an estimated 15.9 million")."""
+    m = _HEDGE.search(sent.text[max(0, f.start - 30) : f.start])
+    return (m is not None and not m.group("about")) or bound_span(
+        sent.text, f.start, f.end
+    ) is not None
+
+
+def _lead(value: float) -> float:
+    """The place value of a number's first digit: 1,000 for 2,226."""
+    return 10.0 ** math.floor(math.log10(value))
+
+
+def hedge_met(claim: Analysed, fact: Fact, sent: Analysed) -> Fact | None:
+    """The value of ``sent`` that the claim's hedged number stands for, if any: one of the same
+    measure, stated as such (not hedged or bounded itself), that the hedge holds for. "About
+    2,200" and "about 2,000" round 2,226 (within half the last digit's place, or that place
+    for a number of two significant digits or more); "nearly 16 million" is 15.9 million (at
+    most that place below); "more than 2,000" and "fewer than 3,000" bound 2,226 by itself
+    rounded at its first digit (not "more than 100": a bound that far says little of the
+    count). Years are never hedged values."""
+    if fact.kind != "number" or not isinstance(fact.value, float) or fact.value <= 0:
+        return None
+    hedge = hedge_at(claim.text, fact)
+    if hedge is None or year(fact):
+        return None
+    sort = hedge[0]
+    claimed, step = fact.value, _step(fact)
+    if step is None:
+        return None
+    sig = round(claimed / step)
+    for f in sent.facts:
+        if (
+            f.kind != "number"
+            or not isinstance(f.value, float)
+            or f.value <= 0
+            or year(f)
+            or not (_same_measure(f.unit, fact.unit) or None in (f.unit, fact.unit))
+            or _bounded_itself(sent, f)
+        ):
+            continue
+        stated = f.value
+        if sort == "about":
+            held = abs(stated - claimed) <= (step if sig >= 10 else step / 2)
+        elif sort == "nearly":
+            held = 0 <= claimed - stated <= step
+        elif sort == "over":
+            held = math.floor(stated / _lead(stated)) * _lead(stated) <= claimed < stated
+        else:
+            held = stated < claimed <= math.ceil(stated / _lead(stated)) * _lead(stated)
+        if held:
+            return f
+    return None
 
 
 _WEEKDAYS = frozenset(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from truthguard.refchecker._alignment import hedge_met
 from truthguard.refchecker._analysis import Against, Analysed, analyse
 from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker.derived import per_what
@@ -75,7 +76,8 @@ _BEYOND = frozenset(map(stem, ("extra", "additional", "further", "more", "other"
 def recounts(claim_text: str, evidence_text: str) -> list[Recount]:
     """The claim's numbers the evidence sentence gives another value for the same counted word
     (see the module)."""
-    mine = _counted(analyse(claim_text))
+    claim = analyse(claim_text)
+    mine = _counted(claim)
     if not mine:
         return []
     a = analyse(evidence_text)
@@ -83,8 +85,12 @@ def recounts(claim_text: str, evidence_text: str) -> list[Recount]:
     if not theirs:
         return []
     measured = _counted(a, measures=True)
+    # a count that rounds or bounds one the sentence states ("more than 2,000" of 2,226)
+    hedged = {f.start for f in claim.facts if hedge_met(claim, f, a) is not None}
     out = []
     for value, start, end, text, words in mine:
+        if start in hedged:
+            continue
         # a count of what comes beyond ("3 extra desk days") is no other count of the whole
         # ("10 desk days"), nor the other way round
         same = [t for t in theirs if t[4] & words and bool(t[4] & _BEYOND) == bool(words & _BEYOND)]

@@ -49,6 +49,8 @@ from truthguard.refchecker._alignment import (
     copied_share,
     durations,
     fact_in,
+    hedge_at,
+    hedge_met,
     local_negation_issue,
     misplaced,
     negation_issue,
@@ -1998,7 +2000,9 @@ def _renamed(
             continue
         if folded is None:
             folded = [fold(t) for t in texts]
-        whole = re.compile(r"\b" + _HYPHENS.pattern.join(map(_or_longer, words)) + r"\b")
+        # (initials with or without their last period: "B.B King" is "B.B. King")
+        parts = [_or_longer(w.rstrip(".")) + (r"\.?" if "." in w else "") for w in words]
+        whole = re.compile(r"\b" + _HYPHENS.pattern.join(parts) + r"(?!\w)")
         if any(whole.search(t) for t in folded):
             continue
         found = None
@@ -2657,6 +2661,12 @@ def ground_claim(
         for fact in claim.facts:
             issues.append(Issue(fact.kind, "ungrounded", fact.start, fact.end, fact.text))
 
+    # the claim's numbers that round or bound a value of its evidence sentence
+    hedged = (
+        [f for f in claim.facts if hedge_met(claim, f, evid[best]) is not None]
+        if best is not None
+        else []
+    )
     # content words: exact / stem, else soft
     matches: list[float] = []
     soft_words: dict[str, float] = {}
@@ -2691,6 +2701,9 @@ def ground_claim(
         here = evid[best].facts if best is not None else []
         stated_here = [f for f in claim.facts if fact_in(f, here, _NONE, _NONE)]
         bounds = _bound_words(claim, stated_here)
+        # a rounded or bounded value of the sentence's ("more than 2,000" of 2,226): the
+        # hedge's words are read with it
+        bounds += [(hedge_at(claim.text, f)[1], f.start) for f in hedged]  # type: ignore[index]
         # the asker's own values are read with their units and what the claim compares them by
         # ("five *weeks* is 35", "six weeks *is past* that")
         asker = [
@@ -2800,6 +2813,11 @@ def ground_claim(
 
     said = [analyse(sentence[3])] if sentence else []
     issues = [i for i in issues if not _negated_alike(claim_text, i, said)]
+    if hedged:
+        # a number that rounds or bounds a value its evidence sentence states, as its hedge
+        # says ("nearly 16 million" of 15.9 million), is that value
+        met = {(f.start, f.end) for f in hedged}
+        issues = [i for i in issues if i.kind != "number" or (i.start, i.end) not in met]
     if any(i.relation in ("conflict", "opposite") for i in issues):
         label, support = "Contradiction", 0.0
     elif issues or precision < precision_threshold:
