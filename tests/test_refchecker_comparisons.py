@@ -103,6 +103,32 @@ def test_more_or_fewer_of_a_noun_is_held_against_the_counts_of_each_side(claim, 
     assert [a.text for a, _ in found] == ([wrong] if wrong else [])
 
 
+OPERAS = [
+    "Lumen is an opera in one act by Ada Pell, first staged in 1961.",
+    "Castor is an opera in three acts by Ivo Marr.",
+]
+
+
+@pytest.mark.parametrize(
+    ("claim", "wrong"),
+    [
+        # "one" counts the noun right after it; a noun the lexicon knows only as a verb
+        # ("acts") is read as a noun from the parse
+        ("Lumen has more acts.", "more"),
+        ("Castor has fewer acts.", "fewer"),
+        ("Castor has more acts.", None),
+        ("Lumen has fewer acts.", None),
+    ],
+)
+def test_a_count_of_one_and_a_noun_read_from_the_parse_order_the_sides(claim, wrong):
+    asked = "Which opera has more acts, Lumen or Castor?"
+    found = counted_the_other_way(claim, asked, OPERAS)
+    assert [a.text for a, _ in found] == ([wrong] if wrong else [])
+    # "one" as a pronoun counts nothing
+    pronoun = ["Lumen is one of two operas by Ada Pell.", OPERAS[1]]
+    assert counted_the_other_way(claim, asked, pronoun) == []
+
+
 @pytest.mark.parametrize(
     ("claim", "wrong"),
     [

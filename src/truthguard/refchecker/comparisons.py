@@ -28,7 +28,7 @@ from typing import Any
 from truthguard.refchecker._analysis import Against, Analysed, analyse, name_spans
 from truthguard.refchecker._facts import FUNCTION_WORDS, stem
 from truthguard.refchecker._lemmas import lemmas
-from truthguard.refchecker.structure import options
+from truthguard.refchecker.structure import options, parse
 
 __all__ = ["OPTIONS", "counted_the_other_way", "out_of_order"]
 
@@ -227,7 +227,7 @@ def counted_the_other_way(
     than = k + 1 < len(claim.tokens) and claim.tokens[k + 1].norm == "than"
     if than and not any(lo == k + 2 for lo, _ in name_spans(claim)):
         return []  # "more than one species" compares with a number, not the other side
-    nouns = [t.norm for t in claim.tokens[k + 1 : k + 4] if "NOUN" in lemmas(t.norm)]
+    nouns = [t.norm for t in claim.tokens[k + 1 : k + 4] if _noun(claim_text, t)]
     if not nouns:
         return []
     noun = stem(nouns[-1])  # (of a compound, its head: "band members")
@@ -248,23 +248,38 @@ def counted_the_other_way(
     return [(Against(word.start, word.end, word.text, start, end, text[start:end]), n)]
 
 
+def _noun(text: str, token: Any) -> bool:
+    """Whether a word of ``text`` is a noun: by the lexicon, else by the parse where the
+    lexicon knows only another use of the word ("acts" of "has more acts")."""
+    if "NOUN" in lemmas(token.norm):
+        return True
+    return any(t.idx == token.start and t.pos_ == "NOUN" for t in parse(text))
+
+
 def _count_of(
     name: str, other: str, noun: str, sentences: Sequence[str]
 ) -> tuple[float, int, int, int] | None:
     """The first number of ``noun`` in the first sentence naming ``name`` (before ``other`` is
-    named there): (value, sentence index, start of the mention, end of the number)."""
+    named there): (value, sentence index, start of the mention, end of the number); "one" (no
+    number elsewhere, where it is as often a pronoun) counts one when it counts the noun ("an
+    opera in one act")."""
     found = _first_mention(name, other, sentences)
     if found is None:
         return None
     n, start, _, stop = found
     said = analyse(sentences[n][:stop])
-    for f in said.facts:
-        if f.kind != "number" or f.start < start:
+    ones = {t.start: t.end for t in said.tokens if t.norm == "one"}
+    counts = [(f.start, f.end, f.value) for f in said.facts if f.kind == "number"]
+    counts += [(lo, hi, 1.0) for lo, hi in ones.items()]
+    for lo, hi, value in sorted(counts, key=lambda c: c[0]):
+        if lo < start:
             continue
-        after = [t.norm for t in said.tokens if t.start >= f.end][:3]
-        lead = [t.norm for t in said.tokens if t.end <= f.start][-2:]
+        after = [t.norm for t in said.tokens if t.start >= hi][:3]
+        lead = [t.norm for t in said.tokens if t.end <= lo][-2:]
+        if lo in ones and (not after or stem(after[0]) != noun):
+            continue  # "one" only right before the noun it counts
         if noun in {stem(w) for w in after} or (
             len(lead) == 2 and lead[1] == "of" and stem(lead[0]) == noun
         ):
-            return float(f.value), n, start, f.end  # type: ignore[arg-type]
+            return float(value), n, start, hi  # type: ignore[arg-type]
     return None
