@@ -1,6 +1,6 @@
 """Counts: another number before what the evidence counts."""
 
-from truthguard.refchecker.counts import agreeing, recounts
+from truthguard.refchecker.counts import agreeing, recounts, totals
 
 ROLES = (
     "She is best known as Chelsea Melini on the sitcom Two and a Half Men, and earlier, for "
@@ -72,3 +72,18 @@ def test_a_count_that_rounds_or_bounds_the_evidences_count_is_no_other_count():
     # a hedge that does not hold is another count
     assert [r.text for r in recounts("The flood damaged about 3,500 homes.", ev)] == ["3,500"]
     assert [r.text for r in recounts("The flood damaged 3,100 homes.", ev)] == ["3,100"]
+
+
+def test_one_named_and_others_are_counted_in_all():
+    ev = "Since 2019, she and three other volunteers have run the food bank on Fridays."
+    assert [r.text for r in totals("Four volunteers run the food bank.", ev)] == ["Four"]
+    assert totals("Three volunteers run the food bank.", ev) == []
+    # "three other volunteers" are not all of them
+    assert [r.text for r in recounts("Three volunteers run the food bank.", ev)] == ["Three"]
+    assert recounts("Four volunteers run the food bank.", ev) == []
+    assert agreeing("Three volunteers run the food bank.", ev) == []
+    # the claim's own "three other" repeats the sentence
+    assert [a.text for a in agreeing("She and three other volunteers run it.", ev)] == ["three"]
+    # "other" without one named before it is a count of its own
+    plain = "The centre has three other volunteers on Fridays."
+    assert totals("Four volunteers run the food bank.", plain) == []

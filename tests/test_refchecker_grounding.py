@@ -3542,3 +3542,15 @@ def test_a_number_rounding_or_bounding_the_evidences_is_read_as_its_hedge_says(c
     assert [(i.kind, i.text) for i in g.issues] == (
         [] if label == "Entailment" else [("number", claim.split()[-5])]
     )
+
+
+@pytest.mark.parametrize(
+    ("claim", "label"),
+    [
+        ("Four volunteers have run the food bank since 2019.", "Entailment"),
+        ("Five volunteers have run the food bank since 2019.", "Neutral"),
+    ],
+)
+def test_a_count_of_one_named_and_others_is_stated_in_all(claim, label):
+    sents = _placed("Since 2019, she and three other volunteers have run the food bank.")
+    assert ground_claim(claim, sents).label == label

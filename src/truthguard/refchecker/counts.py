@@ -19,7 +19,7 @@ from truthguard.refchecker._facts import Fact, stem
 from truthguard.refchecker.derived import per_what
 from truthguard.refchecker.structure import counted
 
-__all__ = ["Recount", "agreeing", "recounts"]
+__all__ = ["Recount", "agreeing", "recounts", "totals"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,34 @@ def _counted(a: Analysed, *, measures: bool = False) -> list[tuple[float, int, i
 _BEYOND = frozenset(map(stem, ("extra", "additional", "further", "more", "other", "remaining")))
 """Words that make a count one of what comes beyond another ("3 *extra* days")."""
 
+_OTHER = stem("other")
+_AND = re.compile(r"\band\s+$", re.IGNORECASE)
+
+
+def _in_all(a: Analysed) -> list[tuple[float, int, int, str, set[str]]]:
+    """The counts of one named and others ("she and four other survivors"): that many and one
+    of the noun in all (five survivors), read without "other"."""
+    return [
+        (value + 1, start, end, text, words - {_OTHER})
+        for value, start, end, text, words in _counted(a)
+        if _OTHER in words and _AND.search(a.text[max(0, start - 8) : start])
+    ]
+
+
+def totals(claim_text: str, evidence_text: str) -> list[Recount]:
+    """The claim's counts of a noun that the evidence sentence gives as one named and others
+    ("five survivors" of "she and four other survivors")."""
+    mine = _counted(analyse(claim_text))
+    if not mine:
+        return []
+    whole = _in_all(analyse(evidence_text))
+    out = []
+    for value, start, end, text, words in mine:
+        t = next((t for t in whole if t[0] == value and t[4] & words), None)
+        if t is not None and not words & _BEYOND:
+            out.append(Recount(start, end, text, t[1], t[2], t[3]))
+    return out
+
 
 def recounts(claim_text: str, evidence_text: str) -> list[Recount]:
     """The claim's numbers the evidence sentence gives another value for the same counted word
@@ -81,21 +109,26 @@ def recounts(claim_text: str, evidence_text: str) -> list[Recount]:
     if not mine:
         return []
     a = analyse(evidence_text)
-    theirs = _counted(a)
+    # (one named and others is a count of them all: "she and four other survivors" is five)
+    whole = _in_all(a)
+    theirs = _counted(a) + whole
     if not theirs:
         return []
     measured = _counted(a, measures=True)
     # a count that rounds or bounds one the sentence states ("more than 2,000" of 2,226)
     hedged = {f.start for f in claim.facts if hedge_met(claim, f, a) is not None}
+    others = {t[1] for t in whole}
     out = []
     for value, start, end, text, words in mine:
         if start in hedged:
             continue
+        alone = not words & _BEYOND  # (not "four *other* survivors")
+        read = [t for t in measured if not (alone and t[1] in others)]
         # a count of what comes beyond ("3 extra desk days") is no other count of the whole
         # ("10 desk days"), nor the other way round
         same = [t for t in theirs if t[4] & words and bool(t[4] & _BEYOND) == bool(words & _BEYOND)]
         # the same value of the same noun, read as a measure, is no other count
-        stated = any(t[0] == value and t[4] & words for t in measured)
+        stated = any(t[0] == value and t[4] & words for t in read)
         if same and not stated and all(t[0] != value for t in same):
             t = same[0]
             out.append(Recount(start, end, text, t[1], t[2], t[3]))
@@ -137,10 +170,18 @@ def agreeing(claim_text: str, evidence_text: str, *, of_noun: bool = False) -> l
     if not any(_value_in(f, values) for f in a.facts):
         return []  # (no statement of the claim's numbers, so no parse)
     counted, stated = _counted(a), _stated(a)
+    # "four other survivors" after one named counts five in all, not four
+    others = {t[1] for t in _in_all(a)}
     out = []
     for value, start, end, text, words in mine:
-        same = [t[1:4] for t in counted if t[4] & words and t[0] == value]
-        if same or (value in stated and not of_noun):
+        alone = not words & _BEYOND
+        same = [
+            t[1:4]
+            for t in counted
+            if t[4] & words and t[0] == value and not (alone and t[1] in others)
+        ]
+        bare = value in stated and not of_noun and not (alone and stated[value][0] in others)
+        if same or bare:
             t = same[0] if same else stated[value]
             out.append(Recount(start, end, text, t[0], t[1], t[2]))
     return out

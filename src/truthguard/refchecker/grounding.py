@@ -68,6 +68,7 @@ from truthguard.refchecker._facts import Fact, fold, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
 from truthguard.refchecker._numbers import DURATION_DAYS, bound_span, lead_time, unit_of
+from truthguard.refchecker.counts import totals
 from truthguard.refchecker.derived import (
     WEEKDAYS,
     date_after,
@@ -2813,11 +2814,13 @@ def ground_claim(
 
     said = [analyse(sentence[3])] if sentence else []
     issues = [i for i in issues if not _negated_alike(claim_text, i, said)]
-    if hedged:
-        # a number that rounds or bounds a value its evidence sentence states, as its hedge
-        # says ("nearly 16 million" of 15.9 million), is that value
-        met = {(f.start, f.end) for f in hedged}
-        issues = [i for i in issues if i.kind != "number" or (i.start, i.end) not in met]
+    # a number that rounds or bounds a value its evidence sentence states, as its hedge says
+    # ("nearly 16 million" of 15.9 million), is that value; a count of one named and others
+    # ("five survivors" of "she and four other survivors") is their count in all
+    met = {(f.start, f.end) for f in hedged}
+    if best is not None and any(i.kind == "number" for i in issues):
+        met |= {(r.start, r.end) for r in totals(claim_text, evid[best].text)}
+    issues = [i for i in issues if i.kind != "number" or (i.start, i.end) not in met]
     if any(i.relation in ("conflict", "opposite") for i in issues):
         label, support = "Contradiction", 0.0
     elif issues or precision < precision_threshold:
