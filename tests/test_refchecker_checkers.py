@@ -291,6 +291,26 @@ def test_who_and_what_an_answer_names_are_read_in_a_full_check(case, answer, pas
     assert says in result.explanation
 
 
+_FERRY = ["The Harwick ferry carried 318,400 passengers in 2023, up 12% on the year before."]
+
+
+@pytest.mark.parametrize(
+    ("asked", "answer", "passes"),
+    [
+        # a number rounding or bounding the sources' as its hedge says is theirs
+        ("What happened to the Harwick ferry in 2023?", "It carried over 300,000 passengers.", True),
+        ("What happened to the Harwick ferry in 2023?", "It carried about 320,000 people.", True),
+        ("What happened to the Harwick ferry in 2023?", "It carried over 400,000 passengers.", False),
+        # a question asking for the amount wants it as the sources state it
+        ("How many passengers did the Harwick ferry carry in 2023?", "About 300,000.", False),
+        ("How many passengers did the Harwick ferry carry in 2023?", "318,400.", True),
+    ],
+)
+def test_a_rounded_amount_passes_unless_the_question_asks_for_it(asked, answer, passes):
+    result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": _FERRY})
+    assert result.passing is passes, result.explanation
+
+
 def test_a_fuller_name_of_whom_the_question_asks_about_is_no_fact_of_the_answers_own():
     from truthguard.refchecker.checkers import _states_its_own_fact
 

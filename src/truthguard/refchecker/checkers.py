@@ -56,6 +56,7 @@ from truthguard.refchecker.grounding import (
     Grounding,
     Issue,
     SoftMatcher,
+    asks_amount,
     ground_claim,
     own_case,
     own_words,
@@ -562,6 +563,7 @@ def _recounted(
     fields: dict[str, Any],
     sentences: list[tuple[int, int, str]],
     every: list[tuple[int, int, str]],
+    rounded: bool = True,
 ) -> list[dict[str, Any]]:
     """Other values for the claim's counts: a sentence of its passages counts the same thing
     with another number, none of them states the claim's, and no sentence of the sources
@@ -577,7 +579,7 @@ def _recounted(
     # noun counted ("cut two guests" of the user's booking is no other count than the policy's
     # "groups of 8 guests or more")
     for ref, offset, text in _about_claim(_stems(analyse(claim)), sentences):
-        for r in recounts(claim, text):
+        for r in recounts(claim, text, rounded=rounded):
             if (r.start, r.end) not in flagged and (r.start, r.end) not in out:
                 out[(r.start, r.end)] = _set_against("number", "other_value", r, ref, offset)
     return list(out.values())
@@ -734,6 +736,7 @@ class LocalChecker(ClaimChecker):
         case: Sequence[Fact] = (),
         period: str | None = None,
         case_words: Collection[str] = frozenset(),
+        rounded: bool = True,
     ) -> Grounding:
         """The grounding of claim ``i`` (text ``claim``) in its top-k segments.
 
@@ -764,6 +767,7 @@ class LocalChecker(ClaimChecker):
             case=case,
             period=period,
             case_words=case_words,
+            rounded=rounded,
         )
 
     async def acheck(
@@ -836,6 +840,7 @@ class LocalChecker(ClaimChecker):
         case = own_case(question)  # the asker's own figures ("My spaniel weighs 20 kg")
         period = asked_period(question)  # "What would a year of electricity cost?"
         case_words = own_words(question)  # "I'm on the Core plan": which item of a list is theirs
+        rounded = not asks_amount(question)  # "How many ...?" asks for the amount as stated
         read_claims: list[tuple[Grounding, dict[str, Any], dict[str, Any], str, float]] = []
         for i, claim in enumerate(claims):
             # talk around facts (opinions, questions, ...): only its names and numbers count
@@ -854,6 +859,7 @@ class LocalChecker(ClaimChecker):
                 case=case,
                 period=period,
                 case_words=case_words,
+                rounded=rounded,
             )
             raw: dict[str, Any] = {
                 "precision": round(g.precision, 4),
@@ -877,7 +883,7 @@ class LocalChecker(ClaimChecker):
                 fields["issues"] = _attributed(fields["issues"], claim.text, said)
                 near = _pool(retrieval, i)[0]
                 fields["issues"] += _flipped_words(claim.text, fields, near)
-                fields["issues"] += _recounted(claim.text, fields, near, in_order)
+                fields["issues"] += _recounted(claim.text, fields, near, in_order, rounded)
                 fields["issues"] += _reordered(claim.text, question, fields, in_order)
                 fields["issues"] += _unanswered(
                     claim.text, question, g, whole=claim.sentence is None

@@ -101,9 +101,10 @@ def totals(claim_text: str, evidence_text: str) -> list[Recount]:
     return out
 
 
-def recounts(claim_text: str, evidence_text: str) -> list[Recount]:
+def recounts(claim_text: str, evidence_text: str, *, rounded: bool = True) -> list[Recount]:
     """The claim's numbers the evidence sentence gives another value for the same counted word
-    (see the module)."""
+    (see the module); with ``rounded``, not one that rounds or bounds the sentence's value as
+    its hedge says."""
     claim = analyse(claim_text)
     mine = _counted(claim)
     if not mine:
@@ -116,7 +117,7 @@ def recounts(claim_text: str, evidence_text: str) -> list[Recount]:
         return []
     measured = _counted(a, measures=True)
     # a count that rounds or bounds one the sentence states ("more than 2,000" of 2,226)
-    hedged = {f.start for f in claim.facts if hedge_met(claim, f, a) is not None}
+    hedged = {f.start for f in claim.facts if rounded and hedge_met(claim, f, a) is not None}
     others = {t[1] for t in whole}
     out = []
     for value, start, end, text, words in mine:

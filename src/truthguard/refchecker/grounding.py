@@ -137,6 +137,7 @@ __all__ = [
     "own_case",
     "own_words",
     "premises",
+    "asks_amount",
     "said_of_joined",
     "said_of_option",
     "subject_of_another",
@@ -2371,6 +2372,7 @@ def ground_claim(
     case: Sequence[Fact] = (),
     period: str | None = None,
     case_words: Collection[str] = frozenset(),
+    rounded: bool = True,
 ) -> Grounding:
     """Ground one claim in evidence sentences.
 
@@ -2408,6 +2410,10 @@ def ground_claim(
         case_words: The word stems of a question about the asker's own case (:func:`own_words`):
             the kind of thing a list of the sources gives values to that the user's case is,
             where the claim names none ("I'm on the Core plan").
+        rounded: Whether a number may round or bound a value of its evidence sentence
+            ("more than 2,000" of 2,226; see :func:`~truthguard.refchecker._alignment.hedge_met`):
+            not where the question asks for the amount (:func:`asks_amount`), which an answer
+            gives as the sources state it.
     """
     claim = analyse(claim_text)
     evid = [analyse(text) for _, _, text in sentences]
@@ -2665,7 +2671,7 @@ def ground_claim(
     # the claim's numbers that round or bound a value of its evidence sentence
     hedged = (
         [f for f in claim.facts if hedge_met(claim, f, evid[best]) is not None]
-        if best is not None
+        if best is not None and rounded
         else []
     )
     # content words: exact / stem, else soft
@@ -2807,6 +2813,7 @@ def ground_claim(
                     precision_threshold=precision_threshold,
                     check_content=check_content,
                     referents=referents,
+                    rounded=rounded,
                 )
             return memo[key]
 
@@ -3327,6 +3334,21 @@ def own_case(question: str) -> list[Fact]:
     if not question or not _OWN_CASE.search(question):
         return []
     return [f for f in analyse(question).facts if f.kind == "number"]
+
+
+_ASKS_AMOUNT = re.compile(
+    r"\bhow\s+(?:many|much|long|far|old|tall|big|large|high|deep|wide|heavy|often)\b"
+    r"|\bwhat\s+(?:is|was|are|were)\s+(?:the\s+)?(?:\w+\s+){0,2}"
+    r"(?:population|number|size|length|height|area|attendance|capacity|distance|amount|total)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_amount(question: str) -> bool:
+    """Whether a question asks for an amount ("How many passengers ...?", "What was the
+    population of ...?"): its answer gives the amount as the sources state it, so a rounded
+    one ("around 300,000" of 294,000) is another answer."""
+    return bool(question) and _ASKS_AMOUNT.search(question) is not None
 
 
 _OWN_CASE = re.compile(r"\b(?:I|[Mm]y|[Mm]e|[Ww]e|[Oo]ur|[Uu]s)\b|\b(?:I|[Ww]e)['’]")
