@@ -304,9 +304,15 @@ _FERRY = ["The Harwick ferry carried 318,400 passengers in 2023, up 12% on the y
         # a question asking for the amount wants it as the sources state it
         ("How many passengers did the Harwick ferry carry in 2023?", "About 300,000.", False),
         ("How many passengers did the Harwick ferry carry in 2023?", "318,400.", True),
+        # an answer working through it may round on the way
+        (
+            "How many passengers did the Harwick ferry carry in 2023?",
+            "It carried over 300,000 passengers. That was up 12% on the year before.",
+            True,
+        ),
     ],
 )
-def test_a_rounded_amount_passes_unless_the_question_asks_for_it(asked, answer, passes):
+def test_a_rounded_amount_passes_unless_it_is_the_amount_the_question_asks_for(asked, answer, passes):
     result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": _FERRY})
     assert result.passing is passes, result.explanation
 

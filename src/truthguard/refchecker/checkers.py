@@ -840,7 +840,9 @@ class LocalChecker(ClaimChecker):
         case = own_case(question)  # the asker's own figures ("My spaniel weighs 20 kg")
         period = asked_period(question)  # "What would a year of electricity cost?"
         case_words = own_words(question)  # "I'm on the Core plan": which item of a list is theirs
-        rounded = not asks_amount(question)  # "How many ...?" asks for the amount as stated
+        # an answer that is the amount a question asks for ("How many ...?" "About 300,000.")
+        # gives it as the sources state it; one working through a case may round on the way
+        rounded = not (asks_amount(question) and len(claims) == 1)
         read_claims: list[tuple[Grounding, dict[str, Any], dict[str, Any], str, float]] = []
         for i, claim in enumerate(claims):
             # talk around facts (opinions, questions, ...): only its names and numbers count

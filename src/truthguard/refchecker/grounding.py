@@ -2412,8 +2412,8 @@ def ground_claim(
             where the claim names none ("I'm on the Core plan").
         rounded: Whether a number may round or bound a value of its evidence sentence
             ("more than 2,000" of 2,226; see :func:`~truthguard.refchecker._alignment.hedge_met`):
-            not where the question asks for the amount (:func:`asks_amount`), which an answer
-            gives as the sources state it.
+            not in an answer that is the amount its question asks for (:func:`asks_amount`),
+            which gives it as the sources state it.
     """
     claim = analyse(claim_text)
     evid = [analyse(text) for _, _, text in sentences]
