@@ -298,9 +298,17 @@ _FERRY = ["The Harwick ferry carried 318,400 passengers in 2023, up 12% on the y
     ("asked", "answer", "passes"),
     [
         # a number rounding or bounding the sources' as its hedge says is theirs
-        ("What happened to the Harwick ferry in 2023?", "It carried over 300,000 passengers.", True),
+        (
+            "What happened to the Harwick ferry in 2023?",
+            "It carried over 300,000 passengers.",
+            True,
+        ),
         ("What happened to the Harwick ferry in 2023?", "It carried about 320,000 people.", True),
-        ("What happened to the Harwick ferry in 2023?", "It carried over 400,000 passengers.", False),
+        (
+            "What happened to the Harwick ferry in 2023?",
+            "It carried over 400,000 passengers.",
+            False,
+        ),
         # a question asking for the amount wants it as the sources state it
         ("How many passengers did the Harwick ferry carry in 2023?", "About 300,000.", False),
         ("How many passengers did the Harwick ferry carry in 2023?", "318,400.", True),
@@ -312,7 +320,9 @@ _FERRY = ["The Harwick ferry carried 318,400 passengers in 2023, up 12% on the y
         ),
     ],
 )
-def test_a_rounded_amount_passes_unless_it_is_the_amount_the_question_asks_for(asked, answer, passes):
+def test_a_rounded_amount_passes_unless_it_is_the_amount_the_question_asks_for(
+    asked, answer, passes
+):
     result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": _FERRY})
     assert result.passing is passes, result.explanation
 
