@@ -252,6 +252,13 @@ _HOLLIN = (
         "Marsh also wrote songs and chamber music.",
     ],
 )
+_MARSH = (
+    "Are Ida Marsh and Tom Reyes both composers?",
+    [
+        "Ida Marsh (1901-1980) was an English composer of operas.",
+        "Tom Reyes (born 1950) is an American composer and pianist.",
+    ],
+)
 _ARCHWAY = (
     "Which Girls Night star had a regular role on The Archway?",
     [
@@ -282,6 +289,9 @@ _ARCHWAY = (
         # what the sources say only of another subject, given to this one
         (_ARCHWAY, "Ada Crane had a regular role on The Archway.", False, "Tessa Lind"),
         (_ARCHWAY, "Tessa Lind had a regular role on The Archway.", True, ""),
+        # a denial of what the question asks two names share, which the sources state
+        (_MARSH, "No, only Ida Marsh is a composer.", False, "only"),
+        (_MARSH, "Yes, Ida Marsh and Tom Reyes are both composers.", True, ""),
     ],
 )
 def test_who_and_what_an_answer_names_are_read_in_a_full_check(case, answer, passes, says):

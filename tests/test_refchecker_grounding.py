@@ -11,6 +11,7 @@ from truthguard.refchecker.grounding import (
     EvidencePool,
     SoftMatcher,
     _form_of,
+    denied_of_joined,
     ground_claim,
     own_case,
     own_words,
@@ -3554,3 +3555,42 @@ def test_a_number_rounding_or_bounding_the_evidences_is_read_as_its_hedge_says(c
 def test_a_count_of_one_named_and_others_is_stated_in_all(claim, label):
     sents = _placed("Since 2019, she and three other volunteers have run the food bank.")
     assert ground_claim(claim, sents).label == label
+
+
+_COMPOSERS = [
+    (0, 0, "Ida Marsh (1901-1980) was an English composer of operas."),
+    (1, 0, "Tom Reyes (born 1950) is an American composer and pianist."),
+]
+
+
+@pytest.mark.parametrize(
+    ("claim", "denied"),
+    [
+        # a denial of one of the names the question joins, which the sources state of it
+        ("No, only Ida Marsh is a composer.", "only"),
+        ("Ida Marsh is a composer, but Tom Reyes is not.", "not"),
+        ("Tom Reyes isn't.", "n't"),
+        ("Yes, both Ida Marsh and Tom Reyes are composers.", None),
+        # "only" before one name that the claim joins with the other denies nothing
+        ("Only Ida Marsh and Tom Reyes wrote operas.", None),
+    ],
+)
+def test_a_denial_of_what_the_question_asks_both_names_share_is_held_against_the_sources(
+    claim, denied
+):
+    asked = "Are Ida Marsh and Tom Reyes both composers?"
+    found = denied_of_joined(claim, asked, _COMPOSERS)
+    assert [(i.relation, i.text) for i in found] == ([("conflict", denied)] if denied else [])
+
+
+def test_a_denial_the_sources_do_not_contradict_stands():
+    painter = [_COMPOSERS[0], (1, 0, "Tom Reyes (born 1950) is an American painter.")]
+    asked = "Are Ida Marsh and Tom Reyes both composers?"
+    assert denied_of_joined("No, only Ida Marsh is a composer.", asked, painter) == []
+    # not a yes-or-no question about what they share
+    assert (
+        denied_of_joined(
+            "Only Ida Marsh.", "Which of Ida Marsh and Tom Reyes composed?", _COMPOSERS
+        )
+        == []
+    )

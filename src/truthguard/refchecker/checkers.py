@@ -57,6 +57,7 @@ from truthguard.refchecker.grounding import (
     Issue,
     SoftMatcher,
     asks_amount,
+    denied_of_joined,
     ground_claim,
     own_case,
     own_words,
@@ -307,6 +308,7 @@ def _joined_in_question(
         for i in [
             *said_of_joined(claim, question, sentences),
             *said_of_option(claim, question, sentences),
+            *denied_of_joined(claim, question, sentences),
         ]
         if (i.start, i.end) not in flagged
     ]

@@ -138,6 +138,7 @@ __all__ = [
     "own_case",
     "own_words",
     "premises",
+    "denied_of_joined",
     "said_of_joined",
     "said_of_option",
     "subject_of_another",
@@ -999,6 +1000,76 @@ def said_of_joined(
     said = [(t.start, t.end) for i, t in enumerate(claim.tokens) if i in claim.keys]
     near = [(k, analyse(text)) for k, (_, _, text) in enumerate(sentences)]
     return _of_another(claim, names, said, sentences, near, question)
+
+
+_YES_NO = re.compile(r"^\s*(?:are|were|is|was|do|does|did|have|has|had)\b", re.IGNORECASE)
+
+
+def denied_of_joined(
+    claim_text: str, question: str, sentences: Sequence[tuple[int, int, str]]
+) -> list[Issue]:
+    """An answer to a yes-or-no question about what two joined names share ("Are Ida Marsh
+    and Tom Reyes both composers?") that denies it of one of them ("No, only Ida Marsh is a
+    composer."; "Tom Reyes is not."), where a sentence naming that one states the question's
+    words of it ("Tom Reyes (born 1950) is an American composer"): the denial is set against
+    that sentence. The question's words are its content words besides the names (half of
+    them at least, and one)."""
+    if not _YES_NO.search(question) or not _SHARED.search(question):
+        return []
+    names = _joined_names(question)
+    if len(names) != 2:
+        return []
+    claim = analyse(claim_text)
+    denied = None
+    for j, name in enumerate(names):
+        other = names[1 - j]
+        at = _name_at(claim, name)
+        if at is None:
+            continue
+        lo = max(0, at[0] - 12)
+        only = _ONLY.search(claim_text[lo : at[0]])
+        if only is not None and _name_at(claim, other) is None:
+            denied = (other, lo + only.start(), lo + only.start() + 4)
+            break
+        after = _NOT_AFTER.match(claim_text[at[1] :])
+        if after is not None:
+            cue = 1 if after.group(1) else 2
+            denied = (name, at[1] + after.start(cue), at[1] + after.end(cue))
+            break
+    if denied is None:
+        return []
+    name, lo, hi = denied
+    words = {fold(w) for n in names for w in n.words}
+    asked = {
+        stem(t.norm)
+        for i, t in enumerate(analyse(question).tokens)
+        if i in analyse(question).content and fold(t.norm) not in words
+    } - _SHARED_STEMS
+    if not asked:
+        return []
+    for ref, offset, text in sentences:
+        e = analyse(text)
+        if not _names(name, e):
+            continue
+        if 2 * len(asked & e.stems) >= len(asked):
+            ev = (ref, offset, offset + len(text), text)
+            return [Issue("content", "conflict", lo, hi, claim_text[lo:hi], ev)]
+    return []
+
+
+_ONLY = re.compile(r"\bonly\s+(?:the\s+)?$", re.IGNORECASE)
+_NOT_AFTER = re.compile(
+    r"^\s+(?:is|was|are|were|does|did|has|had)(?:\s+(not)\b|(n['’]t)\b)", re.IGNORECASE
+)
+_SHARED_STEMS = frozenset(map(stem, ("both", "share", "common", "same")))
+
+
+def _name_at(claim: Analysed, name: Arg) -> tuple[int, int] | None:
+    """Where the claim names ``name``: from its first word to its last."""
+    found = [t for t in claim.tokens if fold(t.text) in name.words]
+    if not found or {fold(t.text) for t in found} != set(name.words):
+        return None
+    return found[0].start, found[-1].end
 
 
 def said_of_option(
