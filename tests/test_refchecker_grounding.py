@@ -2432,6 +2432,28 @@ def test_a_short_answer_to_what_joined_names_share_is_said_of_each_of_them():
     assert said_of_joined("Photographer.", "What did Kōbō Abe and Agatha Christie do?", sents) == []
 
 
+@pytest.mark.parametrize(
+    ("claim", "wrong"),
+    [
+        # a claim whose subject is both names says each of its words of each of them
+        ("Yes, both Velloria and Ostrandia are genera of grasses.", ["grasses"]),
+        ("Velloria and Ostrandia are both genera of plants.", []),
+        # a claim of one of them, or of both as objects, is read otherwise
+        ("Velloria is a genus of grasses.", []),
+        ("Botanists described Velloria and Ostrandia as grasses.", []),
+    ],
+)
+def test_a_claim_of_both_joined_names_says_its_words_of_each_of_them(claim, wrong):
+    from truthguard.refchecker.grounding import said_of_joined
+
+    sents = [
+        (0, 0, "Velloria is a genus of grasses native to Chile."),
+        (1, 0, "Ostrandia is a genus of coniferous trees in the cypress family."),
+    ]
+    asked = "Are Velloria and Ostrandia both genera of grasses?"
+    assert [i.text for i in said_of_joined(claim, asked, sents)] == wrong
+
+
 def _set_against(claim: str, sents: list, relation: str) -> list[tuple[str, str]]:
     """The claim's spans of one relation, each with the evidence span it is set against."""
     return [

@@ -989,17 +989,43 @@ def said_of_joined(
     """A short answer without a verb ("Photographer and writer.") to a question about names it
     joins ("What profession do Kōbō Abe and Agatha Christie share?") says each of its words of
     every one of those names: one the sources say only of another of them is not said of this
-    one (see :func:`_of_another`). Only a question that asks what they share ("both",
-    "share", "in common", "the same") says so."""
-    if len(sentences) < 2 or not _SHARED.search(question) or not verbless(claim_text):
+    one (see :func:`_of_another`). So does a claim whose subject is both names ("Yes, both
+    Kunzea and Trollius are genera of grasses", :func:`_both_subject`). Only a question that
+    asks what they share ("both", "share", "in common", "the same") says so."""
+    if len(sentences) < 2 or not _SHARED.search(question):
         return []
     names = _joined_names(question)
     claim = analyse(claim_text)
-    if len(names) < 2 or any(n.words & claim.norms for n in names):
-        return []  # (an answer naming one of them picks it: "Mary Pierce")
-    said = [(t.start, t.end) for i, t in enumerate(claim.tokens) if i in claim.keys]
+    if len(names) < 2:
+        return []
+    if verbless(claim_text):
+        if any(n.words & claim.norms for n in names):
+            return []  # (an answer naming one of them picks it: "Mary Pierce")
+    elif not _both_subject(claim_text, names):
+        return []
+    words = {w for n in names for w in n.words}
+    said = [
+        (t.start, t.end)
+        for i, t in enumerate(claim.tokens)
+        if i in claim.keys and fold(t.text) not in words
+    ]
     near = [(k, analyse(text)) for k, (_, _, text) in enumerate(sentences)]
     return _of_another(claim, names, said, sentences, near, question)
+
+
+def _both_subject(claim_text: str, names: Sequence[Arg]) -> bool:
+    """Whether a claim says something of both names as its subject ("Yes, both Kunzea and
+    Trollius are genera of grasses"): the two names joined by "and" open it, after a "yes" or
+    "both"."""
+    joined = _joined_names(claim_text)
+    if len(joined) != 2 or {frozenset(n.words) for n in joined} != {
+        frozenset(n.words) for n in names
+    }:
+        return False
+    return _OPENS_WITH.fullmatch(claim_text[: joined[0].start]) is not None
+
+
+_OPENS_WITH = re.compile(r"\s*(?:yes\s*,?\s*)?(?:both\s+)?(?:the\s+)?", re.IGNORECASE)
 
 
 _YES_NO = re.compile(r"^\s*(?:are|were|is|was|do|does|did|have|has|had)\b", re.IGNORECASE)
