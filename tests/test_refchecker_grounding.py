@@ -2597,6 +2597,26 @@ def test_a_question_ranks_its_options_only_by_a_comparative_or_a_superlative():
     assert said_of_option("Brant Hill lies furthest west.", ranked, sources) == []
 
 
+@pytest.mark.parametrize(
+    ("claim", "wrong"),
+    [
+        # the option as what a linking verb says the subject is, or as the verb's object
+        ("The town with the stone bridge is Marrick.", ["stone", "bridge"]),
+        ("Walkers know Marrick for its stone bridge.", ["stone", "bridge"]),
+        ("The town with the stone bridge is Brant Hill.", []),
+        # a noun phrase naming a part of the option names no option
+        ("The stone bridge is part of Marrick.", []),
+    ],
+)
+def test_an_option_picked_as_the_complement_or_object_is_said_what_the_claim_says(claim, wrong):
+    sources = [
+        (0, 0, "Marrick is a market town in the west of the county."),
+        (0, 52, "Brant Hill is a village known for its stone bridge."),
+    ]
+    asked = "Which is known for its stone bridge, Marrick or Brant Hill?"
+    assert [i.text for i in said_of_option(claim, asked, sources)] == wrong
+
+
 def test_a_negation_flips_only_what_the_other_side_states_plainly():
     flushed = "A partially filled batch is flushed after 5 seconds."
     same = _against("A batch that isn't full is flushed after 5 seconds.", flushed)

@@ -1279,14 +1279,38 @@ _SHORT_NAME = 4
 def _subject_is(text: str, name: Arg) -> bool:
     """Whether the subject of ``text``'s main verb is ``name``: its phrase shares a word with
     the name, or a word of it misspelt ("Salt and Iron follows ...", whose "Salt" the parse may
-    take for a noun)."""
+    take for a noun); or what a linking main verb says its subject is ("The reserve set up in
+    1969 is Monfragüe": the reserve is Monfragüe), or the main verb's object ("Bauer Media
+    publishes Godey's Lady's Book": what it says is said of the book too), each by its own
+    noun phrase ("part of South America" names a part, not South America)."""
     words = {fold(w) for w in name.words}
-    return any(
-        tok.dep_ in ("nsubj", "nsubjpass")
-        and tok.head.dep_ == "ROOT"
-        and any(_one_word(fold(t.text), w) for t in tok.subtree for w in words)
-        for tok in parse(text)
-    )
+
+    def named(phrase: Any) -> bool:
+        return any(_one_word(fold(t.text), w) for t in phrase for w in words)
+
+    for tok in parse(text):
+        if tok.head.dep_ != "ROOT" or tok.head is tok:
+            continue
+        if tok.dep_ in ("nsubj", "nsubjpass") and named(tok.subtree):
+            return True
+        linked = tok.dep_ in ("attr", "acomp") and tok.head.lemma_ == "be"
+        if (linked or tok.dep_ == "dobj") and named(_noun_phrase(tok)):
+            return True
+    return False
+
+
+_NP_PARTS = frozenset(["compound", "poss", "amod", "det", "flat", "nmod", "case", "nummod"])
+
+
+def _noun_phrase(tok: Any) -> list[Any]:
+    """A noun and the words that make its name ("Godey's Lady's Book"), not its prepositions'
+    objects."""
+    out, todo = [], [tok]
+    while todo:
+        t = todo.pop()
+        out.append(t)
+        todo.extend(c for c in t.children if c.dep_ in _NP_PARTS)
+    return out
 
 
 _ANAPHOR = re.compile(
