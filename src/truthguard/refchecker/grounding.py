@@ -1122,7 +1122,7 @@ def said_of_option(
         for j, n in enumerate(names)
         if n.words and all(any(_one_word(w, m) for m in claim.norms) for w in n.words)
     ]
-    if len(picked) != 1 or not _subject_is(claim_text, names[picked[0]]):
+    if len(picked) != 1 or not _subject_is(claim_text, names[picked[0]], picked=True):
         return []  # ("Guyana is part of South America" says nothing of South America)
     mine = names[picked[0]].words
     asked = analyse(question).stems
@@ -1276,13 +1276,14 @@ _SHORT_NAME = 4
 """Words of names shorter than this are one only when the same ("and" is no "a")."""
 
 
-def _subject_is(text: str, name: Arg) -> bool:
+def _subject_is(text: str, name: Arg, *, picked: bool = False) -> bool:
     """Whether the subject of ``text``'s main verb is ``name``: its phrase shares a word with
     the name, or a word of it misspelt ("Salt and Iron follows ...", whose "Salt" the parse may
-    take for a noun); or what a linking main verb says its subject is ("The reserve set up in
-    1969 is Monfragüe": the reserve is Monfragüe), or the main verb's object ("Bauer Media
-    publishes Godey's Lady's Book": what it says is said of the book too), each by its own
-    noun phrase ("part of South America" names a part, not South America)."""
+    take for a noun). With ``picked`` (the option a claim picks), also what a linking main verb
+    says its subject is ("The reserve set up in 1969 is Monfragüe": the reserve is Monfragüe)
+    or the main verb's object ("Bauer Media publishes Godey's Lady's Book": what it says is
+    said of the book too), each by its own noun phrase ("part of South America" names a part,
+    not South America)."""
     words = {fold(w) for w in name.words}
 
     def named(phrase: Any) -> bool:
@@ -1294,7 +1295,7 @@ def _subject_is(text: str, name: Arg) -> bool:
         if tok.dep_ in ("nsubj", "nsubjpass") and named(tok.subtree):
             return True
         linked = tok.dep_ in ("attr", "acomp") and tok.head.lemma_ == "be"
-        if (linked or tok.dep_ == "dobj") and named(_noun_phrase(tok)):
+        if picked and (linked or tok.dep_ == "dobj") and named(_noun_phrase(tok)):
             return True
     return False
 
