@@ -78,55 +78,51 @@ def test_an_option_opening_the_claim_is_a_side_though_not_read_as_a_name():
     assert out_of_order("Tides was recorded before Harvest.", asked, sources) == []
 
 
-GENERA = [
-    "Velloria is a genus of about 40 species of shrubs native to Chile.",
-    "Ostrandia is a genus of four species of mosses, described in 1911.",
-]
-
-
-@pytest.mark.parametrize(
-    ("claim", "wrong"),
+GENERA = (
+    "Which genus has more species, Velloria or Ostrandia?",
     [
-        ("Ostrandia has more species than Velloria.", "more"),
-        ("Velloria has fewer species.", "fewer"),
-        ("Velloria has more species than Ostrandia.", None),
-        ("Ostrandia has fewer species.", None),
-        # "more than one" compares with a number, not with the other side
-        ("Ostrandia has more than one species.", None),
-        # a count of another noun orders nothing
-        ("Ostrandia has more shrubs.", None),
+        "Velloria is a genus of about 40 species of shrubs native to Chile.",
+        "Ostrandia is a genus of four species of mosses, described in 1911.",
     ],
 )
-def test_more_or_fewer_of_a_noun_is_held_against_the_counts_of_each_side(claim, wrong):
-    asked = "Which genus has more species, Velloria or Ostrandia?"
-    found = counted_the_other_way(claim, asked, GENERA)
-    assert [a.text for a, _ in found] == ([wrong] if wrong else [])
-
-
-OPERAS = [
-    "Lumen is an opera in one act by Ada Pell, first staged in 1961.",
-    "Castor is an opera in three acts by Ivo Marr.",
-]
+OPERAS = (
+    "Which opera has more acts, Lumen or Castor?",
+    [
+        "Lumen is an opera in one act by Ada Pell, first staged in 1961.",
+        "Castor is an opera in three acts by Ivo Marr.",
+    ],
+)
 
 
 @pytest.mark.parametrize(
-    ("claim", "wrong"),
+    ("case", "claim", "wrong"),
     [
+        (GENERA, "Ostrandia has more species than Velloria.", "more"),
+        (GENERA, "Velloria has fewer species.", "fewer"),
+        (GENERA, "Velloria has more species than Ostrandia.", None),
+        (GENERA, "Ostrandia has fewer species.", None),
+        # "more than one" compares with a number, not with the other side
+        (GENERA, "Ostrandia has more than one species.", None),
+        # a count of another noun orders nothing
+        (GENERA, "Ostrandia has more shrubs.", None),
         # "one" counts the noun right after it; a noun the lexicon knows only as a verb
         # ("acts") is read as a noun from the parse
-        ("Lumen has more acts.", "more"),
-        ("Castor has fewer acts.", "fewer"),
-        ("Castor has more acts.", None),
-        ("Lumen has fewer acts.", None),
+        (OPERAS, "Lumen has more acts.", "more"),
+        (OPERAS, "Castor has fewer acts.", "fewer"),
+        (OPERAS, "Castor has more acts.", None),
+        (OPERAS, "Lumen has fewer acts.", None),
     ],
 )
-def test_a_count_of_one_and_a_noun_read_from_the_parse_order_the_sides(claim, wrong):
-    asked = "Which opera has more acts, Lumen or Castor?"
-    found = counted_the_other_way(claim, asked, OPERAS)
+def test_more_or_fewer_of_a_noun_is_held_against_the_counts_of_each_side(case, claim, wrong):
+    asked, sources = case
+    found = counted_the_other_way(claim, asked, sources)
     assert [a.text for a, _ in found] == ([wrong] if wrong else [])
-    # "one" as a pronoun counts nothing
-    pronoun = ["Lumen is one of two operas by Ada Pell.", OPERAS[1]]
-    assert counted_the_other_way(claim, asked, pronoun) == []
+
+
+def test_one_as_a_pronoun_counts_nothing():
+    asked, sources = OPERAS
+    pronoun = ["Lumen is one of two operas by Ada Pell.", sources[1]]
+    assert counted_the_other_way("Lumen has more acts.", asked, pronoun) == []
 
 
 @pytest.mark.parametrize(
