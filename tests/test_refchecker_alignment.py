@@ -110,6 +110,10 @@ def test_a_year_is_a_bare_whole_number(text, is_year):
         ("More than 100 homes were damaged.", "3,148 homes were damaged.", None),
         ("More than 4,000 homes were damaged.", "3,148 homes were damaged.", None),
         ("Fewer than 4,000 homes were damaged.", "3,148 homes were damaged.", "3,148"),
+        # a bound of money, time or a small number sets a threshold of its own
+        ("Claims over £100 need a receipt.", "Claims of £150 need a receipt.", None),
+        ("Refunds take over 10 days.", "Refunds take 14 days.", None),
+        ("Members over 60 travel free.", "Members aged 65 travel free.", None),
         # an estimate of the sources' is a value; a bound of theirs is no value to round
         ("About 3,100 homes were damaged.", "An estimated 3,148 homes were damaged.", "3,148"),
         ("About 3,100 homes were damaged.", "More than 3,148 homes were damaged.", None),

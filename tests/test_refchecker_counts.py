@@ -87,3 +87,7 @@ def test_one_named_and_others_are_counted_in_all():
     # "other" without one named before it is a count of its own
     plain = "The centre has three other volunteers on Fridays."
     assert totals("Four volunteers run the food bank.", plain) == []
+    # each named thing the list joins counts
+    listed = "Ames, Bell and three other volunteers have run the food bank since 2019."
+    assert [r.text for r in totals("Five volunteers run the food bank.", listed)] == ["Five"]
+    assert totals("Four volunteers run the food bank.", listed) == []

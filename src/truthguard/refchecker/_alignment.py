@@ -419,7 +419,9 @@ def hedge_met(claim: Analysed, fact: Fact, sent: Analysed) -> Fact | None:
     for a number of two significant digits or more); "nearly 16 million" is 15.9 million (at
     most that place below); "more than 2,000" and "fewer than 3,000" bound 2,226 by itself
     rounded at its first digit (not "more than 100": a bound that far says little of the
-    count). Years are never hedged values."""
+    count). Such a bound rounds a count of a hundred or more, not an amount of money or time
+    ("over £100" of £150, "over 60" of 65 set a threshold of their own). Years are never
+    hedged values."""
     if fact.kind != "number" or not isinstance(fact.value, float) or fact.value <= 0:
         return None
     hedge = hedge_at(claim.text, fact)
@@ -441,6 +443,10 @@ def hedge_met(claim: Analysed, fact: Fact, sent: Analysed) -> Fact | None:
         ):
             continue
         stated = f.value
+        if sort in ("over", "under") and (
+            stated < 100 or fact.unit in MONEY or fact.unit in DURATION
+        ):
+            continue
         if sort == "about":
             held = abs(stated - claimed) <= (step if sig >= 10 else step / 2)
         elif sort == "nearly":

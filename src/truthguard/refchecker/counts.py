@@ -73,17 +73,19 @@ _BEYOND = frozenset(map(stem, ("extra", "additional", "further", "more", "other"
 """Words that make a count one of what comes beyond another ("3 *extra* days")."""
 
 _OTHER = stem("other")
-_AND = re.compile(r"\band\s+$", re.IGNORECASE)
 
 
 def _in_all(a: Analysed) -> list[tuple[float, int, int, str, set[str]]]:
-    """The counts of one named and others ("she and four other survivors"): that many and one
-    of the noun in all (five survivors), read without "other"."""
-    return [
-        (value + 1, start, end, text, words - {_OTHER})
-        for value, start, end, text, words in _counted(a)
-        if _OTHER in words and _AND.search(a.text[max(0, start - 8) : start])
-    ]
+    """The counts of others joined to what is named ("she and four other survivors"): that
+    many and the things "and" joins to them in all (five survivors; "Ames, Bell and three
+    other members" are five), read without "other"."""
+    joined = [(c.start, c.joined) for c in counted(a.text) if c.joined]
+    out = []
+    for value, start, end, text, words in _counted(a):
+        more = next((n for lo, n in joined if start <= lo < end), 0)
+        if _OTHER in words and more:
+            out.append((value + more, start, end, text, words - {_OTHER}))
+    return out
 
 
 def totals(claim_text: str, evidence_text: str) -> list[Recount]:

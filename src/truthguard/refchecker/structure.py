@@ -502,6 +502,8 @@ class Counted:
     owners: frozenset[str]
     """Lemmas of the nouns and names the clause ties the number to: its subject and what
     modifies it ("team", "plan" of "the Team plan includes 10,000 minutes")."""
+    joined: int = 0
+    """How many things "and" joins to the noun counted ("she and four other survivors": 1)."""
 
 
 def _readings_bytes(readings: tuple[Any, ...]) -> int:
@@ -530,9 +532,19 @@ def counted(text: str) -> tuple[Counted, ...]:
                     if c.dep_ in ("amod", "compound") and c is not tok
                 ),
                 frozenset(_owners(noun)),
+                _joined(noun),
             )
         )
     return tuple(out)
+
+
+def _joined(noun: Any) -> int:
+    """How many things "and" joins to a noun; a name the parse hangs on another name by a
+    comma ("Ames, Bell and three others": Bell in apposition to Ames) is one more of them."""
+    group = noun.conjuncts
+    return len(group) + sum(
+        1 for c in group if c.dep_ == "appos" and c.pos_ == "PROPN" and c.head.pos_ == "PROPN"
+    )
 
 
 def _owners(noun: Any) -> set[str]:
