@@ -91,3 +91,6 @@ def test_one_named_and_others_are_counted_in_all():
     listed = "Ames, Bell and three other volunteers have run the food bank since 2019."
     assert [r.text for r in totals("Five volunteers run the food bank.", listed)] == ["Five"]
     assert totals("Four volunteers run the food bank.", listed) == []
+    # what "or" joins after them is no more of them
+    named = "She and three other volunteers, or helpers, have run the food bank since 2019."
+    assert [r.text for r in totals("Four volunteers run the food bank.", named)] == ["Four"]

@@ -539,9 +539,9 @@ def counted(text: str) -> tuple[Counted, ...]:
 
 
 def _joined(noun: Any) -> int:
-    """How many things "and" joins to a noun; a name the parse hangs on another name by a
-    comma ("Ames, Bell and three others": Bell in apposition to Ames) is one more of them."""
-    group = noun.conjuncts
+    """How many things "and" joins before a noun; a name the parse hangs on another name by
+    a comma ("Ames, Bell and three others": Bell in apposition to Ames) is one more of them."""
+    group = [c for c in noun.conjuncts if c.i < noun.i]
     return len(group) + sum(
         1 for c in group if c.dep_ == "appos" and c.pos_ == "PROPN" and c.head.pos_ == "PROPN"
     )
