@@ -1066,10 +1066,9 @@ def denied_of_joined(
         return []
     name, lo, hi = denied
     words = {fold(w) for n in names for w in n.words}
+    q = analyse(question)
     asked = {
-        stem(t.norm)
-        for i, t in enumerate(analyse(question).tokens)
-        if i in analyse(question).content and fold(t.norm) not in words
+        stem(t.norm) for i, t in enumerate(q.tokens) if i in q.content and fold(t.norm) not in words
     } - _SHARED_STEMS
     if not asked:
         return []
