@@ -259,6 +259,9 @@ _MARSH = (
         "Tom Reyes (born 1950) is an American composer and pianist.",
     ],
 )
+_FERRY = ["The Harwick ferry carried 318,400 passengers in 2023, up 12% on the year before."]
+_FERRY_TOLD = ("What happened to the Harwick ferry in 2023?", _FERRY)
+_FERRY_COUNTED = ("How many passengers did the Harwick ferry carry in 2023?", _FERRY)
 _ARCHWAY = (
     "Which Girls Night star had a regular role on The Archway?",
     [
@@ -292,6 +295,20 @@ _ARCHWAY = (
         # a denial of what the question asks two names share, which the sources state
         (_MARSH, "No, only Ida Marsh is a composer.", False, "only"),
         (_MARSH, "Yes, Ida Marsh and Tom Reyes are both composers.", True, ""),
+        # a number rounding or bounding the sources' as its hedge says is theirs
+        (_FERRY_TOLD, "It carried over 300,000 passengers.", True, ""),
+        (_FERRY_TOLD, "It carried about 320,000 people.", True, ""),
+        (_FERRY_TOLD, "It carried over 400,000 passengers.", False, ""),
+        # an answer that is the amount its question asks for gives it as the sources state it
+        (_FERRY_COUNTED, "About 300,000.", False, ""),
+        (_FERRY_COUNTED, "318,400.", True, ""),
+        # an answer working through it may round on the way
+        (
+            _FERRY_COUNTED,
+            "It carried over 300,000 passengers. That was up 12% on the year before.",
+            True,
+            "",
+        ),
     ],
 )
 def test_who_and_what_an_answer_names_are_read_in_a_full_check(case, answer, passes, says):
@@ -299,42 +316,6 @@ def test_who_and_what_an_answer_names_are_read_in_a_full_check(case, answer, pas
     result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": contexts})
     assert result.passing is passes, result.explanation
     assert says in result.explanation
-
-
-_FERRY = ["The Harwick ferry carried 318,400 passengers in 2023, up 12% on the year before."]
-
-
-@pytest.mark.parametrize(
-    ("asked", "answer", "passes"),
-    [
-        # a number rounding or bounding the sources' as its hedge says is theirs
-        (
-            "What happened to the Harwick ferry in 2023?",
-            "It carried over 300,000 passengers.",
-            True,
-        ),
-        ("What happened to the Harwick ferry in 2023?", "It carried about 320,000 people.", True),
-        (
-            "What happened to the Harwick ferry in 2023?",
-            "It carried over 400,000 passengers.",
-            False,
-        ),
-        # a question asking for the amount wants it as the sources state it
-        ("How many passengers did the Harwick ferry carry in 2023?", "About 300,000.", False),
-        ("How many passengers did the Harwick ferry carry in 2023?", "318,400.", True),
-        # an answer working through it may round on the way
-        (
-            "How many passengers did the Harwick ferry carry in 2023?",
-            "It carried over 300,000 passengers. That was up 12% on the year before.",
-            True,
-        ),
-    ],
-)
-def test_a_rounded_amount_passes_unless_it_is_the_amount_the_question_asks_for(
-    asked, answer, passes
-):
-    result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": _FERRY})
-    assert result.passing is passes, result.explanation
 
 
 def test_a_fuller_name_of_whom_the_question_asks_about_is_no_fact_of_the_answers_own():
