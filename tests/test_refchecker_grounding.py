@@ -68,6 +68,9 @@ def _values(text: str, kind: str = "number") -> list:
         ("A 3 and a quarter hour trip.", [(3.25, "hour")]),
         # a technical measure joined to its number; apart, the unit's name is read as a name
         ("A 2GB bundle at 350Mbps.", [(2.0, "GB"), (350.0, "Mbps")]),
+        # a charge rate or a current joined to a decimal ("1C", "10A" alone may name a flat)
+        ("Charge at 0.5C from a 2.4A port.", [(0.5, "C"), (2.4, "A")]),
+        ("It cycled at 0.2C.", [(0.2, "C")]),
         # abbreviated units of time
         ("Setup takes 20 min, the backup 3 hrs.", [(20.0, "minute"), (3.0, "hour")]),
         ("Louis XV (1715–74).", [(1715.0, None), (1774.0, None)]),
@@ -93,6 +96,13 @@ def _values(text: str, kind: str = "number") -> list:
 )
 def test_numbers_normalise_across_forms(text, expected):
     assert _values(text) == expected
+
+
+def test_digits_joined_to_a_capital_name_a_format_unless_a_decimal_carries_a_unit():
+    assert _values("Flat 1C has a 10A fuse.") == []
+    assert [f.text for f in extract_facts("Flat 1C has a 10A fuse.")] == ["1C", "10A"]
+    # the sentence's closing period is not the unit's
+    assert [f.text for f in extract_facts("It was tested at 0.2C.")] == ["0.2C"]
 
 
 def test_dates_break_into_month_and_numbers_in_any_common_format():
@@ -1940,6 +1950,12 @@ def test_a_value_on_the_other_side_of_a_bound_conflicts():
     assert ground_claim(
         "Journeys below 300 km are booked in standard class.", [(0, 0, sent)]
     ).label != ("Contradiction")
+    # a charge rate is a value with a unit, its bound read as any other's
+    sent = "Charging below 0 °C at rates above 0.5C caused lithium plating."
+    g = ground_claim("Charging below 0 °C caused plating only at rates under 0.5C.", [(0, 0, sent)])
+    assert [(i.relation, i.evidence[3]) for i in g.issues if i.kind == "number"] == [
+        ("opposite", "above 0.5C")
+    ]
     # "no more than" is a bound, not a negation; "up to" is the same side
     sent = "The exhaust hose is 1.5 m long and can be extended to no more than 2 m."
     g = ground_claim(

@@ -309,6 +309,16 @@ _JOINED_UNITS = {
 """Units of technical measures, read as a number's unit where written joined to it ("2GB",
 "350Mbps", "65W"); apart ("2 GB") they read as before, a number and the unit's name."""
 
+_DECIMAL_UNITS = {"C": "C", "A": "A"}
+"""Capital letters read as a unit only joined to a number with decimals: "0.5C" is a battery's
+charge rate, "2.4A" a current; "1C" or "10A" names a flat or a form as often."""
+
+
+def _decimal_unit(number: str, after: str) -> bool:
+    """Whether ``after``, joined to ``number``, is the unit :data:`_DECIMAL_UNITS` reads."""
+    return "." in number and after.rstrip(".") in _DECIMAL_UNITS
+
+
 DURATION_DAYS = {
     "millisecond": 1 / 86_400_000,
     "second": 1 / 86_400,
@@ -757,6 +767,7 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             and len(tokens[j].text.rstrip(".")) <= 2
             and tokens[j].norm.rstrip(".") not in _UNIT_ALIASES  # "3Kg", "5G." as "5G"
             and tokens[j].norm not in _JOINED_UNITS
+            and not _decimal_unit(tok.text, tokens[j].text)
         ):
             # "3D", "4K", "5G": digits joined to a capital name a format, not a count ("his
             # third film" is not stated by "released in IMAX 3D"), read as a name ("2D" is
@@ -783,6 +794,13 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             and tokens[j].norm in _JOINED_UNITS
         ):
             unit, j = _JOINED_UNITS[tokens[j].norm], j + 1  # "2GB", "350Mbps"
+        elif (
+            unit is None
+            and j < len(tokens)
+            and tokens[j].start == tokens[j - 1].end
+            and _decimal_unit(tok.text, tokens[j].text)
+        ):
+            unit, j = _DECIMAL_UNITS[tokens[j].text.rstrip(".")], j + 1  # "0.5C", "2.4A"
         if unit is None:
             unit, words = _unit_after(tokens, j)
             if unit in ("%", BASIS) and (words > 1 or unit == BASIS):
@@ -884,6 +902,8 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
         ):
             j += 1  # "0.73x EBITDA", "a 3x return": a multiple, as "0.73 times" is
         start, end = tok.start, tokens[j - 1].end
+        if unit in _DECIMAL_UNITS and tokens[j - 1].text.endswith("."):
+            end -= 1  # "at 0.2C." ends a sentence
         # the day of a date is written as its digits: its shape is a day's, not a rank's
         written = tok.text[:-2] if day and j == i + 1 else text[start:end]
         facts.append(Fact("number", value, start, end, written, unit))
