@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from truthguard.refchecker._alignment import Names, fact_in, hedge_met
+from truthguard.refchecker._alignment import Names, country_forms, country_in, fact_in, hedge_met
 from truthguard.refchecker._analysis import analyse
 from truthguard.refchecker._facts import Fact
 
@@ -129,3 +129,29 @@ def test_a_hedged_number_stands_for_the_value_its_hedge_holds_for(claim, sentenc
     number = next(f for f in a.facts if f.kind == "number")
     found = hedge_met(a, number, b)
     assert (found.text.split()[0] if found else None) == met
+
+
+def test_a_country_has_its_name_its_peoples_adjective_and_its_codes_as_forms():
+    assert {"denmark", "danish", "dk"} <= country_forms("danish")
+    assert {"united kingdom", "british", "uk"} <= country_forms("uk")
+    assert country_forms("danish") == country_forms("denmark")
+    assert country_forms("copenhagen") == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("name", "sentence", "found"),
+    [
+        ("Denmark", "Residents of the Danish capital can move in next year.", True),
+        ("Swiss", "Switzerland's best rider won the final in Geneva.", True),
+        ("British", "The firm moved its head office to the UK in 2019.", True),
+        ("American", "The firm moved its head office to the US in 2019.", True),
+        ("American", "Sales in the U.S. rose by a fifth.", True),
+        ("British", "Sales in the United Kingdom rose by a fifth.", True),
+        # another country, and a code read only as a name ("us" is a pronoun)
+        ("Swedish", "Residents of the Danish capital can move in next year.", False),
+        ("American", "The firm told us it would move in 2019.", False),
+    ],
+)
+def test_a_country_is_found_in_a_sentence_naming_it_in_another_form(name, sentence, found):
+    fact = Fact("name", name.casefold(), 0, len(name), name)
+    assert country_in(fact, analyse(sentence)) is found

@@ -3652,3 +3652,17 @@ def test_a_denial_the_sources_do_not_contradict_stands():
         )
         == []
     )
+
+
+def test_a_country_named_in_another_form_in_the_evidence_sentence_is_stated():
+    sentences = _placed(
+        "A new district will rise on the old brewery site in the heart of the Danish capital.",
+        "A French firm will design the first blocks.",
+    )
+    g = ground_claim("A new district will rise on the old brewery site in Denmark.", sentences)
+    assert not [i for i in g.issues if i.kind == "name"], g.issues
+    # the form must stand in the sentence the claim retells, not elsewhere in the sources
+    g = ground_claim("A new district will rise on the old brewery site in France.", sentences)
+    assert [(i.text, i.relation) for i in g.issues if i.kind == "name"] == [
+        ("France", "ungrounded")
+    ]

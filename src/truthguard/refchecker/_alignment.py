@@ -18,7 +18,7 @@ from typing import Any
 
 from truthguard.refchecker._analysis import NON_CONTENT as _NON_CONTENT
 from truthguard.refchecker._analysis import Analysed
-from truthguard.refchecker._facts import FUNCTION_WORDS, Fact, stem
+from truthguard.refchecker._facts import FUNCTION_WORDS, Fact, fold, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._numbers import DURATION_DAYS as DURATION
 from truthguard.refchecker._numbers import POUNDS, SUBUNIT, bound_span
@@ -32,6 +32,8 @@ __all__ = [
     "Names",
     "conflict",
     "copied_share",
+    "country_forms",
+    "country_in",
     "fact_in",
     "hedge_at",
     "hedge_met",
@@ -280,6 +282,56 @@ def fact_in(
             return True  # the word itself (the index is built only when it is needed)
         return _name_in(name, Names.of(facts) if names is None else names, norms)
     return False
+
+
+def country_in(fact: Fact, sentence: Analysed) -> bool:
+    """Whether the name ``fact`` names a country (or its people) that ``sentence`` names in
+    another form: "Danish" of "Denmark", "Switzerland's" of "Swiss", "British" of "the UK"
+    (:func:`country_forms`). Read in the claim's evidence sentence only: "the Kingdom of
+    France" is not stated by "a French army" in another sentence. A code of two or three
+    letters counts only in capitals ("US" or "U.S.", not the word "us")."""
+    if fact.kind != "name":
+        return False
+    forms = country_forms(str(fact.value).removesuffix("'s"))
+    if not forms:
+        return False
+    codes = {
+        t.text.replace(".", "").casefold()
+        for t in sentence.tokens
+        if t.text.replace(".", "").isupper() and t.text.replace(".", "").isalpha()
+    }
+    folded = fold(sentence.text)
+    return any(
+        form in codes
+        if len(form) <= 3
+        else re.search(rf"\b{re.escape(form)}\b", folded) is not None
+        if " " in form
+        else form in sentence.norms
+        for form in forms
+    )
+
+
+@functools.cache
+def _countries() -> dict[str, frozenset[str]]:
+    from countryinfo import all_countries
+
+    by_form: dict[str, set[str]] = {}
+    for country in all_countries():
+        info = country.info()
+        forms = {info.get("name"), info.get("demonym"), *(info.get("altSpellings") or ())}
+        folded = {fold(f) for f in forms if isinstance(f, str) and f.strip()}
+        # codes of two or three capitals ("DK", "GBR") and names of three letters or more
+        folded = {f for f in folded if len(f) >= 2}
+        for f in folded:
+            by_form.setdefault(f, set()).update(folded)
+    return {f: frozenset(v) for f, v in by_form.items()}
+
+
+def country_forms(name: str) -> frozenset[str]:
+    """The folded forms of every country ``name`` (folded) is a form of: its name, its
+    people's adjective and its other names and codes (the ``countryinfo`` package's); empty
+    when it names none."""
+    return _countries().get(name, frozenset())
 
 
 def _name_in(name: str, names: Names, norms: frozenset[str]) -> bool:

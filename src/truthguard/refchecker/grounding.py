@@ -47,6 +47,7 @@ from truthguard.refchecker._alignment import (
     bounded_alike,
     conflict,
     copied_share,
+    country_in,
     durations,
     fact_in,
     hedge_at,
@@ -2662,6 +2663,7 @@ def ground_claim(
                 )
             ) or _year_after(fact, [sent])
             in_sentence = in_sentence or (fact.kind == "name" and _shortened(fact, claim, sent))
+            in_sentence = in_sentence or country_in(fact, sent)  # "Danish" of "Denmark"
             if in_sentence:
                 if statement is None:
                     statement = _home_statement(claim, sent)
