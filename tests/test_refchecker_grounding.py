@@ -3666,3 +3666,11 @@ def test_a_country_named_in_another_form_in_the_evidence_sentence_is_stated():
     assert [(i.text, i.relation) for i in g.issues if i.kind == "name"] == [
         ("France", "ungrounded")
     ]
+    # another country in the claim's slot is set against it, whatever people the sentence
+    # names besides ("Dutch" is the name's language here)
+    sent = 'The Harbour Guild (Dutch: "Havengilde") began in Hull and is now active across Canada.'
+    g = ground_claim("The Harbour Guild began in Hull and is now active across the Netherlands.",
+                     [(0, 0, sent)])  # fmt: skip
+    assert [(i.text, i.evidence[3]) for i in g.issues if i.relation == "conflict"] == [
+        ("Netherlands", "Canada")
+    ]

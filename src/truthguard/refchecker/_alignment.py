@@ -41,6 +41,7 @@ __all__ = [
     "negation_issue",
     "ordinal",
     "other_value",
+    "same_country",
     "same_sort",
     "swapped",
     "tokens_of",
@@ -325,6 +326,13 @@ def _countries() -> dict[str, frozenset[str]]:
         for f in folded:
             by_form.setdefault(f, set()).update(folded)
     return {f: frozenset(v) for f, v in by_form.items()}
+
+
+def same_country(fact: Fact, other: str) -> bool:
+    """Whether the name ``fact`` and the text ``other`` name one country in two of its forms
+    ("Denmark" and "Danish")."""
+    forms = country_forms(str(fact.value).removesuffix("'s")) if fact.kind == "name" else ()
+    return fold(other).removesuffix("'s") in forms
 
 
 def country_forms(name: str) -> frozenset[str]:

@@ -58,6 +58,7 @@ from truthguard.refchecker._alignment import (
     one_name,
     ordinal,
     other_value,
+    same_country,
     same_sort,
     swapped,
     times,
@@ -2663,7 +2664,6 @@ def ground_claim(
                 )
             ) or _year_after(fact, [sent])
             in_sentence = in_sentence or (fact.kind == "name" and _shortened(fact, claim, sent))
-            in_sentence = in_sentence or country_in(fact, sent)  # "Danish" of "Denmark"
             if in_sentence:
                 if statement is None:
                     statement = _home_statement(claim, sent)
@@ -2708,16 +2708,24 @@ def ground_claim(
                         Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev)
                     )
                 continue
-            if other is not None:
+            elsewhere = None if other is not None else other_value(fact, claim, evid)
+            rival = other.text if other is not None else None
+            if elsewhere is not None:
+                rival = sentences[elsewhere[0]][2][elsewhere[1] : elsewhere[2]]
+            if rival is not None and same_country(fact, rival):
+                pass  # "Denmark" where the sentence has "Danish" in its slot
+            elif other is not None:
                 ev = (ref, offset + other.start, offset + other.end, other.text)
                 issues.append(Issue(fact.kind, "conflict", fact.start, fact.end, fact.text, ev))
-            elif (elsewhere := other_value(fact, claim, evid)) is not None:
+            elif elsewhere is not None:
                 # the evidence fills this slot with another value ("The Prestige is starring
                 # Michael Caine" for "The Prestige stars Orlando Bloom")
                 k, lo, hi = elsewhere
                 r, o, text = sentences[k]
                 ev = (r, o + lo, o + hi, text[lo:hi])
                 issues.append(Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev))
+            elif country_in(fact, sent):
+                pass  # a country the sentence names in another form ("Danish" of "Denmark")
             elif _first_in_words(fact, sent):
                 pass  # "his first appearance" where the sentence says "his debut appearance"
             elif _year_after(fact, near):
