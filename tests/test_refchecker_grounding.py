@@ -3604,6 +3604,24 @@ def test_a_number_rounding_or_bounding_the_evidences_is_read_as_its_hedge_says(c
 
 
 @pytest.mark.parametrize(
+    ("claim", "numbers"),
+    [
+        ("The flood destroyed 212 homes and damaged more than 3,000 homes.", []),
+        # the other sentence's value must count what the claim's counts
+        ("The flood destroyed 212 homes and damaged more than 3,000 farms.", ["3,000"]),
+        ("The flood destroyed 212 homes and damaged about 3,600 homes.", ["3,600"]),
+    ],
+)
+def test_a_claim_joined_from_two_sentences_may_round_a_value_of_either(claim, numbers):
+    sents = _placed(
+        "The flood destroyed 212 homes in the valley last March.",
+        "In all, 212 homes were lost and 3,148 homes were damaged, the council said.",
+    )
+    g = ground_claim(claim, sents)
+    assert [i.text for i in g.issues if i.kind == "number"] == numbers
+
+
+@pytest.mark.parametrize(
     ("claim", "label"),
     [
         ("Four volunteers have run the food bank since 2019.", "Entailment"),

@@ -441,6 +441,20 @@ def _shares_two(claim: Analysed, claim_stems: set[str], e: Analysed | _Group) ->
     return shared >= 2
 
 
+def _counts_alike(claim: Analysed, fact: Fact, sent: Analysed, theirs: Fact | None) -> bool:
+    """Whether the word right after ``theirs`` in ``sent`` and the one right after the claim's
+    ``fact`` are one word (the thing both count: "2,000 injured" and "2,226 injuries")."""
+    if theirs is None:
+        return False
+    mine = _word_after(claim, fact.end)
+    return mine is not None and mine == _word_after(sent, theirs.end)
+
+
+def _word_after(a: Analysed, end: int) -> str | None:
+    after = next((t for t in a.tokens if t.start >= end), None)
+    return stem(after.norm) if after is not None and after.norm.isalpha() else None
+
+
 SLOT_MORE = 2
 """How many more of the words a claim says of a value a rival of another value must have said
 of it than any statement of the claim's own value, for the claim to have put its value in the
@@ -2799,12 +2813,25 @@ def ground_claim(
         for fact in claim.facts:
             issues.append(Issue(fact.kind, "ungrounded", fact.start, fact.end, fact.text))
 
-    # the claim's numbers that round or bound a value of its evidence sentence
-    hedged = (
-        [f for f in claim.facts if hedge_met(claim, f, evid[best]) is not None]
-        if best is not None and rounded
-        else []
-    )
+    # the claim's numbers that round or bound a value of its evidence sentence, or a value of
+    # another sentence stating two of its words or values that counts the same thing: a claim
+    # joined from two sentences ("643 killed, more than 2,000 injured" of "643 deaths and
+    # 2,226 injuries")
+    others = [
+        e
+        for e in near
+        if best is not None and e is not evid[best] and _shares_two(claim, claim_stems, e)
+    ]
+    hedged = [
+        f
+        for f in claim.facts
+        if best is not None
+        and rounded
+        and (
+            hedge_met(claim, f, evid[best]) is not None
+            or any(_counts_alike(claim, f, e, hedge_met(claim, f, e)) for e in others)
+        )
+    ]
     # content words: exact / stem, else soft
     matches: list[float] = []
     soft_words: dict[str, float] = {}
