@@ -321,8 +321,7 @@ def _countries() -> dict[str, frozenset[str]]:
         info = country.info()
         forms = {info.get("name"), info.get("demonym"), *(info.get("altSpellings") or ())}
         folded = {fold(f) for f in forms if isinstance(f, str) and f.strip()}
-        # codes of two or three capitals ("DK", "GBR") and names of three letters or more
-        folded = {f for f in folded if len(f) >= 2}
+        folded = {f for f in folded if len(f) >= 2}  # (no single letters)
         for f in folded:
             by_form.setdefault(f, set()).update(folded)
     return {f: frozenset(v) for f, v in by_form.items()}

@@ -451,6 +451,7 @@ def _counts_alike(claim: Analysed, fact: Fact, sent: Analysed, theirs: Fact | No
 
 
 def _word_after(a: Analysed, end: int) -> str | None:
+    """The stem of the word right after offset ``end`` of ``a``, if a word follows."""
     after = next((t for t in a.tokens if t.start >= end), None)
     return stem(after.norm) if after is not None and after.norm.isalpha() else None
 
@@ -2817,21 +2818,18 @@ def ground_claim(
     # another sentence stating two of its words or values that counts the same thing: a claim
     # joined from two sentences ("643 killed, more than 2,000 injured" of "643 deaths and
     # 2,226 injuries")
-    others = [
-        e
-        for e in near
-        if best is not None and e is not evid[best] and _shares_two(claim, claim_stems, e)
-    ]
-    hedged = [
-        f
-        for f in claim.facts
-        if best is not None
-        and rounded
-        and (
-            hedge_met(claim, f, evid[best]) is not None
-            or any(_counts_alike(claim, f, e, hedge_met(claim, f, e)) for e in others)
-        )
-    ]
+    hedged: list[Fact] = []
+    others: list[Analysed] | None = None  # (found only for a hedge the sentence does not meet)
+    for f in claim.facts if best is not None and rounded else ():
+        if hedge_met(claim, f, evid[best]) is not None:
+            hedged.append(f)
+        elif hedge_at(claim.text, f) is not None:
+            if others is None:
+                others = [
+                    e for e in near if e is not evid[best] and _shares_two(claim, claim_stems, e)
+                ]
+            if any(_counts_alike(claim, f, e, hedge_met(claim, f, e)) for e in others):
+                hedged.append(f)
     # content words: exact / stem, else soft
     matches: list[float] = []
     soft_words: dict[str, float] = {}
