@@ -147,7 +147,7 @@ def test_a_country_has_its_name_its_peoples_adjective_and_its_codes_as_forms():
         ("American", "The firm moved its head office to the US in 2019.", True),
         ("American", "Sales in the U.S. rose by a fifth.", True),
         ("British", "Sales in the United Kingdom rose by a fifth.", True),
-        # another country, and a code read only as a name ("us" is a pronoun)
+        # another country, and a code counts only in capitals ("us" is a pronoun)
         ("Swedish", "Residents of the Danish capital can move in next year.", False),
         ("American", "The firm told us it would move in 2019.", False),
     ],
