@@ -2337,6 +2337,28 @@ def test_a_value_the_sources_state_of_another_slot_is_another_value():
     ]
 
 
+@pytest.mark.parametrize(
+    ("claim", "rival"),
+    [
+        # a second duration of the claim's leaves few words that are the first one's alone
+        ("Claims must be filed within 14 days of purchase and take 5 days to process.", "30"),
+        ("Claims must be filed within 30 days of purchase and take 5 days to process.", None),
+        # a bound with no event it counts from, or one no statement counts from, is left alone
+        ("Repairs must be booked within 14 days and take 5 days.", None),
+        ("Claims must be filed within 14 days of the refund and take 5 days to process.", None),
+    ],
+)
+def test_a_bound_counting_from_an_event_is_held_against_the_value_counted_from_it(claim, rival):
+    sents = _placed(
+        "Claims must be filed within 30 days of purchase, and repairs booked within 14 days.",
+        "Refunds are paid within 14 days of delivery of the returned item.",
+        "A claim takes 5 days to process.",
+    )
+    g = ground_claim(claim, sents)
+    found = [i.evidence[3] for i in g.issues if i.relation == "other_value"]
+    assert found == ([rival] if rival else []), g.issues
+
+
 def test_a_value_is_held_against_the_sentence_that_states_its_slot():
     sentences = [
         (0, 0, "A holding deposit secures a property for up to 15 days while we check references."),

@@ -1689,6 +1689,14 @@ def _slot_rival(
         ]
         if len(bounded) == 1:
             return bounded[0]
+    anchor = _anchored(claim, fact)
+    if anchor is not None and not dated and all(_anchored(texts[j], g) != anchor for j, g in same):
+        # the claim's bound counts from an event no statement of its value counts from, and
+        # one value of the sort does ("within 2 hours of collection" where the sources give
+        # "within 60 minutes of collection" and "within 2 hours of centrifugation")
+        from_it = [(j, g) for j, g in rivals if _anchored(texts[j], g) == anchor]
+        if len(from_it) == 1:
+            return from_it[0]
     if dated and (own or more < 3):
         return None
     if own <= 1 and more - own >= SLOT_MORE and more * 3 >= len(said):
@@ -2453,6 +2461,25 @@ def _describes(text: Analysed, fact: Fact) -> bool:
     """Whether the value ``fact`` is joined by a hyphen to its unit and the noun it describes
     ("a 24-hour line", "the 30-day limit"): what a thing is, not a slot of its own."""
     return bool(re.match(r"-[^\W\d_]+(?:-[^\W\d_]+)*\s+[^\W\d_]", text.text[fact.end :]))
+
+
+_ANCHORS = frozenset(["of", "after", "from", "before"])
+
+
+def _anchored(text: Analysed, fact: Fact) -> tuple[str, str] | None:
+    """The bound word opening ``fact`` and the event it counts from: ("within", "collect") of
+    "within 2 hours of collection"; None unless both are there."""
+    lead = _lead(text, fact)
+    if lead is None:
+        return None
+    after = [t for t in text.tokens if t.start >= fact.end][:3]
+    k = next((i for i, t in enumerate(after) if t.norm in _ANCHORS), None)
+    if k is None or k > 1 or k + 1 >= len(after):
+        return None
+    nxt = after[k + 1]
+    if nxt.norm in STOPWORDS or not nxt.norm.isalpha():
+        return None
+    return lead, stem(nxt.norm)
 
 
 def _lead(text: Analysed, fact: Fact) -> str | None:
