@@ -2464,6 +2464,8 @@ def _describes(text: Analysed, fact: Fact) -> bool:
 
 
 _ANCHORS = frozenset(["of", "after", "from", "before"])
+"""The words after a bounded value that name the event it counts from ("within 14 days *of*
+purchase", "30 days *from* delivery")."""
 
 
 def _anchored(text: Analysed, fact: Fact) -> tuple[str, str] | None:
