@@ -643,6 +643,8 @@ def test_a_number_naming_one_of_a_series_is_not_worked_with(text, word, ok):
         ("We charge 12p for each kilometre over.", "12p", [({"kilometr"}, 1.0, True)]),
         ("Lessons cost £30 an hour.", "30", [({"hour"}, 1.0, False)]),
         ("The fee is £40 in total.", "40", []),
+        ("Plus goes from €3.99 to €4.49 a month.", "3.99", [({"month"}, 1.0, False)]),
+        ("Shares were sold at £9.95-£10.25 per share.", "9.95", [({"shar"}, 1.0, False)]),
         ("Prices rose 5% a year.", "5", []),
     ],
 )

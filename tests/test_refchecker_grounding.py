@@ -1196,6 +1196,25 @@ def test_a_value_the_sources_state_about_something_else_is_set_against_the_slot_
         assert all(i.relation != "other_value" for i in g.issues), claim
 
 
+def test_a_value_given_per_another_period_is_not_moved_into_a_rates_slot():
+    text = (
+        "Premium goes from $5.99 to $6.49 a month for new members from 1 March 2027. "
+        "The yearly plan stays at $59.99."
+    )
+    sents = [(0, 0, text[:75]), (0, 76, text[76:])]
+    pool = EvidencePool.of_passages([[t for _, _, t in sents]])
+    # the range is given per month, the claim's $59.99 per year: another slot than the range's
+    claim = "New members from 1 March 2027 pay $6.49 a month for Premium, or $59.99 a year."
+    g = ground_claim(claim, sents, pool=pool)
+    assert all(i.relation != "other_value" for i in g.issues), g.issues
+    # the yearly price given per month is still moved into the monthly price's slot
+    claim = "New members from 1 March 2027 pay $59.99 a month for Premium."
+    g = ground_claim(claim, sents, pool=pool)
+    assert [(i.text, i.relation) for i in g.issues if i.kind == "number"] == [
+        ("59.99", "other_value")
+    ], g.issues
+
+
 def test_a_value_stated_in_a_sentence_pointing_back_to_the_one_before_is_not_moved():
     text = (
         "In 2024 Halvard Foods reported sales of £820 million, up from £760 million in 2023. "

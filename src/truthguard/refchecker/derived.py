@@ -815,6 +815,9 @@ _PER_WHAT = re.compile(
 "£22 *per extra day*", "£25 *an hour*", "£3.80 *per metre* per night", "£1.10 per week *for
 each £1,000*")."""
 
+_RANGE_END = re.compile(r"\s*(?:to|[-–])\s*[£$€]?\d[\d,]*(?:\.\d+)?p?(?=\s)", re.IGNORECASE)
+"""The last value of a range after its first ("*to €4.49*", "*-£10.25*")."""
+
 _MONEY_WORDS = frozenset(map(stem, ("pound", "dollar", "euro")))
 """Nouns a rate may be given per that are money ("7 points for each *pound*")."""
 
@@ -852,7 +855,10 @@ def per_what(fact: Fact, text: str) -> tuple[tuple[frozenset[str], float, bool],
     rate."""
     if fact.unit == "%":
         return ()
-    m = _PER_WHAT.match(text, fact.end)
+    # the first value of a range is given per what its last one is ("from €3.99 to €4.49 a
+    # month")
+    to = _RANGE_END.match(text, fact.end)
+    m = _PER_WHAT.match(text, to.end() if to else fact.end)
     if m is None or (m.group("unit") or "").casefold() in STOPWORDS:
         return ()
     keys = [_per_key(m, text)]

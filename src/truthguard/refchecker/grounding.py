@@ -2734,6 +2734,8 @@ def ground_claim(
             if (other is None or not swapped(fact, other, claim, sent, ops)) and stated(fact):
                 # stated elsewhere, unless the claim moved it into this sentence's slot
                 moved = misplaced(fact, claim, evid, best)
+                if moved is not None and _rated_apart(fact, claim, moved[1], evid[best]):
+                    moved = None  # "€39.99 a year" is not in the slot of "€3.99 a month"
                 if moved is not None and any(
                     _retells(f, claim, sent, e)
                     for f in _alike(fact, claim)
