@@ -1215,6 +1215,34 @@ def test_a_value_given_per_another_period_is_not_moved_into_a_rates_slot():
     ], g.issues
 
 
+def test_an_ordinal_of_the_evidence_sentence_is_no_slot_a_count_is_moved_into():
+    rate = (
+        "Scooters cost members 15p per minute from the first minute, capped at £5 per ride for"
+        " annual members."
+    )
+    lost = "Lost scooters must be reported within 30 minutes."
+    sents = [(0, 0, rate), (0, len(rate) + 1, lost)]
+    pool = EvidencePool.of_passages([[t for _, _, t in sents]])
+    # "the first minute" says which minute is charged, not how many: a 30-minute ride the
+    # claim works through is not put in its slot
+    claim = (
+        "Scooters cost members 15p a minute, capped at £5 a ride for annual members, so a"
+        " 30-minute ride costs £4.50."
+    )
+    g = ground_claim(claim, sents, pool=pool)
+    assert all(i.relation != "other_value" for i in g.issues), g.issues
+    # a count in the slot of the sentence's own count still conflicts
+    rate = rate.replace("from the first minute", "for the first 20 minutes")
+    sents = [(0, 0, rate), (0, len(rate) + 1, lost)]
+    pool = EvidencePool.of_passages([[t for _, _, t in sents]])
+    claim = (
+        "Scooters cost members 15p a minute for the first 30 minutes, capped at £5 a ride for"
+        " annual members."
+    )
+    g = ground_claim(claim, sents, pool=pool)
+    assert [(i.text, i.relation) for i in g.issues if i.kind == "number"] == [("30", "conflict")]
+
+
 def test_a_value_stated_in_a_sentence_pointing_back_to_the_one_before_is_not_moved():
     text = (
         "In 2024 Halvard Foods reported sales of £820 million, up from £760 million in 2023. "
@@ -3121,6 +3149,26 @@ def test_a_date_worked_from_the_askers_date_and_a_stated_stretch_is_theirs(claim
     asked = "I paid the invoice on 16 June. When must I send my claim?"
     left = premises([month, number], claim, asked, "Claims must reach us within 30 days.")
     assert left == ([month, number] if kept else [])
+
+
+@pytest.mark.parametrize(
+    ("claim", "word", "kept"),
+    [
+        ("You're moving four items.", "four", False),
+        ("You're moving seven items.", "seven", True),
+        ("Your three trips come to £4.50.", "three", False),
+        ("Your four trips come to £4.50.", "four", True),
+    ],
+)
+def test_a_count_of_the_things_the_asker_lists_is_theirs(claim, word, kept):
+    issue = _issue("number", "ungrounded", word, claim)
+    if "items" in claim:
+        asked = "We need to move a piano, a wardrobe and two beds. What will it cost?"
+        said = "Removals cost £30 for up to three items plus £10 for each further item."
+    else:
+        asked = "Today I took two bus trips and later one tram trip. What do I pay?"
+        said = "Each bus or tram trip costs £1.50."
+    assert premises([issue], claim, asked, said) == ([issue] if kept else [])
 
 
 @pytest.mark.parametrize(("total", "kept"), [("£87", False), ("£97", True)])

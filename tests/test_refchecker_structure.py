@@ -10,6 +10,7 @@ from truthguard.refchecker.structure import (
     denies_otherwise,
     doers,
     frames,
+    listed_totals,
     makers,
     moves,
     negated_word,
@@ -457,6 +458,9 @@ def test_a_word_is_stated_plainly_only_where_nothing_denies_or_restricts_it():
     assert not states_plainly("Repairs (loss of heating or hot water) come first.", "heating")
     assert not states_plainly("A lack of sleep slows reactions.", "sleep")
     assert states_plainly("The heating is repaired first.", "heating")
+    # a word describing a noun under "no" is denied with it
+    assert not states_plainly("The coating had no measurable effect on wear.", "measurable")
+    assert states_plainly("The coating had a measurable effect on wear.", "measurable")
     assert denies_otherwise("Urgent repairs include the loss of hot water.")
 
 
@@ -763,3 +767,20 @@ def test_the_relation_a_clause_gives_its_subject_is_its_verb_or_what_a_linking_v
     assert relation_words("Queen Ada was in Barney Miller.") == ("miller",)
     assert relation_words("Tessa Lind became famous.") == ("famous",)
     assert relation_words("A famous Irish actress.") == ()
+
+
+@pytest.mark.parametrize(
+    ("question", "by_noun", "lists"),
+    [
+        ("We need to move a piano, a wardrobe and three beds.", {}, [5]),
+        ("I bought 3 shirts, 2 pairs of jeans and a hat.", {}, [6]),
+        (
+            "This week I took two bus trips of 20 minutes and one tram trip.",
+            {"trip": 3},
+            [],
+        ),
+        ("I have a dog.", {}, []),
+    ],
+)
+def test_the_things_an_asker_lists_are_counted(question, by_noun, lists):
+    assert listed_totals(question) == (by_noun, lists)

@@ -73,6 +73,7 @@ from truthguard.refchecker._numbers import DURATION_DAYS, bound_span, lead_time,
 from truthguard.refchecker.counts import totals
 from truthguard.refchecker.derived import (
     WEEKDAYS,
+    counts_of,
     date_after,
     day_of_date,
     derived,
@@ -106,6 +107,7 @@ from truthguard.refchecker.structure import (
     granted_on,
     instead,
     lifted_by,
+    listed_totals,
     makers,
     moves,
     negated_numbers,
@@ -3420,6 +3422,22 @@ def premises(
                 claim_facts,
                 [analyse(evidence).facts, *(analyse(t).facts for t in near), answer],
                 unstated,
+            )
+        }
+        # a count of the things the asker lists ("a sofa, a fridge and two armchairs": "four
+        # bulky items"), or of one thing they count twice ("three e-bike rides ... and one
+        # e-scooter ride": "the four rides")
+        totals, lists = listed_totals(question)
+        premise |= {
+            (f.start, f.end)
+            for f in numbers
+            if unfound.get((f.start, f.end)) == "ungrounded"
+            and f.unit is None
+            and (
+                f.value in lists
+                or any(
+                    n == f.value and stem(k) in counts_of(f, claim_text) for k, n in totals.items()
+                )
             )
         }
     # a value the claim points back to ("up to *that* £1,500") that another claim of the answer

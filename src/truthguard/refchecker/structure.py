@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from truthguard.memory import memoised
+from truthguard.refchecker._numbers import unit_of
 from truthguard.refchecker._spacy import ZonedParser, load, without_torch
 from truthguard.refchecker._tokens import stem
 
@@ -538,6 +539,67 @@ def counted(text: str) -> tuple[Counted, ...]:
     return tuple(out)
 
 
+_COUNT_WORDS = {
+    w: n
+    for n, w in enumerate(
+        [
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+        ],
+        start=1,
+    )
+}
+_COUNT = r"(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d+)"
+_ITEM = rf"{_COUNT}\s+(?:(?!and\b){_COUNT}?[a-z][\w'-]*\s+){{0,2}}(?!and\b)[a-z][\w'-]*"
+_LIST = re.compile(rf"\b{_ITEM}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+){_ITEM})+", re.IGNORECASE)
+"""A list of things, each with its count ("a sofa, a fridge and two armchairs")."""
+_ITEM_COUNT = re.compile(rf"(?:^|(?<=,\s)|(?<=,)|(?<=\band\s))({_COUNT})\s", re.IGNORECASE)
+
+
+def _how_many(noun: Any) -> int | None:
+    """How many of ``noun`` its phrase gives: its number ("two armchairs", "3 rooms"), or one
+    for "a", "an" ("a sofa"); None for any other."""
+    for c in noun.children:
+        if c.dep_ == "nummod":
+            word = c.lower_
+            return _COUNT_WORDS.get(word) or (int(word) if word.isdigit() else None)
+    return 1 if any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in noun.children) else None
+
+
+def _count_value(word: str) -> int:
+    word = word.casefold()
+    return int(word) if word.isdigit() else _COUNT_WORDS.get(word, 1)
+
+
+def listed_totals(text: str) -> tuple[dict[str, int], list[int]]:
+    """How many things ``text`` (an asker's question) gives in all: by noun, where it counts
+    one noun twice or more ("three e-bike rides ... and one e-scooter ride": 4 rides, by the
+    noun's lemma, from the parse), and for each list of things each given with its count ("a
+    sofa, a fridge and two armchairs": 4)."""
+    by_noun: dict[str, list[int]] = {}
+    for tok in parse(text):
+        n = _how_many(tok) if tok.pos_ == "NOUN" else None
+        if n is not None:
+            by_noun.setdefault(tok.lemma_.casefold(), []).append(n)
+    lists = [
+        sum(_count_value(c.group(1)) for c in _ITEM_COUNT.finditer(m.group()))
+        for m in _LIST.finditer(text)
+        # a list of measures ("of 20 minutes and one ...") counts no things
+        if not any(unit_of(w) for w in re.findall(r"[^\W\d_]+", m.group()))
+    ]
+    return {k: sum(v) for k, v in by_noun.items() if len(v) > 1}, lists
+
+
 def _joined(noun: Any) -> int:
     """How many things "and" joins before a noun; a name the parse hangs on another name by
     a comma ("Ames, Bell and three others": Bell in apposition to Ames) is one more of them."""
@@ -941,6 +1003,7 @@ def states_plainly(text: str, lemma: str) -> bool | None:
         for _ in range(_PATH):
             if (
                 _negated(up)
+                or _nothing(up)  # "had no significant effect"
                 or up.lemma_.casefold() in _STOPPING
                 or (up.dep_ == "pobj" and up.head.lower_ == "without")
                 # "loss of heating", "lack of sleep": a noun that says the thing is missing
