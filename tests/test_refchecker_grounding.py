@@ -1243,6 +1243,19 @@ def test_an_ordinal_of_the_evidence_sentence_is_no_slot_a_count_is_moved_into():
     assert [(i.text, i.relation) for i in g.issues if i.kind == "number"] == [("30", "conflict")]
 
 
+def test_a_claim_retelling_a_sentence_of_the_other_side_of_its_bound_takes_no_value_from_it():
+    within = "A member who cancels within the first 30 days of the plan gets 75% of the fee back."
+    later = "Cancelling later in the year returns 20% of the fee."
+    sents = [(0, 0, within), (0, len(within) + 1, later)]
+    pool = EvidencePool.of_passages([[t for _, _, t in sents]])
+    # "after" the first 30 days is the case the sentence leaves out: its 75% is no rival
+    claim = "A member who cancels after the first 30 days of the plan gets 20% of the fee back."
+    assert ground_claim(claim, sents, pool=pool).issues == []
+    claim = "A member who cancels within the first 30 days of the plan gets 20% of the fee back."
+    g = ground_claim(claim, sents, pool=pool)
+    assert [(i.text, i.relation) for i in g.issues] == [("20", "conflict")]
+
+
 def test_a_value_stated_in_a_sentence_pointing_back_to_the_one_before_is_not_moved():
     text = (
         "In 2024 Halvard Foods reported sales of £820 million, up from £760 million in 2023. "

@@ -41,6 +41,7 @@ __all__ = [
     "negation_issue",
     "ordinal",
     "other_value",
+    "retold_other_side",
     "same_country",
     "same_sort",
     "swapped",
@@ -555,6 +556,8 @@ def conflict(
         )
     if tag == "replace" and fact.kind == "name" and _described(claim, i2, sent, j2):
         return None
+    if retold_other_side(claim, sent, ops):
+        return None  # "after the first 4 weeks ... 50%" of "within the first 4 weeks ... 25%"
     if tag == "replace" and short and (close or interior):
         lo, hi = sent.tokens[j1].start, sent.tokens[j2 - 1].end
         for f in sent.facts:
@@ -582,6 +585,23 @@ def conflict(
             ):
                 return f
     return None
+
+
+_INSIDE = frozenset(("within", "before", "during", "inside", "under", "until"))
+_OUTSIDE = frozenset(("after", "beyond", "past", "outside", "over", "later"))
+
+
+def retold_other_side(claim: Analysed, sent: Analysed, ops: list) -> bool:
+    """Whether the claim retells the sentence with one bound word put for its other side
+    ("*after* the first 4 weeks" where it says "*within* the first 4 weeks"): the claim speaks
+    of the case the sentence leaves out, whose values it does not give."""
+    for k, (tag, _, i2, _, j2) in enumerate(ops[:-1]):
+        if tag == "replace" and ops[k + 1][0] == "equal":
+            # the bound words just before what both go on to say alike
+            mine, theirs = claim.tokens[i2 - 1].norm, sent.tokens[j2 - 1].norm
+            if {mine, theirs} & _INSIDE and {mine, theirs} & _OUTSIDE:
+                return True
+    return False
 
 
 def _described(claim: Analysed, i2: int, sent: Analysed, j2: int) -> bool:

@@ -58,6 +58,7 @@ from truthguard.refchecker._alignment import (
     one_name,
     ordinal,
     other_value,
+    retold_other_side,
     same_country,
     same_sort,
     swapped,
@@ -2736,8 +2737,13 @@ def ground_claim(
             if (other is None or not swapped(fact, other, claim, sent, ops)) and stated(fact):
                 # stated elsewhere, unless the claim moved it into this sentence's slot
                 moved = misplaced(fact, claim, evid, best)
-                if moved is not None and _rated_apart(fact, claim, moved[1], evid[best]):
-                    moved = None  # "€39.99 a year" is not in the slot of "€3.99 a month"
+                if moved is not None and (
+                    _rated_apart(fact, claim, moved[1], evid[best])
+                    or retold_other_side(claim, sent, ops)
+                ):
+                    # "€39.99 a year" is not in the slot of "€3.99 a month", nor what "after the
+                    # first 4 weeks" costs in that of what "within the first 4 weeks" costs
+                    moved = None
                 if moved is not None and any(
                     _retells(f, claim, sent, e)
                     for f in _alike(fact, claim)

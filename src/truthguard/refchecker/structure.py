@@ -53,6 +53,7 @@ __all__ = [
     "elliptic",
     "frames",
     "instead",
+    "listed_totals",
     "makers",
     "moves",
     "negated_numbers",
