@@ -2691,6 +2691,17 @@ def ground_claim(
                 # one spell below that" of "... kept at 63 °C or above. It may be held below
                 # 63 °C for a single period ...")
                 flip = None
+            if flip is not None and any(
+                g is not fact
+                and g.kind == "number"
+                and not fact_in(g, sent.facts, sent.norms, sent.stems)
+                and stated(g)
+                for g in claim.facts
+            ):
+                # the claim gives the other side a value of its own, which another sentence
+                # states ("after the first 4 weeks you're liable for 50%" where this one gives
+                # 25% within them and the next 50% later in the term): it tells the other case
+                flip = None
             if flip is not None:
                 # "journeys of more than 300 km" where the sentence says "under 300 km",
                 # "revenue fell 8 percent" where it says "up 8 percent": the same value, said
