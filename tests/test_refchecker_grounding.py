@@ -1215,34 +1215,6 @@ def test_a_value_given_per_another_period_is_not_moved_into_a_rates_slot():
     ], g.issues
 
 
-def test_an_ordinal_of_the_evidence_sentence_is_no_slot_a_count_is_moved_into():
-    rate = (
-        "Scooters cost members 15p per minute from the first minute, capped at £5 per ride for"
-        " annual members."
-    )
-    lost = "Lost scooters must be reported within 30 minutes."
-    sents = [(0, 0, rate), (0, len(rate) + 1, lost)]
-    pool = EvidencePool.of_passages([[t for _, _, t in sents]])
-    # "the first minute" says which minute is charged, not how many: a 30-minute ride the
-    # claim works through is not put in its slot
-    claim = (
-        "Scooters cost members 15p a minute, capped at £5 a ride for annual members, so a"
-        " 30-minute ride costs £4.50."
-    )
-    g = ground_claim(claim, sents, pool=pool)
-    assert all(i.relation != "other_value" for i in g.issues), g.issues
-    # a count in the slot of the sentence's own count still conflicts
-    rate = rate.replace("from the first minute", "for the first 20 minutes")
-    sents = [(0, 0, rate), (0, len(rate) + 1, lost)]
-    pool = EvidencePool.of_passages([[t for _, _, t in sents]])
-    claim = (
-        "Scooters cost members 15p a minute for the first 30 minutes, capped at £5 a ride for"
-        " annual members."
-    )
-    g = ground_claim(claim, sents, pool=pool)
-    assert [(i.text, i.relation) for i in g.issues if i.kind == "number"] == [("30", "conflict")]
-
-
 def test_a_claim_retelling_a_sentence_of_the_other_side_of_its_bound_takes_no_value_from_it():
     within = "A member who cancels within the first 30 days of the plan gets 75% of the fee back."
     later = "Cancelling later in the year returns 20% of the fee."

@@ -1252,7 +1252,6 @@ def misplaced(
             f
             for f in sent.facts
             if same_sort(fact, claim, f, sent)
-            and not _shape(f)[1]  # "from the first minute" is no rival of "a 45-minute ride"
             and not fact_in(f, claim.facts, claim.norms, claim.stems)
         ]
     if not rivals:
