@@ -1004,7 +1004,7 @@ def states_plainly(text: str, lemma: str) -> bool | None:
         for _ in range(_PATH):
             if (
                 _negated(up)
-                or _nothing(up)  # "had no significant effect"
+                or (up is not tok and _nothing(up))  # "had no significant effect"
                 or up.lemma_.casefold() in _STOPPING
                 or (up.dep_ == "pobj" and up.head.lower_ == "without")
                 # "loss of heating", "lack of sleep": a noun that says the thing is missing
