@@ -181,6 +181,15 @@ def test_a_span_from_a_date_the_claim_states_to_one_anywhere_in_the_sources():
     assert not _spans(text.replace("eleven", "twelve"), "twelve", sources)
 
 
+def test_a_day_of_a_month_the_claim_gives_no_year_is_read_in_the_other_dates_year():
+    sources = "The fixed price holds until 31 August 2028."
+    text = "On 12 July you'd be 50 days from the end of the fixed price."
+    assert _spans(text, "50", sources)
+    assert not _spans(text.replace("50", "47"), "47", sources)
+    # "after" puts the claim's date second: the end is not 50 days after 12 July's year
+    assert not _spans("On 12 July you'd be 50 days after the end.", "50", sources)
+
+
 def test_two_dates_of_the_sources_alone_make_no_span_across_sentences():
     # a passage's years are apart by most small numbers: the claim must state one of the two
     sources = "The mill opened in 1990. It was sold in 1999. It closed in 2004."

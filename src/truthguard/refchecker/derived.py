@@ -1108,8 +1108,17 @@ def date_span(
     free = [
         (a, b) for side in (dates, theirs, bare) for i, a in enumerate(side) for b in side[i + 1 :]
     ]
-    # the claim's date and another: the words say which comes first
-    mine = [(a, at, b) for a, at in own for b in theirs + _dates(list(sources))]
+    # the claim's date and another: the words say which comes first; a day of a month the
+    # claim gives no year for is read in the other date's year ("On 15 May you'd be 46 days
+    # from the end" of a tariff ending on 30 June 2027)
+    others = theirs + _dates(list(sources))
+    mine = [(a, at, b) for a, at in own for b in others]
+    mine += [
+        (a.replace(year=b.year), at, b)
+        for a, at in _dated([f for f in facts if f is not fact], bare=True)
+        for b in others
+        if _valid(b.year, a.month, a.day)
+    ]
     return any(fits(a, b) for a, b in free) or any(
         fits(a, b) and ordered(a, at, b) for a, at, b in mine
     )
