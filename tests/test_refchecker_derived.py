@@ -154,6 +154,23 @@ def test_a_date_a_stated_stretch_after_or_before_the_askers_date_is_worked_out(s
     assert not _after(question.split(". ", 1)[1], claim, evidence)
 
 
+@pytest.mark.parametrize(("day", "worked"), [("24", True), ("22", False)])
+def test_a_date_worked_out_first_is_where_the_claims_next_stretch_runs_from(day, worked):
+    question = "My fee was due on 3 June and is still unpaid. What will I owe?"
+    evidence = "A £15 charge is added 7 days after the due date and £30 more 14 days after that."
+    claim = f"A £15 charge from 10 June and £30 more from {day} June."
+    facts = extract_facts(claim)
+    second = [f for f in facts if f.kind == "month"][1]
+    said = [(t, extract_facts(t)) for t in (question, claim, evidence)]
+    assert date_after(second.start, claim, facts, said) == worked
+    # the first date must itself be worked out: from 11 June no stretch reaches 25 June
+    claim = "A £15 charge from 11 June and £30 more from 25 June."
+    facts = extract_facts(claim)
+    second = [f for f in facts if f.kind == "month"][1]
+    said = [(t, extract_facts(t)) for t in (question, claim, evidence)]
+    assert not date_after(second.start, claim, facts, said)
+
+
 def test_a_span_that_the_dates_do_not_give_is_not_derived():
     text = "Hiroshima was bombed on 6 August 1945 and Nagasaki four days later, on 9 August."
     assert not _derived(text, "four")

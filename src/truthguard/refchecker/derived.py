@@ -1245,26 +1245,34 @@ def date_after(
         and isinstance(f.value, float)
         and f.value.is_integer()
     ]
-    for base in bases:
+
+    def ends(base: dt.date) -> Iterator[dt.date]:
         for f in stretches:
             n = int(f.value)  # type: ignore[arg-type]
             if f.unit == "month":
-                ends = []
                 for months in (base.month - 1 + n, base.month - 1 - n):  # later or earlier
                     year, month = base.year + months // 12, months % 12 + 1
                     if _valid(year, month, base.day):
-                        ends.append(dt.date(year, month, base.day))
+                        yield dt.date(year, month, base.day)
             else:
                 step = dt.timedelta(days=n * (7 if f.unit == "week" else 1))
-                ends = [base + step, base - step]
-            if any(
-                e.replace(year=d.year) == d
-                for e in ends
-                for d in mine
-                if _valid(d.year, e.month, e.day)
-            ):
-                return True
-    return False
+                yield from (base + step, base - step)
+
+    def met(reached: Sequence[dt.date], dates: Sequence[dt.date]) -> list[dt.date]:
+        return [
+            d
+            for d in dates
+            if any(e.replace(year=d.year) == d for e in reached if _valid(d.year, e.month, e.day))
+        ]
+
+    reached = [e for base in bases for e in ends(base)]
+    if met(reached, mine):
+        return True
+    # a date the claim works out first may be where its next stretch runs from ("a £20 fee
+    # from 9 March and a further £40 from 23 March" of rent due on 2 March, a fee 7 days
+    # after that and another 14 days after the first)
+    others = [d for d, k in _dated(facts) + _dated(facts, bare=True) if k != at]
+    return bool(met([e for base in met(reached, others) for e in ends(base)], mine))
 
 
 _MONTH_NAMES = "|".join(MONTHS)
