@@ -3162,6 +3162,15 @@ def test_a_count_of_the_things_the_asker_lists_is_theirs(claim, word, kept):
     assert premises([issue], claim, asked, said) == ([issue] if kept else [])
 
 
+@pytest.mark.parametrize(("minutes", "kept"), [("22", False), ("32", True)])
+def test_a_stretch_between_two_times_of_the_askers_is_theirs(minutes, kept):
+    claim = f"The alarm should sound within 15 minutes, but it took {minutes} minutes."
+    issue = _issue("number", "ungrounded", minutes, claim)
+    asked = "The pump stopped at 2:50pm and the alarm only went off at 3:12pm. Is that right?"
+    said = "The alarm sounds within 15 minutes of a pump stopping."
+    assert premises([issue], claim, asked, said) == ([issue] if kept else [])
+
+
 @pytest.mark.parametrize(("total", "kept"), [("£87", False), ("£97", True)])
 def test_a_value_the_claim_works_out_may_use_another_sentence_about_the_claim(total, kept):
     claim = f"So three nights cost {total} altogether."

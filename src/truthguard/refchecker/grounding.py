@@ -74,6 +74,7 @@ from truthguard.refchecker._numbers import DURATION_DAYS, bound_span, lead_time,
 from truthguard.refchecker.counts import totals
 from truthguard.refchecker.derived import (
     WEEKDAYS,
+    clock_span,
     counts_of,
     date_after,
     day_of_date,
@@ -3465,6 +3466,14 @@ def premises(
         if unfound.get((f.start, f.end)) == "ungrounded"
         and _POINTED_BACK.search(claim_text[: f.start])
         and any(_same_value(f, a) for a in answer)
+    }
+    # a stretch between two times of day of the asker's ("down at 10am", "the last backup had
+    # run at 9:50": "the 10 minutes since the 9:50 backup")
+    premise |= {
+        (f.start, f.end)
+        for f in numbers
+        if unfound.get((f.start, f.end)) == "ungrounded"
+        and clock_span(f, claim_text, claim_facts, said)
     }
     # a time of day or a weekday worked out from the user's own and a stretch of time the
     # claim or the sources state ("noticed at 9, report within one hour": by 10am; "fixed at
