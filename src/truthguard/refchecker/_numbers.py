@@ -11,6 +11,7 @@ __all__ = [
     "DURATION_DAYS",
     "MONTHS",
     "MONTH_ABBR",
+    "NUMBER_WORDS",
     "SUBUNIT",
     "covered",
     "is_number_word",
@@ -43,6 +44,8 @@ _UNITS_W = {
     "eighteen": 18,
     "nineteen": 19,
 }
+NUMBER_WORDS = _UNITS_W
+"""The numbers from zero to nineteen in words, with their values."""
 _TENS_W = {
     "twenty": 20,
     "thirty": 30,

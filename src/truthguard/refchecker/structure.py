@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from truthguard.memory import memoised
-from truthguard.refchecker._numbers import unit_of
+from truthguard.refchecker._numbers import NUMBER_WORDS, unit_of
 from truthguard.refchecker._spacy import ZonedParser, load, without_torch
 from truthguard.refchecker._tokens import stem
 
@@ -540,27 +540,7 @@ def counted(text: str) -> tuple[Counted, ...]:
     return tuple(out)
 
 
-_COUNT_WORDS = {
-    w: n
-    for n, w in enumerate(
-        [
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-        ],
-        start=1,
-    )
-}
-_COUNT = r"(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d+)"
+_COUNT = rf"(?:an?|{'|'.join(w for w, n in NUMBER_WORDS.items() if n)}|\d+)"
 _ITEM = rf"{_COUNT}\s+(?:(?!and\b){_COUNT}?[a-z][\w'-]*\s+){{0,2}}(?!and\b)[a-z][\w'-]*"
 _LIST = re.compile(rf"\b{_ITEM}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+){_ITEM})+", re.IGNORECASE)
 """A list of things, each with its count ("a sofa, a fridge and two armchairs")."""
@@ -573,13 +553,13 @@ def _how_many(noun: Any) -> int | None:
     for c in noun.children:
         if c.dep_ == "nummod":
             word = c.lower_
-            return _COUNT_WORDS.get(word) or (int(word) if word.isdigit() else None)
+            return NUMBER_WORDS.get(word) or (int(word) if word.isdigit() else None)
     return 1 if any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in noun.children) else None
 
 
 def _count_value(word: str) -> int:
     word = word.casefold()
-    return int(word) if word.isdigit() else _COUNT_WORDS.get(word, 1)
+    return int(word) if word.isdigit() else NUMBER_WORDS.get(word, 1)
 
 
 def listed_totals(text: str) -> tuple[dict[str, int], list[int]]:
