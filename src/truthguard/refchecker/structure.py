@@ -541,7 +541,7 @@ def counted(text: str) -> tuple[Counted, ...]:
 
 
 _COUNT = rf"(?:an?|{'|'.join(w for w, n in NUMBER_WORDS.items() if n)}|\d+)"
-_ITEM = rf"{_COUNT}\s+(?:(?!and\b){_COUNT}?[a-z][\w'-]*\s+){{0,2}}(?!and\b)[a-z][\w'-]*"
+_ITEM = rf"{_COUNT}\s+(?:(?!and\b)[a-z][\w'-]*\s+){{0,2}}(?!and\b)[a-z][\w'-]*"
 _LIST = re.compile(rf"\b{_ITEM}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+){_ITEM})+", re.IGNORECASE)
 """A list of things, each with its count ("a sofa, a fridge and two armchairs")."""
 _ITEM_COUNT = re.compile(rf"(?:^|(?<=,\s)|(?<=,)|(?<=\band\s))({_COUNT})\s", re.IGNORECASE)
