@@ -1226,10 +1226,20 @@ def test_a_claim_retelling_a_sentence_of_the_other_side_of_its_bound_takes_no_va
     claim = "A member who cancels within the first 30 days of the plan gets 20% of the fee back."
     g = ground_claim(claim, sents, pool=pool)
     assert [(i.text, i.relation) for i in g.issues] == [("20", "conflict")]
-    # the sentence's own value put on the other side of its bound is an opposite
-    claim = "A member who cancels after the first 30 days of the plan gets 75% of the fee back."
+
+
+def test_a_bound_put_on_the_other_side_with_that_sides_own_value_is_no_opposite():
+    under = "Rail journeys under 300 kilometres cost members £25 each way."
+    longer = "Longer trips cost £40."
+    sents = [(0, 0, under), (0, len(under) + 1, longer)]
+    pool = EvidencePool.of_passages([[t for _, _, t in sents]])
+    # the claim tells the other side, with the value another sentence gives it
+    claim = "Rail journeys over 300 kilometres cost members £40 each way."
+    assert ground_claim(claim, sents, pool=pool).issues == []
+    # the sentence's own value said of the other side is an opposite
+    claim = "Rail journeys over 300 kilometres cost members £25 each way."
     g = ground_claim(claim, sents, pool=pool)
-    assert [(i.text, i.relation) for i in g.issues] == [("after the first 30", "opposite")]
+    assert [(i.text, i.relation) for i in g.issues] == [("over 300", "opposite")]
 
 
 def test_a_value_stated_in_a_sentence_pointing_back_to_the_one_before_is_not_moved():
@@ -1928,8 +1938,6 @@ def test_a_term_no_vector_knows_must_be_stated_as_a_word(soft):
         ("a maximum of 2 m", "2", "below"),
         ("300 km or more", "300", "above"),
         ("within 60 seconds", "60", "below"),
-        ("within the first 4 weeks of term", "4", "below"),
-        ("after the first 4 weeks of term", "4", "above"),
         ("at least 2 hours", "2", "above"),
         ("over $1,000", "1,000", "above"),
         ("it costs 40 dollars", "40", None),

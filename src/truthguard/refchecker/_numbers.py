@@ -1116,7 +1116,7 @@ _AT_MOST = "|".join(
 )
 _BEFORE_VALUE = re.compile(
     rf"(?:(?P<above>{_ABOVE})|(?P<at_least>{_AT_LEAST})|(?P<below>{_BELOW})|"
-    rf"(?P<at_most>{_AT_MOST}))\s+(?:the\s+(?:first\s+)?|a\s+|an\s+|[$£€¥]\s*|us\$\s*)?$",
+    rf"(?P<at_most>{_AT_MOST}))\s+(?:the\s+|a\s+|an\s+|[$£€¥]\s*|us\$\s*)?$",
     re.IGNORECASE,
 )
 _DENIED = re.compile(r"(?:\b(?:no|not|never)|n['’]t)\s*$", re.IGNORECASE)

@@ -2809,9 +2809,12 @@ def ground_claim(
         slot_rival = partial(_slot_rival, case=case)
         only_part = partial(_only_part, context=context)
         listed_owner = partial(_listed_owner, case_words=case_words)
+        other_side = best is not None and retold_other_side(claim, evid[best], ops)
         for find in (slot_rival, _exchanged, _paired, listed_owner, _changed, only_part):
             for fact in claim.facts:
                 found = None if (fact.start, fact.end) in flagged else find(fact, claim, near_at)
+                if found is not None and found[0] == best and other_side:
+                    found = None  # the evidence sentence speaks of the other side of its bound
                 if found is not None:
                     k, theirs = found
                     r, o, _ = sentences[k]
