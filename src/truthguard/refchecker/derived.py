@@ -1104,7 +1104,8 @@ def date_span(
     # two dates of one side: which the span runs from is not read (two days of months the
     # claim gives no year for count the same days in any year)
     dates = [d for d, _ in own]
-    bare = [d for d, _ in _dated([f for f in facts if f is not fact], bare=True)]
+    bare_at = _dated([f for f in facts if f is not fact], bare=True)
+    bare = [d for d, _ in bare_at]
     free = [
         (a, b) for side in (dates, theirs, bare) for i, a in enumerate(side) for b in side[i + 1 :]
     ]
@@ -1115,7 +1116,7 @@ def date_span(
     mine = [(a, at, b) for a, at in own for b in others]
     mine += [
         (a.replace(year=b.year), at, b)
-        for a, at in _dated([f for f in facts if f is not fact], bare=True)
+        for a, at in bare_at
         for b in others
         if _valid(b.year, a.month, a.day)
     ]
@@ -1231,7 +1232,8 @@ def date_after(
     weeks or months one of them states later or earlier: "spent on 3 March", "within 30
     days": "by 2 April". Dates without a year are read in one common year, and the year of
     the claim's date is not compared (a deadline is told by its day and month)."""
-    mine = [d for d, k in _dated(facts) + _dated(facts, bare=True) if k == at]
+    claimed = _dated(facts) + _dated(facts, bare=True)
+    mine = [d for d, k in claimed if k == at]
     if not mine or not said:
         return False
     asked = said[0][1]
@@ -1271,7 +1273,7 @@ def date_after(
     # a date the claim works out first may be where its next stretch runs from ("a £20 fee
     # from 9 March and a further £40 from 23 March" of rent due on 2 March, a fee 7 days
     # after that and another 14 days after the first)
-    others = [d for d, k in _dated(facts) + _dated(facts, bare=True) if k != at]
+    others = [d for d, k in claimed if k != at]
     return bool(met([e for base in met(reached, others) for e in ends(base)], mine))
 
 

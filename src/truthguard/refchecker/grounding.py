@@ -2668,6 +2668,7 @@ def ground_claim(
     sentence = None
     ops: list = []
     periodic: list[Fact] = []  # amounts a rate for another period gives (their period is read)
+    other_side = False  # the claim retells its evidence sentence of the other side of a bound
     if best is not None:
         # a sentence the claim copies nearly word for word is its evidence, even when another
         # shares more of its facts ("All of Universe 6's fighters have been eliminated" copies
@@ -2676,6 +2677,7 @@ def ground_claim(
         ref, offset, text = sentences[best]
         sentence = (ref, offset, offset + len(text), text)
         sent = evid[best]
+        other_side = retold_other_side(claim, sent, ops)
         n_claim = max(len(claim.content) + len(claim.facts), 1)
         close = best_key[0] / n_claim >= 0.6
         statement: tuple[int, Analysed | None] | None = None
@@ -2749,10 +2751,7 @@ def ground_claim(
             if (other is None or not swapped(fact, other, claim, sent, ops)) and stated(fact):
                 # stated elsewhere, unless the claim moved it into this sentence's slot
                 moved = misplaced(fact, claim, evid, best)
-                if moved is not None and (
-                    _rated_apart(fact, claim, moved[1], evid[best])
-                    or retold_other_side(claim, sent, ops)
-                ):
+                if moved is not None and (other_side or _rated_apart(fact, claim, moved[1], sent)):
                     # "€39.99 a year" is not in the slot of "€3.99 a month", nor what "after the
                     # first 4 weeks" costs in that of what "within the first 4 weeks" costs
                     moved = None
@@ -2809,7 +2808,6 @@ def ground_claim(
         slot_rival = partial(_slot_rival, case=case)
         only_part = partial(_only_part, context=context)
         listed_owner = partial(_listed_owner, case_words=case_words)
-        other_side = best is not None and retold_other_side(claim, evid[best], ops)
         for find in (slot_rival, _exchanged, _paired, listed_owner, _changed, only_part):
             for fact in claim.facts:
                 found = None if (fact.start, fact.end) in flagged else find(fact, claim, near_at)

@@ -544,7 +544,7 @@ _COUNT = rf"(?:an?|{'|'.join(w for w, n in NUMBER_WORDS.items() if n)}|\d+)"
 _ITEM = rf"{_COUNT}\s+(?:(?!and\b)[a-z][\w'-]*\s+){{0,2}}(?!and\b)[a-z][\w'-]*"
 _LIST = re.compile(rf"\b{_ITEM}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+){_ITEM})+", re.IGNORECASE)
 """A list of things, each with its count ("a sofa, a fridge and two armchairs")."""
-_ITEM_COUNT = re.compile(rf"(?:^|(?<=,\s)|(?<=,)|(?<=\band\s))({_COUNT})\s", re.IGNORECASE)
+_ITEMS = re.compile(_ITEM, re.IGNORECASE)
 
 
 def _how_many(noun: Any) -> int | None:
@@ -573,7 +573,7 @@ def listed_totals(text: str) -> tuple[dict[str, int], list[int]]:
         if n is not None:
             by_noun.setdefault(tok.lemma_.casefold(), []).append(n)
     lists = [
-        sum(_count_value(c.group(1)) for c in _ITEM_COUNT.finditer(m.group()))
+        sum(_count_value(item.group().split()[0]) for item in _ITEMS.finditer(m.group()))
         for m in _LIST.finditer(text)
         # a list of measures ("of 20 minutes and one ...") counts no things
         if not any(unit_of(w) for w in re.findall(r"[^\W\d_]+", m.group()))
