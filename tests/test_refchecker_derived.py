@@ -555,6 +555,29 @@ def test_a_number_not_worked_from_the_askers_figures_is_not(question, claim, wor
     assert not _from_case(question, claim, word, _RATE)
 
 
+_PARTY = "We're booking lunch for 6 adults and 4 children, and I'm a member."
+_MENU = (
+    "The set menu is £48 a head and children eat at half price. Members get 20% off drinks, "
+    "and a 10% service charge is added to every bill."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "word", "worked"),
+    [
+        # the asker's count times the sources' price, then taken at a share the sources give
+        ("The children's meals come to £96.", "96", True),
+        # the same result with the sources' percentage added on top
+        ("The adults' meals are £316.80 with service.", "316.80", True),
+        # a result no share of any one-step value makes
+        ("The children's meals come to £86.", "86", False),
+        ("The adults' meals are £326.80 with service.", "326.80", False),
+    ],
+)
+def test_a_step_from_the_askers_figures_may_be_taken_at_a_share(claim, word, worked):
+    assert _from_case(_PARTY, claim, word, _MENU) == worked
+
+
 def _shown(known: str, claim: str, words: list[str]) -> set[str]:
     """The ``words`` of ``claim`` worked out from the values ``known`` states and the claim's
     values not among ``words``."""

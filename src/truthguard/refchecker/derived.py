@@ -576,7 +576,11 @@ def from_case(
     facts of a question about their own case), step by step: each step makes one value of two
     (:func:`_results`: a sum, difference, product, quotient or share whose measures make the
     result's, money from money, a count of days from weeks), or converts one of the asker's
-    figures (five weeks, 35 days; £36,000 a year, £3,000 a month).
+    figures (five weeks, 35 days; £36,000 a year, £3,000 a month). The result of a step that
+    makes one value of two may be taken at a percentage the asker, the sources or the claim
+    give, as that share of it, less it or more it: "4 children" at "£48 a head" and "half
+    price", £96; six at £48 "plus 10% service", £316.80. That is the one step whose first
+    result nobody states; a conversion is never taken at a share in the same step.
 
     A step starts from the asker's figures or from a number the answer has worked out from
     them (the claim's own, ``claim`` being its facts, in any order, since a total may come
@@ -612,7 +616,28 @@ def from_case(
         and not (facts is claim and (f.start, f.end) in unstated)
     ]
 
+    # the percentages a step's result may be taken at, less or more ("at half price", "20% off",
+    # "plus 10% service"): the asker's, the sources' and the claim's own
+    shares = [
+        float(f.value)  # type: ignore[arg-type]
+        for facts in (case, *pool, claim)
+        for f in facts
+        if f is not fact and _numeric(f, dated) and measure_of(f) == "%" and f.value < 100
+    ]
+
     def one_step(start: Sequence[Fact], value: float, measure: str) -> bool:
+        return made(start, value, measure) or any(
+            m == measure
+            and any(
+                _same(value, r * k) for v in shares for k in (v / 100, 1 - v / 100, 1 + v / 100)
+            )
+            for a in start
+            for b in (*start, *others)
+            if b is not a and measure_of(b) != "%"
+            for r, m in _results(a, b)
+        )
+
+    def made(start: Sequence[Fact], value: float, measure: str) -> bool:
         for a in start:
             x, ma = float(a.value), measure_of(a)  # type: ignore[arg-type]
             factors = _TIME_FACTORS if ma == "time" else _MONEY_FACTORS if ma == "money" else ()
