@@ -169,6 +169,37 @@ def test_a_place_ending_like_a_peoples_adjective_is_a_name_the_sources_must_stat
     assert fact_unsupported([german], claim) is None
 
 
+@pytest.mark.parametrize(
+    ("claim", "word", "decides"),
+    [
+        # a person's or a thing's name that ends like a people's adjective ("-i", "-ic", "-an")
+        ("The lead role went to Marek Kowalski, who voiced Tumi in the film.", "Tumi", True),
+        ("The shop was opened by Eric in 1998.", "Eric", True),
+        ("The car was built by Maserati.", "Maserati", True),
+        # the same endings before a noun, and words in "-ish", "-ese" or "-ian", are left to
+        # the model wherever they stand
+        ("She ordered Thai food.", "Thai", False),
+        ("The firm hired a Pakistani engineer.", "Pakistani", False),
+        ("He is Danish.", "Danish", False),
+        ("The Brazilian won the race.", "Brazilian", False),
+    ],
+)
+def test_a_word_ending_like_a_peoples_adjective_is_read_as_a_name_by_where_it_stands(
+    claim, word, decides
+):
+    from truthguard.refchecker.support import fact_unsupported
+
+    start = claim.index(word)
+    issue = {
+        "kind": "name",
+        "relation": "ungrounded",
+        "text": word,
+        "start": start,
+        "end": start + len(word),
+    }
+    assert (fact_unsupported([issue], claim) == "name") is decides
+
+
 def test_a_claim_says_nothing_stated_when_no_source_states_any_of_its_words():
     ballet = [_issue("content", "ungrounded", "ballet")]
     assert says_nothing_stated({"n_content": 1}, ballet)

@@ -177,21 +177,23 @@ def says_nothing_stated(numbers: Mapping[str, Any], issues: Sequence[Mapping[str
 
 
 def _place(claim: str | None, issue: Mapping[str, Any]) -> bool:
-    """Whether a name the loose pattern admits ("Oman", "Iran", "Milan": "-an" like "German")
-    is a place in ``claim``: a proper noun that modifies no noun, where a people's adjective
-    modifies one ("a German company")."""
+    """Whether a word the loose pattern admits by its ending ("Oman", "Milan", "Rafiki",
+    "Eric": "-an", "-i" and "-ic" like "German", "Thai" and "Hispanic") is a name in
+    ``claim``: a singular proper noun that modifies no noun, where a people's adjective
+    modifies one ("a German company", "Thai food"). A word in "-ian", "-ish" or "-ese" is
+    taken for a people's or a language ("Brazilian", "Danish", "Chinese") wherever it stands."""
     text, start = str(issue.get("text", "")), issue.get("start")
-    if (
-        claim is None
-        or not isinstance(start, int)
-        or not text.endswith("an")
-        or text.endswith("ian")
-    ):
+    if claim is None or not isinstance(start, int) or not _NAME_ENDING.search(text):
         return False
     from truthguard.refchecker.structure import parse
 
     tok = next((t for t in parse(claim) if t.idx == start), None)
-    return tok is not None and tok.pos_ == "PROPN" and tok.dep_ not in ("amod", "compound")
+    return (
+        tok is not None
+        and tok.tag_ == "NNP"
+        and tok.dep_ not in ("amod", "compound")
+        and not (tok.dep_ == "nmod" and tok.head.pos_ in ("NOUN", "PROPN"))
+    )
 
 
 def _in_longer_name(issue: Mapping[str, Any], names: Sequence[Mapping[str, Any]]) -> bool:
@@ -208,6 +210,9 @@ def _in_longer_name(issue: Mapping[str, Any], names: Sequence[Mapping[str, Any]]
 # Names the sources often word otherwise: a people's or a country's adjective ("British" for
 # "from the UK", "American" for "US") and short acronyms ("TV" for "television"). Left to the
 # model, with the rest of the claim's wording.
+_NAME_ENDING = re.compile(r"(?:(?<!i)an|i|ic)(?:'s)?$")
+"""The loose pattern's endings that personal and place names share ("Ryan", "Oman", "Rafiki",
+"Eric"): such a word is read by :func:`_place`."""
 _LOOSE_NAME = re.compile(r"^(?:[A-Z][a-z]+(?:an|ian|ish|ese|ic|i)(?:'s)?|[A-Z]{2,3}s?)$")
 
 
