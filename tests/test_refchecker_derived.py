@@ -887,6 +887,9 @@ _EMPTY_HOME = (
         (_DEPOSIT, "You'd lose the £90 deposit you paid.", True),
         (_DEPOSIT, "You'd lose the £120 deposit you paid.", False),
         (_DEPOSIT, "You'd lose the £90 cleaning charge.", False),
+        # the asker's count at the sources' price, taken at the sources' share
+        ((_PARTY, _MENU), "The four children's meals come to £96.", True),
+        ((_PARTY, _MENU), "The four children's meals come to £86.", False),
         # the asker's stretch in another unit
         (_EMPTY_HOME, "No: ten weeks is 70 days, over the 60-day limit.", True),
         (_EMPTY_HOME, "No: ten weeks is 84 days, over the 60-day limit.", False),
