@@ -626,7 +626,10 @@ def from_case(
     ]
 
     def one_step(start: Sequence[Fact], value: float, measure: str) -> bool:
-        return made(start, value, measure) or any(
+        """A plain step, or the result of one that makes a value of two taken at a share."""
+        if plain_step(start, value, measure):
+            return True
+        return bool(shares) and any(
             m == measure
             and any(
                 _same(value, r * k) for v in shares for k in (v / 100, 1 - v / 100, 1 + v / 100)
@@ -637,7 +640,7 @@ def from_case(
             for r, m in _results(a, b)
         )
 
-    def made(start: Sequence[Fact], value: float, measure: str) -> bool:
+    def plain_step(start: Sequence[Fact], value: float, measure: str) -> bool:
         for a in start:
             x, ma = float(a.value), measure_of(a)  # type: ignore[arg-type]
             factors = _TIME_FACTORS if ma == "time" else _MONEY_FACTORS if ma == "money" else ()

@@ -159,7 +159,7 @@ def fact_unsupported(issues: Sequence[Mapping[str, Any]], claim: str | None = No
     ]
     for i in names:
         text = str(i.get("text", ""))
-        if not _LOOSE_NAME.match(text) or _in_longer_name(i, names) or _place(claim, i):
+        if not _LOOSE_NAME.match(text) or _in_longer_name(i, names) or _read_as_name(claim, i):
             return "name"
     return None
 
@@ -176,7 +176,7 @@ def says_nothing_stated(numbers: Mapping[str, Any], issues: Sequence[Mapping[str
     return n_content > 0 and missing >= n_content
 
 
-def _place(claim: str | None, issue: Mapping[str, Any]) -> bool:
+def _read_as_name(claim: str | None, issue: Mapping[str, Any]) -> bool:
     """Whether a word the loose pattern admits by its ending ("Oman", "Milan", "Rafiki",
     "Eric": "-an", "-i" and "-ic" like "German", "Thai" and "Hispanic") is a name in
     ``claim``: a singular proper noun that modifies no noun, where a people's adjective
@@ -210,10 +210,10 @@ def _in_longer_name(issue: Mapping[str, Any], names: Sequence[Mapping[str, Any]]
 # Names the sources often word otherwise: a people's or a country's adjective ("British" for
 # "from the UK", "American" for "US") and short acronyms ("TV" for "television"). Left to the
 # model, with the rest of the claim's wording.
+_LOOSE_NAME = re.compile(r"^(?:[A-Z][a-z]+(?:an|ian|ish|ese|ic|i)(?:'s)?|[A-Z]{2,3}s?)$")
 _NAME_ENDING = re.compile(r"(?:(?<!i)an|i|ic)(?:'s)?$")
 """The loose pattern's endings that personal and place names share ("Ryan", "Oman", "Rafiki",
-"Eric"): such a word is read by :func:`_place`."""
-_LOOSE_NAME = re.compile(r"^(?:[A-Z][a-z]+(?:an|ian|ish|ese|ic|i)(?:'s)?|[A-Z]{2,3}s?)$")
+"Eric"): such a word is read by :func:`_read_as_name`."""
 
 
 FACT_P = 0.99
