@@ -616,31 +616,19 @@ def from_case(
         and not (facts is claim and (f.start, f.end) in unstated)
     ]
 
-    # the percentages a step's result may be taken at, less or more ("at half price", "20% off",
-    # "plus 10% service"): the asker's, the sources' and the claim's own
+    # what a step's result may be taken at: a percentage the asker, the sources or the claim
+    # give, as that share, less it or more it ("at half price", "20% off", "plus 10% service")
     shares = [
-        float(f.value)  # type: ignore[arg-type]
+        k
         for facts in (case, *pool, claim)
         for f in facts
         if f is not fact and _numeric(f, dated) and measure_of(f) == "%" and f.value < 100
+        for v in (float(f.value),)  # type: ignore[arg-type]
+        for k in (v / 100, 1 - v / 100, 1 + v / 100)
     ]
 
     def one_step(start: Sequence[Fact], value: float, measure: str) -> bool:
-        """A plain step, or the result of one that makes a value of two taken at a share."""
-        if plain_step(start, value, measure):
-            return True
-        return bool(shares) and any(
-            m == measure
-            and any(
-                _same(value, r * k) for v in shares for k in (v / 100, 1 - v / 100, 1 + v / 100)
-            )
-            for a in start
-            for b in (*start, *others)
-            if b is not a and measure_of(b) != "%"
-            for r, m in _results(a, b)
-        )
-
-    def plain_step(start: Sequence[Fact], value: float, measure: str) -> bool:
+        """A step, or the result of one that makes a value of two taken at a share."""
         for a in start:
             x, ma = float(a.value), measure_of(a)  # type: ignore[arg-type]
             factors = _TIME_FACTORS if ma == "time" else _MONEY_FACTORS if ma == "money" else ()
@@ -649,8 +637,16 @@ def from_case(
             ):
                 return True
             for b in (*start, *others):
-                if b is not a and any(
-                    m == measure and (_same(value, r) or _whole(value, r, m))
+                if b is a:
+                    continue
+                shared = shares if measure_of(b) != "%" else ()
+                if any(
+                    m == measure
+                    and (
+                        _same(value, r)
+                        or _whole(value, r, m)
+                        or any(_same(value, r * k) for k in shared)
+                    )
                     for r, m in _results(a, b)
                 ):
                     return True
