@@ -57,8 +57,10 @@ from truthguard.refchecker.grounding import (
     Issue,
     SoftMatcher,
     asks_amount,
+    case_days,
     denied_of_joined,
     ground_claim,
+    of_other_days,
     own_case,
     own_words,
     premises,
@@ -905,15 +907,21 @@ class LocalChecker(ClaimChecker):
                 fields["issues"] += _joined_in_question(claim.text, question, fields, near)
                 # the user's own values, held against the sources' ("40 hours clears the
                 # 35-hour minimum"), are theirs to state
+                days = case_days(claim.text, case_words)
                 own = premises(
                     fields["issues"],
                     claim.text,
                     question,
                     said,
                     stated_elsewhere(i),
-                    # (the claim's other sentences of the passage it retells; another
-                    # passage's figures make chance sums)
-                    [t for ref, _, t in near if t != said and ref == g.sentence[0]]
+                    # (the claim's other sentences of the passage it retells, less those
+                    # said of other days than the claim's; another passage's figures make
+                    # chance sums)
+                    [
+                        t
+                        for ref, _, t in near
+                        if t != said and ref == g.sentence[0] and not of_other_days(days, t)
+                    ]
                     if g.sentence
                     else [],
                 )
@@ -926,8 +934,10 @@ class LocalChecker(ClaimChecker):
                 fields["issues"] = own
             read_claims.append((g, raw, fields, label, support))
         # a number of the answer's no source states that the answer works out from the values
-        # it shows ("a quarter of 58 plus three quarters of 68 ... 65.5")
-        sources = [text for _, _, text in in_order]
+        # it shows ("a quarter of 58 plus three quarters of 68 ... 65.5"), with rates the
+        # sources give of the asker's days of the week (not "on weekdays" for their Saturday)
+        asked_days = case_days("", case_words)
+        sources = [text for _, _, text in in_order if not of_other_days(asked_days, text)]
         read_claims = _worked_in_answer(claims, read_claims, case, question, sources)
         for claim, (g, raw, fields, label, support) in zip(claims, read_claims, strict=True):
             if claim.kind == "fact":

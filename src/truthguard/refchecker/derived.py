@@ -54,6 +54,7 @@ __all__ = [
     "from_case",
     "measure_of",
     "month_after",
+    "named_days",
     "per_count",
     "per_period",
     "per_period_value",
@@ -972,6 +973,33 @@ def _weekdays(text: str) -> list[tuple[int, int]]:
         (WEEKDAYS.index(m.group(1).casefold()), m.start())
         for m in re.finditer(r"\b(" + "|".join(WEEKDAYS) + r")s?\b", text, re.IGNORECASE)
     ]
+
+
+_DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_NAMED_DAYS = re.compile(
+    rf"\b(?:(?:from\s+)?({_DAY})s?\s*(?:to|until|till|through|[-–])\s*({_DAY})s?"
+    rf"|({_DAY})s?|(week-?days?)|(week-?ends?))\b",
+    re.IGNORECASE,
+)
+"""A day of the week, a run of them ("Monday to Thursday", "Sunday-Tuesday"), weekdays or
+weekends (abbreviations such as "Mon" are not read)."""
+
+
+def named_days(text: str) -> frozenset[int]:
+    """The days of the week ``text`` names (0 for Monday .. 6): "on Saturdays" {5}, "from
+    Monday to Thursday" {0, 1, 2, 3}, "on weekdays" {0 .. 4}, "at weekends" {5, 6}. A price
+    or rule said of some days says nothing of the others."""
+    days: set[int] = set()
+    for m in _NAMED_DAYS.finditer(text):
+        first, last, one, weekdays, _ = m.groups()
+        if first:
+            a, b = WEEKDAYS.index(first.casefold()), WEEKDAYS.index(last.casefold())
+            days.update((a + i) % 7 for i in range((b - a) % 7 + 1))
+        elif one:
+            days.add(WEEKDAYS.index(one.casefold()))
+        else:
+            days.update(range(5) if weekdays else (5, 6))
+    return frozenset(days)
 
 
 def _day_stretches(text: str, facts: Sequence[Fact]) -> list[tuple[int, bool]]:

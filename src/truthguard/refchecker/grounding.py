@@ -81,6 +81,7 @@ from truthguard.refchecker.derived import (
     derived,
     from_case,
     month_after,
+    named_days,
     per_count,
     per_period,
     per_what,
@@ -1621,7 +1622,11 @@ def _statements(
 
 
 def _slot_rival(
-    fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]], case: Sequence[Fact] = ()
+    fact: Fact,
+    claim: Analysed,
+    sents: Sequence[tuple[int, Analysed]],
+    case: Sequence[Fact] = (),
+    days: frozenset[int] = frozenset(),
 ) -> tuple[int, Fact] | None:
     """The value the sources give for the slot the claim puts ``fact`` in, when it is another:
     ``(sentence index, its value)``.
@@ -1638,7 +1643,10 @@ def _slot_rival(
     where it shares three of those words and the claim's own year none ("brought back to the
     valley in 1979" of "a first attempt to bring beavers back to the valley in 1968 failed,
     and none have been seen there since 1979"). The values of the user's own ``case`` (see
-    :func:`_bounds_met`) say which item of a list the claim's case is in."""
+    :func:`_bounds_met`) say which item of a list the claim's case is in, and the ``days`` of
+    the week the claim is about (:func:`case_days`) which statement: "£3 an hour on a
+    Saturday" where the sources charge "£3 an hour on weekdays" and "£2.50 an hour at
+    weekends" puts the weekday price in the Saturday slot."""
     if fact.kind != "number" or ordinal(fact):
         return None
     dated = year(fact) or day_of_date(fact, claim.facts)
@@ -1646,6 +1654,12 @@ def _slot_rival(
     if not same or not rivals:
         return None
     texts = dict(sents)
+    if days and all(_on_days(days, texts[k], g) is False for k, g in same):
+        # every statement of the claim's value is said of other days than the claim's: a
+        # value of its sort said of the claim's days fills its slot
+        on = [(k, g) for k, g in rivals if _on_days(days, texts[k], g)]
+        if on:
+            return on[0]
     mine = [f for f in claim.facts if f is fact or _one_sort(fact, claim, f, claim)]
     contexts = value_contexts(claim.text, [(f.start, f.end) for f in mine])
     # only the words the claim ties to this value alone say which slot it fills ("needs 35
@@ -2267,6 +2281,60 @@ def _bounds_met(
     return met
 
 
+def case_days(claim: str, case_words: Collection[str] = frozenset()) -> frozenset[int]:
+    """The days of the week a claim is about: those it names ("on a Saturday"), or where it
+    names none, those the asker names of their own case (``case_words``, :func:`own_words`:
+    "I want the hall on a Tuesday")."""
+    return named_days(claim) or named_days(" ".join(sorted(case_words)))
+
+
+def of_other_days(days: frozenset[int], text: str) -> bool:
+    """Whether ``text`` is said only of other days of the week than ``days`` ("The car park
+    charges £3 an hour on weekdays" of a Saturday): its values are no one's to work from."""
+    theirs = named_days(text) if days else frozenset()
+    return bool(theirs) and days.isdisjoint(theirs)
+
+
+_DAY_WORD = re.compile(
+    r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|week-?ends?|week-?days?)", re.IGNORECASE
+)
+_DAY_WORD_BEFORE = re.compile(_DAY_WORD.pattern + r"\W*$", re.IGNORECASE)
+_DAY_WORD_AFTER = re.compile(r"\W*(?:(?:on|at)\s+)?" + _DAY_WORD.pattern, re.IGNORECASE)
+
+
+def _value_days(text: Analysed, value: Fact) -> frozenset[int]:
+    """The days of the week ``value`` is said of in ``text``: those its list item names ("£12
+    an hour from Monday to Friday and £15 an hour on Saturdays and Sundays": a list of days
+    is one item), or, where the sentence states no other value of its unit, those the
+    sentence names ("At weekends the charge is £2.50 an hour")."""
+    t = text.text
+    cuts = [
+        m.start()
+        for m in _ITEM_CUT.finditer(t)
+        if not (_DAY_WORD_BEFORE.search(t, 0, m.start()) and _DAY_WORD_AFTER.match(t, m.end()))
+    ]
+    lo = max((c for c in cuts if c <= value.start), default=0)
+    hi = min((c for c in cuts if c >= value.end), default=len(t))
+    days = named_days(t[lo:hi])
+    if days or any(
+        g is not value and g.kind == "number" and g.unit == value.unit for g in text.facts
+    ):
+        return days
+    return named_days(t)
+
+
+def _on_days(days: frozenset[int], text: Analysed, value: Fact) -> bool | None:
+    """Whether ``value``, as ``text`` states it, is said of the ``days`` a claim is about:
+    True where its days take them all in, False where they take in none of them ("£3 an
+    hour on weekdays" of a Saturday), None where either names no day or they part overlap."""
+    theirs = _value_days(text, value) if days else frozenset()
+    if not theirs:
+        return None
+    if days <= theirs:
+        return True
+    return False if days.isdisjoint(theirs) else None
+
+
 _TO_USER = re.compile(r"\byour?\b", re.IGNORECASE)
 """A claim that speaks to the user ("for your spaniel"), whose case is the user's own."""
 
@@ -2589,13 +2657,18 @@ def ground_claim(
     claim = analyse(claim_text)
     evid = [analyse(text) for _, _, text in sentences]
     claim_stems = _content_stems(claim)
-    # evidence sentence: most shared content stems and facts, the embedding's choice on a tie
+    days = case_days(claim_text, case_words)
+    # evidence sentence: most shared content stems and facts, the embedding's choice on a tie;
+    # a sentence said of the days of the week the claim is about shares one more, and one said
+    # only of other days one fewer ("at weekends" for a Saturday, "on weekdays" not)
     best, best_key = None, (-1.0, 0)
     shares: list[int] = []
     for k, e in enumerate(evid):
         shared = len(claim_stems & e.stems) + sum(
             fact_in(f, e.facts, e.norms, e.stems) for f in claim.facts
         )
+        if days and named_days(e.text):
+            shared += int(days <= named_days(e.text)) - int(of_other_days(days, e.text))
         key = (shared, int(k == hint))
         shares.append(shared)
         if key > best_key:
@@ -2805,7 +2878,7 @@ def ground_claim(
         # a value the sources state of something else, put in this claim's slot, and one they
         # state only as the value before a change
         flagged = {(i.start, i.end) for i in issues}
-        slot_rival = partial(_slot_rival, case=case)
+        slot_rival = partial(_slot_rival, case=case, days=days)
         only_part = partial(_only_part, context=context)
         listed_owner = partial(_listed_owner, case_words=case_words)
         for find in (slot_rival, _exchanged, _paired, listed_owner, _changed, only_part):
