@@ -11,6 +11,7 @@ from truthguard.refchecker.derived import (
     derived,
     from_case,
     measure_of,
+    named_days,
     per_period_value,
     per_what,
     shown_working,
@@ -901,3 +902,19 @@ def test_a_value_worked_from_the_askers_figures_holds_in_a_full_check(case, answ
     asked, said = case
     result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": [said]})
     assert result.passing is passes, result.explanation
+
+
+@pytest.mark.parametrize(
+    ("text", "days"),
+    [
+        ("Open on Saturdays only.", {5}),
+        ("Courts cost £12 an hour from Monday to Thursday.", {0, 1, 2, 3}),
+        ("Deliveries run Friday to Monday.", {4, 5, 6, 0}),  # a run across the weekend
+        ("Classes are held on Mondays and Wednesdays.", {0, 2}),
+        ("Staffed on weekdays; unstaffed at weekends.", {0, 1, 2, 3, 4, 5, 6}),
+        ("The rate is higher at weekends.", {5, 6}),
+        ("A week of days out costs £90.", set()),  # "a week" names no day
+    ],
+)
+def test_named_days_reads_days_runs_weekdays_and_weekends(text, days):
+    assert named_days(text) == days

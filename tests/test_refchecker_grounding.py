@@ -3789,3 +3789,51 @@ def test_a_country_named_in_another_form_in_the_evidence_sentence_is_stated():
     assert [(i.text, i.evidence[3]) for i in g.issues if i.relation == "conflict"] == [
         ("Netherlands", "Canada")
     ]
+
+
+_PARKING = (
+    "The car park charges £3 an hour on weekdays. At weekends the charge is £2.50 an hour. "
+    "Blue badge holders park free."
+)
+_COURTS = "Courts cost £12 an hour from Monday to Friday and £15 an hour on Saturdays and Sundays."
+_HALL = [
+    "Hall hire. The main hall costs £40 an hour at weekends.",
+    "On weekdays the main hall costs £25 an hour, with a minimum booking of two hours.",
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "contexts", "answer", "passes"),
+    [
+        # the rate of the asker's day, worked out over their hours, in the claim's words or not
+        ("How much will 4 hours of parking on Saturday cost me?", [_PARKING],
+         "Parking for 4 hours on Saturday costs £10.", True),
+        ("How much will 4 hours of parking on Saturday cost me?", [_PARKING],
+         "Parking for 4 hours on Saturday costs £12.", False),
+        ("I need to park for 4 hours on Saturday. How much will I pay?", [_PARKING],
+         "You'd pay £10 for the 4 hours.", True),
+        ("I need to park for 4 hours on Saturday. How much will I pay?", [_PARKING],
+         "You'd pay £12 for the 4 hours.", False),
+        ("How much is parking on a Saturday?", [_PARKING],
+         "On a Saturday it costs £2.50 an hour.", True),
+        ("How much is parking on a Saturday?", [_PARKING],
+         "On a Saturday it costs £3 an hour.", False),
+        # one sentence's list: a run of days and a list of days are each one item
+        ("What does a court cost on a Sunday?", [_COURTS],
+         "A court costs £15 an hour on a Sunday.", True),
+        ("What does a court cost on a Sunday?", [_COURTS],
+         "A court costs £12 an hour on a Sunday.", False),
+        # the asker's day where the claim names none
+        ("I want to hire the hall on a Tuesday. What's the rate?", _HALL,
+         "It's £25 an hour, for at least two hours.", True),
+        ("I want to hire the hall on a Tuesday. What's the rate?", _HALL,
+         "It's £40 an hour, for at least two hours.", False),
+        ("I want to hire the hall on a Tuesday. What's the rate?", _HALL,
+         "On a Tuesday the hall costs £40 an hour.", False),
+    ],
+)  # fmt: skip
+def test_a_value_said_of_other_days_of_the_week_is_not_the_claims(
+    question, contexts, answer, passes
+):
+    result = _decided(question, answer, contexts)
+    assert result.passing is passes, result.explanation
