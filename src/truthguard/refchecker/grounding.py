@@ -1670,11 +1670,10 @@ def _slot_rival(
         return None
     if all(_outside_bound(claim, fact, texts[k], g, case) for k, g in same):
         # every statement of the claim's value bounds a case the claim's is not in ("£19 for
-        # dogs under 25 kg" of a dog of 30 kg): a rival of the same list whose bound takes the
-        # claim's case in is the value of its slot ("£23 for dogs of 25 kg and over")
-        lists = {k for k, _ in same}
+        # dogs under 25 kg" of a dog of 30 kg): a rival whose bound takes the claim's case in
+        # is the value of its slot ("£23 for dogs of 25 kg and over"), in the same list or not
         for k, g in rivals:
-            if k in lists and _within_bound(claim, fact, texts[k], g, case):
+            if _within_bound(claim, fact, texts[k], g, case):
                 return k, g
     by_sentence = {
         k: [g for g in texts[k].facts if _one_sort(fact, claim, g, texts[k])]
@@ -2262,7 +2261,7 @@ def _bounds_met(
     spans = _items(text, [value])
     if spans is None:
         return []
-    lo, hi = spans[0]
+    lo, hi = (0, len(text.text)) if _alone(text, value) else spans[0]
     met = []
     for b in text.facts:
         if b is value or b.kind != "number" or b.unit is None or not lo <= b.start < hi:
@@ -2302,6 +2301,14 @@ _DAY_WORD_BEFORE = re.compile(_DAY_WORD.pattern + r"\W*$", re.IGNORECASE)
 _DAY_WORD_AFTER = re.compile(r"\W*(?:(?:on|at)\s+)?" + _DAY_WORD.pattern, re.IGNORECASE)
 
 
+def _alone(text: Analysed, value: Fact) -> bool:
+    """Whether ``value`` is the one value of its unit ``text`` states: then the whole sentence
+    says what case it is for ("Larger dogs of 25 kg and over pay £23 a month")."""
+    return not any(
+        g is not value and g.kind == "number" and g.unit == value.unit for g in text.facts
+    )
+
+
 def _value_days(text: Analysed, value: Fact) -> frozenset[int]:
     """The days of the week ``value`` is said of in ``text``: those its list item names ("£12
     an hour from Monday to Friday and £15 an hour on Saturdays and Sundays": a list of days
@@ -2316,11 +2323,7 @@ def _value_days(text: Analysed, value: Fact) -> frozenset[int]:
     lo = max((c for c in cuts if c <= value.start), default=0)
     hi = min((c for c in cuts if c >= value.end), default=len(t))
     days = named_days(t[lo:hi])
-    if days or any(
-        g is not value and g.kind == "number" and g.unit == value.unit for g in text.facts
-    ):
-        return days
-    return named_days(t)
+    return named_days(t) if not days and _alone(text, value) else days
 
 
 def _on_days(days: frozenset[int], text: Analysed, value: Fact) -> bool | None:
