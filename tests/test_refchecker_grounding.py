@@ -1485,6 +1485,39 @@ def test_a_list_item_the_askers_own_case_names_is_the_one_a_claim_naming_none_is
     assert found == ([flagged] if flagged else []), found
 
 
+_SEATS = [
+    "Plans. The Basic plan allows up to 5 users and keeps 30 days of history.",
+    "The Premium plan allows up to 25 users and adds single sign-on.",
+    "Every plan is billed monthly.",
+]
+
+
+@pytest.mark.parametrize(
+    ("claim", "question", "flagged"),
+    [
+        # a sentence a kind each, read as one list: the asker's plan is the claim's
+        ("You can add up to 5 users.", "I'm on the Premium plan. How many users can I add?",
+         ("5", "25")),
+        ("You can add up to 25 users.", "I'm on the Premium plan. How many users can I add?",
+         None),
+        ("You can add up to 5 users.", "I'm on the Basic plan. How many users can I add?", None),
+        ("You can add up to 25 users.", "I'm on the Basic plan. How many users can I add?",
+         ("25", "5")),
+        # the claim names a kind: that kind's value, whatever the asker said
+        ("The Basic plan takes up to 5 users.", "I'm on the Premium plan. How many users can "
+         "I add?", None),
+        # a question about no case of the asker's names no kind
+        ("You can add up to 5 users.", "How many users does a plan allow?", None),
+    ],
+)  # fmt: skip
+def test_sentences_giving_one_kind_a_value_each_are_read_as_one_list(claim, question, flagged):
+    sents = [(k, 0, t) for k, t in enumerate(_SEATS)]  # (each passage a sentence)
+    pool = EvidencePool.of_passages([[t] for t in _SEATS])
+    g = ground_claim(claim, sents, pool=pool, case_words=own_words(question))
+    found = [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"]
+    assert found == ([flagged] if flagged else []), g.issues
+
+
 LOCKERS = (
     "At Harbour Storage, a small locker costs £1.20 per hour plus a booking fee of £3 a day, "
     "and a large locker costs £2.10 per hour plus a booking fee of £5 a day."

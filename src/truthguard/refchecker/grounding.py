@@ -71,6 +71,7 @@ from truthguard.refchecker._facts import Fact, fold, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
 from truthguard.refchecker._numbers import DURATION_DAYS, bound_span, lead_time, unit_of
+from truthguard.refchecker._tokens import Token
 from truthguard.refchecker.counts import totals
 from truthguard.refchecker.derived import (
     WEEKDAYS,
@@ -2396,8 +2397,17 @@ def _kinds(
     ("500" of "350Mbps on Fibre 500"), and the words of a phrase right after the name opened
     by :data:`_KIND_AFTER` ("damage" of "5 days for damage", "car" of "18p per mile in a car");
     a word every item says tells none apart. None when the items name no one thing."""
-    tokens = [[t for t in a.tokens if lo <= t.start < hi] for lo, hi in spans]
     listed = [(v.start, v.end) for v in values]
+    return _item_kinds([([t for t in a.tokens if lo <= t.start < hi], listed) for lo, hi in spans])
+
+
+def _item_kinds(
+    items: Sequence[tuple[Sequence[Token], Sequence[tuple[int, int]]]],
+) -> list[frozenset[str]] | None:
+    """:func:`_kinds` of items given as their tokens and the spans of the values they list
+    (offsets in the items' own text): the items of one sentence's list, or sentences read as
+    the items of one."""
+    tokens = [ts for ts, _ in items]
     common = frozenset.intersection(
         *(frozenset(stem(t.norm) for t in ts if "NOUN" in lemmas(t.norm)) for ts in tokens)
     )
@@ -2405,7 +2415,7 @@ def _kinds(
     if not common:
         return None
     out = []
-    for ts in tokens:
+    for ts, listed in items:
         kinds = set()
         for j in range(1, len(ts)):
             if stem(ts[j].norm) not in common:
@@ -2461,6 +2471,7 @@ def _listed_owner(
     claim: Analysed,
     sents: Sequence[tuple[int, Analysed]],
     case_words: Collection[str] = frozenset(),
+    every: Sequence[tuple[int, Analysed]] | None = None,
 ) -> tuple[int, Fact] | None:
     """The value a list of the sources gives the kind of thing the claim gives ``fact`` to,
     when it is another and the list gives ``fact``'s value to a kind the claim never names:
@@ -2470,7 +2481,10 @@ def _listed_owner(
     left without a noun of its own in such a list ("the Team plan 10") counts what the first
     one counts. Where the claim names no kind of the list, the asker's words (``case_words``)
     may: "seven months at £22" asked about "the Core plan" of "the Core plan £14 a month ...
-    and the Max plan £22 a month"."""
+    and the Max plan £22 a month". Sentences of ``every`` evidence sentence (default: ``sents``)
+    that state one value of the sort each about a thing the claim names are read as the items
+    of one list too, in one passage or across several: a document cut into passages may give
+    each kind a sentence ("The Basic plan allows up to 5 users." "The Premium plan ...")."""
     if fact.kind != "number" or ordinal(fact) or year(fact) or day_of_date(fact, claim.facts):
         return None
     if _in_code(claim, fact):
@@ -2513,14 +2527,50 @@ def _listed_owner(
             # the claim gives another item's value too, in the same item or naming no kind:
             # it speaks of both ("from £18 to £24 an hour")
             continue
-        words = said
+        owner = _owner(fact, said, case_words, values, kinds)
+        if owner is not None:
+            return k, owner
+    # sentences that state one value of the sort each, about one thing the claim names, read
+    # as the items of one list ("The Basic plan allows up to 5 users." "The Premium plan
+    # allows up to 25 users.")
+    ones = [
+        (k, e, of_sort[0])
+        for k, e in (sents if every is None else every)
+        if len(of_sort := [g for g in e.facts if _one_sort(fact, claim, g, e)]) == 1
+        and not _in_code(e, of_sort[0])
+    ]
+    for noun in sorted({stem(t.norm) for t in claim.tokens if "NOUN" in lemmas(t.norm)}):
+        group = [(k, e, g) for k, e, g in ones if noun in e.stems]
+        if len(group) < 2 or not any(fact_in(fact, [g], _NONE, _NONE) for _, _, g in group):
+            continue
+        kinds = _item_kinds([(e.tokens, [(g.start, g.end)]) for _, e, g in group])
+        if kinds is None or not all(kinds):
+            continue
+        owner = _owner(fact, said, case_words, [g for _, _, g in group], kinds)
+        if owner is not None:
+            return next((k, g) for k, _, g in group if g is owner)
+    return None
+
+
+def _owner(
+    fact: Fact,
+    said: Collection[str],
+    case_words: Collection[str],
+    values: Sequence[Fact],
+    kinds: Sequence[frozenset[str]],
+) -> Fact | None:
+    """The value of the one item of a list (its ``values`` and the ``kinds`` each is of) whose
+    kind the claim names (its words ``said`` of ``fact``), or where it names none, the asker's
+    own case (``case_words``), when the list gives ``fact``'s value only to items of other
+    kinds."""
+    words = frozenset(said)
+    named = [j for j, w in enumerate(kinds) if w & words]
+    if not named:  # the claim names no kind: the asker's own case may
+        words = words | frozenset(case_words)
         named = [j for j, w in enumerate(kinds) if w & words]
-        if not named:  # the claim names no kind: the asker's own case may
-            words = said | case_words
-            named = [j for j, w in enumerate(kinds) if w & words]
-        same = [j for j, g in enumerate(values) if fact_in(fact, [g], _NONE, _NONE)]
-        if len(named) == 1 and same and not any(kinds[j] & words for j in same):
-            return k, values[named[0]]
+    same = [j for j, g in enumerate(values) if fact_in(fact, [g], _NONE, _NONE)]
+    if len(named) == 1 and same and not any(kinds[j] & words for j in same):
+        return values[named[0]]
     return None
 
 
@@ -2883,7 +2933,7 @@ def ground_claim(
         flagged = {(i.start, i.end) for i in issues}
         slot_rival = partial(_slot_rival, case=case, days=days)
         only_part = partial(_only_part, context=context)
-        listed_owner = partial(_listed_owner, case_words=case_words)
+        listed_owner = partial(_listed_owner, case_words=case_words, every=list(enumerate(evid)))
         for find in (slot_rival, _exchanged, _paired, listed_owner, _changed, only_part):
             for fact in claim.facts:
                 found = None if (fact.start, fact.end) in flagged else find(fact, claim, near_at)
