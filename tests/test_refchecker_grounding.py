@@ -1518,6 +1518,17 @@ def test_sentences_giving_one_kind_a_value_each_are_read_as_one_list(claim, ques
     assert found == ([flagged] if flagged else []), g.issues
 
 
+def test_a_word_every_sentence_of_a_list_says_tells_no_kind_apart():
+    # "kg" stands before "pay" in one sentence only, but the other says it too
+    said = [
+        "Pet plan. Dogs under 25 kg pay £19 a month.",
+        "Larger dogs of 25 kg and over pay £23 a month. The plan has a 12-month minimum term.",
+    ]
+    question = "My dog weighs 30 kg. What will 6 months of the plan cost me?"
+    result = _decided(question, "6 months at £23 is £138.", said)
+    assert result.passing, result.explanation
+
+
 LOCKERS = (
     "At Harbour Storage, a small locker costs £1.20 per hour plus a booking fee of £3 a day, "
     "and a large locker costs £2.10 per hour plus a booking fee of £5 a day."

@@ -2544,6 +2544,13 @@ def _listed_owner(
         if len(group) < 2 or not any(fact_in(fact, [g], _NONE, _NONE) for _, _, g in group):
             continue
         kinds = _item_kinds([(e.tokens, [(g.start, g.end)]) for _, e, g in group])
+        if kinds is not None:
+            # (a word another of the sentences says too tells them apart no more: "kg" of
+            # "dogs under 25 kg pay £19" and "dogs of 25 kg and over pay £23")
+            kinds = [
+                w - frozenset().union(*(e.stems for j, (_, e, _) in enumerate(group) if j != i))
+                for i, w in enumerate(kinds)
+            ]
         if kinds is None or not all(kinds):
             continue
         owner = _owner(fact, said, case_words, [g for _, _, g in group], kinds)
