@@ -71,7 +71,6 @@ from truthguard.refchecker._facts import Fact, fold, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
 from truthguard.refchecker._numbers import DURATION_DAYS, bound_span, lead_time, unit_of
-from truthguard.refchecker._tokens import Token
 from truthguard.refchecker.counts import totals
 from truthguard.refchecker.derived import (
     WEEKDAYS,
@@ -2397,17 +2396,8 @@ def _kinds(
     ("500" of "350Mbps on Fibre 500"), and the words of a phrase right after the name opened
     by :data:`_KIND_AFTER` ("damage" of "5 days for damage", "car" of "18p per mile in a car");
     a word every item says tells none apart. None when the items name no one thing."""
+    tokens = [[t for t in a.tokens if lo <= t.start < hi] for lo, hi in spans]
     listed = [(v.start, v.end) for v in values]
-    return _item_kinds([([t for t in a.tokens if lo <= t.start < hi], listed) for lo, hi in spans])
-
-
-def _item_kinds(
-    items: Sequence[tuple[Sequence[Token], Sequence[tuple[int, int]]]],
-) -> list[frozenset[str]] | None:
-    """:func:`_kinds` of items given as their tokens and the spans of the values they list
-    (offsets in the items' own text): the items of one sentence's list, or sentences read as
-    the items of one."""
-    tokens = [ts for ts, _ in items]
     common = frozenset.intersection(
         *(frozenset(stem(t.norm) for t in ts if "NOUN" in lemmas(t.norm)) for ts in tokens)
     )
@@ -2415,7 +2405,7 @@ def _item_kinds(
     if not common:
         return None
     out = []
-    for ts, listed in items:
+    for ts in tokens:
         kinds = set()
         for j in range(1, len(ts)):
             if stem(ts[j].norm) not in common:
@@ -2530,33 +2520,49 @@ def _listed_owner(
         owner = _owner(fact, said, case_words, values, kinds)
         if owner is not None:
             return k, owner
-    # sentences that state one value of the sort each, about one thing the claim names, read
-    # as the items of one list ("The Basic plan allows up to 5 users." "The Premium plan
-    # allows up to 25 users.")
+    # sentences that state one value of the sort each, read as the items of one list where
+    # each names a kind of one thing the claim or the asker names by the name before it ("The
+    # Basic plan allows up to 5 users." "The Premium plan allows up to 25 users.")
     ones = [
         (k, e, of_sort[0])
         for k, e in (sents if every is None else every)
         if len(of_sort := [g for g in e.facts if _one_sort(fact, claim, g, e)]) == 1
         and not _in_code(e, of_sort[0])
     ]
-    for noun in sorted({stem(t.norm) for t in claim.tokens if "NOUN" in lemmas(t.norm)}):
+    others = [g for g in mine if g is not fact]
+    for noun in sorted({stem(t.norm) for t in claim.tokens} | frozenset(case_words)):
         group = [(k, e, g) for k, e, g in ones if noun in e.stems]
-        if len(group) < 2 or not any(fact_in(fact, [g], _NONE, _NONE) for _, _, g in group):
+        values = [g for _, _, g in group]
+        if len(group) < 2 or any(fact_in(g, values, _NONE, _NONE) for g in others):
+            continue  # (a claim giving two of the values speaks of both)
+        kinds = [_kind_before(e, noun) for _, e, _ in group]
+        # (a word another of the sentences says too tells them apart no more)
+        kinds = [
+            w - frozenset().union(*(e.stems for j, (_, e, _) in enumerate(group) if j != i))
+            for i, w in enumerate(kinds)
+        ]
+        if not all(kinds):
             continue
-        kinds = _item_kinds([(e.tokens, [(g.start, g.end)]) for _, e, g in group])
-        if kinds is not None:
-            # (a word another of the sentences says too tells them apart no more: "kg" of
-            # "dogs under 25 kg pay £19" and "dogs of 25 kg and over pay £23")
-            kinds = [
-                w - frozenset().union(*(e.stems for j, (_, e, _) in enumerate(group) if j != i))
-                for i, w in enumerate(kinds)
-            ]
-        if kinds is None or not all(kinds):
-            continue
-        owner = _owner(fact, said, case_words, [g for _, _, g in group], kinds)
+        owner = _owner(fact, said, case_words, values, kinds)
         if owner is not None:
             return next((k, g) for k, _, g in group if g is owner)
     return None
+
+
+def _kind_before(e: Analysed, noun: str) -> frozenset[str]:
+    """The names right before the noun ``noun`` (a stem) in ``e`` that name a kind of it
+    ("Premium" of "The Premium plan"): a capitalised word that does not open the sentence. A
+    word such as "extra" or "full" tells kinds apart within one list only ("each extra day"
+    and "up to one full day" of two sentences are no two kinds of day)."""
+    ts = e.tokens
+    return frozenset(
+        stem(ts[j - 1].norm)
+        for j in range(2, len(ts))
+        if stem(ts[j].norm) == noun
+        and ts[j - 1].text[:1].isupper()
+        and ts[j - 1].norm.isalpha()
+        and ts[j - 1].norm not in STOPWORDS
+    )
 
 
 def _owner(
