@@ -48,6 +48,7 @@ __all__ = [
     "counts_of",
     "date_after",
     "date_span",
+    "day_condition",
     "day_of_date",
     "derived",
     "enumerated",
@@ -1000,6 +1001,23 @@ def named_days(text: str) -> frozenset[int]:
         else:
             days.update(range(5) if weekdays else (5, 6))
     return frozenset(days)
+
+
+_HABITUAL = re.compile(
+    rf"\b(?:{_DAY}s|(?:a|an|every|each)\s+{_DAY}|week-?days?|week-?ends?"
+    rf"|{_DAY}s?\s*(?:to|until|till|through|[-–])\s*{_DAY})\b",
+    re.IGNORECASE,
+)
+"""Days named as a condition rather than a date: in the plural ("on Saturdays"), as any one
+("on a Friday", "every Monday"), as weekdays or weekends, or as a run ("Monday to Thursday")."""
+
+
+def day_condition(text: str) -> frozenset[int]:
+    """The days of the week a statement of ``text`` holds on, where it names days as a
+    condition (:data:`_HABITUAL`: "£2.50 an hour at weekends", "£4,200 on a Saturday, £3,400
+    on a Friday or Sunday"); none where it names a day only as when something happened ("the
+    storm reaches the coast on Sunday")."""
+    return named_days(text) if _HABITUAL.search(text) else frozenset()
 
 
 def _day_stretches(text: str, facts: Sequence[Fact]) -> list[tuple[int, bool]]:

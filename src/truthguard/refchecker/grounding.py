@@ -77,6 +77,7 @@ from truthguard.refchecker.derived import (
     clock_span,
     counts_of,
     date_after,
+    day_condition,
     day_of_date,
     derived,
     from_case,
@@ -2290,7 +2291,7 @@ def case_days(claim: str, case_words: Collection[str] = frozenset()) -> frozense
 def of_other_days(days: frozenset[int], text: str) -> bool:
     """Whether ``text`` is said only of other days of the week than ``days`` ("The car park
     charges £3 an hour on weekdays" of a Saturday): its values are no one's to work from."""
-    theirs = named_days(text) if days else frozenset()
+    theirs = day_condition(text) if days else frozenset()
     return bool(theirs) and days.isdisjoint(theirs)
 
 
@@ -2313,7 +2314,8 @@ def _value_days(text: Analysed, value: Fact) -> frozenset[int]:
     """The days of the week ``value`` is said of in ``text``: those its list item names ("£12
     an hour from Monday to Friday and £15 an hour on Saturdays and Sundays": a list of days
     is one item), or, where the sentence states no other value of its unit, those the
-    sentence names ("At weekends the charge is £2.50 an hour")."""
+    sentence names ("At weekends the charge is £2.50 an hour"); none where the sentence names
+    days only as dates (:func:`~truthguard.refchecker.derived.day_condition`)."""
     t = text.text
     cuts = [
         m.start()
@@ -2322,6 +2324,8 @@ def _value_days(text: Analysed, value: Fact) -> frozenset[int]:
     ]
     lo = max((c for c in cuts if c <= value.start), default=0)
     hi = min((c for c in cuts if c >= value.end), default=len(t))
+    if not day_condition(t):
+        return frozenset()  # (days named only as dates)
     days = named_days(t[lo:hi])
     return named_days(t) if not days and _alone(text, value) else days
 
@@ -2733,8 +2737,8 @@ def ground_claim(
         shared = len(claim_stems & e.stems) + sum(
             fact_in(f, e.facts, e.norms, e.stems) for f in claim.facts
         )
-        if days and named_days(e.text):
-            shared += int(days <= named_days(e.text)) - int(of_other_days(days, e.text))
+        if days and day_condition(e.text):
+            shared += int(days <= day_condition(e.text)) - int(of_other_days(days, e.text))
         key = (shared, int(k == hint))
         shares.append(shared)
         if key > best_key:
