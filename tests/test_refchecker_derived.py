@@ -8,6 +8,7 @@ from truthguard.refchecker._facts import extract_facts
 from truthguard.refchecker.derived import (
     counts_of,
     date_after,
+    day_condition,
     derived,
     from_case,
     measure_of,
@@ -918,3 +919,20 @@ def test_a_value_worked_from_the_askers_figures_holds_in_a_full_check(case, answ
 )
 def test_named_days_reads_days_runs_weekdays_and_weekends(text, days):
     assert named_days(text) == days
+
+
+@pytest.mark.parametrize(
+    ("text", "days"),
+    [
+        # days a statement holds on
+        ("Hire costs £4,200 on a Saturday and £3,400 on a Friday or Sunday.", {4, 5, 6}),
+        ("The gym is staffed every Monday.", {0}),
+        ("At weekends the charge is £2.50 an hour.", {5, 6}),
+        ("Courts cost £12 an hour from Monday to Friday.", {0, 1, 2, 3, 4}),
+        # a day an event happened on holds nothing
+        ("The storm reaches the coast on Sunday.", set()),
+        ("The results were announced on Friday and the shares fell on Monday.", set()),
+    ],
+)
+def test_day_condition_reads_days_a_statement_holds_on_not_dates(text, days):
+    assert day_condition(text) == days
