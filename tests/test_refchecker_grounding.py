@@ -1518,6 +1518,21 @@ def test_sentences_giving_one_kind_a_value_each_are_read_as_one_list(claim, ques
     assert found == ([flagged] if flagged else []), g.issues
 
 
+def test_a_name_a_noun_is_part_of_names_no_kind_of_it():
+    # "Pension" in two names ("Carrick Pension Services", "Pellbrook Pension Plan") is no
+    # pension of two kinds
+    said = [
+        "Requests go to the administrator, Carrick Pension Services, at least 6 weeks ahead.",
+        "Staff join the Pellbrook Pension Plan after 3 months' service.",
+    ]
+    sents = [(k, 0, t) for k, t in enumerate(said)]
+    pool = EvidencePool.of_passages([[t] for t in said])
+    question = "How do I ask for my pension to be paid?"
+    g = ground_claim("Ask the Pellbrook pension team at least 6 weeks ahead.", sents, pool=pool,
+                     case_words=own_words(question))  # fmt: skip
+    assert [i for i in g.issues if i.relation == "other_value"] == []
+
+
 def test_a_word_every_sentence_of_a_list_says_tells_no_kind_apart():
     # "kg" stands before "pay" in one sentence only, but the other says it too
     said = [

@@ -2555,14 +2555,16 @@ def _listed_owner(
 
 def _kind_before(e: Analysed, noun: str) -> frozenset[str]:
     """The names right before the noun ``noun`` (a stem) in ``e`` that name a kind of it
-    ("Premium" of "The Premium plan"): a capitalised word that does not open the sentence. A
-    word such as "extra" or "full" tells kinds apart within one list only ("each extra day"
-    and "up to one full day" of two sentences are no two kinds of day)."""
+    ("Premium" of "The Premium plan"): a capitalised word that does not open the sentence,
+    before the noun written in lower case (in "Carrick Pension Services" the noun is part of
+    a name). A word such as "extra" or "full" tells kinds apart within one list only ("each
+    extra day" and "up to one full day" of two sentences are no two kinds of day)."""
     ts = e.tokens
     return frozenset(
         stem(ts[j - 1].norm)
         for j in range(2, len(ts))
         if stem(ts[j].norm) == noun
+        and ts[j].text.islower()
         and ts[j - 1].text[:1].isupper()
         and ts[j - 1].norm.isalpha()
         and ts[j - 1].norm not in STOPWORDS
