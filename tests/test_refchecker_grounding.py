@@ -3921,3 +3921,23 @@ def test_a_value_said_of_other_days_of_the_week_is_not_the_claims(
 ):
     result = _decided(question, answer, contexts)
     assert result.passing is passes, result.explanation
+
+
+_POOL = [
+    "Swimming. Residents pay £3 a swim. Non-residents pay £5 a swim and must show photo ID.",
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passes"),
+    [
+        ("As a non-resident you pay £5 a swim.", True),
+        ("As a non-resident you pay £3 a swim.", False),
+        ("Residents pay £3 a swim.", True),
+        ("Residents pay £5 a swim.", False),
+        ("A resident pays £5 a swim.", False),
+    ],
+)
+def test_a_value_said_of_the_other_side_of_a_non_kind_is_not_the_claims(answer, passes):
+    result = _decided("What does a swim cost?", answer, _POOL)
+    assert result.passing is passes, result.explanation

@@ -1681,11 +1681,34 @@ def _slot_rival(
         for k in dict.fromkeys(k for k, _ in same + rivals)
     }
     shared: dict[tuple[int, int], int] = {}
+    tied: dict[tuple[int, int], frozenset[str]] = {}
     for k, facts in by_sentence.items():
         for g, words in zip(
             facts, value_contexts(texts[k].text, [(g.start, g.end) for g in facts]), strict=True
         ):
             shared[k, g.start] = len(said & words)
+            tied[k, g.start] = words
+    non = _non_kinds(claim.text)
+    for kind in sorted(non.union(*(_non_kinds(texts[j].text) for j, _ in same))):
+        # the claim says its value of one side of a "non-" kind ("a non-member pays £4", "a
+        # member pays £7"), every statement of it the other side ("Members pay £4"), and one
+        # rival the claim's side, with as many of the claim's words less one ("Non-members pay
+        # £7"): the prefix is no paraphrase's word
+        mine_non = kind in non
+        if not (mine_non or kind in claim.stems) or any(
+            (kind in _non_kinds(texts[j].text)) == mine_non for j, _ in same
+        ):
+            continue
+        own_n = max(len(said & tied[j, g.start]) for j, g in same)
+        on_side = [
+            (j, g)
+            for j, g in rivals
+            if (kind in _non_kinds(texts[j].text)) == mine_non
+            and kind in texts[j].stems
+            and len(said & tied[j, g.start]) >= max(own_n - 1, 1)
+        ]
+        if len(on_side) == 1:
+            return on_side[0]
     own = max(shared[k, g.start] for k, g in same)
     k, rival = max(rivals, key=lambda r: shared[r[0], r[1].start])
     more = shared[k, rival.start]
@@ -1734,6 +1757,14 @@ def _slot_rival(
             return None
         return k, rival
     return None
+
+
+_NON = re.compile(r"\bnon-?([a-z]+)", re.IGNORECASE)
+
+
+def _non_kinds(text: str) -> frozenset[str]:
+    """The stems of the words ``text`` puts after "non-" ("member" of "Non-members pay £7")."""
+    return frozenset(stem(fold(m.group(1))) for m in _NON.finditer(text))
 
 
 def _nearest(values: Sequence[Fact], f: Fact) -> Fact | None:
