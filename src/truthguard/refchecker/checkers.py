@@ -60,7 +60,7 @@ from truthguard.refchecker.grounding import (
     case_days,
     denied_of_joined,
     ground_claim,
-    of_other_days,
+    of_other_case,
     own_case,
     own_words,
     premises,
@@ -915,12 +915,12 @@ class LocalChecker(ClaimChecker):
                     said,
                     stated_elsewhere(i),
                     # (the claim's other sentences of the passage it retells, less those
-                    # said of other days than the claim's; another passage's figures make
+                    # said of another case than the asker's; another passage's figures make
                     # chance sums)
                     [
                         t
                         for ref, _, t in near
-                        if t != said and ref == g.sentence[0] and not of_other_days(days, t)
+                        if t != said and ref == g.sentence[0] and not of_other_case(days, case, t)
                     ]
                     if g.sentence
                     else [],
@@ -935,9 +935,10 @@ class LocalChecker(ClaimChecker):
             read_claims.append((g, raw, fields, label, support))
         # a number of the answer's no source states that the answer works out from the values
         # it shows ("a quarter of 58 plus three quarters of 68 ... 65.5"), with rates the
-        # sources give of the asker's days of the week (not "on weekdays" for their Saturday)
+        # sources give of the asker's case (not "on weekdays" for their Saturday, nor "for dogs
+        # under 25 kg" for their 30 kg dog)
         asked_days = case_days("", case_words)
-        sources = [text for _, _, text in in_order if not of_other_days(asked_days, text)]
+        sources = [t for _, _, t in in_order if not of_other_case(asked_days, case, t)]
         read_claims = _worked_in_answer(claims, read_claims, case, question, sources)
         for claim, (g, raw, fields, label, support) in zip(claims, read_claims, strict=True):
             if claim.kind == "fact":

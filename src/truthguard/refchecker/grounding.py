@@ -1628,6 +1628,7 @@ def _slot_rival(
     sents: Sequence[tuple[int, Analysed]],
     case: Sequence[Fact] = (),
     days: frozenset[int] = frozenset(),
+    every: Sequence[tuple[int, Analysed]] | None = None,
 ) -> tuple[int, Fact] | None:
     """The value the sources give for the slot the claim puts ``fact`` in, when it is another:
     ``(sentence index, its value)``.
@@ -1652,15 +1653,26 @@ def _slot_rival(
         return None
     dated = year(fact) or day_of_date(fact, claim.facts)
     same, rivals = _statements(fact, claim, sents)
-    if not same or not rivals:
+    if not same:
         return None
-    texts = dict(sents)
+    # (a rival said of the claim's case by its days or bound may stand in any passage)
+    texts = dict(every or sents)
+    cased = rivals if every is None else _statements(fact, claim, every)[1]
     if days and all(_on_days(days, texts[k], g) is False for k, g in same):
         # every statement of the claim's value is said of other days than the claim's: a
         # value of its sort said of the claim's days fills its slot
-        on = [(k, g) for k, g in rivals if _on_days(days, texts[k], g)]
+        on = [(k, g) for k, g in cased if _on_days(days, texts[k], g)]
         if on:
             return on[0]
+    if all(_outside_bound(claim, fact, texts[k], g, case) for k, g in same):
+        # every statement of the claim's value bounds a case the claim's is not in ("£19 for
+        # dogs under 25 kg" of a dog of 30 kg): a rival whose bound takes the claim's case in
+        # is the value of its slot ("£23 for dogs of 25 kg and over"), in the same list or not
+        for k, g in cased:
+            if _within_bound(claim, fact, texts[k], g, case):
+                return k, g
+    if not rivals:
+        return None
     mine = [f for f in claim.facts if f is fact or _one_sort(fact, claim, f, claim)]
     contexts = value_contexts(claim.text, [(f.start, f.end) for f in mine])
     # only the words the claim ties to this value alone say which slot it fills ("needs 35
@@ -1669,13 +1681,6 @@ def _slot_rival(
     said = contexts[at].difference(*(c for k, c in enumerate(contexts) if k != at))
     if not said:
         return None
-    if all(_outside_bound(claim, fact, texts[k], g, case) for k, g in same):
-        # every statement of the claim's value bounds a case the claim's is not in ("£19 for
-        # dogs under 25 kg" of a dog of 30 kg): a rival whose bound takes the claim's case in
-        # is the value of its slot ("£23 for dogs of 25 kg and over"), in the same list or not
-        for k, g in rivals:
-            if _within_bound(claim, fact, texts[k], g, case):
-                return k, g
     by_sentence = {
         k: [g for g in texts[k].facts if _one_sort(fact, claim, g, texts[k])]
         for k in dict.fromkeys(k for k, _ in same + rivals)
@@ -2302,7 +2307,7 @@ def _bounds_met(
         if found is None or not isinstance(b.value, (int, float)):
             continue
         theirs = [g for g in claim.facts if g is not fact and g.kind == "number"]
-        if not any(g.unit == b.unit for g in theirs) and _TO_USER.search(claim.text):
+        if not any(g.unit == b.unit for g in theirs):
             theirs = [g for g in case if g.kind == "number"]
         for g in theirs:
             if g.unit != b.unit:
@@ -2324,6 +2329,29 @@ def of_other_days(days: frozenset[int], text: str) -> bool:
     charges £3 an hour on weekdays" of a Saturday): its values are no one's to work from."""
     theirs = day_condition(text) if days else frozenset()
     return bool(theirs) and days.isdisjoint(theirs)
+
+
+def of_other_case(days: frozenset[int], case: Sequence[Fact], text: str) -> bool:
+    """Whether ``text`` is said only of another case than the asker's: of other days of the
+    week than ``days`` (:func:`of_other_days`), or within bounds every one of which leaves out
+    the value of their unit the asker gave of their own ``case`` ("Dogs under 25 kg pay £19
+    a month" of a 30 kg dog). Its values are not the asker's to work from."""
+    if of_other_days(days, text):
+        return True
+    theirs = [g for g in case if g.kind == "number" and g.unit and isinstance(g.value, float)]
+    if not theirs:
+        return False
+    met = []
+    for b in analyse(text).facts:
+        side = bound_span(text, b.start, b.end) if b.kind == "number" and b.unit else None
+        if side is None:
+            continue
+        met += [
+            (side[0] == "below") == (g.value < b.value)  # type: ignore[operator]
+            for g in theirs
+            if g.unit == b.unit and g.value != b.value
+        ]
+    return bool(met) and not any(met)
 
 
 _DAY_WORD = re.compile(
@@ -2761,9 +2789,13 @@ def ground_claim(
     evid = [analyse(text) for _, _, text in sentences]
     claim_stems = _content_stems(claim)
     days = case_days(claim_text, case_words)
+    # (the claim's values, and the asker's of the units it gives none of)
+    values = [f for f in claim.facts if f.kind == "number" and f.unit]
+    values += [g for g in case if all(f.unit != g.unit for f in values)]
     # evidence sentence: most shared content stems and facts, the embedding's choice on a tie;
     # a sentence said of the days of the week the claim is about shares one more, and one said
-    # only of other days one fewer ("at weekends" for a Saturday, "on weekdays" not)
+    # only of another case one fewer ("at weekends" for a Saturday, "on weekdays" not; "dogs
+    # under 25 kg" not for a 30 kg dog)
     best, best_key = None, (-1.0, 0)
     shares: list[int] = []
     for k, e in enumerate(evid):
@@ -2771,7 +2803,9 @@ def ground_claim(
             fact_in(f, e.facts, e.norms, e.stems) for f in claim.facts
         )
         if days and day_condition(e.text):
-            shared += int(days <= day_condition(e.text)) - int(of_other_days(days, e.text))
+            shared += int(days <= day_condition(e.text))
+        if (days or values) and of_other_case(days, values, e.text):
+            shared -= 1
         key = (shared, int(k == hint))
         shares.append(shared)
         if key > best_key:
@@ -2981,9 +3015,10 @@ def ground_claim(
         # a value the sources state of something else, put in this claim's slot, and one they
         # state only as the value before a change
         flagged = {(i.start, i.end) for i in issues}
-        slot_rival = partial(_slot_rival, case=case, days=days)
+        every = list(enumerate(evid))
+        slot_rival = partial(_slot_rival, case=case, days=days, every=every)
         only_part = partial(_only_part, context=context)
-        listed_owner = partial(_listed_owner, case_words=case_words, every=list(enumerate(evid)))
+        listed_owner = partial(_listed_owner, case_words=case_words, every=every)
         for find in (slot_rival, _exchanged, _paired, listed_owner, _changed, only_part):
             for fact in claim.facts:
                 found = None if (fact.start, fact.end) in flagged else find(fact, claim, near_at)
