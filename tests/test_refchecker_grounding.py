@@ -3941,3 +3941,30 @@ _POOL = [
 def test_a_value_said_of_the_other_side_of_a_non_kind_is_not_the_claims(answer, passes):
     result = _decided("What does a swim cost?", answer, _POOL)
     assert result.passing is passes, result.explanation
+
+
+_PET_PLAN_PASSAGES = [
+    "Pet plan. Dogs under 25 kg pay £19 a month.",
+    "Larger dogs of 25 kg and over pay £23 a month. The plan has a 12-month minimum term.",
+]
+
+
+@pytest.mark.parametrize(
+    ("weight", "answer", "passes"),
+    [
+        # the rate whose bound takes the asker's dog in, worked over their months, whether or
+        # not the claim restates the weight or speaks to the user
+        (30, "Six months would cost you £138.", True),
+        (30, "Six months would cost you £114.", False),
+        (30, "6 months at £23 is £138.", True),
+        (30, "6 months at £19 is £114.", False),
+        (20, "Six months would cost you £114.", True),
+        (20, "Six months would cost you £138.", False),
+    ],
+)
+def test_a_rate_is_taken_from_the_passage_whose_bound_takes_the_askers_case_in(
+    weight, answer, passes
+):
+    question = f"My dog weighs {weight} kg. What will 6 months of the plan cost me?"
+    result = _decided(question, answer, _PET_PLAN_PASSAGES)
+    assert result.passing is passes, result.explanation
