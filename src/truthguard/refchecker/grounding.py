@@ -2292,10 +2292,12 @@ def _bounds_met(
     """For each bound the list item of ``text`` stating ``value`` sets on a value of a unit the
     claim also states beside ``fact`` (another value of that unit), whether the claim's is on
     its side: "£19 for dogs under 25 kg" against "a dog of 30 kg", [False]. A claim that
-    states no value of the bound's unit ("for your spaniel", "6 months at £19") is read with
-    the values of that unit the user gave of their own ``case`` ("My spaniel weighs 20 kg"),
-    where the question is about their case. A sentence stating one value of its unit is one
-    item, bound and all ("Larger dogs of 25 kg and over pay £23 a month")."""
+    states no value of the bound's unit and speaks to the user ("for your spaniel") or works
+    with another of their figures ("6 months at £19", asked about 6 months) is read with the
+    values of that unit the user gave of their own ``case`` ("My spaniel weighs 20 kg"); one
+    that does neither ("Small dogs board for £18 a night") may state a rule for others.
+    A sentence stating one value of its unit is one item, bound and all ("Larger dogs of 25 kg
+    and over pay £23 a month")."""
     spans = _items(text, [value])
     if spans is None:
         return []
@@ -2308,7 +2310,10 @@ def _bounds_met(
         if found is None or not isinstance(b.value, (int, float)):
             continue
         theirs = [g for g in claim.facts if g is not fact and g.kind == "number"]
-        if not any(g.unit == b.unit for g in theirs):
+        if not any(g.unit == b.unit for g in theirs) and (
+            _TO_USER.search(claim.text)
+            or any(g.value == q.value and g.unit == q.unit for g in theirs for q in case)
+        ):
             theirs = [g for g in case if g.kind == "number"]
         for g in theirs:
             if g.unit != b.unit:
@@ -2400,6 +2405,10 @@ def _on_days(days: frozenset[int], text: Analysed, value: Fact) -> bool | None:
     if days <= theirs:
         return True
     return False if days.isdisjoint(theirs) else None
+
+
+_TO_USER = re.compile(r"\byour?\b", re.IGNORECASE)
+"""A claim that speaks to the user ("for your spaniel"), whose case is the user's own."""
 
 
 def _outside_bound(
