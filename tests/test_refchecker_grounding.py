@@ -3968,3 +3968,28 @@ def test_a_rate_is_taken_from_the_passage_whose_bound_takes_the_askers_case_in(
     question = f"My dog weighs {weight} kg. What will 6 months of the plan cost me?"
     result = _decided(question, answer, _PET_PLAN_PASSAGES)
     assert result.passing is passes, result.explanation
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [
+        ("I'm not a member. What does a session cost me?", {"non-member"}),
+        ("We aren't residents here. What do we pay?", {"non-resident"}),
+        ("I'm a non-resident. What do I pay?", {"non-resident"}),
+        ("My card is not working. What do I do?", {"working"}),  # a state, no kind
+    ],
+)
+def test_a_kind_the_asker_says_they_are_not_is_the_non_kind(question, words):
+    words = {("non-" if w.startswith("non-") else "") + stem(w.removeprefix("non-")) for w in words}
+    found = own_words(question)
+    assert words <= found
+    assert not {w.removeprefix("non-") for w in words if w.startswith("non-")} & found
+
+
+@pytest.mark.parametrize(
+    ("answer", "passes"),
+    [("You pay £5 a swim.", True), ("You pay £3 a swim.", False)],
+)
+def test_a_claim_naming_no_kind_is_of_the_non_kind_the_asker_is(answer, passes):
+    result = _decided("I'm not a resident. What do I pay for a swim?", answer, _POOL)
+    assert result.passing is passes, result.explanation

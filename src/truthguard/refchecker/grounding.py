@@ -1629,6 +1629,7 @@ def _slot_rival(
     case: Sequence[Fact] = (),
     days: frozenset[int] = frozenset(),
     every: Sequence[tuple[int, Analysed]] | None = None,
+    case_words: Collection[str] = frozenset(),
 ) -> tuple[int, Fact] | None:
     """The value the sources give for the slot the claim puts ``fact`` in, when it is another:
     ``(sentence index, its value)``.
@@ -1694,6 +1695,9 @@ def _slot_rival(
             shared[k, g.start] = len(said & words)
             tied[k, g.start] = words
     non = _non_kinds(claim.text)
+    # (a "non-" kind the asker says they are, where the claim names neither side: "I'm not a
+    # member", "You'll pay £4 a session")
+    non |= {w[4:] for w in case_words if w.startswith("non-") and w[4:] not in claim.stems}
     for kind in sorted(non.union(*(_non_kinds(texts[j].text) for j, _ in same))):
         # the claim says its value of one side of a "non-" kind ("a non-member pays £4", "a
         # member pays £7"), every statement of it the other side ("Members pay £4"), and one
@@ -3022,7 +3026,7 @@ def ground_claim(
         # state only as the value before a change
         flagged = {(i.start, i.end) for i in issues}
         every = list(enumerate(evid))
-        slot_rival = partial(_slot_rival, case=case, days=days, every=every)
+        slot_rival = partial(_slot_rival, case=case, days=days, every=every, case_words=case_words)
         only_part = partial(_only_part, context=context)
         listed_owner = partial(_listed_owner, case_words=case_words, every=every)
         for find in (slot_rival, _exchanged, _paired, listed_owner, _changed, only_part):
@@ -3773,8 +3777,27 @@ def own_words(question: str) -> frozenset[str]:
     if not question or not _OWN_CASE.search(question):
         return frozenset()
     # (and the parts of a compound: "black-and-white pages" names black and white ones)
-    words = {w for t in analyse(question).tokens for w in (t.norm, *t.norm.split("-"))}
-    return frozenset(stem(w) for w in words if w and w not in STOPWORDS)
+    words = {
+        w
+        for t in analyse(question).tokens
+        for w in (t.norm, *(t.norm.split("-") if not t.norm.startswith("non-") else ()))
+    }
+    stems = {stem(w) for w in words if w and w not in STOPWORDS}
+    # a kind the asker denies being is the other kind: "I'm not a member", a non-member
+    denied = {
+        stem(fold(m.group(1)))
+        for m in _NOT_KIND.finditer(question)
+        if "NOUN" in lemmas(m.group(1).casefold()) and not m.group(1).endswith("ing")
+    }
+    return frozenset((stems - denied) | {f"non-{w}" for w in denied})
+
+
+_NOT_KIND = re.compile(
+    r"(?:\b(?:am|is|are|was|were)\s+not|['’](?:m|re)\s+not|\b(?:isn|aren|wasn|weren)['’]t)"
+    r"\s+(?:a|an)?\s*([a-z]+?)s?\b",
+    re.IGNORECASE,
+)
+"""A kind the asker says they are not ("I'm not a member", "we aren't residents")."""
 
 
 def own_case(question: str) -> list[Fact]:
