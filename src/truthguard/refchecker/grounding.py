@@ -2799,8 +2799,13 @@ def ground_claim(
     evid = [analyse(text) for _, _, text in sentences]
     claim_stems = _content_stems(claim)
     days = case_days(claim_text, case_words)
-    # (the claim's values, and the asker's of the units it gives none of)
-    values = [f for f in claim.facts if f.kind == "number" and f.unit]
+    # (the claim's values that are no bound themselves, "a 30 kg dog" but not "up to 10 t",
+    # and the asker's of the units it gives none of)
+    values = [
+        f
+        for f in claim.facts
+        if f.kind == "number" and f.unit and bound_span(claim_text, f.start, f.end) is None
+    ]
     values += [g for g in case if all(f.unit != g.unit for f in values)]
     # evidence sentence: most shared content stems and facts, the embedding's choice on a tie;
     # a sentence said of the days of the week the claim is about shares one more, and one said
