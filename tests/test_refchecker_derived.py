@@ -915,6 +915,8 @@ def test_a_value_worked_from_the_askers_figures_holds_in_a_full_check(case, answ
         ("Staffed on weekdays; unstaffed at weekends.", {0, 1, 2, 3, 4, 5, 6}),
         ("The rate is higher at weekends.", {5, 6}),
         ("A week of days out costs £90.", set()),  # "a week" names no day
+        ("The desk is open Mon-Fri, 9am to 5pm.", {0, 1, 2, 3, 4}),  # short forms in a run
+        ("We sat down on the sun deck.", set()),  # alone, a short form is a word
     ],
 )
 def test_named_days_reads_days_runs_weekdays_and_weekends(text, days):

@@ -977,27 +977,37 @@ def _weekdays(text: str) -> list[tuple[int, int]]:
 
 
 _DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_SHORT = r"(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)"
+"""A day's short form, read only in a run ("Mon-Fri", "Tue to Sat"): alone, "Sat", "Wed" and
+"Sun" are words."""
+_RUN = r"(?:to|until|till|through|[-–])"
 _NAMED_DAYS = re.compile(
-    rf"\b(?:(?:from\s+)?({_DAY})s?\s*(?:to|until|till|through|[-–])\s*({_DAY})s?"
+    rf"\b(?:(?:from\s+)?({_DAY})s?\s*{_RUN}\s*({_DAY})s?"
+    rf"|({_SHORT})\.?\s*{_RUN}\s*({_SHORT})\b\.?"
     rf"|({_DAY})s?|(week-?days?)|(week-?ends?))\b",
     re.IGNORECASE,
 )
-"""A day of the week, a run of them ("Monday to Thursday", "Sunday-Tuesday"), weekdays or
-weekends (abbreviations such as "Mon" are not read)."""
+"""A day of the week, a run of them ("Monday to Thursday", "Sunday-Tuesday", "Mon-Fri"),
+weekdays or weekends."""
+
+
+def _day_index(word: str) -> int:
+    """0 for Monday .. 6, of a day's name or short form."""
+    return next(k for k, d in enumerate(WEEKDAYS) if d.startswith(word.casefold()[:3]))
 
 
 def named_days(text: str) -> frozenset[int]:
     """The days of the week ``text`` names (0 for Monday .. 6): "on Saturdays" {5}, "from
-    Monday to Thursday" {0, 1, 2, 3}, "on weekdays" {0 .. 4}, "at weekends" {5, 6}. A price
-    or rule said of some days says nothing of the others."""
+    Monday to Thursday" {0, 1, 2, 3}, "Mon-Fri" {0 .. 4}, "on weekdays" {0 .. 4}, "at
+    weekends" {5, 6}. A price or rule said of some days says nothing of the others."""
     days: set[int] = set()
     for m in _NAMED_DAYS.finditer(text):
-        first, last, one, weekdays, _ = m.groups()
-        if first:
-            a, b = WEEKDAYS.index(first.casefold()), WEEKDAYS.index(last.casefold())
+        first, last, short_first, short_last, one, weekdays, _ = m.groups()
+        if first or short_first:
+            a, b = _day_index(first or short_first), _day_index(last or short_last)
             days.update((a + i) % 7 for i in range((b - a) % 7 + 1))
         elif one:
-            days.add(WEEKDAYS.index(one.casefold()))
+            days.add(_day_index(one))
         else:
             days.update(range(5) if weekdays else (5, 6))
     return frozenset(days)
@@ -1005,11 +1015,12 @@ def named_days(text: str) -> frozenset[int]:
 
 _HABITUAL = re.compile(
     rf"\b(?:{_DAY}s|(?:a|an|every|each)\s+{_DAY}|week-?days?|week-?ends?"
-    rf"|{_DAY}s?\s*(?:to|until|till|through|[-–])\s*{_DAY})\b",
+    rf"|{_DAY}s?\s*{_RUN}\s*{_DAY}|{_SHORT}\.?\s*{_RUN}\s*{_SHORT})\b",
     re.IGNORECASE,
 )
 """Days named as a condition rather than a date: in the plural ("on Saturdays"), as any one
-("on a Friday", "every Monday"), as weekdays or weekends, or as a run ("Monday to Thursday")."""
+("on a Friday", "every Monday"), as weekdays or weekends, or as a run ("Monday to Thursday",
+"Mon-Fri")."""
 
 
 def day_condition(text: str) -> frozenset[int]:
