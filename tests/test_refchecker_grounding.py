@@ -3880,6 +3880,10 @@ _PARKING = (
     "Blue badge holders park free."
 )
 _COURTS = "Courts cost £12 an hour from Monday to Friday and £15 an hour on Saturdays and Sundays."
+_CLINIC = (
+    "Opening hours. The clinic is open Mon-Fri, 8am to 6pm, and on Saturdays from 9am to 1pm. "
+    "It is closed on bank holidays."
+)
 _HALL = [
     "Hall hire. The main hall costs £40 an hour at weekends.",
     "On weekdays the main hall costs £25 an hour, with a minimum booking of two hours.",
@@ -3914,6 +3918,11 @@ _HALL = [
          "It's £40 an hour, for at least two hours.", False),
         ("I want to hire the hall on a Tuesday. What's the rate?", _HALL,
          "On a Tuesday the hall costs £40 an hour.", False),
+        # days in short forms, in an item of their own before the item with the values
+        ("When is the clinic open on Saturdays?", [_CLINIC],
+         "On Saturdays it opens from 9am to 1pm.", True),
+        ("When is the clinic open on Saturdays?", [_CLINIC],
+         "On Saturdays it opens from 8am to 6pm.", False),
     ],
 )  # fmt: skip
 def test_a_value_said_of_other_days_of_the_week_is_not_the_claims(

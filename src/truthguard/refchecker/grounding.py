@@ -2382,9 +2382,10 @@ def _alone(text: Analysed, value: Fact) -> bool:
 def _value_days(text: Analysed, value: Fact) -> frozenset[int]:
     """The days of the week ``value`` is said of in ``text``: those its list item names ("£12
     an hour from Monday to Friday and £15 an hour on Saturdays and Sundays": a list of days
-    is one item), or, where the sentence states no other value of its unit, those the
-    sentence names ("At weekends the charge is £2.50 an hour"); none where the sentence names
-    days only as dates (:func:`~truthguard.refchecker.derived.day_condition`)."""
+    is one item; an item before it with no value of its unit is its own, "open Mon-Fri, 8am to
+    6pm"), or, where the sentence states no other value of its unit, those the sentence names
+    ("At weekends the charge is £2.50 an hour"); none where the sentence names days only as
+    dates (:func:`~truthguard.refchecker.derived.day_condition`)."""
     t = text.text
     cuts = [
         m.start()
@@ -2396,6 +2397,13 @@ def _value_days(text: Analysed, value: Fact) -> frozenset[int]:
     if not day_condition(t):
         return frozenset()  # (days named only as dates)
     days = named_days(t[lo:hi])
+    before = max((c for c in cuts if c < lo), default=0)
+    if not days and not any(
+        g.kind == "number" and g.unit == value.unit and before <= g.start < lo for g in text.facts
+    ):
+        # an item with no value of the unit says the case of the next one's ("open Mon-Fri,
+        # 8am to 6pm")
+        days = named_days(t[before:hi])
     return named_days(t) if not days and _alone(text, value) else days
 
 
