@@ -3880,6 +3880,7 @@ _PARKING = (
     "Blue badge holders park free."
 )
 _COURTS = "Courts cost £12 an hour from Monday to Friday and £15 an hour on Saturdays and Sundays."
+_PARKING_WEEKDAYS = "Parking. The car park charges £3 an hour on weekdays. Blue badges park free."
 _CLINIC = (
     "Opening hours. The clinic is open Mon-Fri, 8am to 6pm, and on Saturdays from 9am to 1pm. "
     "It is closed on bank holidays."
@@ -3923,6 +3924,13 @@ _HALL = [
          "On Saturdays it opens from 9am to 1pm.", True),
         ("When is the clinic open on Saturdays?", [_CLINIC],
          "On Saturdays it opens from 8am to 6pm.", False),
+        # the sources state the claim's value only of other days, and nothing of its own
+        ("When is the clinic open on Sundays?", [_CLINIC],
+         "On Sundays it opens from 9am to 1pm.", False),
+        ("I'm parking on Sunday. What is the rate?", [_PARKING_WEEKDAYS], "It's £3 an hour.",
+         False),
+        ("What does parking cost on a Tuesday?", [_PARKING_WEEKDAYS],
+         "On a Tuesday it costs £3 an hour.", True),
     ],
 )  # fmt: skip
 def test_a_value_said_of_other_days_of_the_week_is_not_the_claims(
@@ -4002,3 +4010,11 @@ def test_a_kind_the_asker_says_they_are_not_is_the_non_kind(question, words):
 def test_a_claim_naming_no_kind_is_of_the_non_kind_the_asker_is(answer, passes):
     result = _decided("I'm not a resident. What do I pay for a swim?", answer, _POOL)
     assert result.passing is passes, result.explanation
+
+
+def test_a_value_said_only_of_other_days_is_explained_by_those_days():
+    result = _decided("What does parking cost on Saturday?", "On Saturday it costs £3 an hour.",
+                      [_PARKING_WEEKDAYS])  # fmt: skip
+    (issue,) = result.details["claims"][0]["issues"]
+    assert (issue["relation"], issue["text"]) == ("of_another", "3")
+    assert "the sources say it of 'weekdays'" in result.explanation

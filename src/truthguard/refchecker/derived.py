@@ -50,6 +50,7 @@ __all__ = [
     "date_span",
     "day_condition",
     "day_of_date",
+    "day_spans",
     "derived",
     "enumerated",
     "from_case",
@@ -994,6 +995,12 @@ weekdays or weekends."""
 def _day_index(word: str) -> int:
     """0 for Monday .. 6, of a day's name or short form."""
     return next(k for k, d in enumerate(WEEKDAYS) if d.startswith(word.casefold()[:3]))
+
+
+def day_spans(text: str) -> list[tuple[int, int, frozenset[int]]]:
+    """Each mention of days in ``text``: its span and the days it names (see
+    :func:`named_days`)."""
+    return [(m.start(), m.end(), named_days(m.group(0))) for m in _NAMED_DAYS.finditer(text)]
 
 
 def named_days(text: str) -> frozenset[int]:

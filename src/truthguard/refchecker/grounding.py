@@ -79,6 +79,7 @@ from truthguard.refchecker.derived import (
     date_after,
     day_condition,
     day_of_date,
+    day_spans,
     derived,
     from_case,
     month_after,
@@ -2407,6 +2408,24 @@ def _value_days(text: Analysed, value: Fact) -> frozenset[int]:
     return named_days(t) if not days and _alone(text, value) else days
 
 
+def _other_days(
+    fact: Fact, claim: Analysed, evid: Sequence[Analysed], days: frozenset[int]
+) -> tuple[int, int, int] | None:
+    """Where every statement of ``fact``'s value in ``evid`` is said of other days of the week
+    than the claim's ``days``, and no value of its sort is said of those: the first
+    statement's sentence and the span of its days, ``(sentence index, start, end)``."""
+    if not days or fact.kind != "number" or ordinal(fact):
+        return None
+    same, rivals = _statements(fact, claim, list(enumerate(evid)))
+    if not same or any(_on_days(days, evid[k], g) is not False for k, g in same):
+        return None
+    if any(_on_days(days, evid[k], g) is not False for k, g in rivals):
+        return None  # (a value said of the claim's days, or of none: the slot readings')
+    k = same[0][0]
+    spans = [(lo, hi) for lo, hi, said in day_spans(evid[k].text) if said.isdisjoint(days)]
+    return (k, *spans[0]) if spans else None
+
+
 def _on_days(days: frozenset[int], text: Analysed, value: Fact) -> bool | None:
     """Whether ``value``, as ``text`` states it, is said of the ``days`` a claim is about:
     True where its days take them all in, False where they take in none of them ("£3 an
@@ -3055,6 +3074,18 @@ def ground_claim(
                         Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev)
                     )
                     flagged.add((fact.start, fact.end))
+        for fact in claim.facts:
+            found = (
+                None if (fact.start, fact.end) in flagged else _other_days(fact, claim, evid, days)
+            )
+            if found is not None:
+                # the sources state the claim's value only of other days than the claim's
+                # ("£3 an hour on weekdays" of a Saturday), and none of its sort of the claim's
+                k, lo, hi = found
+                r, o, text = sentences[k]
+                ev = (r, o + lo, o + hi, text[lo:hi])
+                issues.append(Issue(fact.kind, "of_another", fact.start, fact.end, fact.text, ev))
+                flagged.add((fact.start, fact.end))
         texts = pool.everything.texts if pool is not None else [t for _, _, t in sentences]
         # (the evidence sentence's name first)
         ordered = sorted(near_at, key=lambda ke: ke[0] != best)
