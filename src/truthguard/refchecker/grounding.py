@@ -1650,7 +1650,11 @@ def _slot_rival(
     :func:`_bounds_met`) say which item of a list the claim's case is in, and the ``days`` of
     the week the claim is about (:func:`case_days`) which statement: "£3 an hour on a
     Saturday" where the sources charge "£3 an hour on weekdays" and "£2.50 an hour at
-    weekends" puts the weekday price in the Saturday slot."""
+    weekends" puts the weekday price in the Saturday slot. A rival said of the claim's case by
+    its days or its bound may stand in any sentence of ``every`` (default: ``sents``). A
+    "non-" kind tells two statements apart by the prefix alone ("Members pay £4",
+    "Non-members pay £7"), the asker's own where the claim names neither (``case_words``,
+    :func:`own_words`: "I'm not a member")."""
     if fact.kind != "number" or ordinal(fact):
         return None
     dated = year(fact) or day_of_date(fact, claim.facts)
@@ -2349,7 +2353,9 @@ def of_other_case(days: frozenset[int], case: Sequence[Fact], text: str) -> bool
     a month" of a 30 kg dog). Its values are not the asker's to work from."""
     if of_other_days(days, text):
         return True
-    theirs = [g for g in case if g.kind == "number" and g.unit and isinstance(g.value, float)]
+    theirs = [
+        g for g in case if g.kind == "number" and g.unit and isinstance(g.value, (int, float))
+    ]
     if not theirs:
         return False
     met = []
