@@ -1641,6 +1641,15 @@ PET_PLAN = [
 ]
 
 
+_PET_PLAN_BY_SENTENCE = [
+    "Pet Health Plan. Pay monthly by direct debit: £19 for dogs under 25 kg. Larger dogs of 25 "
+    "kg and over pay £23 a month. The plan has a 12-month minimum term.",
+]
+
+
+# (each bound in a list item, or in a sentence of its own: a sentence stating one value of
+# its unit is said whole of the case it bounds)
+@pytest.mark.parametrize("passages", [PET_PLAN, _PET_PLAN_BY_SENTENCE], ids=["list", "sentences"])
 @pytest.mark.parametrize(
     ("claim", "flagged"),
     [
@@ -1651,33 +1660,8 @@ PET_PLAN = [
         ("For a dog of 20 kg the plan costs £23 a month.", ("23", "19")),
     ],
 )
-def test_a_value_is_read_in_the_list_item_whose_bound_takes_the_claims_case_in(claim, flagged):
-    sents = [(k, 0, s.text) for k, p in enumerate(PET_PLAN) for s in split_sentences(p)]
-    pool = EvidencePool.of_passages([[t for _, _, t in sents]])
-    g = ground_claim(claim, sents, pool=pool)
-    found = [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"]
-    assert found == ([flagged] if flagged else []), g.issues
-
-
-_PET_PLAN_BY_SENTENCE = [
-    "Pet Health Plan. Pay monthly by direct debit: £19 for dogs under 25 kg. Larger dogs of 25 "
-    "kg and over pay £23 a month. The plan has a 12-month minimum term.",
-]
-
-
-@pytest.mark.parametrize(
-    ("claim", "flagged"),
-    [
-        # each bound in a sentence of its own: a sentence stating one value of its unit is
-        # said whole of the case it bounds
-        ("For a dog of 30 kg the plan costs £19 a month.", ("19", "23")),
-        ("For a dog of 30 kg the plan costs £23 a month.", None),
-        ("For a dog of 20 kg the plan costs £19 a month.", None),
-        ("For a dog of 20 kg the plan costs £23 a month.", ("23", "19")),
-    ],
-)
-def test_a_value_is_read_in_the_sentence_whose_bound_takes_the_claims_case_in(claim, flagged):
-    sents = [(0, 0, s.text) for s in split_sentences(_PET_PLAN_BY_SENTENCE[0])]
+def test_a_value_is_read_in_the_item_whose_bound_takes_the_claims_case_in(passages, claim, flagged):
+    sents = [(k, 0, s.text) for k, p in enumerate(passages) for s in split_sentences(p)]
     pool = EvidencePool.of_passages([[t for _, _, t in sents]])
     g = ground_claim(claim, sents, pool=pool)
     found = [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"]
