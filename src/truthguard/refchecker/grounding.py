@@ -82,6 +82,7 @@ from truthguard.refchecker.derived import (
     day_spans,
     derived,
     from_case,
+    measure_of,
     month_after,
     named_days,
     per_count,
@@ -2350,11 +2351,19 @@ def of_other_case(days: frozenset[int], case: Sequence[Fact], text: str) -> bool
     """Whether ``text`` is said only of another case than the asker's: of other days of the
     week than ``days`` (:func:`of_other_days`), or within bounds every one of which leaves out
     the value of their unit the asker gave of their own ``case`` ("Dogs under 25 kg pay £19
-    a month" of a 30 kg dog). Its values are not the asker's to work from."""
+    a month" of a 30 kg dog; an amount of money is no case of this kind). Its values are not
+    the asker's to work from."""
     if of_other_days(days, text):
         return True
+    # (not an amount of money: a threshold on an order or a cap on charges is met by the sums
+    # an answer works out, "£45 and £30" over "free on orders over £60", not by one figure)
     theirs = [
-        g for g in case if g.kind == "number" and g.unit and isinstance(g.value, (int, float))
+        g
+        for g in case
+        if g.kind == "number"
+        and g.unit
+        and isinstance(g.value, (int, float))
+        and measure_of(g) != "money"
     ]
     if not theirs:
         return False
@@ -2833,7 +2842,7 @@ def ground_claim(
     claim_stems = _content_stems(claim)
     days = case_days(claim_text, case_words)
     # (the claim's values that are no bound themselves, "a 30 kg dog" but not "up to 10 t",
-    # and the asker's of the units it gives none of)
+    # and the asker's of the units it gives none of; see of_other_case)
     values = [
         f
         for f in claim.facts
