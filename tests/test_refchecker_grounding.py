@@ -11,8 +11,10 @@ from truthguard.refchecker.grounding import (
     EvidencePool,
     SoftMatcher,
     _form_of,
+    case_days,
     denied_of_joined,
     ground_claim,
+    of_other_case,
     own_case,
     own_words,
     premises,
@@ -4002,3 +4004,22 @@ def test_a_value_said_only_of_other_days_is_explained_by_those_days():
     (issue,) = result.details["claims"][0]["issues"]
     assert (issue["relation"], issue["text"]) == ("of_another", "3")
     assert "the sources say it of 'weekdays'" in result.explanation
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "other"),
+    [
+        ("My dog weighs 30 kg. What do I pay?", "Dogs under 25 kg pay £19 a month.", True),
+        ("My dog weighs 30 kg. What do I pay?", "Dogs of 25 kg and over pay £23 a month.", False),
+        # an amount of money is met by the sums an answer works out, not by one figure
+        ("I'm ordering a £45 lamp and a £30 cushion. Is delivery free?",
+         "Standard delivery is free on orders over £60.", False),
+        # a day the statement does not hold on
+        ("I'm parking on Saturday. What do I pay?", "Parking costs £3 an hour on weekdays.", True),
+    ],
+)  # fmt: skip
+def test_a_sentence_of_another_case_is_one_whose_days_or_bounds_leave_the_asker_out(
+    question, sentence, other
+):
+    days = case_days("", own_words(question))
+    assert of_other_case(days, own_case(question), sentence) is other
