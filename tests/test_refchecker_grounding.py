@@ -4023,3 +4023,16 @@ def test_a_sentence_of_another_case_is_one_whose_days_or_bounds_leave_the_asker_
 ):
     days = case_days("", own_words(question))
     assert of_other_case(days, own_case(question), sentence) is other
+
+
+def test_a_bounded_rival_in_another_passage_fills_a_slot_only_across_the_same_threshold():
+    # the crown's 50% is bounded by "up to £500 a year"; a rate of another passage under
+    # another threshold is no other side of it
+    passages = [
+        "Dental benefits. For crowns the plan pays 50%, up to £500 a year.",
+        "Savings. Balances under £1,000 earn 3.5% a year, paid monthly.",
+    ]
+    question = "I had a crown fitted for £720. How much will the plan pay?"
+    answer = "You'd get £360 back (half of £720, under the £500 yearly limit for crowns)."
+    result = _decided(question, answer, passages)
+    assert result.passing, result.explanation

@@ -1662,21 +1662,25 @@ def _slot_rival(
     same, rivals = _statements(fact, claim, sents)
     if not same:
         return None
-    # (a rival said of the claim's case by its days or bound may stand in any passage)
     texts = dict(every or sents)
-    cased = rivals if every is None else _statements(fact, claim, every)[1]
     if days and all(_on_days(days, texts[k], g) is False for k, g in same):
         # every statement of the claim's value is said of other days than the claim's: a
         # value of its sort said of the claim's days fills its slot
-        on = [(k, g) for k, g in cased if _on_days(days, texts[k], g)]
+        on = [(k, g) for k, g in rivals if _on_days(days, texts[k], g)]
         if on:
             return on[0]
     if all(_outside_bound(claim, fact, texts[k], g, case) for k, g in same):
         # every statement of the claim's value bounds a case the claim's is not in ("£19 for
         # dogs under 25 kg" of a dog of 30 kg): a rival whose bound takes the claim's case in
-        # is the value of its slot ("£23 for dogs of 25 kg and over"), in the same list or not
+        # is the value of its slot ("£23 for dogs of 25 kg and over"), in the same list or
+        # not, and in any passage where it is the other side of the same threshold
+        near = {k for k, _ in sents}
+        thresholds = frozenset().union(*(_item_bounds(texts[k], g) for k, g in same))
+        cased = rivals if every is None else _statements(fact, claim, every)[1]
         for k, g in cased:
-            if _within_bound(claim, fact, texts[k], g, case):
+            if (k in near or _item_bounds(texts[k], g) & thresholds) and _within_bound(
+                claim, fact, texts[k], g, case
+            ):
                 return k, g
     if not rivals:
         return None
@@ -2451,6 +2455,26 @@ def _on_days(days: frozenset[int], text: Analysed, value: Fact) -> bool | None:
     if days <= theirs:
         return True
     return False if days.isdisjoint(theirs) else None
+
+
+def _item_bounds(text: Analysed, value: Fact) -> frozenset[tuple[str, float]]:
+    """The bounds (unit, value) of the list item of ``text`` stating ``value`` (the whole
+    sentence where it states one value of its unit): "25 kg" of "Larger dogs of 25 kg and
+    over pay £23 a month"."""
+    spans = _items(text, [value])
+    if spans is None:
+        return frozenset()
+    lo, hi = (0, len(text.text)) if _alone(text, value) else spans[0]
+    return frozenset(
+        (str(b.unit), float(b.value))  # type: ignore[arg-type]
+        for b in text.facts
+        if b is not value
+        and b.kind == "number"
+        and b.unit
+        and isinstance(b.value, (int, float))
+        and lo <= b.start < hi
+        and bound_span(text.text, b.start, b.end) is not None
+    )
 
 
 _TO_USER = re.compile(r"\byour?\b", re.IGNORECASE)
