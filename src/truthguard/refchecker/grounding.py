@@ -2312,10 +2312,10 @@ def _bounds_met(
     that does neither ("Small dogs board for £18 a night") may state a rule for others.
     A sentence stating one value of its unit is one item, bound and all ("Larger dogs of 25 kg
     and over pay £23 a month")."""
-    spans = _items(text, [value])
-    if spans is None:
+    span = _item_span(text, value)
+    if span is None:
         return []
-    lo, hi = (0, len(text.text)) if _alone(text, value) else spans[0]
+    lo, hi = span
     met = []
     for b in text.facts:
         if b is value or b.kind != "number" or b.unit is None or not lo <= b.start < hi:
@@ -2384,11 +2384,18 @@ def of_other_case(days: frozenset[int], case: Sequence[Fact], text: str) -> bool
     return bool(met) and not any(met)
 
 
-_DAY_WORD = re.compile(
-    r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|week-?ends?|week-?days?)", re.IGNORECASE
-)
-_DAY_WORD_BEFORE = re.compile(_DAY_WORD.pattern + r"\W*$", re.IGNORECASE)
-_DAY_WORD_AFTER = re.compile(r"\W*(?:(?:on|at)\s+)?" + _DAY_WORD.pattern, re.IGNORECASE)
+_BETWEEN_DAYS = re.compile(r"\W*(?:(?:on|at)\s+)?$", re.IGNORECASE)
+"""What may stand between a cut and the next mention of days in a list of them ("Saturdays
+and Sundays", "weekdays or at weekends")."""
+
+
+def _item_span(text: Analysed, value: Fact) -> tuple[int, int] | None:
+    """The span of the list item of ``text`` stating ``value`` (:func:`_items`), the whole
+    sentence where it states no other value of its unit (:func:`_alone`)."""
+    spans = _items(text, [value])
+    if spans is None:
+        return None
+    return (0, len(text.text)) if _alone(text, value) else spans[0]
 
 
 def _alone(text: Analysed, value: Fact) -> bool:
@@ -2407,10 +2414,14 @@ def _value_days(text: Analysed, value: Fact) -> frozenset[int]:
     ("At weekends the charge is £2.50 an hour"); none where the sentence names days only as
     dates (:func:`~truthguard.refchecker.derived.day_condition`)."""
     t = text.text
+    said = day_spans(t)
     cuts = [
         m.start()
         for m in _ITEM_CUT.finditer(t)
-        if not (_DAY_WORD_BEFORE.search(t, 0, m.start()) and _DAY_WORD_AFTER.match(t, m.end()))
+        if not (
+            any(not t[e : m.start()].strip() for _, e, _ in said)
+            and any(_BETWEEN_DAYS.match(t[m.end() : b]) for b, _, _ in said if b >= m.end())
+        )
     ]
     lo = max((c for c in cuts if c <= value.start), default=0)
     hi = min((c for c in cuts if c >= value.end), default=len(t))
@@ -2461,10 +2472,10 @@ def _item_bounds(text: Analysed, value: Fact) -> frozenset[tuple[str, float]]:
     """The bounds (unit, value) of the list item of ``text`` stating ``value`` (the whole
     sentence where it states one value of its unit): "25 kg" of "Larger dogs of 25 kg and
     over pay £23 a month"."""
-    spans = _items(text, [value])
-    if spans is None:
+    span = _item_span(text, value)
+    if span is None:
         return frozenset()
-    lo, hi = (0, len(text.text)) if _alone(text, value) else spans[0]
+    lo, hi = span
     return frozenset(
         (str(b.unit), float(b.value))  # type: ignore[arg-type]
         for b in text.facts
