@@ -107,6 +107,7 @@ from truthguard.refchecker.structure import (
     direction_at,
     doer_name,
     doers,
+    elided,
     ellipses,
     elliptic,
     frames,
@@ -494,7 +495,14 @@ def _rated_apart(a: Fact, in_a: Analysed, b: Fact, in_b: Analysed) -> bool:
     return bool(mine and theirs) and not mine[0][0] & theirs[0][0]
 
 
-def _flip_read(claim_text: str, sent_text: str, issue: Issue, tok: Any, copy: bool) -> bool:
+def _flip_read(
+    claim_text: str,
+    sent_text: str,
+    issue: Issue,
+    tok: Any,
+    copy: bool,
+    context: str | None = None,
+) -> bool:
     """Whether a negation the alignment sets against the evidence sentence is a flip: what it
     denies (read from the parse) is stated plainly on the other side, or, worded otherwise
     there, the claim copies the sentence closely (``copy``) and the other side denies nothing
@@ -505,8 +513,11 @@ def _flip_read(claim_text: str, sent_text: str, issue: Issue, tok: Any, copy: bo
     lifts ("cannot be withdrawn until the holding period ends", "cannot be cancelled without a
     manager's approval") is no flip of the same verb said to wait for or need it ("can be
     withdrawn once the period ends", "you must pay the deposit before the key is issued",
-    "can be cancelled only with a manager's approval"). Where the parse shows nothing denied,
-    the alignment's reading stands."""
+    "can be cancelled only with a manager's approval"). A claim cut from an answer sentence
+    (``context``), or a sentence, that leaves its denied verb out denies the verb it is joined
+    to there ("... can be changed at any time, but primary shards can't, except by
+    reindexing"). Where the
+    parse shows nothing denied, the alignment's reading stands."""
     if tok is not None:  # the sentence's negation, which the claim drops
         word, other = negated_word(sent_text, tok.start, tok.end), claim_text
         denier, at = sent_text, (tok.start, tok.end)
@@ -519,6 +530,8 @@ def _flip_read(claim_text: str, sent_text: str, issue: Issue, tok: Any, copy: bo
     else:
         word, other = negated_word(claim_text, issue.start, issue.end), sent_text
         denier, at = claim_text, (issue.start, issue.end)
+        if word is None:
+            word = _elided_in(claim_text, context or claim_text, issue.start, issue.end)
     if word is None:
         return True
     if stated_opposite(word, other):
@@ -537,10 +550,22 @@ def _flip_read(claim_text: str, sent_text: str, issue: Issue, tok: Any, copy: bo
     }
     if any(denied.get(value, side) != side for value, side in _bounds(other)):
         return False
-    plain = states_plainly(other, word)
+    plain = states_plainly(other, word, subject)
     if plain is None:
         return copy and not denies_otherwise(other)
     return plain
+
+
+def _elided_in(claim_text: str, context: str, start: int, end: int) -> str | None:
+    """The lemma of the verb an elliptic negation at ``claim_text[start:end]`` denies, read in
+    the answer sentence ``context`` the claim was cut from ("Seats can be added at any time,
+    but the storage limit can't": ``add``); None when the claim is not found there or its
+    negation is not elliptic."""
+    at = context.find(claim_text)
+    if at < 0:
+        return None
+    found = elided(context, at + start, at + end)
+    return found[0] if found is not None else None
 
 
 def _bounds(text: str) -> list[tuple[str, str]]:
@@ -3159,7 +3184,7 @@ def ground_claim(
         if neg is None and close:
             neg = local_negation_issue(claim, sent)
         if neg is not None and not _flip_read(
-            claim.text, sent.text, *neg, copied_share(ops, claim) >= COPIED
+            claim.text, sent.text, *neg, copied_share(ops, claim) >= COPIED, context
         ):
             neg = None  # the other side does not state plainly what the negation denies
         if neg is not None and neg[1] is not None:

@@ -969,16 +969,27 @@ _LIMITING = frozenset(("only", "except", "unless", "partially", "partly"))
 _CLAUSE_LINKS = frozenset(("conj", "ccomp", "advcl", "relcl", "parataxis", "ROOT"))
 
 
-def states_plainly(text: str, lemma: str) -> bool | None:
+def states_plainly(text: str, lemma: str, subject: set[str] | None = None) -> bool | None:
     """Whether ``text`` says ``lemma`` without denying it: the word stands there, and neither
-    it nor a word of its clause it hangs from is negated, stopped ("stops reading") or limited
-    ("can only be changed", "except", "unless", "partially"). None when the word is not there
-    at all: the text words it otherwise, if at all."""
+    it nor a word of its clause it hangs from is negated, stopped ("stops reading"), limited
+    ("can only be changed", "except", "unless", "partially") or said only on a condition
+    ("is covered only if ...", "given only when ..."). Where ``subject`` (content lemmas) is
+    given and the word is said of it somewhere, only those statements count ("accidents are
+    covered" says nothing plainly of an illness). None when the word is not there at all: the
+    text words it otherwise, if at all."""
     doc = parse(text)
+    said = [tok for tok in doc if tok.lemma_.casefold() == lemma]
+    if subject:
+        stems = {stem(w) for w in subject}
+        own = [
+            tok
+            for tok in said
+            if {stem(w) for w in _subject_words(tok if tok.pos_ in ("VERB", "AUX") else tok.head)}
+            & stems
+        ]
+        said = own or said
     found = False
-    for tok in doc:
-        if tok.lemma_.casefold() != lemma:
-            continue
+    for tok in said:
         found = True
         up, plain = tok, True
         for _ in range(_PATH):
@@ -994,6 +1005,7 @@ def states_plainly(text: str, lemma: str) -> bool | None:
                     and up.head.head.lemma_.casefold() in _LACKING
                 )
                 or any(c.lower_ in _LIMITING for c in up.children)
+                or _only_on_condition(up)
             ):
                 plain = False
                 break
@@ -1003,6 +1015,20 @@ def states_plainly(text: str, lemma: str) -> bool | None:
         if plain:
             return True
     return False if found else None
+
+
+def _only_on_condition(verb: Any) -> bool:
+    """Whether a clause of condition said with "only" hangs from ``verb`` ("is covered *only
+    if* its first signs appear ...", "are given *only when* the item is returned")."""
+    for c in verb.children:
+        if c.dep_ != "advcl":
+            continue
+        for g in c.children:
+            if g.dep_ == "advmod" and g.lower_ == "only":
+                return True
+            if g.dep_ in ("mark", "advmod") and any(x.lower_ == "only" for x in g.children):
+                return True
+    return False
 
 
 _LACKING = frozenset(("loss", "lack", "absence", "failure", "shortage", "want", "outage"))
