@@ -2295,6 +2295,58 @@ def test_an_action_an_elliptic_negation_denies_of_its_subject_is_contradicted(an
 @pytest.mark.parametrize(
     ("answer", "passing"),
     [
+        (
+            "Seats can be raised from the admin page at any time, but the storage limit "
+            "can't, except by contacting support.",
+            True,
+        ),
+        (
+            "The storage limit can be raised from the admin page at any time, but seats "
+            "can't, except by contacting support.",
+            False,
+        ),
+        ("Seats can be raised from the admin page, but the storage limit can't.", True),
+    ],
+)
+def test_an_elliptic_negation_of_an_answer_denies_the_verb_it_is_joined_to(answer, passing):
+    contexts = [
+        "Storage. Your plan's storage limit can only be raised by contacting support. The "
+        "number of seats can be raised from the admin page at any time."
+    ]
+    result = _decided("Can I raise my seats and storage myself?", answer, contexts)
+    assert result.passing is passing, result.explanation
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "passing"),
+    [
+        (
+            "He had an accident on 3 June and showed the first signs of an illness on 8 June.",
+            "The accident is covered, but the illness isn't, as its first signs appeared "
+            "within 14 days of the start.",
+            True,
+        ),
+        (
+            "He had an accident on 3 June and showed the first signs of an illness on 28 June.",
+            "The illness is covered, but the accident isn't, as it happened within 14 days "
+            "of the start.",
+            False,
+        ),
+    ],
+)
+def test_a_verb_said_only_on_a_condition_is_not_denied_by_a_negation(question, answer, passing):
+    contexts = [
+        "Cover. An illness is covered only if its first signs appear more than 14 days after "
+        "the policy starts; accidents are covered from the start date."
+    ]
+    question = f"My dog's policy started on 1 June. {question} Are both covered?"
+    result = _decided(question, answer, contexts)
+    assert result.passing is passing, result.explanation
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
         ("The Basic plan costs more than the Pro plan.", False),
         ("Costs grew faster than revenue.", False),
         ("The Pro plan costs more than the Basic plan.", True),

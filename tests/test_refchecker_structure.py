@@ -203,6 +203,8 @@ def test_an_auxiliary_with_its_predicate_left_out_is_elliptic():
     assert at("The fee is not refundable.", "not") is None
     assert at("It is not in the box.", "not") is None
     assert at("Members who have not paid are suspended.", "not") is None
+    # a phrase of exception leaves the predicate out still
+    assert at("but seats can't, except by contacting support.", "n't") == "can"
     assert ellipses("He fears that he will.") == {"will"}
     assert ellipses("The missing fuel is charged at £2.10 a litre.") == set()
 
@@ -462,6 +464,26 @@ def test_a_word_is_stated_plainly_only_where_nothing_denies_or_restricts_it():
     assert not states_plainly("The coating had no measurable effect on wear.", "measurable")
     assert states_plainly("The coating had a measurable effect on wear.", "measurable")
     assert denies_otherwise("Urgent repairs include the loss of hot water.")
+    # a verb said only on a condition is no plain statement of it
+    assert not states_plainly("An illness is covered only if it starts after 14 days.", "cover")
+    assert not states_plainly("Refunds are given only when the item is unused.", "give")
+    assert states_plainly("Refunds are given when the item is unused.", "give")
+    # of a subject, the statements of that subject count where there are any
+    text = "An illness is covered only if it starts after 14 days; accidents are covered."
+    assert not states_plainly(text, "cover", {"illness"})
+    assert states_plainly(text, "cover", {"accident"})
+    assert states_plainly(text, "cover", {"dog"})  # said of no other: any statement counts
+
+
+def test_where_a_verb_is_said_plainly_of_a_subject():
+    from truthguard.refchecker.structure import said_plainly_of
+
+    text = "The number of seats can be raised from the admin page."
+    at = said_plainly_of(text, "raise", {"seat"})
+    assert at is not None and text[at[0] : at[1]] == "raised"
+    assert said_plainly_of(text, "raise", {"storage", "limit"}) is None
+    assert said_plainly_of("Seats can only be raised by support.", "raise", {"seat"}) is None
+    assert said_plainly_of("Seats cannot be raised.", "raise", {"seat"}) is None
 
 
 def test_the_doers_of_a_verb_and_doers_given_it_alone():

@@ -129,6 +129,7 @@ from truthguard.refchecker.structure import (
     placed,
     relation_words,
     roles,
+    said_plainly_of,
     shared_subjects,
     states_plainly,
     subject_name,
@@ -554,6 +555,42 @@ def _flip_read(
     if plain is None:
         return copy and not denies_otherwise(other)
     return plain
+
+
+def _denied_elided(
+    claim: Analysed,
+    context: str | None,
+    sentences: Sequence[tuple[int, int, str]],
+    near: Sequence[tuple[int, Analysed]],
+) -> list[Issue]:
+    """An elliptic negation of the claim whose verb, read in the answer sentence it was cut
+    from (``context``), a sentence about the claim states plainly of the same subject: "...,
+    but seats can't, except by contacting support" where "The number of seats can be raised
+    from the admin page at any time"; the claim denies what the sources say. A statement
+    limited or said only on a condition ("can only be raised by ...") is not plain."""
+    if not _ELLIPTIC_NEGATION.search(claim.text):
+        return []  # (a cheap look before the parse)
+    for m in _ELLIPTIC_NEGATION.finditer(claim.text):
+        verb = _elided_in(claim.text, context or claim.text, m.start(1), m.end(1))
+        subject = negated_subject(claim.text, m.start(1), m.end(1)) if verb else set()
+        if not subject:
+            continue
+        for k, e in near:
+            found = said_plainly_of(e.text, verb, subject)  # type: ignore[arg-type]
+            if found is not None:
+                r, o, text = sentences[k]
+                ev = (r, o + found[0], o + found[1], text[found[0] : found[1]])
+                return [Issue("negation", "conflict", m.start(1), m.end(1), m.group(1), ev)]
+    return []
+
+
+_ELLIPTIC_NEGATION = re.compile(
+    r"\b((?:ca|is|are|was|were|do|does|did|has|have|had|wo|would|should|could|must)n['’]t"
+    r"|cannot|(?:can|is|are|do|does|will|may|must) not)\s*(?=[,;.:)]|$|\s+(?:except|unless|but)\b)",
+    re.IGNORECASE,
+)
+"""A negation whose predicate is left out: an auxiliary with "not" before a mark or an "except"
+("but members can't, except ...", "the illness isn't.")."""
 
 
 def _elided_in(claim_text: str, context: str, start: int, end: int) -> str | None:
@@ -3179,6 +3216,7 @@ def ground_claim(
         read += _placed_otherwise(claim, sentences, near_at)
         read += _rank_dropped(claim, sentences, near_at)
         read += _denied_doer(claim, sentences, near_at)
+        read += _denied_elided(claim, context, sentences, near_at)
         issues += [i for i in read if not any(i.start < j.end and j.start < i.end for j in issues)]
         neg = negation_issue(claim, sent, ops) if close else None
         if neg is None and close:

@@ -69,6 +69,7 @@ __all__ = [
     "relation_words",
     "remark",
     "roles",
+    "said_plainly_of",
     "shared_subjects",
     "states_plainly",
     "subject_name",
@@ -742,8 +743,17 @@ def _elliptic(tok: Any) -> str | None:
         return None
     said = ("acomp", "attr", "xcomp", "dobj", "oprd", "ccomp", "prep", "advmod")
     # what it states follows it ("that" before "he will" is the clause's opening word, which
-    # the small pipeline may read as an object)
-    return None if any(c.dep_ in said and c.i > tok.i for c in tok.children) else lemma
+    # the small pipeline may read as an object); a phrase of exception states nothing ("but
+    # seats can't, except by contacting support")
+    return (
+        None
+        if any(c.dep_ in said and c.i > tok.i and c.lower_ not in _EXCEPTING for c in tok.children)
+        else lemma
+    )
+
+
+_EXCEPTING = frozenset(("except", "excluding", "unless", "save"))
+"""Words opening a phrase of exception, which leaves an auxiliary's predicate out still."""
 
 
 def elliptic(text: str, start: int, end: int) -> str | None:
@@ -977,44 +987,53 @@ def states_plainly(text: str, lemma: str, subject: set[str] | None = None) -> bo
     given and the word is said of it somewhere, only those statements count ("accidents are
     covered" says nothing plainly of an illness). None when the word is not there at all: the
     text words it otherwise, if at all."""
-    doc = parse(text)
-    said = [tok for tok in doc if tok.lemma_.casefold() == lemma]
+    said = [tok for tok in parse(text) if tok.lemma_.casefold() == lemma]
     if subject:
-        stems = {stem(w) for w in subject}
-        own = [
-            tok
-            for tok in said
-            if {stem(w) for w in _subject_words(tok if tok.pos_ in ("VERB", "AUX") else tok.head)}
-            & stems
-        ]
-        said = own or said
-    found = False
-    for tok in said:
-        found = True
-        up, plain = tok, True
-        for _ in range(_PATH):
-            if (
-                _negated(up)
-                or (up is not tok and _nothing(up))  # "had no significant effect"
-                or up.lemma_.casefold() in _STOPPING
-                or (up.dep_ == "pobj" and up.head.lower_ == "without")
-                # "loss of heating", "lack of sleep": a noun that says the thing is missing
-                or (
-                    up.dep_ == "pobj"
-                    and up.head.lower_ == "of"
-                    and up.head.head.lemma_.casefold() in _LACKING
-                )
-                or any(c.lower_ in _LIMITING for c in up.children)
-                or _only_on_condition(up)
-            ):
-                plain = False
-                break
-            if up.head is up or up.dep_ in _CLAUSE_LINKS:
-                break  # the clause's own verb: a verb it is joined to says nothing of it
-            up = up.head
-        if plain:
-            return True
-    return False if found else None
+        said = [tok for tok in said if _said_of(tok, subject)] or said
+    return any(_plain(tok) for tok in said) if said else None
+
+
+def said_plainly_of(text: str, lemma: str, subject: set[str]) -> tuple[int, int] | None:
+    """Where ``text`` says ``lemma`` plainly (see :func:`states_plainly`) of a subject sharing
+    a word with ``subject`` ("The number of seats can be raised" of seats): the offsets of the
+    word, or None."""
+    for tok in parse(text):
+        if tok.lemma_.casefold() == lemma and _said_of(tok, subject) and _plain(tok):
+            return tok.idx, tok.idx + len(tok.text)
+    return None
+
+
+def _said_of(tok: Any, subject: set[str]) -> bool:
+    """Whether the subject of ``tok``'s verb (``tok`` itself, or the word it is said with,
+    "is *full*") shares a word stem with ``subject``."""
+    verb = tok if tok.pos_ in ("VERB", "AUX") else tok.head
+    return bool({stem(w) for w in _subject_words(verb)} & {stem(w) for w in subject})
+
+
+def _plain(tok: Any) -> bool:
+    """Whether neither ``tok`` nor a word of its clause it hangs from denies it (see
+    :func:`states_plainly`)."""
+    up = tok
+    for _ in range(_PATH):
+        if (
+            _negated(up)
+            or (up is not tok and _nothing(up))  # "had no significant effect"
+            or up.lemma_.casefold() in _STOPPING
+            or (up.dep_ == "pobj" and up.head.lower_ == "without")
+            # "loss of heating", "lack of sleep": a noun that says the thing is missing
+            or (
+                up.dep_ == "pobj"
+                and up.head.lower_ == "of"
+                and up.head.head.lemma_.casefold() in _LACKING
+            )
+            or any(c.lower_ in _LIMITING for c in up.children)
+            or _only_on_condition(up)
+        ):
+            return False
+        if up.head is up or up.dep_ in _CLAUSE_LINKS:
+            break  # the clause's own verb: a verb it is joined to says nothing of it
+        up = up.head
+    return True
 
 
 def _only_on_condition(verb: Any) -> bool:
