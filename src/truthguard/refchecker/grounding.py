@@ -551,10 +551,22 @@ def _flip_read(
     }
     if any(denied.get(value, side) != side for value, side in _bounds(other)):
         return False
+    even = _EVEN.search(denier)
+    if even is not None:
+        # "can't be changed, even by contacting support" denies it on the very means or
+        # condition the other side allows it on ("can only be changed by contacting support")
+        tail = {t.lemma_.casefold() for t in parse(denier[even.end() :])}
+        if any(keys and keys <= tail for keys in granted_on(other, word, True, subject)):
+            return True
     plain = states_plainly(other, word, subject)
     if plain is None:
         return copy and not denies_otherwise(other)
     return plain
+
+
+_EVEN = re.compile(r"\beven\s+(?=by|if|with|when|after|once|for)\b", re.IGNORECASE)
+""""even" before the means or condition a negation holds on still ("can't be changed, *even*
+by contacting support")."""
 
 
 def _denied_elided(
