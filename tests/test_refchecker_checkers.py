@@ -82,6 +82,35 @@ def test_a_number_the_answer_works_out_from_the_values_it_shows_is_supported():
         assert result.passing is passing, answer
 
 
+_COURSE = [
+    "Course fees. The course fee is £2,400 for members and £3,000 for others. Members pay in "
+    "two instalments: 60% when they enrol and 40% before the second term. Paying the whole fee "
+    "when you enrol earns a 5% discount."
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        ("The £2,400 fee is paid as £1,440 when you enrol and £960 before the second term.", True),
+        # each share of a list is its own item's
+        ("The £2,400 fee is paid as £960 when you enrol and £1,440 before the second term.", False),
+        # one share may be taken off or added
+        ("Paying the £2,400 fee in full when you enrol brings it down to £2,280.", True),
+        ("Paying the £2,400 fee in full when you enrol brings it down to £2,160.", False),
+    ],
+)
+def test_a_value_the_answer_shows_taken_at_its_evidence_sentences_share(answer, passing):
+    result = RefChecker().invoke(
+        {
+            "question": "How do I pay the course fee as a member?",
+            "answer": answer,
+            "contexts": _COURSE,
+        }
+    )
+    assert result.passing is passing, result.explanation
+
+
 _DESKS = [
     "Membership. The Flex plan costs £180 a month and includes 10 desk days. Extra desk days "
     "cost £22 per day. Meeting rooms cost £25 an hour once your monthly credit is used.",

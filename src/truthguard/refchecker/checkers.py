@@ -68,7 +68,7 @@ from truthguard.refchecker.grounding import (
     said_of_option,
     subject_of_another,
 )
-from truthguard.refchecker.lexical import content_recall
+from truthguard.refchecker.lexical import STOPWORDS, content_recall
 from truthguard.refchecker.meaning import MeaningModel
 from truthguard.refchecker.opposites import denied_words, flips, word_lemmas
 from truthguard.refchecker.retrieval import Retrieval
@@ -1071,6 +1071,35 @@ def _verdict_label(text: str, claim: Claim) -> str:
     return label
 
 
+def _sentence_shares(
+    fact: Fact, claim: str, sentence: tuple[int, int, int, str] | None
+) -> list[float]:
+    """The shares a value of the claim may be taken at from its evidence sentence's
+    percentages: each as that share, less it or more it ("40% in October" makes £7,360 of
+    £18,400; "a 5% discount" £4,674 of £4,920). Where the sentence gives several, only one
+    whose next words the claim says right after the value ("£7,360 in October")."""
+    if sentence is None:
+        return []
+    text = sentence[3]
+    found = [f for f in analyse(text).facts if f.kind == "number" and f.unit == "%"]
+    if len(found) == 1:
+        v = float(found[0].value) / 100  # type: ignore[arg-type]
+        return [v, 1 - v, 1 + v] if 0 < v < 1 else []
+    # a list of shares: each is its item's, taken as it is
+    mine = _words_after(claim, fact.end)
+    return [
+        float(f.value) / 100  # type: ignore[arg-type]
+        for f in found
+        if _words_after(text, f.end) & mine and 0 < float(f.value) < 100  # type: ignore[arg-type]
+    ]
+
+
+def _words_after(text: str, at: int) -> set[str]:
+    """The content words after ``text[at]`` up to the next number or stop."""
+    tail = re.split(r"[\d,;.:()]", text[at:], maxsplit=1)[0]
+    return {w.casefold() for w in re.findall(r"[A-Za-z]+", tail)} - STOPWORDS
+
+
 def _worked_in_answer(
     claims: Sequence[Claim],
     read: list[tuple[Grounding, dict[str, Any], dict[str, Any], str, float]],
@@ -1085,7 +1114,8 @@ def _worked_in_answer(
     only by such a number is no longer a contradiction; the asker's own figures restated are
     not worked out (:func:`~truthguard.refchecker.grounding.premises` decides them). A rate
     the ``sources`` (their sentences) or the answer give per something works with the known
-    values that count it."""
+    values that count it, and a claim's value may be a known value taken at a share of its
+    evidence sentence (:func:`_sentence_shares`)."""
     known: list[Fact] = [f for f in case if workable(f, case, question)]
     rates = {id(f) for f in known if per_period_value(f, question)}
     per = []
@@ -1132,7 +1162,12 @@ def _worked_in_answer(
         return read
     for k, f in targets:  # (a target worked out counts what it names for the next step)
         counted[id(f)] = (counts_of(f, claims[k].text), True)
-    done = shown_working([f for _, f in targets], known, rates, per, counted)
+    shares = {
+        id(f): _sentence_shares(f, claims[k].text, read[k][0].sentence)
+        for k, f in targets
+        if read[k][0].sentence is not None
+    }
+    done = shown_working([f for _, f in targets], known, rates, per, counted, shares)
     if not done:
         return read
     out = list(read)

@@ -686,6 +686,7 @@ def shown_working(
     rates: Collection[int] = (),
     per: Sequence[tuple[float, str, tuple[tuple[frozenset[str], float, bool], ...]]] = (),
     counted: Mapping[int, tuple[frozenset[str], bool]] | None = None,
+    shares: Mapping[int, Sequence[float]] | None = None,
 ) -> set[int]:
     """The ``targets`` (numbers of an answer no source states) the answer works out from the
     values it shows: ``known`` holds the numbers of the answer the sources state where it
@@ -709,14 +710,17 @@ def shown_working(
     but times a known value that counts what it is given per (``counted``: by id, the keys
     :func:`counts_of` reads and whether the answer states it) it makes a value the answer may
     state (:func:`_per_results`), though not one worked with further until the answer does:
-    "£22 per extra day" and the answer's "3 days beyond your 10" make its "£66". Ids (``id``)
-    of the targets worked out are returned."""
+    "£22 per extra day" and the answer's "3 days beyond your 10" make its "£66". A target may
+    also be a known value of its measure times one of its own ``shares`` (by id: the
+    multipliers the percentages of its claim's evidence sentence make, "40% in October" for
+    "£7,360 in October" of £18,400). Ids (``id``) of the targets worked out are returned."""
 
     def measured(f: Fact) -> tuple[float, str]:
         m = measure_of(f)
         return float(f.value), (_PER_PERIOD + m if id(f) in rates and m != "%" else m)  # type: ignore[arg-type]
 
     counted = counted or {}
+    shares = shares or {}
     wanted = [t for t in targets if measure_of(t) != "%"]
     held = list(known)
     have = [measured(f) for f in known]
@@ -730,7 +734,11 @@ def shown_working(
             for y, my in have[i + 1 :]
             for r in _rated(x, mx, y, my)
         ]
-        found = [t for t in wanted if _one_step(*measured(t), [*one, *made])]
+        found = [
+            t
+            for t in wanted
+            if _one_step(*measured(t), [*one, *made]) or _taken_at(t, have, shares.get(id(t), ()))
+        ]
         if not found:
             reached = _reachable(one, have)
             found = [t for t in wanted if _reached(*measured(t), reached)]
@@ -742,6 +750,12 @@ def shown_working(
             have.append(measured(t))
         wanted = [t for t in wanted if id(t) not in done]
     return done
+
+
+def _taken_at(target: Fact, have: Sequence[tuple[float, str]], shares: Sequence[float]) -> bool:
+    """Whether ``target`` is a known value of its measure times one of ``shares``."""
+    m, value = measure_of(target), float(target.value)  # type: ignore[arg-type]
+    return any(_same(value, x * p) for x, mx in have if mx == m for p in shares)
 
 
 def _reachable(
