@@ -4088,3 +4088,19 @@ def test_a_bounded_rival_in_another_passage_fills_a_slot_only_across_the_same_th
     answer = "You'd get £360 back (half of £720, under the £500 yearly limit for crowns)."
     result = _decided(question, answer, passages)
     assert result.passing, result.explanation
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        ("Your labrador boards for £19 a night.", False),
+        # a rule the claim states for others
+        ("Small dogs board for £19 a night.", True),
+    ],
+)
+def test_a_value_stated_only_within_a_bound_the_askers_case_is_outside_is_not_theirs(
+    answer, passing
+):
+    contexts = ["Boarding. Dogs under 25 kg board for £19 a night. Larger dogs: price on request."]
+    result = _decided("My labrador weighs 30 kg. What does boarding cost?", answer, contexts)
+    assert result.passing is passing, result.explanation

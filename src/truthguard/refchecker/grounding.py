@@ -2530,6 +2530,66 @@ def _other_days(
     return (k, *spans[0]) if spans else None
 
 
+def _other_bounds(
+    fact: Fact, claim: Analysed, evid: Sequence[Analysed], case: Sequence[Fact]
+) -> tuple[int, int, int] | None:
+    """Where every statement of ``fact``'s value in ``evid`` is in a list item whose bounds
+    leave out the user's own ``case`` (:func:`_case_outside`: "Dogs under 25 kg board for £19 a
+    night" of a claim to the owner of a 30 kg dog), and no value of its sort is said within it:
+    the first statement's sentence and the span of its bound, ``(sentence index, start, end)``."""
+    if not case or fact.kind != "number" or ordinal(fact):
+        return None
+    if bound_span(claim.text, fact.start, fact.end) is not None:
+        return None  # a bound of the claim's own
+    same, rivals = _statements(fact, claim, list(enumerate(evid)))
+    spans = [_case_outside(claim, fact, evid[k], g, case) for k, g in same]
+    if not spans or any(span is None for span in spans):
+        return None
+    if any(_case_outside(claim, fact, evid[k], g, case) is None for k, g in rivals):
+        return None  # (a value said within the user's case, or of no bound: the slot readings')
+    k = same[0][0]
+    return (k, *spans[0])  # type: ignore[misc]
+
+
+def _case_outside(
+    claim: Analysed, fact: Fact, text: Analysed, value: Fact, case: Sequence[Fact]
+) -> tuple[int, int] | None:
+    """The span of a bound of the list item of ``text`` stating ``value`` where every such
+    bound leaves out the user's own figure of its unit (``case``: "under 25 kg" of a 30 kg dog;
+    not a bound on money, which the sums an answer works out meet), for a claim that speaks to
+    the user or works with another of their figures and states no value of the bound's unit
+    itself; else None."""
+    if not (
+        _TO_USER.search(claim.text)
+        or any(
+            g is not fact and g.value == q.value and g.unit == q.unit
+            for g in claim.facts
+            for q in case
+        )
+    ):
+        return None
+    span = _item_span(text, value)
+    if span is None:
+        return None
+    met: list[bool] = []
+    first = None
+    for b in text.facts:
+        if b is value or b.kind != "number" or not b.unit or not span[0] <= b.start < span[1]:
+            continue
+        if b.unit == value.unit or measure_of(b) == "money" or not isinstance(b.value, float):
+            continue
+        if any(g.unit == b.unit for g in claim.facts):
+            continue
+        found = bound_span(text.text, b.start, b.end)
+        if found is None:
+            continue
+        for g in case:
+            if g.unit == b.unit and isinstance(g.value, float) and g.value != b.value:
+                met.append((found[0] == "below") == (g.value < b.value))
+                first = first or (found[1], found[2])
+    return first if met and not any(met) else None
+
+
 def _on_days(days: frozenset[int], text: Analysed, value: Fact) -> bool | None:
     """Whether ``value``, as ``text`` states it, is said of the ``days`` a claim is about:
     True where its days take them all in, False where they take in none of them ("£3 an
@@ -3200,11 +3260,14 @@ def ground_claim(
                     flagged.add((fact.start, fact.end))
         for fact in claim.facts:
             found = (
-                None if (fact.start, fact.end) in flagged else _other_days(fact, claim, evid, days)
+                None
+                if (fact.start, fact.end) in flagged
+                else _other_days(fact, claim, evid, days) or _other_bounds(fact, claim, evid, case)
             )
             if found is not None:
                 # the sources state the claim's value only of other days than the claim's
-                # ("£3 an hour on weekdays" of a Saturday), and none of its sort of the claim's
+                # ("£3 an hour on weekdays" of a Saturday), or within bounds that leave the
+                # user's case out, and none of its sort of the claim's
                 k, lo, hi = found
                 r, o, text = sentences[k]
                 ev = (r, o + lo, o + hi, text[lo:hi])
