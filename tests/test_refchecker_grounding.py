@@ -4104,3 +4104,30 @@ def test_a_value_stated_only_within_a_bound_the_askers_case_is_outside_is_not_th
     contexts = ["Boarding. Dogs under 25 kg board for £19 a night. Larger dogs: price on request."]
     result = _decided("My labrador weighs 30 kg. What does boarding cost?", answer, contexts)
     assert result.passing is passing, result.explanation
+
+
+_BULKY = [
+    "Bulky waste. We collect bulky household items for £35 for up to three items plus £8 for "
+    "each additional item, with a maximum of eight items per visit."
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        (
+            "That's four bulky items, so you'd pay £43: £35 for the first three and £8 for the "
+            "fourth.",
+            True,
+        ),
+        (
+            "That's five bulky items, so you'd pay £51: £35 for the first three and £8 for each "
+            "of the other two.",
+            False,
+        ),
+    ],
+)
+def test_the_askers_count_of_the_things_they_list_is_no_recount_of_the_sources(answer, passing):
+    asked = "I need to get rid of a sofa, a fridge and two armchairs. What will that cost?"
+    result = _decided(asked, answer, _BULKY)
+    assert result.passing is passing, result.explanation

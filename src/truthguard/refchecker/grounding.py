@@ -3899,11 +3899,17 @@ def premises(
         # a count of the things the asker lists ("a sofa, a fridge and two armchairs": "four
         # bulky items"), or of one thing they count twice ("three e-bike rides ... and one
         # e-scooter ride": "the four rides")
+        # (a count the sources' recount sets against theirs too: the asker's count of their
+        # own things is no other value of the sources' slot, "four bulky items" beside "up to
+        # three items")
         totals, lists = listed_totals(question)
         premise |= {
             (f.start, f.end)
             for f in numbers
-            if unfound.get((f.start, f.end)) == "ungrounded"
+            if (
+                unfound.get((f.start, f.end)) == "ungrounded"
+                or flagged.get((f.start, f.end), {}).get("relation") == "other_value"
+            )
             and f.unit is None
             and (
                 f.value in lists
