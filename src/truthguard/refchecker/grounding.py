@@ -517,8 +517,7 @@ def _flip_read(
     "can be cancelled only with a manager's approval"). A claim cut from an answer sentence
     (``context``), or a sentence, that leaves its denied verb out denies the verb it is joined
     to there ("... can be changed at any time, but primary shards can't, except by
-    reindexing"). Where the
-    parse shows nothing denied, the alignment's reading stands."""
+    reindexing"). Where the parse shows nothing denied, the alignment's reading stands."""
     if tok is not None:  # the sentence's negation, which the claim drops
         word, other = negated_word(sent_text, tok.start, tok.end), claim_text
         denier, at = sent_text, (tok.start, tok.end)
