@@ -111,6 +111,25 @@ def test_a_value_the_answer_shows_taken_at_its_evidence_sentences_share(answer, 
     assert result.passing is passing, result.explanation
 
 
+def test_a_count_is_not_set_against_a_multiplier_of_the_same_noun():
+    # "3.84 times the weekly price" counts no weeks: the answer's "six charged weeks" stands
+    contexts = [
+        "Season tickets. A monthly season costs 3.84 times the weekly price, and an annual "
+        "season costs 40 times the weekly price. If you give an annual season up early, we "
+        "refund what you paid less the weekly price for each week started and a £10 fee."
+    ]
+    question = (
+        "My weekly price is £50 and I bought an annual season. I've used it for 6 weeks. What "
+        "do I get back?"
+    )
+    answer = (
+        "Your season cost £2,000, forty times the £50 weekly price, so after six charged weeks "
+        "(£300) and the £10 fee you'd get £1,690 back."
+    )
+    result = RefChecker().invoke({"question": question, "answer": answer, "contexts": contexts})
+    assert result.passing, result.explanation
+
+
 _DESKS = [
     "Membership. The Flex plan costs £180 a month and includes 10 desk days. Extra desk days "
     "cost £22 per day. Meeting rooms cost £25 an hour once your monthly credit is used.",

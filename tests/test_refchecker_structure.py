@@ -116,6 +116,9 @@ def test_a_number_counts_the_noun_it_modifies_and_belongs_to_its_clause_subject(
     assert found["2,000"].noun == found["10,000"].noun == "minute"
     assert {"free", "plan"} <= found["2,000"].owners
     assert {"team", "plan"} <= found["10,000"].owners
+    # a multiplier counts nothing: "40 times the weekly price" is no count of prices
+    text = "An annual season costs 40 times the weekly price and covers 52 weeks."
+    assert [text[c.start : c.end] for c in counted(text)] == ["52"]
 
 
 def test_a_negation_scopes_over_the_verb_it_hangs_from():

@@ -524,6 +524,8 @@ def counted(text: str) -> tuple[Counted, ...]:
         noun = tok.head if tok.dep_ == "nummod" else None
         if noun is None or noun.pos_ not in ("NOUN", "PROPN"):
             continue
+        if any(c.lower_ == "times" for c in tok.children):
+            continue  # a multiplier, no count: "3.84 times the weekly price"
         out.append(
             Counted(
                 tok.idx,
