@@ -2385,22 +2385,11 @@ def _bounds_met(
     that does neither ("Small dogs board for £18 a night") may state a rule for others.
     A sentence stating one value of its unit is one item, bound and all ("Larger dogs of 25 kg
     and over pay £23 a month")."""
-    span = _item_span(text, value)
-    if span is None:
-        return []
-    lo, hi = span
     met = []
-    for b in text.facts:
-        if b is value or b.kind != "number" or b.unit is None or not lo <= b.start < hi:
-            continue
-        found = bound_span(text.text, b.start, b.end)
-        if found is None or not isinstance(b.value, (int, float)):
-            continue
-        theirs = [g for g in claim.facts if g is not fact and g.kind == "number"]
-        if not any(g.unit == b.unit for g in theirs) and (
-            _TO_USER.search(claim.text)
-            or any(g.value == q.value and g.unit == q.unit for g in theirs for q in case)
-        ):
+    mine = [g for g in claim.facts if g is not fact and g.kind == "number"]
+    for b, found in _item_bounds_of(text, value):
+        theirs = mine
+        if not any(g.unit == b.unit for g in mine) and _of_users_case(claim, fact, case):
             theirs = [g for g in case if g.kind == "number"]
         for g in theirs:
             if g.unit != b.unit:
@@ -2558,29 +2547,14 @@ def _case_outside(
     not a bound on money, which the sums an answer works out meet), for a claim that speaks to
     the user or works with another of their figures and states no value of the bound's unit
     itself; else None."""
-    if not (
-        _TO_USER.search(claim.text)
-        or any(
-            g is not fact and g.value == q.value and g.unit == q.unit
-            for g in claim.facts
-            for q in case
-        )
-    ):
-        return None
-    span = _item_span(text, value)
-    if span is None:
+    if not _of_users_case(claim, fact, case):
         return None
     met: list[bool] = []
     first = None
-    for b in text.facts:
-        if b is value or b.kind != "number" or not b.unit or not span[0] <= b.start < span[1]:
-            continue
-        if b.unit == value.unit or measure_of(b) == "money" or not isinstance(b.value, float):
+    for b, found in _item_bounds_of(text, value):
+        if b.unit == value.unit or measure_of(b) == "money":
             continue
         if any(g.unit == b.unit for g in claim.facts):
-            continue
-        found = bound_span(text.text, b.start, b.end)
-        if found is None:
             continue
         for g in case:
             if g.unit == b.unit and isinstance(g.value, float) and g.value != b.value:
@@ -2605,19 +2579,35 @@ def _item_bounds(text: Analysed, value: Fact) -> frozenset[tuple[str, float]]:
     """The bounds (unit, value) of the list item of ``text`` stating ``value`` (the whole
     sentence where it states one value of its unit): "25 kg" of "Larger dogs of 25 kg and
     over pay £23 a month"."""
+    return frozenset((str(b.unit), float(b.value)) for b, _ in _item_bounds_of(text, value))  # type: ignore[arg-type]
+
+
+def _item_bounds_of(text: Analysed, value: Fact) -> list[tuple[Fact, tuple[str, int, int]]]:
+    """The numbers with a unit that bound the list item of ``text`` stating ``value`` (the
+    whole sentence where it states one value of its unit, :func:`_item_span`), each with its
+    side and span (:func:`~truthguard.refchecker._numbers.bound_span`)."""
     span = _item_span(text, value)
     if span is None:
-        return frozenset()
-    lo, hi = span
-    return frozenset(
-        (str(b.unit), float(b.value))  # type: ignore[arg-type]
-        for b in text.facts
-        if b is not value
-        and b.kind == "number"
-        and b.unit
-        and isinstance(b.value, (int, float))
-        and lo <= b.start < hi
-        and bound_span(text.text, b.start, b.end) is not None
+        return []
+    out = []
+    for b in text.facts:
+        if b is value or b.kind != "number" or not b.unit or not span[0] <= b.start < span[1]:
+            continue
+        found = bound_span(text.text, b.start, b.end)
+        if found is not None and isinstance(b.value, (int, float)):
+            out.append((b, found))
+    return out
+
+
+def _of_users_case(claim: Analysed, fact: Fact, case: Sequence[Fact]) -> bool:
+    """Whether the claim is read with the user's own ``case``: it speaks to the user ("for
+    your spaniel") or works with another of their figures ("6 months at £19", asked about 6
+    months); one that does neither ("Small dogs board for £18 a night") may state a rule for
+    others."""
+    return bool(_TO_USER.search(claim.text)) or any(
+        g is not fact and g.kind == "number" and g.value == q.value and g.unit == q.unit
+        for g in claim.facts
+        for q in case
     )
 
 
