@@ -2440,6 +2440,15 @@ def test_a_negation_the_evidence_makes_of_the_same_verb_flips_nothing():
         ("Sales rose in the fourth quarter.", "Sales rose in Q4."),
         ("Profit in H1 was $3 million.", "Profit in the first half was $3 million."),
         ("Profit in FY2022 was $3m.", "Profit in fiscal year 2022 was $3 million."),
+        # a fraction of a unit of time is a stretch of it
+        ("The first half hour of each hire is free.", "The first 30 minutes of a hire are free."),
+        ("The crossing takes an hour and a half.", "The crossing takes 90 minutes."),
+        ("Parking is free for a quarter of an hour.", "You can park free for 15 minutes."),
+        ("Charging takes three quarters of an hour.", "A full charge takes 45 minutes."),
+        (
+            "Staff get a half-day off on their birthday.",
+            "Staff get 0.5 days off on their birthday.",
+        ),
     ],
 )
 def test_the_formats_of_real_documents_state_the_same_value(claim, evidence):
@@ -2460,6 +2469,44 @@ def test_the_formats_of_real_documents_state_the_same_value(claim, evidence):
 )
 def test_another_value_in_those_formats_conflicts(claim, evidence):
     assert ground_claim(claim, [(0, 0, evidence)]).label == "Contradiction"
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "span"),
+    [
+        (
+            "The crossing takes an hour and a half.",
+            "The crossing takes 60 minutes.",
+            "an hour and a half",
+        ),
+        (
+            "The first half hour of a hire is free.",
+            "The first 15 minutes of a hire are free.",
+            "half hour",
+        ),
+    ],
+)
+def test_a_stretch_of_time_named_by_a_fraction_is_held_as_its_value(claim, evidence, span):
+    g = ground_claim(claim, [(0, 0, evidence)])
+    assert g.label != "Entailment"
+    assert [i.text for i in g.issues if i.kind == "number"] == [span]
+
+
+def test_a_fraction_of_a_unit_of_time_is_a_stretch_of_it():
+    read = {
+        "It takes half an hour.": [(0.5, "hour", "half an hour")],
+        "the first half hour": [(0.5, "hour", "half hour")],
+        "a quarter of an hour": [(0.25, "hour", "a quarter of an hour")],
+        "an hour and a half": [(1.5, "hour", "an hour and a half")],
+        "a half-day closure": [(0.5, "day", "half-day")],
+        # a share of a rate, a share of an amount and a period of a year stay what they were
+        "half a day's rate": [],
+        "half the fee": [(50.0, "%", "half")],
+        "a quarter of the fee": [(25.0, "%", "a quarter")],
+        "Profit rose in the first half.": [(1.0, "half", "first half")],
+    }
+    for text, facts in read.items():
+        assert [(f.value, f.unit, f.text) for f in extract_facts(text)] == facts, text
 
 
 def test_a_fraction_word_before_a_noun_is_a_rank():

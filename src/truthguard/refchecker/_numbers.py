@@ -704,6 +704,13 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             facts.append(label[0])
             i = label[1]
             continue
+        span = part_of_a_span(text, tokens, i)
+        if span is not None:
+            value, unit, k = span
+            start, end = tokens[i].start, tokens[k - 1].end
+            facts.append(Fact("number", value, start, end, text[start:end], unit))
+            i = k
+            continue
         share = _fraction(text, tokens, i)
         if share is not None:
             value, k = share
@@ -838,6 +845,7 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             and j < len(tokens)
             and tokens[j].norm in ("quarter", "half")
             and (suffix == "ordinal" or (parsed is None and tok.norm in _ORD_W))
+            and part_of_a_span(text, tokens, j) is None  # "the first half hour"
         ):
             # "the fourth quarter", "the first half": a fiscal period, as "Q4" and "H1" are
             unit = tokens[j].norm
@@ -866,10 +874,10 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             used == 1
             and j == i + 1
             and (suffix == "ordinal" or (parsed is None and tok.norm in _ORD_W))
-            and _cardinal_at(tokens, j)
+            and (_cardinal_at(tokens, j) or part_of_a_span(text, tokens, j) is not None)
         ):
-            # "the first 60 days", "its first three months": which end of a stretch the count
-            # after it takes, not a rank of its own
+            # "the first 60 days", "its first three months", "the first half hour": which end
+            # of a stretch the count after it takes, not a rank of its own
             i = j
             continue
         if (
@@ -990,6 +998,49 @@ _OF_A_POINT = re.compile(
 def _token_after(tokens: list[Token], end: int) -> int:
     """The index of the first token starting at or after character ``end``."""
     return next((k for k, t in enumerate(tokens) if t.start >= end), len(tokens))
+
+
+_SPANS = frozenset(["second", "minute", "hour", "day", "week", "month", "year"])
+"""The units of time a fraction of one names a stretch of ("half an hour", "half a day")."""
+_QUARTERS = {"a": 1, "one": 1, "three": 3}
+
+
+def _span_of(text: str, tokens: list[Token], k: int) -> str | None:
+    """The unit of time token ``k`` names, singular and not a possessive ("half a day's rate"
+    is a share of a rate, not a stretch of time)."""
+    if k >= len(tokens) or tokens[k].norm not in _SPANS or _possessive(text, tokens[k]):
+        return None
+    return tokens[k].norm
+
+
+def part_of_a_span(text: str, tokens: list[Token], i: int) -> tuple[float, str, int] | None:
+    """A stretch of time named as a fraction of its unit, from token ``i``: "half an hour",
+    "the first half hour", "a half-day", "a quarter of an hour", "three quarters of an hour",
+    "an hour and a half"; its value, its unit and the token after it ("half an hour" is 0.5
+    hours, which is 30 minutes)."""
+    if i >= len(tokens):
+        return None
+    norm = tokens[i].norm
+    nxt = tokens[i + 1].norm if i + 1 < len(tokens) else ""
+    if norm == "half":
+        k = i + 2 if nxt in ("a", "an") else i + 1
+        unit = _span_of(text, tokens, k)
+        return (0.5, unit, k + 1) if unit else None
+    first, _, second = norm.partition("-")
+    if first == "half" and second in _SPANS and not _possessive(text, tokens[i]):
+        return 0.5, second, i + 1  # "a half-day closure", "every half-hour"
+    count, q = (_QUARTERS[norm], i + 1) if norm in _QUARTERS else (1, i)
+    quarter = tokens[q].norm if q < len(tokens) else ""
+    if quarter in ("quarter", "quarters") and (quarter == "quarters") == (count > 1):
+        after = [t.norm for t in tokens[q + 1 : q + 3]]
+        if after and after[0] == "of" and after[1:] and after[1] in ("a", "an"):
+            unit = _span_of(text, tokens, q + 3)
+            return (count / 4, unit, q + 4) if unit else None
+    if norm in ("a", "an", "one"):
+        unit = _span_of(text, tokens, i + 1) if nxt in _SPANS else None
+        if unit and [t.norm for t in tokens[i + 2 : i + 5]] == ["and", "a", "half"]:
+            return 1.5, unit, i + 5  # "an hour and a half", "a day and a half"
+    return None
 
 
 def _fraction(text: str, tokens: list[Token], i: int) -> tuple[float, int] | None:
