@@ -894,6 +894,31 @@ def test_words_working_out_a_number_stated_beside_them_need_no_match():
     assert not [i for i in g.issues if i.kind == "content"], g.issues
 
 
+def test_a_noun_naming_the_stretch_a_duration_measures_needs_no_match():
+    from truthguard.refchecker._analysis import analyse
+
+    def content(text: str) -> list[str]:
+        a = analyse(text)
+        return [a.tokens[i].norm for i in a.content]
+
+    assert content("You're still within the 30-day window.") == ["day"]
+    assert content("Forms must arrive inside the 14-day limit.") == [
+        "forms",
+        "arrive",
+        "inside",
+        "day",
+    ]
+    # a noun of its own before the stretch noun, and a stretch noun with no duration, are words
+    assert content("within the 12-month warranty period") == ["month", "warranty", "period"]
+    assert content("The window is open.") == ["window", "open"]
+    returns = [(0, 0, "Unused items can be returned within 30 days of delivery for a full refund.")]
+    g = ground_claim("You can still return it within the 30-day window.", returns)
+    assert not [i for i in g.issues if i.kind == "content" and i.text == "window"], g.issues
+    # the duration itself is still held against the sources'
+    g = ground_claim("You can still return it within the 60-day window.", returns)
+    assert g.label != "Entailment"
+
+
 def test_discourse_markers_and_words_written_together_need_no_match():
     from truthguard.refchecker._analysis import analyse
 

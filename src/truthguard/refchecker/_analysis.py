@@ -24,6 +24,7 @@ from truthguard.refchecker._facts import (
     stem,
     tokenize,
 )
+from truthguard.refchecker._numbers import DURATION_DAYS
 from truthguard.refchecker.lexical import STOPWORDS
 
 __all__ = ["NON_CONTENT", "Against", "Analysed", "analyse", "name_spans"]
@@ -165,6 +166,23 @@ def _outside_titles(found: list[int], tokens: list[Token], facts: list[Fact]) ->
     ]
 
 
+_STRETCHES = frozenset(["window", "period", "limit", "deadline", "timeframe", "term", "wait"])
+"""Nouns that name the stretch of time a duration before them measures ("the 30-day window",
+"inside the 14-day limit"): the duration is the fact, the noun only names it."""
+
+
+def _stretch_nouns(tokens: list[Token], facts: list[Fact]) -> set[int]:
+    """Indices of the :data:`_STRETCHES` nouns right after a duration and its unit word."""
+    out: set[int] = set()
+    for f in facts:
+        if f.kind != "number" or f.unit not in DURATION_DAYS:
+            continue
+        k = next((k for k, t in enumerate(tokens) if t.start >= f.end), len(tokens))
+        if k + 1 < len(tokens) and tokens[k + 1].norm in _STRETCHES:
+            out.add(k + 1)
+    return out
+
+
 def analyse(text: str) -> Analysed:
     """Tokens, facts and word sets of ``text`` (memoised: evidence sentences recur)."""
     hit = _cache.get(text)
@@ -173,6 +191,7 @@ def analyse(text: str) -> Analysed:
     tokens = tokenize(text)
     facts = extract_facts(text, tokens)
     in_fact = covered(tokens, facts) | scale_words(tokens)  # "178 degrees Celsius": a unit
+    in_fact |= _stretch_nouns(tokens, facts)
     in_fact |= {
         k
         for k in range(1, len(tokens))
