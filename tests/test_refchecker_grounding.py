@@ -2534,6 +2534,12 @@ def test_a_fraction_of_a_unit_of_time_is_a_stretch_of_it():
         assert [(f.value, f.unit, f.text) for f in extract_facts(text)] == facts, text
 
 
+def test_an_amount_and_a_half_is_no_price_beside_another():
+    facts = extract_facts("A full day costs £62 and a half day £38.")
+    assert [(f.value, f.unit) for f in facts] == [(62.0, "£"), (0.5, "day"), (38.0, "£")]
+    assert [f.value for f in extract_facts("It took two and a half hours.")] == [2.5]
+
+
 def test_a_fraction_word_before_a_noun_is_a_rank():
     from truthguard.refchecker._facts import extract_facts
 

@@ -751,7 +751,8 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
         j = i + used
         # "two and a half pounds", "3 and a quarter"
         follows = [t.norm for t in tokens[j : j + 3]]
-        if follows[:2] == ["and", "a"] and follows[2:] and follows[2] in _FRACTIONS:
+        signed = i > 0 and tokens[i - 1].text in _SIGNS  # "£62 and a half day £38": two prices
+        if follows[:2] == ["and", "a"] and follows[2:] and follows[2] in _FRACTIONS and not signed:
             value += _FRACTIONS[follows[2]]
             j += 3
         # a scale word after digits: "1.2 million", "3 bn"
