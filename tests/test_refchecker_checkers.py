@@ -82,6 +82,49 @@ def test_a_number_the_answer_works_out_from_the_values_it_shows_is_supported():
         assert result.passing is passing, answer
 
 
+_LATE_PICKUP = [
+    "Late collection. If a child is collected after closing time, we charge £15 for the first "
+    "15 minutes and £1 for each minute after that. The nursery closes at 6pm.",
+    "Fees. A full day costs £62 and a half day £38.",
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        ("£25: £15 for the first 15 minutes and then £1 for each of the next 10 minutes.", True),
+        # £55 is 15 + 4 x 10 and £4 is (55 - 15) / 10: two values no one states, each made
+        # of the other, vouch for nothing
+        ("£55: £15 for the first 15 minutes and then £4 for each of the next 10 minutes.", False),
+    ],
+)
+def test_values_no_one_states_do_not_vouch_for_each_other(answer, passing):
+    question = "I was 25 minutes late collecting my son. What will I be charged?"
+    result = RefChecker().invoke({"question": question, "answer": answer, "contexts": _LATE_PICKUP})
+    assert result.passing is passing, result.details["claims"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "unstated"),
+    [
+        # a price a source states, if not in a sentence about the claim, may start the working
+        ("You'll be charged half of the £62 price, so £31.", ["62"]),
+        # one no source states may not: it cannot vouch for what is worked from it
+        ("You'll be charged half of the £72 price, so £36.", ["72", "36"]),
+    ],
+)
+def test_working_starts_only_from_values_a_source_or_a_step_gives(answer, unstated):
+    contexts = [
+        "Cancellations. If you cancel a booked session with less than a week's notice, we "
+        "charge half its price.",
+        "Prices. A full day costs £62 and a half day £38.",
+    ]
+    question = "I'm cancelling tomorrow's full day. What will it cost?"
+    result = RefChecker().invoke({"question": question, "answer": answer, "contexts": contexts})
+    issues = [i for c in result.details["claims"] for i in c["issues"] if i["kind"] == "number"]
+    assert [i["text"] for i in issues] == unstated
+
+
 _COURSE = [
     "Course fees. The course fee is £2,400 for members and £3,000 for others. Members pay in "
     "two instalments: 60% when they enrol and 40% before the second term. Paying the whole fee "

@@ -832,8 +832,10 @@ class LocalChecker(ClaimChecker):
             + [c.sentence for c in claims if c.sentence is not None]
             + [text for _, _, text in in_order]
         )
-        # the numbers each claim states, for a value another claim works out from them
+        # the numbers each claim states, for a value another claim works out from them, and
+        # those the passages state, which a claim's working may start from
         numbers = [[f for f in analyse(c.text).facts if f.kind == "number"] for c in claims]
+        every_number = [f for _, _, t in in_order for f in analyse(t).facts if f.kind == "number"]
 
         def stated_elsewhere(i: int) -> list:
             return [f for k, found in enumerate(numbers) if k != i for f in found]
@@ -924,6 +926,7 @@ class LocalChecker(ClaimChecker):
                     ]
                     if g.sentence
                     else [],
+                    every_number,
                 )
                 if (
                     label == "Contradiction"

@@ -87,13 +87,15 @@ def derived(
     sources: Sequence[Fact] = (),
     context: str | None = None,
     said: str = "",
+    working: Sequence[Fact] | None = None,
 ) -> bool:
     """Whether the number ``fact`` of the claim ``text`` (with its ``facts``) is a count of
     items the claim lists or a span between dates the claim or its evidence sentence states,
     or between a date the claim states and one stated anywhere in the ``sources``, or worked
     out (:func:`worked`) from the claim's numbers and those of its evidence sentence ``said``.
     A claim cut from the answer sentence ``context`` counts the items that sentence lists: "two
-    advantages: they hold more cargo" of "... and they are easier to carry"."""
+    advantages: they hold more cargo" of "... and they are easier to carry". Arithmetic works
+    from ``working`` (default: ``facts``), the claim's values a step may start from."""
     if fact.kind != "number" or _ORDINAL.search(fact.text):
         return False
     return (
@@ -102,7 +104,7 @@ def derived(
         or _enumerated_in(fact, text, context)
         or date_span(fact, text, facts, evidence, sources)
         or clock_span(fact, text, facts, evidence)
-        or worked(fact, text, facts, evidence, said)
+        or worked(fact, text, facts if working is None else working, evidence, said)
     )
 
 

@@ -2934,6 +2934,44 @@ _PRONOUN_SUBJECT = re.compile(r"\s*(?:and\s+|but\s+|so\s+)?(?:he|she|they|it)\b"
 """A claim whose subject is a pronoun: what it is about is named elsewhere."""
 
 
+def _unworked(
+    unstated: list[tuple[int, Fact]],
+    claim: Analysed,
+    sent: Analysed,
+    sources: Sequence[Fact],
+    context: str | None,
+    case: Sequence[Fact],
+    anywhere: Sequence[Fact],
+) -> list[tuple[int, Fact]]:
+    """The facts of ``unstated`` (each with where its issue goes) that are not derived
+    (:func:`~truthguard.refchecker.derived.derived`) from the claim and its evidence sentence
+    ``sent``. A step of arithmetic works only from the claim's values that a source states
+    (``anywhere`` in them, if not about the claim), the user's (``case``) or a step has worked
+    out: two values no one states cannot vouch for each other ("£55: £15 for the first 15
+    minutes and then £4 for each of the next 10 minutes" makes £55 of £4 and £4 of £55)."""
+    left = list(unstated)
+    while left:
+        open_ = {(f.start, f.end) for _, f in left if not _stated_in(f, [*case, *anywhere])}
+        done = [
+            (at, fact)
+            for at, fact in left
+            if derived(
+                fact,
+                claim.text,
+                claim.facts,
+                sent.facts,
+                sources,
+                context,
+                sent.text,
+                working=[f for f in claim.facts if f is fact or (f.start, f.end) not in open_],
+            )
+        ]
+        if not done:
+            break
+        left = [x for x in left if x not in done]
+    return left
+
+
 def ground_claim(
     claim_text: str,
     sentences: Sequence[tuple[int, int, str]],
@@ -3090,6 +3128,7 @@ def ground_claim(
         return fact_in(fact, _dating(fact, all_facts, claim, context), norms, stems, all_names)
 
     issues: list[Issue] = []
+    unworked: list[tuple[int, Fact]] = []  # (where its issue goes, a fact no sentence states)
     sentence = None
     ops: list = []
     periodic: list[Fact] = []  # amounts a rate for another period gives (their period is read)
@@ -3222,11 +3261,13 @@ def ground_claim(
                 pass  # "won it in 1963" where the sentence says "(1962) ... the following year"
             elif spans_period(fact, period):
                 pass  # "over 365 days" of "what would a year of electricity cost?"
-            elif not derived(
-                fact, claim.text, claim.facts, sent.facts, all_facts, context, sent.text
-            ):
-                # (a count of what the claim lists, or the span between two dates, is its own)
-                issues.append(Issue(fact.kind, "ungrounded", fact.start, fact.end, fact.text))
+            else:
+                # (a count of what the claim lists, or the span between two dates, is its own;
+                # whether it is worked out is read once every fact of the claim has been)
+                unworked.append((len(issues), fact))
+        left = _unworked(unworked, claim, sent, all_facts, context, case, every_facts)
+        for at, fact in reversed(left):
+            issues.insert(at, Issue(fact.kind, "ungrounded", fact.start, fact.end, fact.text))
         # a value the sources state of something else, put in this claim's slot, and one they
         # state only as the value before a change
         flagged = {(i.start, i.end) for i in issues}
@@ -3757,6 +3798,7 @@ def premises(
     evidence: str = "",
     answer: Sequence[Fact] = (),
     near: Sequence[str] = (),
+    anywhere: Sequence[Fact] = (),
 ) -> list[dict[str, Any]]:
     """The issues less those of the numbers the question itself states, where the claim applies
     the sources to them: "I care for 40 hours a week" asked, "40 hours clears the 35-hour
@@ -3847,44 +3889,66 @@ def premises(
         for i in issues
         if i.get("kind") == "number" and i.get("relation") in ("ungrounded", "conflict")
     }
-    premise |= {
-        (f.start, f.end)
-        for f in numbers
-        if (f.start, f.end) in unfound
-        and (
-            worked(f, claim_text, numbers, sources)
-            # the answer's other values only for a value no source states: one the evidence
-            # sets against it may be a changed fact that happens to be a sum
-            or (
-                unfound[(f.start, f.end)] == "ungrounded"
-                and worked(f, claim_text, numbers, [*sources, *nearby, *answer])
-            )
-            # a value the claim calls a total fills no single item's slot: it is a sum of the
-            # sources' values about the claim ("£90 a year altogether" of "the first permit
-            # costs £65 a year" and "permits for electric vehicles cost £25")
-            or summed_total(f, claim_text, [*sources, *nearby])
-        )
-    }
-
-    # a value worked out, step by step, from the figures of a question about the asker's own
-    # case ("On £36,000 your basic pay is £3,000 a month"; "five weeks is 35 days")
     claim_facts = analyse(claim_text).facts
-    if asked and _OWN_CASE.search(question or ""):
-        # (the claim's values no source states, and not read as worked out: no step works from
-        # them, so two of them cannot vouch for each other)
-        unstated = {span for span in unfound if span not in premise}
-        premise |= {
+    own_case = bool(asked and _OWN_CASE.search(question or ""))
+
+    def working(f: Fact) -> list[Fact]:
+        """The claim's numbers a step working ``f`` out may start from: those a source or the
+        user states or a step has worked out, so that two values no source states cannot vouch
+        for each other ("£55: £15 for the first 15 minutes and then £4 for each of the next 10
+        minutes" makes £55 of £4 and £4 of £55). A value stated in any passage (``anywhere``),
+        if not about the claim, is stated."""
+        unvouched = unfound.keys() - premise
+        return [
+            g
+            for g in numbers
+            if g is f or (g.start, g.end) not in unvouched or _stated_in(g, [*asked, *anywhere])
+        ]
+
+    while True:
+        new = {
             (f.start, f.end)
             for f in numbers
-            if unfound.get((f.start, f.end)) == "ungrounded"
-            and from_case(
-                f,
-                said,
-                claim_facts,
-                [analyse(evidence).facts, *(analyse(t).facts for t in near), answer],
-                unstated,
+            if (f.start, f.end) in unfound
+            and (f.start, f.end) not in premise
+            and (
+                worked(f, claim_text, working(f), sources)
+                # the answer's other values only for a value no source states: one the evidence
+                # sets against it may be a changed fact that happens to be a sum
+                or (
+                    unfound[(f.start, f.end)] == "ungrounded"
+                    and worked(f, claim_text, working(f), [*sources, *nearby, *answer])
+                )
+                # a value the claim calls a total fills no single item's slot: it is a sum of
+                # the sources' values about the claim ("£90 a year altogether" of "the first
+                # permit costs £65 a year" and "permits for electric vehicles cost £25")
+                or summed_total(f, claim_text, [*sources, *nearby])
             )
         }
+        # a value worked out, step by step, from the figures of a question about the asker's
+        # own case ("On £36,000 your basic pay is £3,000 a month"; "five weeks is 35 days")
+        if own_case:
+            # (the claim's values no source states, and not read as worked out: no step works
+            # from them, so two of them cannot vouch for each other)
+            unstated = {span for span in unfound if span not in premise | new}
+            new |= {
+                (f.start, f.end)
+                for f in numbers
+                if unfound.get((f.start, f.end)) == "ungrounded"
+                and (f.start, f.end) not in premise
+                and from_case(
+                    f,
+                    said,
+                    claim_facts,
+                    [analyse(evidence).facts, *(analyse(t).facts for t in near), answer],
+                    unstated,
+                )
+            }
+        if not new - premise:
+            break
+        premise |= new
+
+    if own_case:
         # a count of the things the asker lists ("a sofa, a fridge and two armchairs": "four
         # bulky items"), or of one thing they count twice ("three e-bike rides ... and one
         # e-scooter ride": "the four rides")
@@ -4221,6 +4285,11 @@ def _in_days(fact: Fact) -> float | None:
     except (TypeError, ValueError):
         return None
     return value * DURATION_DAYS.get(fact.unit or "", 1.0)
+
+
+def _stated_in(fact: Fact, facts: Sequence[Fact]) -> bool:
+    """Whether a number of ``facts`` has ``fact``'s value in its unit."""
+    return any(f.kind == "number" and f.value == fact.value and f.unit == fact.unit for f in facts)
 
 
 def _same_value(a: Fact, b: Fact) -> bool:
