@@ -2474,6 +2474,9 @@ def test_a_negation_the_evidence_makes_of_the_same_verb_flips_nothing():
             "Staff get a half-day off on their birthday.",
             "Staff get 0.5 days off on their birthday.",
         ),
+        # a number word leading a compound with its unit
+        ("Members get a two-week grace period.", "Members get a grace period of 14 days."),
+        ("The line is open for a six-month trial.", "The line is open for a trial of 6 months."),
     ],
 )
 def test_the_formats_of_real_documents_state_the_same_value(claim, evidence):
@@ -2508,6 +2511,11 @@ def test_another_value_in_those_formats_conflicts(claim, evidence):
             "The first half hour of a hire is free.",
             "The first 15 minutes of a hire are free.",
             "half hour",
+        ),
+        (
+            "Members get a three-week grace period.",
+            "Members get a grace period of 14 days.",
+            "three-week",
         ),
     ],
 )

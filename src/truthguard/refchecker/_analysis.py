@@ -178,8 +178,10 @@ def _stretch_nouns(tokens: list[Token], facts: list[Fact]) -> set[int]:
         if f.kind != "number" or f.unit not in DURATION_DAYS:
             continue
         k = next((k for k, t in enumerate(tokens) if t.start >= f.end), len(tokens))
-        if k + 1 < len(tokens) and tokens[k + 1].norm in _STRETCHES:
-            out.add(k + 1)
+        # (the unit word follows "30", or is part of "two-week")
+        k += 0 if f.text.casefold().endswith(f.unit) else 1
+        if k < len(tokens) and tokens[k].norm in _STRETCHES:
+            out.add(k)
     return out
 
 

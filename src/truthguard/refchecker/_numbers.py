@@ -812,6 +812,11 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
             and _decimal_unit(tok.text, tokens[j].text)
         ):
             unit, j = _DECIMAL_UNITS[tokens[j].text.rstrip(".")], j + 1  # "0.5C", "2.4A"
+        if unit is None and parsed is None and used == 1 and "-" in tok.norm:
+            # "a two-week grace period", "a six-month term": the number word leads a compound
+            # whose other part is its unit, as "a 30-day window" is read
+            unit = unit_of(tok.norm.rsplit("-", 1)[1])
+            unit = unit if unit in DURATION_DAYS else None
         if unit is None:
             unit, words = _unit_after(tokens, j)
             if unit in ("%", BASIS) and (words > 1 or unit == BASIS):
