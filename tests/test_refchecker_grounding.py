@@ -456,8 +456,9 @@ def test_a_rank_is_not_stated_by_a_count_in_words():
 
 
 def test_half_written_number_words_end_the_number():
-    # a number word leading a compound counts; extraction always moves on
-    assert _values("a one- or two-day event") == [(1.0, None), (2.0, None)]
+    # a number word leading a compound counts, in the compound's unit; extraction always
+    # moves on
+    assert _values("a one- or two-day event") == [(1.0, None), (2.0, "day")]
 
 
 # -- evidence across sentences: whose fact it is ---------------------------------------------
