@@ -135,6 +135,10 @@ _EVENT = (
     "Our event is on 3 May 2028. When is the balance due?",
     "The balance is due 3 months before the event.",
 )
+_COVER = (
+    "Our policy started on 3 May. When is an illness covered from?",
+    "An illness is covered if it first shows more than 14 days after the policy starts.",
+)
 
 
 @pytest.mark.parametrize(
@@ -147,6 +151,9 @@ _EVENT = (
         # (either side of it: the reading does not tell before from after, as for days)
         (_EVENT, "The balance is due by 3 August 2028.", True),
         (_EVENT, "The balance is due by 3 March 2028.", False),
+        # a strict bound is first met the day after the stretch ends
+        (_COVER, "It is covered if it first shows from 18 May.", True),
+        (_COVER, "It is covered if it first shows from 17 May.", False),
     ],
 )
 def test_a_date_a_stated_stretch_after_or_before_the_askers_date_is_worked_out(said, claim, worked):

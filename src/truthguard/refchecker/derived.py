@@ -1327,6 +1327,10 @@ def _valid(year: int, month: int, day: int) -> bool:
     return True
 
 
+_STRICTLY = re.compile(r"\b(?:more|longer|later|earlier)\s+than\s+$|\bover\s+$", re.IGNORECASE)
+"""A strict bound right before a stretch of time ("more than 14 days after the policy starts")."""
+
+
 def date_after(
     at: int, claim: str, facts: Sequence[Fact], said: Sequence[tuple[str, Sequence[Fact]]]
 ) -> bool:
@@ -1343,8 +1347,8 @@ def date_after(
     asked = said[0][1]
     bases = [d for d, _ in _dated(asked) + _dated(asked, bare=True)]
     stretches = [
-        f
-        for _, found in said
+        (f, bool(_STRICTLY.search(text[: f.start])))
+        for text, found in said
         for f in found
         if f.kind == "number"
         and f.unit in ("day", "week", "month")
@@ -1353,7 +1357,7 @@ def date_after(
     ]
 
     def ends(base: dt.date) -> Iterator[dt.date]:
-        for f in stretches:
+        for f, strictly in stretches:
             n = int(f.value)  # type: ignore[arg-type]
             if f.unit == "month":
                 for months in (base.month - 1 + n, base.month - 1 - n):  # later or earlier
@@ -1361,7 +1365,8 @@ def date_after(
                     if _valid(year, month, base.day):
                         yield dt.date(year, month, base.day)
             else:
-                step = dt.timedelta(days=n * (7 if f.unit == "week" else 1))
+                # "more than 14 days after" 3 May is first met on 18 May
+                step = dt.timedelta(days=n * (7 if f.unit == "week" else 1) + strictly)
                 yield from (base + step, base - step)
 
     def met(reached: Sequence[dt.date], dates: Sequence[dt.date]) -> list[dt.date]:
