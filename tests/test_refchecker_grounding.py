@@ -2955,6 +2955,9 @@ def test_a_term_no_lexicon_knows_matches_its_other_endings():
         # retold in the claim's own words: the statement's one value of days the claim leaves
         # out is the one it replaces
         ("Three late returns within 60 days lead to a 14-day borrowing suspension.", "14"),
+        # a comma before "but" parts two statements as a semicolon does
+        ("Trial accounts are kept for 7 days.", "7"),
+        ("The API key is valid for 30 days.", "30"),
     ],
 )
 def test_a_value_put_in_the_statement_a_claim_copies_is_not_read_from_another(claim, conflicting):
@@ -2967,6 +2970,9 @@ def test_a_value_put_in_the_statement_a_claim_copies_is_not_read_from_another(cl
         "unless they are reported stolen within 48 hours.",
         "Loans overdue by more than 14 days are blocked; after three late returns within 60 "
         "days, borrowing is suspended for 7 days.",
+        "Trial accounts are kept for 90 days, but reminders are sent only when fewer than 7 "
+        "days remain.",
+        "Each API key is valid for 90 days, while a session token expires after 30 days.",
     ]
     evidence = [(k, 0, s) for k, s in enumerate(sentences)]
     g = ground_claim(claim, evidence)
@@ -2975,10 +2981,11 @@ def test_a_value_put_in_the_statement_a_claim_copies_is_not_read_from_another(cl
     assert conflicting.startswith(issue.text)
     # the evidence is the value of the statement the claim copies, with its offset
     ref, start, end, text = issue.evidence
-    assert sentences[ref][start:end] == text and text in ("5", "2 minutes", "2", "24", "7")
+    assert sentences[ref][start:end] == text and text in ("5", "2 minutes", "2", "24", "7", "90")
     # the claim with the statement's own value, or joining both statements, is not set against it
     right = claim.replace("6 of", "5 of").replace("30 seconds", "2 minutes").replace("48", "24")
-    right = right.replace("14-day", "7-day")
+    right = right.replace("14-day", "7-day").replace("for 7 days", "for 90 days")
+    right = right.replace("valid for 30", "valid for 90")
     assert not [i for i in ground_claim(right, evidence).issues if i.kind == "number"]
 
 

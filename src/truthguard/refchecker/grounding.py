@@ -1608,35 +1608,41 @@ def _content_stems(text: Analysed) -> set[str]:
 
 
 def _home_statement(claim: Analysed, sent: Analysed) -> tuple[int, Analysed | None]:
-    """The statement of ``sent`` (a part between semicolons outside brackets, :func:`_outer_split`)
+    """The statement of ``sent`` (a part between its breaks outside brackets, :func:`_outer_split`)
     the claim retells: ``(its offset in the sentence, it)``, when the sentence makes several,
     the claim only one, and one shares more of the claim's content words than any other; else
     ``(0, None)``."""
-    if ";" in claim.text or ";" not in sent.text:
+    pieces = _outer_split(sent.text)
+    if len(pieces) < 2 or len(_outer_split(claim.text)) > 1:
         return 0, None
     mine = _content_stems(claim)
     parts: list[tuple[int, int, Analysed]] = []
-    at = 0
-    for piece in _outer_split(sent.text):
+    for at, piece in pieces:
         part = analyse(piece)
         parts.append((len(mine & part.stems), at, part))
-        at += len(piece) + 1
     parts.sort(key=lambda p: -p[0])
     if len(parts) < 2 or parts[0][0] <= parts[1][0]:
         return 0, None
     return parts[0][1], parts[0][2]
 
 
-def _outer_split(text: str) -> list[str]:
-    """``text`` split at its semicolons outside brackets: one in brackets parts the figures of
-    one statement ("no significant effect (+0.1 t/ha; p = 0.52)")."""
-    pieces, depth, start = [], 0, 0
-    for k, ch in enumerate(text):
-        depth += (ch == "(") - (ch == ")")
-        if ch == ";" and depth <= 0:
-            pieces.append(text[start:k])
-            start = k + 1
-    return [*pieces, text[start:]]
+_STATEMENT_BREAK = re.compile(r";|,\s+(?:but|whereas|while)\s+", re.IGNORECASE)
+"""What parts two statements of one sentence: a semicolon, or a comma before a contrasting
+conjunction ("Session lifetime is unchanged at 14 days, but sessions are renewed ...")."""
+
+
+def _outer_split(text: str) -> list[tuple[int, str]]:
+    """``text`` split into its statements (:data:`_STATEMENT_BREAK`) outside brackets, each with
+    its offset: a semicolon in brackets parts the figures of one statement ("no significant
+    effect (+0.1 t/ha; p = 0.52)")."""
+    pieces, start = [], 0
+    for m in _STATEMENT_BREAK.finditer(text):
+        before = text[: m.start()]
+        if before.count("(") > before.count(")"):
+            continue
+        pieces.append((start, text[start : m.start()]))
+        start = m.end()
+    return [*pieces, (start, text[start:])]
 
 
 def _retold_otherwise(
