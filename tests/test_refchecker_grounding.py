@@ -3618,6 +3618,13 @@ _CLOSING = [
 ]
 _NOTICED = "I noticed the leak at 8am. By when must I report it?"
 _LEAKS = ["Water leaks must be reported to the facilities team within two hours of noticing."]
+_LATE = "I was 25 minutes late picking my daughter up yesterday. What will I be charged?"
+_CLOSES = [
+    "Opening hours. The nursery closes at 6:30pm on weekdays.",
+    "Late collection. If a child is collected after closing time, we charge £15 for the first "
+    "15 minutes and £1 for each minute after that.",
+]
+_PICKUP = "Since the nursery closes at 6:30pm, collecting her at {} costs £15 plus £10, so £25."
 
 
 @pytest.mark.parametrize(
@@ -3627,6 +3634,9 @@ _LEAKS = ["Water leaks must be reported to the facilities team within two hours 
         (_OUTAGE, _CLOSING, "The Incident Commander can close it from 9am on Thursday.", False),
         (_NOTICED, _LEAKS, "Report it to the facilities team by 10am.", True),
         (_NOTICED, _LEAKS, "Report it to the facilities team by 11am.", False),
+        # the stretch the asker's, the time the sources'
+        (_LATE, _CLOSES, _PICKUP.format("6:55pm"), True),
+        (_LATE, _CLOSES, _PICKUP.format("7:05pm"), False),
     ],
 )
 def test_a_time_or_weekday_worked_from_the_user_s_own_and_a_stretch_the_sources_give(

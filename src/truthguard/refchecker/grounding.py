@@ -4003,6 +4003,13 @@ def premises(
         for f in numbers
         if unfound.get((f.start, f.end)) == "ungrounded" and timed(f, asked, stretches)
     }
+    # and a time of day a stretch of the asker's after or before one the sources or the claim
+    # state ("25 minutes late" and "closes at 6:30pm": "collecting her at 6:55pm")
+    premise |= {
+        (f.start, f.end)
+        for f in numbers
+        if unfound.get((f.start, f.end)) == "ungrounded" and timed(f, [*theirs, *sources], asked)
+    }
     said_days = [
         (question, said),
         (claim_text, claim_facts),
