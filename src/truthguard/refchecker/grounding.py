@@ -3840,7 +3840,11 @@ def premises(
     value the claim calls a total ("£90 a year altogether") that two or three amounts of its
     unit among the question's, the evidence sentence's and the ``near`` sentences' add up to
     is the answer's own, even where the evidence sentence fills its slot with another
-    (:func:`~truthguard.refchecker.derived.summed_total`)."""
+    (:func:`~truthguard.refchecker.derived.summed_total`).
+
+    A step of working starts only from a value a source states (the numbers ``anywhere`` in
+    the passages count, if not about the claim), the question gives or an earlier step works
+    out: two values no one states do not vouch for each other."""
     said = analyse(question).facts if question else []
     asked = [f for f in said if f.kind == "number"]
     if not said and not answer:
