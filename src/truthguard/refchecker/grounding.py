@@ -2940,6 +2940,17 @@ _PRONOUN_SUBJECT = re.compile(r"\s*(?:and\s+|but\s+|so\s+)?(?:he|she|they|it)\b"
 """A claim whose subject is a pronoun: what it is about is named elsewhere."""
 
 
+def _working_from(
+    fact: Fact, facts: Sequence[Fact], open_: Collection[tuple[int, int]], stated: Sequence[Fact]
+) -> list[Fact]:
+    """The claim's ``facts`` a step working ``fact`` out may start from: all but those no source
+    states and no step has worked out yet (``open_``, by span), unless ``stated`` (the user's
+    values, and a source's in any passage, if not about the claim) has their value. Two values
+    no one states cannot vouch for each other: "£55: £15 for the first 15 minutes and then £4
+    for each of the next 10 minutes" would make £55 of £4 and £4 of £55."""
+    return [g for g in facts if g is fact or (g.start, g.end) not in open_ or _stated_in(g, stated)]
+
+
 def _unworked(
     unstated: list[tuple[int, Fact]],
     claim: Analysed,
@@ -2951,13 +2962,12 @@ def _unworked(
 ) -> list[tuple[int, Fact]]:
     """The facts of ``unstated`` (each with where its issue goes) that are not derived
     (:func:`~truthguard.refchecker.derived.derived`) from the claim and its evidence sentence
-    ``sent``. A step of arithmetic works only from the claim's values that a source states
-    (``anywhere`` in them, if not about the claim), the user's (``case``) or a step has worked
-    out: two values no one states cannot vouch for each other ("£55: £15 for the first 15
-    minutes and then £4 for each of the next 10 minutes" makes £55 of £4 and £4 of £55)."""
+    ``sent``, a step of arithmetic working only from the values :func:`_working_from` gives
+    (the user's are ``case``; a source's, ``anywhere`` in the passages)."""
     left = list(unstated)
+    stated = [*case, *anywhere]
     while left:
-        open_ = {(f.start, f.end) for _, f in left if not _stated_in(f, [*case, *anywhere])}
+        open_ = {(f.start, f.end) for _, f in left}
         done = [
             (at, fact)
             for at, fact in left
@@ -2969,7 +2979,7 @@ def _unworked(
                 sources,
                 context,
                 sent.text,
-                working=[f for f in claim.facts if f is fact or (f.start, f.end) not in open_],
+                working=_working_from(fact, claim.facts, open_, stated),
             )
         ]
         if not done:
@@ -3902,18 +3912,10 @@ def premises(
     claim_facts = analyse(claim_text).facts
     own_case = bool(asked and _OWN_CASE.search(question or ""))
 
+    stated = [*asked, *anywhere]
+
     def working(f: Fact) -> list[Fact]:
-        """The claim's numbers a step working ``f`` out may start from: those a source or the
-        user states or a step has worked out, so that two values no source states cannot vouch
-        for each other ("£55: £15 for the first 15 minutes and then £4 for each of the next 10
-        minutes" makes £55 of £4 and £4 of £55). A value stated in any passage (``anywhere``),
-        if not about the claim, is stated."""
-        unvouched = unfound.keys() - premise
-        return [
-            g
-            for g in numbers
-            if g is f or (g.start, g.end) not in unvouched or _stated_in(g, [*asked, *anywhere])
-        ]
+        return _working_from(f, numbers, unfound.keys() - premise, stated)
 
     while True:
         new = {
