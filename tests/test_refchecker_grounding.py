@@ -4236,3 +4236,40 @@ def test_the_askers_count_of_the_things_they_list_is_no_recount_of_the_sources(a
     asked = "I need to get rid of a sofa, a fridge and two armchairs. What will that cost?"
     result = _decided(asked, answer, _BULKY)
     assert result.passing is passing, result.explanation
+
+
+_TYRES = [
+    "If a bike is returned with a flat tyre, we charge £6.50 per tyre for the repair plus a £5"
+    " call-out fee."
+]
+_TYRES_Q = "My two hire bikes came back with 3 flat tyres. What do I owe?"
+_CONTRACT = [
+    "After 6 monthly payments have been made, the contract can be ended early by paying 40% of "
+    "the payments still due."
+]
+_LEAVE_Q = "I'm 15 months into a 24-month phone contract. Can I leave early?"
+
+
+@pytest.mark.parametrize(
+    ("asked", "answer", "passing", "sources"),
+    [
+        # an amount set against a rate given per something, one step from the asker's count
+        (_TYRES_Q, "You pay £19.50 for the repair plus the £5 call-out fee.", True, _TYRES),
+        (_TYRES_Q, "You pay £21.50 for the repair plus the £5 call-out fee.", False, _TYRES),
+        # the rate itself changed stays set against the sources'
+        (_TYRES_Q, "You pay £7.50 per tyre for the repair plus the £5 fee.", False, _TYRES),
+        # a count one step makes of the asker's own figures alone: not the sources' slot
+        (
+            _LEAVE_Q,
+            "Yes: you pay 40% of the 9 payments still due.",
+            True,
+            _CONTRACT,
+        ),
+        (_LEAVE_Q, "Yes: you pay 40% of the 11 payments still due.", False, _CONTRACT),
+    ],
+)
+def test_a_value_the_evidence_fills_otherwise_may_be_worked_from_the_askers_figures(
+    asked, answer, passing, sources
+):
+    result = _decided(asked, answer, sources)
+    assert result.passing == passing, result.details["claims"]

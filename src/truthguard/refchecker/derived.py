@@ -580,7 +580,9 @@ def from_case(
     """Whether the number ``fact`` is worked out from the asker's own figures (``case``: the
     facts of a question about their own case), step by step: each step makes one value of two
     (:func:`_results`: a sum, difference, product, quotient or share whose measures make the
-    result's, money from money, a count of days from weeks), or converts one of the asker's
+    result's, money from money, a count of days from weeks; a stretch of time may count what
+    comes once in each of its units, "16 rentals left" of a 36-month lease 20 months in), or
+    converts one of the asker's
     figures (five weeks, 35 days; £36,000 a year, £3,000 a month). The result of a step that
     makes one value of two may be taken at a percentage the asker, the sources or the claim
     give, as that share of it, less it or more it: "4 children" at "£48 a head" and "half
@@ -646,7 +648,7 @@ def from_case(
                     continue
                 shared = shares if measure_of(b) != "%" else ()
                 if any(
-                    m == measure
+                    _counts_as(m, measure)
                     and (
                         _same(value, r)
                         or _whole(value, r, m)
@@ -669,6 +671,13 @@ def from_case(
             if one_step(worked_out, float(f.value), measure_of(f)):  # type: ignore[arg-type]
                 worked_out.append(f)
     return one_step(worked_out, float(fact.value), target_measure)  # type: ignore[arg-type]
+
+
+def _counts_as(result: str, target: str) -> bool:
+    """Whether a step's result of measure ``result`` may be a value of measure ``target`` in
+    :func:`from_case`: the same measure, or a stretch of time counting what comes once in each
+    of its units ("a 36-month lease" 20 months in: "the 16 rentals left")."""
+    return result == target or (result, target) == ("time", "count")
 
 
 def _fits(result: str, target: str) -> bool:

@@ -3912,6 +3912,26 @@ def premises(
     claim_facts = analyse(claim_text).facts
     own_case = bool(asked and _OWN_CASE.search(question or ""))
 
+    # a value no source states is worked out from the asker's figures step by step; one the
+    # evidence sets against another only where the two fill different slots: the claim's
+    # amount against a rate the sources give per something ("£37.80 for the missing fuel" of
+    # "£2.10 per litre", 18 litres asked), or a value one step makes of the asker's own
+    # figures alone ("the 16 rentals left" of a 36-month lease 20 months in, against "after
+    # 12 rentals have been paid")
+    pool = [analyse(evidence).facts, *(analyse(t).facts for t in near), answer]
+
+    def from_theirs(f: Fact, unstated: Collection[tuple[int, int]]) -> bool:
+        relation = unfound.get((f.start, f.end))
+        if relation == "conflict" and from_case(f, said, [f], []):
+            return True
+        return (
+            relation == "ungrounded"
+            or (
+                relation == "conflict"
+                and _amount_against_rate(f, flagged[(f.start, f.end)], claim_text, evidence)
+            )
+        ) and from_case(f, said, claim_facts, pool, unstated)
+
     stated = [*asked, *anywhere]
 
     def working(f: Fact) -> list[Fact]:
@@ -3946,15 +3966,7 @@ def premises(
             new |= {
                 (f.start, f.end)
                 for f in numbers
-                if unfound.get((f.start, f.end)) == "ungrounded"
-                and (f.start, f.end) not in premise
-                and from_case(
-                    f,
-                    said,
-                    claim_facts,
-                    [analyse(evidence).facts, *(analyse(t).facts for t in near), answer],
-                    unstated,
-                )
+                if (f.start, f.end) not in premise and from_theirs(f, unstated)
             }
         if not new - premise:
             break
@@ -4072,6 +4084,21 @@ def premises(
 _POINTED_BACK = re.compile(r"\b(?:that|this|those|these|the\s+same|your)\s+[$£€¥]?$", re.IGNORECASE)
 """A word pointing back to a value said before ("up to *that* £1,500"; "*your* £150", the
 asker's, worked out before)."""
+
+
+def _amount_against_rate(f: Fact, issue: dict[str, Any], claim_text: str, evidence: str) -> bool:
+    """Whether the claim's number ``f``, given per nothing, is set against a value the evidence
+    sentence gives per something (``issue``'s): an amount against a rate, "£37.80 for the
+    missing fuel" against "£2.10 per litre"."""
+    rival = _value_of(issue)
+    return (
+        rival is not None
+        and not per_what(f, claim_text)
+        and any(
+            e.kind == "number" and e.value == rival and per_what(e, evidence)
+            for e in analyse(evidence).facts
+        )
+    )
 
 
 def _value_of(issue: dict[str, Any]) -> object:
