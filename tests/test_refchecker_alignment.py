@@ -155,3 +155,21 @@ def test_a_country_has_its_name_its_peoples_adjective_and_its_codes_as_forms():
 def test_a_country_is_found_in_a_sentence_naming_it_in_another_form(name, sentence, found):
     fact = Fact("name", name.casefold(), 0, len(name), name)
     assert country_in(fact, analyse(sentence)) is found
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence", "found"),
+    [
+        # a count spelled in words states no share
+        ("a 3% discount", "The fee is paid in three instalments.", False),
+        ("two percent of the fee", "Members get two guest passes.", False),
+        # a share in words, or a bare number in digits, still may
+        ("a third of the fee", "A third of the fee is due in May.", True),
+        ("a 3% rise", "Prices rise by 3 this year.", True),
+        ("three instalments", "The fee is paid in three instalments.", True),
+    ],
+)
+def test_a_count_spelled_in_words_states_no_share(claim, sentence, found):
+    mine = next(f for f in analyse(claim).facts if f.kind == "number")
+    theirs = analyse(sentence)
+    assert fact_in(mine, theirs.facts, frozenset(), frozenset()) is found

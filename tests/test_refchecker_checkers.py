@@ -420,3 +420,29 @@ def test_a_fuller_name_of_whom_the_question_asks_about_is_no_fact_of_the_answers
     assert _states_its_own_fact("She turned professional in 2012.", asked, [])
     flagged = [{"start": 28, "end": 32}]
     assert not _states_its_own_fact("She turned professional in 2012.", asked, flagged)
+
+
+_CLUB_FEES = [
+    "Membership fees 2027. The annual fee is £640 for adults and £1,250 for families. A locker"
+    " costs £45 for all members. Members who pay the fee themselves do so in three instalments:"
+    " 40% in March, 30% in June and 30% in September.",
+    "Guests. Each member may bring two guests a month; guest passes are free.",
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        # each instalment is a share its sentence gives of an amount its passage states (in
+        # brackets after the share, or with the share's month after it)
+        ("You pay 40% (£500) in March and 30% (£375) in each of June and September.", True),
+        ("You pay £500 in March and £375 in each of June and September.", True),
+        # an amount no share of a stated one makes
+        ("You pay 40% (£500) in March and 30% (£385) in each of June and September.", False),
+        ("You pay £500 in March and £395 in each of June and September.", False),
+    ],
+)
+def test_a_share_may_be_taken_of_an_amount_the_evidence_passage_states(answer, passing):
+    asked = "When are the instalments due for a family, and how much is each one?"
+    result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": _CLUB_FEES})
+    assert result.passing is passing, result.details["claims"]

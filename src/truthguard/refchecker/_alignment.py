@@ -95,7 +95,17 @@ def _same_number(a: Fact, b: Fact) -> bool:
         same = (
             _same_unit(a.unit, b.unit) or None in (a.unit, b.unit) or "decade" in (a.unit, b.unit)
         )
-    return same and not _rank_for_count(a, b)  # asked last: most pairs differ in value
+    # (asked last: most pairs differ in value)
+    return same and not _rank_for_count(a, b) and not _count_for_share(a, b)
+
+
+def _count_for_share(a: Fact, b: Fact) -> bool:
+    """Whether one of two values is a percentage and the other a bare count spelled in words:
+    "a 3% discount" is not stated by "three instalments". A share in words is read as a
+    percentage already ("a third"), so a number word with no unit counts things."""
+    units = (a.unit, b.unit)
+    bare = b if b.unit is None else a
+    return "%" in units and None in units and bare.text.isalpha()
 
 
 def _rank_for_count(a: Fact, b: Fact) -> bool:

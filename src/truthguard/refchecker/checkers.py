@@ -941,7 +941,7 @@ class LocalChecker(ClaimChecker):
         # sources give of the asker's case (not "on weekdays" for their Saturday, nor "for dogs
         # under 25 kg" for their 30 kg dog)
         asked_days = case_days("", case_words)
-        sources = [t for _, _, t in in_order if not of_other_case(asked_days, case, t)]
+        sources = [s for s in in_order if not of_other_case(asked_days, case, s[2])]
         read_claims = _worked_in_answer(claims, read_claims, case, question, sources)
         for claim, (g, raw, fields, label, support) in zip(claims, read_claims, strict=True):
             if claim.kind == "fact":
@@ -1088,8 +1088,10 @@ def _sentence_shares(
     if len(found) == 1:
         v = float(found[0].value) / 100  # type: ignore[arg-type]
         return [v, 1 - v, 1 + v] if 0 < v < 1 else []
-    # a list of shares: each is its item's, taken as it is
-    mine = _words_after(claim, fact.end)
+    # a list of shares: each is its item's, taken as it is (the words after a value the claim
+    # puts in brackets are those after the brackets: "40% (£7,360) in October")
+    close = re.match(r"\s*\)", claim[fact.end :])
+    mine = _words_after(claim, fact.end + (close.end() if close else 0))
     return [
         float(f.value) / 100  # type: ignore[arg-type]
         for f in found
@@ -1108,7 +1110,7 @@ def _worked_in_answer(
     read: list[tuple[Grounding, dict[str, Any], dict[str, Any], str, float]],
     case: Sequence[Fact],
     question: str,
-    sources: Sequence[str] = (),
+    sources: Sequence[tuple[int, int, str]] = (),
 ) -> list[tuple[Grounding, dict[str, Any], dict[str, Any], str, float]]:
     """``read`` (each claim's grounding, raw fields, fields, label and support) less the issues
     of numbers no source states that the answer works out from the values it shows: those the
@@ -1116,9 +1118,11 @@ def _worked_in_answer(
     (:func:`~truthguard.refchecker.derived.shown_working`). A claim set against its evidence
     only by such a number is no longer a contradiction; the asker's own figures restated are
     not worked out (:func:`~truthguard.refchecker.grounding.premises` decides them). A rate
-    the ``sources`` (their sentences) or the answer give per something works with the known
-    values that count it, and a claim's value may be a known value taken at a share of its
-    evidence sentence (:func:`_sentence_shares`)."""
+    the ``sources`` (their sentences: reference, offset and text) or the answer give per
+    something works with the known values that count it, and a claim's value may be a known
+    value, or an amount another sentence of its evidence sentence's passage states, taken at a
+    share of its evidence sentence (:func:`_sentence_shares`: "40% (£7,360) in October" of "40%
+    in October" beside "The annual fee is £18,400")."""
     known: list[Fact] = [f for f in case if workable(f, case, question)]
     rates = {id(f) for f in known if per_period_value(f, question)}
     per = []
@@ -1133,7 +1137,7 @@ def _worked_in_answer(
 
     for f in known:
         read_rate(f, question, False)
-    for text in sources:
+    for _, _, text in sources:
         facts = analyse(text).facts
         per.extend(
             (float(f.value), measure_of(f), keys)  # type: ignore[arg-type]
@@ -1170,7 +1174,24 @@ def _worked_in_answer(
         for k, f in targets
         if read[k][0].sentence is not None
     }
-    done = shown_working([f for _, f in targets], known, rates, per, counted, shares)
+    # the amounts each passage states, for a share of its sentence taken of one
+    stated: dict[int, list[tuple[float, str]]] = {}
+    for ref, _, text in sources:
+        facts = analyse(text).facts
+        stated.setdefault(ref, []).extend(
+            (float(f.value), measure_of(f))  # type: ignore[arg-type]
+            for f in facts
+            if f.kind == "number"
+            and workable(f, facts, text)
+            and measure_of(f) != "%"
+            and not per_what(f, text)
+        )
+    bases = {
+        id(f): stated.get(read[k][0].sentence[0], [])  # type: ignore[index]
+        for k, f in targets
+        if read[k][0].sentence is not None
+    }
+    done = shown_working([f for _, f in targets], known, rates, per, counted, shares, bases)
     if not done:
         return read
     out = list(read)

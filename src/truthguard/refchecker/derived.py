@@ -698,6 +698,7 @@ def shown_working(
     per: Sequence[tuple[float, str, tuple[tuple[frozenset[str], float, bool], ...]]] = (),
     counted: Mapping[int, tuple[frozenset[str], bool]] | None = None,
     shares: Mapping[int, Sequence[float]] | None = None,
+    bases: Mapping[int, Sequence[tuple[float, str]]] | None = None,
 ) -> set[int]:
     """The ``targets`` (numbers of an answer no source states) the answer works out from the
     values it shows: ``known`` holds the numbers of the answer the sources state where it
@@ -724,7 +725,9 @@ def shown_working(
     "£22 per extra day" and the answer's "3 days beyond your 10" make its "£66". A target may
     also be a known value of its measure times one of its own ``shares`` (by id: the
     multipliers the percentages of its claim's evidence sentence make, "40% in October" for
-    "£7,360 in October" of £18,400). Ids (``id``) of the targets worked out are returned."""
+    "£7,360 in October" of £18,400), or one of its own ``bases`` (by id: values the sources
+    state beside its evidence sentence, in its passage, "The annual fee is £18,400") times one
+    of its shares. Ids (``id``) of the targets worked out are returned."""
 
     def measured(f: Fact) -> tuple[float, str]:
         m = measure_of(f)
@@ -732,6 +735,7 @@ def shown_working(
 
     counted = counted or {}
     shares = shares or {}
+    bases = bases or {}
     wanted = [t for t in targets if measure_of(t) != "%"]
     held = list(known)
     have = [measured(f) for f in known]
@@ -748,7 +752,8 @@ def shown_working(
         found = [
             t
             for t in wanted
-            if _one_step(*measured(t), [*one, *made]) or _taken_at(t, have, shares.get(id(t), ()))
+            if _one_step(*measured(t), [*one, *made])
+            or _taken_at(t, [*have, *bases.get(id(t), ())], shares.get(id(t), ()))
         ]
         if not found:
             reached = _reachable(one, have)
