@@ -582,12 +582,12 @@ def from_case(
     (:func:`_results`: a sum, difference, product, quotient or share whose measures make the
     result's, money from money, a count of days from weeks; a stretch of time may count what
     comes once in each of its units, "16 rentals left" of a 36-month lease 20 months in), or
-    converts one of the asker's
-    figures (five weeks, 35 days; £36,000 a year, £3,000 a month). The result of a step that
-    makes one value of two may be taken at a percentage the asker, the sources or the claim
-    give, as that share of it, less it or more it: "4 children" at "£48 a head" and "half
-    price", £96; six at £48 "plus 10% service", £316.80. That is the one step whose first
-    result nobody states; a conversion is never taken at a share in the same step.
+    converts one of the asker's figures (five weeks, 35 days; £36,000 a year, £3,000 a month).
+    The result of a step that makes one value of two may be taken at a percentage the asker,
+    the sources or the claim give, as that share of it, less it or more it: "4 children" at
+    "£48 a head" and "half price", £96; six at £48 "plus 10% service", £316.80. That is the one
+    step whose first result nobody states; a conversion is never taken at a share in the same
+    step.
 
     A step starts from the asker's figures or from a number the answer has worked out from
     them (the claim's own, ``claim`` being its facts, in any order, since a total may come
