@@ -4273,3 +4273,42 @@ def test_a_value_the_evidence_fills_otherwise_may_be_worked_from_the_askers_figu
 ):
     result = _decided(asked, answer, sources)
     assert result.passing == passing, result.details["claims"]
+
+
+_GYM_EXIT = [
+    "If you cancel before the end of the 12 months, you pay £15 for each whole month left."
+]
+
+
+@pytest.mark.parametrize(
+    ("asked", "answer", "passing", "sources"),
+    [
+        # the asker's figure restated with the asker's word after it: their slot, not the
+        # sources' "12 months"
+        (
+            "I've got 5 months left on my gym membership. What does leaving cost?",
+            "You pay £15 for each of the 5 months left, £75.",
+            True,
+            _GYM_EXIT,
+        ),
+        # a figure the asker does not give stays set against the sources'
+        (
+            "I've got 5 months left on my gym membership. What does leaving cost?",
+            "You pay £15 for each of the 7 months left, £105.",
+            False,
+            _GYM_EXIT,
+        ),
+        # the sources' value has the asker's word after it too: the same slot, a conflict
+        (
+            "I've got 5 months left on my gym membership. What does leaving cost?",
+            "You pay £15 for each of the 5 months left, £75.",
+            False,
+            ["Members who cancel pay £15 for each of the 12 months left, whenever they leave."],
+        ),
+    ],
+)
+def test_the_askers_figure_restated_with_their_word_after_it_is_theirs(
+    asked, answer, passing, sources
+):
+    result = _decided(asked, answer, sources)
+    assert result.passing is passing, result.details["claims"]

@@ -66,7 +66,7 @@ from truthguard.refchecker._alignment import (
     tokens_of,
     year,
 )
-from truthguard.refchecker._analysis import Analysed, analyse, name_spans
+from truthguard.refchecker._analysis import NON_CONTENT, Analysed, analyse, name_spans
 from truthguard.refchecker._facts import Fact, fold, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
@@ -3868,6 +3868,7 @@ def premises(
     }
     theirs = [f for f in numbers if (f.start, f.end) not in flagged]
     users = [f for f in numbers if any(_same_value(f, q) for q in asked)]
+    own_case_q = bool(_OWN_CASE.search(question or ""))
     premise: set[tuple[int, int]] = set()
     # the user's own figures and months, restated where no source states them ("your £540",
     # "a 30 kg dog", "arriving on 14 May"), where the question is about the asker's own case:
@@ -3894,7 +3895,11 @@ def premises(
             # measure: theirs where the claim compares it, truly, with one the sources state
             # ("150 guests seated is over the 120 limit" of "180 standing or 120 seated"), or
             # where it lies in the band the sources give the claim's statement (:func:`_in_band`)
-            if any(_truly(claim_text, f, t) for t in theirs) or _in_band(f, claim_text, evidence):
+            if (
+                any(_truly(claim_text, f, t) for t in theirs)
+                or _in_band(f, claim_text, evidence)
+                or (own_case_q and _askers_slot(f, claim_text, question, evidence, issue))
+            ):
                 premise.add((f.start, f.end))
         elif any(
             _compared(claim_text, f, t) and (rival is None or t.value == rival) for t in theirs
@@ -4084,6 +4089,43 @@ def premises(
 _POINTED_BACK = re.compile(r"\b(?:that|this|those|these|the\s+same|your)\s+[$£€¥]?$", re.IGNORECASE)
 """A word pointing back to a value said before ("up to *that* £1,500"; "*your* £150", the
 asker's, worked out before)."""
+
+
+_NEXT_WORD = re.compile(r"[\s-]*([^\W\d_]+)")
+
+
+def _next_word(text: str, f: Fact) -> str | None:
+    """The stem of the word right after the number ``f`` of ``text`` and its unit's word
+    (across a hyphen or spaces), if any: "left" of "14 months left"."""
+    m = _NEXT_WORD.match(text, f.end)
+    if m and f.unit is not None and unit_of(m.group(1)) == f.unit:
+        m = _NEXT_WORD.match(text, m.end())
+    return stem(m.group(1).casefold()) if m else None
+
+
+def _askers_slot(f: Fact, claim_text: str, question: str, evidence: str, issue: dict) -> bool:
+    """Whether the claim's number ``f`` restates a figure of the asker's own case with the word
+    the asker says right after it, which the evidence sentence says after no value the issue
+    sets against it: "for each of the 14 months left" of "I've got 14 months left", against
+    "the end of the 24 months": the asker's slot, not the sources'."""
+    word = _next_word(claim_text, f)
+    if word is None or word in _NON_CONTENT_STEMS:
+        return False
+    said = [
+        q
+        for q in analyse(question).facts
+        if q.kind == "number" and _same_value(f, q) and _next_word(question, q) == word
+    ]
+    if not said:
+        return False
+    rival = _value_of(issue)
+    return not any(
+        e.kind == "number" and e.value == rival and _next_word(evidence, e) == word
+        for e in analyse(evidence).facts
+    )
+
+
+_NON_CONTENT_STEMS = frozenset(stem(w) for w in NON_CONTENT)
 
 
 def _amount_against_rate(f: Fact, issue: dict[str, Any], claim_text: str, evidence: str) -> bool:
