@@ -4312,3 +4312,33 @@ def test_the_askers_figure_restated_with_their_word_after_it_is_theirs(
 ):
     result = _decided(asked, answer, sources)
     assert result.passing is passing, result.details["claims"]
+
+
+_COOLING_OFF = [
+    "Members may cancel within a 14-day cooling-off period after joining, and get a full refund."
+]
+
+
+@pytest.mark.parametrize(
+    ("asked", "answer", "passing"),
+    [
+        # the asker's figure put in the sources' slot: a premise about the rules
+        (
+            "I joined 20 days ago and my welcome email mentions a 30-day cooling-off period."
+            " Can I still cancel?",
+            "Yes, you're still inside the 30-day cooling-off period, so you get a full refund.",
+            False,
+        ),
+        # the asker's figure held against the sources' own value: their case
+        (
+            "I joined 10 days ago. Can I still cancel?",
+            "Yes, 10 days is inside the 14-day cooling-off period, so you get a full refund.",
+            True,
+        ),
+    ],
+)
+def test_the_askers_figure_put_in_the_sources_slot_is_no_figure_of_their_case(
+    asked, answer, passing
+):
+    result = _decided(asked, answer, _COOLING_OFF)
+    assert result.passing is passing, result.details["claims"]

@@ -3830,8 +3830,11 @@ def premises(
 
     A figure or month of a question about the asker's own case ("I've got a 30 kg dog") that
     the claim restates where no source states it ("for a dog of 30 kg", "your arrival on 14
-    May") is the user's too, unless the claim compares it untruly with the sources' value; one
-    the sources state otherwise in its slot stays set against it.
+    May") is the user's too, unless the claim compares it untruly with the sources' value or
+    puts it where the evidence sentence gives another value with the same word after it
+    ("inside the 30-day cooling-off period" of "a 14-day cooling-off period", the asker having
+    said their email mentions 30 days: a premise about the rules, not their case); one the
+    sources state otherwise in its slot stays set against it.
 
     A value the claim says it works out ("so", "altogether", ...) from the question's values,
     the evidence sentence's and those the ``answer``'s other claims state ("£65 for the first
@@ -3882,6 +3885,7 @@ def premises(
             and issue["relation"] == "ungrounded"
             and f in users
             and all(_truly(claim_text, f, t) is not False for t in theirs)
+            and not _in_sources_slot(f, claim_text, evidence)
         ):
             premise.add((f.start, f.end))
     for f in users:
@@ -4126,6 +4130,22 @@ def _askers_slot(f: Fact, claim_text: str, question: str, evidence: str, issue: 
 
 
 _NON_CONTENT_STEMS = frozenset(stem(w) for w in NON_CONTENT)
+
+
+def _in_sources_slot(f: Fact, claim_text: str, evidence: str) -> bool:
+    """Whether the evidence sentence gives another value of the claim's number ``f``'s unit
+    with the word the claim says right after ``f``: the claim puts the asker's figure in the
+    sources' slot ("inside the 30-day cooling-off period" of "a 14-day cooling-off period")."""
+    word = _next_word(claim_text, f)
+    if word is None or word in _NON_CONTENT_STEMS:
+        return False
+    return any(
+        e.kind == "number"
+        and e.value != f.value
+        and _one_measure(f, e, strict=True)
+        and _next_word(evidence, e) == word
+        for e in analyse(evidence).facts
+    )
 
 
 def _amount_against_rate(f: Fact, issue: dict[str, Any], claim_text: str, evidence: str) -> bool:
