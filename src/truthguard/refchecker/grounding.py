@@ -3871,7 +3871,7 @@ def premises(
     }
     theirs = [f for f in numbers if (f.start, f.end) not in flagged]
     users = [f for f in numbers if any(_same_value(f, q) for q in asked)]
-    own_case_q = bool(_OWN_CASE.search(question or ""))
+    own_case = bool(asked and _OWN_CASE.search(question or ""))
     premise: set[tuple[int, int]] = set()
     # the user's own figures and months, restated where no source states them ("your £540",
     # "a 30 kg dog", "arriving on 14 May"), where the question is about the asker's own case:
@@ -3902,7 +3902,7 @@ def premises(
             if (
                 any(_truly(claim_text, f, t) for t in theirs)
                 or _in_band(f, claim_text, evidence)
-                or (own_case_q and _askers_slot(f, claim_text, question, evidence, issue))
+                or (own_case and _askers_slot(f, claim_text, question, evidence, issue))
             ):
                 premise.add((f.start, f.end))
         elif any(
@@ -3919,7 +3919,6 @@ def premises(
         if i.get("kind") == "number" and i.get("relation") in ("ungrounded", "conflict")
     }
     claim_facts = analyse(claim_text).facts
-    own_case = bool(asked and _OWN_CASE.search(question or ""))
 
     # a value no source states is worked out from the asker's figures step by step; one the
     # evidence sets against another only where the two fill different slots: the claim's
@@ -4100,20 +4099,23 @@ _NEXT_WORD = re.compile(r"[\s-]*([^\W\d_]+)")
 
 def _next_word(text: str, f: Fact) -> str | None:
     """The stem of the word right after the number ``f`` of ``text`` and its unit's word
-    (across a hyphen or spaces), if any: "left" of "14 months left"."""
+    (across a hyphen or spaces), if it is a content word: "left" of "14 months left"."""
     m = _NEXT_WORD.match(text, f.end)
     if m and f.unit is not None and unit_of(m.group(1)) == f.unit:
         m = _NEXT_WORD.match(text, m.end())
-    return stem(m.group(1).casefold()) if m else None
+    word = stem(m.group(1).casefold()) if m else None
+    return None if word in _NON_CONTENT_STEMS else word
 
 
-def _askers_slot(f: Fact, claim_text: str, question: str, evidence: str, issue: dict) -> bool:
+def _askers_slot(
+    f: Fact, claim_text: str, question: str, evidence: str, issue: dict[str, Any]
+) -> bool:
     """Whether the claim's number ``f`` restates a figure of the asker's own case with the word
     the asker says right after it, which the evidence sentence says after no value the issue
     sets against it: "for each of the 14 months left" of "I've got 14 months left", against
     "the end of the 24 months": the asker's slot, not the sources'."""
     word = _next_word(claim_text, f)
-    if word is None or word in _NON_CONTENT_STEMS:
+    if word is None:
         return False
     said = [
         q
@@ -4137,7 +4139,7 @@ def _in_sources_slot(f: Fact, claim_text: str, evidence: str) -> bool:
     with the word the claim says right after ``f``: the claim puts the asker's figure in the
     sources' slot ("inside the 30-day cooling-off period" of "a 14-day cooling-off period")."""
     word = _next_word(claim_text, f)
-    if word is None or word in _NON_CONTENT_STEMS:
+    if word is None:
         return False
     return any(
         e.kind == "number"
