@@ -3926,7 +3926,7 @@ def premises(
     # "£2.10 per litre", 18 litres asked), or a value one step makes of the asker's own
     # figures alone ("the 16 rentals left" of a 36-month lease 20 months in, against "after
     # 12 rentals have been paid")
-    pool = [analyse(evidence).facts, *(analyse(t).facts for t in near), answer]
+    pool = [analyse(evidence).facts, *(analyse(t).facts for t in near), answer] if own_case else []
 
     def from_theirs(f: Fact, unstated: Collection[tuple[int, int]]) -> bool:
         relation = unfound.get((f.start, f.end))
@@ -4024,17 +4024,13 @@ def premises(
     # claim or the sources state ("noticed at 9, report within one hour": by 10am; "fixed at
     # 9am on Monday, closed after 24 stable hours": from 9am on Tuesday)
     stretches = [*numbers, *sources]
-    premise |= {
-        (f.start, f.end)
-        for f in numbers
-        if unfound.get((f.start, f.end)) == "ungrounded" and timed(f, asked, stretches)
-    }
     # and a time of day a stretch of the asker's after or before one the sources or the claim
     # state ("25 minutes late" and "closes at 6:30pm": "collecting her at 6:55pm")
     premise |= {
         (f.start, f.end)
         for f in numbers
-        if unfound.get((f.start, f.end)) == "ungrounded" and timed(f, [*theirs, *sources], asked)
+        if unfound.get((f.start, f.end)) == "ungrounded"
+        and (timed(f, asked, stretches) or timed(f, [*theirs, *sources], asked))
     }
     said_days = [
         (question, said),
