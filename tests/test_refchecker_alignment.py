@@ -173,3 +173,22 @@ def test_a_count_spelled_in_words_states_no_share(claim, sentence, found):
     mine = next(f for f in analyse(claim).facts if f.kind == "number")
     theirs = analyse(sentence)
     assert fact_in(mine, theirs.facts, frozenset(), frozenset()) is found
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence", "found"),
+    [
+        # a number naming one of a series is no share and no amount
+        ("a 2% discount", "Fees for term 2 are due in January.", False),
+        ("a £3 fare", "Trams stop at platform 3 after midnight.", False),
+        ("a 4% surcharge", "Tier 4 members book a week ahead.", False),
+        # it still names its place in the series, and a bare number in a list still counts
+        ("the second term", "Fees for term 2 are due in January.", True),
+        ("a 2% discount", "Members get 2 or 3% off.", True),
+        ("a £3 fare", "Single fares are 3 pounds on weekdays.", True),
+    ],
+)
+def test_a_number_naming_one_of_a_series_states_no_share_or_amount(claim, sentence, found):
+    mine = next(f for f in analyse(claim).facts if f.kind == "number")
+    theirs = analyse(sentence)
+    assert fact_in(mine, theirs.facts, frozenset(), frozenset()) is found

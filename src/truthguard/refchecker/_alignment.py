@@ -73,6 +73,8 @@ class Issue:
 def _same_number(a: Fact, b: Fact) -> bool:
     if not isinstance(a.value, float) or not isinstance(b.value, float):
         return False
+    if (a.series and b.unit in _MEASURED) or (b.series and a.unit in _MEASURED):
+        return False  # "term 2" names a term: no "2%", no "£2"
     if a.unit != b.unit and a.unit in DURATION and b.unit in DURATION:
         # one stretch of time in two units: "two decades" is "twenty years"
         x, y = a.value * DURATION[a.unit], b.value * DURATION[b.unit]
@@ -169,6 +171,8 @@ def bounded_alike(fact: Fact, text: Analysed, other: Fact, other_text: Analysed)
 
 MONEY = frozenset(["$", "£", "€", "¥", "kr", "chf", "pound", SUBUNIT])
 """Currency units: an amount in cents or pence agrees with any of them."""
+_MEASURED = MONEY | {"%"}
+"""Units a number naming one of a series never has: a share or an amount of money."""
 
 
 _DEGREES = frozenset(["°", "°C", "°F"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from truthguard.refchecker._tokens import Fact, Token, fold
@@ -12,6 +13,7 @@ __all__ = [
     "MONTHS",
     "MONTH_ABBR",
     "NUMBER_WORDS",
+    "SERIES",
     "SUBUNIT",
     "covered",
     "is_number_word",
@@ -690,7 +692,27 @@ _PLACING = frozenset(
 students."""
 
 
+SERIES = re.compile(
+    r"\b(?:year|term|semester|tier|zone|level|stage|phase|step|band|grade|class|type|group|"
+    r"section|clause|article|page|chapter|part|round|platform|gate|room|floor|version|module|"
+    r"week|day|option|lane|bay|block|unit)\s+$",
+    re.IGNORECASE,
+)
+"""A noun a number after it names one of a series with ("year 2", "Tier 1", "on day 4"): the
+number counts nothing."""
+
+
 def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> list[Fact]:
+    facts = _read_numbers(text, tokens, skip)
+    return [
+        replace(f, series=True)
+        if f.unit is None and f.text[:1].isdigit() and SERIES.search(text[: f.start])
+        else f
+        for f in facts
+    ]
+
+
+def _read_numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> list[Fact]:
     facts: list[Fact] = []
     skip_idx = covered(tokens, [Fact("span", None, s, e, "") for s, e in skip])
     i = 0

@@ -32,6 +32,9 @@ class Fact:
     unit: str | None = None
     alternatives: frozenset = field(default_factory=frozenset)
     """Other values the same text may stand for (a numeric date part that may be a month)."""
+    series: bool = field(default=False, compare=False)
+    """A bare number after a noun it names one of a series with ("term 2", "Zone 1"): it counts
+    nothing (:data:`~truthguard.refchecker._numbers.SERIES`)."""
 
 
 _WORD = re.compile(

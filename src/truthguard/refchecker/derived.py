@@ -36,7 +36,7 @@ import numpy as np
 
 from truthguard.refchecker._alignment import APPROX, MONEY, year
 from truthguard.refchecker._lemmas import lemmas
-from truthguard.refchecker._numbers import CLOCK, DURATION_DAYS, MONTHS, unit_of
+from truthguard.refchecker._numbers import CLOCK, DURATION_DAYS, MONTHS, SERIES, unit_of
 from truthguard.refchecker._tokens import Fact, stem
 from truthguard.refchecker.lexical import STOPWORDS
 
@@ -539,21 +539,11 @@ def _numeric(f: Fact, dated: frozenset[int]) -> bool:
     )
 
 
-_SERIES = re.compile(
-    r"\b(?:year|term|semester|tier|zone|level|stage|phase|step|band|grade|class|type|group|"
-    r"section|clause|article|page|chapter|part|round|platform|gate|room|floor|version|module|"
-    r"week|day|option|lane|bay|block|unit)\s+$",
-    re.IGNORECASE,
-)
-"""A noun a number after it names one of a series with ("year 2", "Tier 1", "on day 4"): the
-number counts nothing."""
-
-
 def workable(fact: Fact, facts: Sequence[Fact], text: str = "") -> bool:
     """Whether the number ``fact`` of ``text`` (with its ``facts``) may be worked out or worked
     from: not a year, a time of day, an ordinal, the day of a date or a number naming one of a
     series ("year 2", "Tier 1"), and not zero."""
-    return _numeric(fact, _days_of_dates(facts)) and not _SERIES.search(text[: fact.start])
+    return _numeric(fact, _days_of_dates(facts)) and not SERIES.search(text[: fact.start])
 
 
 def day_of_date(fact: Fact, facts: Sequence[Fact]) -> bool:
