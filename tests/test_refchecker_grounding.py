@@ -2387,6 +2387,29 @@ def test_a_comparison_the_sources_make_the_other_way_round_is_contradicted(answe
     assert result.passing is passing, result.explanation
 
 
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        # one side named alone, where the sources name it as the other side
+        ("Harlow is the deeper reservoir.", False),
+        ("Linmoor is also the older lake.", False),
+        # a side named by its owner
+        ("Corven's margins were higher than Ilmar's.", False),
+        ("The Brackley reservoir is the deeper one.", True),
+        ("Carra Water is the older lake.", True),
+        ("Ilmar's margins were higher than Corven's.", True),
+    ],
+)
+def test_a_comparison_naming_the_sources_other_side_as_the_first_is_contradicted(answer, passing):
+    contexts = [
+        "The Brackley reservoir is deeper than Harlow, reaching 38 metres. The basin of Carra "
+        "Water is older than that of Linmoor, formed some 20,000 years ago. Sales at Corven "
+        "rose faster in 2024, while Ilmar's margins were higher than Corven's."
+    ]
+    result = _decided("How do they compare?", answer, contexts)
+    assert result.passing is passing, result.explanation
+
+
 _NOTICE = [
     "The tenant must notify the landlord 30 days before moving out. The client sends a "
     "heartbeat to the server every 30 seconds. The park borders the river."

@@ -240,6 +240,25 @@ def test_a_comparison_reads_its_two_sides_and_how_they_compare():
     assert comparisons("Refunds take more than 3 days.") == []
 
 
+def test_a_comparison_reads_a_side_named_by_its_owner_or_alone():
+    from truthguard.refchecker.structure import comparisons
+
+    # "that of Y" is Y; "A's margins ... than B's" compares A with B by their margins
+    (c,) = comparisons("Its basin is older than that of Tavish.")
+    assert (c.how, c.first, c.second) == ("old", {"basin"}, {"tavish"})
+    (c,) = comparisons("Corven's margins were higher than Ilmar's.")
+    assert (c.first, c.second) == ({"corven"}, {"ilmar"})
+    # one side alone, said with "be", is read only when asked for
+    assert comparisons("Harlow is the deeper reservoir.") == []
+    (c,) = comparisons("Harlow is the deeper reservoir.", alone=True)
+    assert (c.how, c.first, c.second) == ("deep", {"harlow"}, set())
+    (c,) = comparisons("The Brackley dam is older.", alone=True)
+    assert (c.how, c.first) == ("old", {"brackley", "dam"})
+    # an attribute of a subject that is not compared with anything is no comparison
+    assert comparisons("The older lake flooded in May.", alone=True) == []
+    assert comparisons("Refunds take more than 3 days.", alone=True) == []
+
+
 def test_the_parties_of_an_action_by_their_parts():
     from truthguard.refchecker.structure import roles
 

@@ -692,8 +692,10 @@ def _compared_the_other_way(
 ) -> list[Issue]:
     """A comparison of the claim whose two sides the sources compare the same way only the
     other way round: "The Basic plan costs more than the Pro plan" where "The Pro plan costs
-    more than the Basic plan". The sides are told apart by :func:`_parts`."""
-    mine = comparisons(claim.text)
+    more than the Basic plan". The sides are told apart by :func:`_parts`. A claim naming one
+    side only ("Tavish is the older lake") is read against a comparison of the sources whose
+    second side it names and whose first it does not ("Orrin is older than Tavish")."""
+    mine = comparisons(claim.text, alone=True)
     if not mine:
         return []
     issues = []
@@ -703,7 +705,11 @@ def _compared_the_other_way(
             for theirs in comparisons(e.text):
                 if theirs.how != c.how:
                     continue
-                read = _parts(c.first, c.second, theirs.first, theirs.second)
+                if c.second:
+                    read = _parts(c.first, c.second, theirs.first, theirs.second)
+                else:
+                    a, b = theirs.first - theirs.second, theirs.second - theirs.first
+                    read = "alike" if c.first & a else "traded" if c.first & b else None
                 alike = alike or read == "alike"
                 if read == "traded" and other is None:
                     other = (k, theirs)

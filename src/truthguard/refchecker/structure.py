@@ -1444,25 +1444,36 @@ class Compared:
     end: int
 
 
-def comparisons(text: str) -> list[Compared]:
+def comparisons(text: str, *, alone: bool = False) -> list[Compared]:
     """The comparisons of ``text`` with "than" between two sides: "The Pro plan costs more than
     the Basic plan" compares the Pro plan with the Basic plan by ``cost more``; "X is cheaper
     than Y" by ``cheap``; "more expensive" by ``more expensive``. A side is the content words of
     its noun phrase; a comparison whose side is not a noun phrase ("more than 3 days") is
-    left out."""
-    if " than " not in text:
+    left out. A side named as "that of Y" is Y; where the second side is a possessor alone
+    ("Corven's margins were higher than Ilmar's"), the first is its possessor, the noun being
+    what both are compared by.
+
+    With ``alone``, also the comparisons that name one side only, with "be": "Tavish is the
+    older lake", "The Brackley dam is older" (``second`` empty)."""
+    if " than " not in text and not alone:
         return []  # (a cheap look before the parse)
     out = []
-    for than in parse(text):
-        if than.lower_ != "than" or than.dep_ != "prep":
-            continue
-        second = next((c for c in than.children if c.dep_ == "pobj"), None)
-        comp = than.head
-        if second is None or second.pos_ not in ("NOUN", "PROPN"):
-            continue
+    doc = parse(text)
+    for comp in doc:
         if comp.tag_ not in _COMPARATIVE and not any(
             c.lower_ in ("more", "less") for c in comp.children
         ):
+            continue
+        than = next((c for c in comp.children if c.lower_ == "than" and c.dep_ == "prep"), None)
+        second = None
+        if than is not None:
+            second = next((c for c in than.children if c.dep_ == "pobj"), None)
+            if second is not None and second.lower_ in ("that", "those"):
+                of = next((c for c in second.children if c.lower_ == "of"), None)
+                second = next((c for c in of.children if c.dep_ == "pobj"), None) if of else None
+            if second is None or second.pos_ not in ("NOUN", "PROPN"):
+                continue
+        elif not alone or not _said_of_subject(comp):
             continue
         how = [c.lower_ for c in comp.children if c.lower_ in ("more", "less")]
         how.append(comp.lemma_.casefold())
@@ -1470,20 +1481,50 @@ def comparisons(text: str) -> list[Compared]:
         while verb.pos_ not in ("VERB", "AUX") and verb.head.i != verb.i:
             verb = verb.head
         first = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
-        if first is None or first.pos_ not in ("NOUN", "PROPN"):
+        if first is None or not _nominal(first):
             continue
         if verb.lemma_.casefold() != "be":
             how.insert(0, verb.lemma_.casefold())
+        owner = next((c for c in first.children if c.dep_ == "poss"), None)
+        side = first.subtree
+        if second is not None and owner is not None and _possessor_alone(second):
+            side = owner.subtree  # "Corven's margins ... than Ilmar's": Corven against Ilmar
+        end = (second if second is not None else comp).right_edge
         out.append(
             Compared(
                 " ".join(how),
-                frozenset(_content(first.subtree)),
-                frozenset(_content(second.subtree)),
+                frozenset(_content(side)),
+                frozenset(_content(second.subtree)) if second is not None else frozenset(),
                 first.left_edge.idx,
-                second.right_edge.idx + len(second.right_edge.text),
+                end.idx + len(end.text),
             )
         )
     return out
+
+
+def _nominal(tok: Any) -> bool:
+    """Whether ``tok`` heads a noun phrase: a noun, or a capitalised word mid-sentence the
+    tagger took for an adjective ("Tavish is the older lake")."""
+    return tok.pos_ in ("NOUN", "PROPN") or (
+        tok.pos_ == "ADJ" and tok.text[:1].isupper() and tok.text[1:].islower()
+    )
+
+
+def _said_of_subject(comp: Any) -> bool:
+    """Whether the comparative ``comp`` is said of its clause's subject with "be": "X is
+    older", "X is the older lake" (not "the older lake flooded", nor "more than 3 days")."""
+    if comp.dep_ == "acomp":
+        return comp.head.lemma_.casefold() == "be"
+    return (
+        comp.dep_ == "amod"
+        and comp.head.dep_ == "attr"
+        and comp.head.head.lemma_.casefold() == "be"
+    )
+
+
+def _possessor_alone(tok: Any) -> bool:
+    """Whether ``tok`` is a possessor standing for its thing ("than Ilmar's")."""
+    return any(c.dep_ == "case" and c.lower_ in ("'s", "'", "\u2019s") for c in tok.children)
 
 
 _COMPARATIVE = frozenset(("JJR", "RBR"))
