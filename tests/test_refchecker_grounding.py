@@ -2410,6 +2410,27 @@ def test_a_comparison_naming_the_sources_other_side_as_the_first_is_contradicted
     assert result.passing is passing, result.explanation
 
 
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        # the subject's value and the other side's, set against each other the other way round
+        ("The new cathode has the higher capacity, 156 mAh/g versus 148 mAh/g.", False),
+        ("The new cathode holds 156 mAh/g compared with 148 mAh/g.", False),
+        # as the sources set them, or said of the other side
+        ("The new cathode delivers 148 mAh/g versus 156 mAh/g for the standard oxide.", True),
+        ("The standard oxide has the higher capacity, 156 mAh/g against 148 mAh/g.", True),
+    ],
+)
+def test_two_values_set_against_each_other_the_other_way_round_are_caught(answer, passing):
+    contexts = [
+        "In half cells the new cathode delivers 148 mAh/g at 0.1C between 2.0 and 4.2 V, "
+        "compared with 156 mAh/g for the standard oxide, and keeps 92% of its capacity after "
+        "500 cycles."
+    ]
+    result = _decided("How does the new cathode compare?", answer, contexts)
+    assert result.passing is passing, result.explanation
+
+
 _NOTICE = [
     "The tenant must notify the landlord 30 days before moving out. The client sends a "
     "heartbeat to the server every 30 seconds. The park borders the river."

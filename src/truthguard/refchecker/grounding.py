@@ -1915,6 +1915,61 @@ def _stated_beside(
     return bool(beside) and any(with_value(k, g) for k, g in same) and not with_value(*rival)
 
 
+_AGAINST = re.compile(
+    r"\b(?:versus|vs\.?|compared\s+(?:with|to)|against|as\s+opposed\s+to)\s+(?:the\s+)?$",
+    re.IGNORECASE,
+)
+"""Words that set a second value against a first, the subject's: "156 mAh/g versus 148"."""
+_CLAUSE_END = re.compile(r";|\.(?:\s|$)|,\s*(?:and|but|while|whereas)\b")
+
+
+def _set_against(
+    fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]]
+) -> tuple[int, Fact] | None:
+    """The value a sentence gives where the claim sets ``fact`` against a later value of its
+    own ("the higher capacity, 156 mAh/g versus 148 mAh/g") and the sentence sets the two the
+    other way round ("it delivers 148 mAh/g ..., compared with 156 mAh/g for the undoped
+    material"): ``(sentence index, the value the sentence gives first)``.
+
+    The first of two values set against each other is the subject's, the second the other
+    side's. A claim naming a word of the other side the sentence gives ("for the undoped
+    material") before its first value speaks of that side, and a sentence stating the two in
+    the claim's order holds the claim."""
+    if fact.kind != "number":
+        return None
+    later = [g for g in claim.facts if g.start > fact.end and _one_sort(fact, claim, g, claim)]
+    if not later:
+        return None
+    other = later[0]
+    between = claim.text[fact.end : other.start]
+    if len(between.split()) > 4 or not _AGAINST.search(between):
+        return None
+    found = None
+    for k, e in sents:
+        mine = [g for g in e.facts if _one_sort(fact, claim, g, e)]
+        here = [g for g in mine if fact_in(fact, [g], _NONE, _NONE)]
+        there = [g for g in mine if fact_in(other, [g], _NONE, _NONE)]
+        if len(here) != 1 or len(there) != 1:
+            continue
+        first, second = there[0], here[0]
+        if first.start > second.start:
+            return None  # set against each other as the claim sets them
+        gap = e.text[first.end : second.start]
+        if _CLAUSE_END.search(gap) or any(first.start < g.start < second.start for g in mine):
+            continue
+        if not _AGAINST.search(gap):
+            continue
+        cut = _CLAUSE_END.search(e.text, second.end)
+        stop = cut.start() if cut else len(e.text)
+        side = {stem(e.tokens[i].norm) for i in e.content if second.end <= e.tokens[i].start < stop}
+        if side & {
+            stem(claim.tokens[i].norm) for i in claim.content if claim.tokens[i].end <= fact.start
+        }:
+            return None  # the claim speaks of the other side
+        found = found or (k, first)
+    return found
+
+
 def _paired(
     fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]]
 ) -> tuple[int, Fact] | None:
@@ -3297,7 +3352,8 @@ def ground_claim(
         slot_rival = partial(_slot_rival, case=case, days=days, every=every, case_words=case_words)
         only_part = partial(_only_part, context=context)
         listed_owner = partial(_listed_owner, case_words=case_words, every=every)
-        for find in (slot_rival, _exchanged, _paired, listed_owner, _changed, only_part):
+        finders = (slot_rival, _exchanged, _set_against, _paired, listed_owner, _changed, only_part)
+        for find in finders:
             for fact in claim.facts:
                 found = None if (fact.start, fact.end) in flagged else find(fact, claim, near_at)
                 if found is not None and found[0] == best and other_side:
