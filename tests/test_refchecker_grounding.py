@@ -1835,6 +1835,23 @@ def test_a_claim_pairs_two_values_a_list_pairs_otherwise(claim, flagged):
     assert [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"] == flagged
 
 
+@pytest.mark.parametrize(
+    ("claim", "flagged"),
+    [
+        # a value before the list ("above the 10%") pairs with nothing and is no item of it
+        ("You would pay 4% in the third year.", [("4", "2")]),
+        ("You would pay 2% in the third year.", []),
+        ("Up to 10% of the balance can be repaid in the third year.", []),
+    ],
+)
+def test_a_list_of_pairs_is_read_without_a_value_beside_it(claim, flagged):
+    fees = (
+        "Above the first 10% repaid, the exit fee is 6% in year 1, 4% in year 2 and 2% in year 3."
+    )
+    g = _against(claim, fees)
+    assert [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"] == flagged
+
+
 def test_a_value_joined_from_its_sentence_brings_its_neighbours_from_there():
     sents = [
         (0, 0, "Paisley first recorded the song on his 2005 album Time Well Wasted."),

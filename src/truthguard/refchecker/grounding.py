@@ -2002,6 +2002,16 @@ def _paired(
         items = _items(sent, mine)
         if items is None:
             continue
+        # a value before or after the list pairs with nothing ("above the 10%: 5% in year 1,
+        # 4% in year 2 ..."): the list is the rest
+        alone = [not any(a <= g.start < b for g in theirs) for a, b in items]
+        first = alone.index(False) if False in alone else len(alone)
+        last = len(alone) - alone[::-1].index(False) if False in alone else 0
+        if (first, last) != (0, len(mine)):
+            mine = mine[first:last]
+            items = _items(sent, mine) if len(mine) >= 2 else None
+            if items is None:
+                continue
         pairs = []
         for m, (a, b) in zip(mine, items, strict=True):
             inside = [g for g in theirs if a <= g.start < b]
