@@ -2448,6 +2448,42 @@ def test_two_values_set_against_each_other_the_other_way_round_are_caught(answer
     assert result.passing is passing, result.explanation
 
 
+@pytest.mark.parametrize(
+    ("contexts", "answer", "passing"),
+    [
+        # "but not the fee" denies that the fee is refunded, not that there is a fee
+        (
+            [
+                "If you return a lost item within 3 months, we refund the replacement cost, but "
+                "the processing fee of £3 is kept. Lost items are charged at their replacement "
+                "cost plus a processing fee of £3."
+            ],
+            "Returning it within 3 months gets you the replacement cost refunded, but not the "
+            "£3 processing fee.",
+            True,
+        ),
+        (
+            [
+                "If you return a lost item within 3 months, we refund both the replacement cost "
+                "and the processing fee."
+            ],
+            "Returning it within 3 months gets you the replacement cost refunded, but not the "
+            "processing fee.",
+            False,
+        ),
+        # a noun the sources make the doer may be excepted from the doers
+        (
+            ["All plans include single sign-on."],
+            "Every plan includes single sign-on, but not the Free plan.",
+            False,
+        ),
+    ],
+)
+def test_but_not_before_a_noun_denies_the_verb_of_that_noun(contexts, answer, passing):
+    result = _decided("Do we get the money back?", answer, contexts)
+    assert result.passing is passing, result.explanation
+
+
 _NOTICE = [
     "The tenant must notify the landlord 30 days before moving out. The client sends a "
     "heartbeat to the server every 30 seconds. The park borders the river."

@@ -101,6 +101,7 @@ from truthguard.refchecker.softmatch import SoftMatcher
 from truthguard.refchecker.structure import (
     Arg,
     comparisons,
+    content_lemmas,
     counted,
     denied_agents,
     denies_otherwise,
@@ -532,6 +533,8 @@ def _flip_read(
         denier, at = claim_text, (issue.start, issue.end)
         if word is None:
             word = _elided_in(claim_text, context or claim_text, issue.start, issue.end)
+        elif (conjunct := _denied_of_conjunct(claim_text, context or claim_text, *at)) is not None:
+            return _done_to(sent_text, *conjunct)
     if word is None:
         return True
     if stated_opposite(word, other):
@@ -602,6 +605,61 @@ _ELLIPTIC_NEGATION = re.compile(
 )
 """A negation whose predicate is left out: an auxiliary with "not" before a mark or an "except"
 ("but members can't, except ...", "the illness isn't.")."""
+
+
+def _denied_of_conjunct(
+    claim_text: str, context: str, start: int, end: int
+) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The verbs a "but not" before a noun may deny of that noun, read in the answer sentence
+    ``context`` the claim was cut from, with the noun's content lemmas: "gets you the
+    replacement cost refunded, but not the £3 processing fee" denies that the fee is refunded
+    (or got), not that there is a fee. None for another negation, and for a noun joined to a
+    subject ("Every plan includes it, but not the Free plan" excepts a doer)."""
+    at = context.find(claim_text)
+    if at < 0:
+        return None
+    tok = next((t for t in parse(context) if t.idx == at + start), None)
+    if tok is None or tok.dep_ != "neg" or tok.head.dep_ != "conj":
+        return None
+    noun, head = tok.head, tok.head.head
+    if (
+        noun.pos_ not in ("NOUN", "PROPN")
+        or head.dep_ in ("nsubj", "csubj")
+        or not any(c.dep_ == "cc" and c.lower_ == "but" for c in (*head.children, *noun.children))
+    ):
+        return None
+    verb = head
+    while verb.pos_ != "VERB" and verb.head.i != verb.i:
+        verb = verb.head
+    if verb.pos_ != "VERB":
+        return None
+    verbs = {verb.lemma_.casefold()}
+    for c in verb.children:
+        if c.dep_ in ("dobj", "attr", "oprd", "xcomp", "ccomp") and "VERB" in lemmas(c.lower_):
+            # a participle after the object, which the tagger may take for a noun ("gets you
+            # the cost refunded")
+            verbs.add(lemmas(c.lower_)["VERB"][0])
+    words = frozenset(content_lemmas(noun.subtree))
+    return (frozenset(verbs), words) if words else None
+
+
+def _done_to(text: str, verbs: frozenset[str], words: frozenset[str]) -> bool:
+    """Whether ``text`` says, with nothing negating it, that one of ``verbs`` is done to a
+    thing named by one of ``words`` (its object, or its subject in the passive), or by it:
+    "we refund the processing fee" of ``refund`` and the fee; "we refund the replacement
+    cost" is not."""
+    for t in parse(text):
+        if t.pos_ != "VERB" or not verbs & {t.lemma_.casefold(), *lemmas(t.lower_).get("VERB", ())}:
+            continue
+        if any(c.dep_ == "neg" for c in t.children):
+            continue
+        # (or the thing is its doer there: "All plans include it" of "but not the Free plan",
+        # which may except a plan from the doers)
+        done_to = [c for c in t.children if c.dep_ in ("dobj", "nsubjpass", "nsubj")]
+        done_to += [x for c in done_to for x in c.conjuncts]
+        if any(words & content_lemmas(c.subtree) for c in done_to):
+            return True
+    return False
 
 
 def _elided_in(claim_text: str, context: str, start: int, end: int) -> str | None:

@@ -42,6 +42,7 @@ __all__ = [
     "StructureUnavailableError",
     "clause_cuts",
     "comparisons",
+    "content_lemmas",
     "counted",
     "denied_agents",
     "denies_otherwise",
@@ -820,7 +821,7 @@ sent")."""
 _CONTENT = frozenset(("NOUN", "PROPN", "VERB", "ADJ", "NUM"))
 
 
-def _content(toks: Any) -> set[str]:
+def content_lemmas(toks: Any) -> set[str]:
     """The lemmas of the content words among ``toks``."""
     return {t.lemma_.casefold() for t in toks if t.pos_ in _CONTENT and not t.is_stop}
 
@@ -852,7 +853,7 @@ def _key_words(head: Any) -> set[str]:
     if head.dep_ == "prep":
         head = next((c for c in head.children if c.dep_ in ("pobj", "pcomp")), head)
     near = [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj")]
-    return _content([head, *near])
+    return content_lemmas([head, *near])
 
 
 def lifted_by(text: str, start: int, end: int) -> list[tuple[bool, set[str]]]:
@@ -927,7 +928,7 @@ def _subject_words(verb: Any) -> set[str]:
         if subjects or verb.dep_ != "conj" or verb.head.i == verb.i:
             break
         verb = verb.head
-    return set().union(*(_content(c.subtree) for c in subjects))
+    return set().union(*(content_lemmas(c.subtree) for c in subjects))
 
 
 def negated_subject(text: str, start: int, end: int) -> set[str]:
@@ -953,14 +954,14 @@ def granted_on(
     for tok in parse(text):
         if tok.lemma_.casefold() != lemma or tok.pos_ not in ("VERB", "AUX"):
             continue
-        out.extend(_content(p.subtree) for p in _phrases(tok, _GRANTING if after else _UNTIL))
+        out.extend(content_lemmas(p.subtree) for p in _phrases(tok, _GRANTING if after else _UNTIL))
         if after and any(c.dep_ == "advmod" and c.lower_ == "only" for c in tok.children):
             # the one means a verb is allowed ("can only be changed *by* contacting support"),
             # of the same subject where both sides name one
             theirs = {stem(w) for w in _subject_words(tok)}
             if not subject or not theirs or theirs & {stem(w) for w in subject}:
                 out.extend(
-                    _content(c.subtree)
+                    content_lemmas(c.subtree)
                     for c in tok.children
                     if c.dep_ in ("prep", "agent") and c.lower_ == "by"
                 )
@@ -970,7 +971,7 @@ def granted_on(
             and any(c.dep_ == "mark" and c.lower_ == "before" for c in tok.children)
         ):
             inside = {t.i for t in tok.subtree}
-            out.append(_content(t for t in tok.head.subtree if t.i not in inside))
+            out.append(content_lemmas(t for t in tok.head.subtree if t.i not in inside))
     return out
 
 
@@ -1493,8 +1494,8 @@ def comparisons(text: str, *, alone: bool = False) -> list[Compared]:
         out.append(
             Compared(
                 " ".join(how),
-                frozenset(_content(side)),
-                frozenset(_content(second.subtree)) if second is not None else frozenset(),
+                frozenset(content_lemmas(side)),
+                frozenset(content_lemmas(second.subtree)) if second is not None else frozenset(),
                 first.left_edge.idx,
                 end.idx + len(end.text),
             )
