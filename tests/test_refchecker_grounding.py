@@ -2266,6 +2266,27 @@ def test_the_words_of_a_sentences_own_bound_are_no_other_side():
 
 
 @pytest.mark.parametrize(
+    ("claim", "label"),
+    [
+        # the statement referring back to the bound ("not returned by then") speaks of after it
+        ("A kayak still out after 24 hours is treated as lost.", "Entailment"),
+        # the bound's own statement still has its side
+        ("A hire may last more than 24 hours.", "Contradiction"),
+        ("You can keep the kayak for more than 24 hours.", "Contradiction"),
+    ],
+)
+def test_a_statement_referring_back_to_a_bound_speaks_of_its_other_side(claim, label):
+    sent = [
+        (
+            0,
+            0,
+            "A hire may last at most 24 hours; kayaks not returned by then are treated as lost.",
+        )
+    ]
+    assert ground_claim(claim, sent).label == label
+
+
+@pytest.mark.parametrize(
     ("answer", "passing"),
     [
         # a denied bound is the other bound, not a denied verb

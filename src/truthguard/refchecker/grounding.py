@@ -242,7 +242,7 @@ def _other_side(
     # (a word of the sentence's own bound, "more" of "no more than 100", is no other side)
     bounds = [(x[1], x[2]) for x in theirs if x is not None]
     words = {t.norm for t in sent.tokens if not any(lo <= t.start < hi for lo, hi in bounds)}
-    if _SIDE_WORDS[mine[0]] & words:
+    if _SIDE_WORDS[mine[0]] & words or _retells_back_reference(claim, sent, mine[0], bounds[0]):
         return None
     if _compares_another(fact, claim, mine):
         return None
@@ -255,6 +255,37 @@ def _other_side(
     first = theirs[0]
     assert first is not None
     return (mine[1], mine[2]), (first[1], first[2])
+
+
+_STATEMENT_CUT = re.compile(r"[;:]|,\s*(?:and|but|while|whereas)\b")
+
+
+def _retells_back_reference(
+    claim: Analysed, sent: Analysed, side: str, bound: tuple[int, int]
+) -> bool:
+    """Whether the claim retells a statement of ``sent`` that refers back to the sentence's
+    bound at ``bound`` to speak of the claim's ``side`` of it (:data:`_BACK_TO_BOUND`): "a bike
+    still out after 24 hours counts as lost" of "A ride may last at most 24 hours; bikes not
+    returned by then are treated as lost". The claim shares two content words with that
+    statement that the bound's own statement lacks (more than the thing both speak of), and no
+    fewer than with the bound's (numbers aside)."""
+    found = _BACK_TO_BOUND[side].search(sent.text)
+    if found is None:
+        return False
+
+    cuts = list(_STATEMENT_CUT.finditer(sent.text))
+    doc = parse(sent.text)
+
+    def statement(at: int) -> set[str]:
+        lo = max((m.end() for m in cuts if m.end() <= at), default=0)
+        hi = min((m.start() for m in cuts if m.start() >= at), default=len(sent.text))
+        return content_lemmas(t for t in doc if lo <= t.idx < hi and not t.like_num)
+
+    back, own = statement(found.start()), statement(bound[0])
+    if back == own:
+        return False  # the bound and the words referring back to it are one statement
+    mine = content_lemmas(t for t in parse(claim.text) if not t.like_num)
+    return len(mine & (back - own)) >= 2 and len(mine & back) >= len(mine & own)
 
 
 def _compares_another(fact: Fact, claim: Analysed, side: _Side) -> bool:
@@ -394,6 +425,16 @@ _SIDE_WORDS = {
     "below": frozenset(("shorter", "less", "fewer", "smaller", "earlier", "lower", "lighter")),
 }
 """Comparatives that speak of one side of a bound without a value of their own."""
+
+_BACK_TO_BOUND = {
+    "above": re.compile(
+        r"\b(?:not\b[^;,.:]*?\bby\s+then|(?:after|beyond|past)\s+(?:that|then|this)(?!\s+\w+\s+(?:is|are|was|were)\b)|thereafter|from\s+then\s+on)\b",
+        re.IGNORECASE,
+    ),
+    "below": re.compile(r"\b(?:until|till|before)\s+(?:then|that|this)\b", re.IGNORECASE),
+}
+"""Words that refer back to a sentence's bound to speak of one side of it: "bikes not
+returned by then are treated as lost" of "at most 24 hours" speaks of after it."""
 
 
 _NONE: frozenset[str] = frozenset()
