@@ -2045,12 +2045,10 @@ def _set_against(
         return None
     found = None
     for k, e in sents:
-        mine = [g for g in e.facts if _one_sort(fact, claim, g, e)]
-        here = [g for g in mine if fact_in(fact, [g], _NONE, _NONE)]
-        there = [g for g in mine if fact_in(other, [g], _NONE, _NONE)]
-        if len(here) != 1 or len(there) != 1:
+        once = _each_once(fact, other, claim, e)
+        if once is None:
             continue
-        first, second = there[0], here[0]
+        mine, (second, first) = once
         if first.start > second.start:
             return None  # set against each other as the claim sets them
         gap = e.text[first.end : second.start]
@@ -2359,6 +2357,19 @@ def _abbreviates(name: str, sent: Analysed) -> bool:
     return letters.casefold() in initials
 
 
+def _each_once(
+    fact: Fact, other: Fact, claim: Analysed, e: Analysed
+) -> tuple[list[Fact], tuple[Fact, Fact]] | None:
+    """The values of ``e`` of ``fact``'s sort, and the one statement each of ``fact``'s value
+    and ``other``'s among them; None unless ``e`` states each exactly once."""
+    mine = [g for g in e.facts if _one_sort(fact, claim, g, e)]
+    here = [g for g in mine if fact_in(fact, [g], _NONE, _NONE)]
+    there = [g for g in mine if fact_in(other, [g], _NONE, _NONE)]
+    if len(here) != 1 or len(there) != 1:
+        return None
+    return mine, (here[0], there[0])
+
+
 def _exchanged(
     fact: Fact, claim: Analysed, sents: Sequence[tuple[int, Analysed]]
 ) -> tuple[int, Fact] | None:
@@ -2384,11 +2395,11 @@ def _exchanged(
         ):
             continue
         for k, e in sents:
-            mine = [g for g in e.facts if _one_sort(fact, claim, g, e)]
-            here = [g for g in mine if fact_in(fact, [g], _NONE, _NONE)]
-            there = [g for g in mine if fact_in(other, [g], _NONE, _NONE)]
-            if len(here) != 1 or len(there) != 1:
+            once = _each_once(fact, other, claim, e)
+            if once is None:
                 continue
+            mine, (this, that) = once
+            here, there = [this], [that]
             if ours is None:
                 ours = _neighbours(
                     claim, [f for f in claim.facts if _one_sort(fact, claim, f, claim)]
