@@ -428,7 +428,8 @@ _SIDE_WORDS = {
 
 _BACK_TO_BOUND = {
     "above": re.compile(
-        r"\b(?:not\b[^;,.:]*?\bby\s+then|(?:after|beyond|past)\s+(?:that|then|this)(?!\s+\w+\s+(?:is|are|was|were)\b)|thereafter|from\s+then\s+on)\b",
+        r"\b(?:not\b[^;,.:]*?\bby\s+then|(?:after|beyond|past)\s+(?:that|then|this)"
+        r"|thereafter|from\s+then\s+on)\b",
         re.IGNORECASE,
     ),
     "below": re.compile(r"\b(?:until|till|before)\s+(?:then|that|this)\b", re.IGNORECASE),
