@@ -257,29 +257,25 @@ def _other_side(
     return (mine[1], mine[2]), (first[1], first[2])
 
 
-_STATEMENT_CUT = re.compile(r"[;:]|,\s*(?:and|but|while|whereas)\b")
-
-
 def _retells_back_reference(
     claim: Analysed, sent: Analysed, side: str, bound: tuple[int, int]
 ) -> bool:
-    """Whether the claim retells a statement of ``sent`` that refers back to the sentence's
-    bound at ``bound`` to speak of the claim's ``side`` of it (:data:`_BACK_TO_BOUND`): "a bike
-    still out after 24 hours counts as lost" of "A ride may last at most 24 hours; bikes not
-    returned by then are treated as lost". The claim shares two content words with that
-    statement that the bound's own statement lacks (more than the thing both speak of), and no
-    fewer than with the bound's (numbers aside)."""
+    """Whether the claim retells a statement of ``sent`` (:func:`_outer_split`) that refers back
+    to the sentence's bound at ``bound`` to speak of the claim's ``side`` of it
+    (:data:`_BACK_TO_BOUND`): "a bike still out after 24 hours counts as lost" of "A ride may
+    last at most 24 hours; bikes not returned by then are treated as lost". The claim shares
+    two content words with that statement that the bound's own statement lacks (more than the
+    thing both speak of), and no fewer than with the bound's (numbers aside)."""
     found = _BACK_TO_BOUND[side].search(sent.text)
     if found is None:
         return False
 
-    cuts = list(_STATEMENT_CUT.finditer(sent.text))
+    parts = _outer_split(sent.text)
     doc = parse(sent.text)
 
     def statement(at: int) -> set[str]:
-        lo = max((m.end() for m in cuts if m.end() <= at), default=0)
-        hi = min((m.start() for m in cuts if m.start() >= at), default=len(sent.text))
-        return content_lemmas(t for t in doc if lo <= t.idx < hi and not t.like_num)
+        lo, part = next((o, p) for o, p in reversed(parts) if o <= at)
+        return content_lemmas(t for t in doc if lo <= t.idx < lo + len(part) and not t.like_num)
 
     back, own = statement(found.start()), statement(bound[0])
     if back == own:
