@@ -517,6 +517,15 @@ def test_a_value_of_a_passage_about_something_else_supports_nothing():
         [DIESEL, "Nordvik Freight runs 140 trucks from Aberdeen."],
     )
     assert not [i for i in g.issues if i.kind == "number"], g.issues
+    # so does one opening with the claim's name, which its capital does not mark as a name
+    g = _refs_ground(
+        "With Essential's 10% off lenses you'd pay £90 for the lenses, plus your £12 monthly fee.",
+        [
+            "Essential members get 10% off lenses and frames. Lenses cost £100.",
+            "Essential costs £12 a month and covers two eye tests a year.",
+        ],
+    )
+    assert "12" not in [i.text for i in g.issues if i.kind == "number"], g.issues
     # two of the claim's values together tie a sentence to it ("on May 17, 1954")
     g = _refs_ground(
         "The ruling, handed down on May 17, 1954, was unanimous.",

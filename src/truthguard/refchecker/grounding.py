@@ -454,16 +454,25 @@ def _about(
 ) -> bool:
     """Whether a sentence (its ``stems`` and ``facts``) is about what ``claim`` is about: it
     shares a content word or a name with the claim, or two of its other values. One shared
-    value alone ("30 percent" of a discount, for a claim about diesel use) is no tie."""
+    value alone ("30 percent" of a discount, for a claim about diesel use) is no tie. A name
+    is shared where the sentence states its words, read as a name or not: a sentence opening
+    with it ("Enhanced costs £21 a month") does not mark it as one."""
     if claim_stems & stems:
         return True
     values = 0
     for f in claim.facts:
+        words = {stem(fold(w)) for w in _WORDS.findall(_POSSESSIVE.sub("", str(f.text)))}
+        if f.kind in ("name", "title") and words and words <= stems:
+            return True
         if fact_in(f, facts, frozenset(), frozenset()):
             if f.kind in ("name", "title"):
                 return True
             values += 1
     return values >= 2
+
+
+_POSSESSIVE = re.compile(r"['’]s\b")
+_WORDS = re.compile(r"[^\W\d_]+")
 
 
 def _used_elsewhere(
