@@ -290,6 +290,8 @@ def test_minutes_or_hours_between_two_times_of_day_are_counted(text, word, evide
         ("Down at 10am, it must be restored within 4 hours, so by 2pm.", "2pm", ""),
         # half or twice a value named so
         ("You'd get £270 back, half of the £540 fee.", "270", ""),
+        # what is left of a whole once a part is taken ("the other")
+        ("Of the 40 seats, the first 25 go to members and the other 15 to guests.", "15", ""),
         # or said so by the evidence sentence
         (
             "Leave in the second year and you pay back £1,500.",
@@ -321,6 +323,7 @@ def test_a_number_the_claim_works_out_in_one_step_is_its_own(text, word, evidenc
         ("Fees are £100, £200 and £300.", "100", ""),
         ("Down at 10am, it must be restored within 4 hours, so by 3pm.", "3pm", ""),
         ("You'd get £250 back, half of the £540 fee.", "250", ""),
+        ("Of the 40 seats, the first 25 go to members and the other 12 to guests.", "12", ""),
         (
             "Leave in the second year and you pay back £2,000.",
             "2,000",

@@ -115,6 +115,9 @@ _WORKING = re.compile(
     re.IGNORECASE,
 )
 """Words that say the answer works a number out ("so €250 at most", "leaving 131", "= 12")."""
+_THE_OTHER = re.compile(r"\bthe\s+other\s+[$£€¥]?$", re.IGNORECASE)
+""""The other" right before a value: what is left of a whole once a part is taken ("the first
+15 minutes ..., and the other 10 minutes" of 25)."""
 _SUMMED_AFTER = re.compile(
     r"^[^,.;:()]{0,20}?\b(?:altogether|in\s+total|in\s+all|all\s+told|combined)\b", re.IGNORECASE
 )
@@ -261,6 +264,7 @@ def worked(
             return True
     if not (
         _WORKING.search(before)
+        or _THE_OTHER.search(before)
         or broken_down
         or _BRACKETED.search(before)
         or _EQUATION.search(before)
