@@ -3513,6 +3513,16 @@ def test_a_count_of_the_things_the_asker_lists_is_theirs(claim, word, kept):
     assert premises([issue], claim, asked, said) == ([issue] if kept else [])
 
 
+@pytest.mark.parametrize(("rest", "kept"), [("2,000", False), ("1,800", True)])
+def test_what_is_left_of_a_whole_fills_no_slot_of_the_sources(rest, kept):
+    # "the other £2,000" of £5,000 above the first £3,000 is worked out, not the band's £6,000
+    claim = f"The first £3,000 earns 4%, and the other £{rest} earns 2%."
+    issue = _issue("number", "other_value", rest, claim)
+    asked = "I keep £5,000 in Saver Plus. How much interest will I earn?"
+    said = "Saver Plus pays 4% on balances up to £3,000 and 2% on the rest, up to £6,000."
+    assert premises([issue], claim, asked, said) == ([issue] if kept else [])
+
+
 @pytest.mark.parametrize(("minutes", "kept"), [("22", False), ("32", True)])
 def test_a_stretch_between_two_times_of_the_askers_is_theirs(minutes, kept):
     claim = f"The alarm should sound within 15 minutes, but it took {minutes} minutes."

@@ -41,6 +41,7 @@ from truthguard.refchecker._tokens import Fact, stem
 from truthguard.refchecker.lexical import STOPWORDS
 
 __all__ = [
+    "REST_OF",
     "WEEKDAYS",
     "anaphoric",
     "asked_period",
@@ -115,9 +116,11 @@ _WORKING = re.compile(
     re.IGNORECASE,
 )
 """Words that say the answer works a number out ("so €250 at most", "leaving 131", "= 12")."""
-_THE_OTHER = re.compile(r"\bthe\s+other\s+[$£€¥]?$", re.IGNORECASE)
-""""The other" right before a value: what is left of a whole once a part is taken ("the first
-15 minutes ..., and the other 10 minutes" of 25)."""
+REST_OF = re.compile(
+    r"\bthe\s+(?:other|remaining|rest\s+of\s+the|remainder\s+of\s+the)\s+[$£€¥]?$", re.IGNORECASE
+)
+"""Words right before a value that make it what is left of a whole once a part is taken ("the
+first 15 minutes ..., and the other 10 minutes" of 25; "the remaining €2,880")."""
 _SUMMED_AFTER = re.compile(
     r"^[^,.;:()]{0,20}?\b(?:altogether|in\s+total|in\s+all|all\s+told|combined)\b", re.IGNORECASE
 )
@@ -264,7 +267,7 @@ def worked(
             return True
     if not (
         _WORKING.search(before)
-        or _THE_OTHER.search(before)
+        or REST_OF.search(before)
         or broken_down
         or _BRACKETED.search(before)
         or _EQUATION.search(before)

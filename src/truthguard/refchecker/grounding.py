@@ -73,6 +73,7 @@ from truthguard.refchecker._names import unknown_term
 from truthguard.refchecker._numbers import DURATION_DAYS, bound_span, lead_time, unit_of
 from truthguard.refchecker.counts import totals
 from truthguard.refchecker.derived import (
+    REST_OF,
     WEEKDAYS,
     clock_span,
     counts_of,
@@ -4105,6 +4106,16 @@ def premises(
         (i["start"], i["end"]): i["relation"]
         for i in issues
         if i.get("kind") == "number" and i.get("relation") in ("ungrounded", "conflict")
+    }
+    # what is left of a whole once a part is taken ("the other £1,500" of £4,000 above the
+    # first £2,500) fills no slot of the sources: it is worked out from them, or set against
+    # them as a conflict is
+    unfound |= {
+        (i["start"], i["end"]): "conflict"
+        for i in issues
+        if i.get("kind") == "number"
+        and i.get("relation") == "other_value"
+        and REST_OF.search(claim_text[: i["start"]])
     }
     claim_facts = analyse(claim_text).facts
 
