@@ -4479,3 +4479,24 @@ def test_the_askers_figure_put_in_the_sources_slot_is_no_figure_of_their_case(
 ):
     result = _decided(asked, answer, _COOLING_OFF)
     assert result.passing is passing, result.details["claims"]
+
+
+@pytest.mark.parametrize(
+    ("claim", "counted"),
+    [
+        ("Visitors may use one of the three halls by the river.", True),
+        ("The festival is held in three towns.", True),
+        ("Visitors may use one of the four halls by the river.", False),
+        ("The three halls are by the river.", True),
+        # a list of other things counts nothing of the claim's
+        ("Three seats are kept for visitors.", False),
+    ],
+)
+def test_a_count_is_stated_by_the_names_a_sentence_lists(claim, counted):
+    passages = [
+        "Concerts move between Avon Hall, Mere Hall and the Kestrel Rooms by the river. "
+        "The festival is held in Bath, Wells and Frome each June."
+    ]
+    g = _pool_ground(claim, passages)
+    missing = [i.text.casefold() for i in g.issues if i.kind == "number"]
+    assert (missing == []) is counted, (claim, g.issues)

@@ -3463,6 +3463,8 @@ def ground_claim(
                 pass  # "his first appearance" where the sentence says "his debut appearance"
             elif _year_after(fact, near):
                 pass  # "won it in 1963" where the sentence says "(1962) ... the following year"
+            elif _names_counted(fact, claim.text, near):
+                pass  # "one of the three streets" of "In Arden Road, Mill Lane and Quarry Street"
             elif spans_period(fact, period):
                 pass  # "over 365 days" of "what would a year of electricity cost?"
             else:
@@ -3818,6 +3820,52 @@ _FOLLOWING_YEAR = re.compile(
     r"\b(?:the\s+(?:following|next)\s+year|a\s+year\s+later|the\s+year\s+after)\b",
     re.IGNORECASE,
 )
+
+
+def _names_counted(fact: Fact, claim_text: str, sents: Sequence[Analysed]) -> bool:
+    """Whether the claim's bare count ``fact`` before a plural noun ("the three streets") is how
+    many names a sentence about the claim lists in one run ("In Arden Road, Mill Lane and
+    Quarry Street"): the sentence counts them by naming each."""
+    if fact.kind != "number" or fact.unit is not None or not isinstance(fact.value, float | int):
+        return False
+    noun = _PLURAL_AFTER.match(claim_text, fact.end)
+    if fact.value not in range(2, 13) or noun is None:
+        return False
+    # (a sentence naming what is counted, "Avon Hall, Mere Hall" for "halls", or stating two
+    # more of the claim's words: a list of other things counts nothing of the claim's)
+    ties = _content_stems(analyse(claim_text))
+    return any(
+        fact.value in _listed_names(e)
+        and (stem(noun.group(1).casefold()) in e.stems or len(ties & e.stems) >= 2)
+        for e in sents
+    )
+
+
+_PLURAL_AFTER = re.compile(r"\s+(?:[a-z]+[\s-]+)?([a-z]+s)\b")
+"""A plural noun right after a count, with at most one word before it ("three streets",
+"three named roads")."""
+_NAME_JOINS = frozenset([",", "and", "or", ", and", ", or"])
+"""What joins two names of a list (before a "the": "Mere Hall and the Kestrel Rooms")."""
+
+
+def _listed_names(sent: Analysed) -> set[int]:
+    """How many names each list of two or more names in ``sent`` holds (a name of several
+    words, "Mill Lane", is one, :func:`_name_runs`; names joined by commas, "and" or "or", with
+    or without "the")."""
+    runs: set[int] = set()
+    n = 1
+    names = _name_runs(sent)
+    for before, after in itertools.pairwise(names):
+        joint = " ".join(sent.text[before[-1].end : after[0].start].split())
+        if joint.removesuffix(" the") in _NAME_JOINS:
+            n += 1
+        else:
+            if n >= 2:
+                runs.add(n)
+            n = 1
+    if n >= 2:
+        runs.add(n)
+    return runs
 
 
 def _year_after(fact: Fact, sents: Sequence[Analysed]) -> bool:
