@@ -1348,6 +1348,29 @@ def test_a_year_the_sources_give_an_event_sharing_none_of_the_claims_words_is_an
             "Users aged 18-60 saw waits fall by 5 minutes, and those over 60 by 12 minutes.",
             [],
         ),
+        # bare numbers that count no noun are told apart by the words beside them, a verb
+        # that only relates among them
+        (
+            "The barn holds 200 guests standing or 140 seated, staff included.",
+            "The barn takes up to 200 seated or 140 standing.",
+            [("200", "140"), ("140", "200")],
+        ),
+        (
+            "The barn holds 200 guests standing or 140 seated, staff included.",
+            "The barn takes up to 200 standing or 140 seated.",
+            [],
+        ),
+        # and by the names beside them
+        (
+            "A board can hold at most 40 lists on the Basic plan and at most 500 on the Pro plan.",
+            "Lists are capped at 500 per board on Basic and 40 on Pro.",
+            [("500", "40"), ("40", "500")],
+        ),
+        (
+            "A board can hold at most 40 lists on the Basic plan and at most 500 on the Pro plan.",
+            "Lists are capped at 40 per board on Basic and 500 on Pro.",
+            [],
+        ),
         # reordered whole, each value goes with its words
         (
             "Standard parcels cost £4 when booked online, or £6 if paid at the counter.",

@@ -238,6 +238,8 @@ def analyse(text: str) -> Analysed:
 
 NON_CONTENT = _NON_CONTENT
 """Words never counted as content (function words, particles, ``'s``)."""
+LIGHT_VERBS = _LIGHT_VERBS
+"""Verbs that only relate the subject to what follows ("stands", "served as"), no content."""
 
 
 def name_spans(a: Analysed) -> list[tuple[int, int]]:

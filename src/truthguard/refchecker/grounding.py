@@ -66,7 +66,13 @@ from truthguard.refchecker._alignment import (
     tokens_of,
     year,
 )
-from truthguard.refchecker._analysis import NON_CONTENT, Analysed, analyse, name_spans
+from truthguard.refchecker._analysis import (
+    LIGHT_VERBS,
+    NON_CONTENT,
+    Analysed,
+    analyse,
+    name_spans,
+)
 from truthguard.refchecker._facts import Fact, fold, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
@@ -2193,7 +2199,16 @@ def _neighbours(text: Analysed, values: Sequence[Fact]) -> dict[int, tuple[set[s
     (and numbers) nearest it before and after, within the stretch between it and the values of
     its sort on either side, not past a semicolon."""
     spans = sorted((f.start, f.end) for f in values)
-    content = set(text.content)
+    # (a verb that only relates, "180 guests standing", and a name, "on the Standard plan",
+    # tell the values apart here)
+    content = set(text.content) | {k for k, t in enumerate(text.tokens) if t.norm in LIGHT_VERBS}
+    content |= {
+        k
+        for f in text.facts
+        if f.kind in ("name", "title")
+        for k, t in enumerate(text.tokens)
+        if f.start <= t.start < f.end
+    }
     words = []
     toks = text.tokens
     k = 0
@@ -2365,16 +2380,36 @@ def _abbreviates(name: str, sent: Analysed) -> bool:
 
 
 def _each_once(
-    fact: Fact, other: Fact, claim: Analysed, e: Analysed
+    fact: Fact,
+    other: Fact,
+    claim: Analysed,
+    e: Analysed,
+    sort: Callable[[Fact, Analysed, Fact, Analysed], bool] = _one_sort,
 ) -> tuple[list[Fact], tuple[Fact, Fact]] | None:
-    """The values of ``e`` of ``fact``'s sort, and the one statement each of ``fact``'s value
+    """The values of ``e`` of ``fact``'s ``sort``, and the one statement each of ``fact``'s value
     and ``other``'s among them; None unless ``e`` states each exactly once."""
-    mine = [g for g in e.facts if _one_sort(fact, claim, g, e)]
+    mine = [g for g in e.facts if sort(fact, claim, g, e)]
     here = [g for g in mine if fact_in(fact, [g], _NONE, _NONE)]
     there = [g for g in mine if fact_in(other, [g], _NONE, _NONE)]
     if len(here) != 1 or len(there) != 1:
         return None
     return mine, (here[0], there[0])
+
+
+def _swap_sort(a: Fact, in_a: Analysed, b: Fact, in_b: Analysed) -> bool:
+    """Whether two values could trade places (:func:`_one_sort`), or ``a`` is a bare number
+    that counts no noun the parse finds ("180 seated or 120 standing") and ``b`` is a bare
+    number too: what each holds is read from the words beside it."""
+    if _one_sort(a, in_a, b, in_b):
+        return True
+    return (
+        a.kind == b.kind == "number"
+        and a.unit is None
+        and b.unit is None
+        and not (year(a) or year(b) or ordinal(a) or ordinal(b))
+        and not (day_of_date(a, in_a.facts) or day_of_date(b, in_b.facts))
+        and _noun_of(in_a.text, a) is None
+    )
 
 
 def _exchanged(
@@ -2390,7 +2425,7 @@ def _exchanged(
     must share more of them with the other's statement than with their own, and the other
     side must not pair them as the sentence does, since a claim reordered whole moves each
     value with its words."""
-    if fact.kind != "number" or not _one_sort(fact, claim, fact, claim):
+    if fact.kind != "number" or not _swap_sort(fact, claim, fact, claim):
         return None  # a year inside a date, an ordinal: no slot of its own to exchange
     ours: dict[int, tuple[set[str], set[str]]] | None = None
     for other in claim.facts:
@@ -2398,18 +2433,18 @@ def _exchanged(
             other is fact
             or other.kind != "number"
             or fact_in(fact, [other], _NONE, _NONE)
-            or not _one_sort(fact, claim, other, claim)
+            or not _swap_sort(fact, claim, other, claim)
         ):
             continue
         for k, e in sents:
-            once = _each_once(fact, other, claim, e)
+            once = _each_once(fact, other, claim, e, _swap_sort)
             if once is None:
                 continue
             mine, (this, that) = once
             here, there = [this], [that]
             if ours is None:
                 ours = _neighbours(
-                    claim, [f for f in claim.facts if _one_sort(fact, claim, f, claim)]
+                    claim, [f for f in claim.facts if _swap_sort(fact, claim, f, claim)]
                 )
             theirs = _neighbours(e, mine)
             counts = [
