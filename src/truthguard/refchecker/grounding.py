@@ -468,8 +468,7 @@ def _about(
         return True
     values = 0
     for f in claim.facts:
-        words = {stem(fold(w)) for w in _WORDS.findall(_POSSESSIVE.sub("", str(f.text)))}
-        if f.kind in ("name", "title") and words and words <= stems:
+        if f.kind in ("name", "title") and _name_words(f) <= stems:
             return True
         if fact_in(f, facts, frozenset(), frozenset()):
             if f.kind in ("name", "title"):
@@ -478,8 +477,15 @@ def _about(
     return values >= 2
 
 
+def _name_words(f: Fact) -> frozenset[str]:
+    """The stems of the words of the name ``f``, less a possessive ending ("Enhanced's":
+    enhanc); never empty, so a name of no letters is stated by no sentence's words."""
+    words = frozenset(stem(fold(w)) for w in _LETTERS.findall(_POSSESSIVE.sub("", str(f.text))))
+    return words or frozenset([""])
+
+
 _POSSESSIVE = re.compile(r"['’]s\b")
-_WORDS = re.compile(r"[^\W\d_]+")
+_LETTERS = re.compile(r"[^\W\d_]+")
 
 
 def _used_elsewhere(
