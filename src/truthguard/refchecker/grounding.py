@@ -2446,8 +2446,7 @@ def _exchanged(
             once = _each_once(fact, other, claim, e, _swap_sort)
             if once is None:
                 continue
-            mine, (this, that) = once
-            here, there = [this], [that]
+            mine, (here, there) = once
             if ours is None:
                 ours = _neighbours(
                     claim, [f for f in claim.facts if _swap_sort(fact, claim, f, claim)]
@@ -2455,10 +2454,10 @@ def _exchanged(
             theirs = _neighbours(e, mine)
             counts = [
                 (
-                    len(ours[fact.start][side] & theirs[there[0].start][side]),
-                    len(ours[fact.start][side] & theirs[here[0].start][side]),
-                    len(ours[other.start][side] & theirs[here[0].start][side]),
-                    len(ours[other.start][side] & theirs[there[0].start][side]),
+                    len(ours[fact.start][side] & theirs[there.start][side]),
+                    len(ours[fact.start][side] & theirs[here.start][side]),
+                    len(ours[other.start][side] & theirs[here.start][side]),
+                    len(ours[other.start][side] & theirs[there.start][side]),
                 )
                 for side in (0, 1)
             ]
@@ -2466,7 +2465,7 @@ def _exchanged(
                 a, b, c, d = counts[side]
                 w, x, y, z = counts[1 - side]
                 if a > b and c > d and not (x > w and z > y):
-                    return k, there[0]
+                    return k, there
     return None
 
 
@@ -3504,7 +3503,7 @@ def ground_claim(
                 pass  # "his first appearance" where the sentence says "his debut appearance"
             elif _year_after(fact, near):
                 pass  # "won it in 1963" where the sentence says "(1962) ... the following year"
-            elif _names_counted(fact, claim.text, near):
+            elif _names_counted(fact, claim, near):
                 pass  # "one of the three streets" of "In Arden Road, Mill Lane and Quarry Street"
             elif spans_period(fact, period):
                 pass  # "over 365 days" of "what would a year of electricity cost?"
@@ -3863,18 +3862,18 @@ _FOLLOWING_YEAR = re.compile(
 )
 
 
-def _names_counted(fact: Fact, claim_text: str, sents: Sequence[Analysed]) -> bool:
+def _names_counted(fact: Fact, claim: Analysed, sents: Sequence[Analysed]) -> bool:
     """Whether the claim's bare count ``fact`` before a plural noun ("the three streets") is how
     many names a sentence about the claim lists in one run ("In Arden Road, Mill Lane and
     Quarry Street"): the sentence counts them by naming each."""
     if fact.kind != "number" or fact.unit is not None or not isinstance(fact.value, float | int):
         return False
-    noun = _PLURAL_AFTER.match(claim_text, fact.end)
+    noun = _PLURAL_AFTER.match(claim.text, fact.end)
     if fact.value not in range(2, 13) or noun is None:
         return False
     # (a sentence naming what is counted, "Avon Hall, Mere Hall" for "halls", or stating two
     # more of the claim's words: a list of other things counts nothing of the claim's)
-    ties = _content_stems(analyse(claim_text))
+    ties = _content_stems(claim)
     return any(
         fact.value in _listed_names(e)
         and (stem(noun.group(1).casefold()) in e.stems or len(ties & e.stems) >= 2)
