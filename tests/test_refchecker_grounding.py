@@ -4523,3 +4523,27 @@ def test_a_count_is_stated_by_the_names_a_sentence_lists(claim, counted):
     g = _pool_ground(claim, passages)
     missing = [i.text.casefold() for i in g.issues if i.kind == "number"]
     assert (missing == []) is counted, (claim, g.issues)
+
+
+def test_a_rate_for_another_period_counts_from_a_sentence_about_the_claim_beside_its_own():
+    # the answer joins two sentences: its evidence is the cheque one, its site charge is worked
+    # out over the year from the daily rate the other states
+    sources = [
+        "Your Garden Plus rates. On Garden Plus, water costs £1.80 per cubic metre plus a site"
+        " charge of 40p a day.",
+        "Paying. Plot holders who pay by cheque instead of by card pay £20 a year more on each"
+        " plot.",
+    ]
+    asked = (
+        "We used 45 cubic metres of water on our plot last year. Roughly what would a year cost"
+        " us on Garden Plus, site charge included?"
+    )
+    answer = (
+        "Paying by card, your plot would come to about £{} a year (£81 for the 45 cubic metres"
+        " plus £{} of site charges), or £20 more if you paid by cheque."
+    )
+    rc = RefChecker()
+    right = rc.invoke({"question": asked, "answer": answer.format(227, 146), "contexts": sources})
+    assert right.passing, right.details["claims"]
+    wrong = rc.invoke({"question": asked, "answer": answer.format(245, 164), "contexts": sources})
+    assert not wrong.passing

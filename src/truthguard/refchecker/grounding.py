@@ -3390,10 +3390,12 @@ def ground_claim(
         close = best_key[0] / n_claim >= 0.6
         statement: tuple[int, Analysed | None] | None = None
         # the rates a claim's amount may be worked from: the claim's and its evidence
-        # sentence's (times a count the claim gives), and its answer sentence's too (counted
-        # over another period)
+        # sentence's (times a count the claim gives), and its answer sentence's and those of
+        # the sentences stating two of its words or values too (counted over another period:
+        # "£186.15 of standing charges" for a year of "a standing charge of 51p a day")
         here = [(claim.text, claim.facts), (sent.text, sent.facts)]
-        rates = [*here, (context, analyse(context).facts)] if context else here
+        rates = [*here, (context, analyse(context).facts)] if context else list(here)
+        rates += [(e.text, e.facts) for e in near if e is not sent and _shares_two(claim, ties, e)]
         for fact in claim.facts:
             flip = _other_side(fact, claim, sent) or _other_way(fact, claim, sent)
             if flip is not None and _told_elsewhere(fact, claim, sent, near):
