@@ -4547,3 +4547,33 @@ def test_a_rate_for_another_period_counts_from_a_sentence_about_the_claim_beside
     assert right.passing, right.details["claims"]
     wrong = rc.invoke({"question": asked, "answer": answer.format(245, 164), "contexts": sources})
     assert not wrong.passing
+
+
+def test_a_number_is_held_to_its_slot_by_the_value_readings_and_a_year_by_its_relation():
+    # "half the daily rate" works out two quarter-day charges; the relation it follows
+    # ("charged at") is no slot of one value, as a name's or a year's is
+    sources = [
+        "Late returns. Hire is charged in 24-hour periods from collection. We allow a grace"
+        " period of 15 minutes when you return the van; after that, every hour or part of an"
+        " hour late is charged at a quarter of the daily rate, up to one full day.",
+        "Deposit. A deposit of £200 is taken at collection and released within 7 working days"
+        " of the van's return.",
+    ]
+    asked = "I hired the van for 5 days and brought it back 2 hours late. What extra charges?"
+    answer = (
+        "Being two hours late costs you two quarter-day charges (half the daily rate), and your"
+        " £200 deposit should be released within 7 working days of the van's return."
+    )
+    rc = RefChecker()
+    worked = rc.invoke({"question": asked, "answer": answer, "contexts": sources})
+    assert worked.passing, worked.details["claims"]
+    novel = [
+        "The Shining is a horror novel by American author Stephen King. Published in 1977, it is"
+        " King's third published novel and first hardback bestseller."
+    ]
+    read = "Have you read The Shining? It was published in {}."
+    for year, passing in ((1977, True), (1956, False)):
+        out = rc.invoke(
+            {"question": "Any Stephen King?", "answer": read.format(year), "contexts": novel}
+        )
+        assert out.passing is passing, year

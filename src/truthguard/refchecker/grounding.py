@@ -3483,7 +3483,11 @@ def ground_claim(
                         Issue(fact.kind, "other_value", fact.start, fact.end, fact.text, ev)
                     )
                 continue
-            elsewhere = None if other is not None else other_value(fact, claim, evid)
+            elsewhere = (
+                None
+                if other is not None or (fact.kind == "number" and not year(fact))
+                else other_value(fact, claim, evid)
+            )
             rival = other.text if other is not None else None
             if elsewhere is not None:
                 rival = sentences[elsewhere[0]][2][elsewhere[1] : elsewhere[2]]
