@@ -25,11 +25,12 @@ def test_years_ordinals_measures_and_word_compounds_are_not_counts():
 
 
 def test_a_count_the_evidence_states_without_its_counted_word_agrees():
-    # the population is stated bare; another sentence counts the adult rhinos with another number
+    # the population is stated bare; another sentence counts the northern rhinos with another
+    # number
     bare = "According to the 2018 census, the rhino population in the park is 2,413."
-    adults = "It comprises 1,641 adult rhinos and 385 calves."
+    north = "It comprises 1,641 rhinos in the north and 772 in the south."
     claim = "A census in March 2018 counted 2,413 rhinos in the park."
-    assert [r.text for r in recounts(claim, adults)] == ["2,413"]
+    assert [r.text for r in recounts(claim, north)] == ["2,413"]
     assert [a.text for a in agreeing(claim, bare)] == ["2,413"]
     # "41 each home and away" states 41; a title's capitalised number word states nothing
     assert [
@@ -94,3 +95,14 @@ def test_one_named_and_others_are_counted_in_all():
     # what "or" joins after them is no more of them
     named = "She and three other volunteers, or helpers, have run the food bank since 2019."
     assert [r.text for r in totals("Four volunteers run the food bank.", named)] == ["Four"]
+
+
+def test_a_count_of_a_kind_of_the_claim_s_noun_is_no_other_count_of_it():
+    # "adult rhinos" and "tier points" are kinds of what the claim counts, named by a compound
+    claim = "A census in March 2018 counted 2,413 rhinos in the park."
+    assert recounts(claim, "It comprises 1,641 adult rhinos and 385 calves.") == []
+    tiers = "A short-haul flight earns 20 tier points in Economy and 40 in Business."
+    assert recounts("You will earn 4,410 points.", tiers) == []
+    # the same kind is the same count
+    assert [r.text for r in recounts("You will earn 4,410 tier points.", tiers)] == ["4,410"]
+    assert [r.text for r in recounts("It earns 40 points.", "It earns 20 points.")] == ["40"]

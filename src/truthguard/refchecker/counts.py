@@ -37,10 +37,16 @@ def _count(text: str, value: float) -> bool:
     return not (value.is_integer() and 1000 <= value <= 2100 and len(text) == 4)
 
 
-def _counted(a: Analysed, *, measures: bool = False) -> list[tuple[float, int, int, str, set[str]]]:
+_Count = tuple[float, int, int, str, set[str], set[str]]
+"""A count: its value, start, end and text, the stems of the noun it counts and the words that
+qualify it, and the stems of the nouns compounded with that noun (the kind of it counted)."""
+
+
+def _counted(a: Analysed, *, measures: bool = False) -> list[_Count]:
     """Each count of the text (value, start, end, text) with the stem of the noun it counts,
     read from the parse: the noun the number modifies and the words that qualify it ("10,000
-    build minutes": minutes, build; "three other female roles": roles, other, female). With
+    build minutes": minutes, build; "three other female roles": roles, other, female), and the
+    nouns compounded with it (build). With
     ``measures``, a number the tokeniser read with a unit counts too ("10,000 minutes" is
     10,000 of the minutes "10,000 build minutes" counts)."""
     counts = [
@@ -61,11 +67,13 @@ def _counted(a: Analysed, *, measures: bool = False) -> list[tuple[float, int, i
         c = next((c for (lo, _), c in nouns.items() if f.start <= lo < f.end), None)
         if c is not None:
             words = {stem(c.noun), *(stem(m) for m in c.modifiers)}
+            kinds = {stem(k) for k in c.kinds}
             if per_what(f, a.text):
                 # a rate counts its noun per something else ("5 points per £1"): it is set only
                 # against another rate, never against an amount ("4,410 points")
                 words = {f"per {w}" for w in words}
-            out.append((float(f.value), f.start, f.end, f.text, words))
+                kinds = {f"per {w}" for w in kinds}
+            out.append((float(f.value), f.start, f.end, f.text, words, kinds))
     return out
 
 
@@ -75,16 +83,16 @@ _BEYOND = frozenset(map(stem, ("extra", "additional", "further", "more", "other"
 _OTHER = stem("other")
 
 
-def _in_all(a: Analysed) -> list[tuple[float, int, int, str, set[str]]]:
+def _in_all(a: Analysed) -> list[_Count]:
     """The counts of others joined to what is named ("she and four other survivors"): that
     many and the things "and" joins to them in all (five survivors; "Ames, Bell and three
     other members" are five), read without "other"."""
     joined = [(c.start, c.joined) for c in counted(a.text) if c.joined]
     out = []
-    for value, start, end, text, words in _counted(a):
+    for value, start, end, text, words, kinds in _counted(a):
         more = next((n for lo, n in joined if start <= lo < end), 0)
         if _OTHER in words and more:
-            out.append((value + more, start, end, text, words - {_OTHER}))
+            out.append((value + more, start, end, text, words - {_OTHER}, kinds))
     return out
 
 
@@ -96,7 +104,7 @@ def totals(claim_text: str, evidence_text: str) -> list[Recount]:
         return []
     whole = _in_all(analyse(evidence_text))
     out = []
-    for value, start, end, text, words in mine:
+    for value, start, end, text, words, _ in mine:
         t = next((t for t in whole if t[0] == value and t[4] & words), None)
         if t is not None and not words & _BEYOND:
             out.append(Recount(start, end, text, t[1], t[2], t[3]))
@@ -122,14 +130,20 @@ def recounts(claim_text: str, evidence_text: str, *, rounded: bool = True) -> li
     hedged = {f.start for f in claim.facts if rounded and hedge_met(claim, f, a) is not None}
     others = {t[1] for t in whole}
     out = []
-    for value, start, end, text, words in mine:
+    for value, start, end, text, words, _ in mine:
         if start in hedged:
             continue
         alone = not words & _BEYOND  # (not "four *other* survivors")
         read = [t for t in measured if not (alone and t[1] in others)]
         # a count of what comes beyond ("3 extra desk days") is no other count of the whole
         # ("10 desk days"), nor the other way round
-        same = [t for t in theirs if t[4] & words and bool(t[4] & _BEYOND) == bool(words & _BEYOND)]
+        # nor is a count of a kind of the claim's noun the claim does not name ("20 tier
+        # points" of "4,410 points")
+        same = [
+            t
+            for t in theirs
+            if t[4] & words and bool(t[4] & _BEYOND) == bool(words & _BEYOND) and t[5] <= words
+        ]
         # the same value of the same noun, read as a measure, is no other count
         stated = any(t[0] == value and t[4] & words for t in read)
         if same and not stated and all(t[0] != value for t in same):
@@ -176,7 +190,7 @@ def agreeing(claim_text: str, evidence_text: str, *, of_noun: bool = False) -> l
     # "four other survivors" after one named counts five in all, not four
     others = {t[1] for t in _in_all(a)}
     out = []
-    for value, start, end, text, words in mine:
+    for value, start, end, text, words, _ in mine:
         alone = not words & _BEYOND
         same = [
             t[1:4]

@@ -508,6 +508,9 @@ class Counted:
     modifies it ("team", "plan" of "the Team plan includes 10,000 minutes")."""
     joined: int = 0
     """How many things "and" joins to the noun counted ("she and four other survivors": 1)."""
+    kinds: frozenset[str] = frozenset()
+    """Lemmas of the nouns compounded with that noun, which name a kind of it ("tier" of "20
+    tier points", "build" of "10,000 build minutes")."""
 
 
 def _readings_bytes(readings: tuple[Any, ...]) -> int:
@@ -539,6 +542,11 @@ def counted(text: str) -> tuple[Counted, ...]:
                 ),
                 frozenset(_owners(noun)),
                 _joined(noun),
+                frozenset(
+                    c.lemma_.casefold()
+                    for c in noun.children
+                    if c.dep_ == "compound" and c.pos_ in ("NOUN", "PROPN") and c is not tok
+                ),
             )
         )
     return tuple(out)
