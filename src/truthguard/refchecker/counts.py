@@ -46,9 +46,9 @@ def _counted(a: Analysed, *, measures: bool = False) -> list[_Count]:
     """Each count of the text (value, start, end, text) with the stem of the noun it counts,
     read from the parse: the noun the number modifies and the words that qualify it ("10,000
     build minutes": minutes, build; "three other female roles": roles, other, female), and the
-    nouns compounded with it (build). With
-    ``measures``, a number the tokeniser read with a unit counts too ("10,000 minutes" is
-    10,000 of the minutes "10,000 build minutes" counts)."""
+    nouns compounded with it, which name the kind counted (build). With ``measures``, a number
+    the tokeniser read with a unit counts too ("10,000 minutes" is 10,000 of the minutes
+    "10,000 build minutes" counts)."""
     counts = [
         f
         for f in a.facts
