@@ -4542,11 +4542,9 @@ def test_a_rate_for_another_period_counts_from_a_sentence_about_the_claim_beside
         "Paying by card, your plot would come to about £{} a year (£81 for the 45 cubic metres"
         " plus £{} of site charges), or £20 more if you paid by cheque."
     )
-    rc = RefChecker()
-    right = rc.invoke({"question": asked, "answer": answer.format(227, 146), "contexts": sources})
+    right = _decided(asked, answer.format(227, 146), sources)
     assert right.passing, right.details["claims"]
-    wrong = rc.invoke({"question": asked, "answer": answer.format(245, 164), "contexts": sources})
-    assert not wrong.passing
+    assert not _decided(asked, answer.format(245, 164), sources).passing
 
 
 def test_a_number_is_held_to_its_slot_by_the_value_readings_and_a_year_by_its_relation():
@@ -4564,8 +4562,7 @@ def test_a_number_is_held_to_its_slot_by_the_value_readings_and_a_year_by_its_re
         "Being two hours late costs you two quarter-day charges (half the daily rate), and your"
         " £200 deposit should be released within 7 working days of the van's return."
     )
-    rc = RefChecker()
-    worked = rc.invoke({"question": asked, "answer": answer, "contexts": sources})
+    worked = _decided(asked, answer, sources)
     assert worked.passing, worked.details["claims"]
     novel = [
         "The Shining is a horror novel by American author Stephen King. Published in 1977, it is"
@@ -4573,7 +4570,4 @@ def test_a_number_is_held_to_its_slot_by_the_value_readings_and_a_year_by_its_re
     ]
     read = "Have you read The Shining? It was published in {}."
     for year, passing in ((1977, True), (1956, False)):
-        out = rc.invoke(
-            {"question": "Any Stephen King?", "answer": read.format(year), "contexts": novel}
-        )
-        assert out.passing is passing, year
+        assert _decided("Any Stephen King?", read.format(year), novel).passing is passing, year

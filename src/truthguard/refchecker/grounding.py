@@ -3355,8 +3355,9 @@ def ground_claim(
     # salary": "following" of "the following Monday", "paid" of "is paid at 1.5 times"). A
     # summary draws on its one document as a whole.
     word_norms, word_stems = norms, stems
+    near_tied = [e for e in near if _shares_two(claim, ties, e)]  # (its rates count too)
     if not one_document:
-        tied = [e for e in near if _shares_two(claim, ties, e)]
+        tied = list(near_tied)
         if pool is not None:
             tied += [g for g in groups if _shares_two(claim, ties, g)]
         word_norms = frozenset().union(*(e.norms for e in tied)) if tied else frozenset()
@@ -3395,7 +3396,7 @@ def ground_claim(
         # "£186.15 of standing charges" for a year of "a standing charge of 51p a day")
         here = [(claim.text, claim.facts), (sent.text, sent.facts)]
         rates = [*here, (context, analyse(context).facts)] if context else list(here)
-        rates += [(e.text, e.facts) for e in near if e is not sent and _shares_two(claim, ties, e)]
+        rates += [(e.text, e.facts) for e in near_tied if e is not sent]
         for fact in claim.facts:
             flip = _other_side(fact, claim, sent) or _other_way(fact, claim, sent)
             if flip is not None and _told_elsewhere(fact, claim, sent, near):

@@ -545,7 +545,7 @@ def counted(text: str) -> tuple[Counted, ...]:
                 frozenset(
                     c.lemma_.casefold()
                     for c in noun.children
-                    if c.dep_ == "compound" and c.pos_ in ("NOUN", "PROPN") and c is not tok
+                    if c.dep_ == "compound" and c.pos_ in ("NOUN", "PROPN")
                 ),
             )
         )
