@@ -31,10 +31,12 @@ LABELS = {
 }
 PREFIXES = {
     "bills_study_shopping": "devbs",
+    "devices_code_rules": "devdc",
     "contracts_releases": "devcr",
     "encyclopedia_news": "deven",
     "money_home_leisure": "devmh",
     "ops_hospitality": "devoh",
+    "reports_savings_tax": "devrs",
     "public_services_health": "devph",
     "science_transport": "devst",
     "travel_property_clubs": "devtp",
