@@ -15,6 +15,7 @@ from truthguard.refchecker.derived import (
     named_days,
     per_period_value,
     per_what,
+    restates,
     shown_working,
     timed,
     weekday_after,
@@ -485,6 +486,30 @@ _RATE = "Staff contribute 5% of salary; the employer adds 8%."
 def test_a_number_worked_out_from_the_askers_own_figures_is_the_answers(claim, word):
     question = _SALARY if "£" in claim else "I'm away for five weeks."
     assert _from_case(question, claim, word, _RATE)
+
+
+@pytest.mark.parametrize(
+    ("claim", "word", "theirs"),
+    [
+        # the asker's stretch of time in another unit is theirs, whatever the unit
+        ("That puts you 270 seconds out.", "270", True),
+        ("That is 0.075 hours.", "0.075", True),
+        ("That puts you 300 seconds out.", "300", False),
+    ],
+)
+def test_the_askers_stretch_of_time_in_another_unit_is_theirs(claim, word, theirs):
+    assert _from_case("Our clock is 4.5 minutes behind.", claim, word) == theirs
+
+
+def test_one_stretch_of_time_in_two_units_restates_it():
+    six, secs, wrong, mins = extract_facts(
+        "6 minutes is 360 seconds, not 300 seconds or 6 minutes again"
+    )[:4]
+    assert restates(six, secs) and restates(secs, six)
+    assert not restates(six, wrong)
+    assert not restates(six, mins)  # the same unit restates nothing: it is the same value
+    pay, pence = extract_facts("£6 is 600p")[:2]
+    assert not restates(pay, pence)  # money is no stretch of time
 
 
 _LEASE = "My lease is 3 years at 8,000 miles a year and I'll return the car with 26,000 miles."

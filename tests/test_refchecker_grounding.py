@@ -4571,3 +4571,30 @@ def test_a_number_is_held_to_its_slot_by_the_value_readings_and_a_year_by_its_re
     read = "Have you read The Shining? It was published in {}."
     for year, passing in ((1977, True), (1956, False)):
         assert _decided("Any Stephen King?", read.format(year), novel).passing is passing, year
+
+
+def test_a_stretch_of_time_the_answer_restates_in_another_unit_is_held_where_it_is_given():
+    # "4 minutes, or 240 seconds": the seconds restate the asker's minutes, and "a minute and
+    # a half" the 90 seconds the answer gives; a restatement that is not the same stretch is
+    # still a number no source states
+    clock = [
+        "Signatures. Requests are rejected when their timestamp differs from the server clock"
+        " by more than 180 seconds in either direction."
+    ]
+    asked = "Our server clock is now 4 minutes behind. Will requests be rejected?"
+    answer = "Yes: 4 minutes, or {} seconds, is more than the 180 seconds either direction."
+    right = _decided(asked, answer.format(240), clock)
+    assert right.passing, right.details["claims"]
+    assert not _decided(asked, answer.format(200), clock).passing
+    pool = [
+        "Idle connections. The pool closes a connection after it has been idle for"
+        " idle_timeout, 10 minutes by default. Give idle_timeout with a unit, such as 90s or 5m."
+    ]
+    asked = "What does idle_timeout set to 90 seconds do?"
+    answer = (
+        "It closes a connection once it has been idle for 90 seconds, {}, instead of the"
+        " 10-minute default."
+    )
+    right = _decided(asked, answer.format("a minute and a half"), pool)
+    assert right.passing, right.details["claims"]
+    assert not _decided(asked, answer.format("two minutes"), pool).passing

@@ -665,9 +665,30 @@ def from_case(
         for f in steps:
             if not _numeric(f, dated) or any(f is w for w in worked_out) or measure_of(f) == "%":
                 continue
-            if one_step(worked_out, float(f.value), measure_of(f)):  # type: ignore[arg-type]
+            if any(restates(f, w) for w in worked_out) or one_step(
+                worked_out,
+                float(f.value),  # type: ignore[arg-type]
+                measure_of(f),
+            ):
                 worked_out.append(f)
-    return one_step(worked_out, float(fact.value), target_measure)  # type: ignore[arg-type]
+    # (a stretch of the asker's in another unit is theirs: "6 minutes behind", "360 seconds")
+    return any(restates(fact, w) for w in worked_out) or one_step(
+        worked_out,
+        float(fact.value),  # type: ignore[arg-type]
+        target_measure,
+    )
+
+
+def restates(a: Fact, b: Fact) -> bool:
+    """Whether ``a`` and ``b`` are one stretch of time in two units ("6 minutes" and "360
+    seconds"; "a minute and a half" and "90,000 ms"): an answer that gives both restates one,
+    and works nothing out."""
+    if a.unit == b.unit or a.unit not in DURATION_DAYS or b.unit not in DURATION_DAYS:
+        return False
+    if not isinstance(a.value, (int, float)) or not isinstance(b.value, (int, float)):
+        return False
+    x, y = a.value * DURATION_DAYS[a.unit], b.value * DURATION_DAYS[b.unit]
+    return x > 0 and abs(x - y) <= 0.005 * max(x, y)
 
 
 def _counts_as(result: str, target: str) -> bool:

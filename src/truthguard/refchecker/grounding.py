@@ -96,6 +96,7 @@ from truthguard.refchecker.derived import (
     per_period,
     per_what,
     period_span,
+    restates,
     spans_period,
     summed_total,
     timed,
@@ -4305,6 +4306,14 @@ def premises(
         if unfound.get((f.start, f.end)) == "ungrounded"
         and _POINTED_BACK.search(claim_text[: f.start])
         and any(_same_value(f, a) for a in answer)
+    }
+    # a stretch of time the answer gives in two units ("6 minutes, or 360 seconds"; "90,000
+    # ms" in one claim, "a minute and a half" in another): held where it is given in the other
+    premise |= {
+        (f.start, f.end)
+        for f in numbers
+        if unfound.get((f.start, f.end)) == "ungrounded"
+        and any(restates(f, g) for g in (*asked, *theirs, *answer))
     }
     # a stretch between two times of day of the asker's ("down at 10am", "the last backup had
     # run at 9:50": "the 10 minutes since the 9:50 backup")
