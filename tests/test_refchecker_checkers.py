@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from truthguard.refchecker import RefChecker
+from truthguard.refchecker._facts import extract_facts
 from truthguard.refchecker.checkers import _recounted
 
 
@@ -32,6 +33,20 @@ def test_a_count_another_passage_states_is_not_set_against_the_near_one():
     every = [*near, (1, 0, "Her brother later bought four tractors.")]
     (found,) = _recounted(claim, {"issues": []}, near, every)
     assert (found["text"], found["evidence"]["text"]) == ("four", "three")
+
+
+def test_a_count_the_asker_gives_of_their_own_case_is_not_set_against_the_sources():
+    limits = [(0, 0, "On Pro, a file may be up to 50 MB; Starter files are capped at 5 MB.")]
+    claim = "Your 38 MB file is within Pro's 50 MB limit."
+    (found,) = _recounted(claim, {"issues": []}, limits, limits)
+    assert found["text"] == "38"
+    # "my file is 38 MB": the asker's own figure, not a count of the sources' files
+    mine = extract_facts("My file is 38 MB. Will it import on Pro?")
+    assert _recounted(claim, {"issues": []}, limits, limits, case=mine) == []
+    # another of the claim's counts is still set against the sources'
+    claim = "Your 38 MB file is within Pro's 60 MB limit."
+    (found,) = _recounted(claim, {"issues": []}, limits, limits, case=mine)
+    assert found["text"] == "60"
 
 
 WALKER = (

@@ -16,6 +16,7 @@ from truthguard.refchecker.derived import (
     per_period_value,
     per_what,
     restates,
+    share_shown,
     shown_working,
     timed,
     weekday_after,
@@ -287,6 +288,9 @@ def test_minutes_or_hours_between_two_times_of_day_are_counted(text, word, evide
         # of four digits is no year)
         ("98.7% earns a quarter back: 25% of $4,200 is $1,050.", "1,050", ""),
         ("The deposit is £100, £10 for each of the ten adults.", "100", ""),
+        # or as what it is, after it, with its working
+        ("It runs for 90 minutes, that is its 110 minutes less the 20 mopping takes.", "90", ""),
+        ("It gives you about 90 minutes a charge (110 minus 20).", "90", ""),
         # a time of day a stretch after another
         ("Down at 10am, it must be restored within 4 hours, so by 2pm.", "2pm", ""),
         # half or twice a value named so
@@ -322,6 +326,8 @@ def test_a_number_the_claim_works_out_in_one_step_is_its_own(text, word, evidenc
         # an equation's wrong result, and a list that is no breakdown
         ("98.7% earns a quarter back: 25% of $4,200 is $1,200.", "1,200", ""),
         ("Fees are £100, £200 and £300.", "100", ""),
+        ("It runs for 80 minutes, that is its 110 minutes less the 20 mopping takes.", "80", ""),
+        ("It gives you about 90 minutes a charge (110 minus 30).", "90", ""),
         ("Down at 10am, it must be restored within 4 hours, so by 3pm.", "3pm", ""),
         ("You'd get £250 back, half of the £540 fee.", "250", ""),
         ("Of the 40 seats, the first 25 go to members and the other 12 to guests.", "12", ""),
@@ -973,3 +979,22 @@ def test_named_days_reads_days_runs_weekdays_and_weekends(text, days):
 )
 def test_day_condition_reads_days_a_statement_holds_on_not_dates(text, days):
     assert day_condition(text) == days
+
+
+@pytest.mark.parametrize(
+    ("claim", "word", "shown"),
+    [
+        ("Of £17.6m spent, £14.1m, about 80%, went on programmes.", "80", True),
+        ("Of £17.6m spent, £14.1m, about four-fifths, went on programmes.", "four-fifths", True),
+        ("Each instalment is $60, a quarter of $240.", "a quarter", True),
+        # a share the two values do not make, or one given more exactly than they make it
+        ("Of £17.6m spent, £14.1m, about 75%, went on programmes.", "75", False),
+        ("Of £17.6m spent, £14.1m, about 80.4%, went on programmes.", "80.4", False),
+        # values of two units make no share of each other
+        ("Of 17.6 hours, £14.1, about 80%, went on it.", "80", False),
+    ],
+)
+def test_a_share_the_claims_part_and_whole_make_is_shown(claim, word, shown):
+    facts = extract_facts(claim)
+    fact = next(f for f in facts if f.text == word)
+    assert share_shown(fact, facts) == shown

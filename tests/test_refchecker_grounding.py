@@ -1843,6 +1843,14 @@ def test_only_said_by_the_sources_themselves_leaves_nothing_out():
     assert [i for i in g.issues if i.relation == "other_value"] == []
 
 
+def test_only_one_end_of_a_range_leaves_nothing_out():
+    # "between 42 and 49 days" is a range, not a list of two ends (the range's unit is each
+    # end's, so "42" is a count of days as "49" is)
+    letter = "We write to you between 42 and 49 days before the end of the fix."
+    g = _against("Only in the last 49 days of the fix do we write to you.", letter)
+    assert [i for i in g.issues if i.relation == "other_value"] == []
+
+
 def test_only_one_item_of_a_clause_cut_from_a_list_leaves_nothing_out():
     said = "Coaches over 12 m can only go on the 09:15 and 16:40 ferries."
     g = ground_claim("Coaches over 12 m can only go on the 09:15", [(0, 0, FERRY)], context=said)
@@ -2628,6 +2636,11 @@ def test_a_negation_the_evidence_makes_of_the_same_verb_flips_nothing():
         # a number word leading a compound with its unit
         ("Members get a two-week grace period.", "Members get a grace period of 14 days."),
         ("The line is open for a six-month trial.", "The line is open for a trial of 6 months."),
+        # a range writes its scale and unit once, after its second end, and its sign once
+        ("Revenue will be £1.62bn to £1.66bn.", "Revenue will be £1.62-1.66bn."),
+        ("Revenue will be £1.62-1.66bn.", "Revenue will be between £1.62bn and £1.66bn."),
+        ("Between 40% and 50% of staff replied.", "40-50% of staff replied."),
+        ("It will cost €3 million to €5 million.", "It will cost €3-5m."),
     ],
 )
 def test_the_formats_of_real_documents_state_the_same_value(claim, evidence):
@@ -2644,6 +2657,8 @@ def test_the_formats_of_real_documents_state_the_same_value(claim, evidence):
         ("Costs were cut by a quarter last year.", "Costs were cut by 20 percent last year."),
         ("Nine-tenths of users upgraded.", "80 percent of users upgraded."),
         ("Profit in H2 was $3 million.", "Profit in the first half was $3 million."),
+        ("Revenue will be £1.58bn to £1.66bn.", "Revenue will be £1.62-1.66bn."),
+        ("It will cost €3 million to €6 million.", "It will cost €3-5m."),
     ],
 )
 def test_another_value_in_those_formats_conflicts(claim, evidence):
@@ -4598,3 +4613,14 @@ def test_a_stretch_of_time_the_answer_restates_in_another_unit_is_held_where_it_
     right = _decided(asked, answer.format("a minute and a half"), pool)
     assert right.passing, right.details["claims"]
     assert not _decided(asked, answer.format("two minutes"), pool).passing
+
+
+def test_a_share_worked_from_the_part_and_the_whole_the_claim_states_is_its_own():
+    sources = [
+        "Spending. The charity spent £17.6m in the year, of which £14.1m went on charitable"
+        " programmes and £3.5m on raising funds."
+    ]
+    answer = "Out of £17.6m spent, £14.1m, about {}, went on charitable programmes."
+    right = _decided("What share of spending went on programmes?", answer.format("80%"), sources)
+    assert right.passing, right.details["claims"]
+    assert not _decided("What share went on programmes?", answer.format("75%"), sources).passing

@@ -703,13 +703,58 @@ number counts nothing."""
 
 
 def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> list[Fact]:
-    facts = _read_numbers(text, tokens, skip)
+    facts = _ranges(text, _read_numbers(text, tokens, skip))
     return [
         replace(f, series=True)
         if f.unit is None and f.text[:1].isdigit() and SERIES.search(text[: f.start])
         else f
         for f in facts
     ]
+
+
+_RANGE_JOIN = re.compile(r"\s*(?:-|\u2013|\u2014|to|and)\s*[$£€¥]?\s*")
+_BETWEEN = re.compile(r"\bbetween\s+[$£€¥]?\s*$", re.IGNORECASE)
+_SIGNS = frozenset("$£€¥")
+_FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def _ranges(text: str, facts: list[Fact]) -> list[Fact]:
+    """The two ends of a range share what one end writes once: a scale and a unit written
+    after the second end ("£1.62-1.66bn" is £1.62bn to £1.66bn, "40-50%" 40% to 50%, "between
+    2 and 3 million"), a currency sign before the first ("£3-5m"). The ends are joined by a
+    dash or "to" ("and" after "between"), and the first is below the second once scaled."""
+    out = list(facts)
+    for n in range(len(out) - 1):
+        a, b = out[n], out[n + 1]
+        if a.kind != "number" or b.kind != "number":
+            continue
+        if not isinstance(a.value, float) or not isinstance(b.value, float):
+            continue
+        join = _RANGE_JOIN.fullmatch(text, a.end, b.start)
+        if join is None or (
+            join.group().strip(" $£€¥") == "and" and not _BETWEEN.search(text, 0, a.start)
+        ):
+            continue
+        raw_a, raw_b = _figure(a.text), _figure(b.text)
+        if raw_a is None or raw_b is None or not 0 < raw_a < raw_b:
+            continue
+        scale = round(b.value / raw_b)
+        value = a.value
+        if a.value == raw_a and scale in _SCALE_ABBR.values():
+            value = raw_a * scale
+        unit = a.unit if a.unit is not None else b.unit
+        if value > b.value:
+            continue
+        out[n] = replace(a, value=value, unit=unit)
+        if b.unit is None and a.unit in _SIGNS:
+            out[n + 1] = replace(b, unit=a.unit)
+    return out
+
+
+def _figure(text: str) -> float | None:
+    """The figure a number is written with, before any scale ("1.66" of "1.66bn")."""
+    m = _FIGURE.match(text)
+    return float(m.group().replace(",", "")) if m else None
 
 
 def _read_numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> list[Fact]:

@@ -66,6 +66,7 @@ from truthguard.refchecker.grounding import (
     premises,
     said_of_joined,
     said_of_option,
+    same_value,
     subject_of_another,
 )
 from truthguard.refchecker.lexical import STOPWORDS, content_recall
@@ -568,14 +569,22 @@ def _recounted(
     sentences: list[tuple[int, int, str]],
     every: list[tuple[int, int, str]],
     rounded: bool = True,
+    case: Sequence[Fact] = (),
 ) -> list[dict[str, Any]]:
     """Other values for the claim's counts: a sentence of its passages counts the same thing
     with another number, none of them states the claim's, and no sentence of the sources
     (``every``) counts the same thing with it ("two other roles" where it says "three other
     roles"; see :mod:`~truthguard.refchecker.counts`). A count of the same noun one passage
     states is stated, whichever passage the retriever ranked first: "cut up to two guests" of
-    "reduce your party by up to 2 guests", beside "bookings of 15 or more guests"."""
+    "reduce your party by up to 2 guests", beside "bookings of 15 or more guests". A count the
+    asker gives of their own case (``case``: "my 38 MB file", "seven nights") is theirs, not
+    the sources' count of the same thing."""
     flagged = _flagged(fields)
+    flagged |= {
+        (f.start, f.end)
+        for f in analyse(claim).facts
+        if f.kind == "number" and any(same_value(f, c) for c in case)
+    }
     flagged |= {(r.start, r.end) for s in sentences for r in agreeing(claim, s[2])}
     flagged |= {(r.start, r.end) for s in every for r in agreeing(claim, s[2], of_noun=True)}
     out: dict[tuple[int, int], dict[str, Any]] = {}
@@ -891,7 +900,7 @@ class LocalChecker(ClaimChecker):
                 fields["issues"] = _attributed(fields["issues"], claim.text, said)
                 near = _pool(retrieval, i)[0]
                 fields["issues"] += _flipped_words(claim.text, fields, near)
-                fields["issues"] += _recounted(claim.text, fields, near, in_order, rounded)
+                fields["issues"] += _recounted(claim.text, fields, near, in_order, rounded, case)
                 fields["issues"] += _reordered(claim.text, question, fields, in_order)
                 fields["issues"] += _unanswered(
                     claim.text, question, g, whole=claim.sentence is None

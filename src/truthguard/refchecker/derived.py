@@ -106,6 +106,9 @@ def derived(
         or date_span(fact, text, facts, evidence, sources)
         or clock_span(fact, text, facts, evidence)
         or worked(fact, text, facts if working is None else working, evidence, said)
+        # (a share no source sets against another: one they do is theirs to state, "a damage
+        # waiver at 15% adds £18" of £120 where the sources charge 12%)
+        or (fact.unit == "%" and share_shown(fact, facts))
     )
 
 
@@ -164,11 +167,14 @@ def summed_total(fact: Fact, text: str, values: Sequence[Fact]) -> bool:
 _BRACKETED = re.compile(r"\(\s*[$£€¥]?\s*$")
 """A value in brackets right after what it works out ("10% of the balance (£22,000)")."""
 _BROKEN_DOWN = re.compile(
-    r"^\s*(?:[^\W\d]+\s+){0,2}\(|^\s*[,:\u2013\u2014]\s*[^.;,]{0,40}?"
+    r"^\s*(?:[^\W\d]+\s+){0,3}\(|^\s*[,:\u2013\u2014]\s*[^.;,]{0,40}?"
     r"\b(?:each|per|a\s+head|apiece|for\s+every)\b"
+    r"|^\s*(?:[^\W\d]+\s+)?[^\W\d]*\s*[,:\u2013\u2014]\s*(?:that\s+is|that's|i\.e\.|which\s+is)\s"
 )
-"""A value's breakdown after it: in brackets after at most two words ("17 withdrew (9 ..."),
-or after a comma, a colon or a dash as a rate ("£100, £10 for each of the ten adults")."""
+"""A value's breakdown after it: in brackets after at most three words ("17 withdrew (9 ...",
+"90 minutes a charge (110 minus 20)"), after a comma, a colon or a dash as a rate ("£100, £10
+for each of the ten adults"), or as what it is ("about 90 minutes, that is its 110 minutes less
+the 20 mopping takes")."""
 _HALF = re.compile(r"\bhalf\b", re.IGNORECASE)
 _TWICE = re.compile(r"\b(?:twice|double)\b", re.IGNORECASE)
 _EQUATION = re.compile(r"\d[\d,.]*\s*%?\s+(?:is|are|equals|gives|makes)\s+[$£€¥]?\s*$")
@@ -220,6 +226,35 @@ def _from_own(target: float, fact: Fact, facts: Sequence[Fact]) -> bool:
                         and any(_same(target, x) for x in _steps(r, c, False, sc))
                     ):
                         return True
+    return False
+
+
+def share_shown(fact: Fact, facts: Sequence[Fact]) -> bool:
+    """Whether the percentage ``fact`` is the share one of two other values of its claim
+    (``facts``, of one unit) makes of the other: "£14.1m of the £17.6m, about 80%"; "$60, a
+    quarter of $240". The claim states the part and the whole, so the share follows from
+    them; one given as a whole number or in words may be rounded (80%, "four-fifths" of 80.1),
+    one with decimals is as exact as its figures."""
+    if not isinstance(fact.value, (int, float)):
+        return False
+    rounded = "." not in fact.text
+    values = [
+        f
+        for f in facts
+        if f is not fact
+        and f.kind == "number"
+        and f.unit != "%"
+        and not year(f)
+        and isinstance(f.value, (int, float))
+        and f.value > 0
+    ]
+    for part in values:
+        for whole in values:
+            if part.unit != whole.unit or not part.value < whole.value:  # type: ignore[operator]
+                continue
+            share = 100 * float(part.value) / float(whole.value)  # type: ignore[arg-type]
+            if (rounded and abs(share - fact.value) <= 0.5) or _same(share, float(fact.value)):
+                return True
     return False
 
 

@@ -2182,6 +2182,8 @@ def _only_part(
             hi += 1
         if lo == hi and _ONLY_BEFORE.search(e.text[: items[at].start]):
             return None  # the sources say "only" of it alone themselves
+        if _BETWEEN_BEFORE.search(e.text[: items[lo].start]):
+            continue  # "between 42 and 49 days" is a range, not a list of its two ends
         left_out = [
             g
             for g in items[lo : hi + 1]
@@ -2190,6 +2192,9 @@ def _only_part(
         if left_out and found is None:
             found = (k, left_out[0])
     return found
+
+
+_BETWEEN_BEFORE = re.compile(r"\bbetween\s+[$£€¥]?\s*$", re.IGNORECASE)
 
 
 NEIGHBOURS = 3
@@ -3660,7 +3665,7 @@ def ground_claim(
         # the asker's own values are read with their units and what the claim compares them by
         # ("five *weeks* is 35", "six weeks *is past* that")
         asker = [
-            f for f in claim.facts if f.kind == "number" and any(_same_value(f, q) for q in case)
+            f for f in claim.facts if f.kind == "number" and any(same_value(f, q) for q in case)
         ]
         bounds += _compared_after(claim, asker)
         units = _unit_words(claim, issues, periodic, asker)
@@ -4155,7 +4160,7 @@ def premises(
         and i.get("relation") in ("ungrounded", "other_value", "conflict")
     }
     theirs = [f for f in numbers if (f.start, f.end) not in flagged]
-    users = [f for f in numbers if any(_same_value(f, q) for q in asked)]
+    users = [f for f in numbers if any(same_value(f, q) for q in asked)]
     own_case = bool(asked and _OWN_CASE.search(question or ""))
     premise: set[tuple[int, int]] = set()
     # the user's own figures and months, restated where no source states them ("your £540",
@@ -4305,7 +4310,7 @@ def premises(
         for f in numbers
         if unfound.get((f.start, f.end)) == "ungrounded"
         and _POINTED_BACK.search(claim_text[: f.start])
-        and any(_same_value(f, a) for a in answer)
+        and any(same_value(f, a) for a in answer)
     }
     # a stretch of time the answer gives in two units ("6 minutes, or 360 seconds"; "90,000
     # ms" in one claim, "a minute and a half" in another): held where it is given in the other
@@ -4419,7 +4424,7 @@ def _askers_slot(
     said = [
         q
         for q in analyse(question).facts
-        if q.kind == "number" and _same_value(f, q) and _next_word(question, q) == word
+        if q.kind == "number" and same_value(f, q) and _next_word(question, q) == word
     ]
     if not said:
         return False
@@ -4701,7 +4706,8 @@ def _stated_in(fact: Fact, facts: Sequence[Fact]) -> bool:
     return any(f.kind == "number" and f.value == fact.value and f.unit == fact.unit for f in facts)
 
 
-def _same_value(a: Fact, b: Fact) -> bool:
+def same_value(a: Fact, b: Fact) -> bool:
+    """Whether two numbers have one value, in one unit where both give one."""
     return a.value == b.value and (a.unit is None or b.unit is None or a.unit == b.unit)
 
 
