@@ -2656,6 +2656,12 @@ def test_a_negation_the_evidence_makes_of_the_same_verb_flips_nothing():
         ("Revenue will be £1.62-1.66bn.", "Revenue will be between £1.62bn and £1.66bn."),
         ("Between 40% and 50% of staff replied.", "40-50% of staff replied."),
         ("It will cost €3 million to €5 million.", "It will cost €3-5m."),
+        # a quarter followed by a share is no time of day, and "the half" is a half-year
+        (
+            "Growth slowed from 3.6% in the first quarter to 2.6% in the second quarter.",
+            "Growth was 3.6% in the first quarter and slowed to 2.6% in the second quarter.",
+        ),
+        ("Within the half, sales rose 3%.", "In the first half, sales rose 3%."),
     ],
 )
 def test_the_formats_of_real_documents_state_the_same_value(claim, evidence):
