@@ -1876,6 +1876,21 @@ def test_a_claim_pairs_two_values_a_list_pairs_otherwise(claim, flagged):
 
 
 @pytest.mark.parametrize(
+    ("claim", "swapped"),
+    [
+        # a change "from" one value "to" another pairs each with its own quarter
+        ("Growth picked up from 2.6% in Q1 to 3.6% in Q2.", True),
+        ("Growth slowed from 3.6% in Q1 to 2.6% in Q2.", False),
+        ("Growth slowed from 3.6% in the first quarter to 2.6% in the second.", False),
+    ],
+)
+def test_a_change_from_one_value_to_another_pairs_each_with_its_own(claim, swapped):
+    said = "Like-for-like growth was 3.6% in Q1 but slowed to 2.6% in Q2 as food inflation eased."
+    g = _against(claim, said)
+    assert bool([i for i in g.issues if i.relation == "other_value"]) == swapped, g.issues
+
+
+@pytest.mark.parametrize(
     ("claim", "flagged"),
     [
         # a value before the list ("above the 10%") pairs with nothing and is no item of it
@@ -2641,6 +2656,12 @@ def test_a_negation_the_evidence_makes_of_the_same_verb_flips_nothing():
         ("Revenue will be £1.62-1.66bn.", "Revenue will be between £1.62bn and £1.66bn."),
         ("Between 40% and 50% of staff replied.", "40-50% of staff replied."),
         ("It will cost €3 million to €5 million.", "It will cost €3-5m."),
+        # a quarter followed by a share is no time of day, and "the half" is a half-year
+        (
+            "Growth slowed from 3.6% in the first quarter to 2.6% in the second quarter.",
+            "Growth was 3.6% in the first quarter and slowed to 2.6% in the second quarter.",
+        ),
+        ("Within the half, sales rose 3%.", "In the first half, sales rose 3%."),
     ],
 )
 def test_the_formats_of_real_documents_state_the_same_value(claim, evidence):

@@ -570,10 +570,11 @@ CLOCK = "clock"
 
 _WORD_CLOCK = re.compile(
     r"\b(?:(?P<part>half|(?:a\s+)?quarter)\s+(?P<rel>past|to)\s+)?(?P<hour>[a-z]+|\d{1,2})"
-    r"(?(part)(?:\s+o['’]clock)?|\s+o['’]clock)\b",
+    r"(?(part)(?:\s+o['’]clock)?|\s+o['’]clock)\b(?![.,]\d|\s*%|\s*per\s*cent)",
     re.IGNORECASE,
 )
-"""A time of day in words: "half past six", "a quarter to 9", "ten o'clock"."""
+"""A time of day in words: "half past six", "a quarter to 9", "ten o'clock" (not "the first
+quarter to 2.6%", a share after a change "from" one quarter's)."""
 
 
 _NOON = re.compile(r"\b(?:12\s+)?(?:noon|midday|midnight)\b", re.IGNORECASE)
@@ -1128,6 +1129,8 @@ def _fraction(text: str, tokens: list[Token], i: int) -> tuple[float, int] | Non
         nxt = tokens[i + 1].norm if i + 1 < len(tokens) else ""
         if nxt in ("a", "an") or (i and tokens[i - 1].norm in ("a", "and", "one")):
             return None  # "half an hour", "two and a half", "a half-marathon"
+        if i and tokens[i - 1].norm == "the" and nxt not in ("of", "the"):
+            return None  # "during the half", "over the half": a half-year, no share
         return 50.0, i + 1  # "half the fee", "half of it", "in the second year, half"
     joined = tokens[i].norm.split("-")
     if len(joined) == 2:  # "nine-tenths", "two-thirds": one token

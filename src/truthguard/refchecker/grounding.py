@@ -2877,10 +2877,21 @@ _ITEM_CUT = re.compile(r"[,;:]|\b(?:and|or|than|while|whereas|but)\b", re.IGNORE
 """What ends one item of a list of values ("the Team plan 10 and the Business plan 40")."""
 
 
+_CHANGE_TO = re.compile(r"\bfrom\b[^,;:]*?\s(to)\s+(?=[$£€¥]?\d)", re.IGNORECASE)
+"""A change "from" one value "to" another, each with its own words ("from 3.6% in Q1 to 2.6%
+in Q2"): the "to" ends the first item."""
+
+
 def _items(a: Analysed, values: Sequence[Fact]) -> list[tuple[int, int]] | None:
     """The span of the list item holding each of ``values`` (between two of
-    :data:`_ITEM_CUT`); None when an item holds two of them."""
-    cuts = [0, *(m.start() for m in _ITEM_CUT.finditer(a.text)), len(a.text)]
+    :data:`_ITEM_CUT`, or the "to" of a change "from" one value to another); None when an
+    item holds two of them."""
+    cuts = [
+        0,
+        *(m.start() for m in _ITEM_CUT.finditer(a.text)),
+        *(m.start(1) for m in _CHANGE_TO.finditer(a.text)),
+        len(a.text),
+    ]
     spans = [
         (max(c for c in cuts if c <= v.start), min(c for c in cuts if c >= v.end)) for v in values
     ]
