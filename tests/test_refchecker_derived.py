@@ -24,6 +24,12 @@ from truthguard.refchecker.derived import (
 )
 
 
+def _fact_in(text: str, word: str):
+    """The fact of ``text`` written ``word``, with every fact of ``text``."""
+    facts = extract_facts(text)
+    return next(f for f in facts if f.text == word), facts
+
+
 def _derived(text: str, word: str, evidence: str = "") -> bool:
     facts = extract_facts(text)
     fact = next(f for f in facts if f.text == word)
@@ -712,8 +718,7 @@ def test_a_value_given_for_a_period_is_a_rate(text, word, rate):
     ],
 )
 def test_a_number_naming_one_of_a_series_is_not_worked_with(text, word, ok):
-    facts = extract_facts(text)
-    fact = next(f for f in facts if f.text == word)
+    fact, facts = _fact_in(text, word)
     assert workable(fact, facts, text) is ok
 
 
@@ -995,6 +1000,5 @@ def test_day_condition_reads_days_a_statement_holds_on_not_dates(text, days):
     ],
 )
 def test_a_share_the_claims_part_and_whole_make_is_shown(claim, word, shown):
-    facts = extract_facts(claim)
-    fact = next(f for f in facts if f.text == word)
+    fact, facts = _fact_in(claim, word)
     assert share_shown(fact, facts) == shown
