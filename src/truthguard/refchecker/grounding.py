@@ -2879,17 +2879,18 @@ _ITEM_CUT = re.compile(r"[,;:]|\b(?:and|or|than|while|whereas|but)\b", re.IGNORE
 
 _CHANGE_TO = re.compile(r"\bfrom\b[^,;:]*?\s(to)\s+(?=[$£€¥]?\d)", re.IGNORECASE)
 """A change "from" one value "to" another, each with its own words ("from 3.6% in Q1 to 2.6%
-in Q2"): the "to" ends the first item."""
+in Q2"): "from" opens the first item and "to" the second; the words before "from" are said of
+both ("Switching to Sundays would raise the rate from £18 to £24")."""
 
 
 def _items(a: Analysed, values: Sequence[Fact]) -> list[tuple[int, int]] | None:
     """The span of the list item holding each of ``values`` (between two of
-    :data:`_ITEM_CUT`, or the "to" of a change "from" one value to another); None when an
-    item holds two of them."""
+    :data:`_ITEM_CUT`, or the "from" and the "to" of a change from one value to another); None
+    when an item holds two of them."""
     cuts = [
         0,
         *(m.start() for m in _ITEM_CUT.finditer(a.text)),
-        *(m.start(1) for m in _CHANGE_TO.finditer(a.text)),
+        *(cut for m in _CHANGE_TO.finditer(a.text) for cut in (m.start(), m.start(1))),
         len(a.text),
     ]
     spans = [
