@@ -714,8 +714,8 @@ def _numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -> lis
 
 
 _RANGE_JOIN = re.compile(r"\s*(?:-|\u2013|\u2014|to|and)\s*[$£€¥]?\s*")
-_BETWEEN = re.compile(r"\bbetween\s+[$£€¥]?\s*$", re.IGNORECASE)
-_SIGNS = frozenset("$£€¥")
+BETWEEN = re.compile(r"\bbetween\s+[$£€¥]?\s*$", re.IGNORECASE)
+"""The word that opens a range, right before its first value ("between 42 and 49 days")."""
 _FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
 
@@ -733,7 +733,7 @@ def _ranges(text: str, facts: list[Fact]) -> list[Fact]:
             continue
         join = _RANGE_JOIN.fullmatch(text, a.end, b.start)
         if join is None or (
-            join.group().strip(" $£€¥") == "and" and not _BETWEEN.search(text, 0, a.start)
+            join.group().strip(" $£€¥") == "and" and not BETWEEN.search(text, 0, a.start)
         ):
             continue
         raw_a, raw_b = _figure(a.text), _figure(b.text)

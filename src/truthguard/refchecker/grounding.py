@@ -76,7 +76,7 @@ from truthguard.refchecker._analysis import (
 from truthguard.refchecker._facts import Fact, fold, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._names import unknown_term
-from truthguard.refchecker._numbers import DURATION_DAYS, bound_span, lead_time, unit_of
+from truthguard.refchecker._numbers import BETWEEN, DURATION_DAYS, bound_span, lead_time, unit_of
 from truthguard.refchecker.counts import totals
 from truthguard.refchecker.derived import (
     REST_OF,
@@ -2182,7 +2182,7 @@ def _only_part(
             hi += 1
         if lo == hi and _ONLY_BEFORE.search(e.text[: items[at].start]):
             return None  # the sources say "only" of it alone themselves
-        if _BETWEEN_BEFORE.search(e.text[: items[lo].start]):
+        if BETWEEN.search(e.text[: items[lo].start]):
             continue  # "between 42 and 49 days" is a range, not a list of its two ends
         left_out = [
             g
@@ -2192,9 +2192,6 @@ def _only_part(
         if left_out and found is None:
             found = (k, left_out[0])
     return found
-
-
-_BETWEEN_BEFORE = re.compile(r"\bbetween\s+[$£€¥]?\s*$", re.IGNORECASE)
 
 
 NEIGHBOURS = 3
