@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from truthguard.refchecker._alignment import Names, country_forms, country_in, fact_in, hedge_met
+from truthguard.refchecker._alignment import (
+    Names,
+    country_forms,
+    country_in,
+    fact_in,
+    hedge_met,
+    misplaced,
+)
 from truthguard.refchecker._analysis import analyse
 from truthguard.refchecker._facts import Fact
 
@@ -192,3 +199,23 @@ def test_a_number_naming_one_of_a_series_states_no_share_or_amount(claim, senten
     mine = next(f for f in analyse(claim).facts if f.kind == "number")
     theirs = analyse(sentence)
     assert fact_in(mine, theirs.facts, frozenset(), frozenset()) is found
+
+
+def test_a_value_stated_where_a_sentence_points_back_keeps_the_words_it_points_to():
+    # "Each one is half of the yearly fee" says half of what the sentence before it names:
+    # its own words are not all of the value's neighbours, so the claim's "half" is not taken
+    # from there into the slot of the evidence sentence's 75%
+    claim = analyse("Members pay two instalments on account of £60 each, half of £120.")
+    half = next(f for f in claim.facts if f.text == "half")
+    evid = [
+        analyse(
+            "Members need not pay instalments on account if more than 75% of their fee is "
+            "met by a grant."
+        )
+    ]
+    for home in ("Each one is half of the yearly fee.", "Each of them is half of the yearly fee."):
+        assert misplaced(half, claim, evid, 0, [analyse(home)]) is None, home
+    moved = misplaced(half, claim, evid, 0, [analyse("The deposit is half of the yearly fee.")])
+    assert moved is not None and moved[1].text == "75"
+    # stated in no sentence the claim was retrieved against: nothing to weigh
+    assert misplaced(half, claim, evid, 0) is None

@@ -534,6 +534,41 @@ def test_a_value_of_a_passage_about_something_else_supports_nothing():
     assert not [i for i in g.issues if i.kind in ("number", "month")], g.issues
 
 
+PRINT_QUEUE = (
+    "Print queue. When every printer is busy, a job waits in the queue for up to hold_time, "
+    "which defaults to 8 minutes. If no printer frees up in that time, the job is cancelled."
+)
+SLEEP_MODE = (
+    "Sleep mode. A printer goes to sleep once it has been idle for the set time. Its default "
+    "is 45 minutes and its shortest setting is 20 minutes."
+)
+
+
+def test_a_value_from_a_sentence_the_claim_was_not_aligned_with_is_weighed_where_it_stands():
+    from truthguard.refchecker.segment import split_sentences
+
+    passages = [[s.text for s in split_sentences(p)] for p in (PRINT_QUEUE, SLEEP_MODE)]
+    pool = EvidencePool.of_passages(passages, [0, 1])
+    # the retriever aligned the claim with the queue's sentences only; the sleep setting's
+    # 20 minutes, in the pool, is said of something else
+    aligned = [(0, 0, s) for s in passages[0]]
+
+    def issues(claim):
+        g = ground_claim(claim, aligned, pool=pool)
+        return [(i.text, i.relation, i.evidence and i.evidence[3]) for i in g.issues]
+
+    assert issues(
+        "When every printer is busy, a job waits up to 20 minutes by default and is then "
+        "cancelled."
+    ) == [("20", "other_value", "8")]
+    assert not issues(
+        "When every printer is busy, a job waits up to 8 minutes by default and is then "
+        "cancelled."
+    )
+    # a claim about the other setting takes its value from there
+    assert not issues("A printer sleeps after 20 minutes idle at the shortest setting.")
+
+
 STIPEND = [
     "Engineers on the primary rotation receive a flat stipend of $400 per week. "
     "On-call weeks run from Monday 10:00 to the following Monday 10:00. "

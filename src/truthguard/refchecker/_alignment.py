@@ -1226,13 +1226,18 @@ def _framed_rival(fact: Fact, claim: Analysed, sent: Analysed) -> Fact | None:
 _POINTS_BACK = re.compile(
     r"\b(?:of|from|in|for|on|at|by|to)\s+(?:that|this|these|those)\b(?!\s+(?:is|was)\b)"
     r"|^\s*(?:It|They|This|These|That|Those)\b"
+    r"|^\s*(?:Each|Either|Neither|Both|One|All)\s+(?:one\b|of\s+(?:them|these|those)\b)"
 )
 """A sentence pointing back to what came before ("... of *that revenue*", "*It* reached number
-3")."""
+3", "*Each one* is half of last year's bill")."""
 
 
 def misplaced(
-    fact: Fact, claim: Analysed, evid: Sequence[Analysed], best: int
+    fact: Fact,
+    claim: Analysed,
+    evid: Sequence[Analysed],
+    best: int,
+    beyond: Sequence[Analysed] = (),
 ) -> tuple[int, Fact] | None:
     """The claim's fact put in the slot of another fact the sources state, if it is.
 
@@ -1250,6 +1255,10 @@ def misplaced(
     another says the stone was found at Rashid), and moved only when, as a value, its neighbours
     are the evidence sentence's ("crosses the River Tarn on nine arches" is not moved into "links
     the River Sallow ..." when another sentence carries the canal over the Tarn on nine arches).
+    ``beyond``: sentences of the passages the claim was retrieved against, other than ``evid``,
+    that state the value; they are weighed as those of ``evid`` are (a retriever's sentences
+    for the claim may leave out the one the value was taken from, "wait up to 30 seconds" of
+    a request's queue where "its minimum is 30 seconds" is said of a connection's lifetime).
     Returns the evidence sentence's index and its own value.
     """
     if fact.kind not in ("number", "month", "name") or _shape(fact)[1]:
@@ -1273,8 +1282,9 @@ def misplaced(
     homes = [
         e for k, e in enumerate(evid) if k != best and fact_in(fact, e.facts, e.norms, e.stems)
     ]
+    homes += [e for e in beyond if fact_in(fact, e.facts, e.norms, e.stems)]
     if not homes:
-        return None  # stated only in another passage: nothing here to weigh it against
+        return None  # stated nowhere the claim was retrieved against: nothing to weigh
     if any(_POINTS_BACK.search(e.text) for e in homes):
         # a sentence stating the value of what the one before it said ("Brightwater
         # contributed £95 million of that revenue"): its own words are not all its neighbours

@@ -3154,6 +3154,18 @@ def _lead(text: Analysed, fact: Fact) -> str | None:
     return before[-1].norm
 
 
+def _beyond(fact: Fact, groups: Sequence[_Group], evid: Sequence[Analysed]) -> list[Analysed]:
+    """The sentences of ``groups`` stating ``fact`` that are none of ``evid``."""
+    aligned = {e.text for e in evid}
+    return [
+        analyse(text)
+        for g in groups
+        if fact_in(fact, g.facts, g.norms, g.stems)
+        for text in g.texts
+        if text not in aligned
+    ]
+
+
 def _pool_bytes(pool: EvidencePool) -> int:
     # measured with tracemalloc (its words are mostly shared with the memo of analyses),
     # doubled for ``everything``, built on first use
@@ -3338,6 +3350,7 @@ def ground_claim(
         if ref == home or _about(claim, ties, e.stems, e.facts)
     ]
     near = [e for _, e in near_at]
+    groups: list[_Group] = []
     if pool is not None:
         refs = pool.references or (None,) * len(pool.passages)
         groups = [
@@ -3476,7 +3489,7 @@ def ground_claim(
             # sentence's own ("Universe 2 is erased" / "Universe 6 ...")
             if (other is None or not swapped(fact, other, claim, sent, ops)) and stated(fact):
                 # stated elsewhere, unless the claim moved it into this sentence's slot
-                moved = misplaced(fact, claim, evid, best)
+                moved = misplaced(fact, claim, evid, best, _beyond(fact, groups, evid))
                 if moved is not None and (other_side or _rated_apart(fact, claim, moved[1], sent)):
                     # "€39.99 a year" is not in the slot of "€3.99 a month", nor what "after the
                     # first 4 weeks" costs in that of what "within the first 4 weeks" costs
