@@ -558,12 +558,10 @@ def test_a_value_from_a_sentence_the_claim_was_not_aligned_with_is_weighed_where
         return [(i.text, i.relation, i.evidence and i.evidence[3]) for i in g.issues]
 
     assert issues(
-        "When every printer is busy, a job waits up to 20 minutes by default and is then "
-        "cancelled."
+        "When every printer is busy, a job waits up to 20 minutes by default and is then cancelled."
     ) == [("20", "other_value", "8")]
     assert not issues(
-        "When every printer is busy, a job waits up to 8 minutes by default and is then "
-        "cancelled."
+        "When every printer is busy, a job waits up to 8 minutes by default and is then cancelled."
     )
     # a claim about the other setting takes its value from there
     assert not issues("A printer sleeps after 20 minutes idle at the shortest setting.")
