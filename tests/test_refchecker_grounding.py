@@ -567,6 +567,31 @@ def test_a_value_from_a_sentence_the_claim_was_not_aligned_with_is_weighed_where
     assert not issues("A printer sleeps after 20 minutes idle at the shortest setting.")
 
 
+SEASONS = [
+    "Harbour Lights is a documentary series about the ports of the North Sea. The first "
+    "season was narrated by Tom Ellery and the second by Nadia Brook, who had produced the "
+    "first. The first season averaged 3.1 million viewers and the second 2.4 million."
+]
+
+
+def test_a_pronoun_subject_stands_for_what_its_sentence_names_before_it():
+    question = "Which season of Harbour Lights had more viewers, and who narrated it?"
+    for answer in (
+        "The first season had more viewers, and it was narrated by Nadia Brook.",
+        "The first season had more viewers and was narrated by Nadia Brook.",
+    ):
+        result = _decided(question, answer, SEASONS)
+        swapped = [
+            i for c in result.details["claims"] for i in c["issues"] if i["relation"] == "swapped"
+        ]
+        assert not result.passing and [i["text"] for i in swapped] == ["Nadia Brook"], answer
+    for answer in (
+        "The first season had more viewers, and it was narrated by Tom Ellery.",
+        "The first season had more viewers and was narrated by Tom Ellery.",
+    ):
+        assert _decided(question, answer, SEASONS).passing, answer
+
+
 STIPEND = [
     "Engineers on the primary rotation receive a flat stipend of $400 per week. "
     "On-call weeks run from Monday 10:00 to the following Monday 10:00. "

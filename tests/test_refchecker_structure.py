@@ -456,6 +456,24 @@ def test_an_action_is_read_with_who_does_it_and_what_it_is_done_to():
     }
 
 
+def test_a_verb_joined_to_another_shares_its_subject():
+    # passive: the shared subject is what the action is done to
+    _, narrate = frames("The first season drew more viewers and was narrated by Nadia Brook.")
+    assert narrate.verb == "narrate" and narrate.patient.words == {"season"}
+    assert narrate.agent.words == {"nadia", "brook"}
+    # a pronoun subject of the joined clause stands for the first clause's subject
+    _, narrate = frames("The first season drew more viewers, and it was narrated by Nadia Brook.")
+    assert narrate.patient.words == {"season"} and not narrate.patient.pronoun
+    # active: the shared subject does the action
+    _, run = frames("Ada Price founded the studio in 1998 and ran it until 2010.")
+    assert run.verb == "run" and run.agent.words == {"ada", "price"}
+    # a subject of its own stays its own, and a pronoun with nothing named before stays one
+    _, run = frames("Ada Price founded the studio and Tom Hale ran it.")
+    assert run.agent.words == {"tom", "hale"}
+    _, run = frames("She founded the studio and he ran it.")
+    assert run.agent.pronoun
+
+
 @pytest.mark.parametrize(
     ("text", "cue", "denied"),
     [

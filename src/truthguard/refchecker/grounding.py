@@ -3761,10 +3761,12 @@ def ground_claim(
     copied = copied_share(ops, claim) if ops else 0.0
     # a clause with something not found, or with names or numbers that may be found only
     # elsewhere ("No. 11 also reappears" of "No. 11 also reappears, but ..." against "No. 17
-    # also reappears, but ..." and "Universe 11 is erased"), is read in its sentence
+    # also reappears, but ..." and "Universe 11 is erased"), is read in its sentence; so is
+    # one with a pronoun subject, however closely it copies a sentence, as its sentence says
+    # what the pronoun stands for
     if (
         context
-        and copied < COPIED
+        and (copied < COPIED or _PRONOUN_SUBJECT.match(claim_text))
         and (claim.facts or any(i.relation == "ungrounded" for i in issues))
     ):
         around = list(context_sentences or sentences)
@@ -4108,10 +4110,15 @@ def _conflicts_in_context(
     if offset < 0 or context == claim_text:
         return issues
     end = offset + len(claim_text)
+    # a clause whose subject is a pronoun is about what its sentence names before it: a doer
+    # the sources give that thing's action otherwise is set against it there too ("The first
+    # series had more viewers, and it was directed by Leah Tamsin" where Tamsin directed the
+    # second)
+    relations = ("conflict", "swapped") if _PRONOUN_SUBJECT.match(claim_text) else ("conflict",)
     found = [
         Issue(x.kind, x.relation, x.start - offset, x.end - offset, x.text, x.evidence)
         for x in ground(context).issues
-        if x.relation == "conflict" and offset <= x.start and x.end <= end
+        if x.relation in relations and offset <= x.start and x.end <= end
     ]
     if not found:
         return issues

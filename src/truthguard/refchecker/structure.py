@@ -1244,8 +1244,33 @@ def frames(text: str) -> list[Frame]:
                 rest |= _phrase(c)
             elif c.dep_ == "prep":
                 rest |= set().union(*(_phrase(g) for g in c.children if g.dep_ == "pobj"))
+        shared = _shared_subject(tok)
+        if shared is not None:
+            # a verb joined to another shares its subject ("The first series drew more
+            # viewers and was directed by Leah Tamsin"), as a pronoun subject of its own
+            # stands for it ("..., and it was directed by Leah Tamsin")
+            if any(c.dep_ in ("auxpass", "agent") for c in tok.children):
+                if patient is None or patient.pronoun:
+                    patient = shared
+            elif agent is None or agent.pronoun:
+                agent = shared
         out.append(Frame(tok.lemma_.casefold(), agent, patient, frozenset(rest), light))
     return out
+
+
+def _shared_subject(verb: Any) -> Arg | None:
+    """The subject a verb joined by "and" / "but" to an earlier one takes from it, where the
+    verb has none of its own or a pronoun ("he", "it"): the earlier verb's subject, unless
+    that is a pronoun too."""
+    if verb.dep_ != "conj" or verb.head.pos_ not in ("VERB", "AUX"):
+        return None
+    own = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
+    if own and own[0].lower_ not in _PRONOUNS:
+        return None
+    subj = next((c for c in verb.head.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subj is None or subj.lower_ in _PRONOUNS or subj.pos_ == "PRON":
+        return None
+    return _joined_arg(subj)
 
 
 def makers(text: str) -> list[Frame]:
