@@ -1226,7 +1226,8 @@ def _framed_rival(fact: Fact, claim: Analysed, sent: Analysed) -> Fact | None:
 _POINTS_BACK = re.compile(
     r"\b(?:of|from|in|for|on|at|by|to)\s+(?:that|this|these|those)\b(?!\s+(?:is|was)\b)"
     r"|^\s*(?:It|They|This|These|That|Those)\b"
-    r"|^\s*(?:Each|Either|Neither|Both|One|All)\s+(?:one\b|of\s+(?:them|these|those)\b)"
+    r"|^\s*(?:(?:Each|Either|Neither)\s+one|(?:Each|Either|Neither|Both|One|All)\s+of\s+"
+    r"(?:them|these|those))\b"
 )
 """A sentence pointing back to what came before ("... of *that revenue*", "*It* reached number
 3", "*Each one* is half of last year's bill")."""
