@@ -19,8 +19,9 @@ def test_bench_llamaindex_json(capsys):
     ratios = ("guard_pass_ratio", "guard_regenerate_ratio", "instrumented_ratio")
     for key in (*ratios, "guard_pass_async_ratio"):
         assert out[key] > 0
-    # one regeneration means two LLM calls of 20 ms instead of one
-    assert out["guard_regenerate_ratio"] > 1.5
+    # one regeneration means two LLM calls instead of one (their time is the benchmark's to
+    # report: under load it is no measure of the calls)
+    assert out["guard_regenerate_model_calls"] == 2
     assert out["handler_records"] == 4 and out["handler_failed"] == 0  # warm-up + 3 queries
 
 
