@@ -1542,6 +1542,23 @@ def test_a_list_names_kinds_of_one_thing_by_what_each_is_for(claim, flagged):
 @pytest.mark.parametrize(
     ("claim", "flagged"),
     [
+        ("The tenant pays 60% of the repair bill.", ("60", "40")),
+        ("The landlord pays 40% of the repair bill.", ("40", "60")),
+        ("The tenant pays 40% of the repair bill.", None),
+        ("The landlord pays 60%.", None),
+    ],
+)
+def test_a_list_names_kinds_by_the_subject_of_a_verb_every_item_says(claim, flagged):
+    sent = "The tenant pays 40% of the repair bill and the landlord pays 60%."
+    found = [
+        (i.text, i.evidence[3]) for i in _against(claim, sent).issues if i.relation == "other_value"
+    ]
+    assert found == ([flagged] if flagged else []), found
+
+
+@pytest.mark.parametrize(
+    ("claim", "flagged"),
+    [
         ("Tier 2 members may keep up to 12 books on loan.", ("12", "8")),
         ("Tier 3 members may keep up to 12 books on loan.", None),
         ("Members of Tier 2 can borrow 8 books at once.", None),

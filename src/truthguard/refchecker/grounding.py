@@ -2925,7 +2925,10 @@ def _kinds(
     )
     common -= STOPWORDS
     if not common:
-        return None
+        # no thing every item names: a verb every item says, each of another subject, may
+        # tell them apart by the word before it ("The employee pays 5% ... and the company
+        # pays 6%")
+        return _subject_kinds(tokens)
     out = []
     for ts in tokens:
         kinds = set()
@@ -2964,6 +2967,33 @@ def _kinds(
         out.append(kinds - common)
     shared = set.intersection(*out) if out else set()
     return [frozenset(k - shared) for k in out]
+
+
+def _subject_kinds(tokens: Sequence[Sequence[Any]]) -> list[frozenset[str]] | None:
+    """For each item of a list that names no one thing, the word right before a verb every
+    item says (its subject: "employee" of "The employee pays 5%", "company" of "and the
+    company pays 6%"); None when the items share no verb or some item has no such word."""
+    verbs = frozenset.intersection(
+        *(frozenset(stem(t.norm) for t in ts if "VERB" in lemmas(t.norm)) for ts in tokens)
+    )
+    verbs -= STOPWORDS
+    if not verbs:
+        return None
+    out = []
+    for ts in tokens:
+        kinds = {
+            stem(ts[j - 1].norm)
+            for j in range(1, len(ts))
+            if stem(ts[j].norm) in verbs
+            and ts[j - 1].norm.isalpha()
+            and ts[j - 1].norm not in STOPWORDS
+        }
+        if not kinds:
+            return None
+        out.append(kinds)
+    shared = set.intersection(*out)
+    out = [k - shared for k in out]
+    return [frozenset(k) for k in out] if all(out) else None
 
 
 def _in_code(a: Analysed, g: Fact) -> bool:
