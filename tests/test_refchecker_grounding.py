@@ -1519,6 +1519,13 @@ def test_a_list_names_kinds_of_one_thing_by_the_word_before_it(claim, flagged):
     assert found == ([flagged] if flagged else []), g.issues
 
 
+def _other_values(claim: str, sent: str) -> list[tuple[str, str]]:
+    """The claim's values ``sent`` fills their slot of otherwise, each with the sentence's."""
+    return [
+        (i.text, i.evidence[3]) for i in _against(claim, sent).issues if i.relation == "other_value"
+    ]
+
+
 @pytest.mark.parametrize(
     ("claim", "flagged"),
     [
@@ -1533,9 +1540,7 @@ def test_a_list_names_kinds_of_one_thing_by_what_each_is_for(claim, flagged):
         "Report lost or damaged parcels at any branch, or online within 5 days for damage and "
         "14 days for late parcels."
     )
-    found = [
-        (i.text, i.evidence[3]) for i in _against(claim, sent).issues if i.relation == "other_value"
-    ]
+    found = _other_values(claim, sent)
     assert found == ([flagged] if flagged else [])
 
 
@@ -1550,9 +1555,7 @@ def test_a_list_names_kinds_of_one_thing_by_what_each_is_for(claim, flagged):
 )
 def test_a_list_names_kinds_by_the_subject_of_a_verb_every_item_says(claim, flagged):
     sent = "The tenant pays 40% of the repair bill and the landlord pays 60%."
-    found = [
-        (i.text, i.evidence[3]) for i in _against(claim, sent).issues if i.relation == "other_value"
-    ]
+    found = _other_values(claim, sent)
     assert found == ([flagged] if flagged else []), found
 
 
@@ -1571,9 +1574,7 @@ def test_a_list_names_kinds_of_one_thing_by_the_number_after_its_name(claim, fla
         "Each membership has a borrowing limit: 4 books on Tier 1, 8 books on Tier 2 and 12 "
         "books on Tier 3."
     )
-    found = [
-        (i.text, i.evidence[3]) for i in _against(claim, sent).issues if i.relation == "other_value"
-    ]
+    found = _other_values(claim, sent)
     assert found == ([flagged] if flagged else []), found
 
 
