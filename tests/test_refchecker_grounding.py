@@ -987,6 +987,23 @@ def test_a_noun_naming_the_stretch_a_duration_measures_needs_no_match():
     assert g.label != "Entailment"
 
 
+def test_the_words_of_working_shown_with_numbers_need_no_match():
+    from truthguard.refchecker._analysis import analyse
+
+    def content(text: str) -> list[str]:
+        a = analyse(text)
+        return [a.tokens[i].norm for i in a.content]
+
+    # "x" before a number is a times sign, and "makes" the verb of a sum
+    assert content("Four lessons at £30 each, 4 x £30, makes £120.") == ["lessons"]
+    # without a number after it "x" is a word, and "makes" with no number in the text too
+    assert content("Plan x has 5 seats.") == ["plan", "x", "seats"]
+    assert content("The bakery makes bread.") == ["bakery", "makes", "bread"]
+    fees = [(0, 0, "Lessons cost £30 each, and automatic cars cost £4 extra per lesson.")]
+    g = ground_claim("Four automatic lessons are 4 x £34, which makes £136.", fees)
+    assert not [i for i in g.issues if i.kind == "content" and i.text in ("x", "makes")]
+
+
 def test_discourse_markers_and_words_written_together_need_no_match():
     from truthguard.refchecker._analysis import analyse
 

@@ -64,12 +64,14 @@ _LIGHT_VERBS = frozenset(
 )
 
 # Words that only say how a number stated beside them is worked out ("£16 in total", "you'd
-# save £208", "it comes to £386.20", "£22 a night plus £11"): the arithmetic is the number's,
-# checked where the number is read, and the sources state no fact in these words.
+# save £208", "it comes to £386.20", "£22 a night plus £11", "which makes £840"): the
+# arithmetic is the number's, checked where the number is read, and the sources state no fact
+# in these words.
 _WORKING_WORDS = frozenset(
     [
         *("total", "totals", "totalling", "totaling", "totalled", "totaled", "plus", "minus"),
         *("altogether", "overall", "combined", "sum", "save", "saves", "saving", "come", "comes"),
+        *("makes", "making"),
     ]
 )
 
@@ -185,6 +187,20 @@ def _stretch_nouns(tokens: list[Token], facts: list[Fact]) -> set[int]:
     return out
 
 
+_SIGNS = frozenset("£$€¥")
+
+
+def _times_signs(tokens: list[Token], numbers: set[int]) -> set[int]:
+    """The lone "x" tokens that stand for "times": a number (token index in ``numbers``), or a
+    currency sign and a number, follows ("20 x £4", "40 builds x 3")."""
+    return {
+        k
+        for k, t in enumerate(tokens[:-1])
+        if t.text in ("x", "X")
+        and (k + 1 in numbers or (tokens[k + 1].text in _SIGNS and k + 2 in numbers))
+    }
+
+
 def analyse(text: str) -> Analysed:
     """Tokens, facts and word sets of ``text`` (memoised: evidence sentences recur)."""
     hit = _cache.get(text)
@@ -201,6 +217,7 @@ def analyse(text: str) -> Analysed:
     }
     if any(f.kind == "number" for f in facts):
         in_fact |= {k for k, t in enumerate(tokens) if t.norm in _WORKING_WORDS}
+        in_fact |= _times_signs(tokens, covered(tokens, facts))
     content = [
         i
         for i, t in enumerate(tokens)
