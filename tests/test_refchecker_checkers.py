@@ -36,15 +36,22 @@ def test_a_count_another_passage_states_is_not_set_against_the_near_one():
 
 
 def test_a_count_the_asker_gives_of_their_own_case_is_not_set_against_the_sources():
-    limits = [(0, 0, "On Pro, a file may be up to 50 MB; Starter files are capped at 5 MB.")]
-    claim = "Your 38 MB file is within Pro's 50 MB limit."
+    limits = [
+        (
+            0,
+            0,
+            "On Pro, a workspace may have up to 50 members; Starter workspaces are capped at "
+            "5 members.",
+        )
+    ]
+    claim = "Your 38 members fit within Pro's limit of 50 members."
     (found,) = _recounted(claim, {"issues": []}, limits, limits)
     assert found["text"] == "38"
-    # "my file is 38 MB": the asker's own figure, not a count of the sources' files
-    mine = extract_facts("My file is 38 MB. Will it import on Pro?")
+    # "we have 38 members": the asker's own figure, not a count of the sources' members
+    mine = extract_facts("We have 38 members. Can we use Pro?")
     assert _recounted(claim, {"issues": []}, limits, limits, case=mine) == []
     # another of the claim's counts is still set against the sources'
-    claim = "Your 38 MB file is within Pro's 60 MB limit."
+    claim = "Your 38 members fit within Pro's limit of 60 members."
     (found,) = _recounted(claim, {"issues": []}, limits, limits, case=mine)
     assert found["text"] == "60"
 

@@ -641,6 +641,19 @@ def _shown(known: str, claim: str, words: list[str]) -> set[str]:
 
 
 @pytest.mark.parametrize(
+    ("claim", "word", "worked"),
+    [
+        # 300GB is three times 100GB, a count, and three times 4 minutes is 12
+        ("Your 300GB will take 12 minutes.", "12", True),
+        ("Your 300GB will take 15 minutes.", "15", False),
+    ],
+)
+def test_two_amounts_of_one_unit_make_a_count(claim, word, worked):
+    known = "A full backup copies 100GB in 4 minutes."
+    assert _shown(known, claim, [word]) == ({word} if worked else set())
+
+
+@pytest.mark.parametrize(
     ("known", "claim", "words", "worked"),
     [
         # two shares of two marks added: three steps, the two shares never stated

@@ -68,8 +68,14 @@ def _values(text: str, kind: str = "number") -> list:
         ("In the early 1960s.", [(1960.0, "decade")]),
         ("It weighs two and a half pounds.", [(2.5, "pound")]),
         ("A 3 and a quarter hour trip.", [(3.25, "hour")]),
-        # a technical measure joined to its number; apart, the unit's name is read as a name
+        # a technical measure joined to its number or apart from it
         ("A 2GB bundle at 350Mbps.", [(2.0, "GB"), (350.0, "Mbps")]),
+        ("A 38 MB file on a 20 A circuit draws 3.7 kW.", [(38.0, "MB"), (20.0, "A"), (3.7, "kW")]),
+        # a part of a whole in a technical unit is measured in it; "a" after a number is no amp
+        (
+            "Until then 46 of 50 GB is in use, and you pay 20 a month.",
+            [(46.0, "GB"), (50.0, "GB"), (20.0, None)],
+        ),
         # a charge rate or a current joined to a decimal ("1C", "10A" alone may name a flat)
         ("Charge at 0.5C from a 2.4A port.", [(0.5, "C"), (2.4, "A")]),
         ("It cycled at 0.2C.", [(0.2, "C")]),
@@ -1965,6 +1971,21 @@ FEES = "The exit fee is 6% in year 1, 4% in year 2 and 2% in year 3."
 )
 def test_a_claim_pairs_two_values_a_list_pairs_otherwise(claim, flagged):
     g = _against(claim, FEES)
+    assert [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"] == flagged
+
+
+@pytest.mark.parametrize(
+    ("claim", "flagged"),
+    [
+        # each setting pairs a current with a power written apart from its number
+        ("It draws 1.4 kW on the 10 A setting.", [("1.4", "2.3"), ("10", "6")]),
+        ("It draws 2.3 kW on the 10 A setting.", []),
+        ("On the 6 A setting it draws 1.4 kW.", []),
+    ],
+)
+def test_values_of_technical_units_written_apart_are_paired_as_a_list_pairs_them(claim, flagged):
+    said = "The heater draws 2.3 kW on the 10 A setting and 1.4 kW on the 6 A setting."
+    g = _against(claim, said)
     assert [(i.text, i.evidence[3]) for i in g.issues if i.relation == "other_value"] == flagged
 
 

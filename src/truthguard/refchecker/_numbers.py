@@ -314,6 +314,10 @@ _JOINED_UNITS = {
 """Units of technical measures, read as a number's unit where written joined to it ("2GB",
 "350Mbps", "65W"); apart ("2 GB") they read as before, a number and the unit's name."""
 
+_APART_UNITS = {k: v for k, v in _JOINED_UNITS.items() if len(k) > 1}
+"""The technical units read after a number written apart too ("2 GB", "3.7 kW", "37 kWh"); a
+single letter ("w", "v") only joined to it, as "65W"."""
+
 _DECIMAL_UNITS = {"C": "C", "A": "A"}
 """Capital letters read as a unit only joined to a number with decimals: "0.5C" is a battery's
 charge rate, "2.4A" a current; "1C" or "10A" names a flat or a form as often."""
@@ -521,7 +525,17 @@ def _unit_after(tokens: list[Token], j: int) -> tuple[str | None, int]:
         unit = unit_of(tokens[j].norm)
         if unit is not None:
             return unit, 1
+        unit = _APART_UNITS.get(tokens[j].norm)
+        if unit is None and tokens[j].text == "A" and _unit_noun(tokens, j + 1):
+            unit = "A"  # "a 20 A circuit", "the 13 A fuse"
+        if unit is not None:
+            return unit, 1  # "38 MB", "3.7 kW": as "38MB" and "3.7kW" are
     return None, 0
+
+
+def _unit_noun(tokens: list[Token], j: int) -> bool:
+    """Whether token ``j`` is a lower-case word, the noun a capital unit letter measures."""
+    return j < len(tokens) and tokens[j].text.isalpha() and tokens[j].text.islower()
 
 
 def _pence(tokens: list[Token], j: int, value: float) -> bool:
@@ -719,17 +733,30 @@ BETWEEN = re.compile(r"\bbetween\s+[$£€¥]?\s*$", re.IGNORECASE)
 _FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
 
+_PART_OF = re.compile(r"\s+(?:out\s+)?of\s+(?:the\s+|its\s+|your\s+|our\s+)?")
+"""What joins a part to its whole ("46 *of* 50 GB", "3 *out of* 5")."""
+
+
 def _ranges(text: str, facts: list[Fact]) -> list[Fact]:
     """The two ends of a range share what one end writes once: a scale and a unit written
     after the second end ("£1.62-1.66bn" is £1.62bn to £1.66bn, "40-50%" 40% to 50%, "between
     2 and 3 million"), a currency sign before the first ("£3-5m"). The ends are joined by a
-    dash or "to" ("and" after "between"), and the first is below the second once scaled."""
+    dash or "to" ("and" after "between"), and the first is below the second once scaled. A part
+    of a whole measured in a technical unit is measured in it too ("46 of 50 GB")."""
     out = list(facts)
     for n in range(len(out) - 1):
         a, b = out[n], out[n + 1]
         if a.kind != "number" or b.kind != "number":
             continue
         if not isinstance(a.value, float) or not isinstance(b.value, float):
+            continue
+        if (
+            a.unit is None
+            and b.unit in _APART_UNITS.values()
+            and a.value <= b.value
+            and _PART_OF.fullmatch(text, a.end, b.start)
+        ):
+            out[n] = replace(a, unit=b.unit)  # "46 of 50 GB": 46 GB of the 50
             continue
         join = _RANGE_JOIN.fullmatch(text, a.end, b.start)
         if join is None or (

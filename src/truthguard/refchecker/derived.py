@@ -532,6 +532,15 @@ def _product_of(p: str, q: str) -> str | None:
     return p if q in ("count", "time") else None
 
 
+def _quotient_of(p: str, q: str) -> str | None:
+    """What a quotient of measures ``p`` by ``q`` makes beyond :data:`_QUOTIENTS`: two amounts
+    of one other unit make a count ("300 GB" is three times "100 GB"), and an amount of it
+    divided by a count is of that unit."""
+    if p in _PLAIN or p == "%":
+        return None
+    return "count" if q == p else p if q == "count" else None
+
+
 def _results(a: Fact, b: Fact) -> list[tuple[float, str]]:
     """What one step of working makes of ``a`` and ``b``, each with the measure it has: a sum
     or difference of one measure (stretches of one unit), a product or quotient of measures
@@ -556,8 +565,9 @@ def _combined(x: float, ma: str, y: float, mb: str, one_unit: bool) -> list[tupl
         made = _PRODUCTS.get((p, q)) or _product_of(p, q)
         if made is not None:
             out.append((u * v, made))
-        if (p, q) in _QUOTIENTS and v:
-            out.append((u / v, _QUOTIENTS[(p, q)]))
+        made = _QUOTIENTS.get((p, q)) or _quotient_of(p, q)
+        if made is not None and v:
+            out.append((u / v, made))
         if q == "%" and p != "%":
             out += [(u * v / 100, p), (u * (1 - v / 100), p)]
     return out
