@@ -24,7 +24,7 @@ from truthguard.refchecker._facts import (
     stem,
     tokenize,
 )
-from truthguard.refchecker._numbers import DURATION_DAYS
+from truthguard.refchecker._numbers import DURATION_DAYS, SIGNS
 from truthguard.refchecker.lexical import STOPWORDS
 
 __all__ = ["NON_CONTENT", "Against", "Analysed", "analyse", "name_spans"]
@@ -187,9 +187,6 @@ def _stretch_nouns(tokens: list[Token], facts: list[Fact]) -> set[int]:
     return out
 
 
-_SIGNS = frozenset("£$€¥")
-
-
 def _times_signs(tokens: list[Token], numbers: set[int]) -> set[int]:
     """The lone "x" tokens that stand for "times": a number (token index in ``numbers``), or a
     currency sign and a number, follows ("20 x £4", "40 builds x 3")."""
@@ -197,7 +194,7 @@ def _times_signs(tokens: list[Token], numbers: set[int]) -> set[int]:
         k
         for k, t in enumerate(tokens[:-1])
         if t.text in ("x", "X")
-        and (k + 1 in numbers or (tokens[k + 1].text in _SIGNS and k + 2 in numbers))
+        and (k + 1 in numbers or (tokens[k + 1].text in SIGNS and k + 2 in numbers))
     }
 
 

@@ -14,6 +14,7 @@ __all__ = [
     "MONTH_ABBR",
     "NUMBER_WORDS",
     "SERIES",
+    "SIGNS",
     "SUBUNIT",
     "covered",
     "is_number_word",
@@ -312,7 +313,7 @@ _JOINED_UNITS = {
     "rpm": "rpm",
 }
 """Units of technical measures, read as a number's unit where written joined to it ("2GB",
-"350Mbps", "65W"); apart ("2 GB") they read as before, a number and the unit's name."""
+"350Mbps", "65W"); apart ("2 GB"), those of :data:`_APART_UNITS`."""
 
 _APART_UNITS = {k: v for k, v in _JOINED_UNITS.items() if len(k) > 1}
 """The technical units read after a number written apart too ("2 GB", "3.7 kW", "37 kWh"); a
@@ -696,7 +697,7 @@ def _possessive(text: str, tok: Token) -> bool:
     return after in ("'", "’") or (tok.norm == "s" and before in ("'", "’"))
 
 
-_SIGNS = frozenset("$£€¥")
+SIGNS = frozenset("$£€¥")
 """Currency signs, which stand before an amount in English."""
 _PERIODS_BEFORE = frozenset(["day", "week", "month", "year"])
 """A period named before a count of it numbers one of them: "in year 3" is the third year."""
@@ -734,7 +735,7 @@ _FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
 
 _PART_OF = re.compile(r"\s+(?:out\s+)?of\s+(?:the\s+|its\s+|your\s+|our\s+)?")
-"""What joins a part to its whole ("46 *of* 50 GB", "3 *out of* 5")."""
+"""What joins a part to its whole ("46 *of* 50 GB", "2 *out of* the 8 TB")."""
 
 
 def _ranges(text: str, facts: list[Fact]) -> list[Fact]:
@@ -774,7 +775,7 @@ def _ranges(text: str, facts: list[Fact]) -> list[Fact]:
         if value > b.value:
             continue
         out[n] = replace(a, value=value, unit=unit)
-        if b.unit is None and a.unit in _SIGNS:
+        if b.unit is None and a.unit in SIGNS:
             out[n + 1] = replace(b, unit=a.unit)
     return out
 
@@ -846,7 +847,7 @@ def _read_numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -
         j = i + used
         # "two and a half pounds", "3 and a quarter"
         follows = [t.norm for t in tokens[j : j + 3]]
-        signed = i > 0 and tokens[i - 1].text in _SIGNS  # "£62 and a half day £38": two prices
+        signed = i > 0 and tokens[i - 1].text in SIGNS  # "£62 and a half day £38": two prices
         if follows[:2] == ["and", "a"] and follows[2:] and follows[2] in _FRACTIONS and not signed:
             value += _FRACTIONS[follows[2]]
             j += 3
@@ -925,7 +926,7 @@ def _read_numbers(text: str, tokens: list[Token], skip: list[tuple[int, int]]) -
             elif (
                 unit is not None
                 and j < len(tokens)
-                and tokens[j].text in _SIGNS
+                and tokens[j].text in SIGNS
                 and j + 1 < len(tokens)
                 and tokens[j + 1].text[:1].isdigit()
             ):
@@ -1060,7 +1061,7 @@ def _cardinal_at(tokens: list[Token], j: int) -> bool:
     t = tokens[j]
     if re.fullmatch(r"\d[\d,]*", t.text):
         return True
-    if t.text in _SIGNS and j + 1 < len(tokens) and tokens[j + 1].text[:1].isdigit():
+    if t.text in SIGNS and j + 1 < len(tokens) and tokens[j + 1].text[:1].isdigit():
         return True  # "the first £50 of an overdraft": the amount a stretch starts with
     return all(p in _UNITS_W or p in _TENS_W for p in t.norm.split("-")) and t.norm != "one"
 
