@@ -2303,6 +2303,25 @@ def test_a_value_on_the_other_side_of_a_bound_conflicts():
 
 
 @pytest.mark.parametrize(
+    ("claim", "turned"),
+    [
+        # a bound in the subject of a denied verb is a condition of the denial: those under
+        # the bound are denied what those at or over it are given
+        ("Staff with less than 6 months' service don't get the bonus.", False),
+        ("Staff with under 6 months' service aren't eligible for the bonus.", False),
+        ("Staff with more than 6 months' service don't get the bonus.", True),
+        ("Staff with less than 6 months' service get the bonus.", True),
+    ],
+)
+def test_a_bound_in_the_subject_of_a_denied_verb_is_read_on_the_side_it_denies(claim, turned):
+    sent = "The bonus is paid to employees with at least 6 months' service."
+    g = ground_claim(claim, [(0, 0, sent)])
+    assert [i.relation for i in g.issues if i.kind == "number"] == (
+        ["opposite"] if turned else []
+    ), g.issues
+
+
+@pytest.mark.parametrize(
     ("claim", "flipped"),
     [
         # the claim's "is" is the auxiliary of its own verb; the sentence's "is not" denies

@@ -136,9 +136,12 @@ def test_a_negation_scopes_over_the_verb_it_hangs_from():
     assert not negated_at(text, text.index("14"))
     text = "An SDK that can't reach the server at startup waits up to 5 seconds."
     assert not negated_at(text, text.index("5"))
-    # the verb's subject is not in its scope
-    text = "A break of up to 4 weeks doesn't stop the allowance."
-    assert not negated_at(text, text.index("4"))
+    # a bound in the verb's subject is a condition of the denial, in its scope
+    text = "Bags over 10 kg are not allowed in the cabin."
+    assert negation_at(text, text.index("10")) == text.index("not")
+    # and so is one in a participle's clause that modifies the subject
+    text = "Scheduled maintenance announced at least 5 days in advance is not counted as downtime."
+    assert negation_at(text, text.index("5")) == text.index("not")
     assert negated_at("It doesn't stop for up to 4 weeks.", 24)
     text = "You cannot park for more than 2 hours."
     assert negated_at(text, text.index("2"))

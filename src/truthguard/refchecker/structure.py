@@ -627,11 +627,13 @@ def negation_at(text: str, offset: int) -> int | None:
     when nothing negates it ("Do not fold it within 10 minutes": "10" hangs from "fold", which
     "not" negates; in "an SDK that can't reach the server waits up to 5 seconds" the "5" hangs
     from "waits", which nothing negates; "No refunds are given after 14 days": see
-    :func:`_negations`). A word of the verb's subject is not in its scope: "a break of up to 4
-    weeks doesn't stop the allowance" says nothing against "up to 4 weeks". A relative or
-    adverbial clause with no negation of its own sets a condition of the verb above it, and
-    is in that verb's scope ("nothing is taken in any month in which your pay is £2,200 or
-    less")."""
+    :func:`_negations`). A bound in the verb's subject is a condition of the denial, in its
+    scope: "Staff with less than 6 months' service don't get the bonus" denies it below 6
+    months, as "paid to employees with at least 6 months' service" gives it from 6 on. A
+    relative, adverbial or participle clause with no negation of its own sets a condition of
+    the verb above it, and is in that verb's scope ("nothing is taken in any month in which
+    your pay is £2,200 or less", "maintenance announced at least 5 days ahead is not
+    counted")."""
     if not _CUES.search(text):
         return None  # no negation to scope
     doc = parse(text)
@@ -641,12 +643,12 @@ def negation_at(text: str, offset: int) -> int | None:
             cues = _negations(tok)
             if cues:
                 return min(c.idx for c in cues)
-            if tok.dep_ not in ("relcl", "advcl") or tok.head is tok:
+            if tok.dep_ not in ("relcl", "advcl", "acl") or tok.head is tok:
                 return None
             # a condition of the verb above ("nothing is taken in any month in which your pay
             # is £2,200 or less", "if it is under 5 kg, no fee is charged"): its negation
             # turns the condition's bound too
-        if tok.head is tok or tok.dep_ in ("nsubj", "nsubjpass", "csubj"):
+        if tok.head is tok:
             return None
         tok = tok.head
     return None
