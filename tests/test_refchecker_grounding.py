@@ -573,6 +573,33 @@ def test_a_value_from_a_sentence_the_claim_was_not_aligned_with_is_weighed_where
     assert not issues("A printer sleeps after 20 minutes idle at the shortest setting.")
 
 
+TIERS_AND_LINES = [
+    "Phone support is included on the Basic and Standard tiers. The Enterprise tier adds a "
+    "named account manager.",
+    "The Green and Orange lines call at Elm Park every ten minutes. The Blue line terminates "
+    "at Carver Street.",
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        ("Phone support is included on the Enterprise tier.", False),
+        ("Phone support comes only with the Enterprise tier.", False),
+        ("The Blue line calls at Elm Park every ten minutes.", False),
+        ("You get phone support on the Standard tier.", True),
+        ("The Enterprise tier comes with a named account manager.", True),
+        ("Elm Park is served by the Orange line every ten minutes.", True),
+        ("The Blue line ends at Carver Street.", True),
+    ],
+)
+def test_a_name_of_a_kind_is_held_against_the_names_of_that_kind_its_sentence_gives(
+    answer, passing
+):
+    # the Enterprise tier and the Blue line are named in the passages, but of something else
+    assert _decided("Which plans and lines?", answer, TIERS_AND_LINES).passing is passing
+
+
 SEASONS = [
     "Harbour Lights is a documentary series about the ports of the North Sea. The first "
     "season was narrated by Tom Ellery and the second by Nadia Brook, who had produced the "
@@ -3169,7 +3196,9 @@ def test_a_word_the_sources_say_only_of_another_joined_name_is_not_said_of_this_
     # a sentence naming neither may speak of either: the word is left alone
     formed = (0, 68, "Kings of Leon formed in Nashville.")
     told = [*sents[:1], formed, (0, 103, "Most of the fans are American.")]
-    unsure = "The New Pornographers and Kings of Leon are American bands."
+    # ("American bands" would be held against the sentence's "Canadian ... band", the same
+    # kind; said alone, the word is read by who it is said of)
+    unsure = "The New Pornographers and Kings of Leon are American."
     assert _set_against(unsure, told, "of_another") == []
     # unless it opens with a pronoun, which speaks of the subject of the sentence before it
     told = [*sents[:1], formed, (0, 103, "It is American.")]
@@ -3180,6 +3209,8 @@ def test_a_word_the_sources_say_only_of_another_joined_name_is_not_said_of_this_
     # a possessive pronoun opening a sentence speaks of that subject too
     told = [*sents[:1], formed, (0, 103, "Its sound is American.")]
     assert _set_against(unsure, told, "of_another") == [("American", "Its sound is American.")]
+    kind = "The New Pornographers and Kings of Leon are American bands."
+    assert _set_against(kind, told, "other_value") == [("American", "Canadian")]
     # a name in a short form of the sources' ("Chris" of "Christopher") is the one they name
     sources = [
         (0, 0, "Greta Lind is a Swedish singer and actor."),
@@ -3244,6 +3275,12 @@ def test_a_negation_flips_only_what_the_other_side_states_plainly():
         "He is not recognised for playing Lucius Malfoy in the Harry Potter film series.", known
     )
     assert [i.relation for i in denied.issues if i.kind == "negation"] == ["conflict"]
+    # a verb of stopping, denied on one side and said on the other, is itself the flip
+    running = "The pump does not stop running when the tank is empty; it idles until reset."
+    stopped = _against("The pump stops running once the tank is empty.", running)
+    assert [i.relation for i in stopped.issues if i.kind == "negation"] == ["conflict"]
+    kept = _against("The pump does not stop running when the tank is empty.", running)
+    assert not [i for i in kept.issues if i.kind == "negation"], kept.issues
 
 
 def test_an_inflected_common_word_opening_a_sentence_is_no_name():

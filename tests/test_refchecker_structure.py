@@ -10,6 +10,7 @@ from truthguard.refchecker.structure import (
     denies_otherwise,
     doers,
     frames,
+    kind_named,
     listed_totals,
     makers,
     moves,
@@ -498,6 +499,9 @@ def test_a_word_is_stated_plainly_only_where_nothing_denies_or_restricts_it():
     assert denies_otherwise("A partially filled batch is flushed.")
     assert not denies_otherwise("The batch is flushed after 5 seconds.")
     assert not states_plainly("It stops reading new lines from files.", "read")
+    # a verb of stopping denies what it governs, not itself
+    assert states_plainly("The pump stops running when the tank is empty.", "stop")
+    assert not states_plainly("The pump fails to stop when the tank is empty.", "stop")
     assert not states_plainly("The count can only be changed by reindexing.", "change")
     assert not states_plainly("The count is not changed.", "change")
     # a noun that says the thing is missing denies it ("loss of heating": no heating)
@@ -850,3 +854,20 @@ def test_the_relation_a_clause_gives_its_subject_is_its_verb_or_what_a_linking_v
 )
 def test_the_things_an_asker_lists_are_counted(question, by_noun, lists):
     assert listed_totals(question) == (by_noun, lists)
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "kind"),
+    [
+        ("Refunds go through the Leeds office.", "Leeds", "office"),
+        ("Refunds go through the Aberdeen and Leeds offices.", "Aberdeen", "office"),
+        ("Refunds go through the Aberdeen and Leeds offices.", "Leeds", "office"),
+        ("The Red line stops here.", "Red", "line"),
+        # a name standing alone, or before another name, names no kind
+        ("Refunds go through Leeds.", "Leeds", None),
+        ("The office is in Leeds Bradford Airport.", "Leeds", None),
+    ],
+)
+def test_a_name_before_a_common_noun_names_one_of_that_kind(text, name, kind):
+    at = text.index(name)
+    assert kind_named(text, at, at + len(name)) == kind

@@ -22,6 +22,7 @@ from truthguard.refchecker._facts import FUNCTION_WORDS, Fact, fold, stem
 from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._numbers import DURATION_DAYS as DURATION
 from truthguard.refchecker._numbers import POUNDS, SUBUNIT, bound_span
+from truthguard.refchecker.structure import kind_named
 
 __all__ = [
     "APPROX",
@@ -1197,7 +1198,19 @@ def _framed_rival(fact: Fact, claim: Analysed, sent: Analysed) -> Fact | None:
     slot ("in Universe 6" where the sentence says "In Universe 7, ..."), wherever the claim puts
     the phrase. Not after a hedge ("at least 16" may well be what "at least 20" says)."""
     own = tokens_of(claim, fact.start, fact.end)
-    if not own or own[0] < 2 or _approximate(claim, own[0]):
+    if not own:
+        return None
+    if fact.kind == "name" and (kind := kind_named(claim.text, fact.start, fact.end)):
+        # a name before the noun it names one of ("the Enterprise tier") has its slot in the
+        # sentence's name of that noun ("the Basic and Standard tiers")
+        for f in sent.facts:
+            if (
+                f.kind == "name"
+                and not fact_in(f, claim.facts, claim.norms, claim.stems)
+                and kind_named(sent.text, f.start, f.end) == kind
+            ):
+                return f
+    if own[0] < 2 or _approximate(claim, own[0]):
         return None
     named = {
         i

@@ -866,6 +866,28 @@ def _key_words(head: Any) -> set[str]:
     return content_lemmas([head, *near])
 
 
+def kind_named(text: str, start: int, end: int) -> str | None:
+    """The lemma of the common noun the name at ``text[start:end]`` names one of: the noun it
+    is written before ("the *Enterprise* tier", "the *Aberdeen* office"), or, in a list of names
+    before one noun, the noun of the list ("the *Basic* and Standard tiers"). None where the
+    name stands alone or before another name."""
+    here = [t for t in parse(text) if t.idx < end and start < t.idx + len(t.text)]
+    if not here:
+        return None
+    tok = here[-1]
+    while tok.dep_ == "conj" and tok.head.i < tok.i:
+        tok = tok.head
+    head = tok.head
+    if (
+        tok.dep_ not in ("compound", "amod", "nmod")
+        or head.i <= tok.i
+        or head.pos_ != "NOUN"
+        or not head.text.islower()
+    ):
+        return None
+    return head.lemma_.casefold()
+
+
 def lifted_by(text: str, start: int, end: int) -> list[tuple[bool, set[str]]]:
     """What bounds the negation at ``text[start:end]`` in time or by a condition, as whether
     the denied thing may happen after it (True: the negation is lifted by it) or before it
@@ -1031,7 +1053,9 @@ def _plain(tok: Any) -> bool:
         if (
             _negated(up)
             or (up is not tok and _nothing(up))  # "had no significant effect"
-            or up.lemma_.casefold() in _STOPPING
+            # (a verb of stopping denies what it governs, not itself: "stops metering" says
+            # "stop" plainly)
+            or (up is not tok and up.lemma_.casefold() in _STOPPING)
             or (up.dep_ == "pobj" and up.head.lower_ == "without")
             # "loss of heating", "lack of sleep": a noun that says the thing is missing
             or (
