@@ -573,6 +573,58 @@ def test_a_value_from_a_sentence_the_claim_was_not_aligned_with_is_weighed_where
     assert not issues("A printer sleeps after 20 minutes idle at the shortest setting.")
 
 
+CHOICES = [
+    "Late fees on an order are capped at $24 or 25% of the order value, whichever is lower. "
+    "A fee is charged only once per missed instalment.",
+    "The warranty lasts 2 years from delivery or 20,000 km, whichever comes first. You can "
+    "collect a spare key from the depot or a locker, whichever is more convenient.",
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        ("Late fees are capped at $24 or 25% of the order value, whichever is higher.", False),
+        ("The cap on late fees is the greater of $24 and a quarter of the order value.", False),
+        ("The warranty lasts 2 years from delivery or 20,000 km, whichever comes last.", False),
+        ("Late fees can't go above the lower of $24 and 25% of the order value.", True),
+        ("Late fees are capped at $24 or 25% of the order value, whichever is smaller.", True),
+        ("The warranty lasts 2 years from delivery or 20,000 km, whichever is earlier.", True),
+        # a choice by anything else than size or time is no choice of a value
+        ("Get the spare key from the depot or a locker, whichever is more convenient.", True),
+    ],
+)
+def test_a_choice_between_values_is_read_by_the_side_it_takes(answer, passing):
+    assert _decided("What are the terms?", answer, CHOICES).passing is passing
+
+
+DAYS = [
+    "Visitor permits are valid Monday to Friday only. Weekend parking is free in all council "
+    "car parks.",
+    "The gym is open from 6am to 10pm on weekdays. On Saturdays it opens at 8am, and it is "
+    "closed on Sundays.",
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        ("Visitor permits are valid at weekends too.", False),
+        ("The gym is open from 6am on Saturdays.", False),
+        ("Visitor permits are valid on weekdays.", True),
+        (
+            "Visitor permits aren't valid at weekends, but parking in council car parks is free.",
+            True,
+        ),
+        ("Parking in council car parks is free at weekends.", True),
+        # a sentence about the claim that names its day, with a pronoun for the gym
+        ("The gym opens at 8am on Saturdays.", True),
+    ],
+)
+def test_a_statement_the_sources_make_of_other_days_is_not_made_of_the_claims(answer, passing):
+    assert _decided("When?", answer, DAYS).passing is passing
+
+
 TIERS_AND_LINES = [
     "Phone support is included on the Basic and Standard tiers. The Enterprise tier adds a "
     "named account manager.",

@@ -841,6 +841,117 @@ def _compared_the_other_way(
     return issues
 
 
+_LARGER = r"higher|greater|larger|bigger|longer|later|last|latest|highest|greatest|largest|most"
+_SMALLER = r"lower|lesser|smaller|shorter|earlier|sooner|first|earliest|lowest|least|smallest"
+_CHOICE = re.compile(
+    r"\bwhichever\s+(?:(?:is|comes|falls|happens|occurs|applies|gives|ends)\s+)?(?:the\s+)?"
+    rf"(?P<word>{_LARGER}|{_SMALLER}|(?:more|less|fewer)(?!\s+[a-z]))\b"
+    rf"|\bthe\s+(?P<of>{_LARGER}|{_SMALLER})\s+of\b",
+    re.IGNORECASE,
+)
+"""A choice between values by their size or time: "*whichever is lower*", "*whichever comes
+first*", "*the greater of* £50 and 10%"."""
+
+
+def _choices(text: str) -> list[tuple[bool, int, int, int, int]]:
+    """Each choice of ``text`` (:data:`_CHOICE`): whether it takes the larger or later value,
+    the offsets of the word that says so, and those of the whole phrase."""
+    out = []
+    for m in _CHOICE.finditer(text):
+        group = "word" if m.group("word") else "of"
+        word = m.group(group).casefold()
+        larger = bool(re.fullmatch(_LARGER, word)) or word == "more"
+        out.append((larger, m.start(group), m.end(group), m.start(), m.end()))
+    return out
+
+
+def _made_choices(
+    claim: Analysed, claim_stems: set[str], near: Sequence[tuple[int, Analysed]]
+) -> list[tuple[int, tuple[bool, int, int, int, int]]]:
+    """The choices (:func:`_choices`) of the sentences stating two of the claim's words or
+    values, each with its sentence index."""
+    return [(k, c) for k, e in near if _shares_two(claim, claim_stems, e) for c in _choices(e.text)]
+
+
+def _choice_words(
+    claim: Analysed, claim_stems: set[str], near: Sequence[tuple[int, Analysed]]
+) -> list[tuple[int, int]]:
+    """The spans of the claim's choices that the sources make the same way: their words say
+    the choice, whatever words the sources say it with ("whichever happens sooner" for
+    "whichever comes first")."""
+    mine = _choices(claim.text)
+    if not mine:
+        return []
+    theirs = {c[0] for _, c in _made_choices(claim, claim_stems, near)}
+    return [(start, end) for larger, _, _, start, end in mine if larger in theirs]
+
+
+def _chosen_the_other_way(
+    claim: Analysed,
+    claim_stems: set[str],
+    sentences: Sequence[tuple[int, int, str]],
+    near: Sequence[tuple[int, Analysed]],
+) -> list[Issue]:
+    """A choice of the claim between values that the sources make the other way: "capped at
+    $24 or 25% of the order, whichever is higher" where they say "whichever is lower"; "when
+    the keys are handed back, whichever comes first" where they say "whichever is later". Read
+    against the sentences stating two of the claim's words or values that make a choice, and
+    only where none makes it the claim's way."""
+    mine = _choices(claim.text)
+    if not mine:
+        return []
+    theirs = _made_choices(claim, claim_stems, near)
+    issues = []
+    for larger, start, end, _, _ in mine:
+        if not theirs or any(c[0] == larger for _, c in theirs):
+            continue
+        k, (_, lo, hi, _, _) = theirs[0]
+        issues.append(
+            _held_against("content", "opposite", claim, (start, end), sentences, k, (lo, hi))
+        )
+    return issues
+
+
+_ALSO = frozenset(("too", "also", "as", "well", "even", "only", "just"))
+"""Words that add nothing to what days a claim gives its statement ("at weekends *too*")."""
+
+
+def _days_otherwise(
+    claim: Analysed,
+    sentences: Sequence[tuple[int, int, str]],
+    near: Sequence[tuple[int, Analysed]],
+) -> list[Issue]:
+    """Days of the week the claim gives a statement that the sources give other days: "Visitor
+    permits are valid at weekends" where "Visitor permits are valid Monday to Friday only". Held
+    against a sentence stating every other content word of the claim, and only where no
+    sentence about the claim (stating two of its words or values) names one of its days. A
+    claim with a negation may say what the other days leave out ("not at weekends") and is left
+    alone."""
+    mine = named_days(claim.text)
+    if not mine or claim.negations:
+        return []
+    spans = [(lo, hi) for lo, hi, _ in day_spans(claim.text)]
+    words = {
+        stem(claim.tokens[i].norm)
+        for i in claim.content
+        if claim.tokens[i].norm not in _ALSO
+        and not any(lo <= claim.tokens[i].start < hi for lo, hi in spans)
+    }
+    if len(words) < 2:
+        return []
+    other = None
+    for k, e in near:
+        theirs = named_days(e.text)
+        if theirs & mine and _shares_two(claim, words, e):
+            return []  # a sentence about the claim says something of one of its days
+        if theirs and other is None and words <= e.stems:
+            other = (k, day_spans(e.text)[0][:2])
+    if other is None:
+        return []
+    k, at = other
+    return [_held_against("content", "other_value", claim, spans[0], sentences, k, at)]
+
+
 _SYMMETRIC = frozenset(
     (
         *("meet", "marry", "match", "equal", "resemble", "border", "merge", "join", "connect"),
@@ -3626,6 +3737,8 @@ def ground_claim(
                 flagged.add((fact.start, fact.end))
         read = _moved_the_other_way(claim, sentences, near_at)
         read += _compared_the_other_way(claim, sentences, near_at)
+        read += _days_otherwise(claim, sentences, near_at)
+        read += _chosen_the_other_way(claim, claim_stems, sentences, near_at)
         read += _roles_swapped(claim, sentences, near_at)
         read += _passed_over(claim, sentences, near_at)
         read += _done_by_another(claim, sentences, near_at)
@@ -3720,6 +3833,7 @@ def ground_claim(
             f for f in claim.facts if f.kind == "number" and any(same_value(f, q) for q in case)
         ]
         bounds += _compared_after(claim, asker)
+        bounds += _choice_words(claim, claim_stems, near_at)
         units = _unit_words(claim, issues, periodic, asker)
         for i in claim.content:
             t = claim.tokens[i]
