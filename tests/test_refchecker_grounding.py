@@ -598,6 +598,26 @@ def test_a_choice_between_values_is_read_by_the_side_it_takes(answer, passing):
     assert _decided("What are the terms?", answer, CHOICES).passing is passing
 
 
+JOINED_OPPOSITES = [
+    "Smoking is prohibited inside the terminal but allowed in the marked outdoor areas.",
+    "Fire safety training is mandatory for all new staff and optional for contractors.",
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        ("Smoking is allowed inside the terminal.", False),
+        ("Smoking is prohibited in the marked outdoor areas.", False),
+        ("Fire safety training is optional for all new staff.", False),
+        ("You can smoke in the marked outdoor areas, though not inside the terminal.", True),
+        ("Fire safety training is mandatory for new staff.", True),
+    ],
+)
+def test_a_word_the_sources_state_beside_its_opposite_is_read_in_its_own_statement(answer, passing):
+    assert _decided("Where and for whom?", answer, JOINED_OPPOSITES).passing is passing
+
+
 DAYS = [
     "Visitor permits are valid Monday to Friday only. Weekend parking is free in all council "
     "car parks.",

@@ -2,7 +2,7 @@
 
 import pytest
 
-from truthguard.refchecker.opposites import PAIRS, flips
+from truthguard.refchecker.opposites import PAIRS, crossed_flips, flips
 
 CUP = "Redbridge Rovers won the Northern Cup in 1998 after beating Eastfield 2-1 in the final."
 
@@ -116,3 +116,35 @@ def test_a_text_states_the_opposite_of_a_word():
 def test_a_word_is_set_against_the_same_word_denied_by_the_prefix_non(claim, evidence, flipped):
     found = [f.text for f in flips(claim, evidence)]
     assert found == ([flipped] if flipped else [])
+
+
+TRAINING = "Fire safety training is mandatory for all new staff and optional for contractors."
+ORDERS = "The minimum order is 20 units, and the maximum per customer is 500 units."
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "flipped"),
+    [
+        (
+            "Fire safety training is optional for all new staff.",
+            TRAINING,
+            [("optional", "mandatory")],
+        ),
+        (
+            "Fire safety training is mandatory for contractors.",
+            TRAINING,
+            [("mandatory", "optional")],
+        ),
+        ("The maximum order is 20 units.", ORDERS, [("maximum", "minimum")]),
+        ("The minimum per customer is 500 units.", ORDERS, [("minimum", "maximum")]),
+        # each word with what its own statement says, in any order
+        ("Fire safety training is mandatory for new staff.", TRAINING, []),
+        ("For contractors the training is optional, but all new staff must take it.", TRAINING, []),
+        ("The maximum per customer is 500 units.", ORDERS, []),
+        # a sentence saying the two in one statement tells nothing apart
+        ("Training is optional for new staff.", "Training is optional or mandatory by site.", []),
+    ],
+)
+def test_a_word_stated_beside_its_opposite_goes_with_its_own_statement(claim, evidence, flipped):
+    got = crossed_flips(claim, evidence)
+    assert [(f.text, f.evidence_text) for f in got] == flipped

@@ -71,7 +71,7 @@ from truthguard.refchecker.grounding import (
 )
 from truthguard.refchecker.lexical import STOPWORDS, content_recall
 from truthguard.refchecker.meaning import MeaningModel
-from truthguard.refchecker.opposites import denied_words, flips, word_lemmas
+from truthguard.refchecker.opposites import crossed_flips, denied_words, flips, word_lemmas
 from truthguard.refchecker.retrieval import Retrieval
 from truthguard.refchecker.structure import off_question, parse_all, unnamed_answer
 from truthguard.refchecker.support import (
@@ -559,6 +559,10 @@ def _flipped_words(
             if (f.start, f.end) in flagged or (f.start, f.end) in out or word in said:
                 continue
             if len((words - {word}) & _stems(analyse(text))) >= 2:
+                out[(f.start, f.end)] = _set_against("content", "opposite", f, ref, offset)
+        # a sentence stating the word and its opposite: which one the claim's other words go with
+        for f in crossed_flips(claim, text):
+            if (f.start, f.end) not in flagged and (f.start, f.end) not in out:
                 out[(f.start, f.end)] = _set_against("content", "opposite", f, ref, offset)
     return list(out.values())
 

@@ -15,13 +15,24 @@ adjective of its verb: "non-refundable" of "refund", "non-members" of "members".
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from truthguard.refchecker._analysis import Against, Analysed, analyse
 from truthguard.refchecker._lemmas import lemmas as all_lemmas
 from truthguard.refchecker._names import CLAUSE_END
+from truthguard.refchecker._tokens import stem
 
-__all__ = ["PAIRS", "Flip", "denied_words", "flips", "stated_opposite", "word_lemmas"]
+__all__ = [
+    "PAIRS",
+    "Flip",
+    "crossed_flips",
+    "denied_words",
+    "flips",
+    "stated_opposite",
+    "word_lemmas",
+]
 
 PAIRS: tuple[tuple[str, str], ...] = (
     *(("win", "lose"), ("victory", "defeat"), ("north", "south"), ("east", "west")),
@@ -120,6 +131,85 @@ def flips(claim_text: str, evidence_text: str) -> list[Flip]:
                 out.append(Flip(t.start, t.end, t.text, e.start, e.end, e.text))
                 break
     return out
+
+
+def crossed_flips(claim_text: str, evidence_text: str) -> list[Flip]:
+    """The claim's words that the evidence sentence states beside an opposite, where the
+    claim ties the word to what the sentence says with the opposite (:func:`_crossed`):
+    "optional for new staff" of "mandatory for all new staff and optional for contractors"."""
+    claim, evidence = analyse(claim_text), analyse(evidence_text)
+    negated, denied = _negated(evidence), _negated(claim)
+    claimed = frozenset().union(*(_lemmas(t.norm) for t in claim.tokens if _word(t.norm)))
+    said = [
+        (k, _lemmas(t.norm))
+        for k, t in enumerate(evidence.tokens)
+        if _word(t.norm) and t.start not in negated
+    ]
+    out = []
+    for i, t in enumerate(claim.tokens):
+        if not _word(t.norm) or t.start in denied:
+            continue
+        mine = _lemmas(t.norm)
+        wanted = frozenset().union(*(_OPPOSITE.get(m, frozenset()) for m in mine))
+        if not wanted or wanted & claimed:
+            continue
+        same = next((k for k, lemmas in said if lemmas & mine), None)
+        other = next((k for k, lemmas in said if lemmas & wanted), None)
+        if same is not None and other is not None and _crossed(claim, i, evidence, same, other):
+            e = evidence.tokens[other]
+            out.append(Flip(t.start, t.end, t.text, e.start, e.end, e.text))
+    return out
+
+
+_JOINS = frozenset(("and", "but", "while", "whereas", "or", "whilst"))
+"""Words that join two statements of one sentence."""
+
+
+def _joins(text: Analysed, k: int) -> bool:
+    """Whether token ``k`` of ``text`` joins two statements ("and", "but", "while", ...)."""
+    return text.tokens[k].norm in _JOINS
+
+
+def _breaks(text: Analysed, k: int) -> bool:
+    """Whether a comma, semicolon or colon stands between token ``k`` and the one before."""
+    toks = text.tokens
+    return bool(re.search(r"[,;:]", text.text[toks[k - 1].end : toks[k].start]))
+
+
+def _semicolon(text: Analysed, k: int) -> bool:
+    """Whether a semicolon stands between token ``k`` and the one before."""
+    toks = text.tokens
+    return ";" in text.text[toks[k - 1].end : toks[k].start]
+
+
+def _crossed(claim: Analysed, at: int, text: Analysed, same: int, other: int) -> bool:
+    """Whether the claim ties its word at token ``at`` to what ``text`` says in the statement
+    of that word's opposite (token ``other``), ``text`` stating the word too (token ``same``)
+    in another of its joined statements: "Training is mandatory for all new staff and optional
+    for contractors" read with "optional for all new staff", "The minimum order is 20 units,
+    and the maximum per customer is 500" with "The maximum order is 20 units". The claim's
+    other content words and numbers found in only one of the two statements say which: at
+    least one in the opposite's and none in the word's own. Words before the first of the two
+    (the subject both share) say nothing."""
+    lo, hi = sorted((same, other))
+    # a joining word ends a statement where there is one, else a comma or a semicolon
+    cut = next((f for f in (_joins, _breaks) for k in range(lo + 1, hi + 1) if f(text, k)), None)
+    if cut is None:
+        return False
+    split = max(k for k in range(lo + 1, hi + 1) if cut(text, k))
+    end = len(text.tokens)
+    after = next((k for k in range(hi + 1, end) if _joins(text, k) or _semicolon(text, k)), end)
+    first, second = range(lo, split), range(split, after)
+    own, theirs = (first, second) if same == lo else (second, first)
+
+    def keys(a: Analysed, ks: Iterable[int]) -> set[str]:
+        return {
+            stem(a.tokens[k].norm) for k in ks if k in a.content or a.tokens[k].norm[:1].isdigit()
+        }
+
+    mine = keys(claim, (k for k in range(len(claim.tokens)) if k != at))
+    in_own, in_theirs = keys(text, own) & mine, keys(text, theirs) & mine
+    return bool(in_theirs - in_own) and not in_own - in_theirs
 
 
 def denied_words(text: str) -> frozenset[str]:
