@@ -2421,6 +2421,38 @@ def test_a_bound_in_the_subject_of_a_denied_verb_is_read_on_the_side_it_denies(c
 
 
 @pytest.mark.parametrize(
+    ("claim", "turned"),
+    [
+        ("A break of up to 4 weeks doesn't stop the allowance.", False),
+        ("A break of more than 4 weeks doesn't stop the allowance.", True),
+        # the other way round: the denial in the sources, the opposite in the claim
+        ("The allowance continues through a break of up to 4 weeks.", False),
+        ("The allowance continues through a break of more than 4 weeks.", True),
+    ],
+)
+def test_a_denied_verb_and_its_stated_opposite_keep_their_bounds_sides(claim, turned):
+    # a denial of "stop" says what "continues" says: the bound of either compares as written
+    sents = {
+        True: "The childcare allowance continues through breaks of up to 4 weeks.",
+        False: "Breaks of up to 4 weeks do not stop the childcare allowance.",
+    }
+    g = ground_claim(claim, [(0, 0, sents["continues" not in claim])])
+    assert [i.relation for i in g.issues if i.kind == "number"] == (
+        ["opposite"] if turned else []
+    ), g.issues
+
+
+def test_a_verb_stopped_where_the_sources_say_it_continues_is_their_opposite():
+    r = _decided(
+        "Does the allowance stop during a break?",
+        "The childcare allowance stops during breaks of up to 4 weeks.",
+        ["The childcare allowance continues through breaks of up to 4 weeks."],
+    )
+    issues = [(i["relation"], i["text"]) for c in r.details["claims"] for i in c["issues"]]
+    assert not r.passing and ("opposite", "stops") in issues, issues
+
+
+@pytest.mark.parametrize(
     ("claim", "flipped"),
     [
         # the claim's "is" is the auxiliary of its own verb; the sentence's "is not" denies

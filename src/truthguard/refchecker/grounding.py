@@ -386,10 +386,19 @@ def _sides(fact: Fact, claim: Analysed, sent: Analysed) -> tuple[_Side, list[_Si
     of that value in ``sent``; None when the claim states no bound of it. When both deny one
     verb ("after 60 days theft isn't covered" / "theft while the home is empty for more than 60
     days is not covered"), each bound is a condition of that denial, and the sides compare as
-    written."""
+    written; so do a denial and a plain statement of the denied verb's opposite ("breaks of up
+    to 4 weeks don't stop the allowance" / "the allowance continues through breaks of up to 4
+    weeks")."""
     if fact.kind != "number":
         return None
-    turn = not (negated_verbs(claim.text) & negated_verbs(sent.text))
+    theirs, denied = negated_verbs(sent.text), negated_verbs(claim.text)
+    # (a verb denied on one side whose opposite the other side states is one denial: "doesn't
+    # stop the allowance" / "the allowance continues")
+    turn = not (
+        denied & theirs
+        or any(stated_opposite(v, sent.text) for v in denied)
+        or any(stated_opposite(v, claim.text) for v in theirs)
+    )
     mine = _side(claim, fact, turn)
     if mine is None:
         return None

@@ -48,7 +48,7 @@ PAIRS: tuple[tuple[str, str], ...] = (
     *(("import", "export"), ("permanent", "temporary"), ("internal", "external")),
     *(("ascend", "descend"), ("allow", "prohibit"), ("permit", "prohibit"), ("permit", "forbid")),
     *(("valid", "void"), ("valid", "invalid"), ("active", "inactive")),
-    ("available", "unavailable"),
+    *(("available", "unavailable"), ("stop", "continue"), ("cease", "continue")),
 )
 """Opposite lemmas, each pair both ways."""
 
