@@ -10,6 +10,7 @@ from truthguard.refchecker._facts import extract_facts, fold, stem
 from truthguard.refchecker.grounding import (
     EvidencePool,
     SoftMatcher,
+    _choices,
     _form_of,
     case_days,
     denied_of_joined,
@@ -596,6 +597,21 @@ CHOICES = [
 )
 def test_a_choice_between_values_is_read_by_the_side_it_takes(answer, passing):
     assert _decided("What are the terms?", answer, CHOICES).passing is passing
+
+
+@pytest.mark.parametrize(
+    ("text", "larger"),
+    [
+        ("Fees are capped at $24 or 25%, whichever is lower.", [False]),
+        ("It ends after 2 years or 20,000 km, whichever comes first.", [False]),
+        ("You pay the greater of £50 and 10% of the order.", [True]),
+        # a quality, a rank: no choice of a value
+        ("Use the depot or a locker, whichever is most convenient.", []),
+        ("Rent is due on the first of the month.", []),
+    ],
+)
+def test_a_choice_is_one_by_size_or_time(text, larger):
+    assert [c[0] for c in _choices(text)] == larger
 
 
 JOINED_OPPOSITES = [

@@ -852,14 +852,16 @@ def _compared_the_other_way(
 
 _LARGER = r"higher|greater|larger|bigger|longer|later|last|latest|highest|greatest|largest|most"
 _SMALLER = r"lower|lesser|smaller|shorter|earlier|sooner|first|earliest|lowest|least|smallest"
+_OF = r"higher|greater|larger|bigger|longer|later|lower|lesser|smaller|shorter|earlier"
 _CHOICE = re.compile(
     r"\bwhichever\s+(?:(?:is|comes|falls|happens|occurs|applies|gives|ends)\s+)?(?:the\s+)?"
-    rf"(?P<word>{_LARGER}|{_SMALLER}|(?:more|less|fewer)(?!\s+[a-z]))\b"
-    rf"|\bthe\s+(?P<of>{_LARGER}|{_SMALLER})\s+of\b",
+    rf"(?P<word>(?:{_LARGER}|{_SMALLER}|more|less|fewer)(?!\s+[a-z]))\b"
+    rf"|\bthe\s+(?P<of>{_OF})\s+of\b",
     re.IGNORECASE,
 )
 """A choice between values by their size or time: "*whichever is lower*", "*whichever comes
-first*", "*the greater of* £50 and 10%"."""
+first*", "*the greater of* £50 and 10%"; not by a quality ("whichever is most convenient"),
+nor a rank ("the first of the month")."""
 
 
 def _choices(text: str) -> list[tuple[bool, int, int, int, int]]:
