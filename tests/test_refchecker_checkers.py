@@ -329,6 +329,26 @@ def test_a_whole_sentence_restating_the_question_must_add_mostly_what_the_source
 @pytest.mark.parametrize(
     ("answer", "passes"),
     [
+        # a denial of what the sources state the opposite of answers the question
+        ("Billing doesn't stop when the battery is full.", True),
+        ("Billing doesn't continue once the battery is full.", False),
+        ("Billing stops when the battery is full.", False),
+    ],
+)
+def test_an_answer_denying_the_opposite_of_what_the_sources_state_answers_the_question(
+    answer, passes
+):
+    source = (
+        "Billing continues at 10p a minute once the battery is full, until the cable is removed."
+    )
+    asked = "What happens to billing when the battery is full?"
+    result = RefChecker().invoke({"question": asked, "answer": answer, "contexts": [source]})
+    assert result.passing is passes
+
+
+@pytest.mark.parametrize(
+    ("answer", "passes"),
+    [
         ("Ostrandia has more species than Velloria.", False),
         ("Velloria has fewer species.", False),
         ("Velloria has more species than Ostrandia.", True),

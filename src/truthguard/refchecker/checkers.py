@@ -71,9 +71,15 @@ from truthguard.refchecker.grounding import (
 )
 from truthguard.refchecker.lexical import STOPWORDS, content_recall
 from truthguard.refchecker.meaning import MeaningModel
-from truthguard.refchecker.opposites import crossed_flips, denied_words, flips, word_lemmas
+from truthguard.refchecker.opposites import (
+    crossed_flips,
+    denied_words,
+    flips,
+    stated_opposite,
+    word_lemmas,
+)
 from truthguard.refchecker.retrieval import Retrieval
-from truthguard.refchecker.structure import off_question, parse_all, unnamed_answer
+from truthguard.refchecker.structure import negated_verbs, off_question, parse_all, unnamed_answer
 from truthguard.refchecker.support import (
     FACT_P,
     SupportModel,
@@ -365,6 +371,7 @@ def _unanswered(
             return []
     missing = [(i.start, i.end) for i in g.issues if i.relation in ("ungrounded", "other_value")]
     denied = denied_words(g.sentence[3]) if g.sentence else frozenset()
+    negated = negated_verbs(claim)
     stated, lost = False, []
     for i in added:
         t = said.tokens[i]
@@ -372,6 +379,12 @@ def _unanswered(
         unstated = any(a <= t.start and t.end <= b for a, b in missing)
         if not in_fact and word_lemmas(t.norm) & denied:
             return []  # ("can't be refunded" of "non-refundable": the opposites read it)
+        if (
+            g.sentence
+            and word_lemmas(t.norm) & negated
+            and any(stated_opposite(w, g.sentence[3]) for w in word_lemmas(t.norm) & negated)
+        ):
+            return []  # ("doesn't stop" of "continues": a denial of the sources' opposite)
         # a name or number the sources state, or one of their words
         stated = stated or (in_fact and not unstated) or (not in_fact and t.text not in g.soft)
         if unstated and not in_fact:
