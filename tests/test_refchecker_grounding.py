@@ -634,6 +634,16 @@ def test_a_word_the_sources_state_beside_its_opposite_is_read_in_its_own_stateme
     assert _decided("Where and for whom?", answer, JOINED_OPPOSITES).passing is passing
 
 
+def test_a_word_another_sentence_states_is_not_read_across_a_sentence_of_its_opposite():
+    region = (
+        "The region includes quiet suburbs and the busy western part along the river. Oakland "
+        "lies in the western part, and the eastern part holds the quiet suburbs of the region."
+    )
+    copied = "The region includes quiet suburbs and the busy western part along the river."
+    # the claim copies the first sentence; the second's statements would cross it
+    assert _decided("What does the region include?", copied, [region]).passing
+
+
 DAYS = [
     "Visitor permits are valid Monday to Friday only. Weekend parking is free in all council "
     "car parks.",

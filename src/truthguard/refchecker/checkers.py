@@ -564,7 +564,8 @@ def _flipped_words(
     flagged = _flagged(fields)
     words = _stems(analyse(claim))
     about = _about_claim(words, sentences)
-    said = {stem(t.norm) for _, _, text in about for t in analyse(text).tokens}
+    stated = [(text, {stem(t.norm) for t in analyse(text).tokens}) for _, _, text in about]
+    said = set().union(*(own for _, own in stated))
     out: dict[tuple[int, int], dict[str, Any]] = {}
     for ref, offset, text in about:
         for f in flips(claim, text):
@@ -573,10 +574,16 @@ def _flipped_words(
                 continue
             if len((words - {word}) & _stems(analyse(text))) >= 2:
                 out[(f.start, f.end)] = _set_against("content", "opposite", f, ref, offset)
-        # a sentence stating the word and its opposite: which one the claim's other words go with
+        # a sentence stating the word and its opposite: which one the claim's other words go
+        # with, unless another sentence about the claim states the word too (a copy of the
+        # claim's own sentence beside one contrasting "eastern" and "western" parts)
         for f in crossed_flips(claim, text):
-            if (f.start, f.end) not in flagged and (f.start, f.end) not in out:
-                out[(f.start, f.end)] = _set_against("content", "opposite", f, ref, offset)
+            word = stem(f.text.casefold())
+            if (f.start, f.end) in flagged or (f.start, f.end) in out:
+                continue
+            if any(word in own for other, own in stated if other != text):
+                continue
+            out[(f.start, f.end)] = _set_against("content", "opposite", f, ref, offset)
     return list(out.values())
 
 
