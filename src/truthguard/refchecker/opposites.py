@@ -15,7 +15,6 @@ adjective of its verb: "non-refundable" of "refund", "non-members" of "members".
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -170,16 +169,11 @@ def _joins(text: Analysed, k: int) -> bool:
     return text.tokens[k].norm in _JOINS
 
 
-def _breaks(text: Analysed, k: int) -> bool:
-    """Whether a comma, semicolon or colon stands between token ``k`` and the one before."""
+def _breaks(text: Analysed, k: int, marks: str = ",;:") -> bool:
+    """Whether one of ``marks`` (by default a comma, semicolon or colon) stands between token
+    ``k`` and the one before."""
     toks = text.tokens
-    return bool(re.search(r"[,;:]", text.text[toks[k - 1].end : toks[k].start]))
-
-
-def _semicolon(text: Analysed, k: int) -> bool:
-    """Whether a semicolon stands between token ``k`` and the one before."""
-    toks = text.tokens
-    return ";" in text.text[toks[k - 1].end : toks[k].start]
+    return any(m in text.text[toks[k - 1].end : toks[k].start] for m in marks)
 
 
 def _crossed(claim: Analysed, at: int, text: Analysed, same: int, other: int) -> bool:
@@ -198,7 +192,7 @@ def _crossed(claim: Analysed, at: int, text: Analysed, same: int, other: int) ->
         return False
     split = max(k for k in range(lo + 1, hi + 1) if cut(text, k))
     end = len(text.tokens)
-    after = next((k for k in range(hi + 1, end) if _joins(text, k) or _semicolon(text, k)), end)
+    after = next((k for k in range(hi + 1, end) if _joins(text, k) or _breaks(text, k, ";")), end)
     first, second = range(lo, split), range(split, after)
     own, theirs = (first, second) if same == lo else (second, first)
 
