@@ -2468,6 +2468,30 @@ def test_a_denied_verb_and_its_stated_opposite_keep_their_bounds_sides(claim, tu
     ), g.issues
 
 
+@pytest.mark.parametrize(
+    ("claim", "sent", "turned"),
+    [
+        # "refused" says "not paid": the two bounds are conditions of one denial
+        ("Claims over 90 days old are refused.", "Claims over 90 days old aren't paid.", False),
+        ("Claims under 90 days old are refused.", "Claims over 90 days old aren't paid.", True),
+        # against a plain statement, the denying verb turns the claim's bound
+        ("Parcels over 15 kg are rejected.", "The locker accepts parcels of up to 15 kg.", False),
+        ("Parcels under 15 kg are rejected.", "The locker accepts parcels of up to 15 kg.", True),
+        # and the sources' own denying verb turns theirs
+        (
+            "Maintenance with less than 5 days' notice counts against uptime.",
+            "Maintenance announced at least 5 days in advance is excluded from uptime.",
+            False,
+        ),
+    ],
+)
+def test_a_verb_that_denies_in_itself_turns_the_side_of_its_bound(claim, sent, turned):
+    g = ground_claim(claim, [(0, 0, sent)])
+    assert [i.relation for i in g.issues if i.kind == "number"] == (
+        ["opposite"] if turned else []
+    ), g.issues
+
+
 def test_a_verb_stopped_where_the_sources_say_it_continues_is_their_opposite():
     r = _decided(
         "Does the allowance stop during a break?",

@@ -157,6 +157,23 @@ def test_a_negation_scopes_over_the_verb_it_hangs_from():
     assert negated_verb_at(text, 0, 3) is None
 
 
+def test_a_verb_that_denies_in_itself_negates_only_where_asked():
+    from truthguard.refchecker.structure import negation_at
+
+    text = "Claims over 90 days old are refused."
+    assert negation_at(text, text.index("90")) is None
+    assert negation_at(text, text.index("90"), lexical=True) == text.index("refused")
+    text = "Scheduled maintenance announced at least 5 days in advance is excluded from uptime."
+    assert negation_at(text, text.index("5"), lexical=True) == text.index("excluded")
+    text = "Bags over 10 kg are banned from the cabin."
+    assert negation_at(text, text.index("10"), lexical=True) == text.index("banned")
+    # a fall is no denial, nor is a verb that merely stands beside one
+    text = "Sales declined for more than 3 years."
+    assert negation_at(text, text.index("3"), lexical=True) is None
+    text = "Parcels of up to 15 kg are accepted; heavier ones are refused."
+    assert negation_at(text, text.index("15"), lexical=True) is None
+
+
 def test_a_subject_denying_its_verb_scopes_over_the_verb_s_conditions():
     from truthguard.refchecker.structure import negated_verbs, negation_at
 

@@ -412,7 +412,7 @@ def _side(text: Analysed, fact: Fact, turn: bool = True) -> _Side | None:
     side, lo, hi = found
     if not turn or _NEGATION_FIRST.match(text.text, lo):
         return side, lo, hi  # "not under 18": the bound has read its own negation
-    cue = negation_at(text.text, fact.start)
+    cue = negation_at(text.text, fact.start, lexical=True)
     if cue is None:
         return side, lo, hi
     # the side the negation turns, shown from the negation ("No refunds are given after 14")

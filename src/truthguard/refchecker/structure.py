@@ -622,7 +622,19 @@ def _owners(noun: Any) -> set[str]:
 # --- negation scope ------------------------------------------------------------------------
 
 
-def negation_at(text: str, offset: int) -> int | None:
+DENYING = frozenset(
+    {"refuse", "reject", "deny", "withhold", "forbid", "prohibit", "ban", "exclude", "disallow"}
+)
+"""Verbs that deny what they speak of in themselves: "refused" is "not accepted", "excluded"
+"not counted". ("decline" is left out: it is also a fall.)"""
+
+_DENYING_CUE = re.compile(
+    r"\b(?:refus|reject|deni|deny|withh[eo]ld|forb[ai]d|prohibit|bann|ban\b|bans\b|exclu|disallow)",
+    re.IGNORECASE,
+)
+
+
+def negation_at(text: str, offset: int, *, lexical: bool = False) -> int | None:
     """The offset of the word that negates the verb the word at ``offset`` depends on, or None
     when nothing negates it ("Do not fold it within 10 minutes": "10" hangs from "fold", which
     "not" negates; in "an SDK that can't reach the server waits up to 5 seconds" the "5" hangs
@@ -633,8 +645,11 @@ def negation_at(text: str, offset: int) -> int | None:
     relative, adverbial or participle clause with no negation of its own sets a condition of
     the verb above it, and is in that verb's scope ("nothing is taken in any month in which
     your pay is £2,200 or less", "maintenance announced at least 5 days ahead is not
-    counted")."""
-    if not _CUES.search(text):
+    counted").
+
+    With ``lexical``, a verb that denies in itself (:data:`DENYING`: "claims over 90 days old
+    are refused") is the word that negates: it says what "not paid" says."""
+    if not _CUES.search(text) and not (lexical and _DENYING_CUE.search(text)):
         return None  # no negation to scope
     doc = parse(text)
     tok = next((t for t in doc if t.idx <= offset < t.idx + len(t.text)), None)
@@ -643,6 +658,9 @@ def negation_at(text: str, offset: int) -> int | None:
             cues = _negations(tok)
             if cues:
                 return min(c.idx for c in cues)
+            denying = _denying(tok) if lexical else None
+            if denying is not None:
+                return denying.idx
             if tok.dep_ not in ("relcl", "advcl", "acl") or tok.head is tok:
                 return None
             # a condition of the verb above ("nothing is taken in any month in which your pay
@@ -652,6 +670,25 @@ def negation_at(text: str, offset: int) -> int | None:
             return None
         tok = tok.head
     return None
+
+
+def _denying(verb: Any) -> Any:
+    """The word of ``verb`` that denies in itself (:data:`DENYING`): the verb, or the
+    participle a copula takes ("is excluded", which the parse may read as an adjective)."""
+    for w in (verb, *(c for c in verb.children if c.dep_ in ("acomp", "attr"))):
+        if w.pos_ in ("VERB", "ADJ") and (
+            w.lemma_.casefold() in DENYING or _stem_verb(w.lower_) in DENYING
+        ):
+            return w
+    return None
+
+
+def _stem_verb(word: str) -> str:
+    """``word`` ("excluded", "refused", "banned") without a past-participle ending."""
+    for end, keep in (("ied", "y"), ("nned", "n"), ("ed", "e"), ("ed", "")):
+        if word.endswith(end) and (base := word[: -len(end)] + keep) in DENYING:
+            return base
+    return word
 
 
 def negated_verbs(text: str) -> frozenset[str]:
