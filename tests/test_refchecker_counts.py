@@ -106,3 +106,20 @@ def test_a_count_of_a_kind_of_the_claim_s_noun_is_no_other_count_of_it():
     # the same kind is the same count
     assert [r.text for r in recounts("You will earn 4,410 tier points.", tiers)] == ["4,410"]
     assert [r.text for r in recounts("It earns 40 points.", "It earns 20 points.")] == ["40"]
+
+
+def test_a_value_given_another_noun_is_no_agreement_where_the_noun_has_another_count():
+    ev = "The charity runs 45 shelters with 900 volunteers."
+    # the two counts exchanged: each value is stated, of the other noun
+    claim = "The charity runs 900 shelters with 45 volunteers."
+    assert agreeing(claim, ev) == []
+    assert [(r.text, r.evidence_text) for r in recounts(claim, ev)] == [
+        ("900", "45"),
+        ("45", "900"),
+    ]
+    # a value the sentence states bare, counting nothing, still agrees
+    assert [a.text for a in agreeing("It has 45 shelters.", "The number of shelters is 45.")] == [
+        "45"
+    ]
+    # and the right counts agree
+    assert [a.text for a in agreeing("It has 900 volunteers in 45 shelters.", ev)] == ["900", "45"]

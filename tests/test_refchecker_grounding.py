@@ -2492,6 +2492,76 @@ def test_a_verb_that_denies_in_itself_turns_the_side_of_its_bound(claim, sent, t
     ), g.issues
 
 
+@pytest.mark.parametrize(
+    ("claim", "turned"),
+    [
+        ("The gates close 30 minutes before the last train.", False),
+        ("The gates close 30 minutes ahead of the last train.", False),
+        ("The gates close 30 minutes after the last train.", True),
+        # another event, or no event on either side of which the time is put
+        ("The gates close 30 minutes after opening.", False),
+        ("The gates stay shut for 30 minutes.", False),
+    ],
+)
+def test_a_span_of_time_put_on_the_other_side_of_its_event_is_its_opposite(claim, turned):
+    sent = "The station gates close 30 minutes before the last train leaves."
+    g = ground_claim(claim, [(0, 0, sent)])
+    assert [i.relation for i in g.issues if i.kind == "number"] == (
+        ["opposite"] if turned else []
+    ), g.issues
+
+
+def test_a_value_of_a_clause_that_leaves_its_verb_out_is_its_own_subject_s():
+    sources = ["Exports made up 38% of revenue last year, and services 12%."]
+    wrong = _decided("What share came from exports?", "Exports made up 12% of revenue.", sources)
+    assert not wrong.passing
+    right = _decided("What share came from exports?", "Exports made up 38% of revenue.", sources)
+    assert right.passing
+
+
+@pytest.mark.parametrize(
+    ("claim", "conflict"),
+    [
+        ("Membership costs £10 a month.", False),
+        ("Membership costs £10 a year.", True),
+        ("Membership costs £120 a month.", True),
+        # a value given per nothing, or per another thing than a stretch of time, is not read
+        ("Membership costs £10.", False),
+        ("Membership costs £10 per person.", False),
+    ],
+)
+def test_an_amount_given_for_another_stretch_of_time_conflicts(claim, conflict):
+    sent = "Membership costs £10 a month, or £120 a year if you pay up front."
+    g = ground_claim(claim, [(0, 0, sent)])
+    assert [i.relation for i in g.issues if i.kind == "number"] == (
+        ["conflict"] if conflict else []
+    ), g.issues
+
+
+def test_an_amount_another_sentence_gives_for_the_claim_s_stretch_of_time_is_stated():
+    sents = [
+        (0, 0, "Membership costs £10 a month for students."),
+        (0, 44, "Members who are not students pay £10 a week."),
+    ]
+    g = ground_claim("Members who are not students pay £10 a week.", sents)
+    assert [i for i in g.issues if i.kind == "number"] == [], g.issues
+
+
+def test_the_doer_of_an_action_another_verb_leads_to_is_that_verb_s_subject():
+    r = _decided(
+        "Who is buying whom?",
+        "The bakery chain Crumbworth agreed to buy Harlow Foods for £85 million.",
+        ["Harlow Foods agreed to buy the bakery chain Crumbworth for £85 million."],
+    )
+    assert not r.passing
+    right = _decided(
+        "Who is buying whom?",
+        "Harlow Foods agreed to buy the bakery chain Crumbworth for £85 million.",
+        ["Harlow Foods agreed to buy the bakery chain Crumbworth for £85 million."],
+    )
+    assert right.passing
+
+
 def test_a_verb_stopped_where_the_sources_say_it_continues_is_their_opposite():
     r = _decided(
         "Does the allowance stop during a break?",

@@ -298,6 +298,16 @@ def test_the_parties_of_an_action_by_their_parts():
     ]
     # a pronoun names no party
     assert roles("It sends a heartbeat.") == []
+    # the subject of "agreed to", "plans to" does what the verb after it says; where the verb
+    # above has an object, that object may do it instead, so no one is read as the doer
+    assert parts("The city agreed to buy the old depot.") == [
+        ("buy", {"agent": {"city"}, "patient": {"old", "depot"}})
+    ]
+    assert [r.verb for r in roles("The council asked the bank to fund the bridge.")] == ["ask"]
+    # a verb joined to another shares its subject: the one done to, where it is passive
+    assert parts("The old manager will retire in May and be replaced by the deputy.") == [
+        ("replace", {"agent": {"deputy"}, "patient": {"old", "manager"}})
+    ]
 
 
 def test_a_choice_made_instead_of_another():
@@ -418,6 +428,11 @@ def test_a_subject_is_said_of_the_values_of_its_own_clause():
     text = "Hot-tier restores start within 5 minutes, and warm-tier ones within 1 hour."
     five, one = _contexts(text, "5 minutes", "1 hour")
     assert "start" in five and "start" in one
+    # a clause that leaves its verb out has a subject of its own: the noun the parse joins to
+    # the verb
+    text = "Exports made up 38% of revenue last year, and services 12%."
+    both, other = _contexts(text, "38%", "12%")
+    assert "export" in both and "export" not in other and "service" in other
 
 
 def test_a_verb_phrase_joined_to_a_value_s_own_says_nothing_of_it():

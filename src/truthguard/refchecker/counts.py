@@ -178,7 +178,8 @@ def agreeing(claim_text: str, evidence_text: str, *, of_noun: bool = False) -> l
     """The claim's counts the evidence sentence states too (a count the sources do state, which
     another sentence's other count for the same word does not undo); with ``of_noun``, only
     those it states of the same counted word ("up to 2 guests" for "up to two guests", not
-    "four grandchildren" for "four children")."""
+    "four grandchildren" for "four children"). A value the sentence states of another noun
+    while it counts the claim's noun with another value is no agreement (:func:`_exchanged`)."""
     mine = _counted(analyse(claim_text))
     if not mine:
         return []
@@ -198,7 +199,35 @@ def agreeing(claim_text: str, evidence_text: str, *, of_noun: bool = False) -> l
             if t[4] & words and t[0] == value and not (alone and t[1] in others)
         ]
         bare = value in stated and not of_noun and not (alone and stated[value][0] in others)
+        if bare and not same and _exchanged(value, words, counted, evidence_text):
+            bare = False
         if same or bare:
             t = same[0] if same else stated[value]
             out.append(Recount(start, end, text, t[0], t[1], t[2]))
     return out
+
+
+def _exchanged(value: float, words: set[str], counts: list[_Count], text: str) -> bool:
+    """Whether a sentence (``text``) counts the claim's noun (``words``) with another value and
+    counts another noun with the claim's ``value``: the claim has exchanged the two ("3,400
+    stores" of "employs 3,400 people across 120 stores"), so the value it states is no
+    agreement. Only counts written before their noun are read: a number after a noun labels
+    it ("code 4", "March 31"), and a rate counts the noun it is of ("eight items per visit"
+    counts items)."""
+    plain = {w.removeprefix("per ") for w in words}
+    counts = [t for t in counts if _before_noun(text, t)]
+    return any(t[4] & words and t[0] != value for t in counts) and any(
+        t[0] == value and not {w.removeprefix("per ") for w in t[4]} & plain for t in counts
+    )
+
+
+def _before_noun(text: str, count: _Count) -> bool:
+    """Whether the noun a count counts stands within three words after its number (not after
+    a list's number, "2. children of staff")."""
+    if text[count[2] : count[2] + 1] in (".", ")"):
+        return False
+    after = [stem(w.casefold()) for w in _WORDS.findall(text, count[2])[:3]]
+    return bool({w.removeprefix("per ") for w in count[4]} & set(after))
+
+
+_WORDS = re.compile(r"[^\W\d_][\w'’-]*")

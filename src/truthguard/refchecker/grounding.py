@@ -333,6 +333,76 @@ def _other_way(
     )
 
 
+def _offset_the_other_way(
+    fact: Fact, claim: Analysed, sent: Analysed
+) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """The claim's and the sentence's spans of a time offset when every statement the sentence
+    makes of ``fact``'s span of time puts it on the other side of the same event ("two days
+    after the flood peaked" / "two days before the flood peaked", "3 hours ahead of
+    departure" / "3 hours after departure"); None when one agrees or names another event."""
+    if fact.kind != "number" or fact.unit not in _TIME_UNITS:
+        return None
+    mine = _offset(claim.text, fact)
+    if mine is None:
+        return None
+    ways = [(f, _offset(sent.text, f)) for f in _same_values(fact, claim, sent)]
+    if not ways or not all(w is not None and w[0] != mine[0] and w[3] == mine[3] for _, w in ways):
+        return None
+    f, theirs = ways[0]
+    assert theirs is not None
+    return (fact.start, mine[2]), (f.start, theirs[2])
+
+
+def _per_another_period(
+    fact: Fact, claim: Analysed, sent: Analysed, near: Sequence[Analysed]
+) -> Fact | None:
+    """The sentence's statement of ``fact``'s value when the claim gives it per one stretch of
+    time and every statement of it in the sentence per another ("£2 per day" / "£2 per
+    hour"), and no sentence about the claim gives it per the claim's; else None."""
+    mine = per_what(fact, claim.text)
+    if not mine or not mine[0][0] & _PERIODS:
+        return None
+    same = _same_values(fact, claim, sent)
+    if not same:
+        return None
+    for f in same:
+        theirs = per_what(f, sent.text)
+        if not theirs or not theirs[0][0] & _PERIODS or theirs[0][0] & mine[0][0]:
+            return None
+    for e in near:
+        for f in _same_values(fact, claim, e):
+            theirs = per_what(f, e.text)
+            if theirs and theirs[0][0] & mine[0][0]:
+                return None
+    return same[0]
+
+
+_PERIODS = frozenset({"second", "minute", "hour", "day", "night", "week", "month", "year"})
+
+
+def _offset(text: str, fact: Fact) -> tuple[str, int, int, str] | None:
+    """The side of an event a span of time is put on ("before" / "after"), the offsets of the
+    words saying it, and the stem of the event's first content word after them."""
+    m = _OFFSET.match(text, fact.end)
+    if m is None:
+        return None
+    side = "before" if m.group(1) else "after"
+    event = next((w for w in _WORD.findall(text, m.end()) if w.casefold() not in _THE), None)
+    if event is None:
+        return None
+    return side, m.start(1) if m.group(1) else m.start(2), m.end(), stem(event.casefold())
+
+
+_TIME_UNITS = frozenset({"second", "minute", "hour", "day", "week", "month", "year"})
+_OFFSET = re.compile(
+    r"[\s-]*[^\W\d_]+['’]?\s+(?:(before|ahead\s+of|prior\s+to|earlier\s+than)"
+    r"|(after|later\s+than))\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_THE = frozenset({"the", "a", "an", "its", "their", "your", "his", "her", "our", "this", "that"})
+
+
 def _same_values(fact: Fact, claim: Analysed, sent: Analysed) -> list[Fact]:
     """The sentence's statements of ``fact``'s value of the same thing: the same unit, or for a
     bare number the same counted noun ("up to 3 further years" is no "GPA of 3.0")."""
@@ -3578,7 +3648,11 @@ def ground_claim(
         rates = [*here, (context, analyse(context).facts)] if context else list(here)
         rates += [(e.text, e.facts) for e in near_tied if e is not sent]
         for fact in claim.facts:
-            flip = _other_side(fact, claim, sent) or _other_way(fact, claim, sent)
+            flip = (
+                _other_side(fact, claim, sent)
+                or _other_way(fact, claim, sent)
+                or _offset_the_other_way(fact, claim, sent)
+            )
             if flip is not None and _told_elsewhere(fact, claim, sent, near):
                 # a claim joined from two sentences: the statement of this value retells
                 # another, which puts it on the claim's side ("keep it at 63 °C or above, with
@@ -3604,6 +3678,13 @@ def ground_claim(
                 (a, b), (c, d) = flip
                 ev = (ref, offset + c, offset + d, sent.text[c:d])
                 issues.append(Issue(fact.kind, "opposite", a, b, claim.text[a:b], ev))
+                continue
+            other = _per_another_period(fact, claim, sent, near)
+            if other is not None:
+                # "£2 per day" where the sentence charges "£2 per hour": the same amount,
+                # given for another stretch of time
+                ev = (ref, offset + other.start, offset + other.end, other.text)
+                issues.append(Issue(fact.kind, "conflict", fact.start, fact.end, fact.text, ev))
                 continue
             # a number the claim states more often than the sentence does ("all two remaining
             # warriors from Universe 2" / "all three remaining warriors from Universe 2") is
@@ -3708,7 +3789,15 @@ def ground_claim(
         slot_rival = partial(_slot_rival, case=case, days=days, every=every, case_words=case_words)
         only_part = partial(_only_part, context=context)
         listed_owner = partial(_listed_owner, case_words=case_words, every=every)
-        finders = (slot_rival, _exchanged, _set_against, _paired, listed_owner, _changed, only_part)
+        finders = (
+            slot_rival,
+            _exchanged,
+            _set_against,
+            _paired,
+            listed_owner,
+            _changed,
+            only_part,
+        )
         for find in finders:
             for fact in claim.facts:
                 found = None if (fact.start, fact.end) in flagged else find(fact, claim, near_at)

@@ -1440,6 +1440,25 @@ def roles(text: str) -> list[Roles]:
                 if pobj is not None:
                     role = {"by": "agent", "to": "recipient", "from": "source"}[c.lower_]
                     found.setdefault(role, pobj)
+        if (
+            tok.dep_ == "conj"
+            and tok.head.pos_ == "VERB"
+            and not any(c.dep_ in ("nsubj", "nsubjpass") for c in tok.children)
+        ):
+            # a verb joined to another shares its subject ("will step down and be replaced by
+            # Pryce"): the one replaced, where the joined verb is passive
+            subject = next((c for c in tok.head.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+            passive = any(c.dep_ == "auxpass" for c in tok.children)
+            if subject is not None:
+                found.setdefault("patient" if passive else "agent", subject)
+        if "agent" not in found and tok.dep_ == "xcomp":
+            # "Harlow agreed to buy Crumbworth": the verb above's subject does it, where that
+            # verb has no object to do it instead ("asked the bank to pay")
+            above = tok.head.children
+            if not any(c.dep_ in ("dobj", "dative") for c in tok.head.children):
+                subject = next((c for c in above if c.dep_ == "nsubj"), None)
+                if subject is not None:
+                    found["agent"] = subject
         parties = {r: p for r, t in found.items() if (p := _party(t)) is not None}
         if len(parties) >= 2:
             out.append(Roles(tok.lemma_.casefold(), parties, _negated(tok)))
@@ -2165,8 +2184,9 @@ def _subject_of(tok: Any) -> int | None:
 
 
 def _clause_of(doc: Any, own: set[int]) -> int | None:
-    """The verb (its index) nearest above a value's tokens that has a subject of its own; None
-    where the value's verbs have none (a verb left out, "and warm-tier ones within 1 hour")."""
+    """The verb (its index) nearest above a value's tokens that has a subject of its own, or the
+    subject of a clause that leaves its verb out ("and services 12%"); None where the value's
+    verbs have none ("and warm-tier ones within 1 hour", which the parse reads otherwise)."""
     if not own:
         return None
     up = doc[min(own)]
@@ -2174,6 +2194,10 @@ def _clause_of(doc: Any, own: set[int]) -> int | None:
         if up.pos_ in ("VERB", "AUX") and any(
             c.dep_ in ("nsubj", "nsubjpass") for c in up.children
         ):
+            return up.i
+        if up.dep_ == "conj" and up.pos_ in ("NOUN", "PROPN") and up.head.pos_ in _VERBS:
+            # a clause that leaves its verb out ("Exports made up 38%, and services 12%"):
+            # the noun the parse joins to the verb is its subject
             return up.i
         if up.head is up:
             return None
