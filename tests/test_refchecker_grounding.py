@@ -2468,6 +2468,11 @@ def test_a_denied_verb_and_its_stated_opposite_keep_their_bounds_sides(claim, tu
     ), g.issues
 
 
+def _number_relations(claim: str, sent: str) -> list[str]:
+    """The relations of the number issues of ``claim`` held against one sentence."""
+    return [i.relation for i in ground_claim(claim, [(0, 0, sent)]).issues if i.kind == "number"]
+
+
 @pytest.mark.parametrize(
     ("claim", "sent", "turned"),
     [
@@ -2486,10 +2491,7 @@ def test_a_denied_verb_and_its_stated_opposite_keep_their_bounds_sides(claim, tu
     ],
 )
 def test_a_verb_that_denies_in_itself_turns_the_side_of_its_bound(claim, sent, turned):
-    g = ground_claim(claim, [(0, 0, sent)])
-    assert [i.relation for i in g.issues if i.kind == "number"] == (
-        ["opposite"] if turned else []
-    ), g.issues
+    assert _number_relations(claim, sent) == (["opposite"] if turned else [])
 
 
 @pytest.mark.parametrize(
@@ -2505,10 +2507,7 @@ def test_a_verb_that_denies_in_itself_turns_the_side_of_its_bound(claim, sent, t
 )
 def test_a_span_of_time_put_on_the_other_side_of_its_event_is_its_opposite(claim, turned):
     sent = "The station gates close 30 minutes before the last train leaves."
-    g = ground_claim(claim, [(0, 0, sent)])
-    assert [i.relation for i in g.issues if i.kind == "number"] == (
-        ["opposite"] if turned else []
-    ), g.issues
+    assert _number_relations(claim, sent) == (["opposite"] if turned else [])
 
 
 def test_a_value_of_a_clause_that_leaves_its_verb_out_is_its_own_subject_s():
@@ -2532,10 +2531,7 @@ def test_a_value_of_a_clause_that_leaves_its_verb_out_is_its_own_subject_s():
 )
 def test_an_amount_given_for_another_stretch_of_time_conflicts(claim, conflict):
     sent = "Membership costs £10 a month, or £120 a year if you pay up front."
-    g = ground_claim(claim, [(0, 0, sent)])
-    assert [i.relation for i in g.issues if i.kind == "number"] == (
-        ["conflict"] if conflict else []
-    ), g.issues
+    assert _number_relations(claim, sent) == (["conflict"] if conflict else [])
 
 
 def test_an_amount_another_sentence_gives_for_the_claim_s_stretch_of_time_is_stated():
