@@ -377,9 +377,6 @@ def _per_another_period(
     return same[0]
 
 
-_PERIODS = frozenset({"second", "minute", "hour", "day", "night", "week", "month", "year"})
-
-
 def _offset(text: str, fact: Fact) -> tuple[str, int, int, str] | None:
     """The side of an event a span of time is put on ("before" / "after"), the offsets of the
     words saying it, and the stem of the event's first content word after them."""
@@ -394,6 +391,8 @@ def _offset(text: str, fact: Fact) -> tuple[str, int, int, str] | None:
 
 
 _TIME_UNITS = frozenset({"second", "minute", "hour", "day", "week", "month", "year"})
+_PERIODS = _TIME_UNITS | {"night"}
+"""What a rate may be given per as a stretch of time ("£80 a night")."""
 _OFFSET = re.compile(
     r"[\s-]*[^\W\d_]+['’]?\s+(?:(before|ahead\s+of|prior\s+to|earlier\s+than)"
     r"|(after|later\s+than))\b",
@@ -3789,15 +3788,7 @@ def ground_claim(
         slot_rival = partial(_slot_rival, case=case, days=days, every=every, case_words=case_words)
         only_part = partial(_only_part, context=context)
         listed_owner = partial(_listed_owner, case_words=case_words, every=every)
-        finders = (
-            slot_rival,
-            _exchanged,
-            _set_against,
-            _paired,
-            listed_owner,
-            _changed,
-            only_part,
-        )
+        finders = (slot_rival, _exchanged, _set_against, _paired, listed_owner, _changed, only_part)
         for find in finders:
             for fact in claim.facts:
                 found = None if (fact.start, fact.end) in flagged else find(fact, claim, near_at)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from truthguard.memory import memoised
+from truthguard.refchecker._lemmas import lemmas
 from truthguard.refchecker._numbers import NUMBER_WORDS, unit_of
 from truthguard.refchecker._spacy import ZonedParser, load, without_torch
 from truthguard.refchecker._tokens import stem
@@ -677,18 +678,10 @@ def _denying(verb: Any) -> Any:
     participle a copula takes ("is excluded", which the parse may read as an adjective)."""
     for w in (verb, *(c for c in verb.children if c.dep_ in ("acomp", "attr"))):
         if w.pos_ in ("VERB", "ADJ") and (
-            w.lemma_.casefold() in DENYING or _stem_verb(w.lower_) in DENYING
+            w.lemma_.casefold() in DENYING or DENYING.intersection(lemmas(w.lower_).get("VERB", ()))
         ):
             return w
     return None
-
-
-def _stem_verb(word: str) -> str:
-    """``word`` ("excluded", "refused", "banned") without a past-participle ending."""
-    for end, keep in (("ied", "y"), ("nned", "n"), ("ed", "e"), ("ed", "")):
-        if word.endswith(end) and (base := word[: -len(end)] + keep) in DENYING:
-            return base
-    return word
 
 
 def negated_verbs(text: str) -> frozenset[str]:
@@ -1447,18 +1440,20 @@ def roles(text: str) -> list[Roles]:
         ):
             # a verb joined to another shares its subject ("will step down and be replaced by
             # Pryce"): the one replaced, where the joined verb is passive
-            subject = next((c for c in tok.head.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+            subject = _subject(tok.head)
             passive = any(c.dep_ == "auxpass" for c in tok.children)
-            if subject is not None:
+            if subject is not None and subject.dep_ != "expl":
                 found.setdefault("patient" if passive else "agent", subject)
-        if "agent" not in found and tok.dep_ == "xcomp":
+        if (
+            "agent" not in found
+            and tok.dep_ == "xcomp"
+            and not any(c.dep_ in ("dobj", "dative") for c in tok.head.children)
+        ):
             # "Harlow agreed to buy Crumbworth": the verb above's subject does it, where that
             # verb has no object to do it instead ("asked the bank to pay")
-            above = tok.head.children
-            if not any(c.dep_ in ("dobj", "dative") for c in tok.head.children):
-                subject = next((c for c in above if c.dep_ == "nsubj"), None)
-                if subject is not None:
-                    found["agent"] = subject
+            subject = next((c for c in tok.head.children if c.dep_ == "nsubj"), None)
+            if subject is not None:
+                found["agent"] = subject
         parties = {r: p for r, t in found.items() if (p := _party(t)) is not None}
         if len(parties) >= 2:
             out.append(Roles(tok.lemma_.casefold(), parties, _negated(tok)))
